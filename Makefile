@@ -1,0 +1,106 @@
+# Makefile — builds mls from grammar/ (re2c, Lemon) and src/. Generated C goes to build/gen.
+#   make            build ./mls          make test      every test (installs missing deps as root)
+#   make run        build and run the main example       make sanitize  tests under ASan+UBSan
+#   make bench      benchmarks against R, NumPy and C    make install PREFIX=...
+PREFIX ?= /usr/local
+BUILD ?= build
+CC ?= cc
+OPT ?= -O2
+LEMPAR ?= /usr/share/lemon/lempar.c
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+ifeq ($(CI),true)
+WERROR = -Werror
+endif
+CPPFLAGS = -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DMLS_STDLIB_DIR='"$(PREFIX)/share/mls/stdlib"' $(EXTRA_CPPFLAGS)
+CFLAGS = -std=c11 $(OPT) -g $(WARN) $(WERROR) $(EXTRA_CFLAGS)
+GENFLAGS = -std=c11 $(OPT) -g -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable $(EXTRA_CFLAGS)
+LDFLAGS += $(EXTRA_LDFLAGS)
+LDLIBS = -llapacke -lopenblas -lreadline -lz -lm -lpthread
+
+SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c)
+LIBSRCS := $(filter-out src/main.c,$(SRCS))
+OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+
+.PHONY: all deps deps-install test unit golden examples sanitize bench run install clean conformance valgrind
+all: deps mls
+
+deps:
+	@tools/deps.sh
+deps-install:
+	@tools/deps.sh --install
+
+mls: $(BUILD)/mls
+	cp $(BUILD)/mls mls
+
+$(BUILD)/mls: $(BUILD)/src/main.o $(BUILD)/libmls.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libmls.a: $(OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/gen/lexer.c: grammar/lexer.re
+	@mkdir -p $(dir $@)
+	re2c -W --no-generation-date --no-version -o $@ $<
+
+$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: grammar/parser.y
+	@mkdir -p $(BUILD)/gen
+	lemon -q -T$(LEMPAR) -d$(BUILD)/gen $<
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
+	$(CC) $(CPPFLAGS) $(GENFLAGS) -c -o $@ $<
+
+$(BUILD)/src/%.o: src/%.c $(BUILD)/gen/parser.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmls.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmls.a -lcmocka $(LDLIBS)
+
+-include $(shell find $(BUILD)/src -name '*.d' 2>/dev/null)
+
+# ---- tests ----
+unit: $(UNIT_TESTS)
+	@fail=0; for t in $(UNIT_TESTS); do $$t || fail=1; done; exit $$fail
+
+golden: mls
+	./mls --run-tests tests/lang/*.test
+
+examples: mls
+	@tools/run_examples.sh ./mls
+
+test: deps-install
+	$(MAKE) mls
+	$(MAKE) unit
+	$(MAKE) golden
+	$(MAKE) examples
+
+conformance: mls
+	../shared/conformance/run.py --mls ./mls
+
+# ASan + UBSan build in build/asan, running the unit and golden suites with it.
+sanitize: deps-install
+	$(MAKE) BUILD=build/asan OPT=-O1 EXTRA_CFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
+	  EXTRA_LDFLAGS='-fsanitize=address,undefined' build/asan/mls $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS))
+	@fail=0; for t in $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS)); do ASAN_OPTIONS=detect_leaks=1 $$t || fail=1; done; \
+	  ASAN_OPTIONS=detect_leaks=1 build/asan/mls --run-tests tests/lang/*.test || fail=1; exit $$fail
+
+valgrind: mls
+	tools/valgrind.sh ./mls
+
+bench: mls
+	bench/run.sh ./mls
+
+run: deps-install
+	$(MAKE) mls
+	./mls examples/tour.mls
+
+install: mls
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mls/stdlib $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 mls $(DESTDIR)$(PREFIX)/bin/mls
+	cp -r stdlib/. $(DESTDIR)$(PREFIX)/share/mls/stdlib/
+	install -m 644 man/mls.1 $(DESTDIR)$(PREFIX)/share/man/man1/mls.1
+
+clean:
+	rm -rf build mls

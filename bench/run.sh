@@ -1,0 +1,591 @@
+#!/usr/bin/env bash
+# MLS benchmark harness: runs MLS and its peers (C/OpenBLAS, R, NumPy, Python, Lua)
+# side by side and checks the performance goals.  `make bench` calls it as
+#
+#     bench/run.sh ./mls
+#
+# Every measurement is the best (minimum) of several repetitions.  A missed goal is
+# reported as MISS but never fails the run; the exit status is 1 only when a program
+# crashed, timed out, printed no timing or printed a wrong result (or the MLS binary
+# is missing).  Missing peers (R, NumPy, lua5.4, OpenBLAS) are reported as skipped.
+#
+# Environment knobs (all optional):
+#   BENCH_ONLY=scalar,matmul,small,startup  which benchmarks to run (default: all)
+#   BENCH_RUNS=5        process repetitions for the scalar loop
+#   BENCH_ROUNDS=N      processes per program and matmul size (default 6/3/2 for
+#                       n <= 256 / <= 1024 / larger), run interleaved
+#   BENCH_SIZES="256 1024 2048"             matrix sizes for the matmul benchmark
+#   BENCH_TIMEOUT=300   seconds before one program run is killed
+#   PYTHON=/usr/bin/python3, RSCRIPT=Rscript, LUA=lua5.4, CC=gcc, HYPERFINE=hyperfine
+set -u
+export LC_ALL=C
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+OUT=$HERE/out
+MLS=${1:-./mls}
+[[ -e $MLS && $MLS != /* ]] && MLS=$(cd "$(dirname "$MLS")" && pwd)/$(basename "$MLS")
+
+ONLY=${BENCH_ONLY:-scalar,matmul,small,startup}
+RUNS=${BENCH_RUNS:-5}
+SIZES=${BENCH_SIZES:-256 1024 2048}
+ROUNDS=${BENCH_ROUNDS:-}
+TIMEOUT=${BENCH_TIMEOUT:-300}
+CC=${CC:-gcc}
+RSCRIPT=${RSCRIPT:-Rscript}
+LUA=${LUA:-lua5.4}
+HYPERFINE=${HYPERFINE:-hyperfine}
+if [[ -z ${PYTHON:-} ]]; then
+    if [[ -x /usr/bin/python3 ]]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+fi
+
+STATUS=0          # becomes 1 when something crashed (never because of a missed goal)
+GOALS=()          # one summary line per goal
+
+mkdir -p "$OUT" || { echo "run.sh: cannot create $OUT" >&2; exit 1; }
+rm -f "$OUT"/*.out "$OUT"/*.times "$OUT"/startup.csv "$OUT"/startup.json  # stale results
+
+# ---------------------------------------------------------------- helpers
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# NOW_US = wall clock in microseconds (no fork when bash provides EPOCHREALTIME)
+now_us() {
+    if [[ -n ${EPOCHREALTIME:-} ]]; then
+        NOW_US=${EPOCHREALTIME//[.,]/}
+    else
+        NOW_US=$(( $(date +%s%N) / 1000 ))
+    fi
+}
+
+# run_once FILE CMD... : run CMD once with a timeout, stdout+stderr appended to FILE.
+# Sets RC and WALL_NS (whole-process wall time).
+run_once() {
+    local file=$1; shift
+    local t0
+    now_us; t0=$NOW_US
+    timeout "$TIMEOUT" "$@" >>"$file" 2>&1
+    RC=$?
+    now_us
+    WALL_NS=$(( (NOW_US - t0) * 1000 ))
+}
+
+# minkey KEY FILE: smallest number that follows the word KEY anywhere in FILE
+# (tolerates quotes and prefixes such as "[1]"); prints nothing if KEY never appears.
+minkey() {
+    awk -v k="$1" '{
+        gsub(/"/, "")
+        for (i = 1; i < NF; i++)
+            if ($i == k && $(i + 1) ~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/) {
+                v = $(i + 1) + 0
+                if (!n || v < m) m = v
+                n++
+            }
+    } END { if (n) printf "%.17g\n", m }' "$2"
+}
+
+# lastkey KEY FILE: the last value that follows KEY in FILE
+lastkey() {
+    awk -v k="$1" '{ gsub(/"/, ""); for (i = 1; i < NF; i++) if ($i == k) v = $(i + 1) }
+                   END { if (v != "") print v }' "$2"
+}
+
+calc() { awk "BEGIN { printf \"%.17g\n\", $* }"; }   # calc EXPR
+fmt()  { awk -v x="$2" "BEGIN { printf \"$1\", x }"; }  # fmt FORMAT VALUE
+ge()   { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+
+# fmt_ns NS: human-readable duration
+fmt_ns() {
+    awk -v t="$1" 'BEGIN {
+        if (t >= 1e9)      printf "%.3f s", t / 1e9
+        else if (t >= 1e6) printf "%.2f ms", t / 1e6
+        else if (t >= 1e3) printf "%.2f us", t / 1e3
+        else               printf "%.0f ns", t
+    }'
+}
+
+# the last few lines of a failed run, indented
+show_tail() { tail -n 5 "$1" | sed 's/^/        | /'; }
+
+# describe_failure FILE: one line saying why the last run produced nothing useful
+describe_failure() {
+    if (( RC == 124 || RC == 137 )); then
+        echo "FAILED: timed out after ${TIMEOUT} s (output in bench/${1#"$HERE"/})"
+    elif (( RC != 0 )); then
+        echo "FAILED: exit status $RC (output in bench/${1#"$HERE"/})"
+    else
+        echo "FAILED: no timing in output (output in bench/${1#"$HERE"/})"
+    fi
+}
+
+section() {
+    echo
+    echo "== $1"
+    echo
+}
+
+goal() {  # goal TEXT "VERDICT (detail)"
+    printf '  goal: %s -> %s\n' "$1" "$2"
+    local detail=
+    [[ $2 == *" "* ]] && detail=${2#* }
+    GOALS+=("$(printf '%-4s  %-58s %s' "${2%% *}" "$1" "$detail")")
+}
+
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
+
+# ---------------------------------------------------------------- environment
+
+MLS_OK=1
+if [[ ! -x $MLS ]]; then
+    MLS_OK=0
+    STATUS=1
+fi
+R_OK=0;     have "$RSCRIPT" && R_OK=1
+PY_OK=0;    have "$PYTHON" && PY_OK=1
+NP_OK=0;    (( PY_OK )) && "$PYTHON" -c 'import numpy' >/dev/null 2>&1 && NP_OK=1
+LUA_OK=0;   have "$LUA" && LUA_OK=1
+
+R_SKIP="skipped: R not installed"
+PY_SKIP="skipped: python3 not installed"
+NP_SKIP="skipped: numpy not installed"
+(( PY_OK )) || NP_SKIP=$PY_SKIP
+MLS_SKIP="not run: MLS binary not found at $MLS"
+
+# Build the C peers.
+BUILD_LOG=$OUT/build.log
+: >"$BUILD_LOG"
+C_MATMUL_OK=0
+C_LOOP_OK=0
+if have "$CC"; then
+    "$CC" -O2 -o "$OUT/matmul" "$HERE/matmul.c" -lopenblas >>"$BUILD_LOG" 2>&1 && C_MATMUL_OK=1
+    "$CC" -O2 -o "$OUT/scalar_loop" "$HERE/scalar_loop.c" >>"$BUILD_LOG" 2>&1 && C_LOOP_OK=1
+    C_MATMUL_SKIP="skipped: could not build matmul.c against OpenBLAS (see bench/out/build.log)"
+    C_LOOP_SKIP="skipped: could not build scalar_loop.c (see bench/out/build.log)"
+else
+    C_MATMUL_SKIP="skipped: C compiler $CC not found"
+    C_LOOP_SKIP=$C_MATMUL_SKIP
+fi
+
+START_ALL=$SECONDS
+echo "MLS benchmarks  $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "  machine : $(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null), $(nproc 2>/dev/null || echo '?') cores"
+echo "  mls     : $MLS$( (( MLS_OK )) || echo '  (NOT FOUND)')"
+echo "  R       : $( (( R_OK )) && "$RSCRIPT" --version 2>&1 | head -n 1 | sed 's/^.*version /R /' || echo 'not installed')"
+echo "  python  : $( (( PY_OK )) && "$PYTHON" --version 2>&1 || echo 'not installed')$( (( NP_OK )) && echo ", numpy $("$PYTHON" -c 'import numpy; print(numpy.__version__)')")"
+echo "  OpenBLAS threads: ${OPENBLAS_NUM_THREADS:-default (one per core)}"
+echo "  every figure is the best of several repetitions; raw output in bench/out/"
+
+# ---------------------------------------------------------------- (a) scalar loop
+
+SCALAR_EXPECT=24999997500000
+
+# measure_loop TAG CMD... : RUNS runs; sets M_LOOP (min time_ns), M_WALL (min wall),
+# M_MSG (empty on success, else why it failed).
+measure_loop() {
+    local tag=$1; shift
+    local file=$OUT/$tag.out r res
+    : >"$file"
+    M_LOOP= M_WALL= M_MSG=
+    for (( r = 1; r <= RUNS; r++ )); do
+        echo "--- run $r: $*" >>"$file"
+        run_once "$file" "$@"
+        if (( RC != 0 )); then M_MSG=$(describe_failure "$file"); return 1; fi
+        if [[ -z $M_WALL ]] || (( WALL_NS < M_WALL )); then M_WALL=$WALL_NS; fi
+    done
+    M_LOOP=$(minkey time_ns "$file")
+    if [[ -z $M_LOOP ]]; then M_MSG=$(describe_failure "$file"); return 1; fi
+    res=$(lastkey result "$file")
+    if [[ -z $res ]] || ! awk -v a="$res" -v b="$SCALAR_EXPECT" \
+            'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-9 * b) }'; then
+        M_MSG="FAILED: wrong result '${res}', expected $SCALAR_EXPECT (output in bench/${file#"$HERE"/})"
+        return 1
+    fi
+    return 0
+}
+
+scalar_row() {  # scalar_row LABEL  (uses M_* and MLS_LOOP)
+    local ratio="-"
+    if [[ -n $MLS_LOOP && $1 != MLS* ]]; then ratio="$(fmt '%.2fx' "$(calc "$M_LOOP / $MLS_LOOP")")"; fi
+    printf '  %-34s %12s %14s %14s\n' "$1" "$(fmt_ns "$M_LOOP")" "$(fmt_ns "$M_WALL")" "$ratio"
+}
+
+bench_scalar() {
+    section "(a) scalar loop at top level: 1e7 x { s = s + i * 0.5; i = i + 1 }  (best of $RUNS runs)"
+    printf '  %-34s %12s %14s %14s\n' "program" "loop time" "process wall" "peer/MLS time"
+    MLS_LOOP=
+    local R_CMP=
+
+    if (( MLS_OK )); then
+        if measure_loop scalar_mls "$MLS" "$HERE/scalar_loop.mls"; then
+            MLS_LOOP=$M_LOOP; scalar_row "MLS"
+        else
+            printf '  %-34s %s\n' "MLS" "$M_MSG"; show_tail "$OUT/scalar_mls.out"; STATUS=1
+        fi
+    else
+        printf '  %-34s %s\n' "MLS" "$MLS_SKIP"
+    fi
+
+    if (( R_OK )); then
+        if measure_loop scalar_r_cmp "$RSCRIPT" "$HERE/scalar_loop.R"; then
+            R_CMP=$M_LOOP; scalar_row "R, function + compiler::cmpfun"
+        else
+            printf '  %-34s %s\n' "R, function + compiler::cmpfun" "$M_MSG"; STATUS=1
+        fi
+        if measure_loop scalar_r_top "$RSCRIPT" "$HERE/scalar_loop_top.R"; then
+            scalar_row "R, top level (JIT)"
+        else
+            printf '  %-34s %s\n' "R, top level (JIT)" "$M_MSG"; STATUS=1
+        fi
+    else
+        printf '  %-34s %s\n' "R" "$R_SKIP"
+    fi
+
+    if (( PY_OK )); then
+        if measure_loop scalar_py "$PYTHON" "$HERE/scalar_loop.py"; then
+            scalar_row "Python, plain loop at top level"
+        else
+            printf '  %-34s %s\n' "Python" "$M_MSG"; STATUS=1
+        fi
+    else
+        printf '  %-34s %s\n' "Python" "$PY_SKIP"
+    fi
+
+    if (( LUA_OK )); then
+        if measure_loop scalar_lua "$LUA" "$HERE/scalar_loop.lua"; then
+            scalar_row "Lua 5.4"
+        else
+            printf '  %-34s %s\n' "Lua 5.4" "$M_MSG"; STATUS=1
+        fi
+    else
+        printf '  %-34s %s\n' "Lua 5.4" "skipped: $LUA not installed"
+    fi
+
+    if (( C_LOOP_OK )); then
+        if measure_loop scalar_c "$OUT/scalar_loop"; then
+            scalar_row "C -O2 (reference, no goal)"
+        else
+            printf '  %-34s %s\n' "C -O2" "$M_MSG"; STATUS=1
+        fi
+    else
+        printf '  %-34s %s\n' "C -O2" "$C_LOOP_SKIP"
+    fi
+
+    echo
+    local text="MLS loop at least 2x faster than R byte-compiled (cmpfun)"
+    if [[ -z $MLS_LOOP ]]; then
+        goal "$text" "MISS (no MLS figure)"
+    elif [[ -z $R_CMP ]]; then
+        goal "$text" "n/a (no R figure)"
+    else
+        local speedup; speedup=$(calc "$R_CMP / $MLS_LOOP")
+        if ge "$speedup" 2; then
+            goal "$text" "PASS ($(fmt '%.2f' "$speedup")x)"
+        else
+            goal "$text" "MISS ($(fmt '%.2f' "$speedup")x)"
+        fi
+    fi
+}
+
+# ---------------------------------------------------------------- (b) matmul
+
+reps_for() {  # reps_for N: products timed inside one process for size N
+    if (( $1 <= 256 )); then echo 100
+    elif (( $1 <= 1024 )); then echo 8
+    else echo 4
+    fi
+}
+
+# rounds_for N: processes per program for size N.  Small products vary a lot from one
+# process to the next (thread placement), so they get more processes.
+rounds_for() {
+    if [[ -n $ROUNDS ]]; then echo "$ROUNDS"
+    elif (( $1 <= 256 )); then echo 6
+    elif (( $1 <= 1024 )); then echo 3
+    else echo 2
+    fi
+}
+
+# mm_run KEY N REPS FILE: one process of program KEY doing REPS products, output
+# appended to FILE.  Sets RC.
+mm_run() {
+    local key=$1 n=$2 reps=$3 file=$4
+    case $key in
+        mls) set -- "$MLS" "$HERE/matmul.mls" -nvargs "n=$n" "reps=$reps" ;;
+        c)   set -- "$OUT/matmul" "$n" "$reps" ;;
+        np)  set -- "$PYTHON" "$HERE/matmul.py" "$n" "$reps" ;;
+        r)   set -- "$RSCRIPT" "$HERE/matmul.R" "$n" "$reps" ;;
+    esac
+    echo "--- $*" >>"$file"
+    run_once "$file" "$@"
+}
+
+mm_row() {  # mm_row LABEL N BEST_NS  (uses MLS_GF; sets LAST_GF)
+    local gf ratio="-"
+    gf=$(calc "2 * $2 ^ 3 / $3")
+    if [[ -n $MLS_GF && $1 != MLS* ]]; then ratio="$(fmt '%.1f%%' "$(calc "100 * $MLS_GF / $gf")")"; fi
+    printf '  %-26s %12s %10s %12s\n' "$1" "$(fmt_ns "$3")" "$(fmt '%.1f' "$gf")" "$ratio"
+    LAST_GF=$gf
+}
+
+bench_matmul() {
+    local n reps rounds target key r file best
+    local keys=() labels=() skips=()
+    if (( MLS_OK )); then keys+=(mls); labels+=("MLS"); else skips+=(mls); fi
+    if (( C_MATMUL_OK )); then keys+=(c); labels+=("C cblas_dgemm (OpenBLAS)"); else skips+=(c); fi
+    if (( NP_OK )); then keys+=(np); labels+=("NumPy A @ B"); else skips+=(np); fi
+    if (( R_OK )); then keys+=(r); labels+=("R A %*% B"); else skips+=(r); fi
+
+    for n in $SIZES; do
+        reps=$(reps_for "$n")
+        rounds=$(rounds_for "$n")
+        section "(b) C = A %*% B, n = $n  (best of $rounds processes x $reps products; GFLOP/s = 2n^3/t)"
+        printf '  %-26s %12s %10s %12s\n' "program" "time" "GFLOP/s" "MLS/peer"
+        MLS_GF=
+        local C_GF=
+        declare -A failed=()
+
+        # rounds interleave the programs so that a noisy spell hits all of them alike
+        for key in "${keys[@]}"; do : >"$OUT/matmul_${key}_$n.out"; done
+        for (( r = 1; r <= rounds; r++ )); do
+            for key in "${keys[@]}"; do
+                [[ -n ${failed[$key]:-} ]] && continue
+                file=$OUT/matmul_${key}_$n.out
+                mm_run "$key" "$n" "$reps" "$file"
+                if (( RC != 0 )) || [[ -z $(minkey time_ns "$file") ]]; then
+                    failed[$key]=$(describe_failure "$file")
+                fi
+            done
+        done
+
+        for r in "${!keys[@]}"; do
+            key=${keys[$r]}
+            file=$OUT/matmul_${key}_$n.out
+            if [[ -n ${failed[$key]:-} ]]; then
+                printf '  %-26s %s\n' "${labels[$r]}" "${failed[$key]}"
+                [[ $key == mls ]] && show_tail "$file"
+                STATUS=1
+                continue
+            fi
+            best=$(minkey time_ns "$file")
+            mm_row "${labels[$r]}" "$n" "$best"
+            [[ $key == mls ]] && MLS_GF=$LAST_GF
+            [[ $key == c ]] && C_GF=$LAST_GF
+        done
+        for key in "${skips[@]}"; do
+            case $key in
+                mls) printf '  %-26s %s\n' "MLS" "$MLS_SKIP" ;;
+                c)   printf '  %-26s %s\n' "C cblas_dgemm" "$C_MATMUL_SKIP" ;;
+                np)  printf '  %-26s %s\n' "NumPy" "$NP_SKIP" ;;
+                r)   printf '  %-26s %s\n' "R" "$R_SKIP" ;;
+            esac
+        done
+        unset failed
+
+        local check=
+        (( MLS_OK )) && check=$(lastkey check "$OUT/matmul_mls_$n.out")
+        [[ -n $check ]] && echo "  (MLS check: sum(C) = $check)"
+
+        echo
+        if (( n <= 256 )); then target=85; else target=95; fi
+        local text="n=$n: MLS >= ${target}% of C cblas_dgemm GFLOP/s"
+        if [[ -z $MLS_GF ]]; then
+            goal "$text" "MISS (no MLS figure)"
+        elif [[ -z $C_GF ]]; then
+            goal "$text" "n/a (no C figure)"
+        else
+            local pct; pct=$(calc "100 * $MLS_GF / $C_GF")
+            if ge "$pct" "$target"; then
+                goal "$text" "PASS ($(fmt '%.1f' "$pct")%)"
+            else
+                goal "$text" "MISS ($(fmt '%.1f' "$pct")%)"
+            fi
+        fi
+    done
+}
+
+# ---------------------------------------------------------------- (c) small add
+
+SMALL_ITERS=100000
+
+# measure_small TAG CMD... : sets M_BASE, M_OP (best ns per whole loop), M_PER (ns/op)
+measure_small() {
+    local tag=$1; shift
+    local file=$OUT/$tag.out
+    : >"$file"
+    M_BASE= M_OP= M_PER= M_MSG=
+    echo "--- $*" >>"$file"
+    run_once "$file" "$@"
+    if (( RC != 0 )); then M_MSG=$(describe_failure "$file"); return 1; fi
+    M_BASE=$(minkey base_ns "$file")
+    M_OP=$(minkey op_ns "$file")
+    if [[ -z $M_BASE || -z $M_OP ]]; then M_MSG=$(describe_failure "$file"); return 1; fi
+    M_PER=$(calc "($M_OP - $M_BASE) / $SMALL_ITERS")
+    return 0
+}
+
+small_row() {  # small_row LABEL (uses M_*, MLS_PER)
+    local ratio="-"
+    if [[ -n $MLS_PER && $1 != MLS* ]]; then ratio="$(fmt '%.2fx' "$(calc "$M_PER / $MLS_PER")")"; fi
+    printf '  %-28s %14s %14s %12s %12s\n' "$1" \
+        "$(fmt_ns "$(calc "$M_BASE / $SMALL_ITERS")")" \
+        "$(fmt_ns "$(calc "$M_OP / $SMALL_ITERS")")" \
+        "$(fmt_ns "$M_PER")" "$ratio"
+}
+
+bench_small() {
+    section "(c) 1e5 x C = A + B on 4x4 matrices  (best of 5 rounds; per op = (loop - empty loop) / 1e5)"
+    printf '  %-28s %14s %14s %12s %12s\n' "program" "empty loop/it" "add loop/it" "per op" "peer/MLS"
+    MLS_PER=
+    local R_PER=
+
+    if (( MLS_OK )); then
+        if measure_small small_mls "$MLS" "$HERE/small_add.mls"; then
+            MLS_PER=$M_PER; small_row "MLS"
+        else
+            printf '  %-28s %s\n' "MLS" "$M_MSG"; show_tail "$OUT/small_mls.out"; STATUS=1
+        fi
+    else
+        printf '  %-28s %s\n' "MLS" "$MLS_SKIP"
+    fi
+
+    if (( R_OK )); then
+        if measure_small small_r "$RSCRIPT" "$HERE/small_add.R"; then
+            R_PER=$M_PER; small_row "R, cmpfun'd function"
+        else
+            printf '  %-28s %s\n' "R" "$M_MSG"; STATUS=1
+        fi
+    else
+        printf '  %-28s %s\n' "R" "$R_SKIP"
+    fi
+
+    if (( NP_OK )); then
+        if measure_small small_np "$PYTHON" "$HERE/small_add.py"; then
+            small_row "NumPy, loop in a function"
+        else
+            printf '  %-28s %s\n' "NumPy" "$M_MSG"; STATUS=1
+        fi
+    else
+        printf '  %-28s %s\n' "NumPy" "$NP_SKIP"
+    fi
+
+    echo
+    local text="MLS per-op time <= R's"
+    if [[ -z $MLS_PER ]]; then
+        goal "$text" "MISS (no MLS figure)"
+    elif [[ -z $R_PER ]]; then
+        goal "$text" "n/a (no R figure)"
+    else
+        local cmp="$(fmt_ns "$MLS_PER") vs $(fmt_ns "$R_PER")"
+        if ge "$R_PER" "$MLS_PER"; then goal "$text" "PASS ($cmp)"; else goal "$text" "MISS ($cmp)"; fi
+    fi
+}
+
+# ---------------------------------------------------------------- (d) start-up
+
+STARTUP_RUNS=30
+STARTUP_WARMUP=3
+
+# startup_loop FILE CMD... : fallback timer when hyperfine is missing.
+# Sets S_MIN, S_MEAN, S_MEDIAN in ns.
+startup_loop() {
+    local file=$1; shift
+    local i t0 times=()
+    for (( i = 0; i < STARTUP_WARMUP + STARTUP_RUNS; i++ )); do
+        now_us; t0=$NOW_US
+        "$@" >/dev/null 2>&1
+        now_us
+        (( i >= STARTUP_WARMUP )) && times+=( $(( (NOW_US - t0) * 1000 )) )
+    done
+    printf '%s\n' "${times[@]}" >"$file"
+    read -r S_MIN S_MEAN S_MEDIAN < <(sort -n "$file" | awk '{ v[NR] = $1; s += $1 }
+        END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+              printf "%.0f %.0f %.0f\n", v[1], s / NR, m }')
+}
+
+bench_startup() {
+    local tool="hyperfine, $STARTUP_WARMUP warm-up + $STARTUP_RUNS runs"
+    have "$HYPERFINE" || tool="shell timer, $STARTUP_WARMUP warm-up + $STARTUP_RUNS runs (hyperfine not installed)"
+    section "(d) start-up: time of a whole process that evaluates 1  ($tool)"
+    printf '  %-28s %12s %12s %12s\n' "command" "min" "median" "mean"
+
+    local labels=() cmds=() skips=()
+    if (( MLS_OK )); then
+        local f=$OUT/startup_mls_check.out; : >"$f"
+        run_once "$f" "$MLS" -e 1
+        if (( RC == 0 )); then
+            labels+=("mls -e '1'"); cmds+=("$(printf '%q' "$MLS") -e '1'")
+        else
+            skips+=("$(printf '  %-28s %s' "mls -e '1'" "$(describe_failure "$f")")"); STATUS=1
+            skips+=("$(show_tail "$f")")
+        fi
+    else
+        skips+=("$(printf '  %-28s %s' "mls -e '1'" "$MLS_SKIP")")
+    fi
+    if (( R_OK )); then
+        labels+=("Rscript -e 1"); cmds+=("$(printf '%q' "$RSCRIPT") -e 1")
+    else
+        skips+=("$(printf '  %-28s %s' "Rscript -e 1" "$R_SKIP")")
+    fi
+    if (( PY_OK )); then
+        labels+=("python3 -c 1"); cmds+=("$(printf '%q' "$PYTHON") -c 1")
+    else
+        skips+=("$(printf '  %-28s %s' "python3 -c 1" "$PY_SKIP")")
+    fi
+
+    local MLS_MIN= i
+    if (( ${#cmds[@]} > 0 )); then
+        if have "$HYPERFINE"; then
+            local args=()
+            for i in "${!cmds[@]}"; do args+=(-n "${labels[$i]}" "${cmds[$i]}"); done
+            if timeout "$TIMEOUT" "$HYPERFINE" -N --style none --warmup "$STARTUP_WARMUP" --runs "$STARTUP_RUNS" \
+                    --export-json "$OUT/startup.json" --export-csv "$OUT/startup.csv" \
+                    "${args[@]}" >"$OUT/startup.out" 2>&1; then
+                # CSV columns: command,mean,stddev,median,user,system,min,max (count from
+                # the end: the command name may contain commas)
+                i=0
+                while IFS= read -r line; do
+                    read -r mean median min < <(awk -F, '{ printf "%.0f %.0f %.0f\n", $(NF-6) * 1e9, $(NF-4) * 1e9, $(NF-1) * 1e9 }' <<<"$line")
+                    printf '  %-28s %12s %12s %12s\n' "${labels[$i]}" "$(fmt_ns "$min")" "$(fmt_ns "$median")" "$(fmt_ns "$mean")"
+                    [[ ${labels[$i]} == mls* ]] && MLS_MIN=$min
+                    i=$(( i + 1 ))
+                done < <(tail -n +2 "$OUT/startup.csv")
+            else
+                echo "  FAILED: hyperfine exited with an error (output in bench/out/startup.out)"
+                show_tail "$OUT/startup.out"
+                STATUS=1
+            fi
+        else
+            for i in "${!cmds[@]}"; do
+                eval "startup_loop \"\$OUT/startup_$i.times\" ${cmds[$i]}"
+                printf '  %-28s %12s %12s %12s\n' "${labels[$i]}" "$(fmt_ns "$S_MIN")" "$(fmt_ns "$S_MEDIAN")" "$(fmt_ns "$S_MEAN")"
+                [[ ${labels[$i]} == mls* ]] && MLS_MIN=$S_MIN
+            done
+        fi
+    fi
+    for i in "${skips[@]}"; do [[ -n $i ]] && echo "$i"; done
+
+    echo
+    local text="mls -e '1' start-up under 20 ms (best run)"
+    if [[ -z $MLS_MIN ]]; then
+        goal "$text" "MISS (no MLS figure)"
+    elif (( MLS_MIN < 20000000 )); then
+        goal "$text" "PASS ($(fmt_ns "$MLS_MIN"))"
+    else
+        goal "$text" "MISS ($(fmt_ns "$MLS_MIN"))"
+    fi
+}
+
+# ---------------------------------------------------------------- main
+
+want scalar  && bench_scalar
+want matmul  && bench_matmul
+want small   && bench_small
+want startup && bench_startup
+
+section "summary"
+for g in "${GOALS[@]}"; do echo "  $g"; done
+echo
+echo "  total bench time: $(( SECONDS - START_ALL )) s"
+if (( STATUS != 0 )); then
+    echo "  some programs failed (see above); exit status 1"
+fi
+exit "$STATUS"

@@ -1,0 +1,92 @@
+/*
+** ast.h — the syntax tree. Nodes live in the arena of their Chunk (one per parsed program or
+** REPL entry, refcounted; closures retain it) and are never freed one by one. The grammar's
+** actions call only these constructors; src/interp/resolve.c later binds names to slots.
+*/
+#ifndef MLS_AST_H
+#define MLS_AST_H
+
+#include "mls.h"
+#include "ops.h"
+
+struct Symbol;
+struct Source;
+
+typedef enum AstKind {      /* grep ORDER AST: ast_kind_name() follows this order */
+  AST_NUM, AST_STR, AST_BOOL, AST_NAME, AST_CLPARAM, AST_NSREF,
+  AST_BINARY, AST_UNARY, AST_ANDAND, AST_OROR,
+  AST_CALL, AST_ARG, AST_INDEX, AST_MEMBER, AST_MATRIX, AST_ROW,
+  AST_FUNCTION, AST_RETURN, AST_BLOCK, AST_IF, AST_WHILE, AST_FOR,
+  AST_BREAK, AST_NEXT, AST_ASSIGN, AST_MASSIGN, AST_SOURCE_AS, AST_PARAMDEF,
+  AST_KIND_COUNT
+} AstKind;
+
+enum { AST_F_PAREN = 1 };   /* written in parentheses */
+
+/* Declared types of DML-style parameters and results (LANGUAGE.md §9). */
+typedef enum TypeKind { TY_ANY, TY_MATRIX, TY_DOUBLE, TY_INT, TY_BOOL, TY_STRING, TY_LIST, TY_FUNC } TypeKind;
+
+typedef struct AstNode AstNode;
+
+typedef struct Param {
+  struct Symbol *name;
+  AstNode *dflt;           /* default expression or NULL */
+  uint8_t type;            /* TypeKind */
+  Span span;
+} Param;
+
+typedef struct FuncInfo {
+  int nparams, nrets;
+  Param *params;
+  Param *rets;             /* DML named results, or NULL (R style) */
+  AstNode *body;
+  struct Symbol *name;     /* the name it was assigned to, for stack traces; may be NULL */
+  int nslots;              /* locals: params first, then rets, then assigned names */
+  struct Symbol **slots;
+  struct FuncInfo *outer;  /* lexically enclosing function, NULL at top level */
+  struct Chunk *chunk;     /* owning chunk (not retained: the node is inside it) */
+  Span span;               /* the 'function(...)' header */
+} FuncInfo;
+
+struct AstNode {
+  uint8_t kind;            /* AstKind */
+  uint8_t op;              /* OpKind for AST_BINARY / AST_UNARY */
+  uint16_t flags;
+  uint32_t nkids;
+  Span span;
+  union {
+    double num;                            /* AST_NUM, AST_BOOL (0/1) */
+    struct { const char *s; uint32_t len; } str;  /* AST_STR */
+    struct Symbol *sym;                    /* NAME, CLPARAM, MEMBER, ARG, NSREF(ns), SOURCE_AS */
+    FuncInfo *fn;                          /* AST_FUNCTION */
+  } u;
+  struct Symbol *sym2;     /* AST_NSREF: the member name */
+  int32_t slot;            /* AST_NAME: local slot, or -1 for a global */
+  int32_t depth;           /* AST_NAME: how many functions out the slot lives */
+  AstNode **kids;
+};
+
+/* A growing list used while parsing (arena memory). */
+typedef struct NodeList { AstNode **items; uint32_t n, cap; } NodeList;
+
+typedef struct Arena { struct ArenaBlock *head; } Arena;
+void *arena_alloc(Arena *a, size_t n);
+void arena_free(Arena *a);
+
+/* One parsed program. Refcounted: the interpreter and every closure made from it hold one. */
+typedef struct Chunk {
+  int refcount;
+  struct Source *src;      /* retained */
+  Arena arena;
+  AstNode *root;           /* an AST_BLOCK */
+  FuncInfo top;            /* the top level: no slots, names are global */
+} Chunk;
+
+void chunk_retain(struct Chunk *c);
+void chunk_release(struct Chunk *c);
+
+const char *ast_kind_name(int kind);
+/* Writes an S-expression of the tree, for tests: (+ 1 (* 2 3)). */
+void ast_dump(const AstNode *n, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+** backend.h — the device interface (ggml-backend-impl.h model): a struct of function pointers
+** per device, one static const instance each. Every entry returns a status (0 = ok) and never
+** throws; the caller (ops.c) turns a failure into a located error. NULL entries are optional.
+*/
+#ifndef MLS_BACKEND_H
+#define MLS_BACKEND_H
+
+#include <stddef.h>
+#include "ops.h"
+#include "tensor.h"
+
+/* How an operand of an elementwise binary op is broadcast (LANGUAGE.md §5). */
+typedef enum BcastMode { BC_FULL, BC_SCALAR, BC_ROW, BC_COL } BcastMode;
+
+typedef struct OpParams {
+  BcastMode bc[2];        /* per operand of a binary op */
+  double scalar[2];       /* the operand's value when its Tensor* is NULL (a number) */
+  bool trans[2];          /* OP_MATMUL: use the operand transposed */
+} OpParams;
+
+typedef struct Backend {
+  const char *name;
+  /* Returns nbytes of device memory, or NULL. */
+  double *(*alloc)(size_t nbytes);
+  void (*free)(double *p, size_t nbytes);
+  /* host <-> device copies (optional for the CPU) */
+  int (*upload)(double *dst, const double *src, size_t nbytes);
+  int (*download)(double *dst, const double *src, size_t nbytes);
+  /* Can run(op, ...) handle these inputs? */
+  bool (*supports_op)(OpKind op);
+  /* out = op(in...): out is allocated with the right shape, inputs are contiguous or NULL
+  ** (a number in p->scalar). Returns 0 or an error status. */
+  int (*run)(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
+  /* C = alpha * op(A) op(B) + beta * C, row-major. */
+  int (*gemm)(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C);
+  void (*sync)(void);
+  /* Threads to use (optional). */
+  void (*set_threads)(int n);
+} Backend;
+
+extern const Backend be_cpu;
+
+/* registry.c: the backend for new matrices, and device lookup by name. */
+const Backend *be_default(void);
+const Backend *be_find(const char *name);
+
+#endif

@@ -1,0 +1,236 @@
+/*
+** cpu.c — the CPU backend: OpenBLAS cblas_dgemm for products and tight loops for the rest.
+** One switch over OpKind per op family; the switch sits outside the loops, so every loop is
+** a plain pass over contiguous memory that the compiler can vectorize.
+** Freed data buffers are kept in a small cache by size and handed out again, so a loop that
+** makes a fresh result of the same shape each time pays no page faults.
+*/
+#include <cblas.h>
+#undef I          /* <complex.h> (via cblas.h) defines I; MLS uses I for the interpreter */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "backend/scalar.h"
+#include "mem.h"
+
+/* ---- buffer cache ---- */
+#define CACHE_SLOTS 16
+#define CACHE_MAX_BYTES ((size_t)512 << 20)
+
+typedef struct BufCache { double *p[CACHE_SLOTS]; size_t n[CACHE_SLOTS]; size_t total; } BufCache;
+static BufCache cache;   /* process-wide like malloc's own arenas; holds only free memory */
+
+static double *cpu_alloc(size_t nbytes) {
+  if (nbytes == 0) nbytes = 8;
+  for (int i = 0; i < CACHE_SLOTS; i++) {
+    if (cache.p[i] && cache.n[i] == nbytes) {
+      double *p = cache.p[i];
+      cache.p[i] = NULL;
+      cache.total -= nbytes;
+      return p;
+    }
+  }
+  void *p = NULL;
+  if (posix_memalign(&p, 64, nbytes) != 0) return NULL;
+  return p;
+}
+
+static void cpu_free(double *p, size_t nbytes) {
+  if (!p) return;
+  if (nbytes == 0) nbytes = 8;
+  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 4) {
+    int slot = -1;
+    for (int i = 0; i < CACHE_SLOTS; i++)
+      if (!cache.p[i]) { slot = i; break; }
+    while (slot < 0 || cache.total + nbytes > CACHE_MAX_BYTES) {   /* evict the first */
+      int v = -1;
+      for (int i = 0; i < CACHE_SLOTS; i++)
+        if (cache.p[i]) { v = i; break; }
+      if (v < 0) break;
+      free(cache.p[v]);
+      cache.total -= cache.n[v];
+      cache.p[v] = NULL;
+      slot = v;
+    }
+    if (slot >= 0 && cache.total + nbytes <= CACHE_MAX_BYTES) {
+      cache.p[slot] = p;
+      cache.n[slot] = nbytes;
+      cache.total += nbytes;
+      return;
+    }
+  }
+  free(p);
+}
+
+static int cpu_copy(double *dst, const double *src, size_t nbytes) {
+  memcpy(dst, src, nbytes);
+  return 0;
+}
+
+static bool cpu_supports(OpKind op) { (void)op; return true; }
+
+/* ---- elementwise binary ---- */
+#define EW_LOOP(EXPR)                                                            \
+  do {                                                                           \
+    if (bc0 == BC_FULL && bc1 == BC_FULL) {                                      \
+      for (int64_t i = 0; i < n; i++) { double x = a[i], y = b[i]; o[i] = (EXPR); } \
+    } else if (bc1 == BC_SCALAR && bc0 == BC_FULL) {                             \
+      double y = b[0];                                                           \
+      for (int64_t i = 0; i < n; i++) { double x = a[i]; o[i] = (EXPR); }        \
+    } else if (bc0 == BC_SCALAR && bc1 == BC_FULL) {                             \
+      double x = a[0];                                                           \
+      for (int64_t i = 0; i < n; i++) { double y = b[i]; o[i] = (EXPR); }        \
+    } else {                                                                     \
+      for (int64_t r = 0; r < rows; r++) {                                       \
+        const double *ar = a + (bc0 == BC_FULL ? r * cols : bc0 == BC_COL ? r : 0); \
+        const double *br = b + (bc1 == BC_FULL ? r * cols : bc1 == BC_COL ? r : 0); \
+        int64_t sa = (bc0 == BC_FULL || bc0 == BC_ROW), sb = (bc1 == BC_FULL || bc1 == BC_ROW); \
+        double *orow = o + r * cols;                                             \
+        for (int64_t c = 0; c < cols; c++) {                                     \
+          double x = ar[c * sa], y = br[c * sb]; orow[c] = (EXPR);               \
+        }                                                                        \
+      }                                                                          \
+    }                                                                            \
+  } while (0)
+
+static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+  const double *a = in[0] ? tensor_data(in[0]) : &p->scalar[0];
+  const double *b = in[1] ? tensor_data(in[1]) : &p->scalar[1];
+  BcastMode bc0 = p->bc[0], bc1 = p->bc[1];
+  double *o = tensor_data(out);
+  int64_t rows = tensor_rows(out), cols = tensor_cols(out), n = rows * cols;
+  switch (op) {
+  case OP_ADD: EW_LOOP(x + y); break;
+  case OP_SUB: EW_LOOP(x - y); break;
+  case OP_MUL: EW_LOOP(x * y); break;
+  case OP_DIV: EW_LOOP(x / y); break;
+  case OP_POW: EW_LOOP(sc_pow(x, y)); break;
+  case OP_MOD: EW_LOOP(sc_mod(x, y)); break;
+  case OP_INTDIV: EW_LOOP(floor(x / y)); break;
+  case OP_MIN2: EW_LOOP(sc_min(x, y)); break;
+  case OP_MAX2: EW_LOOP(sc_max(x, y)); break;
+  case OP_EQ: EW_LOOP((double)(x == y)); break;
+  case OP_NE: EW_LOOP((double)(x != y)); break;
+  case OP_LT: EW_LOOP((double)(x < y)); break;
+  case OP_LE: EW_LOOP((double)(x <= y)); break;
+  case OP_GT: EW_LOOP((double)(x > y)); break;
+  case OP_GE: EW_LOOP((double)(x >= y)); break;
+  case OP_AND: EW_LOOP((double)(x != 0 && y != 0)); break;
+  case OP_OR: EW_LOOP((double)(x != 0 || y != 0)); break;
+  default: return 1;
+  }
+  return 0;
+}
+
+/* ---- elementwise unary ---- */
+#define UN_LOOP(EXPR) do { for (int64_t i = 0; i < n; i++) { double x = a[i]; o[i] = (EXPR); } } while (0)
+
+static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
+  const double *a = tensor_data(in[0]);
+  double *o = tensor_data(out);
+  int64_t n = tensor_numel(out);
+  switch (op) {
+  case OP_NEG: UN_LOOP(-x); break;
+  case OP_NOT: UN_LOOP((double)(x == 0)); break;
+  case OP_ABS: UN_LOOP(fabs(x)); break;
+  case OP_EXP: UN_LOOP(exp(x)); break;
+  case OP_LOG: UN_LOOP(log(x)); break;
+  case OP_SQRT: UN_LOOP(sqrt(x)); break;
+  case OP_SIN: UN_LOOP(sin(x)); break;
+  case OP_COS: UN_LOOP(cos(x)); break;
+  case OP_TAN: UN_LOOP(tan(x)); break;
+  case OP_TANH: UN_LOOP(tanh(x)); break;
+  case OP_SIGMOID: UN_LOOP(sc_sigmoid(x)); break;
+  case OP_ROUND: UN_LOOP(nearbyint(x)); break;
+  case OP_FLOOR: UN_LOOP(floor(x)); break;
+  case OP_CEIL: UN_LOOP(ceil(x)); break;
+  case OP_SIGN: UN_LOOP(sc_sign(x)); break;
+  default: return 1;
+  }
+  return 0;
+}
+
+/* ---- layout and reductions ---- */
+static void transpose(const Tensor *in, Tensor *out) {
+  int64_t r = tensor_rows(in), c = tensor_cols(in);
+  const double *a = tensor_data(in);
+  double *o = tensor_data(out);
+  const int64_t B = 32;                       /* cache blocks */
+  for (int64_t i0 = 0; i0 < r; i0 += B)
+    for (int64_t j0 = 0; j0 < c; j0 += B)
+      for (int64_t i = i0; i < r && i < i0 + B; i++)
+        for (int64_t j = j0; j < c && j < j0 + B; j++)
+          o[j * r + i] = a[i * c + j];
+}
+
+static double sum_pairwise(const double *a, int64_t n) {   /* accurate and vectorizable */
+  if (n <= 128) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) { s0 += a[i]; s1 += a[i + 1]; s2 += a[i + 2]; s3 += a[i + 3]; }
+    for (; i < n; i++) s0 += a[i];
+    return (s0 + s1) + (s2 + s3);
+  }
+  int64_t h = n / 2;
+  return sum_pairwise(a, h) + sum_pairwise(a + h, n - h);
+}
+
+static int run_reduce(OpKind op, Tensor *out, Tensor *const in[]) {
+  const double *a = tensor_data(in[0]);
+  double *o = tensor_data(out);
+  int64_t r = tensor_rows(in[0]), c = tensor_cols(in[0]);
+  switch (op) {
+  case OP_SUM: o[0] = sum_pairwise(a, r * c); break;
+  case OP_ROWSUMS: for (int64_t i = 0; i < r; i++) o[i] = sum_pairwise(a + i * c, c); break;
+  case OP_COLSUMS:
+    for (int64_t j = 0; j < c; j++) o[j] = 0;
+    for (int64_t i = 0; i < r; i++)
+      for (int64_t j = 0; j < c; j++) o[j] += a[i * c + j];
+    break;
+  default: return 1;
+  }
+  return 0;
+}
+
+static int cpu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+  int flags = op_info[op].flags;
+  if ((flags & OPF_EW) && op_info[op].arity == 2) return run_binary(op, out, in, p);
+  if (flags & OPF_EW) return run_unary(op, out, in);
+  if (flags & OPF_RED) return run_reduce(op, out, in);
+  if (op == OP_TRANSPOSE) { transpose(in[0], out); return 0; }
+  return 1;
+}
+
+static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
+  int64_t m = tensor_rows(C), n = tensor_cols(C);
+  int64_t k = ta ? tensor_rows(A) : tensor_cols(A);
+  if (m == 0 || n == 0) return 0;
+  if (k == 0) { memset(tensor_data(C), 0, (size_t)(m * n) * sizeof(double)); return 0; }
+  if (n == 1 && !tb) {                          /* matrix-vector */
+    cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, (int)tensor_rows(A), (int)tensor_cols(A),
+                alpha, tensor_data(A), (int)A->stride[0], tensor_data(B), (int)B->stride[0], beta, tensor_data(C), 1);
+    return 0;
+  }
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              (int)m, (int)n, (int)k, alpha, tensor_data(A), (int)(A->stride[0] ? A->stride[0] : 1),
+              tensor_data(B), (int)(B->stride[0] ? B->stride[0] : 1), beta, tensor_data(C), (int)n);
+  return 0;
+}
+
+static void cpu_sync(void) {}
+
+static void cpu_threads(int n) { openblas_set_num_threads(n); }
+
+const Backend be_cpu = {
+  /* .name        = */ "cpu",
+  /* .alloc       = */ cpu_alloc,
+  /* .free        = */ cpu_free,
+  /* .upload      = */ cpu_copy,
+  /* .download    = */ cpu_copy,
+  /* .supports_op = */ cpu_supports,
+  /* .run         = */ cpu_run,
+  /* .gemm        = */ cpu_gemm,
+  /* .sync        = */ cpu_sync,
+  /* .set_threads = */ cpu_threads,
+};

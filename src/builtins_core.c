@@ -1,0 +1,541 @@
+/*
+** builtins_core.c — the bodies of the core builtins: construction, shape, aggregates,
+** conversion, lists and text, output and control.
+*/
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "builtins.h"
+#include "err.h"
+#include "mem.h"
+#include "print.h"
+
+static Value mat_result(Tensor *t) { return val_mat(t); }
+
+Value bi_identity(Interp *I, Args *a) { (void)I; val_retain(a->v[0]); return a->v[0]; }
+
+Value bi_print(Interp *I, Args *a) {
+  double d = bi_opt_num(I, a, 1, 7);
+  if (!(d >= 1 && d <= 22)) bi_argerror(I, 2, "digits must be between 1 and 22");
+  TextBuf t;
+  tb_init(&t);
+  fmt_display(I, &t, a->v[0], (int)d, false);
+  fputs(t.p, I->out);
+  fputc('\n', I->out);
+  tb_free(&t);
+  return val_null();
+}
+
+/* Parses "1 2 3 4" (spaces or commas) into a new tensor of n values. */
+static Tensor *parse_numbers(Interp *I, const char *s) {
+  int64_t cap = 16, n = 0;
+  double *buf = mem_alloc((size_t)cap * sizeof(double));
+  const char *p = s;
+  for (;;) {
+    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+    if (!*p) break;
+    char *end;
+    errno = 0;
+    double x = strtod(p, &end);
+    if (end == p) {
+      mem_free(buf);
+      bi_argerror(I, 1, "cannot read a number at \"%.20s\"", p);
+    }
+    if (n == cap) { cap *= 2; buf = mem_realloc(buf, (size_t)cap * sizeof(double)); }
+    buf[n++] = x;
+    p = end;
+  }
+  Tensor *t;
+  /* tensor_new may throw: keep buf reachable by copying into a tensor first */
+  Tensor *tmp = NULL;
+  (void)tmp;
+  t = tensor_new(I, n, 1);
+  memcpy(tensor_data(t), buf, (size_t)n * sizeof(double));
+  mem_free(buf);
+  return t;
+}
+
+static int64_t dim_arg(Interp *I, Args *a, int i) {
+  double d = bi_num(I, a, i);
+  if (!(d >= 0 && d == floor(d) && d < 9e15)) bi_argerror(I, i + 1, "a non-negative whole number expected");
+  return (int64_t)d;
+}
+
+Value bi_matrix(Interp *I, Args *a) {
+  Value v = a->v[0];
+  bool byrow = bi_opt_bool(I, a, 3, true);
+  Tensor *src = NULL;
+  if (v.t == VT_STR) src = parse_numbers(I, v.u.s->s);
+  else if (v.t == VT_MAT) { src = tensor_contiguous(I, v.u.m); }
+  else if (v.t != VT_NUM && v.t != VT_BOOL) {
+    char d[64];
+    bi_argerror(I, 1, "number, string or matrix expected, got %s", val_describe(v, d, sizeof d));
+  }
+  if (src) tmp_push(I, val_mat(src));
+  int64_t n = src ? tensor_numel(src) : 1;
+  int64_t rows, cols;
+  if (bi_given(a, 1) && bi_given(a, 2)) { rows = dim_arg(I, a, 1); cols = dim_arg(I, a, 2); }
+  else if (bi_given(a, 1)) { rows = dim_arg(I, a, 1); cols = rows ? n / rows : 0; if (!src) cols = 1; }
+  else if (bi_given(a, 2)) { cols = dim_arg(I, a, 2); rows = cols ? n / cols : 0; if (!src) rows = 1; }
+  else if (src) { rows = n; cols = 1; }
+  else { rows = cols = 1; }
+  if (src && rows * cols != n)
+    bi_error(I, "cannot shape %lld values into a %lldx%lld matrix", (long long)n, (long long)rows, (long long)cols);
+  Tensor *t = tensor_new(I, rows, cols);
+  double *d = tensor_data(t);
+  int64_t total = rows * cols;
+  if (!src) {
+    double x = v.t == VT_NUM ? v.u.n : v.u.b;
+    for (int64_t i = 0; i < total; i++) d[i] = x;
+  } else if (byrow) {
+    memcpy(d, tensor_data(src), (size_t)total * sizeof(double));
+  } else {
+    const double *s = tensor_data(src);
+    for (int64_t j = 0, k = 0; j < cols; j++)
+      for (int64_t i = 0; i < rows; i++) d[i * cols + j] = s[k++];
+  }
+  if (src) { tmp_pop(I, 1); tensor_free_ref(src); }
+  return mat_result(t);
+}
+
+Value bi_seq(Interp *I, Args *a) {
+  double from = bi_num(I, a, 0), to = bi_num(I, a, 1);
+  double by = bi_given(a, 2) ? bi_num(I, a, 2) : (from <= to ? 1 : -1);
+  if (!isfinite(from) || !isfinite(to) || !isfinite(by)) bi_error(I, "from, to and by must be finite");
+  if (by == 0) {
+    if (from == to) { Tensor *t = tensor_new(I, 1, 1); tensor_data(t)[0] = from; return val_mat(t); }
+    bi_argerror(I, 3, "by must not be 0");
+  }
+  if ((to - from) / by < 0) bi_argerror(I, 3, "wrong sign of 'by' for going from %g to %g", from, to);
+  double cnt = floor((to - from) / by + 1e-10) + 1;
+  if (cnt > 1e15) bi_error(I, "sequence too long");
+  Tensor *t = tensor_new(I, (int64_t)cnt, 1);
+  double *d = tensor_data(t);
+  for (int64_t i = 0; i < (int64_t)cnt; i++) d[i] = from + (double)i * by;
+  return val_mat(t);
+}
+
+Value bi_t(Interp *I, Args *a) { return op_transpose(I, a->v[0], a->span); }
+
+static void need_shape(Interp *I, Value v) {
+  if (v.t == VT_MAT || v.t == VT_NUM || v.t == VT_BOOL) return;
+  char d[64];
+  bi_argerror(I, 1, "matrix expected, got %s", val_describe(v, d, sizeof d));
+}
+
+Value bi_nrow(Interp *I, Args *a) {
+  need_shape(I, a->v[0]);
+  return val_num(a->v[0].t == VT_MAT ? (double)tensor_rows(a->v[0].u.m) : 1);
+}
+
+Value bi_ncol(Interp *I, Args *a) {
+  need_shape(I, a->v[0]);
+  return val_num(a->v[0].t == VT_MAT ? (double)tensor_cols(a->v[0].u.m) : 1);
+}
+
+Value bi_length(Interp *I, Args *a) {
+  Value v = a->v[0];
+  (void)I;
+  switch (v.t) {
+  case VT_MAT: return val_num((double)tensor_numel(v.u.m));
+  case VT_LIST: return val_num(v.u.l->n);
+  case VT_NULL: return val_num(0);
+  default: return val_num(1);
+  }
+}
+
+Value bi_reduce(Interp *I, Args *a) { return op_reduce(I, I->cur_bi->op, a->v[0], a->span); }
+
+Value bi_unary(Interp *I, Args *a) { return op_unary(I, I->cur_bi->op, a->v[0], a->span); }
+
+Value bi_log(Interp *I, Args *a) {
+  if (!bi_given(a, 1)) return op_unary(I, OP_LOG, a->v[0], a->span);
+  Value num = op_unary(I, OP_LOG, a->v[0], a->span);
+  tmp_push(I, num);
+  Value base = op_unary(I, OP_LOG, a->v[1], a->span);
+  tmp_push(I, base);
+  Value r = op_binary(I, OP_DIV, num, base, a->span);
+  tmp_pop(I, 2);
+  val_release(base);
+  val_release(num);
+  return r;
+}
+
+Value bi_minmax(Interp *I, Args *a) {
+  OpKind op = I->cur_bi->op;
+  if (bi_given(a, 1)) return op_binary(I, op, a->v[0], a->v[1], a->span);
+  Value v = a->v[0];
+  if (v.t == VT_NUM || v.t == VT_BOOL) return val_num(v.t == VT_NUM ? v.u.n : v.u.b);
+  if (v.t != VT_MAT) { char d[64]; bi_argerror(I, 1, "matrix expected, got %s", val_describe(v, d, sizeof d)); }
+  const Tensor *m = v.u.m;
+  int64_t n = tensor_numel(m);
+  if (n == 0) bi_argerror(I, 1, "empty matrix has no %s", op == OP_MAX2 ? "maximum" : "minimum");
+  double best = op == OP_MAX2 ? -INFINITY : INFINITY;
+  for (int64_t i = 0; i < tensor_rows(m); i++)
+    for (int64_t j = 0; j < tensor_cols(m); j++) {
+      double x = tensor_get(m, i, j);
+      if (isnan(x)) return val_num(NAN);
+      if (op == OP_MAX2 ? x > best : x < best) best = x;
+    }
+  return val_num(best);
+}
+
+Value bi_mean(Interp *I, Args *a) {
+  Value s = op_reduce(I, OP_SUM, a->v[0], a->span);
+  double n = a->v[0].t == VT_MAT ? (double)tensor_numel(a->v[0].u.m) : 1;
+  return val_num(s.u.n / n);
+}
+
+static Value bind(Interp *I, Args *a, bool cols) {
+  int64_t other = -1, total = 0;
+  for (int i = 0; i < a->ndots; i++) {
+    Value v = a->dots[i];
+    int64_t r, c;
+    if (v.t == VT_MAT) { r = tensor_rows(v.u.m); c = tensor_cols(v.u.m); }
+    else if (v.t == VT_NUM || v.t == VT_BOOL) { r = c = 1; }
+    else { char d[64]; bi_argerror(I, i + 1, "matrix expected, got %s", val_describe(v, d, sizeof d)); }
+    int64_t keep = cols ? r : c;
+    if (other >= 0 && keep != other)
+      bi_error(I, "%s count mismatch: %lld and %lld", cols ? "row" : "column", (long long)other, (long long)keep);
+    other = keep;
+    total += cols ? c : r;
+  }
+  if (other < 0) other = 0;
+  Tensor *t = cols ? tensor_new(I, other, total) : tensor_new(I, total, other);
+  double *d = tensor_data(t);
+  int64_t W = tensor_cols(t), off = 0;
+  for (int i = 0; i < a->ndots; i++) {
+    Value v = a->dots[i];
+    if (v.t != VT_MAT) {
+      double x = v.t == VT_NUM ? v.u.n : v.u.b;
+      if (cols) d[off] = x; else d[off * W] = x;
+      off++;
+      continue;
+    }
+    const Tensor *m = v.u.m;
+    for (int64_t r = 0; r < tensor_rows(m); r++)
+      for (int64_t c = 0; c < tensor_cols(m); c++) {
+        if (cols) d[r * W + off + c] = tensor_get(m, r, c);
+        else d[(off + r) * W + c] = tensor_get(m, r, c);
+      }
+    off += cols ? tensor_cols(m) : tensor_rows(m);
+  }
+  return val_mat(t);
+}
+
+Value bi_cbind(Interp *I, Args *a) { return bind(I, a, true); }
+Value bi_rbind(Interp *I, Args *a) { return bind(I, a, false); }
+
+Value bi_as_scalar(Interp *I, Args *a) {
+  Value v = a->v[0];
+  char d[64];
+  if (v.t == VT_NUM) return v;
+  if (v.t == VT_BOOL) return val_num(v.u.b);
+  if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) return val_num(tensor_data(v.u.m)[0]);
+  bi_argerror(I, 1, "1x1 matrix expected, got %s", val_describe(v, d, sizeof d));
+}
+
+Value bi_as_double(Interp *I, Args *a) {
+  Value v = a->v[0];
+  char d[64];
+  switch (v.t) {
+  case VT_NUM: return v;
+  case VT_BOOL: return val_num(v.u.b);
+  case VT_STR: {
+    char *end;
+    const char *s = v.u.s->s;
+    while (*s == ' ') s++;
+    double x = strtod(s, &end);
+    while (*end == ' ') end++;
+    if (end == s || *end) bi_argerror(I, 1, "cannot convert \"%s\" to a number", v.u.s->s);
+    return val_num(x);
+  }
+  case VT_MAT:
+    if (tensor_numel(v.u.m) == 1) return val_num(tensor_data(v.u.m)[0]);
+    val_retain(v);
+    return v;
+  default: bi_argerror(I, 1, "number expected, got %s", val_describe(v, d, sizeof d));
+  }
+}
+
+Value bi_as_integer(Interp *I, Args *a) {
+  Value v = bi_as_double(I, a);
+  if (v.t == VT_NUM) return val_num(trunc(v.u.n));
+  Tensor *t = tensor_clone(I, v.u.m);
+  val_release(v);
+  double *d = tensor_data(t);
+  for (int64_t i = 0; i < tensor_numel(t); i++) d[i] = trunc(d[i]);
+  return val_mat(t);
+}
+
+Value bi_as_logical(Interp *I, Args *a) {
+  Value v = a->v[0];
+  if (v.t == VT_STR) {
+    if (!strcmp(v.u.s->s, "TRUE") || !strcmp(v.u.s->s, "true") || !strcmp(v.u.s->s, "T")) return val_bool(true);
+    if (!strcmp(v.u.s->s, "FALSE") || !strcmp(v.u.s->s, "false") || !strcmp(v.u.s->s, "F")) return val_bool(false);
+    bi_argerror(I, 1, "cannot convert \"%s\" to a boolean", v.u.s->s);
+  }
+  if (v.t == VT_MAT) return op_binary(I, OP_NE, v, val_num(0), a->span);
+  double x = bi_num(I, a, 0);
+  if (isnan(x)) bi_argerror(I, 1, "NaN is neither TRUE nor FALSE");
+  return val_bool(x != 0);
+}
+
+Value bi_as_matrix(Interp *I, Args *a) {
+  Value v = a->v[0];
+  if (v.t == VT_MAT) { val_retain(v); return v; }
+  Tensor *t = bi_mat(I, a, 0);
+  return val_mat(t);
+}
+
+Value bi_is_na(Interp *I, Args *a) {
+  Value v = a->v[0];
+  if (v.t == VT_MAT) {
+    Tensor *t = tensor_new(I, tensor_rows(v.u.m), tensor_cols(v.u.m));
+    double *d = tensor_data(t);
+    for (int64_t i = 0, k = 0; i < tensor_rows(v.u.m); i++)
+      for (int64_t j = 0; j < tensor_cols(v.u.m); j++) d[k++] = isnan(tensor_get(v.u.m, i, j));
+    return val_mat(t);
+  }
+  if (v.t == VT_NUM) return val_bool(isnan(v.u.n));
+  return val_bool(false);
+}
+
+Value bi_list(Interp *I, Args *a) {
+  (void)I;
+  List *l = list_new(a->ndots);
+  for (int i = 0; i < a->ndots; i++) {
+    val_retain(a->dots[i]);
+    list_push(l, a->dots[i], a->dotnames[i]);
+  }
+  return val_list(l);
+}
+
+Value bi_names(Interp *I, Args *a) {
+  Value v = a->v[0];
+  char d[64];
+  if (v.t != VT_LIST) bi_argerror(I, 1, "list expected, got %s", val_describe(v, d, sizeof d));
+  List *l = list_new(v.u.l->n);
+  for (int i = 0; i < v.u.l->n; i++) {
+    const char *nm = v.u.l->names && v.u.l->names[i] ? v.u.l->names[i]->name : "";
+    list_push(l, val_cstr(nm), NULL);
+  }
+  return val_list(l);
+}
+
+Value bi_paste(Interp *I, Args *a) {
+  const char *sep = bi_given(a, 0) ? bi_str(I, a, 0) : " ";
+  TextBuf t;
+  tb_init(&t);
+  for (int i = 0; i < a->ndots; i++) {
+    if (i) tb_puts(&t, sep);
+    fmt_value_text(I, &t, a->dots[i], a->span);
+  }
+  Value r = val_str(t.p, t.n);
+  tb_free(&t);
+  return r;
+}
+
+Value bi_toString(Interp *I, Args *a) {
+  TextBuf t;
+  tb_init(&t);
+  fmt_value_text(I, &t, a->v[0], a->span);
+  Value r = val_str(t.p, t.n);
+  tb_free(&t);
+  return r;
+}
+
+Value bi_stop(Interp *I, Args *a) {
+  TextBuf t;
+  tb_init(&t);
+  fmt_value_text(I, &t, a->v[0], a->span);
+  char msg[900];
+  snprintf(msg, sizeof msg, "%s", t.p);
+  tb_free(&t);
+  mls_throw(I, a->span, "%s", msg);
+}
+
+Value bi_assert(Interp *I, Args *a) {
+  if (val_truth(I, a->v[0], a->span)) return val_null();
+  if (bi_given(a, 1)) mls_throw(I, a->span, "assertion failed: %s", bi_str(I, a, 1));
+  mls_throw(I, a->span, "assertion failed");
+}
+
+Value bi_time(Interp *I, Args *a) {
+  (void)I; (void)a;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return val_num((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);
+}
+
+Value bi_exists(Interp *I, Args *a) {
+  const char *name = bi_str(I, a, 0);
+  Symbol *s = sym_lookup(&I->syms, name, strlen(name));
+  return val_bool(s && (s->global.t != VT_UNBOUND || s->bi));
+}
+
+static void describe_for_ls(Value v, char *buf, size_t n) {
+  if (v.t == VT_MAT) snprintf(buf, n, "%lldx%lld matrix", (long long)tensor_rows(v.u.m), (long long)tensor_cols(v.u.m));
+  else if (v.t == VT_LIST) snprintf(buf, n, "list of %d", v.u.l->n);
+  else snprintf(buf, n, "%s", val_type_name(v));
+}
+
+static int cmp_sym(const void *x, const void *y) {
+  return strcmp((*(Symbol *const *)x)->name, (*(Symbol *const *)y)->name);
+}
+
+Value bi_ls(Interp *I, Args *a) {
+  (void)a;
+  char d[64];
+  if (I->env) {
+    for (int i = 0; i < I->env->n; i++) {
+      if (I->env->slots[i].t == VT_UNBOUND) continue;
+      describe_for_ls(I->env->slots[i], d, sizeof d);
+      fprintf(I->out, "%-12s %s\n", I->env->fi->slots[i]->name, d);
+    }
+    return val_null();
+  }
+  Symbol **all = mem_alloc((I->syms.count + 1) * sizeof(Symbol *));
+  uint32_t k = 0;
+  for (uint32_t b = 0; b < I->syms.nbuckets; b++)
+    for (Symbol *s = I->syms.buckets[b]; s; s = s->next)
+      if (s->global.t != VT_UNBOUND) all[k++] = s;
+  qsort(all, k, sizeof(Symbol *), cmp_sym);
+  for (uint32_t i = 0; i < k; i++) {
+    describe_for_ls(all[i]->global, d, sizeof d);
+    fprintf(I->out, "%-12s %s\n", all[i]->name, d);
+  }
+  mem_free(all);
+  return val_null();
+}
+
+/* The "#'" comment lines right above a function's definition (roxygen style). */
+static void doc_comments(TextBuf *t, const Closure *c) {
+  const Source *s = c->chunk->src;
+  uint32_t line, col;
+  diag_locate(s, c->fi->span.start, &line, &col);
+  uint32_t first = line - 1;       /* 0-based index of the definition's line */
+  uint32_t top = first;
+  while (top > 0) {
+    const char *p = s->text + s->line_start[top - 1];
+    while (*p == ' ' || *p == '\t') p++;
+    if (p[0] == '#' && p[1] == '\'') top--; else break;
+  }
+  for (uint32_t l = top; l < first; l++) {
+    const char *p = s->text + s->line_start[l];
+    while (*p == ' ' || *p == '\t') p++;
+    p += 2;
+    if (*p == ' ') p++;
+    const char *e = p;
+    while (*e && *e != '\n') e++;
+    tb_putn(t, p, (size_t)(e - p));
+    tb_puts(t, "\n");
+  }
+}
+
+Value bi_help(Interp *I, Args *a) {
+  if (!bi_given(a, 0)) {
+    fprintf(I->out, "Builtins (help(\"name\") for one):\n");
+    for (int i = 0; i < builtin_count; i++) {
+      const char *doc = builtin_table[i].doc, *nl = strchr(doc, '\n');
+      fprintf(I->out, "  %-14s %.*s\n", builtin_table[i].name, nl ? (int)(nl - doc) : (int)strlen(doc), doc);
+    }
+    return val_null();
+  }
+  Value v = a->v[0];
+  const Builtin *b = NULL;
+  if (v.t == VT_STR) {
+    Symbol *s = sym_lookup(&I->syms, v.u.s->s, v.u.s->len);
+    if (s && s->global.t == VT_FUNC) v = s->global;
+    else b = bi_find(v.u.s->s);
+    if (!b && v.t == VT_STR) bi_error(I, "no help for '%s'", v.u.s->s);
+  } else if (v.t == VT_BUILTIN) {
+    b = v.u.bi;
+  }
+  if (b) {
+    fprintf(I->out, "%s\n\n%s\n", b->sig, b->doc);
+    return val_null();
+  }
+  if (v.t == VT_FUNC) {
+    TextBuf t;
+    tb_init(&t);
+    const Closure *c = v.u.f;
+    const Source *s = c->chunk->src;
+    Span sp = c->fi->span;
+    AstNode *body = c->fi->body;
+    uint32_t end = body ? body->span.start : sp.end;
+    while (end > sp.start && (s->text[end - 1] == ' ' || s->text[end - 1] == '\n')) end--;
+    if (c->fi->name) tb_printf(&t, "%s = ", c->fi->name->name);
+    tb_putn(&t, s->text + sp.start, end - sp.start);
+    tb_puts(&t, "\n\n");
+    doc_comments(&t, c);
+    fputs(t.p, I->out);
+    tb_free(&t);
+    return val_null();
+  }
+  char d[64];
+  bi_argerror(I, 1, "a function or its name expected, got %s", val_describe(v, d, sizeof d));
+}
+
+Value bi_ifdef(Interp *I, Args *a) { (void)I; val_retain(a->v[0]); return a->v[0]; }
+
+Value bi_source(Interp *I, Args *a) { return interp_source(I, bi_str(I, a, 0), NULL, a->span); }
+
+Value bi_quit(Interp *I, Args *a) {
+  double st = bi_opt_num(I, a, 0, 0);
+  fflush(I->out);
+  exit((int)st);
+}
+
+Value bi_sprintf(Interp *I, Args *a) {
+  const char *fmt = bi_str(I, a, 0);
+  TextBuf t;
+  tb_init(&t);
+  int argi = 0;
+  for (const char *p = fmt; *p; p++) {
+    if (*p != '%') { tb_putn(&t, p, 1); continue; }
+    if (p[1] == '%') { tb_putn(&t, "%", 1); p++; continue; }
+    char spec[32];
+    int k = 0;
+    spec[k++] = '%';
+    p++;
+    while (*p && strchr("-+ #0123456789.", *p) && k < 24) spec[k++] = *p++;
+    char conv = *p;
+    if (!conv || !strchr("dioxXfFeEgGs", conv)) { tb_free(&t); bi_error(I, "bad format directive in \"%s\"", fmt); }
+    if (argi >= a->ndots) { tb_free(&t); bi_error(I, "too few arguments for the format \"%s\"", fmt); }
+    Value v = a->dots[argi++];
+    char buf[512];
+    if (conv == 's') {
+      TextBuf s;
+      tb_init(&s);
+      fmt_value_text(I, &s, v, a->span);
+      spec[k++] = 's';
+      spec[k] = '\0';
+      tb_printf(&t, spec, s.p);
+      tb_free(&s);
+      continue;
+    }
+    double x;
+    if (v.t == VT_NUM) x = v.u.n;
+    else if (v.t == VT_BOOL) x = v.u.b;
+    else if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) x = tensor_data(v.u.m)[0];
+    else { tb_free(&t); bi_argerror(I, argi + 1, "number expected for %%%c", conv); }
+    if (strchr("dioxX", conv)) {
+      spec[k++] = 'l';
+      spec[k++] = 'l';
+      spec[k++] = conv;
+      spec[k] = '\0';
+      snprintf(buf, sizeof buf, spec, (long long)x);
+    } else {
+      spec[k++] = conv;
+      spec[k] = '\0';
+      snprintf(buf, sizeof buf, spec, x);
+    }
+    tb_puts(&t, buf);
+  }
+  Value r = val_str(t.p, t.n);
+  tb_free(&t);
+  return r;
+}

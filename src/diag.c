@@ -1,0 +1,98 @@
+/*
+** diag.c — line tables and the one function that prints located messages (ninja, jq locfile).
+*/
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "diag.h"
+#include "mem.h"
+
+l_noret mls_assert_fail(const char *expr, const char *file, int line) {
+  fprintf(stderr, "mls: internal error: assertion '%s' failed at %s:%d\n", expr, file, line);
+  abort();
+}
+
+Source *source_new(const char *name, const char *text, size_t len) {
+  Source *s = mem_alloc(sizeof *s);
+  uint32_t cap = 16;
+  s->refcount = 1;
+  s->name = mem_strdup(name);
+  s->text = mem_alloc(len + 1);
+  memcpy(s->text, text, len);
+  s->text[len] = '\0';
+  s->len = (uint32_t)len;
+  s->line_start = mem_alloc(cap * sizeof(uint32_t));
+  s->nlines = 1;
+  s->line_start[0] = 0;
+  for (uint32_t i = 0; i < s->len; i++) {
+    if (s->text[i] != '\n') continue;
+    if (s->nlines == cap) {
+      cap *= 2;
+      s->line_start = mem_realloc(s->line_start, cap * sizeof(uint32_t));
+    }
+    s->line_start[s->nlines++] = i + 1;
+  }
+  return s;
+}
+
+Source *source_from_file(const char *path, const char *shown_name) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char *buf = mem_alloc(cap);
+  for (;;) {
+    if (n == cap) { cap *= 2; buf = mem_realloc(buf, cap); }
+    size_t k = fread(buf + n, 1, cap - n, f);
+    n += k;
+    if (k == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad || n > UINT32_MAX - 1) { mem_free(buf); errno = bad ? EIO : EFBIG; return NULL; }
+  Source *s = source_new(shown_name ? shown_name : path, buf, n);
+  mem_free(buf);
+  return s;
+}
+
+void source_retain(Source *s) { s->refcount++; }
+
+void source_release(Source *s) {
+  if (!s || --s->refcount > 0) return;
+  mem_free(s->name);
+  mem_free(s->text);
+  mem_free(s->line_start);
+  mem_free(s);
+}
+
+void diag_locate(const Source *s, uint32_t off, uint32_t *line, uint32_t *col) {
+  uint32_t lo = 0, hi = s->nlines;       /* binary search: last line_start <= off */
+  if (off > s->len) off = s->len;
+  while (hi - lo > 1) {
+    uint32_t mid = (lo + hi) / 2;
+    if (s->line_start[mid] <= off) lo = mid; else hi = mid;
+  }
+  *line = lo + 1;
+  *col = off - s->line_start[lo] + 1;
+}
+
+int diag_where(char *buf, size_t n, const Source *s, uint32_t off) {
+  uint32_t line, col;
+  diag_locate(s, off, &line, &col);
+  return snprintf(buf, n, "%s:%u:%u", s->name, line, col);
+}
+
+void diag_report(FILE *f, const Source *s, Span sp, const char *kind, const char *msg) {
+  uint32_t line, col;
+  if (!s) { fprintf(f, "mls: %s: %s\n", kind, msg); return; }
+  diag_locate(s, sp.start, &line, &col);
+  fprintf(f, "%s:%u:%u: %s: %s\n", s->name, line, col, kind, msg);
+  uint32_t b = s->line_start[line - 1], e = b;
+  while (e < s->len && s->text[e] != '\n' && s->text[e] != '\r') e++;
+  if (e - b > 200) return;  /* a minified line would drown the message */
+  fprintf(f, "%.*s\n", (int)(e - b), s->text + b);
+  uint32_t start = sp.start < b ? b : sp.start, end = sp.end > e ? e : sp.end;
+  for (uint32_t i = b; i < start; i++) fputc(s->text[i] == '\t' ? '\t' : ' ', f);
+  fputc('^', f);
+  for (uint32_t i = start + 1; i < end; i++) fputc('~', f);
+  fputc('\n', f);
+}

@@ -1,0 +1,91 @@
+/*
+** err.c — throwing and catching runtime errors (Lua ldo.c: luaD_throw / luaD_rawrunprotected).
+** A throw records the message, the location in the running source and the call stack, then
+** longjmps; mls_pcall restores the temp stack and frames it found and releases the rest.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "err.h"
+#include "interp/interp.h"
+
+static void record_trace(Interp *I) {
+  size_t k = 0;
+  I->err.trace[0] = '\0';
+  for (int i = I->nframes - 1; i >= 0 && k + 200 < sizeof I->err.trace; i--) {
+    const Frame *f = &I->frames[i];
+    char where[512];
+    if (f->call_src) diag_where(where, sizeof where, f->call_src, f->call_site.start);
+    else snprintf(where, sizeof where, "?");
+    const char *name = !f->fi ? "source" : f->fi->name ? f->fi->name->name : "<anonymous>";
+    k += (size_t)snprintf(I->err.trace + k, sizeof I->err.trace - k, "  in %s() at %s\n", name, where);
+    if (I->nframes - i == 20 && i > 10) {       /* deep recursion: show both ends */
+      k += (size_t)snprintf(I->err.trace + k, sizeof I->err.trace - k, "  ... (%d more)\n", i - 10);
+      i = 10;
+    }
+  }
+}
+
+l_noret mls_throw(Interp *I, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(I->err.msg, sizeof I->err.msg, fmt, ap);
+  va_end(ap);
+  if (I->err.src) source_release(I->err.src);
+  I->err.src = I->src;
+  if (I->err.src) source_retain(I->err.src);
+  I->err.span = sp;
+  I->err.status = 1;
+  record_trace(I);
+  mls_rethrow(I);
+}
+
+l_noret mls_throw_in(Interp *I, Source *src, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(I->err.msg, sizeof I->err.msg, fmt, ap);
+  va_end(ap);
+  if (I->err.src) source_release(I->err.src);
+  I->err.src = src;
+  I->err.span = sp;
+  I->err.status = 1;
+  record_trace(I);
+  mls_rethrow(I);
+}
+
+l_noret mls_rethrow(Interp *I) {
+  if (!I->errjmp) {
+    fprintf(stderr, "mls: unprotected error: %s\n", I->err.msg);
+    abort();
+  }
+  longjmp(I->errjmp->buf, 1);
+}
+
+int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
+  ErrJmp j;
+  int tmark = I->ntmp, fmark = I->nframes, depth = I->eval_depth;
+  Env *env = I->env;
+  Source *src = I->src;
+  j.prev = I->errjmp;
+  I->errjmp = &j;
+  volatile int status = 0;
+  if (setjmp(j.buf) == 0) {
+    f(I, ud);
+  } else {
+    status = 1;
+    tmp_release_to(I, tmark);
+    while (I->nframes > fmark) {
+      Frame *fr = &I->frames[--I->nframes];
+      env_release(fr->env);
+    }
+    I->env = env;
+    I->src = src;
+    I->eval_depth = depth;
+    I->ctl = CTL_NONE;
+    val_release(I->retval);
+    I->retval = val_null();
+  }
+  I->errjmp = j.prev;
+  return status;
+}

@@ -1,0 +1,72 @@
+/*
+** env.c — function environments and closures. An Env is refcounted: the running frame holds
+** one reference and each closure created inside holds another. A local function that refers
+** to itself (a cycle env -> closure -> env) is broken when the frame ends, if nothing else
+** holds the closure (see env_release).
+*/
+#include "interp/interp.h"
+#include "mem.h"
+
+Env *env_new(const FuncInfo *fi, Env *parent) {
+  Env *e = mem_alloc(sizeof *e + (size_t)fi->nslots * sizeof(Value));
+  e->refcount = 1;
+  e->n = fi->nslots;
+  e->parent = parent;
+  if (parent) parent->refcount++;
+  e->fi = fi;
+  for (int i = 0; i < e->n; i++) e->slots[i] = val_unbound();
+  return e;
+}
+
+static void env_destroy(Env *e) {
+  for (int i = 0; i < e->n; i++) val_release(e->slots[i]);
+  Env *p = e->parent;
+  mem_free(e);
+  if (p) env_release(p);
+}
+
+/* References to e from closures stored only in e's own slots. */
+static int self_refs(const Env *e) {
+  int k = 0;
+  for (int i = 0; i < e->n; i++) {
+    Value v = e->slots[i];
+    if (v.t == VT_FUNC && v.u.f->env == e && v.u.f->refcount == 1) k++;
+  }
+  return k;
+}
+
+void env_release(Env *e) {
+  if (!e) return;
+  if (--e->refcount == 0) { env_destroy(e); return; }
+  if (e->refcount == self_refs(e)) {       /* only its own closures keep it: a dead cycle */
+    e->refcount++;                          /* hold it while the slots let go */
+    for (int i = 0; i < e->n; i++) {
+      Value v = e->slots[i];
+      e->slots[i] = val_unbound();
+      val_release(v);
+    }
+    env_release(e);
+  }
+}
+
+Value closure_new(const FuncInfo *fi, Env *env) {
+  Closure *c = mem_alloc(sizeof *c);
+  c->refcount = 1;
+  c->fi = fi;
+  c->env = env;
+  if (env) env->refcount++;
+  c->chunk = fi->chunk;
+  chunk_retain(c->chunk);
+  Value v;
+  v.t = VT_FUNC;
+  v.u.f = c;
+  return v;
+}
+
+void closure_free(Closure *c) {
+  Env *e = c->env;
+  Chunk *ch = c->chunk;
+  mem_free(c);
+  if (e) env_release(e);
+  chunk_release(ch);
+}

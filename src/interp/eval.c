@@ -1,0 +1,935 @@
+/*
+** eval.c — the eager tree walker. eval() returns an owned Value (+1). Temporaries that must
+** survive a call that may throw sit on the temp stack (I->tmp), which mls_pcall unwinds.
+** Numbers take an inline fast path; everything else goes through the op entry points of
+** ops.c, where the tape and the stager attach.
+*/
+#include <math.h>
+#include <string.h>
+#include "backend/scalar.h"
+#include "builtins.h"
+#include "interp/interp.h"
+#include "mem.h"
+#include "ops.h"
+#include "print.h"
+#include "tensor.h"
+
+#define MAX_EVAL_DEPTH 1000000
+
+static Value eval_call(Interp *I, AstNode *n);
+static Value eval_index(Interp *I, AstNode *n);
+static Value eval_assign(Interp *I, AstNode *n);
+
+void tmp_grow(Interp *I);
+void tmp_grow(Interp *I) {
+  I->captmp = I->captmp ? I->captmp * 2 : 256;
+  I->tmp = mem_realloc(I->tmp, (size_t)I->captmp * sizeof(Value));
+}
+
+void tmp_release_to(Interp *I, int mark) {
+  while (I->ntmp > mark) val_release(I->tmp[--I->ntmp]);
+}
+
+void interp_check_interrupt(Interp *I, Span sp) {
+  if (I->interrupted) {
+    I->interrupted = 0;
+    mls_throw(I, sp, "interrupted");
+  }
+}
+
+/* ---- variables ---- */
+static Value *find_by_name(Interp *I, Env *e, Symbol *sym) {
+  for (; e; e = e->parent)
+    for (int i = 0; i < e->n; i++)
+      if (e->fi->slots[i] == sym && e->slots[i].t != VT_UNBOUND) return &e->slots[i];
+  return sym->global.t != VT_UNBOUND ? &sym->global : NULL;
+  (void)I;
+}
+
+static inline Env *env_at(Interp *I, int depth) {
+  Env *e = I->env;
+  while (depth-- > 0) e = e->parent;
+  return e;
+}
+
+/* The place a name refers to now, or NULL when unbound (falls back outward by name). */
+static Value *lookup_place(Interp *I, AstNode *n) {
+  if (n->slot < 0) return n->u.sym->global.t != VT_UNBOUND ? &n->u.sym->global : NULL;
+  Env *e = env_at(I, n->depth);
+  Value *p = &e->slots[n->slot];
+  if (p->t != VT_UNBOUND) return p;
+  return find_by_name(I, e->parent, n->u.sym);
+}
+
+static Value eval_name(Interp *I, AstNode *n) {
+  Value *p = lookup_place(I, n);
+  if (p) { val_retain(*p); return *p; }
+  if (n->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = n->u.sym->bi; return v; }
+  mls_throw(I, n->span, "object '%s' not found", n->u.sym->name);
+}
+
+/* Where an assignment to name node n stores (creates the local or global binding). */
+static Value *assign_place(Interp *I, AstNode *n) {
+  if (n->slot < 0) return &n->u.sym->global;
+  return &env_at(I, n->depth)->slots[n->slot];
+}
+
+static void store(Value *place, Value v) {   /* takes v */
+  Value old = *place;
+  *place = v;
+  val_release(old);
+}
+
+/* ---- conversions ---- */
+bool val_truth(Interp *I, Value v, Span sp) {
+  char d[64];
+  double x;
+  switch (v.t) {
+  case VT_BOOL: return v.u.b;
+  case VT_NUM: x = v.u.n; break;
+  case VT_MAT:
+    if (tensor_numel(v.u.m) == 1) { x = tensor_data(v.u.m)[0]; break; }
+    /* fall through */
+  default:
+    mls_throw(I, sp, "condition must be a boolean, a number or a 1x1 matrix, got %s", val_describe(v, d, sizeof d));
+  }
+  if (isnan(x)) mls_throw(I, sp, "condition is NaN");
+  return x != 0;
+}
+
+double val_to_num(Interp *I, Value v, Span sp, const char *what) {
+  char d[64];
+  if (v.t == VT_NUM) return v.u.n;
+  if (v.t == VT_BOOL) return v.u.b;
+  if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) return tensor_data(v.u.m)[0];
+  mls_throw(I, sp, "%s must be a number, got %s", what, val_describe(v, d, sizeof d));
+}
+
+/* ---- operators ---- */
+static inline Value eval_operand(Interp *I, AstNode *n) {
+  if (n->kind == AST_NUM) return val_num(n->u.num);
+  if (n->kind == AST_NAME && n->slot < 0 && n->u.sym->global.t == VT_NUM) return n->u.sym->global;
+  return eval(I, n);
+}
+
+static Value eval_binary(Interp *I, AstNode *n) {
+  Value a = eval_operand(I, n->kids[0]);
+  if (a.t == VT_NUM && (op_info[n->op].flags & OPF_EW)) {
+    Value b = eval_operand(I, n->kids[1]);
+    if (b.t == VT_NUM) {
+      double r = sc_binary(n->op, a.u.n, b.u.n);
+      return (op_info[n->op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
+    }
+    tmp_push(I, b);
+    Value r = op_binary(I, (OpKind)n->op, a, b, n->span);
+    tmp_pop(I, 1);
+    val_release(b);
+    return r;
+  }
+  tmp_push(I, a);
+  Value b = eval_operand(I, n->kids[1]);
+  tmp_push(I, b);
+  Value r = op_binary(I, (OpKind)n->op, a, b, n->span);
+  tmp_pop(I, 2);
+  val_release(b);
+  val_release(a);
+  return r;
+}
+
+static Value eval_unary(Interp *I, AstNode *n) {
+  Value a = eval_operand(I, n->kids[0]);
+  if (a.t == VT_NUM) return n->op == OP_NOT ? val_bool(a.u.n == 0) : val_num(sc_unary(n->op, a.u.n));
+  tmp_push(I, a);
+  Value r = op_unary(I, (OpKind)n->op, a, n->span);
+  tmp_pop(I, 1);
+  val_release(a);
+  return r;
+}
+
+static bool scalar_truth(Interp *I, AstNode *n, const char *op) {
+  Value v = eval(I, n);
+  char d[64];
+  if (v.t == VT_MAT && tensor_numel(v.u.m) != 1) {
+    val_describe(v, d, sizeof d);
+    val_release(v);
+    mls_throw(I, n->span, "'%s' takes a boolean or a number, got %s (use '%c' for elementwise)", op, d, op[0]);
+  }
+  tmp_push(I, v);
+  bool b = val_truth(I, v, n->span);
+  tmp_pop(I, 1);
+  val_release(v);
+  return b;
+}
+
+/* ---- matrix literals ---- */
+static Value eval_matrix(Interp *I, AstNode *n) {
+  int mark = I->ntmp;
+  uint32_t nrows = n->nkids;
+  if (nrows == 0) return val_mat(tensor_new(I, 0, 0));
+  int64_t total_rows = 0, width = -1;
+  for (uint32_t r = 0; r < nrows; r++) {
+    AstNode *row = n->kids[r];
+    int64_t h = -1, w = 0;
+    for (uint32_t k = 0; k < row->nkids; k++) {
+      Value v = eval(I, row->kids[k]);
+      tmp_push(I, v);
+      int64_t bh, bw;
+      if (v.t == VT_NUM || v.t == VT_BOOL) { bh = 1; bw = 1; }
+      else if (v.t == VT_MAT) { bh = tensor_rows(v.u.m); bw = tensor_cols(v.u.m); }
+      else {
+        char d[64];
+        mls_throw(I, row->kids[k]->span, "a matrix literal holds numbers and matrices, got %s", val_describe(v, d, sizeof d));
+      }
+      if (h >= 0 && bh != h)
+        mls_throw(I, row->kids[k]->span, "blocks in a row of a matrix literal must have the same number of rows: %lld and %lld",
+                  (long long)h, (long long)bh);
+      h = bh;
+      w += bw;
+    }
+    if (width >= 0 && w != width)
+      mls_throw(I, row->span, "rows of a matrix literal must have the same number of columns: %lld and %lld",
+                (long long)width, (long long)w);
+    width = w;
+    total_rows += h;
+  }
+  Tensor *t = tensor_new(I, total_rows, width);
+  double *d = tensor_data(t);
+  int idx = mark;
+  int64_t r0 = 0;
+  for (uint32_t r = 0; r < nrows; r++) {
+    AstNode *row = n->kids[r];
+    int64_t c0 = 0, h = 1;
+    for (uint32_t k = 0; k < row->nkids; k++) {
+      Value v = I->tmp[idx++];
+      if (v.t == VT_MAT) {
+        const Tensor *b = v.u.m;
+        h = tensor_rows(b);
+        for (int64_t i = 0; i < tensor_rows(b); i++)
+          for (int64_t j = 0; j < tensor_cols(b); j++) d[(r0 + i) * width + c0 + j] = tensor_get(b, i, j);
+        c0 += tensor_cols(b);
+      } else {
+        d[r0 * width + c0] = v.t == VT_NUM ? v.u.n : v.u.b;
+        h = 1;
+        c0++;
+      }
+    }
+    r0 += h;
+  }
+  tmp_release_to(I, mark);
+  return val_mat(t);
+}
+
+/* ---- control flow ---- */
+static void assign_name(Interp *I, AstNode *var, Value v) { store(assign_place(I, var), v); }
+
+static Value eval_for(Interp *I, AstNode *n) {
+  AstNode *var = n->kids[0], *iter = n->kids[1], *body = n->kids[2];
+  if (iter->kind == AST_BINARY && iter->op == OP_RANGE) {      /* a:b without a vector */
+    Value a = eval(I, iter->kids[0]);
+    tmp_push(I, a);
+    Value b = eval(I, iter->kids[1]);
+    tmp_push(I, b);
+    double from = val_to_num(I, a, iter->kids[0]->span, "the start of ':'");
+    double to = val_to_num(I, b, iter->kids[1]->span, "the end of ':'");
+    tmp_release_to(I, I->ntmp - 2);
+    if (!isfinite(from) || !isfinite(to)) mls_throw(I, iter->span, "the ends of ':' must be finite numbers");
+    int64_t cnt = (int64_t)floor(fabs(to - from) + 1e-10) + 1;
+    double step = to >= from ? 1.0 : -1.0;
+    for (int64_t i = 0; i < cnt; i++) {
+      assign_name(I, var, val_num(from + step * (double)i));
+      Value r = eval(I, body);
+      val_release(r);
+      if (I->interrupted) interp_check_interrupt(I, n->span);
+      if (I->ctl) {
+        if (I->ctl == CTL_BREAK) { I->ctl = CTL_NONE; break; }
+        if (I->ctl == CTL_NEXT) { I->ctl = CTL_NONE; continue; }
+        break;                                             /* return */
+      }
+    }
+    return val_null();
+  }
+  Value seq = eval(I, iter);
+  tmp_push(I, seq);
+  int64_t cnt;
+  switch (seq.t) {
+  case VT_MAT: cnt = tensor_numel(seq.u.m); break;
+  case VT_LIST: cnt = seq.u.l->n; break;
+  case VT_NULL: cnt = 0; break;
+  case VT_NUM: case VT_BOOL: case VT_STR: cnt = 1; break;
+  default: {
+    char d[64];
+    mls_throw(I, iter->span, "cannot iterate over %s", val_describe(seq, d, sizeof d));
+  }
+  }
+  for (int64_t i = 0; i < cnt; i++) {
+    Value x;
+    if (seq.t == VT_MAT) {
+      int64_t c = tensor_cols(seq.u.m);
+      x = val_num(tensor_get(seq.u.m, i / c, i % c));
+    } else if (seq.t == VT_LIST) {
+      x = seq.u.l->items[i];
+      val_retain(x);
+    } else {
+      x = seq;
+      val_retain(x);
+    }
+    assign_name(I, var, x);
+    Value r = eval(I, body);
+    val_release(r);
+    if (I->interrupted) interp_check_interrupt(I, n->span);
+    if (I->ctl) {
+      if (I->ctl == CTL_BREAK) { I->ctl = CTL_NONE; break; }
+      if (I->ctl == CTL_NEXT) { I->ctl = CTL_NONE; continue; }
+      break;
+    }
+  }
+  tmp_pop(I, 1);
+  val_release(seq);
+  return val_null();
+}
+
+static Value eval_while(Interp *I, AstNode *n) {
+  AstNode *cond = n->kids[0], *body = n->kids[1];
+  for (;;) {
+    Value c = eval_operand(I, cond);
+    bool t;
+    if (c.t == VT_BOOL) t = c.u.b;
+    else {
+      tmp_push(I, c);
+      t = val_truth(I, c, cond->span);
+      tmp_pop(I, 1);
+      val_release(c);
+    }
+    if (!t) break;
+    Value r = eval(I, body);
+    val_release(r);
+    if (I->interrupted) interp_check_interrupt(I, n->span);
+    if (I->ctl) {
+      if (I->ctl == CTL_BREAK) { I->ctl = CTL_NONE; break; }
+      if (I->ctl == CTL_NEXT) { I->ctl = CTL_NONE; continue; }
+      break;
+    }
+  }
+  return val_null();
+}
+
+static Value eval_block(Interp *I, AstNode *n) {
+  Value last = val_null();
+  for (uint32_t i = 0; i < n->nkids; i++) {
+    val_release(last);
+    last = eval(I, n->kids[i]);
+    if (I->ctl) break;
+  }
+  return last;
+}
+
+/* ---- namespaces and command-line values ---- */
+static Value eval_clparam(Interp *I, AstNode *n) {
+  for (int i = 0; i < I->nparams; i++)
+    if (I->params[i].name == n->u.sym) { val_retain(I->params[i].v); return I->params[i].v; }
+  mls_throw(I, n->span, "command-line value '$%s' was not given (pass -nvargs %s=...)", n->u.sym->name, n->u.sym->name);
+}
+
+static Value eval_nsref(Interp *I, AstNode *n) {
+  Value ns = n->u.sym->global;
+  if (ns.t != VT_LIST) mls_throw(I, n->span, "'%s' is not a namespace (use source(\"file\") as %s)", n->u.sym->name, n->u.sym->name);
+  int k = list_find(ns.u.l, n->sym2);
+  if (k < 0) mls_throw(I, n->span, "'%s' not found in namespace '%s'", n->sym2->name, n->u.sym->name);
+  val_retain(ns.u.l->items[k]);
+  return ns.u.l->items[k];
+}
+
+static Value eval_member(Interp *I, AstNode *n) {
+  Value x = eval(I, n->kids[0]);
+  if (x.t != VT_LIST) {
+    char d[64];
+    val_describe(x, d, sizeof d);
+    val_release(x);
+    mls_throw(I, n->span, "'$' needs a list, got %s", d);
+  }
+  int k = list_find(x.u.l, n->u.sym);
+  Value r = k >= 0 ? x.u.l->items[k] : val_null();
+  val_retain(r);
+  val_release(x);
+  return r;
+}
+
+static Value eval_massign(Interp *I, AstNode *n) {
+  uint32_t nt = n->nkids - 1;
+  Value v = eval(I, n->kids[nt]);
+  char d[64];
+  if (v.t != VT_LIST || (uint32_t)v.u.l->n != nt) {
+    val_describe(v, d, sizeof d);
+    val_release(v);
+    mls_throw(I, n->span, "the right side of [...] = must give %u values, got %s", nt, d);
+  }
+  for (uint32_t i = 0; i < nt; i++) {
+    Value x = v.u.l->items[i];
+    val_retain(x);
+    assign_name(I, n->kids[i], x);
+  }
+  val_release(v);
+  return val_null();
+}
+
+Value eval(Interp *I, AstNode *n) {
+  if (++I->eval_depth > MAX_EVAL_DEPTH) {
+    I->eval_depth = 0;
+    mls_throw(I, n->span, "expression nested too deeply");
+  }
+  Value r;
+  switch (n->kind) {
+  case AST_NUM: r = val_num(n->u.num); break;
+  case AST_BOOL: r = val_bool(n->u.num != 0); break;
+  case AST_STR: r = val_str(n->u.str.s, n->u.str.len); break;
+  case AST_NAME: r = eval_name(I, n); break;
+  case AST_CLPARAM: r = eval_clparam(I, n); break;
+  case AST_NSREF: r = eval_nsref(I, n); break;
+  case AST_BINARY: r = eval_binary(I, n); break;
+  case AST_UNARY: r = eval_unary(I, n); break;
+  case AST_ANDAND: r = val_bool(scalar_truth(I, n->kids[0], "&&") && scalar_truth(I, n->kids[1], "&&")); break;
+  case AST_OROR: r = val_bool(scalar_truth(I, n->kids[0], "||") || scalar_truth(I, n->kids[1], "||")); break;
+  case AST_CALL: r = eval_call(I, n); break;
+  case AST_INDEX: r = eval_index(I, n); break;
+  case AST_MEMBER: r = eval_member(I, n); break;
+  case AST_MATRIX: r = eval_matrix(I, n); break;
+  case AST_FUNCTION: r = closure_new(n->u.fn, I->env); break;
+  case AST_RETURN: {
+    Value v = n->nkids ? eval(I, n->kids[0]) : val_null();
+    if (I->ctl) { r = v; break; }
+    val_release(I->retval);
+    I->retval = v;
+    I->ctl = CTL_RETURN;
+    r = val_null();
+    break;
+  }
+  case AST_BLOCK: r = eval_block(I, n); break;
+  case AST_IF: {
+    Value c = eval_operand(I, n->kids[0]);
+    tmp_push(I, c);
+    bool t = val_truth(I, c, n->kids[0]->span);
+    tmp_pop(I, 1);
+    val_release(c);
+    if (t) r = eval(I, n->kids[1]);
+    else if (n->nkids > 2) r = eval(I, n->kids[2]);
+    else r = val_null();
+    break;
+  }
+  case AST_WHILE: r = eval_while(I, n); break;
+  case AST_FOR: r = eval_for(I, n); break;
+  case AST_BREAK: I->ctl = CTL_BREAK; r = val_null(); break;
+  case AST_NEXT: I->ctl = CTL_NEXT; r = val_null(); break;
+  case AST_ASSIGN: r = eval_assign(I, n); break;
+  case AST_MASSIGN: r = eval_massign(I, n); break;
+  case AST_SOURCE_AS: {
+    AstNode *call = n->kids[0];
+    if (call->nkids != 2 || call->kids[1]->kind == AST_ARG)
+      mls_throw(I, call->span, "source(path) as name takes one path");
+    Value p = eval(I, call->kids[1]);
+    tmp_push(I, p);
+    if (p.t != VT_STR) mls_throw(I, call->kids[1]->span, "source() needs a file name (a string)");
+    Value ns = interp_source(I, p.u.s->s, n->u.sym, call->span);
+    tmp_pop(I, 1);
+    val_release(p);
+    store(&n->u.sym->global, ns);
+    r = val_null();
+    break;
+  }
+  default:
+    mls_throw(I, n->span, "internal error: cannot evaluate a '%s' node", ast_kind_name(n->kind));
+  }
+  I->eval_depth--;
+  return r;
+}
+
+/* ---- calls ---- */
+static l_noret arg_type_error(Interp *I, Span sp, const FuncInfo *fi, const Param *p, Value v, bool result) {
+  char d[64];
+  static const char *const tn[] = { "anything", "a matrix", "a number", "an integer", "a boolean", "a string", "a list", "a function" };
+  mls_throw(I, sp, "%s '%s' of %s() must be %s, got %s", result ? "result" : "argument", p->name->name,
+            fi->name ? fi->name->name : "function", tn[p->type], val_describe(v, d, sizeof d));
+}
+
+static bool type_ok(uint8_t ty, Value v) {
+  switch (ty) {
+  case TY_ANY: return true;
+  case TY_MATRIX: return v.t == VT_MAT;
+  case TY_DOUBLE: case TY_BOOL: return v.t == VT_NUM || v.t == VT_BOOL;
+  case TY_INT: return (v.t == VT_NUM && v.u.n == floor(v.u.n)) || v.t == VT_BOOL;
+  case TY_STRING: return v.t == VT_STR;
+  case TY_LIST: return v.t == VT_LIST;
+  case TY_FUNC: return v.t == VT_FUNC || v.t == VT_BUILTIN;
+  default: return false;
+  }
+}
+
+static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp) {
+  const FuncInfo *fi = c->fi;
+  const char *fname = fi->name ? fi->name->name : "function";
+  if (I->nframes >= I->maxframes) mls_throw(I, sp, "stack overflow (more than %d nested calls)", I->maxframes);
+  Env *env = env_new(fi, c->env);
+  /* the frame owns env from here on, so a throw below releases it */
+  if (I->nframes == I->capframes) {
+    I->capframes = I->capframes ? I->capframes * 2 : 64;
+    I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
+  }
+  Frame *f = &I->frames[I->nframes++];
+  f->fi = fi;
+  f->src = c->chunk->src;
+  f->call_src = I->src;
+  f->call_site = sp;
+  f->env = env;
+  /* bind: named first, then positional into the remaining parameters (R's matching) */
+  for (int i = 0; i < nargs; i++) {
+    if (!names[i]) continue;
+    int k = -1;
+    for (int j = 0; j < fi->nparams; j++)
+      if (fi->params[j].name == names[i]) { k = j; break; }
+    if (k < 0) mls_throw(I, sp, "unknown argument '%s' in call to %s()", names[i]->name, fname);
+    val_retain(args[i]);
+    env->slots[k] = args[i];
+  }
+  int next = 0;
+  for (int i = 0; i < nargs; i++) {
+    if (names[i]) continue;
+    while (next < fi->nparams && env->slots[next].t != VT_UNBOUND) next++;
+    if (next >= fi->nparams) {
+      int npos = 0;
+      for (int j = 0; j < nargs; j++) npos += names[j] == NULL;
+      mls_throw(I, sp, "too many arguments in call to %s() (%d expected, got %d)", fname, fi->nparams, nargs);
+    }
+    val_retain(args[i]);
+    env->slots[next++] = args[i];
+  }
+  for (int j = 0; j < fi->nparams; j++) {
+    const Param *p = &fi->params[j];
+    if (env->slots[j].t == VT_UNBOUND && !p->dflt)
+      mls_throw(I, sp, "argument '%s' is missing in call to %s(), with no default", p->name->name, fname);
+    if (env->slots[j].t != VT_UNBOUND && !type_ok(p->type, env->slots[j]))
+      arg_type_error(I, sp, fi, p, env->slots[j], false);
+  }
+  Env *saved_env = I->env;
+  Source *saved_src = I->src;
+  I->env = env;
+  I->src = c->chunk->src;
+  for (int j = 0; j < fi->nparams; j++) {           /* defaults, at call time, in the callee */
+    const Param *p = &fi->params[j];
+    if (env->slots[j].t != VT_UNBOUND) continue;
+    Value d = eval(I, p->dflt);
+    if (!type_ok(p->type, d)) { tmp_push(I, d); arg_type_error(I, p->span, fi, p, d, false); }
+    env->slots[j] = d;
+  }
+  Value r = eval(I, fi->body);
+  if (I->ctl == CTL_RETURN) {
+    val_release(r);
+    r = I->retval;
+    I->retval = val_null();
+    I->ctl = CTL_NONE;
+  }
+  if (fi->rets) {                                      /* DML: the named results */
+    val_release(r);
+    r = val_null();
+    List *l = fi->nrets > 1 ? list_new(fi->nrets) : NULL;
+    if (l) { l->multi = true; r = val_list(l); tmp_push(I, r); }
+    for (int k = 0; k < fi->nrets; k++) {
+      const Param *p = &fi->rets[k];
+      Value v = env->slots[fi->nparams + k];
+      if (v.t == VT_UNBOUND) mls_throw(I, fi->body->span, "result '%s' of %s() was not assigned", p->name->name, fname);
+      if (!type_ok(p->type, v)) arg_type_error(I, fi->body->span, fi, p, v, true);
+      val_retain(v);
+      if (l) list_push(l, v, p->name);
+      else r = v;
+    }
+    if (l) tmp_pop(I, 1);
+  }
+  I->env = saved_env;
+  I->src = saved_src;
+  I->nframes--;
+  env_release(env);
+  return r;
+}
+
+Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp) {
+  if (fn.t == VT_BUILTIN) return bi_call(I, fn.u.bi, nargs, args, names, sp);
+  if (fn.t == VT_FUNC) return call_closure(I, fn.u.f, nargs, args, names, sp);
+  char d[64];
+  mls_throw(I, sp, "attempt to call %s", val_describe(fn, d, sizeof d));
+}
+
+static Value lookup_function(Interp *I, AstNode *f) {
+  if (f->kind != AST_NAME) return eval(I, f);
+  Value *p = lookup_place(I, f);
+  if (p && (p->t == VT_FUNC || p->t == VT_BUILTIN)) { val_retain(*p); return *p; }
+  if (f->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = f->u.sym->bi; return v; }
+  if (p) {
+    char d[64];
+    mls_throw(I, f->span, "'%s' is not a function (it is %s)", f->u.sym->name, val_describe(*p, d, sizeof d));
+  }
+  mls_throw(I, f->span, "could not find function '%s'", f->u.sym->name);
+}
+
+static bool param_given(Interp *I, Symbol *s) {
+  for (int i = 0; i < I->nparams; i++)
+    if (I->params[i].name == s) return true;
+  return false;
+}
+
+static Value eval_call(Interp *I, AstNode *n) {
+  int mark = I->ntmp;
+  Value fn = lookup_function(I, n->kids[0]);
+  tmp_push(I, fn);
+  int nargs = (int)n->nkids - 1;
+  if (nargs > 1000) mls_throw(I, n->span, "too many arguments (%d)", nargs);
+  if (fn.t == VT_BUILTIN && (fn.u.bi->flags & BI_IFDEF) && nargs == 2 &&
+      n->kids[1]->kind == AST_CLPARAM && !param_given(I, n->kids[1]->u.sym)) {
+    tmp_pop(I, 1);
+    return eval(I, n->kids[2]);
+  }
+  Symbol *names[nargs > 0 ? nargs : 1];      /* nargs <= 1000: a small VLA */
+  int base = I->ntmp;
+  for (int i = 0; i < nargs; i++) {
+    AstNode *a = n->kids[i + 1];
+    if (a->kind == AST_ARG) { names[i] = a->u.sym; a = a->kids[0]; }
+    else names[i] = NULL;
+    Value v = eval(I, a);
+    tmp_push(I, v);
+    if (I->ctl) { tmp_release_to(I, mark); return val_null(); }
+  }
+  Value r = call_value(I, fn, nargs, &I->tmp[base], names, n->span);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+/* ---- indexing ---- */
+typedef struct Index {            /* one dimension's selection */
+  bool all;                       /* empty: the whole dimension */
+  bool scalar;                    /* given as one number */
+  int64_t n;                      /* count selected */
+  int64_t first;                  /* when scalar or a contiguous run */
+  const double *v;                /* else the index values (1-based), as a vector */
+  int64_t vstride;
+} Index;
+
+static l_noret index_oob(Interp *I, Span sp, double k, const Tensor *m, const char *dim) {
+  char buf[64];
+  fmt_num(buf, sizeof buf, k, 15);
+  mls_throw(I, sp, "index %s out of bounds for %lldx%lld matrix (%s)", buf, (long long)tensor_rows(m),
+            (long long)tensor_cols(m), dim);
+}
+
+/* Reads the index argument v for a dimension of size len. */
+static void make_index(Interp *I, Index *ix, Value v, int64_t len, const Tensor *m, const char *dim, Span sp) {
+  memset(ix, 0, sizeof *ix);
+  if (v.t == VT_UNBOUND) { ix->all = true; ix->n = len; ix->first = 0; return; }
+  if (v.t == VT_NUM || v.t == VT_BOOL) {
+    double k = v.t == VT_NUM ? v.u.n : v.u.b;
+    if (!(k >= 1 && k < (double)len + 1)) index_oob(I, sp, k, m, dim);
+    ix->scalar = true;
+    ix->n = 1;
+    ix->first = (int64_t)k - 1;
+    return;
+  }
+  if (v.t == VT_MAT) {
+    const Tensor *t = v.u.m;
+    if (tensor_rows(t) != 1 && tensor_cols(t) != 1) {
+      char d[64];
+      mls_throw(I, sp, "an index must be a number or a vector, got %s", val_describe(v, d, sizeof d));
+    }
+    ix->n = tensor_numel(t);
+    ix->v = tensor_data(t);
+    ix->vstride = tensor_rows(t) == 1 ? t->stride[1] : t->stride[0];
+    for (int64_t i = 0; i < ix->n; i++) {
+      double k = ix->v[i * ix->vstride];
+      if (!(k >= 1 && k < (double)len + 1)) index_oob(I, sp, k, m, dim);
+    }
+    return;
+  }
+  char d[64];
+  mls_throw(I, sp, "an index must be a number or a vector, got %s", val_describe(v, d, sizeof d));
+}
+
+static inline int64_t ix_at(const Index *ix, int64_t i) {
+  if (ix->all || ix->scalar) return ix->first + i;
+  return (int64_t)ix->v[i * ix->vstride] - 1;
+}
+
+static Value list_index(Interp *I, Value x, Value k, Span sp) {
+  const List *l = x.u.l;
+  int pos = -1;
+  if (k.t == VT_STR) {
+    for (int i = 0; l->names && i < l->n; i++)
+      if (l->names[i] && strcmp(l->names[i]->name, k.u.s->s) == 0) { pos = i; break; }
+    if (pos < 0) return val_null();
+  } else {
+    double d = val_to_num(I, k, sp, "a list index");
+    if (!(d >= 1 && d < (double)l->n + 1))
+      mls_throw(I, sp, "index %g out of bounds for a list of %d", d, l->n);
+    pos = (int)d - 1;
+  }
+  val_retain(l->items[pos]);
+  return l->items[pos];
+}
+
+static Value eval_index(Interp *I, AstNode *n) {
+  int mark = I->ntmp;
+  Value x = eval(I, n->kids[0]);
+  tmp_push(I, x);
+  uint32_t nix = n->nkids - 1;
+  Value iv[2] = { val_unbound(), val_unbound() };
+  for (uint32_t i = 0; i < nix; i++) {
+    if (!n->kids[i + 1]) continue;
+    iv[i] = eval(I, n->kids[i + 1]);
+    tmp_push(I, iv[i]);
+  }
+  Value r;
+  if (x.t == VT_LIST) {
+    if (nix != 1 || iv[0].t == VT_UNBOUND) mls_throw(I, n->span, "a list takes one index: L[k] or L[\"name\"]");
+    r = list_index(I, x, iv[0], n->span);
+    tmp_release_to(I, mark);
+    return r;
+  }
+  Tensor one;
+  Storage onest;
+  double oneval;
+  const Tensor *m;
+  if (x.t == VT_MAT) m = x.u.m;
+  else if (x.t == VT_NUM || x.t == VT_BOOL) {          /* a number is a 1x1 matrix here */
+    oneval = x.t == VT_NUM ? x.u.n : x.u.b;
+    memset(&one, 0, sizeof one);
+    onest.data = &oneval;
+    one.st = &onest;
+    one.shape[0] = one.shape[1] = 1;
+    one.stride[0] = one.stride[1] = 1;
+    m = &one;
+  } else {
+    char d[64];
+    mls_throw(I, n->span, "cannot index %s", val_describe(x, d, sizeof d));
+  }
+  Index ri, ci;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m);
+  bool vec_result_row = false;
+  if (nix == 1) {                                      /* v[k] on a vector */
+    if (rows != 1 && cols != 1)
+      mls_throw(I, n->span, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
+                (long long)rows, (long long)cols);
+    if (rows == 1) {
+      make_index(I, &ri, val_unbound(), 1, m, "rows", n->span);
+      make_index(I, &ci, iv[0], cols, m, "columns", n->span);
+      vec_result_row = true;
+    } else {
+      make_index(I, &ri, iv[0], rows, m, "rows", n->span);
+      make_index(I, &ci, val_unbound(), 1, m, "columns", n->span);
+    }
+    ri.scalar = ri.scalar || rows == 1;
+    ci.scalar = ci.scalar || cols == 1;
+  } else {
+    make_index(I, &ri, iv[0], rows, m, "rows", n->span);
+    make_index(I, &ci, iv[1], cols, m, "columns", n->span);
+  }
+  (void)vec_result_row;
+  if (ri.scalar && ci.scalar && ri.n == 1 && ci.n == 1 && (nix == 2 ? (!ri.all && !ci.all) : true)) {
+    r = val_num(tensor_get(m, ix_at(&ri, 0), ix_at(&ci, 0)));
+  } else {
+    Tensor *o = tensor_new(I, ri.n, ci.n);
+    double *d = tensor_data(o);
+    for (int64_t i = 0; i < ri.n; i++) {
+      int64_t si = ix_at(&ri, i);
+      for (int64_t j = 0; j < ci.n; j++) d[i * ci.n + j] = tensor_get(m, si, ix_at(&ci, j));
+    }
+    r = val_mat(o);
+  }
+  tmp_release_to(I, mark);
+  return r;
+}
+
+/* ---- assignment ---- */
+/* Writes rhs into the selection of matrix *place (copy-on-write). */
+static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value *iv, Value rhs) {
+  Span sp = ixnode->span;
+  uint32_t nix = ixnode->nkids - 1;
+  if (place->t == VT_NUM || place->t == VT_BOOL) {    /* x = 5; x[1] = 3 */
+    Tensor *t = tensor_new(I, 1, 1);
+    tensor_data(t)[0] = place->t == VT_NUM ? place->u.n : place->u.b;
+    store(place, val_mat(t));
+  }
+  if (place->t != VT_MAT) {
+    char d[64];
+    mls_throw(I, sp, "cannot assign into an index of %s", val_describe(*place, d, sizeof d));
+  }
+  Tensor *m = place->u.m;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m);
+  Index ri, ci;
+  if (nix == 1) {
+    if (rows != 1 && cols != 1)
+      mls_throw(I, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
+                (long long)rows, (long long)cols);
+    if (rows == 1) { make_index(I, &ri, val_unbound(), 1, m, "rows", sp); make_index(I, &ci, iv[0], cols, m, "columns", sp); }
+    else { make_index(I, &ri, iv[0], rows, m, "rows", sp); make_index(I, &ci, val_unbound(), 1, m, "columns", sp); }
+  } else {
+    make_index(I, &ri, iv[0], rows, m, "rows", sp);
+    make_index(I, &ci, iv[1], cols, m, "columns", sp);
+  }
+  const Tensor *src = NULL;
+  double fill = 0;
+  if (rhs.t == VT_NUM || rhs.t == VT_BOOL) fill = rhs.t == VT_NUM ? rhs.u.n : rhs.u.b;
+  else if (rhs.t == VT_MAT && tensor_numel(rhs.u.m) == 1) fill = tensor_data(rhs.u.m)[0];
+  else if (rhs.t == VT_MAT) {
+    src = rhs.u.m;
+    bool same = tensor_rows(src) == ri.n && tensor_cols(src) == ci.n;
+    bool vec = (ri.n == 1 || ci.n == 1) && tensor_numel(src) == ri.n * ci.n &&
+               (tensor_rows(src) == 1 || tensor_cols(src) == 1);
+    if (!same && !(nix == 1 && vec))
+      mls_throw(I, sp, "cannot assign a %lldx%lld matrix into a %lldx%lld selection", (long long)tensor_rows(src),
+                (long long)tensor_cols(src), (long long)ri.n, (long long)ci.n);
+  } else {
+    char d[64];
+    mls_throw(I, sp, "cannot assign %s into a matrix", val_describe(rhs, d, sizeof d));
+  }
+  if (!tensor_is_unique(m) || !tensor_is_contiguous(m)) {     /* copy-on-write */
+    Tensor *c = tensor_clone(I, m);
+    store(place, val_mat(c));
+    m = c;
+  }
+  double *d = tensor_data(m);
+  int64_t k = 0, sc = src ? tensor_cols(src) : 0;
+  for (int64_t i = 0; i < ri.n; i++)
+    for (int64_t j = 0; j < ci.n; j++, k++) {
+      double x = fill;
+      if (src) x = (tensor_rows(src) == ri.n && sc == ci.n) ? tensor_get(src, i, j)
+                                                         : tensor_data(src)[k * (sc == 1 ? src->stride[0] : 1)];
+      d[ix_at(&ri, i) * cols + ix_at(&ci, j)] = x;
+    }
+}
+
+/* Makes *place a list only this place holds (copy-on-write); NULL/unbound become empty. */
+static List *own_list(Interp *I, Value *place, Span sp) {
+  if (place->t == VT_UNBOUND || place->t == VT_NULL) { store(place, val_list(list_new(4))); return place->u.l; }
+  if (place->t != VT_LIST) {
+    char d[64];
+    mls_throw(I, sp, "'$' assignment needs a list, got %s", val_describe(*place, d, sizeof d));
+  }
+  if (place->u.l->refcount > 1) store(place, val_list(list_copy(place->u.l)));
+  place->u.l->multi = false;
+  return place->u.l;
+}
+
+/* Assigns rhs (borrowed) along the chain of index/member nodes chain[0..n), rooted at place. */
+static void assign_path(Interp *I, Value *place, AstNode **chain, int n, Value **ivs, Value rhs) {
+  AstNode *lv = chain[0];
+  if (lv->kind == AST_MEMBER) {
+    List *l = own_list(I, place, lv->span);
+    int k = list_find(l, lv->u.sym);
+    if (k < 0) { list_push(l, val_null(), lv->u.sym); k = l->n - 1; }
+    if (n == 1) { val_retain(rhs); store(&l->items[k], rhs); return; }
+    assign_path(I, &l->items[k], chain + 1, n - 1, ivs + 1, rhs);
+    return;
+  }
+  /* AST_INDEX */
+  if (place->t == VT_LIST) {
+    Value k = ivs[0][0];
+    if (lv->nkids != 2 || k.t == VT_UNBOUND) mls_throw(I, lv->span, "a list takes one index: L[k] = v");
+    List *l = own_list(I, place, lv->span);
+    int pos = -1;
+    if (k.t == VT_STR) {
+      for (int i = 0; l->names && i < l->n; i++)
+        if (l->names[i] && strcmp(l->names[i]->name, k.u.s->s) == 0) pos = i;
+      if (pos < 0) { list_push(l, val_null(), sym_intern(&I->syms, k.u.s->s, k.u.s->len)); pos = l->n - 1; }
+    } else {
+      double d = val_to_num(I, k, lv->span, "a list index");
+      if (!(d >= 1 && d < (double)l->n + 2)) mls_throw(I, lv->span, "index %g out of bounds for a list of %d", d, l->n);
+      pos = (int)d - 1;
+      if (pos == l->n) list_push(l, val_null(), NULL);
+    }
+    if (n == 1) { val_retain(rhs); store(&l->items[pos], rhs); return; }
+    assign_path(I, &l->items[pos], chain + 1, n - 1, ivs + 1, rhs);
+    return;
+  }
+  if (n != 1) mls_throw(I, lv->span, "only a list element can be indexed further in an assignment");
+  assign_matrix_index(I, place, lv, ivs[0], rhs);
+}
+
+static Value eval_assign(Interp *I, AstNode *n) {
+  AstNode *lhs = n->kids[0];
+  Value v = eval(I, n->kids[1]);
+  if (I->ctl) return v;
+  if (lhs->kind == AST_NAME) {
+    val_retain(v);
+    store(assign_place(I, lhs), v);
+    return v;
+  }
+  int mark = I->ntmp;
+  tmp_push(I, v);
+  AstNode *chain[64];
+  int depth = 0;
+  AstNode *root = lhs;
+  while (root->kind == AST_INDEX || root->kind == AST_MEMBER) {
+    if (depth == 64) mls_throw(I, lhs->span, "assignment target nested too deeply");
+    chain[depth++] = root;
+    root = root->kids[0];
+  }
+  for (int i = 0; i < depth / 2; i++) { AstNode *t = chain[i]; chain[i] = chain[depth - 1 - i]; chain[depth - 1 - i] = t; }
+  Value ivals[64][2];
+  Value *ivs[64];
+  for (int i = 0; i < depth; i++) {            /* every index is evaluated before anything changes */
+    ivs[i] = ivals[i];
+    ivals[i][0] = ivals[i][1] = val_unbound();
+    if (chain[i]->kind != AST_INDEX) continue;
+    for (uint32_t k = 1; k < chain[i]->nkids; k++) {
+      if (!chain[i]->kids[k]) continue;
+      ivals[i][k - 1] = eval(I, chain[i]->kids[k]);
+      tmp_push(I, ivals[i][k - 1]);
+    }
+  }
+  Value *place = lookup_place(I, root);
+  if (root->slot >= 0 && place != assign_place(I, root)) {
+    /* R semantics: modifying an outer variable inside a function makes a local copy */
+    Value *local = assign_place(I, root);
+    if (place) { val_retain(*place); store(local, *place); }
+    place = local;
+  }
+  if (!place) {
+    if (chain[0]->kind == AST_MEMBER) place = assign_place(I, root);
+    else mls_throw(I, root->span, "object '%s' not found", root->u.sym->name);
+  }
+  assign_path(I, place, chain, depth, ivs, v);
+  tmp_release_to(I, mark + 1);
+  tmp_pop(I, 1);
+  return v;
+}
+
+/* ---- top level ---- */
+Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
+  AstNode *root = ch->root;
+  Value last = val_null();
+  for (uint32_t i = 0; i < root->nkids; i++) {
+    AstNode *s = root->kids[i];
+    val_release(last);
+    last = eval(I, s);
+    if (I->ctl) {                             /* return() at top level ends the script */
+      I->ctl = CTL_NONE;
+      val_release(last);
+      last = I->retval;
+      I->retval = val_null();
+      break;
+    }
+    bool expr_stmt = s->kind != AST_ASSIGN && s->kind != AST_MASSIGN && s->kind != AST_FOR &&
+                     s->kind != AST_WHILE && s->kind != AST_SOURCE_AS;
+    if (echo && expr_stmt && last.t != VT_NULL && last.t != VT_UNBOUND) {
+      bool invisible = s->kind == AST_CALL && s->kids[0]->kind == AST_NAME && s->kids[0]->u.sym->bi &&
+                       (s->kids[0]->u.sym->bi->flags & BI_INVISIBLE) && s->kids[0]->u.sym->global.t == VT_UNBOUND;
+      if (!invisible) {
+        TextBuf t;
+        tb_init(&t);
+        fmt_display(I, &t, last, 7, true);
+        fprintf(I->out, "%s\n", t.p);
+        tb_free(&t);
+        val_retain(last);
+        store(&I->last, last);
+        Symbol *ans = sym_intern(&I->syms, "ans", 3);
+        val_retain(last);
+        store(&ans->global, last);
+      }
+    }
+  }
+  return last;
+}

@@ -1,0 +1,222 @@
+/*
+** interp.c — creating and freeing the interpreter, running a program under mls_pcall,
+** reporting errors, command-line values, and source().
+*/
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "builtins.h"
+#include "interp/interp.h"
+#include "mem.h"
+#include "parse.h"
+
+#ifndef MLS_STDLIB_DIR
+#define MLS_STDLIB_DIR "/usr/local/share/mls/stdlib"
+#endif
+
+Interp *interp_new(void) {
+  Interp *I = mem_calloc(1, sizeof *I);
+  sym_init(&I->syms);
+  I->out = stdout;
+  I->errf = stderr;
+  I->maxframes = 20000;
+  I->retval = val_null();
+  I->last = val_null();
+  I->threads = 0;
+  bi_open(I);
+  return I;
+}
+
+void interp_free(Interp *I) {
+  if (!I) return;
+  tmp_release_to(I, 0);
+  val_release(I->retval);
+  val_release(I->last);
+  for (int i = 0; i < I->nparams; i++) val_release(I->params[i].v);
+  mem_free(I->params);
+  /* globals may hold closures whose envs hold more: release the bindings first */
+  for (uint32_t b = 0; b < I->syms.nbuckets; b++)
+    for (Symbol *s = I->syms.buckets[b]; s; s = s->next) {
+      Value v = s->global;
+      s->global = val_unbound();
+      val_release(v);
+    }
+  sym_free(&I->syms);
+  if (I->err.src) source_release(I->err.src);
+  mem_free(I->tmp);
+  mem_free(I->frames);
+  mem_free(I->bi);
+  mem_free(I);
+}
+
+void interp_report_error(Interp *I) {
+  diag_report(I->errf, I->err.src, I->err.span, "error", I->err.msg);
+  fputs(I->err.trace, I->errf);
+}
+
+typedef struct RunArgs { Chunk *ch; bool echo; } RunArgs;
+
+static void run_protected(Interp *I, void *ud) {
+  RunArgs *r = ud;
+  Source *saved = I->src;
+  I->src = r->ch->src;
+  Value v = eval_chunk(I, r->ch, r->echo);
+  val_release(v);
+  I->src = saved;
+}
+
+static int run(Interp *I, Source *src, bool echo, bool repl) {
+  ParseError pe;
+  Chunk *ch = parse_chunk(&I->syms, src, &pe);
+  if (!ch) {
+    if (repl && pe.at_eof) return -1;
+    diag_report(I->errf, src, pe.span, "error", pe.msg);
+    return 2;
+  }
+  char msg[256];
+  Span sp;
+  if (!resolve_chunk(I, ch, false, msg, sizeof msg, &sp)) {
+    diag_report(I->errf, src, sp, "error", msg);
+    chunk_release(ch);
+    return 2;
+  }
+  RunArgs ra = { ch, echo };
+  int st = mls_pcall(I, run_protected, &ra);
+  chunk_release(ch);
+  fflush(I->out);
+  if (st) {
+    interp_report_error(I);
+    return 1;
+  }
+  return 0;
+}
+
+int interp_run_source(Interp *I, Source *src, bool echo) { return run(I, src, echo, false); }
+int interp_run_repl_chunk(Interp *I, Source *src) { return run(I, src, true, true); }
+
+void interp_set_param(Interp *I, const char *name, const char *text) {
+  Symbol *s = sym_intern(&I->syms, name, strlen(name));
+  Value v;
+  char *end;
+  double x = strtod(text, &end);
+  if (*text && *end == '\0' && end != text) v = val_num(x);
+  else if (strcmp(text, "TRUE") == 0) v = val_bool(true);
+  else if (strcmp(text, "FALSE") == 0) v = val_bool(false);
+  else v = val_cstr(text);
+  for (int i = 0; i < I->nparams; i++)
+    if (I->params[i].name == s) { val_release(I->params[i].v); I->params[i].v = v; return; }
+  I->params = mem_realloc(I->params, (size_t)(I->nparams + 1) * sizeof(CmdParam));
+  I->params[I->nparams].name = s;
+  I->params[I->nparams].v = v;
+  I->nparams++;
+}
+
+/* ---- source() ---- */
+static bool readable(const char *p) { return access(p, R_OK) == 0; }
+
+static const char *stdlib_dir(Interp *I, char *buf, size_t n) {
+  const char *env = getenv("MLS_PATH");
+  if (env && *env) return env;
+  if (I->stdlib_dir) return I->stdlib_dir;
+  char exe[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (k > 0) {
+    exe[k] = '\0';
+    snprintf(buf, n, "%s/stdlib", dirname(exe));
+    if (access(buf, R_OK) == 0) return buf;
+  }
+  return MLS_STDLIB_DIR;
+}
+
+/* Finds path: absolute, next to the calling script, then in the stdlib directory. */
+static bool find_source(Interp *I, const char *path, char *out, size_t n) {
+  if (path[0] == '/') { snprintf(out, n, "%s", path); return readable(out); }
+  if (I->src && I->src->name[0] != '<' && strcmp(I->src->name, "-e") != 0) {
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", I->src->name);
+    snprintf(out, n, "%s/%s", dirname(dir), path);
+    if (readable(out)) return true;
+  } else {
+    snprintf(out, n, "%s", path);
+    if (readable(out)) return true;
+  }
+  char buf[PATH_MAX];
+  const char *lib = stdlib_dir(I, buf, sizeof buf);
+  snprintf(out, n, "%s/%s", lib, path);
+  return readable(out);
+}
+
+typedef struct SourceRun { Chunk *ch; Env *env; } SourceRun;
+
+Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
+  char full[PATH_MAX + 64];
+  if (!find_source(I, path, full, sizeof full))
+    mls_throw(I, sp, "source: cannot find '%s' (looked next to the script and in the standard library)", path);
+  Source *src = source_from_file(full, NULL);
+  if (!src) mls_throw(I, sp, "source: cannot read '%s': %s", full, strerror(errno));
+  ParseError pe;
+  Chunk *ch = parse_chunk(&I->syms, src, &pe);
+  char msg[256];
+  Span rsp;
+  if (ch && !resolve_chunk(I, ch, ns != NULL, msg, sizeof msg, &rsp)) {
+    chunk_release(ch);
+    ch = NULL;
+    pe.span = rsp;
+    snprintf(pe.msg, sizeof pe.msg, "%s", msg);
+  }
+  if (!ch) {                 /* report at the file's own location, then "in source() at ..." */
+    if (I->nframes == I->capframes) {
+      I->capframes = I->capframes ? I->capframes * 2 : 64;
+      I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
+    }
+    Frame *f = &I->frames[I->nframes++];
+    memset(f, 0, sizeof *f);
+    f->call_src = I->src;
+    f->call_site = sp;
+    mls_throw_in(I, src, pe.span, "%s", pe.msg);
+  }
+  source_release(src);
+  Source *saved_src = I->src;
+  Env *saved_env = I->env;
+  if (I->nframes == I->capframes) {
+    I->capframes = I->capframes ? I->capframes * 2 : 64;
+    I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
+  }
+  ch->top.name = sym_intern(&I->syms, "source", 6);
+  Env *env = ns ? env_new(&ch->top, NULL) : NULL;
+  Frame *f = &I->frames[I->nframes++];
+  f->fi = &ch->top;
+  f->src = ch->src;
+  f->call_src = saved_src;
+  f->call_site = sp;
+  f->env = env;
+  /* the chunk must outlive the run and any closures it makes (they retain it) */
+  Value holder = closure_new(&ch->top, NULL);
+  chunk_release(ch);
+  tmp_push(I, holder);
+  I->src = ch->src;
+  I->env = env;
+  Value last = eval_chunk(I, ch, false);
+  val_release(last);
+  I->ctl = CTL_NONE;
+  Value result = val_null();
+  if (ns) {
+    List *l = list_new(env->n);
+    for (int i = 0; i < env->n; i++) {
+      if (env->slots[i].t == VT_UNBOUND) continue;
+      val_retain(env->slots[i]);
+      list_push(l, env->slots[i], env->fi->slots[i]);
+    }
+    result = val_list(l);
+  }
+  I->src = saved_src;
+  I->env = saved_env;
+  I->nframes--;
+  env_release(env);
+  tmp_pop(I, 1);
+  val_release(holder);
+  return result;
+}

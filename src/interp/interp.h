@@ -1,0 +1,134 @@
+/*
+** interp.h — the interpreter state. Everything lives here (no globals): symbols and global
+** bindings, the temp stack that makes throws leak-free, the call frames, the current error.
+*/
+#ifndef MLS_INTERP_H
+#define MLS_INTERP_H
+
+#include <signal.h>
+#include <stdio.h>
+#include "ast.h"
+#include "diag.h"
+#include "err.h"
+#include "sym.h"
+#include "value.h"
+
+/* A function call's locals (LANGUAGE.md §9: lexical scope, closures capture it). */
+typedef struct Env {
+  int32_t refcount;
+  int32_t n;
+  struct Env *parent;        /* the defining function's env; NULL = the global scope */
+  const FuncInfo *fi;        /* names of the slots */
+  Value slots[];
+} Env;
+
+typedef struct Closure {
+  int32_t refcount;
+  const FuncInfo *fi;
+  Env *env;                  /* retained; NULL at top level */
+  Chunk *chunk;              /* retained: keeps the tree alive */
+} Closure;
+
+typedef struct Frame {
+  const FuncInfo *fi;        /* the function running */
+  Source *src;               /* its source (for error locations inside it) */
+  Source *call_src;          /* where it was called from */
+  Span call_site;
+  Env *env;                  /* retained while the frame is live */
+} Frame;
+
+typedef struct CmdParam { Symbol *name; Value v; } CmdParam;
+
+enum { CTL_NONE, CTL_BREAK, CTL_NEXT, CTL_RETURN };
+
+typedef struct ErrInfo {
+  char msg[1024];
+  Source *src;               /* retained */
+  Span span;
+  char trace[2048];          /* "  in f() at file:line:col" lines */
+  int status;                /* exit status the error implies: 1 runtime, 2 syntax */
+} ErrInfo;
+
+struct BiInfo;
+
+struct Interp {
+  SymTab syms;
+  FILE *out, *errf;
+  /* errors */
+  ErrJmp *errjmp;
+  ErrInfo err;
+  /* temporaries live across a possible throw (released by mls_pcall) */
+  Value *tmp;
+  int ntmp, captmp;
+  /* call frames */
+  Frame *frames;
+  int nframes, capframes, maxframes;
+  Env *env;                  /* current locals; NULL at top level */
+  Source *src;               /* source of the code being run */
+  int ctl;                   /* CTL_*: a break/next/return in flight */
+  Value retval;
+  Span call_span;            /* the builtin call being run (for argument errors) */
+  const struct Builtin *cur_bi;
+  int eval_depth;
+  /* command-line values $name, $1 */
+  CmdParam *params;
+  int nparams;
+  /* builtins: per-row parsed signatures */
+  struct BiInfo *bi;
+  int nbi;
+  /* settings */
+  uint64_t seed;
+  bool seed_set;
+  uint64_t rng[4];           /* xoshiro256** state of rand() without seed= */
+  bool rng_ready;
+  int threads;
+  bool repl;                 /* echo expression values */
+  const char *stdlib_dir;
+  volatile sig_atomic_t interrupted;
+  Value last;                /* last echoed value: ans */
+};
+
+Interp *interp_new(void);
+void interp_free(Interp *I);
+/* Parses and runs a program. Returns the exit status: 0, 1 runtime error, 2 syntax error.
+** Errors are reported on I->errf. echo: print the values of expression statements (REPL). */
+int interp_run_source(Interp *I, Source *src, bool echo);
+/* Like interp_run_source, but reports "at_eof" parse errors by returning -1 without printing
+** (the REPL then reads another line). */
+int interp_run_repl_chunk(Interp *I, Source *src);
+/* Prints I->err with the caret line and call stack. */
+void interp_report_error(Interp *I);
+/* Binds a command-line value ($name); the string is converted per LANGUAGE.md §1. */
+void interp_set_param(Interp *I, const char *name, const char *text);
+
+/* temp stack */
+static inline void tmp_push(Interp *I, Value v) {
+  extern void tmp_grow(Interp *I);
+  if (I->ntmp == I->captmp) tmp_grow(I);
+  I->tmp[I->ntmp++] = v;
+}
+static inline void tmp_pop(Interp *I, int n) { I->ntmp -= n; }
+void tmp_release_to(Interp *I, int mark);
+
+/* env.c */
+Env *env_new(const FuncInfo *fi, Env *parent);
+void env_release(Env *e);
+Value closure_new(const FuncInfo *fi, Env *env);
+void closure_free(Closure *c);
+
+/* resolve.c: binds every name in the chunk to a slot or a global; reports errors like break
+** outside a loop into *err (returns false). module: top-level names become slots of ch->top. */
+bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan);
+
+/* eval.c */
+Value eval(Interp *I, AstNode *n);
+Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp);
+/* Evaluates the statements of a chunk at top level (I->env NULL). */
+Value eval_chunk(Interp *I, Chunk *ch, bool echo);
+bool val_truth(Interp *I, Value v, Span sp);
+double val_to_num(Interp *I, Value v, Span sp, const char *what);
+void interp_check_interrupt(Interp *I, Span sp);
+/* Runs the file as source() does; binds names in ns if not NULL. */
+Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp);
+
+#endif

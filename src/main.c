@@ -1,0 +1,170 @@
+/*
+** main.c — the command line (LANGUAGE.md §1): a script, -e code, - for standard input, or the
+** REPL. The interpreter runs on a thread with a large stack so deep recursion reaches the
+** frame limit (a clean "stack overflow" error) long before the C stack runs out.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "backend/backend.h"
+#include "builtins.h"
+#include "interp/interp.h"
+#include "mem.h"
+#include "repl.h"
+#include "testrun.h"
+
+static const char usage[] =
+  "usage: mls [options] [script.mls | -e code | -] [-nvargs k=v ...] [-args a b ...]\n"
+  "  (no script: the interactive REPL; standard input that is not a terminal runs as a script)\n"
+  "options:\n"
+  "  -e code          run code\n"
+  "  -                read the program from standard input\n"
+  "  --seed N         seed rand() and friends for reproducible runs\n"
+  "  --threads N      threads for matrix kernels (OpenBLAS)\n"
+  "  --device cpu|gpu where new matrices live (gpu needs a CUDA build)\n"
+  "  --staged         run straight-line blocks staged (not implemented yet: runs eagerly)\n"
+  "  --explain        print staged graphs (not implemented yet)\n"
+  "  --nan-check      stop at the first operation that makes NaN/Inf (not implemented yet)\n"
+  "  --run-tests F... run golden test files (tests/lang/*.test)\n"
+  "  --builtins-md    print the builtin reference as Markdown (docs/builtins.md)\n"
+  "  --version        print the version\n"
+  "  --help           print this help\n";
+
+typedef struct Job { int argc; char **argv; int status; } Job;
+
+static int usage_error(const char *msg, const char *arg) {
+  fprintf(stderr, "mls: %s%s%s\n%s", msg, arg ? " " : "", arg ? arg : "", usage);
+  return 2;
+}
+
+static void builtins_md(void) {
+  printf("# Builtins\n\nGenerated from the builtin table by `mls --builtins-md`; `help(\"name\")` shows the same text.\n\n");
+  printf("| name | signature | summary |\n|---|---|---|\n");
+  for (int i = 0; i < builtin_count; i++) {
+    const Builtin *b = &builtin_table[i];
+    const char *nl = strchr(b->doc, '\n');
+    printf("| `%s` | `%s` | %.*s |\n", b->name, b->sig, nl ? (int)(nl - b->doc) : (int)strlen(b->doc), b->doc);
+  }
+  printf("\n## Details\n\n");
+  for (int i = 0; i < builtin_count; i++) {
+    const Builtin *b = &builtin_table[i];
+    printf("### %s\n\n`%s`\n\n%s\n\n", b->name, b->sig, b->doc);
+  }
+}
+
+static int run_main(int argc, char **argv) {
+  const char *script = NULL, *code = NULL;
+  bool from_stdin = false;
+  Interp *I = interp_new();
+  int i = 1, status = 0;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--version")) { printf("mls %s\n", MLS_VERSION); interp_free(I); return 0; }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); interp_free(I); return 0; }
+    if (!strcmp(a, "--builtins-md")) { builtins_md(); interp_free(I); return 0; }
+    if (!strcmp(a, "--run-tests")) { interp_free(I); return testrun_main(argc - i - 1, argv + i + 1); }
+    if (!strcmp(a, "-e")) {
+      if (++i >= argc) { interp_free(I); return usage_error("-e needs code", NULL); }
+      code = argv[i];
+      i++;
+      break;
+    }
+    if (!strcmp(a, "-")) { from_stdin = true; i++; break; }
+    if (!strcmp(a, "--seed") || !strcmp(a, "--threads") || !strcmp(a, "--device")) {
+      if (++i >= argc) { interp_free(I); return usage_error(a, "needs a value"); }
+      char *end;
+      if (!strcmp(a, "--device")) {
+        if (!strcmp(argv[i], "gpu")) {
+          fprintf(stderr, "mls: no CUDA device available\n");
+          interp_free(I);
+          return 2;
+        }
+        if (strcmp(argv[i], "cpu")) { interp_free(I); return usage_error("--device takes cpu or gpu, got", argv[i]); }
+        continue;
+      }
+      long long v = strtoll(argv[i], &end, 10);
+      if (*end || end == argv[i] || v < 0) { interp_free(I); return usage_error(a, "needs a non-negative whole number"); }
+      if (!strcmp(a, "--seed")) { I->seed = (uint64_t)v; I->seed_set = true; }
+      else { I->threads = (int)v; if (v > 0) be_default()->set_threads((int)v); }
+      continue;
+    }
+    if (!strcmp(a, "--staged") || !strcmp(a, "--explain") || !strcmp(a, "--nan-check")) {
+      fprintf(stderr, "mls: warning: %s is not implemented yet; running eagerly\n", a);
+      continue;
+    }
+    if (a[0] == '-' && a[1]) { interp_free(I); return usage_error("unknown option", a); }
+    script = a;
+    i++;
+    break;
+  }
+  /* -nvargs k=v ... and -args a b ... */
+  int nargs_pos = 0;
+  for (; i < argc; i++) {
+    if (!strcmp(argv[i], "-nvargs")) {
+      for (i++; i < argc && strcmp(argv[i], "-args"); i++) {
+        const char *eq = strchr(argv[i], '=');
+        if (!eq || eq == argv[i]) { interp_free(I); return usage_error("-nvargs takes name=value, got", argv[i]); }
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - argv[i]), argv[i]);
+        interp_set_param(I, name, eq + 1);
+      }
+      i--;
+    } else if (!strcmp(argv[i], "-args")) {
+      for (i++; i < argc && strcmp(argv[i], "-nvargs"); i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%d", ++nargs_pos);
+        interp_set_param(I, name, argv[i]);
+      }
+      i--;
+    } else {
+      interp_free(I);
+      return usage_error("unexpected argument (use -nvargs k=v or -args a b):", argv[i]);
+    }
+  }
+  Source *src = NULL;
+  if (code) {
+    src = source_new("-e", code, strlen(code));
+  } else if (script) {
+    src = source_from_file(script, NULL);
+    if (!src) {
+      fprintf(stderr, "mls: cannot open '%s'\n", script);
+      interp_free(I);
+      return 2;
+    }
+  } else if (from_stdin || !isatty(0)) {
+    src = source_from_file("/dev/stdin", "<stdin>");
+    if (!src) { fprintf(stderr, "mls: cannot read standard input\n"); interp_free(I); return 2; }
+  }
+  if (src) {
+    status = interp_run_source(I, src, false);
+    source_release(src);
+  } else {
+    status = repl_run(I);
+  }
+  fflush(stdout);
+  interp_free(I);
+  return status;
+}
+
+static void *thread_main(void *p) {
+  Job *j = p;
+  j->status = run_main(j->argc, j->argv);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  Job j = { argc, argv, 0 };
+  pthread_attr_t attr;
+  pthread_t th;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, (size_t)1 << 30);     /* 1 GiB, reserved lazily */
+  if (pthread_create(&th, &attr, thread_main, &j) != 0) {
+    j.status = run_main(argc, argv);                     /* fall back to the main stack */
+  } else {
+    pthread_join(th, NULL);
+  }
+  pthread_attr_destroy(&attr);
+  return j.status;
+}

@@ -1,0 +1,217 @@
+/*
+** ops.c — the op table's names and arities, and eager evaluation of every op: shape
+** inference with the errors of LANGUAGE.md §5–§6, result allocation, backend dispatch.
+*/
+#include <math.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "backend/scalar.h"
+#include "err.h"
+#include "interp/interp.h"
+#include "ops.h"
+#include "print.h"
+#include "tensor.h"
+
+const OpInfo op_info[OP_COUNT] = {
+#define OP(name, sym, arity, flags) { #name, sym, arity, flags },
+#include "ops.def"
+#undef OP
+};
+_Static_assert(sizeof op_info / sizeof op_info[0] == OP_COUNT, "ORDER OP: op_info follows ops.def");
+
+static bool is_numlike(Value v) { return v.t == VT_NUM || v.t == VT_BOOL; }
+static double numv(Value v) { return v.t == VT_NUM ? v.u.n : (double)v.u.b; }
+
+static void shape_str(Value v, char *buf, size_t n) {
+  if (v.t == VT_MAT) snprintf(buf, n, "%lldx%lld", (long long)tensor_rows(v.u.m), (long long)tensor_cols(v.u.m));
+  else if (is_numlike(v)) snprintf(buf, n, "1x1");
+  else snprintf(buf, n, "%s", val_type_name(v));
+}
+
+static l_noret bad_operand(Interp *I, OpKind op, Value v, Span sp) {
+  char d[64];
+  mls_throw(I, sp, "invalid operand for '%s': %s", op_info[op].sym, val_describe(v, d, sizeof d));
+}
+
+static void run_or_throw(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p, Span sp) {
+  if (out->st->be->run(op, out, in, p) != 0) {
+    const char *be = out->st->be->name;
+    tensor_free_ref(out);
+    mls_throw(I, sp, "the %s backend cannot run '%s'", be, op_info[op].name);
+  }
+}
+
+static int cmp_strings(OpKind op, const Str *a, const Str *b) {
+  int c = strcmp(a->s, b->s);
+  switch (op) {
+  case OP_EQ: return c == 0;
+  case OP_NE: return c != 0;
+  case OP_LT: return c < 0;
+  case OP_LE: return c <= 0;
+  case OP_GT: return c > 0;
+  case OP_GE: return c >= 0;
+  default: return -1;
+  }
+}
+
+Value op_concat(Interp *I, Value a, Value b, Span sp) {
+  TextBuf t;
+  tb_init(&t);
+  fmt_value_text(I, &t, a, sp);
+  fmt_value_text(I, &t, b, sp);
+  Value r = val_str(t.p, t.n);
+  tb_free(&t);
+  return r;
+}
+
+Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
+  if (op == OP_MATMUL) return op_matmul(I, a, b, sp);
+  if (op == OP_RANGE) return op_range(I, a, b, sp);
+  if (is_numlike(a) && is_numlike(b)) {
+    double r = sc_binary(op, numv(a), numv(b));
+    return (op_info[op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
+  }
+  if (a.t == VT_STR || b.t == VT_STR) {
+    if (op == OP_ADD) return op_concat(I, a, b, sp);
+    if (a.t == VT_STR && b.t == VT_STR) {
+      int c = cmp_strings(op, a.u.s, b.u.s);
+      if (c >= 0) return val_bool(c);
+    }
+    bad_operand(I, op, a.t == VT_STR ? (b.t == VT_STR ? a : b) : a, sp);
+  }
+  if (a.t != VT_MAT && !is_numlike(a)) bad_operand(I, op, a, sp);
+  if (b.t != VT_MAT && !is_numlike(b)) bad_operand(I, op, b, sp);
+
+  OpParams p;
+  memset(&p, 0, sizeof p);
+  Tensor *in[2] = { NULL, NULL };
+  int64_t r0 = 1, c0 = 1, r1 = 1, c1 = 1;
+  if (a.t == VT_MAT) { in[0] = a.u.m; r0 = tensor_rows(a.u.m); c0 = tensor_cols(a.u.m); }
+  else p.scalar[0] = numv(a);
+  if (b.t == VT_MAT) { in[1] = b.u.m; r1 = tensor_rows(b.u.m); c1 = tensor_cols(b.u.m); }
+  else p.scalar[1] = numv(b);
+  int64_t rows, cols;
+  if (r0 == r1 && c0 == c1) { rows = r0; cols = c0; p.bc[0] = p.bc[1] = BC_FULL; }
+  else if (r1 == 1 && c1 == 1) { rows = r0; cols = c0; p.bc[0] = BC_FULL; p.bc[1] = BC_SCALAR; }
+  else if (r0 == 1 && c0 == 1) { rows = r1; cols = c1; p.bc[0] = BC_SCALAR; p.bc[1] = BC_FULL; }
+  else if (r1 == 1 && c1 == c0) { rows = r0; cols = c0; p.bc[0] = BC_FULL; p.bc[1] = BC_ROW; }
+  else if (c1 == 1 && r1 == r0) { rows = r0; cols = c0; p.bc[0] = BC_FULL; p.bc[1] = BC_COL; }
+  else if (r0 == 1 && c0 == c1) { rows = r1; cols = c1; p.bc[0] = BC_ROW; p.bc[1] = BC_FULL; }
+  else if (c0 == 1 && r0 == r1) { rows = r1; cols = c1; p.bc[0] = BC_COL; p.bc[1] = BC_FULL; }
+  else {
+    char s0[48], s1[48];
+    shape_str(a, s0, sizeof s0);
+    shape_str(b, s1, sizeof s1);
+    mls_throw(I, sp, "non-conformable operands for '%s': %s and %s", op_info[op].sym, s0, s1);
+  }
+  Tensor *ca = in[0] ? tensor_contiguous(I, in[0]) : NULL;
+  if (ca) tmp_push(I, val_mat(ca));
+  Tensor *cb = in[1] ? tensor_contiguous(I, in[1]) : NULL;
+  if (cb) tmp_push(I, val_mat(cb));
+  Tensor *out = tensor_new(I, rows, cols);
+  Tensor *cin[2] = { ca, cb };
+  run_or_throw(I, op, out, cin, &p, sp);
+  if (cb) { tmp_pop(I, 1); tensor_free_ref(cb); }
+  if (ca) { tmp_pop(I, 1); tensor_free_ref(ca); }
+  return val_mat(out);
+}
+
+Value op_unary(Interp *I, OpKind op, Value a, Span sp) {
+  if (is_numlike(a)) {
+    double r = sc_unary(op, numv(a));
+    return op == OP_NOT ? val_bool(r != 0) : val_num(r);
+  }
+  if (a.t != VT_MAT) bad_operand(I, op, a, sp);
+  Tensor *ca = tensor_contiguous(I, a.u.m);
+  tmp_push(I, val_mat(ca));
+  Tensor *out = tensor_new(I, tensor_rows(ca), tensor_cols(ca));
+  Tensor *in[1] = { ca };
+  run_or_throw(I, op, out, in, NULL, sp);
+  tmp_pop(I, 1);
+  tensor_free_ref(ca);
+  return val_mat(out);
+}
+
+/* Borrowed view of a number as a 1x1 tensor, or the matrix itself, made contiguous (+1). */
+static Tensor *as_tensor(Interp *I, Value v, OpKind op, Span sp) {
+  if (v.t == VT_MAT) return tensor_contiguous(I, v.u.m);
+  if (!is_numlike(v)) bad_operand(I, op, v, sp);
+  Tensor *t = tensor_new(I, 1, 1);
+  tensor_data(t)[0] = numv(v);
+  return t;
+}
+
+Value op_matmul(Interp *I, Value a, Value b, Span sp) {
+  int64_t ra = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, ca = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
+  int64_t rb = b.t == VT_MAT ? tensor_rows(b.u.m) : 1, cb = b.t == VT_MAT ? tensor_cols(b.u.m) : 1;
+  if ((a.t != VT_MAT && !is_numlike(a))) bad_operand(I, OP_MATMUL, a, sp);
+  if ((b.t != VT_MAT && !is_numlike(b))) bad_operand(I, OP_MATMUL, b, sp);
+  if (ca != rb)
+    mls_throw(I, sp, "non-conformable arguments for '%%*%%': %lldx%lld and %lldx%lld",
+              (long long)ra, (long long)ca, (long long)rb, (long long)cb);
+  Tensor *A = as_tensor(I, a, OP_MATMUL, sp);
+  tmp_push(I, val_mat(A));
+  Tensor *B = as_tensor(I, b, OP_MATMUL, sp);
+  tmp_push(I, val_mat(B));
+  Tensor *C = tensor_new(I, ra, cb);
+  if (C->st->be->gemm(false, false, 1.0, A, B, 0.0, C) != 0) {
+    const char *be = C->st->be->name;
+    tensor_free_ref(C);
+    mls_throw(I, sp, "matrix product failed on the %s backend", be);
+  }
+  tmp_pop(I, 2);
+  tensor_free_ref(B);
+  tensor_free_ref(A);
+  return val_mat(C);
+}
+
+Value op_transpose(Interp *I, Value a, Span sp) {
+  if (is_numlike(a)) return val_num(numv(a));
+  if (a.t != VT_MAT) bad_operand(I, OP_TRANSPOSE, a, sp);
+  Tensor *ca = tensor_contiguous(I, a.u.m);
+  tmp_push(I, val_mat(ca));
+  Tensor *out = tensor_new(I, tensor_cols(ca), tensor_rows(ca));
+  Tensor *in[1] = { ca };
+  run_or_throw(I, OP_TRANSPOSE, out, in, NULL, sp);
+  tmp_pop(I, 1);
+  tensor_free_ref(ca);
+  return val_mat(out);
+}
+
+Value op_reduce(Interp *I, OpKind op, Value a, Span sp) {
+  if (is_numlike(a)) return op == OP_SUM ? val_num(numv(a)) : val_num(numv(a));
+  if (a.t != VT_MAT) bad_operand(I, op, a, sp);
+  Tensor *ca = tensor_contiguous(I, a.u.m);
+  tmp_push(I, val_mat(ca));
+  int64_t r = tensor_rows(ca), c = tensor_cols(ca);
+  Tensor *out = op == OP_SUM ? tensor_new(I, 1, 1) : op == OP_ROWSUMS ? tensor_new(I, r, 1) : tensor_new(I, 1, c);
+  Tensor *in[1] = { ca };
+  run_or_throw(I, op, out, in, NULL, sp);
+  tmp_pop(I, 1);
+  tensor_free_ref(ca);
+  if (op == OP_SUM) {
+    double s = tensor_data(out)[0];
+    tensor_free_ref(out);
+    return val_num(s);
+  }
+  return val_mat(out);
+}
+
+Value op_range(Interp *I, Value a, Value b, Span sp) {
+  double from, to;
+  if (a.t == VT_MAT && tensor_numel(a.u.m) == 1) from = tensor_data(a.u.m)[0];
+  else if (is_numlike(a)) from = numv(a);
+  else bad_operand(I, OP_RANGE, a, sp);
+  if (b.t == VT_MAT && tensor_numel(b.u.m) == 1) to = tensor_data(b.u.m)[0];
+  else if (is_numlike(b)) to = numv(b);
+  else bad_operand(I, OP_RANGE, b, sp);
+  if (!isfinite(from) || !isfinite(to)) mls_throw(I, sp, "the ends of ':' must be finite numbers");
+  double span = fabs(to - from);
+  if (span >= 1e15) mls_throw(I, sp, "the range of ':' is too long");
+  int64_t n = (int64_t)floor(span + 1e-10) + 1;
+  double step = to >= from ? 1.0 : -1.0;
+  Tensor *out = tensor_new(I, n, 1);
+  double *d = tensor_data(out);
+  for (int64_t i = 0; i < n; i++) d[i] = from + step * (double)i;
+  return val_mat(out);
+}

@@ -1,0 +1,232 @@
+/*
+** parse.c — the driver between lexer and Lemon (sqlite3RunParser model). The lexer's
+** tokens are gathered first, so the newline rules of LANGUAGE.md §2 can look ahead:
+** a newline is dropped inside ( ) and [ ], after an operator, ',' or 'else', after the
+** header of if/while/for/function, and before an 'else'. Lemon never sees a dropped one.
+*/
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "diag.h"
+#include "mem.h"
+#include "parse.h"
+#include "parser.h"
+#include "sym.h"
+
+void *mlsParserAlloc(void *(*mallocProc)(size_t));
+void mlsParserFree(void *p, void (*freeProc)(void *));
+void mlsParser(void *p, int major, Token minor, Parse *P);
+
+void parse_error_span(Parse *P, Span sp, const char *fmt, ...) {
+  if (P->nerr++) return;                      /* the first error wins */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(P->err, sizeof P->err, fmt, ap);
+  va_end(ap);
+  P->err_span = sp;
+}
+
+void parse_error_at(Parse *P, Token tok, const char *msg) {
+  Span sp = { tok.start, tok.end };
+  parse_error_span(P, sp, "%s", msg);
+}
+
+static void describe_token(Parse *P, int kind, Token tok, char *buf, size_t n) {
+  const char *text = P->chunk->src->text + tok.start;
+  uint32_t len = tok.end - tok.start;
+  if ((kind == TK_NAME || kind == TK_NUM) && len < 40)
+    snprintf(buf, n, "'%.*s'", (int)len, text);
+  else if (kind == TK_STR && len < 40)
+    snprintf(buf, n, "string %.*s", (int)len, text);
+  else
+    snprintf(buf, n, "%s", lex_token_name(kind));
+}
+
+void parse_syntax_error(Parse *P, int major, Token tok) {
+  char what[64];
+  if (major == 0) {
+    P->at_eof = true;
+    Span sp = { tok.start, tok.end };
+    parse_error_span(P, sp, "unexpected end of input");
+    return;
+  }
+  describe_token(P, major, tok, what, sizeof what);
+  Span sp = { tok.start, tok.end };
+  parse_error_span(P, sp, "unexpected %s", what);
+}
+
+/* Tokens after which a newline cannot end a statement. */
+static bool continues_line(int k) {
+  switch (k) {
+  case TK_NEWLINE: case TK_SEMI: case TK_LBRACE: case TK_COMMA: case TK_ELSE:
+  case TK_PLUS: case TK_MINUS: case TK_STAR: case TK_SLASH: case TK_CARET:
+  case TK_MATMUL: case TK_MOD: case TK_INTDIV: case TK_COLON:
+  case TK_EQ: case TK_NE: case TK_LT: case TK_LE: case TK_GT: case TK_GE:
+  case TK_AND: case TK_OR: case TK_ANDAND: case TK_OROR: case TK_NOT:
+  case TK_ASSIGN: case TK_LARROW: case TK_DOLLAR: case TK_COLONCOLON: case TK_AS: case TK_IN:
+    return true;
+  default:
+    return false;
+  }
+}
+
+typedef struct Open { int kind; int opener; uint32_t at; } Open;  /* opener: token before '(' */
+
+typedef struct TokVec { Token *t; uint32_t n, cap; } TokVec;
+
+static void tv_push(TokVec *v, Token t) {
+  if (v->n == v->cap) {
+    v->cap = v->cap ? v->cap * 2 : 256;
+    v->t = mem_realloc(v->t, v->cap * sizeof(Token));
+  }
+  v->t[v->n++] = t;
+}
+
+/* Index of the next token at or after i that is not a newline (or SEMI too, if semis). */
+static uint32_t next_sig(const TokVec *v, uint32_t i, bool semis) {
+  while (i < v->n && (v->t[i].kind == TK_NEWLINE || (semis && v->t[i].kind == TK_SEMI))) i++;
+  return i;
+}
+
+/* After the ')' of a function's parameters: is 'return (types) {' a DML result list? */
+static void mark_dml_returns(TokVec *v, uint32_t rp) {
+  uint32_t k = next_sig(v, rp + 1, false);
+  if (k + 1 >= v->n || v->t[k].kind != TK_RETURN || v->t[k + 1].kind != TK_LP) return;
+  int depth = 0;
+  for (uint32_t m = k + 1; m < v->n; m++) {
+    int kind = v->t[m].kind;
+    if (kind == TK_LP) depth++;
+    else if (kind == TK_RP && --depth == 0) {
+      uint32_t b = next_sig(v, m + 1, false);
+      if (b < v->n && v->t[b].kind == TK_LBRACE) v->t[k].kind = TK_RETURNS;
+      return;
+    }
+  }
+}
+
+static bool lex_all(Parse *P, TokVec *v) {
+  Lexer lx;
+  lex_init(&lx, P->chunk->src->text, P->chunk->src->len);
+  for (;;) {
+    Token t;
+    lex_next(&lx, &t);
+    if (t.kind == TK_ILLEGAL) {
+      const char *text = P->chunk->src->text;
+      unsigned char c = (unsigned char)text[t.start];
+      Span sp = { t.start, t.end };
+      if (strcmp(lx.err, "unexpected character") == 0 && isprint(c))
+        parse_error_span(P, sp, "unexpected character '%c'", c);
+      else if (strcmp(lx.err, "unterminated string") == 0)
+        sp.end = sp.start + 1, parse_error_span(P, sp, "%s", lx.err);
+      else
+        parse_error_span(P, sp, "%s", lx.err);
+      return false;
+    }
+    tv_push(v, t);
+    if (t.kind == TK_EOF) return true;
+  }
+}
+
+Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
+  Chunk *ch = mem_calloc(1, sizeof *ch);
+  ch->refcount = 1;
+  ch->src = src;
+  source_retain(src);
+  Parse P;
+  memset(&P, 0, sizeof P);
+  P.chunk = ch;
+  P.syms = syms;
+  P.whole.start = 0;
+  P.whole.end = src->len;
+  TokVec v = { NULL, 0, 0 };
+  Open *stack = NULL;
+  uint32_t depth = 0, cap = 0;
+  void *parser = mlsParserAlloc(malloc);
+
+  if (lex_all(&P, &v)) {
+    int prev = TK_NEWLINE;
+    bool header_pending = false;
+    Token last = { TK_NEWLINE, 0, 0 };
+    for (uint32_t i = 0; i < v.n && !P.nerr; i++) {
+      Token t = v.t[i];
+      int top = depth ? stack[depth - 1].kind : 0;
+      if (t.kind == TK_EOF) break;
+      if (t.kind == TK_NEWLINE) {
+        if (top == TK_LP || top == TK_LB || header_pending || continues_line(prev)) continue;
+        uint32_t j = next_sig(&v, i + 1, false);
+        if (v.t[j].kind == TK_ELSE) continue;
+      } else if (t.kind == TK_SEMI && top != TK_LB) {
+        uint32_t j = next_sig(&v, i + 1, true);
+        if (v.t[j].kind == TK_ELSE) continue;
+        if (prev == TK_SEMI || prev == TK_NEWLINE) { /* keep: empty statements are fine */ }
+      } else if (t.kind == TK_LP || t.kind == TK_LB || t.kind == TK_LBRACE) {
+        if (depth == cap) { cap = cap ? cap * 2 : 16; stack = mem_realloc(stack, cap * sizeof(Open)); }
+        stack[depth].kind = t.kind;
+        stack[depth].opener = prev;
+        stack[depth].at = t.start;
+        depth++;
+      } else if (t.kind == TK_RP || t.kind == TK_RB || t.kind == TK_RBRACE) {
+        int want = t.kind == TK_RP ? TK_LP : t.kind == TK_RB ? TK_LB : TK_LBRACE;
+        if (depth && stack[depth - 1].kind == want) {
+          int opener = stack[--depth].opener;
+          if (t.kind == TK_RP) {
+            if (opener == TK_FUNCTION) mark_dml_returns(&v, i);
+            if (opener == TK_IF || opener == TK_WHILE || opener == TK_FOR ||
+                opener == TK_FUNCTION || opener == TK_RETURNS) {
+              P.last = t;
+              mlsParser(parser, t.kind, t, &P);
+              prev = t.kind;
+              last = t;
+              header_pending = true;
+              continue;
+            }
+          }
+        }
+      } else if (t.kind == TK_NAME && prev == TK_RP && t.end - t.start == 2 &&
+                 memcmp(src->text + t.start, "as", 2) == 0 && v.t[i + 1].kind == TK_NAME) {
+        t.kind = TK_AS;
+      }
+      P.last = t;
+      mlsParser(parser, t.kind, t, &P);
+      prev = t.kind;
+      last = t;
+      header_pending = false;
+    }
+    if (!P.nerr) {
+      Token end = { 0, src->len, src->len };
+      if (!continues_line(prev) || prev == TK_SEMI) {
+        Token nl = { TK_NEWLINE, src->len, src->len };
+        mlsParser(parser, TK_NEWLINE, nl, &P);
+      }
+      if (!P.nerr) {
+        end.start = end.end = last.end;
+        mlsParser(parser, 0, end, &P);
+      }
+      if (P.nerr && P.at_eof && depth) {
+        uint32_t line, col;
+        diag_locate(src, stack[depth - 1].at, &line, &col);
+        size_t k = strlen(P.err);
+        snprintf(P.err + k, sizeof P.err - k, " ('%s' at line %u is not closed)",
+                 lex_token_name(stack[depth - 1].kind), line);
+      }
+    }
+  }
+  mlsParserFree(parser, free);
+  mem_free(v.t);
+  mem_free(stack);
+  if (P.nerr || !P.root) {
+    if (err) {
+      err->at_eof = P.at_eof;
+      err->span = P.err_span;
+      snprintf(err->msg, sizeof err->msg, "%s", P.nerr ? P.err : "empty program");
+    }
+    chunk_release(ch);
+    return NULL;
+  }
+  ch->root = P.root;
+  ch->top.chunk = ch;
+  ch->top.body = P.root;
+  return ch;
+}

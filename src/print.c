@@ -1,0 +1,232 @@
+/*
+** print.c — R's number formatting (formatReal): find the fewest significant digits (at most
+** `digits`) that show each value, then pick fixed notation unless scientific is narrower.
+*/
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "builtins.h"
+#include "interp/interp.h"
+#include "mem.h"
+#include "print.h"
+#include "tensor.h"
+
+void tb_init(TextBuf *t) { t->cap = 64; t->n = 0; t->p = mem_alloc(t->cap); t->p[0] = '\0'; }
+void tb_free(TextBuf *t) { mem_free(t->p); t->p = NULL; }
+
+void tb_putn(TextBuf *t, const char *s, size_t n) {
+  if (t->n + n + 1 > t->cap) {
+    while (t->n + n + 1 > t->cap) t->cap *= 2;
+    t->p = mem_realloc(t->p, t->cap);
+  }
+  memcpy(t->p + t->n, s, n);
+  t->n += n;
+  t->p[t->n] = '\0';
+}
+
+void tb_puts(TextBuf *t, const char *s) { tb_putn(t, s, strlen(s)); }
+
+void tb_printf(TextBuf *t, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (k < (int)sizeof buf) { tb_putn(t, buf, (size_t)k); return; }
+  char *big = mem_alloc((size_t)k + 1);
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)k + 1, fmt, ap);
+  va_end(ap);
+  tb_putn(t, big, (size_t)k);
+  mem_free(big);
+}
+
+/* Significant digits needed (<= digits) and decimal exponent of finite nonzero x. */
+static void sig_exp(double x, int digits, int *nsig, int *e10) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.*e", digits - 1, fabs(x));
+  char *e = strchr(buf, 'e');
+  *e10 = atoi(e + 1);
+  int n = digits;
+  const char *m = buf;                       /* "d.ddddd" */
+  while (n > 1 && m[n] == '0') n--;          /* m[0] is the lead digit, m[1] the point */
+  *nsig = n;
+}
+
+typedef struct NumFmt { bool sci; int rgt; int mant; int width; } NumFmt;
+
+/* Common format for a set of values (R's formatReal). */
+static NumFmt choose_fmt(const double *x, int64_t n, int64_t stride, int digits) {
+  int mxsl = 1, rgt = 0, mxns = 1, mxe = 0, neg = 0, minexp = 0, maxexp = 0;
+  bool any = false, naflag = false, inf = false, ninf = false;
+  for (int64_t i = 0; i < n; i++) {
+    double v = x[i * stride];
+    if (isnan(v)) { naflag = true; continue; }
+    if (isinf(v)) { if (v < 0) ninf = true; else inf = true; continue; }
+    int ns = 1, e = 0;
+    if (v != 0) sig_exp(v, digits, &ns, &e);
+    if (v < 0) neg = 1;
+    int sleft = (e >= 0 ? e + 1 : 1) + (v < 0);
+    int r = ns - e - 1;
+    if (r < 0) r = 0;
+    if (!any) { minexp = maxexp = e; }
+    if (e < minexp) minexp = e;
+    if (e > maxexp) maxexp = e;
+    if (sleft > mxsl) mxsl = sleft;
+    if (r > rgt) rgt = r;
+    if (ns > mxns) mxns = ns;
+    any = true;
+  }
+  (void)minexp;
+  mxe = (abs(maxexp) >= 100 || abs(minexp) >= 100) ? 3 : 2;
+  NumFmt f;
+  f.rgt = rgt > digits + 300 ? digits : rgt;
+  int wf = mxsl + (f.rgt ? f.rgt + 1 : 0);
+  int ws = neg + (mxns > 1 ? mxns + 1 : mxns) + 2 + mxe;
+  f.sci = any && wf > ws;
+  f.mant = mxns - 1;
+  f.width = any ? (f.sci ? ws : wf) : 0;
+  if (naflag && f.width < 3) f.width = 3;
+  if (inf && f.width < 3) f.width = 3;
+  if (ninf && f.width < 4) f.width = 4;
+  return f;
+}
+
+static int fmt_with(char *buf, size_t n, double x, const NumFmt *f) {
+  if (isnan(x)) return snprintf(buf, n, "NaN");
+  if (isinf(x)) return snprintf(buf, n, x < 0 ? "-Inf" : "Inf");
+  if (f->sci) {
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%.*e", f->mant, x);
+    char *e = strchr(tmp, 'e');                /* C gives e+05 / e-09 already, 2+ digits */
+    return snprintf(buf, n, "%s", tmp) + (int)(e ? 0 : 0);
+  }
+  int k = snprintf(buf, n, "%.*f", f->rgt, x);
+  if (strcmp(buf, "-0") == 0) return snprintf(buf, n, "0");
+  return k;
+}
+
+void fmt_num(char *buf, size_t n, double x, int digits) {
+  NumFmt f = choose_fmt(&x, 1, 1, digits);
+  fmt_with(buf, n, x, &f);
+}
+
+static void pad_left(TextBuf *t, const char *s, int width) {
+  int len = (int)strlen(s);
+  for (int i = len; i < width; i++) tb_putn(t, " ", 1);
+  tb_puts(t, s);
+}
+
+void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide) {
+  int64_t r = tensor_rows(m), c = tensor_cols(m);
+  if (r == 0 || c == 0) { tb_printf(t, "[%lld x %lld matrix]", (long long)r, (long long)c); return; }
+  bool cut_r = elide && r > 20, cut_c = elide && c > 10;
+  int64_t rshow[20], cshow[10];
+  int nr = 0, nc = 0;
+  for (int64_t i = 0; i < r && nr < 20; i++) {
+    if (cut_r && i == 10) i = r - 10;
+    rshow[nr++] = i;
+  }
+  for (int64_t j = 0; j < c && nc < 10; j++) {
+    if (cut_c && j == 5) j = c - 5;
+    cshow[nc++] = j;
+  }
+  int64_t ncols = elide ? nc : c;
+  NumFmt *fmts = mem_alloc((size_t)ncols * sizeof(NumFmt));
+  double *col = mem_alloc((size_t)r * sizeof(double));
+  for (int64_t k = 0; k < ncols; k++) {
+    int64_t j = elide ? cshow[k] : k;
+    int64_t cnt = 0;
+    for (int64_t q = 0; q < (elide ? nr : r); q++) col[cnt++] = tensor_get(m, elide ? rshow[q] : q, j);
+    fmts[k] = choose_fmt(col, cnt, 1, digits);
+  }
+  char buf[400];
+  int64_t nrows = elide ? nr : r;
+  for (int64_t q = 0; q < nrows; q++) {
+    int64_t i = elide ? rshow[q] : q;
+    if (cut_r && q == 10) tb_puts(t, "...\n");
+    for (int64_t k = 0; k < ncols; k++) {
+      int64_t j = elide ? cshow[k] : k;
+      if (k) tb_puts(t, " ");
+      if (cut_c && k == 5) tb_puts(t, "... ");
+      fmt_with(buf, sizeof buf, tensor_get(m, i, j), &fmts[k]);
+      pad_left(t, buf, fmts[k].width);
+    }
+    if (q + 1 < nrows) tb_puts(t, "\n");
+  }
+  if (cut_r || cut_c) tb_printf(t, "\n[%lld x %lld matrix]", (long long)r, (long long)c);
+  mem_free(col);
+  mem_free(fmts);
+}
+
+static void fmt_function(TextBuf *t, Value v) {
+  if (v.t == VT_BUILTIN) { tb_printf(t, "builtin %s", v.u.bi->sig); return; }
+  const FuncInfo *fi = v.u.f->fi;
+  const Source *s = v.u.f->chunk->src;
+  Span sp = fi->body ? span_join(fi->span, fi->body->span) : fi->span;
+  tb_putn(t, s->text + sp.start, sp.end - sp.start);
+}
+
+static void fmt_list(Interp *I, TextBuf *t, const List *l, int digits, bool quote, const char *prefix) {
+  if (l->n == 0) { tb_puts(t, "list()"); return; }
+  for (int i = 0; i < l->n; i++) {
+    TextBuf head;
+    tb_init(&head);
+    tb_puts(&head, prefix);
+    if (l->names && l->names[i]) tb_printf(&head, "$%s", l->names[i]->name);
+    else tb_printf(&head, "[[%d]]", i + 1);
+    if (i) tb_puts(t, "\n\n");
+    Value v = l->items[i];
+    if (v.t == VT_LIST && v.u.l->n > 0) {
+      fmt_list(I, t, v.u.l, digits, quote, head.p);
+    } else {
+      tb_puts(t, head.p);
+      tb_puts(t, "\n");
+      fmt_display(I, t, v, digits, quote);
+    }
+    tb_free(&head);
+  }
+}
+
+void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote) {
+  char buf[400];
+  switch (v.t) {
+  case VT_NULL: tb_puts(t, "NULL"); break;
+  case VT_NUM: fmt_num(buf, sizeof buf, v.u.n, digits); tb_puts(t, buf); break;
+  case VT_BOOL: tb_puts(t, v.u.b ? "TRUE" : "FALSE"); break;
+  case VT_STR:
+    if (!quote) { tb_putn(t, v.u.s->s, v.u.s->len); break; }
+    tb_putn(t, "\"", 1);
+    for (uint32_t i = 0; i < v.u.s->len; i++) {
+      char c = v.u.s->s[i];
+      if (c == '\n') tb_puts(t, "\\n");
+      else if (c == '\t') tb_puts(t, "\\t");
+      else if (c == '"') tb_puts(t, "\\\"");
+      else if (c == '\\') tb_puts(t, "\\\\");
+      else tb_putn(t, &c, 1);
+    }
+    tb_putn(t, "\"", 1);
+    break;
+  case VT_MAT: fmt_matrix(t, v.u.m, digits, true); break;
+  case VT_LIST: fmt_list(I, t, v.u.l, digits, quote, ""); break;
+  case VT_FUNC: case VT_BUILTIN: fmt_function(t, v); break;
+  default: tb_puts(t, "<unbound>"); break;
+  }
+}
+
+void fmt_value_text(Interp *I, TextBuf *t, Value v, Span sp) {
+  char buf[400];
+  switch (v.t) {
+  case VT_NUM: fmt_num(buf, sizeof buf, v.u.n, 15); tb_puts(t, buf); break;
+  case VT_STR: tb_putn(t, v.u.s->s, v.u.s->len); break;
+  case VT_MAT: fmt_matrix(t, v.u.m, 15, false); break;
+  case VT_LIST:
+    for (int i = 0; i < v.u.l->n; i++) {
+      if (i) tb_puts(t, ", ");
+      fmt_value_text(I, t, v.u.l->items[i], sp);
+    }
+    break;
+  default: fmt_display(I, t, v, 15, false); break;
+  }
+}

@@ -1,0 +1,28 @@
+/*
+** print.h — turning values into text as R does (LANGUAGE.md §15): 15 significant digits for
+** text ('+', paste, toString), 7 for display; matrices one row a line, columns right-aligned.
+*/
+#ifndef MLS_PRINT_H
+#define MLS_PRINT_H
+
+#include <stdio.h>
+#include "mls.h"
+#include "value.h"
+
+typedef struct TextBuf { char *p; size_t n, cap; } TextBuf;
+void tb_init(TextBuf *t);
+void tb_free(TextBuf *t);
+void tb_putn(TextBuf *t, const char *s, size_t n);
+void tb_puts(TextBuf *t, const char *s);
+void tb_printf(TextBuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* One number with up to `digits` significant digits, R's choice of fixed or scientific. */
+void fmt_num(char *buf, size_t n, double x, int digits);
+/* The text of a value for '+' and paste (numbers to 15 digits, matrices in full). */
+void fmt_value_text(Interp *I, TextBuf *t, Value v, Span sp);
+/* Display form (print, REPL echo), with the elision of large matrices. quote: strings in "". */
+void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote);
+/* A matrix's rows, each column formatted R-style with `digits`; elide: cut big matrices. */
+void fmt_matrix(TextBuf *t, const struct Tensor *m, int digits, bool elide);
+
+#endif

@@ -1,0 +1,13 @@
+/*
+** repl.h — the interactive loop (lua.c model): readline editing and history, multi-line
+** input driven by the parser's "unexpected end of input" flag, Ctrl-C as a flag.
+*/
+#ifndef MLS_REPL_H
+#define MLS_REPL_H
+
+#include "interp/interp.h"
+
+/* Runs the REPL on the terminal until Ctrl-D or quit(); returns the exit status. */
+int repl_run(Interp *I);
+
+#endif

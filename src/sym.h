@@ -1,0 +1,33 @@
+/*
+** sym.h — interned names. A Symbol is unique per spelling, so names compare by pointer.
+** A symbol also carries its global binding and builtin, so a global read is one load.
+*/
+#ifndef MLS_SYM_H
+#define MLS_SYM_H
+
+#include "mls.h"
+#include "value.h"
+
+struct Builtin;
+
+typedef struct Symbol {
+  struct Symbol *next;        /* hash chain */
+  uint32_t hash;
+  uint32_t len;
+  Value global;               /* the global binding; VT_UNBOUND when none */
+  const struct Builtin *bi;   /* the builtin of this name, if any */
+  char name[];                /* NUL-terminated */
+} Symbol;
+
+typedef struct SymTab {
+  Symbol **buckets;
+  uint32_t nbuckets, count;
+} SymTab;
+
+void sym_init(SymTab *t);
+/* Releases every global binding and frees the symbols. */
+void sym_free(SymTab *t);
+Symbol *sym_intern(SymTab *t, const char *s, size_t len);
+Symbol *sym_lookup(const SymTab *t, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+** tensor.c — allocation, views and copies of Tensors (Torch7 TH model). Data buffers come
+** from the backend; sizes are checked first so that a huge request is a clean runtime error.
+*/
+#include <string.h>
+#include <unistd.h>
+#include "backend/backend.h"
+#include "err.h"
+#include "interp/interp.h"
+#include "mem.h"
+#include "tensor.h"
+
+static uint64_t phys_bytes(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : (uint64_t)1 << 40;
+}
+
+l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols);
+l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) {
+  double gib = (double)rows * (double)cols * 8.0 / (1024.0 * 1024.0 * 1024.0);
+  mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld matrix (%.1f GiB)",
+            (long long)rows, (long long)cols, gib);
+}
+
+Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) {
+  if (rows < 0 || cols < 0)
+    mls_throw(I, I->call_span, "invalid matrix size %lldx%lld", (long long)rows, (long long)cols);
+  if ((rows && (uint64_t)cols > UINT64_MAX / 8 / (uint64_t)rows) ||
+      (uint64_t)rows * (uint64_t)cols * 8 > phys_bytes())
+    tensor_oom(I, rows, cols);
+  size_t nbytes = (size_t)rows * (size_t)cols * sizeof(double);
+  const Backend *be = be_default();
+  double *data = be->alloc(nbytes);
+  if (!data) tensor_oom(I, rows, cols);
+  Storage *st = mem_alloc(sizeof *st);
+  st->refcount = 1;
+  st->be = be;
+  st->data = data;
+  st->nbytes = nbytes;
+  mem_stats.data_allocs++;
+  mem_stats.data_bytes += nbytes;
+  if (mem_stats.data_bytes > mem_stats.data_peak) mem_stats.data_peak = mem_stats.data_bytes;
+  Tensor *t = mem_alloc(sizeof *t);
+  t->refcount = 1;
+  t->st = st;
+  t->offset = 0;
+  t->shape[0] = rows;
+  t->shape[1] = cols;
+  t->stride[0] = cols;
+  t->stride[1] = 1;
+  t->origin.start = t->origin.end = 0;
+  return t;
+}
+
+Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols) {
+  Tensor *t = tensor_new(I, rows, cols);
+  memset(tensor_data(t), 0, (size_t)(rows * cols) * sizeof(double));
+  return t;
+}
+
+Tensor *tensor_clone(Interp *I, const Tensor *t) {
+  int64_t r = tensor_rows(t), c = tensor_cols(t);
+  Tensor *o = tensor_new(I, r, c);
+  double *d = tensor_data(o);
+  if (tensor_is_contiguous(t)) {
+    memcpy(d, tensor_data(t), (size_t)(r * c) * sizeof(double));
+  } else {
+    for (int64_t i = 0; i < r; i++)
+      for (int64_t j = 0; j < c; j++) d[i * c + j] = tensor_get(t, i, j);
+  }
+  return o;
+}
+
+Tensor *tensor_contiguous(Interp *I, Tensor *t) {
+  if (tensor_is_contiguous(t)) { t->refcount++; return t; }
+  return tensor_clone(I, t);
+}
+
+void tensor_free(Tensor *t) {
+  Storage *st = t->st;
+  mem_free(t);
+  if (--st->refcount == 0) {
+    mem_stats.data_bytes -= st->nbytes;
+    st->be->free(st->data, st->nbytes);
+    mem_free(st);
+  }
+}

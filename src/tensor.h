@@ -1,0 +1,54 @@
+/*
+** tensor.h — Storage (bytes owned through a backend) and Tensor (a 2-D row-major view of a
+** storage with element strides), after Torch7's TH. A transposed or sliced view shares the
+** storage; tensor_contiguous() returns the tensor itself (retained) or a packed copy.
+** Every *_new/_clone/_contiguous returns a reference the caller owns (+1).
+*/
+#ifndef MLS_TENSOR_H
+#define MLS_TENSOR_H
+
+#include "mls.h"
+
+#define MLS_MAX_DIMS 2
+
+struct Backend;
+
+typedef struct Storage {
+  int32_t refcount;
+  const struct Backend *be;
+  double *data;
+  size_t nbytes;
+} Storage;
+
+typedef struct Tensor {
+  int32_t refcount;
+  Storage *st;
+  size_t offset;                  /* in elements */
+  int64_t shape[MLS_MAX_DIMS];    /* rows, cols */
+  int64_t stride[MLS_MAX_DIMS];   /* in elements */
+  Span origin;
+} Tensor;
+
+/* Allocates rows x cols on the CPU backend, uninitialized; throws "out of memory allocating
+** a RxC matrix (N GiB)" when too large. */
+Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols);
+Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols);
+Tensor *tensor_clone(Interp *I, const Tensor *t);
+Tensor *tensor_contiguous(Interp *I, Tensor *t);
+void tensor_free(Tensor *t);     /* the refcount reached zero */
+static inline void tensor_free_ref(Tensor *t) { if (--t->refcount == 0) tensor_free(t); }
+
+static inline int64_t tensor_rows(const Tensor *t) { return t->shape[0]; }
+static inline int64_t tensor_cols(const Tensor *t) { return t->shape[1]; }
+static inline int64_t tensor_numel(const Tensor *t) { return t->shape[0] * t->shape[1]; }
+static inline bool tensor_is_contiguous(const Tensor *t) {
+  return t->stride[1] == 1 && (t->stride[0] == t->shape[1] || t->shape[0] <= 1);
+}
+static inline double *tensor_data(const Tensor *t) { return t->st->data + t->offset; }
+static inline double tensor_get(const Tensor *t, int64_t i, int64_t j) {
+  return t->st->data[t->offset + i * t->stride[0] + j * t->stride[1]];
+}
+/* True when the caller holds the only reference to tensor and storage (mutate in place). */
+static inline bool tensor_is_unique(const Tensor *t) { return t->refcount == 1 && t->st->refcount == 1; }
+
+#endif

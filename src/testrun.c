@@ -1,0 +1,174 @@
+/*
+** testrun.c — golden-file cases, run through the real command line. A file holds cases:
+**
+**   === name                     starts a case; the program follows
+**   --- args: -nvargs n=5        (optional) words after the script name
+**   --- stdout                   expected standard output, exactly
+**   --- stderr                   expected standard error, exactly (default: empty)
+**   --- exit: 1                  expected exit status (default 0)
+**
+** Each case is written to t.mls in a fresh temporary directory and run there as
+** `mls t.mls ARGS` in a child process, so messages read "t.mls:LINE:COL".
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "mem.h"
+#include "print.h"
+#include "testrun.h"
+
+typedef struct Case {
+  char name[200];
+  int line;
+  TextBuf prog, out, err;
+  char args[512];
+  int exit_code;
+  bool has_err;
+} Case;
+
+static char *read_file(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = mem_alloc((size_t)len + 1);
+  *n = fread(buf, 1, (size_t)len, f);
+  buf[*n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static bool write_file(const char *path, const char *s, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  bool ok = fwrite(s, 1, n, f) == n;
+  return (fclose(f) == 0) && ok;
+}
+
+/* Runs the case in dir; fills got_out/got_err; returns the exit status (or -signal). */
+static int run_case(const char *exe, const char *dir, const Case *c, char **got_out, char **got_err) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/t.mls", dir);
+  write_file(path, c->prog.p, c->prog.n);
+  char outp[PATH_MAX], errp[PATH_MAX];
+  snprintf(outp, sizeof outp, "%s/stdout", dir);
+  snprintf(errp, sizeof errp, "%s/stderr", dir);
+  char *argv[64];
+  int argc = 0;
+  char argbuf[512];
+  snprintf(argbuf, sizeof argbuf, "%s", c->args);
+  argv[argc++] = (char *)exe;
+  argv[argc++] = "t.mls";
+  for (char *tok = strtok(argbuf, " "); tok && argc < 62; tok = strtok(NULL, " ")) argv[argc++] = tok;
+  argv[argc] = NULL;
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir) != 0) _exit(127);
+    int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int in = open("/dev/null", O_RDONLY);
+    dup2(in, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    execv(exe, argv);
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  size_t n;
+  *got_out = read_file(outp, &n);
+  *got_err = read_file(errp, &n);
+  if (!*got_out) *got_out = mem_strdup("");
+  if (!*got_err) *got_err = mem_strdup("");
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+}
+
+static void case_init(Case *c) {
+  memset(c, 0, sizeof *c);
+  tb_init(&c->prog);
+  tb_init(&c->out);
+  tb_init(&c->err);
+}
+
+/* Blank lines before the next "===" only separate cases: drop them from a section. */
+static void trim_blank_tail(TextBuf *t) {
+  while (t->n >= 2 && t->p[t->n - 1] == '\n' && t->p[t->n - 2] == '\n') t->p[--t->n] = '\0';
+}
+
+static void case_free(Case *c) { tb_free(&c->prog); tb_free(&c->out); tb_free(&c->err); }
+
+int testrun_main(int nfiles, char **files) {
+  char exe[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (k <= 0) { fprintf(stderr, "mls: cannot find its own executable\n"); return 2; }
+  exe[k] = '\0';
+  char dir[] = "/tmp/mls-tests-XXXXXX";
+  if (!mkdtemp(dir)) { perror("mls: mkdtemp"); return 2; }
+  int pass = 0, fail = 0;
+  for (int fi = 0; fi < nfiles; fi++) {
+    size_t n;
+    char *text = read_file(files[fi], &n);
+    if (!text) { fprintf(stderr, "mls: cannot read %s\n", files[fi]); fail++; continue; }
+    Case c;
+    bool in_case = false;
+    TextBuf *sec = NULL;
+    int lineno = 0;
+    char *p = text;
+    for (;;) {
+      char *eol = strchr(p, '\n');
+      bool last = !eol;
+      size_t len = eol ? (size_t)(eol - p) : strlen(p);
+      lineno++;
+      bool header = len >= 4 && strncmp(p, "=== ", 4) == 0;
+      if ((header || (last && len == 0)) && in_case) {
+        char *got_out, *got_err;
+        trim_blank_tail(&c.prog);
+        trim_blank_tail(&c.out);
+        trim_blank_tail(&c.err);
+        int st = run_case(exe, dir, &c, &got_out, &got_err);
+        bool ok = st == c.exit_code && strcmp(got_out, c.out.p) == 0 && strcmp(got_err, c.err.p) == 0;
+        if (ok) pass++;
+        else {
+          fail++;
+          printf("FAIL %s:%d: %s\n", files[fi], c.line, c.name);
+          if (st != c.exit_code) printf("  exit %d, want %d\n", st, c.exit_code);
+          if (strcmp(got_out, c.out.p)) printf("  stdout:\n%s  want:\n%s", got_out, c.out.p);
+          if (strcmp(got_err, c.err.p)) printf("  stderr:\n%s  want:\n%s", got_err, c.err.p);
+        }
+        mem_free(got_out);
+        mem_free(got_err);
+        case_free(&c);
+        in_case = false;
+      }
+      if (header) {
+        case_init(&c);
+        snprintf(c.name, sizeof c.name, "%.*s", (int)(len - 4), p + 4);
+        c.line = lineno;
+        in_case = true;
+        sec = &c.prog;
+      } else if (in_case && len >= 4 && strncmp(p, "--- ", 4) == 0) {
+        if (!strncmp(p + 4, "stdout", 6)) sec = &c.out;
+        else if (!strncmp(p + 4, "stderr", 6)) sec = &c.err;
+        else if (!strncmp(p + 4, "exit:", 5)) { c.exit_code = atoi(p + 9); sec = NULL; }
+        else if (!strncmp(p + 4, "args:", 5)) { snprintf(c.args, sizeof c.args, "%.*s", (int)(len - 9), p + 9); sec = NULL; }
+      } else if (in_case && sec && !(last && len == 0)) {
+        tb_putn(sec, p, len);
+        tb_puts(sec, "\n");
+      }
+      if (last) break;
+      p = eol + 1;
+    }
+    mem_free(text);
+  }
+  char cmd[PATH_MAX + 16];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "mls: could not remove %s\n", dir);
+  printf("%d passed, %d failed\n", pass, fail);
+  return fail ? 1 : 0;
+}

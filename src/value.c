@@ -1,0 +1,105 @@
+/*
+** value.c — strings, lists and the release of heap values.
+*/
+#include <stdio.h>
+#include <string.h>
+#include "interp/interp.h"
+#include "mem.h"
+#include "tensor.h"
+#include "value.h"
+
+void val_free_heap(Value v) {
+  switch (v.t) {
+  case VT_STR: mem_free(v.u.s); break;
+  case VT_MAT: tensor_free(v.u.m); break;
+  case VT_LIST: {
+    List *l = v.u.l;
+    for (int i = 0; i < l->n; i++) val_release(l->items[i]);
+    mem_free(l->items);
+    mem_free(l->names);
+    mem_free(l);
+    break;
+  }
+  case VT_FUNC: closure_free(v.u.f); break;
+  default: MLS_ASSERT(0);
+  }
+}
+
+Value val_str(const char *s, size_t len) {
+  Str *p = mem_alloc(sizeof(Str) + len + 1);
+  p->refcount = 1;
+  p->len = (uint32_t)len;
+  memcpy(p->s, s, len);
+  p->s[len] = '\0';
+  Value v;
+  v.t = VT_STR;
+  v.u.s = p;
+  return v;
+}
+
+Value val_cstr(const char *s) { return val_str(s, strlen(s)); }
+
+Value val_mat(struct Tensor *m) { Value v; v.t = VT_MAT; v.u.m = m; return v; }
+Value val_list(List *l) { Value v; v.t = VT_LIST; v.u.l = l; return v; }
+
+List *list_new(int cap) {
+  List *l = mem_calloc(1, sizeof *l);
+  l->refcount = 1;
+  l->cap = cap > 0 ? cap : 4;
+  l->items = mem_alloc((size_t)l->cap * sizeof(Value));
+  return l;
+}
+
+void list_push(List *l, Value v, struct Symbol *name) {
+  if (l->n == l->cap) {
+    l->cap *= 2;
+    l->items = mem_realloc(l->items, (size_t)l->cap * sizeof(Value));
+    if (l->names) l->names = mem_realloc(l->names, (size_t)l->cap * sizeof(Symbol *));
+  }
+  if (name && !l->names) l->names = mem_calloc((size_t)l->cap, sizeof(Symbol *));
+  l->items[l->n] = v;
+  if (l->names) l->names[l->n] = name;
+  l->n++;
+}
+
+int list_find(const List *l, const struct Symbol *name) {
+  if (!l->names) return -1;
+  for (int i = 0; i < l->n; i++)
+    if (l->names[i] == name) return i;
+  return -1;
+}
+
+List *list_copy(const List *l) {
+  List *c = list_new(l->n);
+  for (int i = 0; i < l->n; i++) {
+    val_retain(l->items[i]);
+    list_push(c, l->items[i], l->names ? l->names[i] : NULL);
+  }
+  c->multi = l->multi;
+  return c;
+}
+
+const char *val_type_name(Value v) {
+  switch (v.t) {
+  case VT_NULL: return "NULL";
+  case VT_NUM: return "number";
+  case VT_BOOL: return "boolean";
+  case VT_STR: return "string";
+  case VT_MAT: return "matrix";
+  case VT_LIST: return "list";
+  case VT_FUNC: case VT_BUILTIN: return "function";
+  default: return "nothing";
+  }
+}
+
+const char *val_describe(Value v, char *buf, size_t n) {
+  if (v.t == VT_MAT)
+    snprintf(buf, n, "a %lldx%lld matrix", (long long)tensor_rows(v.u.m), (long long)tensor_cols(v.u.m));
+  else if (v.t == VT_LIST)
+    snprintf(buf, n, "a list of %d", v.u.l->n);
+  else if (v.t == VT_NULL)
+    snprintf(buf, n, "NULL");
+  else
+    snprintf(buf, n, "a %s", val_type_name(v));
+  return buf;
+}

@@ -1,0 +1,80 @@
+/*
+** value.h — the tagged Value (LANGUAGE.md §3) and its refcounted heap objects.
+** Numbers and booleans are unboxed; strings, matrices, lists and closures are refcounted and
+** shared on assignment (copy-on-write: mutate only when the count is 1).
+** Ownership: functions named *_new or returning Value give the caller a reference (+1);
+** arguments are borrowed unless the name says "take".
+*/
+#ifndef MLS_VALUE_H
+#define MLS_VALUE_H
+
+#include "mls.h"
+
+typedef enum ValueType {
+  VT_UNBOUND = 0,   /* internal: an empty slot or a missing argument; never a user value */
+  VT_NULL,          /* NULL: what print() and assignments return */
+  VT_NUM,
+  VT_BOOL,
+  VT_STR,           /* first refcounted type: keep the heap types last */
+  VT_MAT,
+  VT_LIST,
+  VT_FUNC,
+  VT_BUILTIN        /* a row of the builtin table; not refcounted */
+} ValueType;
+
+typedef struct Str { int32_t refcount; uint32_t len; char s[]; } Str;
+struct Tensor;
+struct List;
+struct Closure;
+struct Builtin;
+
+typedef struct Value {
+  uint8_t t;        /* ValueType */
+  union {
+    double n;
+    bool b;
+    Str *s;
+    struct Tensor *m;
+    struct List *l;
+    struct Closure *f;
+    const struct Builtin *bi;
+    int32_t *rc;    /* the refcount every heap object starts with */
+  } u;
+} Value;
+
+typedef struct List {
+  int32_t refcount;
+  bool multi;               /* the results of a multi-return call: [a, b] = f() unpacks */
+  int32_t n, cap;
+  Value *items;
+  struct Symbol **names;    /* NULL, or one per item (NULL = unnamed) */
+} List;
+
+static inline Value val_unbound(void) { Value v; v.t = VT_UNBOUND; v.u.n = 0; return v; }
+static inline Value val_null(void) { Value v; v.t = VT_NULL; v.u.n = 0; return v; }
+static inline Value val_num(double x) { Value v; v.t = VT_NUM; v.u.n = x; return v; }
+static inline Value val_bool(bool b) { Value v; v.t = VT_BOOL; v.u.n = 0; v.u.b = b; return v; }
+static inline bool val_is_heap(Value v) { return v.t >= VT_STR && v.t <= VT_FUNC; }
+
+static inline void val_retain(Value v) { if (val_is_heap(v)) (*v.u.rc)++; }
+void val_free_heap(Value v);
+static inline void val_release(Value v) {
+  if (val_is_heap(v) && --(*v.u.rc) == 0) val_free_heap(v);
+}
+
+Value val_str(const char *s, size_t len);
+Value val_cstr(const char *s);
+Value val_mat(struct Tensor *m);       /* takes the reference */
+Value val_list(List *l);               /* takes the reference */
+
+List *list_new(int cap);
+/* Appends, taking the reference to v; name may be NULL. */
+void list_push(List *l, Value v, struct Symbol *name);
+int list_find(const List *l, const struct Symbol *name);   /* -1 when absent */
+List *list_copy(const List *l);        /* shallow: retains the items */
+
+/* "number", "boolean", "string", "3x4 matrix", "list", "function" for messages. */
+const char *val_describe(Value v, char *buf, size_t n);
+const char *val_type_name(Value v);
+
+#endif
