@@ -12,8 +12,8 @@
 # Environment knobs (all optional):
 #   BENCH_ONLY=scalar,matmul,small,startup  which benchmarks to run (default: all)
 #   BENCH_RUNS=5        process repetitions for the scalar loop
-#   BENCH_ROUNDS=N      processes per program and matmul size (default 6/3/2 for
-#                       n <= 256 / <= 1024 / larger), run interleaved
+#   BENCH_ROUNDS=N      processes per program and matmul size (default 6 for
+#                       n <= 256, else 3), run interleaved
 #   BENCH_SIZES="256 1024 2048"             matrix sizes for the matmul benchmark
 #   BENCH_TIMEOUT=300   seconds before one program run is killed
 #   PYTHON=/usr/bin/python3, RSCRIPT=Rscript, LUA=lua5.4, CC=gcc, HYPERFINE=hyperfine
@@ -172,6 +172,11 @@ echo "  mls     : $MLS$( (( MLS_OK )) || echo '  (NOT FOUND)')"
 echo "  R       : $( (( R_OK )) && "$RSCRIPT" --version 2>&1 | head -n 1 | sed 's/^.*version /R /' || echo 'not installed')"
 echo "  python  : $( (( PY_OK )) && "$PYTHON" --version 2>&1 || echo 'not installed')$( (( NP_OK )) && echo ", numpy $("$PYTHON" -c 'import numpy; print(numpy.__version__)')")"
 echo "  OpenBLAS threads: ${OPENBLAS_NUM_THREADS:-default (one per core)}"
+LOAD1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+echo "  load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
+if ge "$LOAD1" 0.5; then
+    echo "  WARNING: the machine is busy (load $LOAD1); figures, the BLAS ones most, will be noisy"
+fi
 echo "  every figure is the best of several repetitions; raw output in bench/out/"
 
 # ---------------------------------------------------------------- (a) scalar loop
@@ -184,7 +189,7 @@ measure_loop() {
     local tag=$1; shift
     local file=$OUT/$tag.out r res
     : >"$file"
-    M_LOOP= M_WALL= M_MSG=
+    M_LOOP='' M_WALL='' M_MSG=''
     for (( r = 1; r <= RUNS; r++ )); do
         echo "--- run $r: $*" >>"$file"
         run_once "$file" "$@"
@@ -299,8 +304,7 @@ reps_for() {  # reps_for N: products timed inside one process for size N
 rounds_for() {
     if [[ -n $ROUNDS ]]; then echo "$ROUNDS"
     elif (( $1 <= 256 )); then echo 6
-    elif (( $1 <= 1024 )); then echo 3
-    else echo 2
+    else echo 3
     fi
 }
 
@@ -411,7 +415,7 @@ measure_small() {
     local tag=$1; shift
     local file=$OUT/$tag.out
     : >"$file"
-    M_BASE= M_OP= M_PER= M_MSG=
+    M_BASE='' M_OP='' M_PER='' M_MSG=''
     echo "--- $*" >>"$file"
     run_once "$file" "$@"
     if (( RC != 0 )); then M_MSG=$(describe_failure "$file"); return 1; fi
@@ -474,7 +478,8 @@ bench_small() {
     elif [[ -z $R_PER ]]; then
         goal "$text" "n/a (no R figure)"
     else
-        local cmp="$(fmt_ns "$MLS_PER") vs $(fmt_ns "$R_PER")"
+        local cmp
+        cmp="$(fmt_ns "$MLS_PER") vs $(fmt_ns "$R_PER")"
         if ge "$R_PER" "$MLS_PER"; then goal "$text" "PASS ($cmp)"; else goal "$text" "MISS ($cmp)"; fi
     fi
 }
@@ -531,7 +536,7 @@ bench_startup() {
         skips+=("$(printf '  %-28s %s' "python3 -c 1" "$PY_SKIP")")
     fi
 
-    local MLS_MIN= i
+    local MLS_MIN='' i
     if (( ${#cmds[@]} > 0 )); then
         if have "$HYPERFINE"; then
             local args=()

@@ -73,6 +73,7 @@ void lex_next(Lexer *lx, Token *t) {
     "*"    { lx->cur = YYCURSOR; RET(TK_STAR); }
     "/"    { lx->cur = YYCURSOR; RET(TK_SLASH); }
     "^"    { lx->cur = YYCURSOR; RET(TK_CARET); }
+    "**"   { lx->cur = YYCURSOR; RET(TK_CARET); }   /* R accepts ** for ^ */
     "::"   { lx->cur = YYCURSOR; RET(TK_COLONCOLON); }
     ":"    { lx->cur = YYCURSOR; RET(TK_COLON); }
     "=="   { lx->cur = YYCURSOR; RET(TK_EQ); }

@@ -59,6 +59,17 @@ static AstNode *node(Parse *P, int kind, Span sp, uint32_t nkids) {
   return n;
 }
 
+/* Sets n's height from its kids; reports trees too tall to evaluate safely. */
+static AstNode *tall(Parse *P, AstNode *n) {
+  uint32_t h = 0;
+  for (uint32_t i = 0; i < n->nkids; i++)
+    if (n->kids[i] && n->kids[i]->height > h) h = n->kids[i]->height;
+  if (n->kind == AST_FUNCTION && n->u.fn->body && n->u.fn->body->height > h) h = n->u.fn->body->height;
+  n->height = h + 1;
+  if (n->height > AST_MAX_HEIGHT) parse_error_span(P, n->span, "expression nested too deeply");
+  return n;
+}
+
 static Span tspan(Token t) { Span s = { t.start, t.end }; return s; }
 Span ast_span2(Token a, Token b) { Span s = { a.start, b.end }; return s; }
 static const char *ttext(Parse *P, Token t) { return P->chunk->src->text + t.start; }
@@ -85,7 +96,7 @@ AstNode *ast_block(Parse *P, NodeList *stmts, Span sp) {
   k = 0;
   for (uint32_t i = 0; i < stmts->n; i++)
     if (stmts->items[i]) n->kids[k++] = stmts->items[i];
-  return n;
+  return tall(P, n);
 }
 
 static bool is_lvalue(const AstNode *n) {
@@ -107,7 +118,7 @@ AstNode *ast_assign(Parse *P, AstNode *lhs, AstNode *rhs) {
       n->kids[i] = row->kids[i];
     }
     n->kids[row->nkids] = rhs;
-    return n;
+    return tall(P, n);
   }
   if (!is_lvalue(lhs)) parse_error_span(P, lhs->span, "invalid assignment target");
   if (rhs->kind == AST_FUNCTION && lhs->kind == AST_NAME && !rhs->u.fn->name)
@@ -115,7 +126,7 @@ AstNode *ast_assign(Parse *P, AstNode *lhs, AstNode *rhs) {
   AstNode *n = node(P, AST_ASSIGN, sp, 2);
   n->kids[0] = lhs;
   n->kids[1] = rhs;
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_if(Parse *P, Token t, AstNode *c, AstNode *then, AstNode *els) {
@@ -123,14 +134,14 @@ AstNode *ast_if(Parse *P, Token t, AstNode *c, AstNode *then, AstNode *els) {
   n->kids[0] = c;
   n->kids[1] = then;
   if (els) n->kids[2] = els;
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_while(Parse *P, Token t, AstNode *c, AstNode *body) {
   AstNode *n = node(P, AST_WHILE, span_join(tspan(t), body->span), 2);
   n->kids[0] = c;
   n->kids[1] = body;
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_for(Parse *P, Token t, Token var, AstNode *iter, AstNode *body) {
@@ -138,7 +149,7 @@ AstNode *ast_for(Parse *P, Token t, Token var, AstNode *iter, AstNode *body) {
   n->kids[0] = ast_name(P, var);
   n->kids[1] = iter;
   n->kids[2] = body;
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_leaf(Parse *P, int kind, Token t) { return node(P, kind, tspan(t), 0); }
@@ -150,13 +161,13 @@ AstNode *ast_source_as(Parse *P, AstNode *call, Token name) {
   AstNode *n = node(P, AST_SOURCE_AS, span_join(call->span, tspan(name)), 1);
   n->kids[0] = call;
   n->u.sym = tsym(P, name);
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_num(Parse *P, Token t) {
   AstNode *n = node(P, AST_NUM, tspan(t), 0);
   n->u.num = strtod(ttext(P, t), NULL);
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_str(Parse *P, Token t) {
@@ -181,38 +192,38 @@ AstNode *ast_str(Parse *P, Token t) {
   d[k] = '\0';
   n->u.str.s = d;
   n->u.str.len = k;
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_bool(Parse *P, Token t, bool b) {
   AstNode *n = node(P, AST_BOOL, tspan(t), 0);
   n->u.num = b;
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_const(Parse *P, Token t, double x) {
   AstNode *n = node(P, AST_NUM, tspan(t), 0);
   n->u.num = x;
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_name(Parse *P, Token t) {
   AstNode *n = node(P, AST_NAME, tspan(t), 0);
   n->u.sym = tsym(P, t);
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_param(Parse *P, Token dollar, Token t) {
   AstNode *n = node(P, AST_CLPARAM, ast_span2(dollar, t), 0);
   n->u.sym = tsym(P, t);
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_nsref(Parse *P, Token ns, Token name) {
   AstNode *n = node(P, AST_NSREF, ast_span2(ns, name), 0);
   n->u.sym = tsym(P, ns);
   n->sym2 = tsym(P, name);
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_paren(Parse *P, AstNode *e, Token l, Token r) {
@@ -225,13 +236,13 @@ AstNode *ast_paren(Parse *P, AstNode *e, Token l, Token r) {
 AstNode *ast_row(Parse *P, NodeList *elems) {
   AstNode *n = node(P, AST_ROW, span_join(elems->items[0]->span, elems->items[elems->n - 1]->span), elems->n);
   memcpy(n->kids, elems->items, elems->n * sizeof(AstNode *));
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_matrix(Parse *P, NodeList *rows, Span sp) {
   AstNode *n = node(P, AST_MATRIX, sp, rows ? rows->n : 0);
   if (rows) memcpy(n->kids, rows->items, rows->n * sizeof(AstNode *));
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_call(Parse *P, AstNode *fn, NodeList *args, Token rp) {
@@ -244,27 +255,27 @@ AstNode *ast_call(Parse *P, AstNode *fn, NodeList *args, Token rp) {
         parse_error_span(P, a->span, "argument '%s' given twice", a->u.sym->name);
     n->kids[i + 1] = a;
   }
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_index(Parse *P, AstNode *x, NodeList *ix, Token rb) {
   AstNode *n = node(P, AST_INDEX, span_join(x->span, tspan(rb)), ix->n + 1);
   n->kids[0] = x;
   for (uint32_t i = 0; i < ix->n; i++) n->kids[i + 1] = ix->items[i];   /* NULL = empty */
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_member(Parse *P, AstNode *x, Token name) {
   AstNode *n = node(P, AST_MEMBER, span_join(x->span, tspan(name)), 1);
   n->kids[0] = x;
   n->u.sym = tsym(P, name);
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_return(Parse *P, Token t, AstNode *e, Token rp) {
   AstNode *n = node(P, AST_RETURN, ast_span2(t, rp), e ? 1 : 0);
   if (e) n->kids[0] = e;
-  return n;
+  return tall(P, n);
 }
 
 static void fill_params(Parse *P, NodeList *l, Param **out, int *count) {
@@ -299,7 +310,7 @@ AstNode *ast_function(Parse *P, Token t, NodeList *params, NodeList *rets, AstNo
   f->chunk = P->chunk;
   f->span = tspan(t);
   n->u.fn = f;
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_binary(Parse *P, int kind, int op, AstNode *l, AstNode *r) {
@@ -307,7 +318,7 @@ AstNode *ast_binary(Parse *P, int kind, int op, AstNode *l, AstNode *r) {
   n->op = (uint8_t)op;
   n->kids[0] = l;
   n->kids[1] = r;
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_unary(Parse *P, Token t, int op, AstNode *e) {
@@ -315,7 +326,7 @@ AstNode *ast_unary(Parse *P, Token t, int op, AstNode *e) {
   AstNode *n = node(P, AST_UNARY, span_join(tspan(t), e->span), 1);
   n->op = (uint8_t)op;
   n->kids[0] = e;
-  return n;
+  return tall(P, n);
 }
 
 AstNode *ast_named_arg(Parse *P, Token name, AstNode *e) {
@@ -325,7 +336,7 @@ AstNode *ast_named_arg(Parse *P, Token name, AstNode *e) {
   else
     n->u.sym = tsym(P, name);
   n->kids[0] = e;
-  return n;
+  return tall(P, n);
 }
 
 static const struct { const char *name; uint8_t type; } type_names[] = {
@@ -351,7 +362,7 @@ AstNode *ast_param_def(Parse *P, const Token *type, Token name, AstNode *dflt) {
       n->op = TY_ANY;
     }
   }
-  return n;
+  return tall(P, n);
 }
 
 /* ---- names and dumps ---- */

@@ -21,7 +21,11 @@ typedef enum AstKind {      /* grep ORDER AST: ast_kind_name() follows this orde
   AST_KIND_COUNT
 } AstKind;
 
-enum { AST_F_PAREN = 1 };   /* written in parentheses */
+enum { AST_F_PAREN = 1 };
+
+/* Trees taller than this are rejected when parsing ("nested too deeply"), so evaluating
+** one can never exhaust the C stack (the interpreter thread has 1 GiB). */
+#define AST_MAX_HEIGHT 100000   /* written in parentheses */
 
 /* Declared types of DML-style parameters and results (LANGUAGE.md §9). */
 typedef enum TypeKind { TY_ANY, TY_MATRIX, TY_DOUBLE, TY_INT, TY_BOOL, TY_STRING, TY_LIST, TY_FUNC } TypeKind;
@@ -48,7 +52,10 @@ typedef struct FuncInfo {
   Span span;               /* the 'function(...)' header */
 } FuncInfo;
 
+struct Interp;
 struct AstNode {
+  /* how to evaluate this node, chosen once by eval_prepare() (closure compilation) */
+  struct Value (*ev)(struct Interp *I, struct AstNode *n);
   uint8_t kind;            /* AstKind */
   uint8_t op;              /* OpKind for AST_BINARY / AST_UNARY */
   uint16_t flags;
@@ -63,6 +70,7 @@ struct AstNode {
   struct Symbol *sym2;     /* AST_NSREF: the member name */
   int32_t slot;            /* AST_NAME: local slot, or -1 for a global */
   int32_t depth;           /* AST_NAME: how many functions out the slot lives */
+  uint32_t height;         /* 1 + the tallest kid: bounds eval's recursion (AST_MAX_HEIGHT) */
   AstNode **kids;
 };
 

@@ -157,23 +157,24 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
   a.dots = dots;
   a.dotnames = dotnames;
   a.span = sp;
+  bool to_param[nargs > 0 ? nargs : 1];    /* named arguments that match a parameter */
   for (int i = 0; i < nargs; i++) {
+    to_param[i] = false;
     if (!names[i]) continue;
-    int k = -1;
     for (int j = 0; j < info->nparams; j++)
-      if (info->names[j] == names[i]) { k = j; break; }
-    if (k >= 0) {
-      a.v[k] = args[i];
-    } else if (info->dots >= 0) {
-      dots[a.ndots] = args[i];
-      dotnames[a.ndots++] = names[i];
-    } else {
+      if (info->names[j] == names[i]) {
+        if (a.v[j].t != VT_UNBOUND) mls_throw(I, sp, "argument '%s' given twice to '%s'", names[i]->name, b->name);
+        a.v[j] = args[i];
+        to_param[i] = true;
+        break;
+      }
+    if (!to_param[i] && info->dots < 0)
       mls_throw(I, sp, "unknown argument '%s' to '%s' (see help(\"%s\"))", names[i]->name, b->name, b->name);
-    }
   }
-  int next = 0;
+  int next = 0;                            /* then the rest in order: positions, then "..." */
   for (int i = 0; i < nargs; i++) {
-    if (names[i]) continue;
+    if (to_param[i]) continue;
+    if (names[i]) { dots[a.ndots] = args[i]; dotnames[a.ndots++] = names[i]; continue; }
     while (next < info->nparams && (info->dots < 0 || next < info->dots) && a.v[next].t != VT_UNBOUND) next++;
     if (next < info->nparams && (info->dots < 0 || next < info->dots)) { a.v[next++] = args[i]; continue; }
     if (info->dots >= 0) { dots[a.ndots] = args[i]; dotnames[a.ndots++] = NULL; continue; }

@@ -15,6 +15,7 @@ static void record_trace(Interp *I) {
   I->err.trace[0] = '\0';
   for (int i = I->nframes - 1; i >= 0 && k + 200 < sizeof I->err.trace; i--) {
     const Frame *f = &I->frames[i];
+    if (!f->entered) continue;             /* failed while binding its arguments */
     char where[512];
     if (f->call_src) diag_where(where, sizeof where, f->call_src, f->call_site.start);
     else snprintf(where, sizeof where, "?");

@@ -33,6 +33,12 @@ static l_noret bad_operand(Interp *I, OpKind op, Value v, Span sp) {
   mls_throw(I, sp, "invalid operand for '%s': %s", op_info[op].sym, val_describe(v, d, sizeof d));
 }
 
+static l_noret bad_operands(Interp *I, OpKind op, Value a, Value b, Span sp) {
+  char d0[64], d1[64];
+  mls_throw(I, sp, "invalid operands for '%s': %s and %s", op_info[op].sym, val_describe(a, d0, sizeof d0),
+            val_describe(b, d1, sizeof d1));
+}
+
 static void run_or_throw(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p, Span sp) {
   if (out->st->be->run(op, out, in, p) != 0) {
     const char *be = out->st->be->name;
@@ -77,10 +83,9 @@ Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
       int c = cmp_strings(op, a.u.s, b.u.s);
       if (c >= 0) return val_bool(c);
     }
-    bad_operand(I, op, a.t == VT_STR ? (b.t == VT_STR ? a : b) : a, sp);
+    bad_operands(I, op, a, b, sp);
   }
-  if (a.t != VT_MAT && !is_numlike(a)) bad_operand(I, op, a, sp);
-  if (b.t != VT_MAT && !is_numlike(b)) bad_operand(I, op, b, sp);
+  if ((a.t != VT_MAT && !is_numlike(a)) || (b.t != VT_MAT && !is_numlike(b))) bad_operands(I, op, a, b, sp);
 
   OpParams p;
   memset(&p, 0, sizeof p);

@@ -118,6 +118,8 @@ static bool lex_all(Parse *P, TokVec *v) {
       Span sp = { t.start, t.end };
       if (strcmp(lx.err, "unexpected character") == 0 && isprint(c))
         parse_error_span(P, sp, "unexpected character '%c'", c);
+      else if (strcmp(lx.err, "unknown operator") == 0)
+        parse_error_span(P, sp, "unknown operator '%.*s'", (int)(t.end - t.start), text + t.start);
       else if (strcmp(lx.err, "unterminated string") == 0)
         sp.end = sp.start + 1, parse_error_span(P, sp, "%s", lx.err);
       else
@@ -191,12 +193,13 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
       P.last = t;
       mlsParser(parser, t.kind, t, &P);
       prev = t.kind;
-      last = t;
+      if (t.kind != TK_NEWLINE && t.kind != TK_SEMI) last = t;
       header_pending = false;
     }
     if (!P.nerr) {
       Token end = { 0, src->len, src->len };
-      if (!continues_line(prev) || prev == TK_SEMI) {
+      bool in_parens = depth && stack[depth - 1].kind != TK_LBRACE;
+      if (!in_parens && (!continues_line(prev) || prev == TK_SEMI)) {
         Token nl = { TK_NEWLINE, src->len, src->len };
         mlsParser(parser, TK_NEWLINE, nl, &P);
       }
@@ -208,7 +211,7 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
         uint32_t line, col;
         diag_locate(src, stack[depth - 1].at, &line, &col);
         size_t k = strlen(P.err);
-        snprintf(P.err + k, sizeof P.err - k, " ('%s' at line %u is not closed)",
+        snprintf(P.err + k, sizeof P.err - k, " (%s at line %u is not closed)",
                  lex_token_name(stack[depth - 1].kind), line);
       }
     }

@@ -81,7 +81,7 @@ static NumFmt choose_fmt(const double *x, int64_t n, int64_t stride, int digits)
   (void)minexp;
   mxe = (abs(maxexp) >= 100 || abs(minexp) >= 100) ? 3 : 2;
   NumFmt f;
-  f.rgt = rgt > digits + 300 ? digits : rgt;
+  f.rgt = rgt;
   int wf = mxsl + (f.rgt ? f.rgt + 1 : 0);
   int ws = neg + (mxns > 1 ? mxns + 1 : mxns) + 2 + mxe;
   f.sci = any && wf > ws;
@@ -141,7 +141,7 @@ void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide) {
     for (int64_t q = 0; q < (elide ? nr : r); q++) col[cnt++] = tensor_get(m, elide ? rshow[q] : q, j);
     fmts[k] = choose_fmt(col, cnt, 1, digits);
   }
-  char buf[400];
+  char buf[420];
   int64_t nrows = elide ? nr : r;
   for (int64_t q = 0; q < nrows; q++) {
     int64_t i = elide ? rshow[q] : q;

@@ -58,8 +58,12 @@ static inline bool val_is_heap(Value v) { return v.t >= VT_STR && v.t <= VT_FUNC
 
 static inline void val_retain(Value v) { if (val_is_heap(v)) (*v.u.rc)++; }
 void val_free_heap(Value v);
+/* A closure lost a reference but lives on: free it if only its own env's slots hold it. */
+void closure_unref(struct Closure *c);
 static inline void val_release(Value v) {
-  if (val_is_heap(v) && --(*v.u.rc) == 0) val_free_heap(v);
+  if (!val_is_heap(v)) return;
+  if (--(*v.u.rc) == 0) val_free_heap(v);
+  else if (v.t == VT_FUNC) closure_unref(v.u.f);
 }
 
 Value val_str(const char *s, size_t len);

@@ -1,8 +1,9 @@
 /*
 ** env.c — function environments and closures. An Env is refcounted: the running frame holds
-** one reference and each closure created inside holds another. A local function that refers
-** to itself (a cycle env -> closure -> env) is broken when the frame ends, if nothing else
-** holds the closure (see env_release).
+** one reference and each closure created inside holds another. A closure stored in the env
+** it captured makes a cycle (env -> slot -> closure -> env); it is freed as soon as nothing
+** but such closures holds the env (env_release, closure_unref). Longer cycles (through a list,
+** or between two envs) are not collected: a known limitation until a cycle collector exists.
 */
 #include "interp/interp.h"
 #include "mem.h"
@@ -35,10 +36,9 @@ static int self_refs(const Env *e) {
   return k;
 }
 
-void env_release(Env *e) {
-  if (!e) return;
-  if (--e->refcount == 0) { env_destroy(e); return; }
-  if (e->refcount == self_refs(e)) {       /* only its own closures keep it: a dead cycle */
+/* When only closures stored in e's own slots keep e alive, e and they are garbage. */
+static void break_if_dead_cycle(Env *e) {
+  if (e->refcount == self_refs(e)) {
     e->refcount++;                          /* hold it while the slots let go */
     for (int i = 0; i < e->n; i++) {
       Value v = e->slots[i];
@@ -47,6 +47,16 @@ void env_release(Env *e) {
     }
     env_release(e);
   }
+}
+
+void env_release(Env *e) {
+  if (!e) return;
+  if (--e->refcount == 0) { env_destroy(e); return; }
+  break_if_dead_cycle(e);
+}
+
+void closure_unref(Closure *c) {
+  if (c->env && c->refcount == 1) break_if_dead_cycle(c->env);
 }
 
 Value closure_new(const FuncInfo *fi, Env *env) {

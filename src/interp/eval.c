@@ -14,11 +14,11 @@
 #include "print.h"
 #include "tensor.h"
 
-#define MAX_EVAL_DEPTH 1000000
-
 static Value eval_call(Interp *I, AstNode *n);
 static Value eval_index(Interp *I, AstNode *n);
 static Value eval_assign(Interp *I, AstNode *n);
+static Value eval_binary(Interp *I, AstNode *n);
+static Value eval_misc(Interp *I, AstNode *n);
 
 void tmp_grow(Interp *I);
 void tmp_grow(Interp *I) {
@@ -106,34 +106,27 @@ double val_to_num(Interp *I, Value v, Span sp, const char *what) {
 }
 
 /* ---- operators ---- */
-static inline Value eval_operand(Interp *I, AstNode *n) {
-  if (n->kind == AST_NUM) return val_num(n->u.num);
-  if (n->kind == AST_NAME && n->slot < 0 && n->u.sym->global.t == VT_NUM) return n->u.sym->global;
-  return eval(I, n);
-}
+static inline Value eval_operand(Interp *I, AstNode *n) { return n->ev(I, n); }
 
-static Value eval_binary(Interp *I, AstNode *n) {
-  Value a = eval_operand(I, n->kids[0]);
-  if (a.t == VT_NUM && (op_info[n->op].flags & OPF_EW)) {
-    Value b = eval_operand(I, n->kids[1]);
-    if (b.t == VT_NUM) {
-      double r = sc_binary(n->op, a.u.n, b.u.n);
-      return (op_info[n->op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
-    }
-    tmp_push(I, b);
-    Value r = op_binary(I, (OpKind)n->op, a, b, n->span);
-    tmp_pop(I, 1);
-    val_release(b);
-    return r;
-  }
+/* Operands that are not both numbers, or ops without a number fast path. */
+__attribute__((noinline)) static Value binary_slow(Interp *I, AstNode *n, Value a, bool have_b, Value b) {
   tmp_push(I, a);
-  Value b = eval_operand(I, n->kids[1]);
+  if (!have_b) b = eval_operand(I, n->kids[1]);
   tmp_push(I, b);
   Value r = op_binary(I, (OpKind)n->op, a, b, n->span);
   tmp_pop(I, 2);
   val_release(b);
   val_release(a);
   return r;
+}
+
+static Value eval_binary(Interp *I, AstNode *n) {
+  Value a = eval_operand(I, n->kids[0]);
+  if (a.t != VT_NUM || !(op_info[n->op].flags & OPF_EW)) return binary_slow(I, n, a, false, a);
+  Value b = eval_operand(I, n->kids[1]);
+  if (b.t != VT_NUM) return binary_slow(I, n, a, true, b);
+  double r = sc_binary(n->op, a.u.n, b.u.n);
+  return (op_info[n->op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
 }
 
 static Value eval_unary(Interp *I, AstNode *n) {
@@ -146,7 +139,7 @@ static Value eval_unary(Interp *I, AstNode *n) {
   return r;
 }
 
-static bool scalar_truth(Interp *I, AstNode *n, const char *op) {
+__attribute__((noinline)) static bool scalar_truth(Interp *I, AstNode *n, const char *op) {
   Value v = eval(I, n);
   char d[64];
   if (v.t == VT_MAT && tensor_numel(v.u.m) != 1) {
@@ -162,7 +155,7 @@ static bool scalar_truth(Interp *I, AstNode *n, const char *op) {
 }
 
 /* ---- matrix literals ---- */
-static Value eval_matrix(Interp *I, AstNode *n) {
+__attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
   int mark = I->ntmp;
   uint32_t nrows = n->nkids;
   if (nrows == 0) return val_mat(tensor_new(I, 0, 0));
@@ -222,7 +215,7 @@ static Value eval_matrix(Interp *I, AstNode *n) {
 /* ---- control flow ---- */
 static void assign_name(Interp *I, AstNode *var, Value v) { store(assign_place(I, var), v); }
 
-static Value eval_for(Interp *I, AstNode *n) {
+__attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
   AstNode *var = n->kids[0], *iter = n->kids[1], *body = n->kids[2];
   if (iter->kind == AST_BINARY && iter->op == OP_RANGE) {      /* a:b without a vector */
     Value a = eval(I, iter->kids[0]);
@@ -317,20 +310,24 @@ static Value eval_block(Interp *I, AstNode *n) {
   Value last = val_null();
   for (uint32_t i = 0; i < n->nkids; i++) {
     val_release(last);
-    last = eval(I, n->kids[i]);
+    AstNode *k = n->kids[i];
+    last = k->ev(I, k);
     if (I->ctl) break;
   }
   return last;
 }
 
 /* ---- namespaces and command-line values ---- */
-static Value eval_clparam(Interp *I, AstNode *n) {
+__attribute__((noinline)) static Value eval_clparam(Interp *I, AstNode *n) {
   for (int i = 0; i < I->nparams; i++)
     if (I->params[i].name == n->u.sym) { val_retain(I->params[i].v); return I->params[i].v; }
-  mls_throw(I, n->span, "command-line value '$%s' was not given (pass -nvargs %s=...)", n->u.sym->name, n->u.sym->name);
+  const char *nm = n->u.sym->name;
+  if (nm[0] >= '0' && nm[0] <= '9')
+    mls_throw(I, n->span, "command-line value '$%s' was not given (pass it with -args)", nm);
+  mls_throw(I, n->span, "command-line value '$%s' was not given (pass -nvargs %s=...)", nm, nm);
 }
 
-static Value eval_nsref(Interp *I, AstNode *n) {
+__attribute__((noinline)) static Value eval_nsref(Interp *I, AstNode *n) {
   Value ns = n->u.sym->global;
   if (ns.t != VT_LIST) mls_throw(I, n->span, "'%s' is not a namespace (use source(\"file\") as %s)", n->u.sym->name, n->u.sym->name);
   int k = list_find(ns.u.l, n->sym2);
@@ -339,7 +336,7 @@ static Value eval_nsref(Interp *I, AstNode *n) {
   return ns.u.l->items[k];
 }
 
-static Value eval_member(Interp *I, AstNode *n) {
+__attribute__((noinline)) static Value eval_member(Interp *I, AstNode *n) {
   Value x = eval(I, n->kids[0]);
   if (x.t != VT_LIST) {
     char d[64];
@@ -354,7 +351,7 @@ static Value eval_member(Interp *I, AstNode *n) {
   return r;
 }
 
-static Value eval_massign(Interp *I, AstNode *n) {
+__attribute__((noinline)) static Value eval_massign(Interp *I, AstNode *n) {
   uint32_t nt = n->nkids - 1;
   Value v = eval(I, n->kids[nt]);
   char d[64];
@@ -372,25 +369,45 @@ static Value eval_massign(Interp *I, AstNode *n) {
   return val_null();
 }
 
-Value eval(Interp *I, AstNode *n) {
-  if (++I->eval_depth > MAX_EVAL_DEPTH) {
-    I->eval_depth = 0;
-    mls_throw(I, n->span, "expression nested too deeply");
+/* The generic evaluator: hot node kinds inline, the rest in eval_misc (small frame).
+** Nesting depth is bounded when parsing (ast.c), so the C recursion here is bounded too. */
+static Value eval_any(Interp *I, AstNode *n) {
+  switch (n->kind) {
+  case AST_NUM: return val_num(n->u.num);
+  case AST_NAME: return eval_name(I, n);
+  case AST_BINARY: return eval_binary(I, n);
+  case AST_UNARY: return eval_unary(I, n);
+  case AST_CALL: return eval_call(I, n);
+  case AST_INDEX: return eval_index(I, n);
+  case AST_BLOCK: return eval_block(I, n);
+  case AST_ASSIGN: return eval_assign(I, n);
+  case AST_WHILE: return eval_while(I, n);
+  case AST_IF: {
+    Value c = eval_operand(I, n->kids[0]);
+    bool t;
+    if (c.t == VT_BOOL) t = c.u.b;
+    else {
+      tmp_push(I, c);
+      t = val_truth(I, c, n->kids[0]->span);
+      tmp_pop(I, 1);
+      val_release(c);
+    }
+    if (t) return eval(I, n->kids[1]);
+    return n->nkids > 2 ? eval(I, n->kids[2]) : val_null();
   }
+  default: return eval_misc(I, n);
+  }
+}
+
+__attribute__((noinline)) static Value eval_misc(Interp *I, AstNode *n) {
   Value r;
   switch (n->kind) {
-  case AST_NUM: r = val_num(n->u.num); break;
   case AST_BOOL: r = val_bool(n->u.num != 0); break;
   case AST_STR: r = val_str(n->u.str.s, n->u.str.len); break;
-  case AST_NAME: r = eval_name(I, n); break;
   case AST_CLPARAM: r = eval_clparam(I, n); break;
   case AST_NSREF: r = eval_nsref(I, n); break;
-  case AST_BINARY: r = eval_binary(I, n); break;
-  case AST_UNARY: r = eval_unary(I, n); break;
   case AST_ANDAND: r = val_bool(scalar_truth(I, n->kids[0], "&&") && scalar_truth(I, n->kids[1], "&&")); break;
   case AST_OROR: r = val_bool(scalar_truth(I, n->kids[0], "||") || scalar_truth(I, n->kids[1], "||")); break;
-  case AST_CALL: r = eval_call(I, n); break;
-  case AST_INDEX: r = eval_index(I, n); break;
   case AST_MEMBER: r = eval_member(I, n); break;
   case AST_MATRIX: r = eval_matrix(I, n); break;
   case AST_FUNCTION: r = closure_new(n->u.fn, I->env); break;
@@ -403,23 +420,9 @@ Value eval(Interp *I, AstNode *n) {
     r = val_null();
     break;
   }
-  case AST_BLOCK: r = eval_block(I, n); break;
-  case AST_IF: {
-    Value c = eval_operand(I, n->kids[0]);
-    tmp_push(I, c);
-    bool t = val_truth(I, c, n->kids[0]->span);
-    tmp_pop(I, 1);
-    val_release(c);
-    if (t) r = eval(I, n->kids[1]);
-    else if (n->nkids > 2) r = eval(I, n->kids[2]);
-    else r = val_null();
-    break;
-  }
-  case AST_WHILE: r = eval_while(I, n); break;
   case AST_FOR: r = eval_for(I, n); break;
   case AST_BREAK: I->ctl = CTL_BREAK; r = val_null(); break;
   case AST_NEXT: I->ctl = CTL_NEXT; r = val_null(); break;
-  case AST_ASSIGN: r = eval_assign(I, n); break;
   case AST_MASSIGN: r = eval_massign(I, n); break;
   case AST_SOURCE_AS: {
     AstNode *call = n->kids[0];
@@ -438,8 +441,80 @@ Value eval(Interp *I, AstNode *n) {
   default:
     mls_throw(I, n->span, "internal error: cannot evaluate a '%s' node", ast_kind_name(n->kind));
   }
-  I->eval_depth--;
   return r;
+}
+
+/* ---- specialized evaluators (closure compilation), chosen by eval_prepare ---- */
+static Value ev_num(Interp *I, AstNode *n) { (void)I; return val_num(n->u.num); }
+
+static Value ev_global(Interp *I, AstNode *n) {
+  Value v = n->u.sym->global;
+  if (v.t == VT_NUM) return v;
+  return eval_name(I, n);
+}
+
+static Value ev_local0(Interp *I, AstNode *n) {
+  Value v = I->env->slots[n->slot];
+  if (v.t == VT_NUM) return v;
+  return eval_name(I, n);
+}
+
+#define EV_ARITH(NAME, EXPR, MAKE)                                          \
+  static Value NAME(Interp *I, AstNode *n) {                                \
+    Value a = n->kids[0]->ev(I, n->kids[0]);                                \
+    if (a.t != VT_NUM) return binary_slow(I, n, a, false, a);               \
+    Value b = n->kids[1]->ev(I, n->kids[1]);                                \
+    if (b.t != VT_NUM) return binary_slow(I, n, a, true, b);                \
+    double x = a.u.n, y = b.u.n;                                            \
+    return MAKE(EXPR);                                                      \
+  }
+EV_ARITH(ev_add, x + y, val_num)
+EV_ARITH(ev_sub, x - y, val_num)
+EV_ARITH(ev_mul, x * y, val_num)
+EV_ARITH(ev_div, x / y, val_num)
+EV_ARITH(ev_lt, x < y, val_bool)
+EV_ARITH(ev_le, x <= y, val_bool)
+EV_ARITH(ev_gt, x > y, val_bool)
+EV_ARITH(ev_ge, x >= y, val_bool)
+EV_ARITH(ev_eq, x == y, val_bool)
+EV_ARITH(ev_ne, x != y, val_bool)
+#undef EV_ARITH
+
+static Value ev_assign_global(Interp *I, AstNode *n) {
+  Value v = n->kids[1]->ev(I, n->kids[1]);
+  if (I->ctl) return v;
+  Value *place = &n->kids[0]->u.sym->global;
+  val_retain(v);
+  store(place, v);
+  return v;
+}
+
+void eval_prepare(AstNode *n) {
+  switch (n->kind) {
+  case AST_NUM: n->ev = ev_num; return;
+  case AST_NAME: n->ev = n->slot < 0 ? ev_global : n->depth == 0 ? ev_local0 : eval_any; return;
+  case AST_BINARY:
+    switch (n->op) {
+    case OP_ADD: n->ev = ev_add; return;
+    case OP_SUB: n->ev = ev_sub; return;
+    case OP_MUL: n->ev = ev_mul; return;
+    case OP_DIV: n->ev = ev_div; return;
+    case OP_LT: n->ev = ev_lt; return;
+    case OP_LE: n->ev = ev_le; return;
+    case OP_GT: n->ev = ev_gt; return;
+    case OP_GE: n->ev = ev_ge; return;
+    case OP_EQ: n->ev = ev_eq; return;
+    case OP_NE: n->ev = ev_ne; return;
+    default: n->ev = eval_binary; return;
+    }
+  case AST_ASSIGN:
+    n->ev = n->kids[0]->kind == AST_NAME && n->kids[0]->slot < 0 ? ev_assign_global : eval_assign;
+    return;
+  case AST_BLOCK: n->ev = eval_block; return;
+  case AST_WHILE: n->ev = eval_while; return;
+  case AST_CALL: n->ev = eval_call; return;
+  default: n->ev = eval_any; return;
+  }
 }
 
 /* ---- calls ---- */
@@ -479,6 +554,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   f->call_src = I->src;
   f->call_site = sp;
   f->env = env;
+  f->entered = false;
   /* bind: named first, then positional into the remaining parameters (R's matching) */
   for (int i = 0; i < nargs; i++) {
     if (!names[i]) continue;
@@ -512,6 +588,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   Source *saved_src = I->src;
   I->env = env;
   I->src = c->chunk->src;
+  f->entered = true;
   for (int j = 0; j < fi->nparams; j++) {           /* defaults, at call time, in the callee */
     const Param *p = &fi->params[j];
     if (env->slots[j].t != VT_UNBOUND) continue;
@@ -534,8 +611,8 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
     for (int k = 0; k < fi->nrets; k++) {
       const Param *p = &fi->rets[k];
       Value v = env->slots[fi->nparams + k];
-      if (v.t == VT_UNBOUND) mls_throw(I, fi->body->span, "result '%s' of %s() was not assigned", p->name->name, fname);
-      if (!type_ok(p->type, v)) arg_type_error(I, fi->body->span, fi, p, v, true);
+      if (v.t == VT_UNBOUND) mls_throw(I, p->span, "result '%s' of %s() was not assigned", p->name->name, fname);
+      if (!type_ok(p->type, v)) arg_type_error(I, p->span, fi, p, v, true);
       val_retain(v);
       if (l) list_push(l, v, p->name);
       else r = v;
@@ -574,7 +651,7 @@ static bool param_given(Interp *I, Symbol *s) {
   return false;
 }
 
-static Value eval_call(Interp *I, AstNode *n) {
+__attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
   int mark = I->ntmp;
   Value fn = lookup_function(I, n->kids[0]);
   tmp_push(I, fn);
@@ -670,7 +747,7 @@ static Value list_index(Interp *I, Value x, Value k, Span sp) {
   return l->items[pos];
 }
 
-static Value eval_index(Interp *I, AstNode *n) {
+__attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
   int mark = I->ntmp;
   Value x = eval(I, n->kids[0]);
   tmp_push(I, x);
@@ -848,15 +925,21 @@ static void assign_path(Interp *I, Value *place, AstNode **chain, int n, Value *
   assign_matrix_index(I, place, lv, ivs[0], rhs);
 }
 
+static Value eval_assign_path(Interp *I, AstNode *n, Value v);
+
 static Value eval_assign(Interp *I, AstNode *n) {
   AstNode *lhs = n->kids[0];
-  Value v = eval(I, n->kids[1]);
+  Value v = eval_operand(I, n->kids[1]);
   if (I->ctl) return v;
-  if (lhs->kind == AST_NAME) {
-    val_retain(v);
-    store(assign_place(I, lhs), v);
-    return v;
-  }
+  if (lhs->kind != AST_NAME) return eval_assign_path(I, n, v);
+  val_retain(v);
+  store(assign_place(I, lhs), v);
+  return v;
+}
+
+/* X[i, j] = v, L$a$b = v, ...: v is owned; returned (owned) as the statement's value. */
+__attribute__((noinline)) static Value eval_assign_path(Interp *I, AstNode *n, Value v) {
+  AstNode *lhs = n->kids[0];
   int mark = I->ntmp;
   tmp_push(I, v);
   AstNode *chain[64];

@@ -176,6 +176,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
     memset(f, 0, sizeof *f);
     f->call_src = I->src;
     f->call_site = sp;
+    f->entered = true;
     mls_throw_in(I, src, pe.span, "%s", pe.msg);
   }
   source_release(src);
@@ -193,6 +194,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   f->call_src = saved_src;
   f->call_site = sp;
   f->env = env;
+  f->entered = true;
   /* the chunk must outlive the run and any closures it makes (they retain it) */
   Value holder = closure_new(&ch->top, NULL);
   chunk_release(ch);

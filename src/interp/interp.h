@@ -35,6 +35,7 @@ typedef struct Frame {
   Source *call_src;          /* where it was called from */
   Span call_site;
   Env *env;                  /* retained while the frame is live */
+  bool entered;              /* arguments bound: errors from here on are inside the callee */
 } Frame;
 
 typedef struct CmdParam { Symbol *name; Value v; } CmdParam;
@@ -121,7 +122,10 @@ void closure_free(Closure *c);
 bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan);
 
 /* eval.c */
-Value eval(Interp *I, AstNode *n);
+/* Evaluates n; the result is owned by the caller. */
+static inline Value eval(Interp *I, AstNode *n) { return n->ev(I, n); }
+/* Chooses n->ev for one node (called by the resolver for every node). */
+void eval_prepare(AstNode *n);
 Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp);
 /* Evaluates the statements of a chunk at top level (I->env NULL). */
 Value eval_chunk(Interp *I, Chunk *ch, bool echo);

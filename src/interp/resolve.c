@@ -75,6 +75,7 @@ static void setup_function(Resolver *R, FuncInfo *fi) {
 }
 
 static void walk(Resolver *R, AstNode *n, Scope *sc);
+static void walk_kind(Resolver *R, AstNode *n, Scope *sc);
 
 static void resolve_name(AstNode *n, Scope *sc) {
   int depth = 0;
@@ -89,6 +90,11 @@ static void resolve_name(AstNode *n, Scope *sc) {
 
 static void walk(Resolver *R, AstNode *n, Scope *sc) {
   if (!n || R->failed) return;
+  walk_kind(R, n, sc);
+  eval_prepare(n);
+}
+
+static void walk_kind(Resolver *R, AstNode *n, Scope *sc) {
   switch (n->kind) {
   case AST_NAME: resolve_name(n, sc); return;
   case AST_FUNCTION: {
@@ -106,6 +112,10 @@ static void walk(Resolver *R, AstNode *n, Scope *sc) {
     for (uint32_t i = 0; i < n->nkids; i++) walk(R, n->kids[i], i + 1 == n->nkids ? &s : sc);
     return;
   }
+  case AST_RETURN:
+    if (!sc->fi) { fail(R, n->span, "'return' outside a function"); return; }
+    for (uint32_t i = 0; i < n->nkids; i++) walk(R, n->kids[i], sc);
+    return;
   case AST_BREAK: case AST_NEXT:
     if (sc->loops == 0) fail(R, n->span, n->kind == AST_BREAK ? "'break' outside a loop" : "'next' outside a loop");
     return;
