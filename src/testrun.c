@@ -6,6 +6,7 @@
 **   --- stdout                   expected standard output, exactly
 **   --- stderr                   expected standard error, exactly (default: empty)
 **   --- exit: 1                  expected exit status (default 0)
+**   --- file: lib.mls            (optional, repeatable) a file created next to t.mls
 **
 ** Each case is written to t.mls in a fresh temporary directory and run there as
 ** `mls t.mls ARGS` in a child process, so messages read "t.mls:LINE:COL".
@@ -28,6 +29,9 @@ typedef struct Case {
   int line;
   TextBuf prog, out, err;
   char args[512];
+  TextBuf files[8];               /* "--- file: NAME": contents */
+  char fnames[8][128];
+  int nfiles;
   int exit_code;
   bool has_err;
 } Case;
@@ -53,11 +57,21 @@ static bool write_file(const char *path, const char *s, size_t n) {
 }
 
 /* Runs the case in dir; fills got_out/got_err; returns the exit status (or -signal). */
-static int run_case(const char *exe, const char *dir, const Case *c, char **got_out, char **got_err) {
-  char path[PATH_MAX];
+static int run_case(const char *exe, const char *top, const Case *c, char **got_out, char **got_err) {
+  char dir[512], path[1024];
+  static int serial;
+  *got_out = *got_err = NULL;
+  snprintf(dir, sizeof dir, "%.400s/%d", top, ++serial);   /* a fresh directory per case */
+  if (mkdir(dir, 0700) != 0) return -1000;
+  for (int i = 0; i < c->nfiles; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, c->fnames[i]);
+    for (char *q = path + strlen(dir) + 1; *q; q++)        /* make the file's folders */
+      if (*q == '/') { *q = '\0'; mkdir(path, 0700); *q = '/'; }
+    write_file(path, c->files[i].p, c->files[i].n);
+  }
   snprintf(path, sizeof path, "%s/t.mls", dir);
   write_file(path, c->prog.p, c->prog.n);
-  char outp[PATH_MAX], errp[PATH_MAX];
+  char outp[1100], errp[1100];
   snprintf(outp, sizeof outp, "%s/stdout", dir);
   snprintf(errp, sizeof errp, "%s/stderr", dir);
   char *argv[64];
@@ -101,7 +115,12 @@ static void trim_blank_tail(TextBuf *t) {
   while (t->n >= 2 && t->p[t->n - 1] == '\n' && t->p[t->n - 2] == '\n') t->p[--t->n] = '\0';
 }
 
-static void case_free(Case *c) { tb_free(&c->prog); tb_free(&c->out); tb_free(&c->err); }
+static void case_free(Case *c) {
+  tb_free(&c->prog);
+  tb_free(&c->out);
+  tb_free(&c->err);
+  for (int i = 0; i < c->nfiles; i++) tb_free(&c->files[i]);
+}
 
 int testrun_main(int nfiles, char **files) {
   char exe[PATH_MAX];
@@ -127,11 +146,13 @@ int testrun_main(int nfiles, char **files) {
       lineno++;
       bool header = len >= 4 && strncmp(p, "=== ", 4) == 0;
       if ((header || (last && len == 0)) && in_case) {
-        char *got_out, *got_err;
+        char *got_out = NULL, *got_err = NULL;
         trim_blank_tail(&c.prog);
         trim_blank_tail(&c.out);
         trim_blank_tail(&c.err);
         int st = run_case(exe, dir, &c, &got_out, &got_err);
+        if (!got_out) got_out = mem_strdup("");
+        if (!got_err) got_err = mem_strdup("");
         bool ok = st == c.exit_code && strcmp(got_out, c.out.p) == 0 && strcmp(got_err, c.err.p) == 0;
         if (ok) pass++;
         else {
@@ -157,6 +178,13 @@ int testrun_main(int nfiles, char **files) {
         else if (!strncmp(p + 4, "stderr", 6)) sec = &c.err;
         else if (!strncmp(p + 4, "exit:", 5)) { c.exit_code = atoi(p + 9); sec = NULL; }
         else if (!strncmp(p + 4, "args:", 5)) { snprintf(c.args, sizeof c.args, "%.*s", (int)(len - 9), p + 9); sec = NULL; }
+        else if (!strncmp(p + 4, "file:", 5) && c.nfiles < 8) {
+          const char *nm = p + 9;
+          while (*nm == ' ') nm++;
+          snprintf(c.fnames[c.nfiles], sizeof c.fnames[0], "%.*s", (int)(len - (size_t)(nm - p)), nm);
+          tb_init(&c.files[c.nfiles]);
+          sec = &c.files[c.nfiles++];
+        }
       } else if (in_case && sec && !(last && len == 0)) {
         tb_putn(sec, p, len);
         tb_puts(sec, "\n");

@@ -137,7 +137,9 @@ static bool find_source(Interp *I, const char *path, char *out, size_t n) {
   if (I->src && I->src->name[0] != '<' && strcmp(I->src->name, "-e") != 0) {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", I->src->name);
-    snprintf(out, n, "%s/%s", dirname(dir), path);
+    const char *d = dirname(dir);
+    if (strcmp(d, ".") == 0) snprintf(out, n, "%s", path);
+    else snprintf(out, n, "%s/%s", d, path);
     if (readable(out)) return true;
   } else {
     snprintf(out, n, "%s", path);
