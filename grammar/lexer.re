@@ -30,10 +30,10 @@ void lex_next(Lexer *lx, Token *t) {
     exp      = [eE] [+-]? digit+;
     number   = digit+ ("." digit*)? exp? | "." digit+ exp?;
     ident    = [a-zA-Z_] [a-zA-Z0-9_.]* | "." ([a-zA-Z_.] [a-zA-Z0-9_.]*)?;
-    esc      = "\\" [ntr0\\"'];
+    esc      = "\\" [ntr\\"'];
     dqstr    = "\"" ([^"\\\x00] | esc)* "\"";
     sqstr    = "'" ([^'\\\x00] | esc)* "'";
-    badesc   = "\"" ([^"\\\x00] | esc)* "\\" [^ntr0\\"'\x00] | "'" ([^'\\\x00] | esc)* "\\" [^ntr0\\"'\x00];
+    badesc   = "\"" ([^"\\\x00] | esc)* "\\" [^ntr\\"'\x00] | "'" ([^'\\\x00] | esc)* "\\" [^ntr\\"'\x00];
 
     nul      { lx->cur = YYCURSOR - 1;
                if (YYCURSOR - 1 >= lx->lim) { t->end = t->start; t->kind = TK_EOF; return; }

@@ -183,7 +183,6 @@ AstNode *ast_str(Parse *P, Token t) {
       case 'n': c = '\n'; break;
       case 't': c = '\t'; break;
       case 'r': c = '\r'; break;
-      case '0': c = '\0'; break;
       default: break;             /* \\ \" \' stand for themselves (the lexer checked) */
       }
     }
@@ -342,7 +341,7 @@ AstNode *ast_named_arg(Parse *P, Token name, AstNode *e) {
 static const struct { const char *name; uint8_t type; } type_names[] = {
   { "matrix", TY_MATRIX }, { "double", TY_DOUBLE }, { "integer", TY_INT }, { "int", TY_INT },
   { "boolean", TY_BOOL }, { "bool", TY_BOOL }, { "string", TY_STRING }, { "list", TY_LIST },
-  { "function", TY_FUNC }, { "scalar", TY_DOUBLE }, { "frame", TY_MATRIX }, { NULL, 0 }
+  { "scalar", TY_DOUBLE }, { "frame", TY_MATRIX }, { NULL, 0 }
 };
 
 AstNode *ast_param_def(Parse *P, const Token *type, Token name, AstNode *dflt) {

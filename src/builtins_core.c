@@ -373,7 +373,11 @@ Value bi_time(Interp *I, Args *a) {
 Value bi_exists(Interp *I, Args *a) {
   const char *name = bi_str(I, a, 0);
   Symbol *s = sym_lookup(&I->syms, name, strlen(name));
-  return val_bool(s && (s->global.t != VT_UNBOUND || s->bi));
+  if (!s) return val_bool(false);
+  for (Env *e = I->env; e; e = e->parent)
+    for (int i = 0; i < e->n; i++)
+      if (e->fi->slots[i] == s && e->slots[i].t != VT_UNBOUND) return val_bool(true);
+  return val_bool(s->global.t != VT_UNBOUND || s->bi);
 }
 
 static void describe_for_ls(Value v, char *buf, size_t n) {
@@ -485,8 +489,10 @@ Value bi_source(Interp *I, Args *a) { return interp_source(I, bi_str(I, a, 0), N
 
 Value bi_quit(Interp *I, Args *a) {
   double st = bi_opt_num(I, a, 0, 0);
-  fflush(I->out);
-  exit((int)st);
+  if (!(st >= 0 && st <= 255 && st == floor(st))) bi_argerror(I, 1, "a status from 0 to 255 expected");
+  I->quit_status = (int)st;
+  I->quitting = true;
+  mls_throw(I, a->span, "quit");           /* unwinds like an error; never reported */
 }
 
 Value bi_sprintf(Interp *I, Args *a) {

@@ -80,9 +80,11 @@ Value bi_rand(Interp *I, Args *a) {
 /* ---- files ---- */
 static const char *format_of(Interp *I, Args *a, int argi, const char *path) {
   if (bi_given(a, argi)) return bi_str(I, a, argi);
-  const char *dot = strrchr(path, '.');
-  if (dot && (!strcmp(dot, ".csv"))) return "csv";
-  return "text";
+  const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+  if (dot && slash && dot < slash) dot = NULL;
+  if (dot && !strcmp(dot, ".csv")) return "csv";
+  if (!dot || !strcmp(dot, ".txt") || !strcmp(dot, ".text") || !strcmp(dot, ".ijv")) return "text";
+  bi_error(I, "cannot tell the format of '%s' from its extension (supported: csv, text); pass format=", path);
 }
 
 typedef struct Growing { double *v; int64_t n, cap; } Growing;

@@ -109,15 +109,16 @@ Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
     shape_str(b, s1, sizeof s1);
     mls_throw(I, sp, "non-conformable operands for '%s': %s and %s", op_info[op].sym, s0, s1);
   }
-  Tensor *ca = in[0] ? tensor_contiguous(I, in[0]) : NULL;
-  if (ca) tmp_push(I, val_mat(ca));
-  Tensor *cb = in[1] ? tensor_contiguous(I, in[1]) : NULL;
-  if (cb) tmp_push(I, val_mat(cb));
+  int mark = I->ntmp;                       /* a and b are borrowed; packed copies go on tmp */
+  Tensor *cin[2] = { in[0], in[1] };
+  for (int k = 0; k < 2; k++)
+    if (cin[k] && !tensor_is_contiguous(cin[k])) {
+      cin[k] = tensor_clone(I, cin[k]);
+      tmp_push(I, val_mat(cin[k]));
+    }
   Tensor *out = tensor_new(I, rows, cols);
-  Tensor *cin[2] = { ca, cb };
   run_or_throw(I, op, out, cin, &p, sp);
-  if (cb) { tmp_pop(I, 1); tensor_free_ref(cb); }
-  if (ca) { tmp_pop(I, 1); tensor_free_ref(ca); }
+  tmp_release_to(I, mark);
   return val_mat(out);
 }
 

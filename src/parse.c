@@ -90,20 +90,17 @@ static uint32_t next_sig(const TokVec *v, uint32_t i, bool semis) {
   return i;
 }
 
-/* After the ')' of a function's parameters: is 'return (types) {' a DML result list? */
+/* After the ')' of a function's parameters: is "return (...)" a DML result list? It is when
+** the list starts with a typed name ("double n", "matrix[double] Y"): two names in a row,
+** which an R-style "return(expr)" body can never start with. */
 static void mark_dml_returns(TokVec *v, uint32_t rp) {
   uint32_t k = next_sig(v, rp + 1, false);
-  if (k + 1 >= v->n || v->t[k].kind != TK_RETURN || v->t[k + 1].kind != TK_LP) return;
-  int depth = 0;
-  for (uint32_t m = k + 1; m < v->n; m++) {
-    int kind = v->t[m].kind;
-    if (kind == TK_LP) depth++;
-    else if (kind == TK_RP && --depth == 0) {
-      uint32_t b = next_sig(v, m + 1, false);
-      if (b < v->n && v->t[b].kind == TK_LBRACE) v->t[k].kind = TK_RETURNS;
-      return;
-    }
-  }
+  if (k + 3 >= v->n || v->t[k].kind != TK_RETURN || v->t[k + 1].kind != TK_LP) return;
+  const Token *t = v->t + k + 2;
+  bool typed = t[0].kind == TK_NAME &&
+               (t[1].kind == TK_NAME ||
+                (k + 6 < v->n && t[1].kind == TK_LB && t[2].kind == TK_NAME && t[3].kind == TK_RB && t[4].kind == TK_NAME));
+  if (typed) v->t[k].kind = TK_RETURNS;
 }
 
 static bool lex_all(Parse *P, TokVec *v) {
@@ -199,7 +196,7 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
     if (!P.nerr) {
       Token end = { 0, src->len, src->len };
       bool in_parens = depth && stack[depth - 1].kind != TK_LBRACE;
-      if (!in_parens && (!continues_line(prev) || prev == TK_SEMI)) {
+      if (!in_parens && !header_pending && (!continues_line(prev) || prev == TK_SEMI)) {
         Token nl = { TK_NEWLINE, src->len, src->len };
         mlsParser(parser, TK_NEWLINE, nl, &P);
       }

@@ -55,7 +55,7 @@ int repl_run(Interp *I) {
       Source *src = source_new("<stdin>", chunk.p, chunk.n);
       int st = interp_run_repl_chunk(I, src);
       source_release(src);
-      if (st != -1) break;
+      if (st != -1 || I->quitting) break;
       char *more = repl_readline("+ ");
       if (!more) break;
       tb_puts(&chunk, "\n");
@@ -64,6 +64,7 @@ int repl_run(Interp *I) {
     }
     repl_saveline(chunk.p);
     tb_free(&chunk);
+    if (I->quitting) { status = I->quit_status; break; }
   }
   if (hist) write_history(hist);
   g_repl = NULL;

@@ -2,6 +2,7 @@
 ** tensor.c — allocation, views and copies of Tensors (Torch7 TH model). Data buffers come
 ** from the backend; sizes are checked first so that a huge request is a clean runtime error.
 */
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 #include "backend/backend.h"
@@ -11,9 +12,16 @@
 #include "tensor.h"
 
 static uint64_t phys_bytes(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-  return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : (uint64_t)1 << 40;
+  static uint64_t cached;                    /* a constant of the machine, read once */
+  if (!cached) {
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    cached = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : (uint64_t)1 << 40;
+  }
+  return cached;
 }
+
+/* One block for a small matrix: the Tensor, its Storage and the data, one malloc/free. */
+typedef struct SmallBlock { Tensor t; Storage st; double data[]; } SmallBlock;
 
 l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols);
 l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) {
@@ -30,17 +38,28 @@ Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) {
     tensor_oom(I, rows, cols);
   size_t nbytes = (size_t)rows * (size_t)cols * sizeof(double);
   const Backend *be = be_default();
-  double *data = be->alloc(nbytes);
-  if (!data) tensor_oom(I, rows, cols);
-  Storage *st = mem_alloc(sizeof *st);
+  Tensor *t;
+  Storage *st;
+  if (rows * cols <= TENSOR_SMALL && be == &be_cpu) {
+    SmallBlock *b = mem_alloc(sizeof *b + nbytes);
+    t = &b->t;
+    st = &b->st;
+    st->embedded = true;
+    st->data = b->data;
+  } else {
+    double *data = be->alloc(nbytes);
+    if (!data) tensor_oom(I, rows, cols);
+    st = mem_alloc(sizeof *st);
+    st->embedded = false;
+    st->data = data;
+    t = mem_alloc(sizeof *t);
+  }
   st->refcount = 1;
   st->be = be;
-  st->data = data;
   st->nbytes = nbytes;
   mem_stats.data_allocs++;
   mem_stats.data_bytes += nbytes;
   if (mem_stats.data_bytes > mem_stats.data_peak) mem_stats.data_peak = mem_stats.data_bytes;
-  Tensor *t = mem_alloc(sizeof *t);
   t->refcount = 1;
   t->st = st;
   t->offset = 0;
@@ -76,12 +95,17 @@ Tensor *tensor_contiguous(Interp *I, Tensor *t) {
   return tensor_clone(I, t);
 }
 
+/* The storage's last reference went: free the data (and, if embedded, the whole block). */
+static void storage_free(Storage *st) {
+  mem_stats.data_bytes -= st->nbytes;
+  if (st->embedded) { mem_free((char *)st - offsetof(SmallBlock, st)); return; }
+  st->be->free(st->data, st->nbytes);
+  mem_free(st);
+}
+
 void tensor_free(Tensor *t) {
   Storage *st = t->st;
-  mem_free(t);
-  if (--st->refcount == 0) {
-    mem_stats.data_bytes -= st->nbytes;
-    st->be->free(st->data, st->nbytes);
-    mem_free(st);
-  }
+  bool owner = st->embedded && t == &((SmallBlock *)(void *)((char *)st - offsetof(SmallBlock, st)))->t;
+  if (!owner) mem_free(t);        /* an owner's header goes with its block */
+  if (--st->refcount == 0) storage_free(st);
 }

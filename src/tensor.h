@@ -15,6 +15,7 @@ struct Backend;
 
 typedef struct Storage {
   int32_t refcount;
+  bool embedded;                  /* lives in one block with its first Tensor and the data */
   const struct Backend *be;
   double *data;
   size_t nbytes;
@@ -32,6 +33,8 @@ typedef struct Tensor {
 /* Allocates rows x cols on the CPU backend, uninitialized; throws "out of memory allocating
 ** a RxC matrix (N GiB)" when too large. */
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols);
+/* Matrices of at most this many elements live in one block: Tensor, Storage and data. */
+#define TENSOR_SMALL 64
 Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols);
 Tensor *tensor_clone(Interp *I, const Tensor *t);
 Tensor *tensor_contiguous(Interp *I, Tensor *t);

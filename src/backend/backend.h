@@ -37,6 +37,8 @@ typedef struct Backend {
   void (*sync)(void);
   /* Threads to use (optional). */
   void (*set_threads)(int n);
+  /* Gives cached free memory back (optional). */
+  void (*trim)(void);
 } Backend;
 
 extern const Backend be_cpu;

@@ -220,6 +220,14 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
 
 static void cpu_sync(void) {}
 
+static void cpu_trim(void) {
+  for (int i = 0; i < CACHE_SLOTS; i++) {
+    free(cache.p[i]);
+    cache.p[i] = NULL;
+  }
+  cache.total = 0;
+}
+
 static void cpu_threads(int n) { openblas_set_num_threads(n); }
 
 const Backend be_cpu = {
@@ -233,4 +241,5 @@ const Backend be_cpu = {
   /* .gemm        = */ cpu_gemm,
   /* .sync        = */ cpu_sync,
   /* .set_threads = */ cpu_threads,
+  /* .trim        = */ cpu_trim,
 };

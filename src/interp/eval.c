@@ -542,6 +542,9 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   const FuncInfo *fi = c->fi;
   const char *fname = fi->name ? fi->name->name : "function";
   if (I->nframes >= I->maxframes) mls_throw(I, sp, "stack overflow (more than %d nested calls)", I->maxframes);
+  char here;
+  if (I->stack_base && (size_t)(I->stack_base - &here) > I->stack_limit)
+    mls_throw(I, sp, "stack overflow (%d nested calls used the C stack)", I->nframes);
   Env *env = env_new(fi, c->env);
   /* the frame owns env from here on, so a throw below releases it */
   if (I->nframes == I->capframes) {
@@ -633,10 +636,17 @@ Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Sp
   mls_throw(I, sp, "attempt to call %s", val_describe(fn, d, sizeof d));
 }
 
+static bool is_fn(Value v) { return v.t == VT_FUNC || v.t == VT_BUILTIN; }
+
+/* As R: a call skips variables that are not functions, looking outward, then builtins. */
 static Value lookup_function(Interp *I, AstNode *f) {
   if (f->kind != AST_NAME) return eval(I, f);
   Value *p = lookup_place(I, f);
-  if (p && (p->t == VT_FUNC || p->t == VT_BUILTIN)) { val_retain(*p); return *p; }
+  if (p && is_fn(*p)) { val_retain(*p); return *p; }
+  for (Env *e = I->env; p && e; e = e->parent)
+    for (int i = 0; i < e->n; i++)
+      if (e->fi->slots[i] == f->u.sym && is_fn(e->slots[i])) { val_retain(e->slots[i]); return e->slots[i]; }
+  if (p && is_fn(f->u.sym->global)) { val_retain(f->u.sym->global); return f->u.sym->global; }
   if (f->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = f->u.sym->bi; return v; }
   if (p) {
     char d[64];

@@ -3,11 +3,13 @@
 ** reporting errors, command-line values, and source().
 */
 #include <errno.h>
+#include <pthread.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "backend/backend.h"
 #include "builtins.h"
 #include "interp/interp.h"
 #include "mem.h"
@@ -16,6 +18,18 @@
 #ifndef MLS_STDLIB_DIR
 #define MLS_STDLIB_DIR "/usr/local/share/mls/stdlib"
 #endif
+
+/* How much of the current thread's C stack the interpreter may use: all but a margin. */
+static size_t stack_budget(void) {
+  pthread_attr_t attr;
+  size_t size = 8u << 20;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstacksize(&attr, &size);
+    pthread_attr_destroy(&attr);
+  }
+  size_t margin = size / 8 > (1u << 20) ? (1u << 20) : size / 8;
+  return size > margin * 2 ? size - margin * 2 : size / 2;
+}
 
 Interp *interp_new(void) {
   Interp *I = mem_calloc(1, sizeof *I);
@@ -26,6 +40,7 @@ Interp *interp_new(void) {
   I->retval = val_null();
   I->last = val_null();
   I->threads = 0;
+  I->stack_limit = stack_budget();
   bi_open(I);
   return I;
 }
@@ -50,6 +65,7 @@ void interp_free(Interp *I) {
   mem_free(I->frames);
   mem_free(I->bi);
   mem_free(I);
+  if (be_default()->trim) be_default()->trim();
 }
 
 void interp_report_error(Interp *I) {
@@ -84,9 +100,14 @@ static int run(Interp *I, Source *src, bool echo, bool repl) {
     return 2;
   }
   RunArgs ra = { ch, echo };
+  char here;
+  bool outermost = I->stack_base == NULL;
+  if (outermost) I->stack_base = &here;
   int st = mls_pcall(I, run_protected, &ra);
+  if (outermost) I->stack_base = NULL;
   chunk_release(ch);
   fflush(I->out);
+  if (st && I->quitting) return I->quit_status;
   if (st) {
     interp_report_error(I);
     return 1;

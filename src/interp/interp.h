@@ -86,6 +86,10 @@ struct Interp {
   bool repl;                 /* echo expression values */
   const char *stdlib_dir;
   volatile sig_atomic_t interrupted;
+  bool quitting;             /* quit() was called: unwind, report nothing, exit quit_status */
+  int quit_status;
+  char *stack_base;          /* C stack at the first entry, for the stack-depth guard */
+  size_t stack_limit;        /* bytes of C stack the interpreter may use */
   Value last;                /* last echoed value: ans */
 };
 
