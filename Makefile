@@ -22,7 +22,7 @@ LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps deps-install test unit golden examples sanitize bench run install clean conformance valgrind
+.PHONY: all deps deps-install test unit golden examples sanitize sanitize-run bench run install clean conformance valgrind
 all: deps mls
 
 deps:
@@ -70,17 +70,22 @@ golden: mls
 examples: mls
 	@tools/run_examples.sh ./mls
 
+# Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
 	$(MAKE) unit
 	$(MAKE) golden
 	$(MAKE) examples
+	$(MAKE) sanitize-run
 
 conformance: mls
 	../shared/conformance/run.py --mls ./mls
 
 # ASan + UBSan build in build/asan, running the unit and golden suites with it.
 sanitize: deps-install
+	$(MAKE) sanitize-run
+
+sanitize-run:
 	$(MAKE) BUILD=build/asan OPT=-O1 EXTRA_CFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	  EXTRA_LDFLAGS='-fsanitize=address,undefined' build/asan/mls $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS))
 	@fail=0; for t in $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS)); do ASAN_OPTIONS=detect_leaks=1 $$t || fail=1; done; \

@@ -10,6 +10,7 @@
 **
 ** Each case is written to t.mls in a fresh temporary directory and run there as
 ** `mls t.mls ARGS` in a child process, so messages read "t.mls:LINE:COL".
+** MLS_TEST_WRAP="valgrind -q --error-exitcode=99 ..." runs each case under that command.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +79,13 @@ static int run_case(const char *exe, const char *top, const Case *c, char **got_
   int argc = 0;
   char argbuf[512];
   snprintf(argbuf, sizeof argbuf, "%s", c->args);
+  /* (the wrapper's words come first; then the case's own arguments) */
+  char wrapbuf[512];
+  const char *wrap = getenv("MLS_TEST_WRAP");
+  if (wrap && *wrap) {
+    snprintf(wrapbuf, sizeof wrapbuf, "%s", wrap);
+    for (char *tok = strtok(wrapbuf, " "); tok && argc < 20; tok = strtok(NULL, " ")) argv[argc++] = tok;
+  }
   argv[argc++] = (char *)exe;
   argv[argc++] = "t.mls";
   for (char *tok = strtok(argbuf, " "); tok && argc < 62; tok = strtok(NULL, " ")) argv[argc++] = tok;
@@ -90,7 +98,7 @@ static int run_case(const char *exe, const char *top, const Case *c, char **got_
     dup2(in, 0);
     dup2(o, 1);
     dup2(e, 2);
-    execv(exe, argv);
+    execvp(argv[0], argv);
     _exit(127);
   }
   int st = 0;

@@ -307,14 +307,16 @@ static Value eval_while(Interp *I, AstNode *n) {
 }
 
 static Value eval_block(Interp *I, AstNode *n) {
-  Value last = val_null();
-  for (uint32_t i = 0; i < n->nkids; i++) {
-    val_release(last);
+  uint32_t last = n->nkids;
+  if (last == 0) return val_null();
+  for (uint32_t i = 0; i + 1 < last; i++) {        /* all but the last: values dropped */
     AstNode *k = n->kids[i];
-    last = k->ev(I, k);
-    if (I->ctl) break;
+    Value v = k->ev(I, k);
+    if (val_is_heap(v)) val_release(v);
+    if (I->ctl) return val_null();
   }
-  return last;
+  AstNode *k = n->kids[last - 1];
+  return k->ev(I, k);
 }
 
 /* ---- namespaces and command-line values ---- */
@@ -459,13 +461,23 @@ static Value ev_local0(Interp *I, AstNode *n) {
   return eval_name(I, n);
 }
 
+/* A number operand without a call when it is a literal or a global holding a number;
+** otherwise evaluates k into *v (owned) and returns false unless that is a number. */
+static inline bool num_operand(Interp *I, AstNode *k, double *x, Value *v) {
+  if (k->kind == AST_NUM) { *x = k->u.num; return true; }
+  if (k->kind == AST_NAME && k->slot < 0 && k->u.sym->global.t == VT_NUM) { *x = k->u.sym->global.u.n; return true; }
+  *v = k->ev(I, k);
+  if (v->t != VT_NUM) return false;
+  *x = v->u.n;
+  return true;
+}
+
 #define EV_ARITH(NAME, EXPR, MAKE)                                          \
   static Value NAME(Interp *I, AstNode *n) {                                \
-    Value a = n->kids[0]->ev(I, n->kids[0]);                                \
-    if (a.t != VT_NUM) return binary_slow(I, n, a, false, a);               \
-    Value b = n->kids[1]->ev(I, n->kids[1]);                                \
-    if (b.t != VT_NUM) return binary_slow(I, n, a, true, b);                \
-    double x = a.u.n, y = b.u.n;                                            \
+    double x, y;                                                            \
+    Value a, b;                                                             \
+    if (!num_operand(I, n->kids[0], &x, &a)) return binary_slow(I, n, a, false, a); \
+    if (!num_operand(I, n->kids[1], &y, &b)) return binary_slow(I, n, val_num(x), true, b); \
     return MAKE(EXPR);                                                      \
   }
 EV_ARITH(ev_add, x + y, val_num)
@@ -482,8 +494,9 @@ EV_ARITH(ev_ne, x != y, val_bool)
 
 static Value ev_assign_global(Interp *I, AstNode *n) {
   Value v = n->kids[1]->ev(I, n->kids[1]);
-  if (I->ctl) return v;
   Value *place = &n->kids[0]->u.sym->global;
+  if (v.t == VT_NUM && place->t == VT_NUM) { place->u.n = v.u.n; return v; }   /* I->ctl is clear: a number came back */
+  if (I->ctl) return v;
   val_retain(v);
   store(place, v);
   return v;

@@ -1,0 +1,9 @@
+#!/bin/sh
+# valgrind.sh — runs the golden suite and the examples under valgrind (memcheck): any invalid
+# access or definite leak makes the case fail (exit 99). Slow: a few minutes.
+set -e
+mls=${1:-./mls}
+export MLS_TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --child-silent-after-fork=yes"
+"$mls" --run-tests tests/lang/*.test
+for f in examples/tour.mls; do $MLS_TEST_WRAP "$mls" "$f" >/dev/null; done
+echo "valgrind: clean"
