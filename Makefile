@@ -66,6 +66,8 @@ unit: $(UNIT_TESTS)
 
 golden: mls
 	./mls --run-tests tests/lang/*.test
+	@./mls --builtins-md | diff -q - docs/builtins.md >/dev/null || \
+	  { echo "docs/builtins.md is stale: run ./mls --builtins-md > docs/builtins.md"; exit 1; }
 
 examples: mls
 	@tools/run_examples.sh ./mls

@@ -138,6 +138,8 @@ void interp_set_param(Interp *I, const char *name, const char *text) {
 /* ---- source() ---- */
 static bool readable(const char *p) { return access(p, R_OK) == 0; }
 
+/* $MLS_PATH, else stdlib/ beside the executable (a build tree), else ../share/mls/stdlib
+** relative to it (an installed tree, whatever PREFIX), else the compiled-in directory. */
 static const char *stdlib_dir(Interp *I, char *buf, size_t n) {
   const char *env = getenv("MLS_PATH");
   if (env && *env) return env;
@@ -146,7 +148,10 @@ static const char *stdlib_dir(Interp *I, char *buf, size_t n) {
   ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (k > 0) {
     exe[k] = '\0';
-    snprintf(buf, n, "%s/stdlib", dirname(exe));
+    const char *dir = dirname(exe);
+    snprintf(buf, n, "%s/stdlib", dir);
+    if (access(buf, R_OK) == 0) return buf;
+    snprintf(buf, n, "%s/../share/mls/stdlib", dir);
     if (access(buf, R_OK) == 0) return buf;
   }
   return MLS_STDLIB_DIR;
