@@ -91,7 +91,7 @@ sanitize-run:
 	$(MAKE) BUILD=build/asan OPT=-O1 EXTRA_CFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	  EXTRA_LDFLAGS='-fsanitize=address,undefined' build/asan/mls $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS))
 	@fail=0; for t in $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS)); do ASAN_OPTIONS=detect_leaks=1 $$t || fail=1; done; \
-	  ASAN_OPTIONS=detect_leaks=1 build/asan/mls --run-tests tests/lang/*.test || fail=1; exit $$fail
+	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/*.test || fail=1; exit $$fail
 
 valgrind: mls
 	tools/valgrind.sh ./mls

@@ -40,7 +40,6 @@ Interp *interp_new(void) {
   I->retval = val_null();
   I->last = val_null();
   I->threads = 0;
-  I->stack_limit = stack_budget();
   bi_open(I);
   return I;
 }
@@ -102,7 +101,10 @@ static int run(Interp *I, Source *src, bool echo, bool repl) {
   RunArgs ra = { ch, echo };
   char here;
   bool outermost = I->stack_base == NULL;
-  if (outermost) I->stack_base = &here;
+  if (outermost) {                          /* the guard measures the thread that runs */
+    I->stack_base = &here;
+    I->stack_limit = stack_budget();
+  }
   int st = mls_pcall(I, run_protected, &ra);
   if (outermost) I->stack_base = NULL;
   chunk_release(ch);
