@@ -122,20 +122,25 @@ Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
   return val_mat(out);
 }
 
+/* Runs a one-input op on matrix x (borrowed) into a new rows x cols result (+1). */
+static Tensor *run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols, Span sp) {
+  Tensor *cx = tensor_contiguous(I, x);
+  tmp_push(I, val_mat(cx));
+  Tensor *out = tensor_new(I, rows, cols);
+  Tensor *in[1] = { cx };
+  run_or_throw(I, op, out, in, NULL, sp);
+  tmp_pop(I, 1);
+  tensor_free_ref(cx);
+  return out;
+}
+
 Value op_unary(Interp *I, OpKind op, Value a, Span sp) {
   if (is_numlike(a)) {
     double r = sc_unary(op, numv(a));
     return op == OP_NOT ? val_bool(r != 0) : val_num(r);
   }
   if (a.t != VT_MAT) bad_operand(I, op, a, sp);
-  Tensor *ca = tensor_contiguous(I, a.u.m);
-  tmp_push(I, val_mat(ca));
-  Tensor *out = tensor_new(I, tensor_rows(ca), tensor_cols(ca));
-  Tensor *in[1] = { ca };
-  run_or_throw(I, op, out, in, NULL, sp);
-  tmp_pop(I, 1);
-  tensor_free_ref(ca);
-  return val_mat(out);
+  return val_mat(run1(I, op, a.u.m, tensor_rows(a.u.m), tensor_cols(a.u.m), sp));
 }
 
 /* Borrowed view of a number as a 1x1 tensor, or the matrix itself, made contiguous (+1). */
@@ -174,27 +179,14 @@ Value op_matmul(Interp *I, Value a, Value b, Span sp) {
 Value op_transpose(Interp *I, Value a, Span sp) {
   if (is_numlike(a)) return val_num(numv(a));
   if (a.t != VT_MAT) bad_operand(I, OP_TRANSPOSE, a, sp);
-  Tensor *ca = tensor_contiguous(I, a.u.m);
-  tmp_push(I, val_mat(ca));
-  Tensor *out = tensor_new(I, tensor_cols(ca), tensor_rows(ca));
-  Tensor *in[1] = { ca };
-  run_or_throw(I, OP_TRANSPOSE, out, in, NULL, sp);
-  tmp_pop(I, 1);
-  tensor_free_ref(ca);
-  return val_mat(out);
+  return val_mat(run1(I, OP_TRANSPOSE, a.u.m, tensor_cols(a.u.m), tensor_rows(a.u.m), sp));
 }
 
 Value op_reduce(Interp *I, OpKind op, Value a, Span sp) {
-  if (is_numlike(a)) return op == OP_SUM ? val_num(numv(a)) : val_num(numv(a));
+  if (is_numlike(a)) return val_num(numv(a));
   if (a.t != VT_MAT) bad_operand(I, op, a, sp);
-  Tensor *ca = tensor_contiguous(I, a.u.m);
-  tmp_push(I, val_mat(ca));
-  int64_t r = tensor_rows(ca), c = tensor_cols(ca);
-  Tensor *out = op == OP_SUM ? tensor_new(I, 1, 1) : op == OP_ROWSUMS ? tensor_new(I, r, 1) : tensor_new(I, 1, c);
-  Tensor *in[1] = { ca };
-  run_or_throw(I, op, out, in, NULL, sp);
-  tmp_pop(I, 1);
-  tensor_free_ref(ca);
+  int64_t r = tensor_rows(a.u.m), c = tensor_cols(a.u.m);
+  Tensor *out = run1(I, op, a.u.m, op == OP_COLSUMS ? 1 : op == OP_ROWSUMS ? r : 1, op == OP_ROWSUMS ? 1 : op == OP_COLSUMS ? c : 1, sp);
   if (op == OP_SUM) {
     double s = tensor_data(out)[0];
     tensor_free_ref(out);

@@ -213,6 +213,17 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
 }
 
 /* ---- control flow ---- */
+/* Runs one iteration's body; false when the loop must stop (break, or a return in flight). */
+static inline bool loop_body(Interp *I, AstNode *body, Span sp) {
+  Value r = eval(I, body);
+  val_release(r);
+  if (I->interrupted) interp_check_interrupt(I, sp);
+  if (!I->ctl) return true;
+  if (I->ctl == CTL_RETURN) return false;
+  bool go_on = I->ctl == CTL_NEXT;
+  I->ctl = CTL_NONE;
+  return go_on;
+}
 static void assign_name(Interp *I, AstNode *var, Value v) { store(assign_place(I, var), v); }
 
 __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
@@ -230,14 +241,7 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     double step = to >= from ? 1.0 : -1.0;
     for (int64_t i = 0; i < cnt; i++) {
       assign_name(I, var, val_num(from + step * (double)i));
-      Value r = eval(I, body);
-      val_release(r);
-      if (I->interrupted) interp_check_interrupt(I, n->span);
-      if (I->ctl) {
-        if (I->ctl == CTL_BREAK) { I->ctl = CTL_NONE; break; }
-        if (I->ctl == CTL_NEXT) { I->ctl = CTL_NONE; continue; }
-        break;                                             /* return */
-      }
+      if (!loop_body(I, body, n->span)) break;
     }
     return val_null();
   }
@@ -267,14 +271,7 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
       val_retain(x);
     }
     assign_name(I, var, x);
-    Value r = eval(I, body);
-    val_release(r);
-    if (I->interrupted) interp_check_interrupt(I, n->span);
-    if (I->ctl) {
-      if (I->ctl == CTL_BREAK) { I->ctl = CTL_NONE; break; }
-      if (I->ctl == CTL_NEXT) { I->ctl = CTL_NONE; continue; }
-      break;
-    }
+    if (!loop_body(I, body, n->span)) break;
   }
   tmp_pop(I, 1);
   val_release(seq);
@@ -294,14 +291,7 @@ static Value eval_while(Interp *I, AstNode *n) {
       val_release(c);
     }
     if (!t) break;
-    Value r = eval(I, body);
-    val_release(r);
-    if (I->interrupted) interp_check_interrupt(I, n->span);
-    if (I->ctl) {
-      if (I->ctl == CTL_BREAK) { I->ctl = CTL_NONE; break; }
-      if (I->ctl == CTL_NEXT) { I->ctl = CTL_NONE; continue; }
-      break;
-    }
+    if (!loop_body(I, body, n->span)) break;
   }
   return val_null();
 }
