@@ -422,6 +422,25 @@ static void test_tensor_new_errors(void **state) {
 
 /* ---- copy-on-write through the interpreter ---- */
 
+/* The issue's own size: a 10^8-element matrix (800 MB) passed to a reading function and
+** assigned to a second name; the peak of live data stays at one copy. */
+static void test_cow_1e8_elements(void **state) {
+  Fix *f = *state;
+  const uint64_t big = (uint64_t)100000000 * sizeof(double);
+  uint64_t a0 = mem_stats.data_allocs, b0 = mem_stats.data_bytes;
+  mem_stats.data_peak = mem_stats.data_bytes;
+  run_ok(f, "X = matrix(0.5, rows=10000, cols=10000)\n"
+            "reader = function(M) { nrow(M) * ncol(M) + M[10000, 10000] }\n"
+            "Y = X\n"
+            "n = reader(X) + reader(Y)\n"
+            "print(n)");
+  assert_string_equal(f->out, "2e+08\n");
+  assert_int_equal(mem_stats.data_allocs, a0 + 1);
+  assert_true(mem_stats.data_peak - b0 < big + 4096);
+  run_ok(f, "X = 0; Y = 0");
+  assert_int_equal(mem_stats.data_bytes, b0);
+}
+
 static void test_cow_assign_and_call(void **state) {
   Fix *f = *state;
   const size_t big = (size_t)2000 * 2000 * sizeof(double);
@@ -532,6 +551,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_tensor_strided_view, setup, teardown),
     cmocka_unit_test_setup_teardown(test_matrix_value_refcount, setup, teardown),
     cmocka_unit_test_setup_teardown(test_tensor_new_errors, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_cow_1e8_elements, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cow_assign_and_call, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cow_lists, setup, teardown),
     cmocka_unit_test_setup_teardown(test_oom_is_an_error, setup, teardown),
