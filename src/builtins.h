@@ -21,6 +21,8 @@ typedef struct Args {
   Value *dots;
   Symbol **dotnames;
   Span span;
+  struct AstNode **nodes;  /* BI_LAZY: the unevaluated argument expressions */
+  int nnodes;
 } Args;
 
 typedef Value (*BuiltinFn)(Interp *I, Args *a);
@@ -29,6 +31,7 @@ enum {
   BI_DIFF = 1,       /* differentiable: the grad issue's coverage test walks these */
   BI_IFDEF = 2,      /* ifdef($k, d): the first argument may be an unbound $k */
   BI_INVISIBLE = 4,  /* the REPL does not echo its result */
+  BI_LAZY = 8,       /* gets its arguments unevaluated in Args.nodes (system.time) */
 };
 
 typedef struct Builtin {

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include "builtins.h"
 #include "err.h"
@@ -481,6 +482,23 @@ Value bi_help(Interp *I, Args *a) {
   }
   char d[64];
   bi_argerror(I, 1, "a function or its name expected, got %s", val_describe(v, d, sizeof d));
+}
+
+Value bi_system_time(Interp *I, Args *a) {
+  if (a->nnodes != 1 || a->nodes[0]->kind == AST_ARG) bi_error(I, "takes one expression: system.time(expr)");
+  struct timespec t0, t1;
+  struct rusage r0, r1;
+  getrusage(RUSAGE_SELF, &r0);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  Value v = eval(I, a->nodes[0]);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  getrusage(RUSAGE_SELF, &r1);
+  val_release(v);
+  double user = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) + 1e-6 * (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec);
+  double sys = (double)(r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) + 1e-6 * (double)(r1.ru_stime.tv_usec - r0.ru_stime.tv_usec);
+  double el = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  fprintf(I->out, "   user  system elapsed\n%7.3f %7.3f %7.3f\n", user, sys, el);
+  return val_num(el);
 }
 
 Value bi_ifdef(Interp *I, Args *a) { (void)I; val_retain(a->v[0]); return a->v[0]; }

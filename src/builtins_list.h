@@ -5,4 +5,16 @@ BI_DECL(names) BI_DECL(paste) BI_DECL(toString) BI_DECL(stop) BI_DECL(assert) BI
 BI_DECL(ls) BI_DECL(help) BI_DECL(ifdef) BI_DECL(source) BI_DECL(unary) BI_DECL(log)
 BI_DECL(minmax) BI_DECL(mean) BI_DECL(cbind) BI_DECL(rbind) BI_DECL(is_na) BI_DECL(as_logical)
 BI_DECL(as_integer) BI_DECL(as_matrix) BI_DECL(rand) BI_DECL(read) BI_DECL(write) BI_DECL(exists)
-BI_DECL(quit) BI_DECL(sprintf) BI_DECL(identity)
+BI_DECL(quit) BI_DECL(sprintf) BI_DECL(identity) BI_DECL(system_time)
+/* builtins_math.c: aggregates and math */
+BI_DECL(prod) BI_DECL(var) BI_DECL(sd) BI_DECL(rowMeans) BI_DECL(colMeans) BI_DECL(rowMaxs)
+BI_DECL(rowMins) BI_DECL(colMaxs) BI_DECL(colMins) BI_DECL(rowIndexMax) BI_DECL(rowIndexMin)
+BI_DECL(cumsum) BI_DECL(cumprod) BI_DECL(softmax) BI_DECL(diag)
+/* builtins_data.c: data manipulation and sampling */
+BI_DECL(order) BI_DECL(table) BI_DECL(removeEmpty) BI_DECL(replace) BI_DECL(ifelse)
+BI_DECL(sample) BI_DECL(outer)
+/* builtins_linalg.c: LAPACK(E) */
+BI_DECL(solve) BI_DECL(inv) BI_DECL(det) BI_DECL(trace) BI_DECL(cholesky) BI_DECL(eigen)
+BI_DECL(qr) BI_DECL(svd)
+/* builtins_io.c: files and checkpoints */
+BI_DECL(save) BI_DECL(load)

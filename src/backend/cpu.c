@@ -12,6 +12,7 @@
 #include <string.h>
 #include "backend/backend.h"
 #include "backend/scalar.h"
+#include "backend/cpu.h"
 #include "mem.h"
 
 /* ---- buffer cache ---- */
@@ -164,40 +165,11 @@ static void transpose(const Tensor *in, Tensor *out) {
           o[j * r + i] = a[i * c + j];
 }
 
-static double sum_pairwise(const double *a, int64_t n) {   /* accurate and vectorizable */
-  if (n <= 128) {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) { s0 += a[i]; s1 += a[i + 1]; s2 += a[i + 2]; s3 += a[i + 3]; }
-    for (; i < n; i++) s0 += a[i];
-    return (s0 + s1) + (s2 + s3);
-  }
-  int64_t h = n / 2;
-  return sum_pairwise(a, h) + sum_pairwise(a + h, n - h);
-}
-
-static int run_reduce(OpKind op, Tensor *out, Tensor *const in[]) {
-  const double *a = tensor_data(in[0]);
-  double *o = tensor_data(out);
-  int64_t r = tensor_rows(in[0]), c = tensor_cols(in[0]);
-  switch (op) {
-  case OP_SUM: o[0] = sum_pairwise(a, r * c); break;
-  case OP_ROWSUMS: for (int64_t i = 0; i < r; i++) o[i] = sum_pairwise(a + i * c, c); break;
-  case OP_COLSUMS:
-    for (int64_t j = 0; j < c; j++) o[j] = 0;
-    for (int64_t i = 0; i < r; i++)
-      for (int64_t j = 0; j < c; j++) o[j] += a[i * c + j];
-    break;
-  default: return 1;
-  }
-  return 0;
-}
-
 static int cpu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   int flags = op_info[op].flags;
   if ((flags & OPF_EW) && op_info[op].arity == 2) return run_binary(op, out, in, p);
   if (flags & OPF_EW) return run_unary(op, out, in);
-  if (flags & OPF_RED) return run_reduce(op, out, in);
+  if (flags & OPF_RED) return cpu_run_reduce(op, out, in, p);
   if (op == OP_TRANSPOSE) { transpose(in[0], out); return 0; }
   return 1;
 }

@@ -545,6 +545,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   const FuncInfo *fi = c->fi;
   const char *fname = fi->name ? fi->name->name : "function";
   if (I->nframes >= I->maxframes) mls_throw(I, sp, "stack overflow (more than %d nested calls)", I->maxframes);
+  if (I->interrupted) interp_check_interrupt(I, sp);     /* Ctrl-C in deep recursion */
   char here;
   if (I->stack_base && (size_t)(I->stack_base - &here) > I->stack_limit)
     mls_throw(I, sp, "stack overflow (%d nested calls used the C stack)", I->nframes);
@@ -674,6 +675,22 @@ __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
       n->kids[1]->kind == AST_CLPARAM && !param_given(I, n->kids[1]->u.sym)) {
     tmp_pop(I, 1);
     return eval(I, n->kids[2]);
+  }
+  if (fn.t == VT_BUILTIN && (fn.u.bi->flags & BI_LAZY)) {
+    Args la;
+    memset(&la, 0, sizeof la);
+    la.span = n->span;
+    la.nodes = n->kids + 1;
+    la.nnodes = nargs;
+    Span saved = I->call_span;
+    const Builtin *saved_bi = I->cur_bi;
+    I->call_span = n->span;
+    I->cur_bi = fn.u.bi;
+    Value r = fn.u.bi->fn(I, &la);
+    I->call_span = saved;
+    I->cur_bi = saved_bi;
+    tmp_release_to(I, mark);
+    return r;
   }
   Symbol *names[nargs > 0 ? nargs : 1];      /* nargs <= 1000: a small VLA */
   int base = I->ntmp;
