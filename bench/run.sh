@@ -10,7 +10,7 @@
 # is missing).  Missing peers (R, NumPy, lua5.4, OpenBLAS) are reported as skipped.
 #
 # Environment knobs (all optional):
-#   BENCH_ONLY=scalar,matmul,small,startup  which benchmarks to run (default: all)
+#   BENCH_ONLY=scalar,matmul,small,startup,ew  which benchmarks to run (default: all)
 #   BENCH_RUNS=5        process repetitions for the scalar loop
 #   BENCH_ROUNDS=N      processes per program and matmul size (default 6 for
 #                       n <= 256, else 3), run interleaved
@@ -25,7 +25,7 @@ OUT=$HERE/out
 MLS=${1:-./mls}
 [[ -e $MLS && $MLS != /* ]] && MLS=$(cd "$(dirname "$MLS")" && pwd)/$(basename "$MLS")
 
-ONLY=${BENCH_ONLY:-scalar,matmul,small,startup}
+ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew}
 RUNS=${BENCH_RUNS:-5}
 SIZES=${BENCH_SIZES:-256 1024 2048}
 ROUNDS=${BENCH_ROUNDS:-}
@@ -484,6 +484,48 @@ bench_small() {
     fi
 }
 
+# ---------------------------------------------------------------- (e) elementwise + sum
+
+# ew_run TAG CMD...: best time_ns of one process (5 evaluations inside); sets EW_NS, EW_RES
+ew_run() {
+    local tag=$1; shift
+    local file=$OUT/$tag.out
+    : >"$file"
+    EW_NS='' EW_RES=''
+    run_once "$file" "$@"
+    (( RC == 0 )) || return 1
+    EW_NS=$(minkey time_ns "$file"); EW_RES=$(lastkey result "$file")
+    [[ -n $EW_NS ]]
+}
+
+bench_ew() {
+    section "(e) s = sum((x - y)^2 * 0.5 + exp(-x)), x and y 1e7 x 1  (best of 5 in each process)"
+    printf '  %-28s %14s %12s\n' "program" "time" "peer/MLS"
+    local mls_ns='' np_ns=''
+    if (( MLS_OK )) && ew_run ew_mls "$MLS" "$HERE/ew_sum.mls"; then
+        mls_ns=$EW_NS; printf '  %-28s %14s %12s\n' "MLS (eager, one op at a time)" "$(fmt_ns "$EW_NS")" "-"
+    else
+        printf '  %-28s %s\n' "MLS" "${MLS_SKIP:-FAILED}"; (( MLS_OK )) && STATUS=1
+    fi
+    if (( NP_OK )) && ew_run ew_np "$PYTHON" "$HERE/ew_sum.py"; then
+        np_ns=$EW_NS
+        printf '  %-28s %14s %12s\n' "NumPy" "$(fmt_ns "$EW_NS")" \
+            "$([[ -n $mls_ns ]] && fmt '%.2fx' "$(calc "$EW_NS / $mls_ns")")"
+    else
+        printf '  %-28s %s\n' "NumPy" "${NP_SKIP:-FAILED}"
+    fi
+    if have "$CC" && "$CC" -O2 -o "$OUT/ew_sum_c" "$HERE/ew_sum.c" -lm 2>/dev/null && ew_run ew_c "$OUT/ew_sum_c"; then
+        printf '  %-28s %14s %12s\n' "C, one fused loop (no goal)" "$(fmt_ns "$EW_NS")" \
+            "$([[ -n $mls_ns ]] && fmt '%.2fx' "$(calc "$EW_NS / $mls_ns")")"
+    fi
+    echo
+    local text="sum((x-y)^2*0.5+exp(-x)) on 1e7: MLS no slower than NumPy"
+    if [[ -z $mls_ns ]]; then goal "$text" "MISS (no MLS figure)"
+    elif [[ -z $np_ns ]]; then goal "$text" "n/a (no NumPy figure)"
+    elif ge "$np_ns" "$mls_ns"; then goal "$text" "PASS ($(fmt_ns "$mls_ns") vs $(fmt_ns "$np_ns"))"
+    else goal "$text" "MISS ($(fmt_ns "$mls_ns") vs $(fmt_ns "$np_ns"))"; fi
+}
+
 # ---------------------------------------------------------------- (d) start-up
 
 STARTUP_RUNS=30
@@ -585,6 +627,7 @@ want scalar  && bench_scalar
 want matmul  && bench_matmul
 want small   && bench_small
 want startup && bench_startup
+want ew      && bench_ew
 
 section "summary"
 for g in "${GOALS[@]}"; do echo "  $g"; done

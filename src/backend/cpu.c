@@ -8,6 +8,7 @@
 #include <cblas.h>
 #undef I          /* <complex.h> (via cblas.h) defines I; MLS uses I for the interpreter */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend.h"
@@ -71,19 +72,25 @@ static int cpu_copy(double *dst, const double *src, size_t nbytes) {
 
 static bool cpu_supports(OpKind op) { (void)op; return true; }
 
-/* ---- elementwise binary ---- */
+/* ---- elementwise binary ----
+** Loops of at least PAR_MIN elements are split across the cores (OpenMP, static schedule,
+** so each thread streams one contiguous range); smaller ones stay on one thread. */
+#define PAR_MIN ((int64_t)1 << 16)
+#define PAR _Pragma("omp parallel for simd if (n >= PAR_MIN) schedule(static)")
+#define PAR_ROWS _Pragma("omp parallel for if (n >= PAR_MIN) schedule(static)")
+
 #define EW_LOOP(EXPR)                                                            \
   do {                                                                           \
     if (bc0 == BC_FULL && bc1 == BC_FULL) {                                      \
-      for (int64_t i = 0; i < n; i++) { double x = a[i], y = b[i]; o[i] = (EXPR); } \
+      PAR for (int64_t i = 0; i < n; i++) { double x = a[i], y = b[i]; o[i] = (EXPR); } \
     } else if (bc1 == BC_SCALAR && bc0 == BC_FULL) {                             \
       double y = b[0];                                                           \
-      for (int64_t i = 0; i < n; i++) { double x = a[i]; o[i] = (EXPR); }        \
+      PAR for (int64_t i = 0; i < n; i++) { double x = a[i]; o[i] = (EXPR); }    \
     } else if (bc0 == BC_SCALAR && bc1 == BC_FULL) {                             \
       double x = a[0];                                                           \
-      for (int64_t i = 0; i < n; i++) { double y = b[i]; o[i] = (EXPR); }        \
+      PAR for (int64_t i = 0; i < n; i++) { double y = b[i]; o[i] = (EXPR); }    \
     } else {                                                                     \
-      for (int64_t r = 0; r < rows; r++) {                                       \
+      PAR_ROWS for (int64_t r = 0; r < rows; r++) {                              \
         const double *ar = a + (bc0 == BC_FULL ? r * cols : bc0 == BC_COL ? r : 0); \
         const double *br = b + (bc1 == BC_FULL ? r * cols : bc1 == BC_COL ? r : 0); \
         int64_t sa = (bc0 == BC_FULL || bc0 == BC_ROW), sb = (bc1 == BC_FULL || bc1 == BC_ROW); \
@@ -125,7 +132,7 @@ static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams
 }
 
 /* ---- elementwise unary ---- */
-#define UN_LOOP(EXPR) do { for (int64_t i = 0; i < n; i++) { double x = a[i]; o[i] = (EXPR); } } while (0)
+#define UN_LOOP(EXPR) do { PAR for (int64_t i = 0; i < n; i++) { double x = a[i]; o[i] = (EXPR); } } while (0)
 
 static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
   const double *a = tensor_data(in[0]);
@@ -200,7 +207,10 @@ static void cpu_trim(void) {
   cache.total = 0;
 }
 
-static void cpu_threads(int n) { openblas_set_num_threads(n); }
+static void cpu_threads(int n) {
+  openblas_set_num_threads(n);
+  omp_set_num_threads(n);
+}
 
 const Backend be_cpu = {
   /* .name        = */ "cpu",
