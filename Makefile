@@ -22,7 +22,7 @@ LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps deps-install test unit golden examples sanitize sanitize-run bench run install clean conformance valgrind
+.PHONY: all deps deps-install test unit golden examples repl-test sanitize sanitize-run bench run install clean conformance valgrind
 all: deps mls
 
 deps:
@@ -48,7 +48,7 @@ $(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: grammar/parser.y
 	lemon -q -T$(LEMPAR) -d$(BUILD)/gen $<
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
-	$(CC) $(CPPFLAGS) $(GENFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(GENFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/src/%.o: src/%.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
@@ -58,7 +58,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmls.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmls.a -lcmocka $(LDLIBS)
 
--include $(shell find $(BUILD)/src -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/src $(BUILD)/gen -name '*.d' 2>/dev/null)
 
 # ---- tests ----
 unit: $(UNIT_TESTS)
@@ -72,12 +72,16 @@ golden: mls
 examples: mls
 	@tools/run_examples.sh ./mls
 
+repl-test: mls
+	/usr/bin/python3 tests/repl/test_repl.py ./mls
+
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
 	$(MAKE) unit
 	$(MAKE) golden
 	$(MAKE) examples
+	$(MAKE) repl-test
 	$(MAKE) sanitize-run
 
 conformance: mls

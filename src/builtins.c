@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "autodiff.h"
 #include "builtins.h"
 #include "err.h"
 #include "mem.h"
@@ -17,111 +18,141 @@
 
 /* grep ORDER BUILTIN: sorted by name; the doc's first line is the summary help() lists. */
 const Builtin builtin_table[] = {
-  { "abs", bi_unary, "abs(x)", OP_ABS, DIFF, "Absolute value, elementwise." },
+  { "abs", bi_unary, "abs(x)", OP_ABS, DIFF | BI_AD, "Absolute value, elementwise." },
   { "as.double", bi_as_double, "as.double(x)", OP_NONE, 0,
     "Converts to a number: booleans to 1/0, strings by parsing, a 1x1 matrix to its value.\nOther matrices are returned unchanged (they already hold doubles)." },
   { "as.integer", bi_as_integer, "as.integer(x)", OP_NONE, 0, "Truncates toward zero, elementwise (numbers stay doubles)." },
   { "as.logical", bi_as_logical, "as.logical(x)", OP_NONE, 0, "Converts a number or string to TRUE/FALSE (nonzero is TRUE)." },
   { "as.matrix", bi_as_matrix, "as.matrix(x)", OP_NONE, 0, "Makes a number a 1x1 matrix; a matrix is returned as is." },
-  { "as.scalar", bi_as_scalar, "as.scalar(x)", OP_NONE, DIFF, "The number inside a 1x1 matrix (a number is returned as is)." },
+  { "as.scalar", bi_as_scalar, "as.scalar(x)", OP_NONE, DIFF | BI_AD, "The number inside a 1x1 matrix (a number is returned as is)." },
   { "assert", bi_assert, "assert(cond, msg=)", OP_NONE, INV,
     "Stops with 'assertion failed' (or msg) unless cond is TRUE (or nonzero)." },
   { "cbind", bi_cbind, "cbind(...)", OP_NONE, 0, "Joins matrices (and numbers) side by side; row counts must match." },
-  { "ceil", bi_unary, "ceil(x)", OP_CEIL, DIFF, "Smallest whole number not below x, elementwise." },
-  { "cholesky", bi_cholesky, "cholesky(A)", OP_NONE, 0, "Lower-triangular L with L %*% t(L) = A for symmetric positive definite A." },
-  { "colMaxs", bi_colMaxs, "colMaxs(X)", OP_NONE, DIFF, "Largest element of each column: a 1 x ncol(X) row vector." },
-  { "colMeans", bi_colMeans, "colMeans(X)", OP_NONE, DIFF, "Mean of each column: a 1 x ncol(X) row vector." },
-  { "colMins", bi_colMins, "colMins(X)", OP_NONE, DIFF, "Smallest element of each column: a 1 x ncol(X) row vector." },
-  { "colSums", bi_reduce, "colSums(X)", OP_COLSUMS, DIFF, "Sum of each column: a 1 x ncol(X) row vector." },
-  { "cos", bi_unary, "cos(x)", OP_COS, DIFF, "Cosine (radians), elementwise." },
-  { "cumprod", bi_cumprod, "cumprod(X)", OP_NONE, DIFF, "Cumulative products down each column (a vector: along it)." },
-  { "cumsum", bi_cumsum, "cumsum(X)", OP_NONE, DIFF, "Cumulative sums down each column (a vector: along it)." },
-  { "det", bi_det, "det(A)", OP_NONE, DIFF, "Determinant of a square matrix (LU factorization)." },
-  { "diag", bi_diag, "diag(X)", OP_NONE, DIFF, "A vector becomes a diagonal matrix; a square matrix gives its diagonal as a column vector." },
-  { "eigen", bi_eigen, "eigen(A)", OP_NONE, 0, "[values, vectors] = eigen(A) for symmetric A: eigenvalues (column, decreasing) and eigenvectors." },
+  { "ceil", bi_unary, "ceil(x)", OP_CEIL, DIFF | BI_AD, "Smallest whole number not below x, elementwise." },
+  { "cholesky", bi_cholesky, "cholesky(A)", OP_NONE, 0, "Lower-triangular L with L %*% t(L) = A for symmetric positive definite A.\n"
+    "R's chol gives the upper factor t(L). A not positive definite is an error naming the leading minor." },
+  { "colMaxs", bi_colMaxs, "colMaxs(X)", OP_COLMAXS, DIFF | BI_AD, "Largest element of each column: a 1 x ncol(X) row vector.\nNaN propagates; a matrix with empty columns (0 x n, n > 0) is an error." },
+  { "colMeans", bi_colMeans, "colMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each column: a 1 x ncol(X) row vector.\ncolSums(X) / nrow(X): an empty column gives NaN, as R." },
+  { "colMins", bi_colMins, "colMins(X)", OP_COLMINS, DIFF | BI_AD, "Smallest element of each column: a 1 x ncol(X) row vector.\nNaN propagates; a matrix with empty columns (0 x n, n > 0) is an error." },
+  { "colSums", bi_reduce, "colSums(X)", OP_COLSUMS, DIFF | BI_AD, "Sum of each column: a 1 x ncol(X) row vector." },
+  { "cos", bi_unary, "cos(x)", OP_COS, DIFF | BI_AD, "Cosine (radians), elementwise." },
+  { "cumprod", bi_cumprod, "cumprod(X)", OP_CUMPROD, DIFF, "Cumulative products down each column (a row vector: along it), as DML's colCumprod.\nA number gives itself; NaN propagates down its column." },
+  { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
+  { "det", bi_det, "det(A)", OP_NONE, DIFF, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
+  { "diag", bi_diag, "diag(X)", OP_DIAG, DIFF | BI_AD, "A vector becomes a diagonal matrix; a square matrix gives its diagonal as a column vector.\nA vector is n x 1 or 1 x n; a number or 1x1 matrix gives a 1x1 matrix (not R's identity)." },
+  { "eigen", bi_eigen, "eigen(A)", OP_NONE, 0, "[values, vectors] = eigen(A) for symmetric A: eigenvalues (column, decreasing) and eigenvectors.\n"
+    "The eigenvectors are the columns of vectors; each is signed so that its largest-magnitude\n"
+    "entry is positive (the first of equal ones). e = eigen(A) gives the list e$values, e$vectors." },
   { "exists", bi_exists, "exists(name)", OP_NONE, 0, "TRUE when a variable or builtin of that name (a string) exists." },
-  { "exp", bi_unary, "exp(x)", OP_EXP, DIFF, "e to the power x, elementwise." },
-  { "floor", bi_unary, "floor(x)", OP_FLOOR, DIFF, "Largest whole number not above x, elementwise." },
+  { "exp", bi_unary, "exp(x)", OP_EXP, DIFF | BI_AD, "e to the power x, elementwise." },
+  { "floor", bi_unary, "floor(x)", OP_FLOOR, DIFF | BI_AD, "Largest whole number not above x, elementwise." },
+  { "grad", bi_grad, "grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
+    "A function with f's parameters that returns the derivative of f with respect to argument\n"
+    "argnum (a vector of positions gives a list). f must return a number or 1x1 matrix; the\n"
+    "derivative has the argument's structure. Nested grad(grad(f)) differentiates again." },
+  { "gradcheck", bi_gradcheck, "gradcheck(f, x)", OP_NONE, 0,
+    "Compares grad(f)(x) with central finite differences; returns the largest relative error." },
   { "help", bi_help, "help(topic=)", OP_NONE, INV,
     "Shows the signature and text of a builtin or user function; help() lists every builtin." },
-  { "identity", bi_identity, "identity(x)", OP_NONE, DIFF, "Returns x." },
+  { "hessian", bi_hessian, "hessian(f)", OP_NONE, BI_DIFF | BI_AD,
+    "For f from an n x 1 vector to a number, a function giving the n x n Hessian\n"
+    "(the Jacobian of grad(f)). The result is not differentiated again." },
+  { "identity", bi_identity, "identity(x)", OP_NONE, DIFF | BI_AD, "Returns x." },
   { "ifdef", bi_ifdef, "ifdef(value, default)", OP_NONE, BI_IFDEF,
     "ifdef($k, d) is the command-line value $k when it was given, else d." },
-  { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_NONE, DIFF, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast)." },
-  { "inv", bi_inv, "inv(A)", OP_NONE, DIFF, "Inverse of a square matrix (LAPACK); a singular A is an error." },
+  { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
+  { "inv", bi_inv, "inv(A)", OP_NONE, DIFF, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
   { "is.na", bi_is_na, "is.na(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
   { "is.nan", bi_is_na, "is.nan(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
+  { "jacobian", bi_jacobian, "jacobian(f)", OP_NONE, BI_DIFF | BI_AD,
+    "For f from an n x 1 vector to an m x 1 vector, a function giving the m x n Jacobian\n"
+    "(one reverse pass per output). The result is not differentiated again." },
   { "length", bi_length, "length(x)", OP_NONE, 0, "Number of elements of a matrix or list (1 for a number or string)." },
-  { "list", bi_list, "list(...)", OP_NONE, DIFF, "A list of the arguments; named arguments become named elements." },
-  { "load", bi_load, "load(path)", OP_NONE, 0, "Reads a checkpoint written by save() and returns its values as a named list." },
-  { "log", bi_log, "log(x, base=)", OP_LOG, DIFF, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
+  { "list", bi_list, "list(...)", OP_NONE, DIFF | BI_AD, "A list of the arguments; named arguments become named elements." },
+  { "load", bi_load, "load(path)", OP_NONE, 0, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32) is an error saying what is wrong." },
+  { "log", bi_log, "log(x, base=)", OP_LOG, DIFF | BI_AD, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
   { "ls", bi_ls, "ls()", OP_NONE, INV, "Lists the variables in scope with their types and shapes." },
   { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, 0,
     "Builds a rows x cols matrix from v: a number (filled), a string of numbers \"1 2 3 4\",\n"
     "or a matrix to reshape (row-major; byrow=FALSE fills column by column as R does).\n"
     "Either rows or cols may be left out when v has the elements." },
-  { "max", bi_minmax, "max(x, y=)", OP_MAX2, DIFF, "Largest element of x, or elementwise maximum of x and y." },
-  { "mean", bi_mean, "mean(x)", OP_NONE, DIFF, "Arithmetic mean of all elements." },
-  { "min", bi_minmax, "min(x, y=)", OP_MIN2, DIFF, "Smallest element of x, or elementwise minimum of x and y." },
+  { "max", bi_minmax, "max(x, y=)", OP_MAX2, DIFF | BI_AD, "Largest element of x, or elementwise maximum of x and y.\nNaN propagates; max of an empty matrix is an error (R warns and gives -Inf)." },
+  { "mean", bi_mean, "mean(x)", OP_NONE, DIFF | BI_AD, "Arithmetic mean of all elements; NaN for an empty matrix." },
+  { "min", bi_minmax, "min(x, y=)", OP_MIN2, DIFF | BI_AD, "Smallest element of x, or elementwise minimum of x and y.\nNaN propagates; min of an empty matrix is an error (R warns and gives Inf)." },
   { "names", bi_names, "names(L)", OP_NONE, 0, "The names of a list's elements, as a list of strings (\"\" when unnamed)." },
   { "ncol", bi_ncol, "ncol(X)", OP_NONE, 0, "Number of columns (1 for a number)." },
   { "nrow", bi_nrow, "nrow(X)", OP_NONE, 0, "Number of rows (1 for a number)." },
-  { "order", bi_order, "order(target, by=1, decreasing=FALSE, index.return=FALSE)", OP_NONE, 0, "Sorts the rows of target by column by (stable); index.return=TRUE gives the row indices." },
-  { "outer", bi_outer, "outer(a, b, op=\"*\")", OP_NONE, 0, "Matrix of op(a[i], b[j]) for column vector a and row vector b; op is \"+\", \"-\", \"*\", \"/\", \"^\", a comparison, \"min\" or \"max\"." },
+  { "order", bi_order, "order(target, by=1, decreasing=FALSE, index.return=FALSE)", OP_NONE, 0, "Sorts the rows of target by column by (stable); index.return=TRUE gives the row indices.\nby may be a vector of columns (the first most significant). NaN sorts last either way, as R.\nindex.return=TRUE returns the permutation as a column vector of 1-based row indices." },
+  { "outer", bi_outer, "outer(a, b, op=\"*\")", OP_NONE, 0, "Matrix of op(a[i], b[j]) for column vector a and row vector b; op is \"+\", \"-\", \"*\", \"/\", \"^\", a comparison, \"min\" or \"max\".\nVectors of either orientation are accepted; the result is length(a) x length(b).\nAlso \"%%\", \"%/%\", \"&\" and \"|\": any elementwise binary operator." },
   { "paste", bi_paste, "paste(..., sep=\" \")", OP_NONE, 0,
     "Joins the text of its arguments with sep (numbers to 15 significant digits)." },
   { "print", bi_print, "print(x, digits=7)", OP_NONE, INV,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
-  { "prod", bi_prod, "prod(x)", OP_NONE, DIFF, "Product of all elements." },
-  { "qr", bi_qr, "qr(A)", OP_NONE, 0, "[Q, R] = qr(A): orthonormal Q and upper-triangular R with Q %*% R = A." },
+  { "prod", bi_prod, "prod(x)", OP_PROD, DIFF, "Product of all elements (a number; 1 for an empty matrix, as R)." },
+  { "qr", bi_qr, "qr(A)", OP_NONE, 0, "[Q, R] = qr(A): orthonormal Q and upper-triangular R with Q %*% R = A.\n"
+    "Thin, as R's qr.Q and qr.R: for m x n A, Q is m x k and R is k x n, k = min(m, n); diag(R) >= 0." },
   { "quit", bi_quit, "quit(status=0)", OP_NONE, INV, "Ends the program (or the REPL) with the exit status." },
   { "rand", bi_rand, "rand(rows=1, cols=1, min=0, max=1, pdf=\"uniform\", sparsity=1, seed=)", OP_NONE, 0,
     "A random rows x cols matrix: pdf \"uniform\" on [min, max) or \"normal\" (mean 0, sd 1);\n"
     "sparsity is the fraction of nonzero cells. The same seed (or --seed) gives the same matrix\n"
     "on every run and machine (xoshiro256** seeded by splitmix64)." },
   { "rbind", bi_rbind, "rbind(...)", OP_NONE, 0, "Stacks matrices (and numbers) on top of each other; column counts must match." },
-  { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\")", OP_NONE, 0,
-    "Reads a matrix from a file: format \"csv\" or \"text\" (i j v triples), else from the extension." },
-  { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=)", OP_NONE, 0, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected." },
-  { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, 0, "Replaces every cell equal to pattern (NaN matches NaN) by replacement." },
-  { "round", bi_unary, "round(x)", OP_ROUND, DIFF, "Rounds to the nearest whole number, halves to even (as R), elementwise." },
-  { "rowIndexMax", bi_rowIndexMax, "rowIndexMax(X)", OP_NONE, 0, "Column index (1-based) of the largest element of each row; the first on ties." },
-  { "rowIndexMin", bi_rowIndexMin, "rowIndexMin(X)", OP_NONE, 0, "Column index (1-based) of the smallest element of each row; the first on ties." },
-  { "rowMaxs", bi_rowMaxs, "rowMaxs(X)", OP_NONE, DIFF, "Largest element of each row: an nrow(X) x 1 column vector." },
-  { "rowMeans", bi_rowMeans, "rowMeans(X)", OP_NONE, DIFF, "Mean of each row: an nrow(X) x 1 column vector." },
-  { "rowMins", bi_rowMins, "rowMins(X)", OP_NONE, DIFF, "Smallest element of each row: an nrow(X) x 1 column vector." },
-  { "rowSums", bi_reduce, "rowSums(X)", OP_ROWSUMS, DIFF, "Sum of each row: an nrow(X) x 1 column vector." },
-  { "sample", bi_sample, "sample(range, size, replace=FALSE, seed=)", OP_NONE, 0, "size values drawn from 1..range, without replacement unless replace=TRUE, as a column vector." },
-  { "save", bi_save, "save(path, ...)", OP_NONE, INV, "save(path, a=X, b=Y) writes named numbers, strings and matrices to one checkpoint file (atomically)." },
-  { "sd", bi_sd, "sd(x)", OP_NONE, DIFF, "Sample standard deviation of all elements (divisor n - 1, as R)." },
+  { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=)", OP_NONE, 0,
+    "Reads a matrix from a file. format: \"csv\", \"text\" (DML's i j v triples), \"mm\" (Matrix Market),\n"
+    "\"npy\" (NumPy: float64/32, integers, bool; C or Fortran order; 1-D is a column) or \"idx\"\n"
+    "(MNIST; an N x 28 x 28 file gives N x 784, one image per row); by default it follows the\n"
+    "extension (.csv .txt .text .ijv .mtx .mm .npy .idx -ubyte), and a .gz file is decompressed.\n"
+    "A csv or text file's .mtd sidecar (written by write) supplies the shape, header and sep;\n"
+    "rows= and cols= declare the shape of a text file (or check the shape of any other)." },
+  { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, 0, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
+  { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, 0, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
+  { "round", bi_unary, "round(x)", OP_ROUND, DIFF | BI_AD, "Rounds to the nearest whole number, halves to even (as R), elementwise." },
+  { "rowIndexMax", bi_rowIndexMax, "rowIndexMax(X)", OP_ROWINDEXMAX, 0, "Column index (1-based) of the largest element of each row; the first on ties.\nA row holding a NaN gives NaN (R's max.col); empty rows are an error." },
+  { "rowIndexMin", bi_rowIndexMin, "rowIndexMin(X)", OP_ROWINDEXMIN, 0, "Column index (1-based) of the smallest element of each row; the first on ties.\nA row holding a NaN gives NaN; empty rows are an error." },
+  { "rowMaxs", bi_rowMaxs, "rowMaxs(X)", OP_ROWMAXS, DIFF | BI_AD, "Largest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },
+  { "rowMeans", bi_rowMeans, "rowMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each row: an nrow(X) x 1 column vector.\nrowSums(X) / ncol(X): an empty row gives NaN, as R." },
+  { "rowMins", bi_rowMins, "rowMins(X)", OP_ROWMINS, DIFF | BI_AD, "Smallest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },
+  { "rowSums", bi_reduce, "rowSums(X)", OP_ROWSUMS, DIFF | BI_AD, "Sum of each row: an nrow(X) x 1 column vector." },
+  { "sample", bi_sample, "sample(range, size=, replace=FALSE, seed=)", OP_NONE, 0, "size values drawn from 1..range, without replacement unless replace=TRUE, as a column vector.\nsize defaults to range (a random permutation). The same seed (or --seed) gives the same\nsample on every run and machine." },
+  { "save", bi_save, "save(path, ...)", OP_NONE, INV, "save(path, a=X, b=Y) writes named numbers, strings and matrices to one checkpoint file (atomically).\nBooleans, NULL and lists of these can be saved too; load(path) gives them back as a list." },
+  { "sd", bi_sd, "sd(x)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of all elements (divisor n - 1, as R).\nsqrt(var(x)): NaN for fewer than two elements." },
   { "seq", bi_seq, "seq(from, to, by=)", OP_NONE, 0,
     "Column vector from, from+by, ... up to to. by defaults to 1, or -1 when from > to." },
-  { "sigmoid", bi_unary, "sigmoid(x)", OP_SIGMOID, DIFF, "1 / (1 + exp(-x)), elementwise and stable for large |x|." },
-  { "sign", bi_unary, "sign(x)", OP_SIGN, DIFF, "-1, 0 or 1 by the sign of x, elementwise." },
-  { "sin", bi_unary, "sin(x)", OP_SIN, DIFF, "Sine (radians), elementwise." },
-  { "softmax", bi_softmax, "softmax(X)", OP_NONE, DIFF, "Row-wise softmax, computed stably (the row maximum is subtracted first)." },
-  { "solve", bi_solve, "solve(A, b)", OP_NONE, DIFF, "Solves A x = b for square A (LAPACK dgesv); a singular A is an error." },
+  { "sigmoid", bi_unary, "sigmoid(x)", OP_SIGMOID, DIFF | BI_AD, "1 / (1 + exp(-x)), elementwise and stable for large |x|." },
+  { "sign", bi_unary, "sign(x)", OP_SIGN, DIFF | BI_AD, "-1, 0 or 1 by the sign of x, elementwise." },
+  { "sin", bi_unary, "sin(x)", OP_SIN, DIFF | BI_AD, "Sine (radians), elementwise." },
+  { "softmax", bi_softmax, "softmax(X)", OP_SOFTMAX, DIFF | BI_AD, "Row-wise softmax, computed stably (the row maximum is subtracted first).\n-Inf entries give 0; a row of only -Inf, or holding NaN or Inf, gives NaN." },
+  { "solve", bi_solve, "solve(A, b)", OP_NONE, DIFF, "Solves A %*% x = b for square A (LAPACK LU); b is a vector or matrix with nrow(A) rows.\n"
+    "A singular A, or one with reciprocal condition number below machine epsilon, is an error (as R)." },
   { "source", bi_source, "source(path)", OP_NONE, INV,
     "Runs a file in the global scope; relative paths are looked up next to the calling script,\n"
     "then in the standard library ($MLS_PATH or stdlib/). source(path) as ns binds ns::name instead." },
   { "sprintf", bi_sprintf, "sprintf(fmt, ...)", OP_NONE, 0,
     "Formats numbers and strings C-style: %d %i %f %e %g %s %x %%, with flags, width and precision." },
-  { "sqrt", bi_unary, "sqrt(x)", OP_SQRT, DIFF, "Square root, elementwise; sqrt(-1) is NaN." },
+  { "sqrt", bi_unary, "sqrt(x)", OP_SQRT, DIFF | BI_AD, "Square root, elementwise; sqrt(-1) is NaN." },
   { "stop", bi_stop, "stop(msg)", OP_NONE, 0, "Stops the program with the error message msg (exit status 1)." },
-  { "sum", bi_reduce, "sum(x)", OP_SUM, DIFF, "Sum of all elements (a number)." },
-  { "svd", bi_svd, "svd(A)", OP_NONE, 0, "[U, S, V] = svd(A): A = U %*% S %*% t(V), singular values on the diagonal of S, decreasing." },
+  { "stop_gradient", bi_stop_gradient, "stop_gradient(x)", OP_NONE, BI_DIFF | BI_AD,
+    "x itself, with derivative zero: grad does not look through it." },
+  { "sum", bi_reduce, "sum(x)", OP_SUM, DIFF | BI_AD, "Sum of all elements (a number)." },
+  { "svd", bi_svd, "svd(A)", OP_NONE, 0, "[U, S, V] = svd(A): A = U %*% S %*% t(V), singular values on the diagonal of S, decreasing.\n"
+    "Thin, as R's svd: for m x n A, U is m x k, S k x k, V n x k, k = min(m, n). Each column of V\n"
+    "is signed so that its largest-magnitude entry is positive, its column of U with it." },
   { "system.time", bi_system_time, "system.time(expr)", OP_NONE, INV | BI_LAZY, "Evaluates expr and prints the user, system and elapsed seconds it took; returns the elapsed seconds." },
-  { "t", bi_t, "t(X)", OP_TRANSPOSE, DIFF, "Transpose." },
-  { "table", bi_table, "table(A, B=, weights=, odim1=, odim2=)", OP_NONE, 0, "Contingency table: cell (A[i], B[i]) counts (or sums weights); with one argument, counts of each value." },
-  { "tan", bi_unary, "tan(x)", OP_TAN, DIFF, "Tangent (radians), elementwise." },
-  { "tanh", bi_unary, "tanh(x)", OP_TANH, DIFF, "Hyperbolic tangent, elementwise." },
+  { "t", bi_t, "t(X)", OP_TRANSPOSE, DIFF | BI_AD, "Transpose." },
+  { "table", bi_table, "table(A, B=, weights=, odim1=, odim2=)", OP_NONE, 0, "Contingency table: cell (A[i], B[i]) counts (or sums weights); with one argument, counts of each value.\nDML semantics: values are floored and must be at least 1; NaN skips the entry; numbers\nand 1x1 matrices broadcast. The size is max(A) x max(B), or odim1 x odim2 (entries outside are dropped).\ntable(A, B, odim1, odim2) is DML's four-argument form; table(A) is table(A, 1), a column." },
+  { "tan", bi_unary, "tan(x)", OP_TAN, DIFF | BI_AD, "Tangent (radians), elementwise." },
+  { "tanh", bi_unary, "tanh(x)", OP_TANH, DIFF | BI_AD, "Hyperbolic tangent, elementwise." },
   { "time", bi_time, "time()", OP_NONE, 0, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
   { "toString", bi_toString, "toString(x)", OP_NONE, 0,
     "The full text of a value: numbers to 15 significant digits, matrices in full, one row a line." },
-  { "trace", bi_trace, "trace(A)", OP_NONE, DIFF, "Sum of the diagonal of a square matrix." },
-  { "var", bi_var, "var(x)", OP_NONE, DIFF, "Sample variance of all elements (divisor n - 1, as R)." },
+  { "trace", bi_trace, "trace(A)", OP_NONE, DIFF, "Sum of the diagonal of a square matrix (NaN and Inf propagate, as in sum)." },
+  { "value_and_grad", bi_value_and_grad, "value_and_grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
+    "Like grad, but the function returns [value, gradient] in one pass." },
+  { "var", bi_var, "var(x)", OP_NONE, DIFF | BI_AD, "Sample variance of all elements (divisor n - 1, as R).\nNaN for fewer than two elements (R gives NA)." },
   { "write", bi_write, "write(X, path, format=, header=FALSE, sep=\",\")", OP_NONE, INV,
-    "Writes a matrix to a file: format \"csv\" or \"text\" (i j v triples), else from the extension.\n"
+    "Writes a matrix to a file: format \"csv\", \"text\", \"mm\", \"npy\" (float64, C order) or \"idx\",\n"
+    "by default from the extension as read() does; a path ending in .gz is compressed.\n"
+    "csv and text files get a DML .mtd sidecar (path.mtd) recording the shape and options.\n"
     "The write is atomic: a temporary file is renamed over the old one only when complete." },
   { NULL, NULL, NULL, OP_NONE, 0, NULL }
 };
@@ -216,6 +247,14 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
   for (int j = 0; j < info->nreq; j++)
     if (a.v[j].t == VT_UNBOUND)
       mls_throw(I, sp, "missing argument '%s' to '%s': %s", info->names[j]->name, b->name, b->sig);
+  if (ad_any_active(nargs, args)) {          /* a grad is tracing some argument */
+    if ((b->flags & BI_DIFF) && !(b->flags & BI_AD))
+      mls_throw(I, sp, "grad: '%s' has no derivative rule yet", b->name);
+    if (!(b->flags & BI_DIFF)) {             /* discrete results: see through the boxes */
+      for (int j = 0; j < a.n; j++) a.v[j] = ad_primal(a.v[j]);
+      for (int j = 0; j < a.ndots; j++) dots[j] = ad_primal(dots[j]);
+    }
+  }
   Span saved = I->call_span;
   const Builtin *saved_bi = I->cur_bi;
   I->call_span = sp;

@@ -32,6 +32,7 @@ enum {
   BI_IFDEF = 2,      /* ifdef($k, d): the first argument may be an unbound $k */
   BI_INVISIBLE = 4,  /* the REPL does not echo its result */
   BI_LAZY = 8,       /* gets its arguments unevaluated in Args.nodes (system.time) */
+  BI_AD = 16,        /* differentiable and ready: it computes through ops, or is a grad builtin */
 };
 
 typedef struct Builtin {

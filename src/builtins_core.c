@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include "autodiff.h"
 #include "builtins.h"
 #include "err.h"
 #include "mem.h"
@@ -164,29 +165,28 @@ Value bi_log(Interp *I, Args *a) {
   return r;
 }
 
+/* max(x) / min(x): the aggregate op (NaN propagates; an empty matrix is an error, where R
+** warns and gives -Inf/Inf); max(x, y) / min(x, y): the elementwise op. */
 Value bi_minmax(Interp *I, Args *a) {
   OpKind op = I->cur_bi->op;
   if (bi_given(a, 1)) return op_binary(I, op, a->v[0], a->v[1], a->span);
-  Value v = a->v[0];
-  if (v.t == VT_NUM || v.t == VT_BOOL) return val_num(v.t == VT_NUM ? v.u.n : v.u.b);
-  if (v.t != VT_MAT) { char d[64]; bi_argerror(I, 1, "matrix expected, got %s", val_describe(v, d, sizeof d)); }
-  const Tensor *m = v.u.m;
-  int64_t n = tensor_numel(m);
-  if (n == 0) bi_argerror(I, 1, "empty matrix has no %s", op == OP_MAX2 ? "maximum" : "minimum");
-  double best = op == OP_MAX2 ? -INFINITY : INFINITY;
-  for (int64_t i = 0; i < tensor_rows(m); i++)
-    for (int64_t j = 0; j < tensor_cols(m); j++) {
-      double x = tensor_get(m, i, j);
-      if (isnan(x)) return val_num(NAN);
-      if (op == OP_MAX2 ? x > best : x < best) best = x;
-    }
-  return val_num(best);
+  return op_reduce(I, op == OP_MAX2 ? OP_MAX : OP_MIN, a->v[0], a->span);
 }
 
+/* sum / n through the ops (so grad and the stager see it); an empty matrix gives NaN (0/0). */
 Value bi_mean(Interp *I, Args *a) {
-  Value s = op_reduce(I, OP_SUM, a->v[0], a->span);
-  double n = a->v[0].t == VT_MAT ? (double)tensor_numel(a->v[0].u.m) : 1;
-  return val_num(s.u.n / n);
+  Value v = a->v[0], pv = ad_primal(v);                 /* checks and n from the primal */
+  if (pv.t != VT_MAT && pv.t != VT_NUM && pv.t != VT_BOOL) {
+    char d[64];
+    bi_argerror(I, 1, "matrix expected, got %s", val_describe(pv, d, sizeof d));
+  }
+  double n = pv.t == VT_MAT ? (double)tensor_numel(pv.u.m) : 1;
+  Value s = op_reduce(I, OP_SUM, v, a->span);           /* a number, or a box under grad */
+  tmp_push(I, s);
+  Value r = op_binary(I, OP_DIV, s, val_num(n), a->span);
+  tmp_pop(I, 1);
+  val_release(s);
+  return r;
 }
 
 static Value bind(Interp *I, Args *a, bool cols) {
@@ -232,6 +232,12 @@ Value bi_rbind(Interp *I, Args *a) { return bind(I, a, false); }
 Value bi_as_scalar(Interp *I, Args *a) {
   Value v = a->v[0];
   char d[64];
+  if (v.t == VT_BOX) {                       /* traced by grad: the element as an op */
+    Value p = ad_primal(v);
+    if (p.t == VT_MAT && tensor_numel(p.u.m) == 1) return ad_index(I, v, 2, (Value[]){ val_num(1), val_num(1) }, a->span);
+    if (p.t == VT_NUM || p.t == VT_BOOL) { val_retain(v); return v; }
+    bi_argerror(I, 1, "1x1 matrix expected, got %s", val_describe(p, d, sizeof d));
+  }
   if (v.t == VT_NUM) return v;
   if (v.t == VT_BOOL) return val_num(v.u.b);
   if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) return val_num(tensor_data(v.u.m)[0]);
@@ -461,6 +467,10 @@ Value bi_help(Interp *I, Args *a) {
   }
   if (b) {
     fprintf(I->out, "%s\n\n%s\n", b->sig, b->doc);
+    return val_null();
+  }
+  if (v.t == VT_FUNC && v.u.f->derived) {
+    fprintf(I->out, "%s(f): a function made by %s (help(\"%s\"))\n", v.u.f->dname, v.u.f->dname, v.u.f->dname);
     return val_null();
   }
   if (v.t == VT_FUNC) {

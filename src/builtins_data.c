@@ -1,20 +1,407 @@
 /*
 ** builtins_data.c — data manipulation (order, table, removeEmpty, replace, ifelse, outer)
 ** and random matrices and samples (rand, sample) from the generator of rng.c.
+** Arguments are borrowed (Args); every result is owned by the caller. Matrices held while
+** something may throw sit on the temp stack; raw scratch memory is taken only after the last
+** call that can throw.
 */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "builtins.h"
 #include "err.h"
+#include "mem.h"
 #include "rng.h"
 
-Value bi_order(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_table(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_removeEmpty(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_replace(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_ifelse(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_sample(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_outer(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
+/* Argument i as a contiguous matrix (a number as 1x1), pushed on the temp stack (+1 there):
+** the caller ends with tmp_release_to(I, mark). */
+static Tensor *held_mat(Interp *I, Args *a, int i) {
+  Tensor *m = bi_mat(I, a, i);
+  tmp_push(I, val_mat(m));
+  if (tensor_is_contiguous(m)) return m;
+  Tensor *c = tensor_contiguous(I, m);
+  tmp_push(I, val_mat(c));
+  return c;
+}
+
+/* "3x4" for messages about shapes. */
+static const char *shape_of(const Tensor *t, char *buf, size_t n) {
+  snprintf(buf, n, "%lldx%lld", (long long)tensor_rows(t), (long long)tensor_cols(t));
+  return buf;
+}
+
+static bool is_vector(const Tensor *t) { return tensor_rows(t) == 1 || tensor_cols(t) == 1; }
+
+/* x as MLS writes a number in a message: 15 significant digits, NaN, Inf, -Inf. */
+static const char *num_text(double x, char *buf, size_t n) {
+  if (x != x) snprintf(buf, n, "NaN");
+  else if (isinf(x)) snprintf(buf, n, x > 0 ? "Inf" : "-Inf");
+  else snprintf(buf, n, "%.15g", x);
+  return buf;
+}
+
+/* A whole number in [lo, hi] from argument i, else "bad argument #i (what, got x)". */
+static double whole_arg(Interp *I, Args *a, int i, double lo, double hi, const char *what) {
+  double x = bi_num(I, a, i);
+  char t[32];
+  if (!(x >= lo && x <= hi && x == floor(x))) bi_argerror(I, i + 1, "%s expected, got %s", what, num_text(x, t, sizeof t));
+  return x;
+}
+
+/* ---- order ---- */
+
+typedef struct SortKeys {
+  const double *d;        /* the target, row-major */
+  int64_t cols;
+  const int64_t *by;      /* 0-based key columns, most significant first */
+  int nby;
+  bool decreasing;
+} SortKeys;
+
+/* <0, 0, >0 as row i sorts before, with, after row j: NaN last either way (R's na.last). */
+static int cmp_rows(const SortKeys *k, int64_t i, int64_t j) {
+  for (int q = 0; q < k->nby; q++) {
+    double x = k->d[i * k->cols + k->by[q]], y = k->d[j * k->cols + k->by[q]];
+    bool nx = x != x, ny = y != y;
+    if (nx || ny) {
+      if (nx && ny) continue;
+      return nx ? 1 : -1;
+    }
+    if (x < y) return k->decreasing ? 1 : -1;
+    if (x > y) return k->decreasing ? -1 : 1;
+  }
+  return 0;
+}
+
+/* Stable merge sort of idx[0..n) (tmp is scratch of n). */
+static void merge_sort(const SortKeys *k, int64_t *idx, int64_t *tmp, int64_t n) {
+  if (n < 2) return;
+  if (n <= 16) {                                         /* insertion sort: stable */
+    for (int64_t i = 1; i < n; i++) {
+      int64_t v = idx[i], j = i;
+      while (j > 0 && cmp_rows(k, idx[j - 1], v) > 0) { idx[j] = idx[j - 1]; j--; }
+      idx[j] = v;
+    }
+    return;
+  }
+  int64_t h = n / 2;
+  merge_sort(k, idx, tmp, h);
+  merge_sort(k, idx + h, tmp, n - h);
+  if (cmp_rows(k, idx[h - 1], idx[h]) <= 0) return;      /* already in order */
+  memcpy(tmp, idx, (size_t)h * sizeof(int64_t));
+  int64_t i = 0, j = h, o = 0;
+  while (i < h && j < n) idx[o++] = cmp_rows(k, idx[j], tmp[i]) < 0 ? idx[j++] : tmp[i++];
+  while (i < h) idx[o++] = tmp[i++];
+}
+
+/* order(target, by=1, decreasing=FALSE, index.return=FALSE) as DML: sorts the rows of target
+** by column by (or by several columns, given as a vector, the first most significant); stable. */
+Value bi_order(Interp *I, Args *a) {
+  int mark = I->ntmp;
+  Tensor *X = held_mat(I, a, 0);
+  int64_t r = tensor_rows(X), c = tensor_cols(X);
+  Tensor *B = NULL;
+  if (bi_given(a, 1)) {
+    Value bv = a->v[1];
+    if (bv.t != VT_MAT && bv.t != VT_NUM && bv.t != VT_BOOL) {
+      char d[64];
+      bi_argerror(I, 2, "column index expected, got %s", val_describe(bv, d, sizeof d));
+    }
+    B = held_mat(I, a, 1);
+    if (tensor_numel(B) == 0 || !is_vector(B) || tensor_numel(B) > 64) {
+      char d[32];
+      bi_argerror(I, 2, "a column index or a vector of at most 64 expected, got %s", shape_of(B, d, sizeof d));
+    }
+  }
+  bool dec = bi_opt_bool(I, a, 2, false), index_return = bi_opt_bool(I, a, 3, false);
+  int64_t by[64];
+  int nby = B ? (int)tensor_numel(B) : 1;
+  for (int q = 0; q < nby; q++) {
+    double x = B ? tensor_data(B)[q] : 1;
+    char t[32];
+    if (!(x >= 1 && x == floor(x) && (x <= (double)c || r == 0)))
+      bi_argerror(I, 2, "column index between 1 and %lld expected, got %s", (long long)c, num_text(x, t, sizeof t));
+    by[q] = (int64_t)x - 1;
+  }
+  Tensor *out = index_return ? tensor_new(I, r, 1) : tensor_new(I, r, c);
+  tmp_push(I, val_mat(out));
+  if (r > 0) {                                           /* nothing below throws */
+    int64_t *idx = mem_alloc((size_t)r * 2 * sizeof(int64_t));
+    for (int64_t i = 0; i < r; i++) idx[i] = i;
+    SortKeys k = { tensor_data(X), c, by, nby, dec };
+    merge_sort(&k, idx, idx + r, r);
+    double *o = tensor_data(out);
+    const double *d = tensor_data(X);
+    if (index_return) for (int64_t i = 0; i < r; i++) o[i] = (double)(idx[i] + 1);
+    else for (int64_t i = 0; i < r; i++) memcpy(o + i * c, d + idx[i] * c, (size_t)c * sizeof(double));
+    mem_free(idx);
+  }
+  out->refcount++;                                       /* keep it past the release */
+  tmp_release_to(I, mark);
+  return val_mat(out);
+}
+
+/* ---- table ---- */
+
+/* Argument i of table: a matrix of n values, or a number or 1x1 matrix (broadcast); NULL when
+** not given. */
+static Tensor *table_arg(Interp *I, Args *a, int i, int64_t *n, int *nfrom) {
+  if (!bi_given(a, i)) return NULL;
+  Value v = a->v[i];
+  if (v.t != VT_MAT && v.t != VT_NUM && v.t != VT_BOOL) {
+    char d[64];
+    bi_argerror(I, i + 1, "matrix expected, got %s", val_describe(v, d, sizeof d));
+  }
+  Tensor *t = held_mat(I, a, i);
+  if (tensor_numel(t) != 1) {
+    if (*n >= 0 && tensor_numel(t) != *n) {
+      char d[32];
+      bi_argerror(I, i + 1, "%lld values expected like argument #%d, got %s", (long long)*n, *nfrom + 1,
+                  shape_of(t, d, sizeof d));
+    }
+    if (*n < 0) *nfrom = i;
+    *n = tensor_numel(t);
+  }
+  return t;
+}
+
+/* A category of table() (not NaN): floor(x), which must be at least 1. */
+static int64_t category(Interp *I, int argn, double x) {
+  char t[32];
+  if (!(x >= 1)) bi_argerror(I, argn, "positive category values expected, got %s", num_text(x, t, sizeof t));
+  if (!(x < 4503599627370496.0)) bi_argerror(I, argn, "category value too large, got %s", num_text(x, t, sizeof t));
+  return (int64_t)x;
+}
+
+/* table(A, B=, weights=, odim1=, odim2=): DML's contingency table. F[A[i], B[i]] += w[i]
+** (w = 1 without weights, B = 1 without B); values are floored, NaN in A, B or w skips the
+** entry, values below 1 are an error. The size is max(A) x max(B), or odim1 x odim2 when given
+** (entries outside it are dropped). table(A, B, odim1, odim2) is DML's four-argument form.
+** table(A) is table(A, 1): a max(A) x 1 column of the counts of 1, 2, ... */
+Value bi_table(Interp *I, Args *a) {
+  int mark = I->ntmp;
+  int wi = 2, d1 = 3, d2 = 4;
+  if (bi_given(a, 1) && bi_given(a, 2) && bi_given(a, 3) && !bi_given(a, 4)) {
+    Value w = a->v[2];
+    if (w.t == VT_MAT && tensor_numel(w.u.m) != 1) bi_argerror(I, 5, "odim2 expected with odim1");
+    wi = -1; d1 = 2; d2 = 3;                             /* table(A, B, odim1, odim2) */
+  }
+  if (bi_given(a, d1) != bi_given(a, d2)) bi_argerror(I, d1 + 2, "odim1 and odim2 go together");
+  int64_t n = -1;
+  int nfrom = 0;
+  Tensor *A = table_arg(I, a, 0, &n, &nfrom);
+  Tensor *B = table_arg(I, a, 1, &n, &nfrom);
+  Tensor *W = wi >= 0 ? table_arg(I, a, wi, &n, &nfrom) : NULL;
+  if (n < 0) n = 1;                                      /* all numbers */
+  bool dims = bi_given(a, d1);
+  int64_t rows = 0, cols = B ? 0 : 1;
+  if (dims) {
+    rows = (int64_t)whole_arg(I, a, d1, 0, 4503599627370496.0, "a non-negative whole number");
+    cols = (int64_t)whole_arg(I, a, d2, 0, 4503599627370496.0, "a non-negative whole number");
+  }
+  const double *ad = tensor_data(A), *bd = B ? tensor_data(B) : NULL, *wd = W ? tensor_data(W) : NULL;
+  int64_t sa = tensor_numel(A) == n ? 1 : 0, sb = B && tensor_numel(B) == n ? 1 : 0;
+  int64_t sw = W && tensor_numel(W) == n ? 1 : 0;
+  for (int64_t i = 0; i < n; i++) {                      /* check, and find the size */
+    double x = ad[i * sa], y = bd ? bd[i * sb] : 1, w = wd ? wd[i * sw] : 1;
+    if (x != x || y != y || w != w) continue;
+    int64_t ra = category(I, 1, x), cb = category(I, 2, y);
+    if (!dims) { if (ra > rows) rows = ra; if (cb > cols) cols = cb; }
+  }
+  Tensor *out = tensor_zeros(I, rows, cols);
+  double *o = tensor_data(out);
+  for (int64_t i = 0; i < n; i++) {
+    double x = ad[i * sa], y = bd ? bd[i * sb] : 1, w = wd ? wd[i * sw] : 1;
+    if (x != x || y != y || w != w) continue;
+    int64_t ra = (int64_t)x, cb = (int64_t)y;
+    if (ra <= rows && cb <= cols) o[(ra - 1) * cols + (cb - 1)] += w;
+  }
+  tmp_release_to(I, mark);
+  return val_mat(out);
+}
+
+/* ---- removeEmpty ---- */
+
+/* removeEmpty(target, margin, select=, empty.return=FALSE): keeps the rows (margin="rows") or
+** columns ("cols") with a nonzero cell (NaN counts as nonzero), or, with select, those whose
+** select entry is nonzero. When nothing is kept the result has 0 rows (columns); empty.return=TRUE
+** gives DML's single row (column) of zeros instead. */
+Value bi_removeEmpty(Interp *I, Args *a) {
+  int mark = I->ntmp;
+  Tensor *X = held_mat(I, a, 0);
+  const char *margin = bi_str(I, a, 1);
+  bool rows = strcmp(margin, "rows") == 0;
+  if (!rows && strcmp(margin, "cols") != 0) bi_argerror(I, 2, "\"rows\" or \"cols\" expected, got \"%s\"", margin);
+  bool empty_return = bi_opt_bool(I, a, 3, false);
+  int64_t r = tensor_rows(X), c = tensor_cols(X), n = rows ? r : c;
+  const double *d = tensor_data(X), *sel = NULL;
+  if (bi_given(a, 2)) {
+    Tensor *S = held_mat(I, a, 2);
+    if (!is_vector(S) || tensor_numel(S) != n) {
+      char s[32];
+      bi_argerror(I, 3, "a vector of %lld values (one per %s) expected, got %s", (long long)n, rows ? "row" : "column",
+                  shape_of(S, s, sizeof s));
+    }
+    sel = tensor_data(S);
+  }
+  Tensor *keep = tensor_zeros(I, n > 0 ? n : 1, 1);      /* 1 where kept */
+  tmp_push(I, val_mat(keep));
+  double *k = tensor_data(keep);
+  int64_t kept = 0;
+  if (sel) {
+    for (int64_t i = 0; i < n; i++) k[i] = sel[i] != 0;
+  } else if (rows) {
+    for (int64_t i = 0; i < r; i++) {
+      const double *row = d + i * c;
+      bool nz = false;
+      for (int64_t j = 0; j < c; j++) nz |= row[j] != 0;
+      k[i] = nz;
+    }
+  } else {
+    for (int64_t i = 0; i < r; i++)
+      for (int64_t j = 0; j < c; j++) k[j] = k[j] != 0 || d[i * c + j] != 0;
+  }
+  for (int64_t i = 0; i < n; i++) kept += k[i] != 0;
+  Tensor *out;
+  if (kept == 0 && empty_return) {
+    out = rows ? tensor_zeros(I, 1, c) : tensor_zeros(I, r, 1);
+  } else if (rows) {
+    out = tensor_new(I, kept, c);
+    double *o = tensor_data(out);
+    for (int64_t i = 0; i < r; i++)
+      if (k[i] != 0) { memcpy(o, d + i * c, (size_t)c * sizeof(double)); o += c; }
+  } else {
+    out = tensor_new(I, r, kept);
+    double *o = tensor_data(out);
+    for (int64_t i = 0; i < r; i++)
+      for (int64_t j = 0; j < c; j++)
+        if (k[j] != 0) *o++ = d[i * c + j];
+  }
+  tmp_release_to(I, mark);
+  return val_mat(out);
+}
+
+/* ---- replace, ifelse ---- */
+
+/* replace(target, pattern, replacement): every cell equal to pattern (NaN matches NaN) becomes
+** replacement. A number gives a number. */
+Value bi_replace(Interp *I, Args *a) {
+  double pat = bi_num(I, a, 1), rep = bi_num(I, a, 2);
+  Value v = a->v[0];
+  if (v.t == VT_NUM || v.t == VT_BOOL) {
+    double x = v.t == VT_NUM ? v.u.n : v.u.b;
+    return val_num((pat != pat ? x != x : x == pat) ? rep : x);
+  }
+  int mark = I->ntmp;
+  Tensor *X = held_mat(I, a, 0);
+  Tensor *out = tensor_new(I, tensor_rows(X), tensor_cols(X));
+  const double *d = tensor_data(X);
+  double *o = tensor_data(out);
+  int64_t n = tensor_numel(X);
+  if (pat != pat) for (int64_t i = 0; i < n; i++) o[i] = d[i] != d[i] ? rep : d[i];
+  else for (int64_t i = 0; i < n; i++) o[i] = d[i] == pat ? rep : d[i];
+  tmp_release_to(I, mark);
+  return val_mat(out);
+}
+
+/* ifelse(test, yes, no): the op (ops.c op_ifelse): elementwise, numbers and 1x1 broadcast. */
+Value bi_ifelse(Interp *I, Args *a) { return op_ifelse(I, a->v[0], a->v[1], a->v[2], a->span); }
+
+/* ---- sample ---- */
+
+/* Uniform in [0, n) for n >= 1, without modulo bias (rejection). */
+static uint64_t rng_below(uint64_t s[4], uint64_t n) {
+  uint64_t lim = UINT64_MAX - UINT64_MAX % n, x;
+  do x = rng_next(s); while (x >= lim);
+  return x % n;
+}
+
+/* sample(range, size=range, replace=FALSE, seed=): size values from 1..range as a column vector,
+** distinct unless replace=TRUE, in random order (sample(n) is a random permutation). The same
+** seed (or --seed) gives the same sample on every run. */
+Value bi_sample(Interp *I, Args *a) {
+  const double big = 4503599627370496.0;                 /* 2^52: exact whole numbers */
+  int64_t range = (int64_t)whole_arg(I, a, 0, 0, big, "a non-negative whole number");
+  int64_t size = bi_given(a, 1) ? (int64_t)whole_arg(I, a, 1, 0, big, "a non-negative whole number") : range;
+  bool replace = bi_opt_bool(I, a, 2, false);
+  if (!replace && size > range)
+    bi_argerror(I, 2, "cannot take %lld values from %lld without replacement", (long long)size, (long long)range);
+  if (replace && range == 0 && size > 0) bi_argerror(I, 1, "cannot sample from an empty range");
+  uint64_t local[4];
+  uint64_t *st = rng_stream(I, bi_given(a, 3), bi_opt_num(I, a, 3, 0), local);
+  Tensor *out = tensor_new(I, size, 1);                  /* nothing below throws */
+  double *o = tensor_data(out);
+  if (replace) {
+    for (int64_t i = 0; i < size; i++) o[i] = (double)(rng_below(st, (uint64_t)range) + 1);
+  } else if (range <= 2 * size) {                        /* partial Fisher-Yates */
+    int64_t *perm = mem_alloc((size_t)(range > 0 ? range : 1) * sizeof(int64_t));
+    for (int64_t i = 0; i < range; i++) perm[i] = i + 1;
+    for (int64_t i = 0; i < size; i++) {
+      int64_t j = i + (int64_t)rng_below(st, (uint64_t)(range - i));
+      int64_t t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+      o[i] = (double)perm[i];
+    }
+    mem_free(perm);
+  } else {                                               /* sparse: draw, reject repeats */
+    uint64_t cap = 16;
+    while (cap < (uint64_t)size * 2) cap *= 2;
+    int64_t *set = mem_calloc(cap, sizeof(int64_t));     /* open addressing; 0 = empty */
+    for (int64_t i = 0; i < size;) {
+      int64_t v = (int64_t)rng_below(st, (uint64_t)range) + 1;
+      uint64_t h = ((uint64_t)v * 0x9e3779b97f4a7c15ull) & (cap - 1);
+      while (set[h] && set[h] != v) h = (h + 1) & (cap - 1);
+      if (set[h]) continue;
+      set[h] = v;
+      o[i++] = (double)v;
+    }
+    mem_free(set);
+  }
+  return val_mat(out);
+}
+
+/* ---- outer ---- */
+
+/* outer(a, b, op="*"): the length(a) x length(b) matrix of a[i] op b[j], for vectors a and b
+** (either orientation; DML's column a and row b included) and any elementwise binary operator of
+** ops.def ("+", "-", "*", "/", "^", "%%", "%/%", comparisons, "&", "|", "min", "max"). Built
+** from ops (t, +, op with broadcasting), so the stager sees ordinary nodes. */
+Value bi_outer(Interp *I, Args *a) {
+  const char *sym = bi_given(a, 2) ? bi_str(I, a, 2) : "*";
+  OpKind op = OP_NONE;
+  for (int k = 0; k < OP_COUNT; k++)
+    if ((op_info[k].flags & OPF_EW) && op_info[k].arity == 2 && strcmp(op_info[k].sym, sym) == 0) { op = (OpKind)k; break; }
+  if (op == OP_NONE)
+    bi_argerror(I, 3, "elementwise operator expected (+ - * / ^ %%%% %%/%% == != < <= > >= & | min max), got \"%s\"", sym);
+  int mark = I->ntmp;
+  Value v[2];
+  for (int i = 0; i < 2; i++) {
+    Value x = a->v[i];
+    char d[64];
+    if (x.t == VT_NUM || x.t == VT_BOOL) x = val_mat(bi_mat(I, a, i));
+    else if (x.t != VT_MAT) bi_argerror(I, i + 1, "vector expected, got %s", val_describe(x, d, sizeof d));
+    else val_retain(x);
+    tmp_push(I, x);
+    if (!is_vector(x.u.m)) bi_argerror(I, i + 1, "vector expected, got %s", shape_of(x.u.m, d, sizeof d));
+    bool want_col = i == 0;                              /* a as n x 1, b as 1 x m */
+    if (want_col ? tensor_cols(x.u.m) != 1 : tensor_rows(x.u.m) != 1) {
+      x = op_transpose(I, x, a->span);
+      tmp_push(I, x);
+    }
+    v[i] = x;
+  }
+  int64_t n = tensor_rows(v[0].u.m), m = tensor_cols(v[1].u.m);
+  Tensor *z = tensor_new(I, n, m);                       /* -0 + x is x for every x */
+  double *zd = tensor_data(z);
+  for (int64_t i = 0; i < n * m; i++) zd[i] = -0.0;
+  tmp_push(I, val_mat(z));
+  Value rep = op_binary(I, OP_ADD, val_mat(z), v[0], a->span);   /* a[i] in every column */
+  tmp_push(I, rep);
+  Value r = op_binary(I, op, rep, v[1], a->span);
+  tmp_release_to(I, mark);
+  return r;
+}
 
 Value bi_rand(Interp *I, Args *a) {
   int64_t rows = (int64_t)bi_opt_num(I, a, 0, 1), cols = (int64_t)bi_opt_num(I, a, 1, 1);

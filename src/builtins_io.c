@@ -1,7 +1,12 @@
 /*
-** builtins_io.c — matrix files and checkpoints. Writes go to a temporary file in the same
-** directory that is fsync'ed and renamed over the target, so a failure never leaves a
-** damaged file in place of the old one.
+** builtins_io.c — read, write, save and load (LANGUAGE.md §10), and the file machinery the
+** formats share (fileformats.h): a Reader over zlib, so that every format also reads from a
+** .gz file, and an Out that writes a temporary file in the target's directory, fsyncs it and
+** renames it over the target, so that a failed or interrupted write never leaves a damaged
+** file in place of the old one. The formats are in fileformats_text.c and fileformats_bin.c.
+**
+** Test hook: with the environment variable MLS_FAULT_WRITE=1 every write stops after half of
+** its data has reached the temporary file and fails as a full disk would.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,176 +14,516 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
-#include "builtins.h"
+#include "autodiff.h"
 #include "err.h"
+#include "fileformats.h"
 #include "mem.h"
 
-/* ---- files ---- */
-static const char *format_of(Interp *I, Args *a, int argi, const char *path) {
-  if (bi_given(a, argi)) return bi_str(I, a, argi);
-  const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-  if (dot && slash && dot < slash) dot = NULL;
-  if (dot && !strcmp(dot, ".csv")) return "csv";
-  if (!dot || !strcmp(dot, ".txt") || !strcmp(dot, ".text") || !strcmp(dot, ".ijv")) return "text";
-  bi_error(I, "cannot tell the format of '%s' from its extension (supported: csv, text); pass format=", path);
+/* ---- jobs ---- */
+
+static void io_init(IoJob *j) {
+  memset(j, 0, sizeof *j);
+  j->result = val_null();
+  j->in.fd = j->out.fd = -1;
+  j->o.header = -1;
+  j->o.rows = j->o.cols = -1;
 }
 
-typedef struct Growing { double *v; int64_t n, cap; } Growing;
-static void grow_push(Growing *g, double x) {
-  if (g->n == g->cap) { g->cap = g->cap ? g->cap * 2 : 1024; g->v = mem_realloc(g->v, (size_t)g->cap * sizeof(double)); }
-  g->v[g->n++] = x;
+void rd_close(Reader *r) {
+  if (r->gz) gzclose(r->gz);
+  if (r->fd >= 0) close(r->fd);
+  mem_free(r->buf);
+  memset(r, 0, sizeof *r);
+  r->fd = -1;
 }
 
-/* Reads the whole file into a NUL-terminated buffer (the caller frees), or throws. */
-static char *slurp(Interp *I, const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) bi_error(I, "cannot open '%s': %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = mem_alloc(cap);
-  size_t k;
-  while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += k;
-    if (n + 1 == cap) { cap *= 2; buf = mem_realloc(buf, cap); }
+/* Drops an unfinished temporary file. */
+static void out_discard(Out *o) {
+  if (o->gz) gzclose(o->gz);
+  o->gz = NULL;
+  if (o->fd >= 0) close(o->fd);
+  o->fd = -1;
+  if (o->tmp) unlink(o->tmp);
+  mem_free(o->tmp);
+  mem_free(o->target);
+  o->tmp = o->target = NULL;
+}
+
+static void io_release(IoJob *j) {
+  rd_close(&j->in);
+  out_discard(&j->out);
+  mem_free(j->out.buf);
+  j->out.buf = NULL;
+  if (j->m) tensor_free_ref(j->m);
+  j->m = NULL;
+  mem_free(j->mtdpath);
+  mem_free(j->meta);
+  mem_free(j->scratch);
+  mem_free(j->cells);
+  j->mtdpath = NULL;
+  j->meta = NULL;
+  j->scratch = NULL;
+  j->cells = NULL;
+}
+
+static void io_trampoline(Interp *I, void *ud) {
+  IoJob *j = ud;
+  j->fn(I, j);
+}
+
+void io_run(Interp *I, IoJob *j) {
+  int failed = mls_pcall(I, io_trampoline, j);
+  io_release(j);
+  if (failed) {
+    val_release(j->result);
+    j->result = val_null();
+    mls_rethrow(I);
   }
-  fclose(f);
-  buf[n] = '\0';
-  *len = n;
-  return buf;
+}
+
+Tensor *io_result(Interp *I, IoJob *j, int64_t rows, int64_t cols, bool zero) {
+  Tensor *t = zero ? tensor_zeros(I, rows, cols) : tensor_new(I, rows, cols);
+  val_release(j->result);
+  j->result = val_mat(t);
+  return t;
+}
+
+void io_push_cell(IoJob *j, double x) {
+  if (j->ncells == j->capcells) {
+    j->capcells = j->capcells ? j->capcells * 2 : 4096;
+    j->cells = mem_realloc(j->cells, (size_t)j->capcells * sizeof(double));
+  }
+  j->cells[j->ncells++] = x;
+}
+
+void io_poll(Interp *I) {
+  if (I->interrupted) interp_check_interrupt(I, I->call_span);
+}
+
+/* ---- reading ---- */
+
+void rd_open(Interp *I, Reader *r, const char *path, bool raw) {
+  rd_close(r);
+  r->path = path;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) bi_error(I, "cannot open '%s': %s", path, strerror(errno));
+  r->fd = fd;
+  struct stat st;
+  if (fstat(fd, &st) != 0) bi_error(I, "cannot read '%s': %s", path, strerror(errno));
+  if (S_ISDIR(st.st_mode)) bi_error(I, "cannot read '%s': it is a directory", path);
+  r->size = S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+  if (raw) return;
+  r->gz = gzdopen(fd, "rb");
+  if (!r->gz) bi_error(I, "cannot read '%s': out of memory", path);
+  r->fd = -1;                                 /* the gzFile owns it now */
+  gzbuffer(r->gz, 1 << 17);
+}
+
+/* zlib's message without the "<fd:3>: " it puts first for a gzdopen'ed file. */
+static const char *zmsg(const char *msg) {
+  if (!strncmp(msg, "<fd:", 4)) {
+    const char *p = strstr(msg, ": ");
+    if (p) return p + 2;
+  }
+  return msg;
+}
+
+static l_noret rd_zerror(Interp *I, Reader *r) {
+  int e;
+  const char *msg = zmsg(gzerror(r->gz, &e));
+  if (e == Z_ERRNO) bi_error(I, "cannot read '%s': %s", r->path, strerror(errno));
+  bi_error(I, "'%s' is corrupt or truncated (zlib: %s)", r->path, msg);
+}
+
+size_t rd_read(Interp *I, Reader *r, void *dst, size_t n) {
+  size_t got = 0;
+  char *p = dst;
+  while (got < n) {
+    unsigned k = n - got > (1u << 30) ? 1u << 30 : (unsigned)(n - got);
+    int m = gzread(r->gz, p + got, k);
+    if (m < 0) rd_zerror(I, r);
+    if (m == 0) break;
+    got += (size_t)m;
+  }
+  return got;
+}
+
+void rd_exact(Interp *I, Reader *r, void *dst, size_t n, const char *what) {
+  if (rd_read(I, r, dst, n) < n) bi_error(I, "'%s' is truncated (%s)", r->path, what);
+}
+
+char *rd_line(Interp *I, Reader *r) {
+  for (;;) {
+    char *start = r->buf + r->beg;
+    char *nl = r->end > r->beg ? memchr(start, '\n', r->end - r->beg) : NULL;
+    if (nl || (r->eof && r->end > r->beg)) {
+      char *e = nl ? nl : r->buf + r->end;
+      r->beg = (size_t)(e - r->buf) + (nl ? 1 : 0);
+      if (e > start && e[-1] == '\r') e--;
+      *e = '\0';
+      r->line++;
+      return start;
+    }
+    if (r->eof) return NULL;
+    if (r->beg > 0) {                          /* keep the partial line at the front */
+      memmove(r->buf, r->buf + r->beg, r->end - r->beg);
+      r->end -= r->beg;
+      r->beg = 0;
+    }
+    if (r->cap - r->end < (1 << 15)) {
+      r->cap = r->cap ? r->cap * 2 : 1 << 16;
+      r->buf = mem_realloc(r->buf, r->cap);
+    }
+    int m = gzread(r->gz, r->buf + r->end, (unsigned)(r->cap - r->end - 1));
+    if (m < 0) rd_zerror(I, r);
+    if (m == 0) r->eof = true;
+    r->end += (size_t)m;
+    r->buf[r->end] = '\0';
+  }
+}
+
+void rd_check_payload(Interp *I, Reader *r, uint64_t offset, uint64_t payload, const char *what) {
+  bool compressed = r->gz && !gzdirect(r->gz);
+  if (r->size >= 0 && !compressed) {
+    uint64_t have = (uint64_t)r->size > offset ? (uint64_t)r->size - offset : 0;
+    if (payload > have)
+      bi_error(I, "'%s' is truncated: its header declares %s (%llu bytes of data), but %llu bytes follow the header",
+               r->path, what, (unsigned long long)payload, (unsigned long long)have);
+    return;
+  }
+  /* deflate expands at most 1032:1; without a size (a pipe) allow 1 GiB */
+  uint64_t limit = r->size >= 0 ? (uint64_t)r->size * 1032 + 4096 : (uint64_t)1 << 30;
+  if (payload > limit)
+    bi_error(I, "'%s' declares %s (%llu bytes of data), more than the file can hold",
+             r->path, what, (unsigned long long)payload);
+}
+
+/* ---- writing ---- */
+
+void out_open(Interp *I, Out *o, const char *path, bool gz) {
+  out_discard(o);
+  o->path = path;
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {   /* replace what the link points to */
+    char *real = realpath(path, NULL);
+    if (real) { o->target = mem_strdup(real); free(real); }
+  }
+  const char *target = o->target ? o->target : path;
+  size_t n = strlen(target) + 12;
+  o->tmp = mem_alloc(n);
+  snprintf(o->tmp, n, "%s.tmpXXXXXX", target);
+  o->fd = mkstemp(o->tmp);
+  if (o->fd < 0) {
+    int e = errno;
+    mem_free(o->tmp);
+    o->tmp = NULL;
+    bi_error(I, "cannot write '%s': %s", path, strerror(e));
+  }
+  mode_t mode;                                 /* the old file's permissions, else umask's */
+  if (stat(target, &st) == 0 && S_ISREG(st.st_mode)) mode = st.st_mode & 07777;
+  else { mode_t um = umask(0); umask(um); mode = 0666 & ~um; }
+  if (fchmod(o->fd, mode) != 0) { /* keep mkstemp's 0600 */ }
+  if (gz) {
+    int d = dup(o->fd);
+    o->gz = d >= 0 ? gzdopen(d, "wb") : NULL;
+    if (!o->gz) {
+      if (d >= 0) close(d);
+      bi_error(I, "cannot write '%s': cannot start compression", path);
+    }
+  }
+  const char *f = getenv("MLS_FAULT_WRITE");
+  o->fault = f && *f && strcmp(f, "0") != 0;
+  o->n = 0;
+  o->bytes = 0;
+  o->crc_on = false;
+  o->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+  if (!o->buf) {
+    o->cap = 1 << 16;
+    o->buf = mem_alloc(o->cap);
+  }
+}
+
+static l_noret out_fail(Interp *I, Out *o, int e) {
+  if (o->gz && e == 0) {
+    int ze;
+    const char *msg = zmsg(gzerror(o->gz, &ze));
+    if (ze != Z_ERRNO) bi_error(I, "cannot write '%s': %s", o->path, msg);
+    e = errno;
+  }
+  bi_error(I, "cannot write '%s': %s", o->path, strerror(e ? e : EIO));
+}
+
+/* Hands n bytes to the file (through the compressor when there is one). */
+static void out_emit(Interp *I, Out *o, const char *p, size_t n) {
+  while (n > 0) {
+    if (o->gz) {
+      unsigned k = n > (1u << 30) ? 1u << 30 : (unsigned)n;
+      if (gzwrite(o->gz, p, k) != (int)k) out_fail(I, o, 0);
+      p += k;
+      n -= k;
+    } else {
+      ssize_t k = write(o->fd, p, n);
+      if (k < 0) {
+        if (errno == EINTR) continue;
+        out_fail(I, o, errno);
+      }
+      p += k;
+      n -= (size_t)k;
+    }
+  }
+}
+
+void out_write(Interp *I, Out *o, const void *p, size_t n) {
+  if (o->crc_on)
+    for (size_t k = 0; k < n; k += 1u << 30)
+      o->crc = (uint32_t)crc32(o->crc, (const Bytef *)p + k, (uInt)(n - k > (1u << 30) ? 1u << 30 : n - k));
+  o->bytes += n;
+  if (o->fault) {                             /* keep everything: commit writes half of it */
+    if (o->n + n > o->cap) {
+      while (o->n + n > o->cap) o->cap *= 2;
+      o->buf = mem_realloc(o->buf, o->cap);
+    }
+  } else if (o->n + n > o->cap) {
+    out_emit(I, o, o->buf, o->n);
+    o->n = 0;
+    if (n >= o->cap) { out_emit(I, o, p, n); return; }
+  }
+  memcpy(o->buf + o->n, p, n);
+  o->n += n;
+}
+
+void out_puts(Interp *I, Out *o, const char *s) { out_write(I, o, s, strlen(s)); }
+
+/* fsync the directory holding path, so that the rename itself is durable. */
+static void sync_dir(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? mem_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : mem_strdup(".");
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    if (fsync(fd) != 0) { /* best effort: some file systems refuse it */ }
+    close(fd);
+  }
+  mem_free(dir);
+}
+
+void out_commit(Interp *I, Out *o) {
+  if (o->fault) {
+    size_t half = o->n / 2;
+    out_emit(I, o, o->buf, half);
+    if (o->gz) gzflush(o->gz, Z_SYNC_FLUSH);
+    bi_error(I, "cannot write '%s': injected fault after %zu of %zu bytes (MLS_FAULT_WRITE)", o->path, half, o->n);
+  }
+  out_emit(I, o, o->buf, o->n);
+  o->n = 0;
+  if (o->gz) {
+    int rc = gzclose(o->gz);
+    o->gz = NULL;
+    if (rc != Z_OK) bi_error(I, "cannot write '%s': %s", o->path, rc == Z_ERRNO ? strerror(errno) : "compression failed");
+  }
+  if (fsync(o->fd) != 0) out_fail(I, o, errno);
+  int rc = close(o->fd);
+  o->fd = -1;
+  if (rc != 0) out_fail(I, o, errno);
+  const char *target = o->target ? o->target : o->path;
+  if (rename(o->tmp, target) != 0) out_fail(I, o, errno);
+  mem_free(o->tmp);
+  o->tmp = NULL;
+  sync_dir(target);
+  mem_free(o->target);
+  o->target = NULL;
+}
+
+/* ---- numbers in text ---- */
+
+int fmt_double(char *buf, double x) {
+  if (isnan(x)) return sprintf(buf, "NaN");
+  if (isinf(x)) return sprintf(buf, x > 0 ? "Inf" : "-Inf");
+  if (x == 0) return sprintf(buf, signbit(x) ? "-0" : "0");
+  if (fabs(x) < 1e15 && x == (double)(int64_t)x) return sprintf(buf, "%lld", (long long)x);
+  for (int p = 15;; p++) {
+    int n = sprintf(buf, "%.*g", p, x);
+    if (p == 17 || strtod(buf, NULL) == x) return n;
+  }
+}
+
+bool parse_cell(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end != s && *end == '\0') { *out = v; return true; }
+  if (!strcmp(s, "NA")) { *out = NAN; return true; }
+  if (!strcasecmp(s, "TRUE")) { *out = 1; return true; }
+  if (!strcasecmp(s, "FALSE")) { *out = 0; return true; }
+  return false;
+}
+
+/* ---- formats and names ---- */
+
+static const char *const format_names[] = { "csv", "text", "mm", "npy", "idx", NULL };
+
+static const char *format_arg(Interp *I, Args *a, int i) {
+  const char *f = bi_str(I, a, i);
+  for (int k = 0; format_names[k]; k++)
+    if (!strcmp(f, format_names[k])) return format_names[k];
+  bi_argerror(I, i + 1, "format must be \"csv\", \"text\", \"mm\", \"npy\" or \"idx\", got \"%s\"", f);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* The format a file name implies (a trailing .gz is looked through), or NULL. */
+static const char *format_from_name(const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t n = strlen(base);
+  if (n > 3 && !strcmp(base + n - 3, ".gz")) n -= 3;
+  if (n >= 6 && !strncasecmp(base + n - 6, "-ubyte", 6)) return "idx";
+  size_t d = n;
+  while (d > 0 && base[d - 1] != '.') d--;
+  if (d <= 1) return "text";                  /* no extension (DML writes such files) */
+  char ext[16];
+  size_t k = n - d;
+  if (k >= sizeof ext) return NULL;
+  memcpy(ext, base + d, k);
+  ext[k] = '\0';
+  if (!strcasecmp(ext, "csv")) return "csv";
+  if (!strcasecmp(ext, "txt") || !strcasecmp(ext, "text") || !strcasecmp(ext, "ijv")) return "text";
+  if (!strcasecmp(ext, "mtx") || !strcasecmp(ext, "mm")) return "mm";
+  if (!strcasecmp(ext, "npy")) return "npy";
+  if (!strncasecmp(ext, "idx", 3) && (ext[3] == '\0' || (ext[3] >= '0' && ext[3] <= '9' && ext[4] == '\0'))) return "idx";
+  return NULL;
+}
+
+static l_noret unknown_format(Interp *I, const char *path) {
+  bi_error(I, "cannot tell the format of '%s' from its extension; pass format= (\"csv\", \"text\", \"mm\", \"npy\" or \"idx\")", path);
+}
+
+static bool has_mtd(const char *f) { return !strcmp(f, "csv") || !strcmp(f, "text"); }
+
+static char *mtd_path(const char *path) {
+  size_t n = strlen(path) + 5;
+  char *p = mem_alloc(n);
+  snprintf(p, n, "%s.mtd", path);
+  return p;
+}
+
+static int64_t dim_arg(Interp *I, Args *a, int i) {
+  if (!bi_given(a, i)) return -1;
+  double x = bi_num(I, a, i);
+  if (!(x >= 0) || x != floor(x) || x > 9e15) bi_argerror(I, i + 1, "a whole number >= 0 expected, got %g", x);
+  return (int64_t)x;
+}
+
+/* ---- read ---- */
+
+static void read_job(Interp *I, IoJob *j) {
+  FileOpts *o = &j->o, m = { NULL, -1, NULL, -1, -1, NULL };
+  struct stat st;
+  j->mtdpath = mtd_path(j->path);
+  bool mtd = (!o->format || has_mtd(o->format)) && stat(j->mtdpath, &st) == 0 && S_ISREG(st.st_mode);
+  if (mtd) {
+    mtd_read(I, j, &m);
+    if (o->format && m.format && strcmp(o->format, m.format) != 0) mtd = false;   /* format= wins */
+  }
+  if (!o->format) o->format = mtd && m.format ? m.format : format_from_name(j->path);
+  if (!o->format) unknown_format(I, j->path);
+  if (mtd) {
+    if (o->header < 0) o->header = m.header;
+    if (!o->sep) o->sep = m.sep;
+    if (o->rows < 0 && o->cols < 0) { o->rows = m.rows; o->cols = m.cols; o->dims_from = j->mtdpath; }
+  }
+  if (o->header < 0) o->header = 0;
+  if (!o->sep) o->sep = ",";
+  rd_open(I, &j->in, j->path, false);
+  if (!strcmp(o->format, "csv")) csv_read(I, j);
+  else if (!strcmp(o->format, "text")) text_read(I, j);
+  else if (!strcmp(o->format, "mm")) mm_read(I, j);
+  else if (!strcmp(o->format, "npy")) npy_read(I, j);
+  else idx_read(I, j);
+  Tensor *t = j->result.u.m;
+  if (o->rows >= 0 && tensor_rows(t) != o->rows)
+    bi_error(I, "'%s' has %lld rows, but %s declares %lld", j->path, (long long)tensor_rows(t), o->dims_from, (long long)o->rows);
+  if (o->cols >= 0 && tensor_cols(t) != o->cols)
+    bi_error(I, "'%s' has %lld columns, but %s declares %lld", j->path, (long long)tensor_cols(t), o->dims_from, (long long)o->cols);
 }
 
 Value bi_read(Interp *I, Args *a) {
-  const char *path = bi_str(I, a, 0);
-  const char *fmt = format_of(I, a, 1, path);
-  bool header = bi_opt_bool(I, a, 2, false);
-  const char *sep = bi_given(a, 3) ? bi_str(I, a, 3) : ",";
-  bool csv = strcmp(fmt, "csv") == 0;
-  if (!csv && strcmp(fmt, "text") != 0) bi_argerror(I, 2, "format must be \"csv\" or \"text\", got \"%s\"", fmt);
-  size_t len;
-  char *buf = slurp(I, path, &len);
-  Growing g = { NULL, 0, 0 };
-  int64_t rows = 0, cols = -1, line = 0;
-  char err[300] = "";
-  char *p = buf;
-  while (*p && !err[0]) {
-    char *eol = strchr(p, '\n');
-    if (!eol) eol = p + strlen(p);
-    char save = *eol;
-    *eol = '\0';
-    line++;
-    char *q = p;
-    while (*q == ' ' || *q == '\t' || *q == '\r') q++;
-    if (*q && !(csv && header && line == 1)) {
-      int64_t c = 0;
-      if (csv) {
-        for (;;) {
-          while (*q == ' ' || *q == '"') q++;
-          char *end;
-          double x = strtod(q, &end);
-          if (end == q) { snprintf(err, sizeof err, "%s:%lld: cannot read a number in column %lld", path, (long long)line, (long long)c + 1); break; }
-          grow_push(&g, x);
-          c++;
-          q = end;
-          while (*q == ' ' || *q == '"' || *q == '\r') q++;
-          if (!*q) break;
-          if (strncmp(q, sep, strlen(sep)) != 0) { snprintf(err, sizeof err, "%s:%lld: unexpected '%c' after column %lld", path, (long long)line, *q, (long long)c); break; }
-          q += strlen(sep);
-        }
-        if (!err[0]) {
-          if (cols >= 0 && c != cols) snprintf(err, sizeof err, "%s:%lld: %lld columns, expected %lld", path, (long long)line, (long long)c, (long long)cols);
-          cols = c;
-          rows++;
-        }
-      } else {
-        char *end;
-        double i = strtod(q, &end), j, v;
-        if (end != q) { q = end; j = strtod(q, &end); }
-        if (end != q) { q = end; v = strtod(q, &end); }
-        if (end == q || i < 1 || j < 1 || i != floor(i) || j != floor(j))
-          snprintf(err, sizeof err, "%s:%lld: expected 'i j v' with positive whole i and j", path, (long long)line);
-        else { grow_push(&g, i); grow_push(&g, j); grow_push(&g, v); }
-      }
-    }
-    *eol = save;
-    p = save ? eol + 1 : eol;
-  }
-  mem_free(buf);
-  if (err[0]) { mem_free(g.v); bi_error(I, "%s", err); }
-  Tensor *t;
-  if (csv) {
-    if (cols < 0) cols = 0;
-    t = tensor_new(I, rows, cols);
-    if (g.n) memcpy(tensor_data(t), g.v, (size_t)g.n * sizeof(double));
+  IoJob j;
+  io_init(&j);
+  j.fn = read_job;
+  j.path = bi_str(I, a, 0);
+  if (bi_given(a, 1)) j.o.format = format_arg(I, a, 1);
+  if (bi_given(a, 2)) j.o.header = bi_opt_bool(I, a, 2, false);
+  if (bi_given(a, 3)) j.o.sep = bi_str(I, a, 3);
+  if (j.o.sep && !*j.o.sep) bi_argerror(I, 4, "the separator must not be empty");
+  j.o.rows = dim_arg(I, a, 4);
+  j.o.cols = dim_arg(I, a, 5);
+  j.o.dims_from = "rows=/cols=";
+  io_run(I, &j);
+  return j.result;
+}
+
+/* ---- write ---- */
+
+static void write_job(Interp *I, IoJob *j) {
+  Tensor *c = tensor_contiguous(I, j->m);
+  tensor_free_ref(j->m);
+  j->m = c;
+  const char *f = j->o.format;
+  out_open(I, &j->out, j->path, ends_with(j->path, ".gz"));
+  if (!strcmp(f, "csv")) csv_write(I, j);
+  else if (!strcmp(f, "text")) text_write(I, j);
+  else if (!strcmp(f, "mm")) mm_write(I, j);
+  else if (!strcmp(f, "npy")) npy_write(I, j);
+  else idx_write(I, j);
+  out_commit(I, &j->out);
+  j->mtdpath = mtd_path(j->path);
+  if (has_mtd(f)) {
+    out_open(I, &j->out, j->mtdpath, false);
+    mtd_write(I, j);
+    out_commit(I, &j->out);
   } else {
-    int64_t r = 0, c = 0;
-    for (int64_t k = 0; k < g.n; k += 3) {
-      if (g.v[k] > r) r = (int64_t)g.v[k];
-      if (g.v[k + 1] > c) c = (int64_t)g.v[k + 1];
-    }
-    double *vals = g.v;
-    int64_t nv = g.n;
-    g.v = NULL;
-    tmp_push(I, val_null());           /* nothing to hold; vals is freed below on success */
-    t = tensor_zeros(I, r, c);
-    tmp_pop(I, 1);
-    double *d = tensor_data(t);
-    for (int64_t k = 0; k < nv; k += 3) d[((int64_t)vals[k] - 1) * c + (int64_t)vals[k + 1] - 1] = vals[k + 2];
-    mem_free(vals);
+    unlink(j->mtdpath);                        /* a stale sidecar would describe another format */
   }
-  mem_free(g.v);
-  return val_mat(t);
 }
 
 Value bi_write(Interp *I, Args *a) {
-  Value x = a->v[0];
-  const char *path = bi_str(I, a, 1);
-  const char *fmt = format_of(I, a, 2, path);
-  bool header = bi_opt_bool(I, a, 3, false);
-  const char *sep = bi_given(a, 4) ? bi_str(I, a, 4) : ",";
-  bool csv = strcmp(fmt, "csv") == 0;
-  if (!csv && strcmp(fmt, "text") != 0) bi_argerror(I, 3, "format must be \"csv\" or \"text\", got \"%s\"", fmt);
-  Tensor *m = bi_mat(I, a, 0);
-  (void)x;
-  tmp_push(I, val_mat(m));
-  size_t plen = strlen(path);
-  char *tmpl = mem_alloc(plen + 16);
-  snprintf(tmpl, plen + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmpl);
-  if (fd < 0) {
-    char msg[400];
-    snprintf(msg, sizeof msg, "cannot write '%s': %s", path, strerror(errno));
-    mem_free(tmpl);
-    bi_error(I, "%s", msg);
-  }
-  FILE *f = fdopen(fd, "w");
-  int64_t r = tensor_rows(m), c = tensor_cols(m);
-  if (csv && header) {
-    for (int64_t j = 0; j < c; j++) fprintf(f, "%sC%lld", j ? sep : "", (long long)j + 1);
-    fputc('\n', f);
-  }
-  for (int64_t i = 0; i < r; i++) {
-    for (int64_t j = 0; j < c; j++) {
-      double v = tensor_get(m, i, j);
-      if (csv) fprintf(f, "%s%.17g", j ? sep : "", v);
-      else if (v != 0) fprintf(f, "%lld %lld %.17g\n", (long long)i + 1, (long long)j + 1, v);
-    }
-    if (csv) fputc('\n', f);
-  }
-  bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmpl, path) != 0) {
-    char msg[400];
-    snprintf(msg, sizeof msg, "cannot write '%s': %s", path, strerror(errno));
-    unlink(tmpl);
-    mem_free(tmpl);
-    bi_error(I, "%s", msg);
-  }
-  mem_free(tmpl);
-  tmp_pop(I, 1);
-  tensor_free_ref(m);
+  IoJob j;
+  io_init(&j);
+  j.fn = write_job;
+  j.path = bi_str(I, a, 1);
+  j.o.format = bi_given(a, 2) ? format_arg(I, a, 2) : format_from_name(j.path);
+  if (!j.o.format) unknown_format(I, j.path);
+  j.o.header = bi_opt_bool(I, a, 3, false);
+  j.o.sep = bi_given(a, 4) ? bi_str(I, a, 4) : ",";
+  if (!*j.o.sep) bi_argerror(I, 5, "the separator must not be empty");
+  a->v[0] = ad_primal(a->v[0]);                /* a value traced by grad: its primal */
+  j.m = bi_mat(I, a, 0);
+  io_run(I, &j);
   return val_null();
 }
 
-Value bi_save(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_load(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
+/* ---- save and load ---- */
+
+Value bi_save(Interp *I, Args *a) {
+  IoJob j;
+  io_init(&j);
+  j.fn = ckpt_save;
+  j.path = bi_str(I, a, 0);
+  j.args = a;
+  io_run(I, &j);
+  return val_null();
+}
+
+Value bi_load(Interp *I, Args *a) {
+  IoJob j;
+  io_init(&j);
+  j.fn = ckpt_load;
+  j.path = bi_str(I, a, 0);
+  io_run(I, &j);
+  return j.result;
+}

@@ -1,17 +1,420 @@
 /*
 ** builtins_linalg.c — linear algebra through LAPACKE (OpenBLAS): solve, inv, det, trace,
-** cholesky, eigen (symmetric), qr, svd.
+** cholesky, eigen (symmetric), qr, svd. Two layers: la_* kernels (LAPACK only, never throw)
+** and the bi_* bodies (arguments, checks, errors, results).
+**
+** Conventions (docs/language.md "Linear algebra"): every matrix given to LAPACK must be finite;
+** solve and inv reject exactly singular matrices and those with a reciprocal condition number
+** below machine epsilon (as R does); eigen gives values decreasing; qr is thin with diag(R) >= 0;
+** svd is thin; an eigenvector (svd: a column of V, with its U column) is signed so that its
+** largest-magnitude entry is positive; cholesky gives the lower L (R's chol gives t(L)).
 */
+#include <lapacke.h>
+#undef I          /* <complex.h> (via lapacke.h) defines I; MLS uses I for the interpreter */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "builtins.h"
 #include "err.h"
+#include "mem.h"
 
-Value bi_solve(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_inv(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_det(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_trace(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_cholesky(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_eigen(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_qr(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
-Value bi_svd(Interp *I, Args *a) { (void)a; bi_error(I, "not implemented yet"); }
+/* ==== Kernels ==========================================================================
+** Each la_* function takes contiguous row-major tensors that the caller owns and allows it to
+** overwrite (private copies: the user's matrices are never touched), calls LAPACK and reports
+** through LaInfo instead of throwing, so the same signatures can move behind the backend
+** interface (a CUDA backend would implement them with cuSOLVER). Sizes are at least 1x1 and
+** fit lapack_int: the builtins handle empty matrices and check the dimensions first.
+*/
+
+typedef enum LaStatus {
+  LA_OK = 0,
+  LA_SINGULAR,      /* a zero pivot: U[index, index] is exactly zero */
+  LA_ILLCOND,       /* reciprocal condition number rcond below machine epsilon */
+  LA_NOT_PD,        /* the leading minor of order index is not positive */
+  LA_NOCONV,        /* the iterative algorithm did not converge */
+  LA_NOMEM,         /* LAPACKE could not allocate its workspace */
+  LA_INTERNAL       /* LAPACK rejected argument index of routine (a bug here) */
+} LaStatus;
+
+typedef struct LaInfo {
+  LaStatus status;
+  int64_t index;
+  double rcond;
+  const char *routine;
+} LaInfo;
+
+/* Records a LAPACKE return code: 0 is fine, > 0 is the routine's numerical failure (status
+** when_positive), < 0 a memory or argument error. Returns true when info was 0. */
+static bool la_check(LaInfo *st, lapack_int info, const char *routine, LaStatus when_positive) {
+  if (info == 0) return true;
+  st->routine = routine;
+  st->index = (int64_t)info;
+  if (info > 0) st->status = when_positive;
+  else if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR) st->status = LA_NOMEM;
+  else { st->status = LA_INTERNAL; st->index = -(int64_t)info; }
+  return false;
+}
+
+static void la_init(LaInfo *st) { st->status = LA_OK; st->index = 0; st->rcond = 1; st->routine = ""; }
+
+/* LU-factors the n x n A in place (P A = L U) and estimates its reciprocal condition number
+** in the 1-norm. ipiv gets n pivots. Returns false (st set) when A is singular or ill-conditioned. */
+static bool la_lu(Tensor *A, lapack_int *ipiv, LaInfo *st) {
+  lapack_int n = (lapack_int)tensor_rows(A);
+  double *a = tensor_data(A);
+  double anorm = LAPACKE_dlange(LAPACK_ROW_MAJOR, '1', n, n, a, n);
+  if (!la_check(st, LAPACKE_dgetrf(LAPACK_ROW_MAJOR, n, n, a, n, ipiv), "dgetrf", LA_SINGULAR)) return false;
+  double rcond = 0;
+  if (!la_check(st, LAPACKE_dgecon(LAPACK_ROW_MAJOR, '1', n, a, n, anorm, &rcond), "dgecon", LA_INTERNAL)) return false;
+  st->rcond = rcond;
+  if (!(rcond >= DBL_EPSILON)) { st->status = LA_ILLCOND; st->routine = "dgecon"; return false; }
+  return true;
+}
+
+/* Solves A X = B: A (n x n) is overwritten by its LU factors, B (n x k) by X. */
+static LaStatus la_solve(Tensor *A, Tensor *B, LaInfo *st) {
+  la_init(st);
+  lapack_int n = (lapack_int)tensor_rows(A), k = (lapack_int)tensor_cols(B);
+  lapack_int *ipiv = mem_alloc((size_t)n * sizeof *ipiv);
+  if (la_lu(A, ipiv, st) && k > 0)
+    la_check(st, LAPACKE_dgetrs(LAPACK_ROW_MAJOR, 'N', n, k, tensor_data(A), n, ipiv, tensor_data(B), k),
+             "dgetrs", LA_INTERNAL);
+  mem_free(ipiv);
+  return st->status;
+}
+
+/* Replaces the n x n A by its inverse. */
+static LaStatus la_inv(Tensor *A, LaInfo *st) {
+  la_init(st);
+  lapack_int n = (lapack_int)tensor_rows(A);
+  lapack_int *ipiv = mem_alloc((size_t)n * sizeof *ipiv);
+  if (la_lu(A, ipiv, st))
+    la_check(st, LAPACKE_dgetri(LAPACK_ROW_MAJOR, n, tensor_data(A), n, ipiv), "dgetri", LA_SINGULAR);
+  mem_free(ipiv);
+  return st->status;
+}
+
+/* The determinant of the n x n A (overwritten by its LU factors); exactly 0 for a zero pivot.
+** The product of the pivots is kept as mantissa and exponent, so that it overflows or
+** underflows only when the determinant itself does. */
+static LaStatus la_det(Tensor *A, double *det, LaInfo *st) {
+  la_init(st);
+  lapack_int n = (lapack_int)tensor_rows(A);
+  double *a = tensor_data(A);
+  lapack_int *ipiv = mem_alloc((size_t)n * sizeof *ipiv);
+  lapack_int info = LAPACKE_dgetrf(LAPACK_ROW_MAJOR, n, n, a, n, ipiv);
+  *det = 0;
+  if (info > 0) {
+    mem_free(ipiv);
+    return LA_OK;                        /* singular: the determinant is 0 */
+  }
+  if (la_check(st, info, "dgetrf", LA_INTERNAL)) {
+    double m = 1;
+    long e = 0;
+    for (lapack_int i = 0; i < n; i++) {
+      int ex;
+      m = frexp(m * a[(int64_t)i * n + i], &ex);
+      e += ex;
+      if (ipiv[i] != i + 1) m = -m;
+    }
+    if (e > 100000) e = 100000;          /* ldexp saturates to Inf or 0 anyway */
+    if (e < -100000) e = -100000;
+    *det = ldexp(m, (int)e);
+  }
+  mem_free(ipiv);
+  return st->status;
+}
+
+/* Replaces the symmetric positive definite n x n A (its lower triangle is read) by the lower
+** triangular L with L L' = A; the upper triangle is zeroed. */
+static LaStatus la_cholesky(Tensor *A, LaInfo *st) {
+  la_init(st);
+  lapack_int n = (lapack_int)tensor_rows(A);
+  double *a = tensor_data(A);
+  if (la_check(st, LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, a, n), "dpotrf", LA_NOT_PD))
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = i + 1; j < n; j++) a[i * n + j] = 0;
+  return st->status;
+}
+
+/* Makes column j of the rows x cols X point the same way every time: flips its sign (and that
+** of column j of Y, rows yrows, when Y is not NULL) unless its largest-magnitude entry is
+** positive. Entries within a relative 1e-8 of the largest count as ties; the first one wins, so
+** rounding cannot change the choice between (0.7071, -0.7071) and (-0.7071, 0.7071). */
+static void la_fix_sign(double *X, int64_t rows, int64_t cols, int64_t j, double *Y, int64_t yrows) {
+  double big = 0;
+  for (int64_t i = 0; i < rows; i++) big = fmax(big, fabs(X[i * cols + j]));
+  for (int64_t i = 0; i < rows; i++) {
+    double x = X[i * cols + j];
+    if (fabs(x) < big * (1 - 1e-8)) continue;
+    if (x < 0) {
+      for (int64_t r = 0; r < rows; r++) X[r * cols + j] = -X[r * cols + j];
+      if (Y)
+        for (int64_t r = 0; r < yrows; r++) Y[r * cols + j] = -Y[r * cols + j];
+    }
+    return;
+  }
+}
+
+/* Eigen-decomposes the symmetric n x n A (its lower triangle is read): w (n x 1) gets the
+** eigenvalues in decreasing order and A is replaced by the eigenvectors, one per column, in the
+** same order, signed by la_fix_sign. */
+static LaStatus la_eigen_sym(Tensor *A, Tensor *w, LaInfo *st) {
+  la_init(st);
+  lapack_int n = (lapack_int)tensor_rows(A);
+  double *a = tensor_data(A), *wd = tensor_data(w);
+  if (!la_check(st, LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'L', n, a, n, wd), "dsyevd", LA_NOCONV)) return st->status;
+  for (int64_t j = 0; j < n / 2; j++) {  /* LAPACK's order is increasing */
+    int64_t k = n - 1 - j;
+    double t = wd[j]; wd[j] = wd[k]; wd[k] = t;
+    for (int64_t i = 0; i < n; i++) { t = a[i * n + j]; a[i * n + j] = a[i * n + k]; a[i * n + k] = t; }
+  }
+  for (int64_t j = 0; j < n; j++) la_fix_sign(a, n, n, j, NULL, 0);
+  return LA_OK;
+}
+
+/* Thin QR of the m x n A (overwritten): Q (m x k, orthonormal columns) and R (k x n, upper
+** triangular), k = min(m, n), with A = Q R and diag(R) >= 0 (unique when A has full rank). */
+static LaStatus la_qr(Tensor *A, Tensor *Q, Tensor *R, LaInfo *st) {
+  la_init(st);
+  lapack_int m = (lapack_int)tensor_rows(A), n = (lapack_int)tensor_cols(A), k = m < n ? m : n;
+  double *a = tensor_data(A), *q = tensor_data(Q), *r = tensor_data(R);
+  double *tau = mem_alloc((size_t)k * sizeof *tau);
+  if (la_check(st, LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, m, n, a, n, tau), "dgeqrf", LA_INTERNAL)) {
+    for (int64_t i = 0; i < k; i++)
+      for (int64_t j = 0; j < n; j++) r[i * n + j] = j >= i ? a[i * n + j] : 0;
+    for (int64_t i = 0; i < m; i++) memcpy(q + i * k, a + i * n, (size_t)k * sizeof *q);
+    if (la_check(st, LAPACKE_dorgqr(LAPACK_ROW_MAJOR, m, k, k, q, k, tau), "dorgqr", LA_INTERNAL))
+      for (int64_t i = 0; i < k; i++) {
+        if (!(r[i * n + i] < 0)) continue;
+        for (int64_t j = i; j < n; j++) r[i * n + j] = -r[i * n + j];
+        for (int64_t p = 0; p < m; p++) q[p * k + i] = -q[p * k + i];
+      }
+  }
+  mem_free(tau);
+  return st->status;
+}
+
+/* Thin SVD of the m x n A (overwritten): U (m x k), S (k x k diagonal, decreasing), V (n x k)
+** with A = U S V', k = min(m, n); each column of V is signed by la_fix_sign, with its U column.
+** Divide and conquer (dgesdd, as R's svd); should it not converge, QR iteration (dgesvd). */
+static LaStatus la_svd(Tensor *A, Tensor *U, Tensor *S, Tensor *V, LaInfo *st) {
+  la_init(st);
+  lapack_int m = (lapack_int)tensor_rows(A), n = (lapack_int)tensor_cols(A), k = m < n ? m : n;
+  double *u = tensor_data(U), *sd = tensor_data(S), *v = tensor_data(V);
+  double *s = mem_alloc((size_t)k * sizeof *s), *vt = mem_alloc((size_t)k * (size_t)n * sizeof *vt);
+  double *save = mem_alloc((size_t)m * (size_t)n * sizeof *save);   /* dgesdd destroys A */
+  memcpy(save, tensor_data(A), (size_t)m * (size_t)n * sizeof *save);
+  lapack_int info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', m, n, tensor_data(A), n, s, u, k, vt, n);
+  if (info > 0) {
+    double *superb = mem_alloc((size_t)k * sizeof *superb);
+    memcpy(tensor_data(A), save, (size_t)m * (size_t)n * sizeof *save);
+    info = LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'S', 'S', m, n, tensor_data(A), n, s, u, k, vt, n, superb);
+    mem_free(superb);
+    la_check(st, info, "dgesvd", LA_NOCONV);
+  } else {
+    la_check(st, info, "dgesdd", LA_NOCONV);
+  }
+  if (st->status == LA_OK) {
+    for (int64_t i = 0; i < k; i++)
+      for (int64_t j = 0; j < k; j++) sd[i * k + j] = i == j ? s[i] : 0;
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < k; j++) v[i * k + j] = vt[j * n + i];
+    for (int64_t j = 0; j < k; j++) la_fix_sign(v, n, k, j, u, m);
+  }
+  mem_free(save);
+  mem_free(vt);
+  mem_free(s);
+  return st->status;
+}
+
+/* ==== Builtins ========================================================================= */
+
+/* Turns a kernel's failure into the builtin's error. */
+static l_noret la_raise(Interp *I, const LaInfo *st) {
+  switch (st->status) {
+  case LA_SINGULAR:
+    bi_error(I, "the matrix is singular (U[%lld,%lld] is exactly zero)", (long long)st->index, (long long)st->index);
+  case LA_ILLCOND:
+    bi_error(I, "the matrix is computationally singular (reciprocal condition number %.3g)", st->rcond);
+  case LA_NOT_PD:
+    bi_error(I, "the matrix is not positive definite (leading minor %lld)", (long long)st->index);
+  case LA_NOCONV:
+    bi_error(I, "the algorithm did not converge (LAPACK %s, info %lld)", st->routine, (long long)st->index);
+  case LA_NOMEM:
+    bi_error(I, "out of memory in LAPACK %s", st->routine);
+  case LA_INTERNAL:
+  case LA_OK:
+    break;
+  }
+  bi_error(I, "internal error: LAPACK %s rejected its argument %lld", st->routine, (long long)st->index);
+}
+
+/* Checks the shape of matrix m, argument i (0-based) of the builtin: square when asked, and
+** within LAPACK's integer range. Throws a "bad argument" error. */
+static void check_shape(Interp *I, const Tensor *m, int i, bool square) {
+  int64_t r = tensor_rows(m), c = tensor_cols(m);
+  if (square && r != c) bi_argerror(I, i + 1, "square matrix expected, got %lldx%lld", (long long)r, (long long)c);
+  if ((int64_t)(lapack_int)r != r || (int64_t)(lapack_int)c != c || (int64_t)(lapack_int)(r * c) != r * c)
+    bi_argerror(I, i + 1, "%lldx%lld matrix is too large for LAPACK", (long long)r, (long long)c);
+}
+
+/* Throws unless every element of the contiguous m (argument i) is finite. */
+static void check_finite(Interp *I, const Tensor *m, int i) {
+  const double *d = tensor_data(m);
+  int64_t c = tensor_cols(m), n = tensor_numel(m);
+  for (int64_t k = 0; k < n; k++)
+    if (!isfinite(d[k]))
+      bi_argerror(I, i + 1, "finite matrix expected, got %s at [%lld,%lld]", isnan(d[k]) ? "NaN" : d[k] > 0 ? "Inf" : "-Inf",
+                  (long long)(k / c + 1), (long long)(k % c + 1));
+}
+
+/* Throws unless the contiguous square m (argument i) is symmetric: |m[i,j] - m[j,i]| at most
+** 1e-10 times the largest |m| (rounding in X %*% t(X) passes; a real asymmetry does not). */
+static void check_symmetric(Interp *I, const Tensor *m, int i) {
+  const double *d = tensor_data(m);
+  int64_t n = tensor_rows(m);
+  double big = 0;
+  for (int64_t k = 0; k < n * n; k++) big = fmax(big, fabs(d[k]));
+  double tol = 1e-10 * big;
+  for (int64_t r = 0; r < n; r++)
+    for (int64_t c = r + 1; c < n; c++)
+      if (fabs(d[r * n + c] - d[c * n + r]) > tol)
+        bi_argerror(I, i + 1, "symmetric matrix expected, got [%lld,%lld] = %.15g but [%lld,%lld] = %.15g", (long long)(r + 1),
+                    (long long)(c + 1), d[r * n + c], (long long)(c + 1), (long long)(r + 1), d[c * n + r]);
+}
+
+/* Argument i (a matrix or a number, made 1x1) as a private contiguous copy that a kernel may
+** overwrite, after the shape and finiteness checks. The copy (+1) is left on the temp stack, so
+** an error later releases it; the caller releases it with tmp_release_to. */
+static Tensor *arg_copy(Interp *I, Args *a, int i, bool square) {
+  Tensor *m = bi_mat(I, a, i);                        /* +1 */
+  tmp_push(I, val_mat(m));
+  check_shape(I, m, i, square);
+  Tensor *c = m;
+  if (!tensor_is_unique(m) || !tensor_is_contiguous(m)) {
+    c = tensor_clone(I, m);
+    tmp_pop(I, 1);
+    tmp_push(I, val_mat(c));
+    tensor_free_ref(m);
+  }
+  check_finite(I, c, i);
+  return c;
+}
+
+/* A new rows x cols result, kept on the temp stack like arg_copy's. */
+static Tensor *out_new(Interp *I, int64_t rows, int64_t cols) {
+  Tensor *t = tensor_new(I, rows, cols);
+  tmp_push(I, val_mat(t));
+  return t;
+}
+
+/* Retains a result held on the temp stack so that it survives tmp_release_to. */
+static Value keep(Tensor *t) { t->refcount++; return val_mat(t); }
+
+/* The list of a multi-return builtin ([a, b] = f(...) unpacks it): names[i] for vals[i],
+** whose references it takes. */
+static Value multi(Interp *I, int n, const char *const names[], Value vals[]) {
+  List *l = list_new(n);
+  l->multi = true;
+  for (int i = 0; i < n; i++) list_push(l, vals[i], sym_intern(&I->syms, names[i], strlen(names[i])));
+  return val_list(l);
+}
+
+Value bi_solve(Interp *I, Args *a) {
+  int mark = I->ntmp;
+  Tensor *A = arg_copy(I, a, 0, true);
+  Tensor *B = arg_copy(I, a, 1, false);
+  if (tensor_rows(B) != tensor_rows(A))
+    bi_argerror(I, 2, "a matrix with %lld rows expected, got %lldx%lld", (long long)tensor_rows(A),
+                (long long)tensor_rows(B), (long long)tensor_cols(B));
+  LaInfo st;
+  if (tensor_rows(A) > 0 && la_solve(A, B, &st) != LA_OK) la_raise(I, &st);
+  Value r = keep(B);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+Value bi_inv(Interp *I, Args *a) {
+  int mark = I->ntmp;
+  Tensor *A = arg_copy(I, a, 0, true);
+  LaInfo st;
+  if (tensor_rows(A) > 0 && la_inv(A, &st) != LA_OK) la_raise(I, &st);
+  Value r = keep(A);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+Value bi_det(Interp *I, Args *a) {
+  int mark = I->ntmp;
+  Tensor *A = arg_copy(I, a, 0, true);
+  double det = 1;                                     /* of the 0x0 matrix, as R */
+  LaInfo st;
+  if (tensor_rows(A) > 0 && la_det(A, &det, &st) != LA_OK) la_raise(I, &st);
+  tmp_release_to(I, mark);
+  return val_num(det);
+}
+
+/* No LAPACK: a sum, so NaN and Inf propagate as in sum(). */
+Value bi_trace(Interp *I, Args *a) {
+  Value v = a->v[0];
+  if (v.t == VT_NUM || v.t == VT_BOOL) return val_num(bi_num(I, a, 0));
+  if (v.t != VT_MAT) { char d[64]; bi_argerror(I, 1, "matrix expected, got %s", val_describe(v, d, sizeof d)); }
+  const Tensor *m = v.u.m;
+  if (tensor_rows(m) != tensor_cols(m))
+    bi_argerror(I, 1, "square matrix expected, got %lldx%lld", (long long)tensor_rows(m), (long long)tensor_cols(m));
+  double s = 0;
+  for (int64_t i = 0; i < tensor_rows(m); i++) s += tensor_get(m, i, i);
+  return val_num(s);
+}
+
+Value bi_cholesky(Interp *I, Args *a) {
+  int mark = I->ntmp;
+  Tensor *A = arg_copy(I, a, 0, true);
+  check_symmetric(I, A, 0);
+  LaInfo st;
+  if (tensor_rows(A) > 0 && la_cholesky(A, &st) != LA_OK) la_raise(I, &st);
+  Value r = keep(A);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+Value bi_eigen(Interp *I, Args *a) {
+  int mark = I->ntmp;
+  Tensor *A = arg_copy(I, a, 0, true);
+  check_symmetric(I, A, 0);
+  Tensor *w = out_new(I, tensor_rows(A), 1);
+  LaInfo st;
+  if (tensor_rows(A) > 0 && la_eigen_sym(A, w, &st) != LA_OK) la_raise(I, &st);
+  static const char *const names[] = { "values", "vectors" };
+  Value vals[2] = { keep(w), keep(A) };
+  tmp_release_to(I, mark);
+  return multi(I, 2, names, vals);
+}
+
+Value bi_qr(Interp *I, Args *a) {
+  int mark = I->ntmp;
+  Tensor *A = arg_copy(I, a, 0, false);
+  int64_t m = tensor_rows(A), n = tensor_cols(A), k = m < n ? m : n;
+  Tensor *Q = out_new(I, m, k), *R = out_new(I, k, n);
+  LaInfo st;
+  if (k > 0 && la_qr(A, Q, R, &st) != LA_OK) la_raise(I, &st);
+  static const char *const names[] = { "Q", "R" };
+  Value vals[2] = { keep(Q), keep(R) };
+  tmp_release_to(I, mark);
+  return multi(I, 2, names, vals);
+}
+
+Value bi_svd(Interp *I, Args *a) {
+  int mark = I->ntmp;
+  Tensor *A = arg_copy(I, a, 0, false);
+  int64_t m = tensor_rows(A), n = tensor_cols(A), k = m < n ? m : n;
+  Tensor *U = out_new(I, m, k), *S = out_new(I, k, k), *V = out_new(I, n, k);
+  LaInfo st;
+  if (k > 0 && la_svd(A, U, S, V, &st) != LA_OK) la_raise(I, &st);
+  static const char *const names[] = { "U", "S", "V" };
+  Value vals[3] = { keep(U), keep(S), keep(V) };
+  tmp_release_to(I, mark);
+  return multi(I, 3, names, vals);
+}

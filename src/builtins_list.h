@@ -18,3 +18,6 @@ BI_DECL(solve) BI_DECL(inv) BI_DECL(det) BI_DECL(trace) BI_DECL(cholesky) BI_DEC
 BI_DECL(qr) BI_DECL(svd)
 /* builtins_io.c: files and checkpoints */
 BI_DECL(save) BI_DECL(load)
+/* autodiff.c */
+BI_DECL(grad) BI_DECL(value_and_grad) BI_DECL(stop_gradient) BI_DECL(jacobian) BI_DECL(hessian)
+BI_DECL(gradcheck)

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "backend/backend.h"
+#include "autodiff.h"
 #include "backend/scalar.h"
 #include "err.h"
 #include "interp/interp.h"
@@ -71,6 +72,7 @@ Value op_concat(Interp *I, Value a, Value b, Span sp) {
 }
 
 Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
+  if (a.t == VT_BOX || b.t == VT_BOX) return ad_apply(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
   if (op == OP_MATMUL) return op_matmul(I, a, b, sp);
   if (op == OP_RANGE) return op_range(I, a, b, sp);
   if (is_numlike(a) && is_numlike(b)) {
@@ -135,6 +137,7 @@ static Tensor *run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols,
 }
 
 Value op_unary(Interp *I, OpKind op, Value a, Span sp) {
+  if (a.t == VT_BOX) return ad_apply(I, op, 1, &a, 0, NULL, sp);
   if (is_numlike(a)) {
     double r = sc_unary(op, numv(a));
     return op == OP_NOT ? val_bool(r != 0) : val_num(r);
@@ -153,6 +156,7 @@ static Tensor *as_tensor(Interp *I, Value v, OpKind op, Span sp) {
 }
 
 Value op_matmul(Interp *I, Value a, Value b, Span sp) {
+  if (a.t == VT_BOX || b.t == VT_BOX) return ad_apply(I, OP_MATMUL, 2, (Value[]){ a, b }, 0, NULL, sp);
   int64_t ra = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, ca = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
   int64_t rb = b.t == VT_MAT ? tensor_rows(b.u.m) : 1, cb = b.t == VT_MAT ? tensor_cols(b.u.m) : 1;
   if ((a.t != VT_MAT && !is_numlike(a))) bad_operand(I, OP_MATMUL, a, sp);
@@ -177,17 +181,70 @@ Value op_matmul(Interp *I, Value a, Value b, Span sp) {
 }
 
 Value op_transpose(Interp *I, Value a, Span sp) {
+  if (a.t == VT_BOX) return ad_apply(I, OP_TRANSPOSE, 1, &a, 0, NULL, sp);
   if (is_numlike(a)) return val_num(numv(a));
   if (a.t != VT_MAT) bad_operand(I, OP_TRANSPOSE, a, sp);
   return val_mat(run1(I, OP_TRANSPOSE, a.u.m, tensor_cols(a.u.m), tensor_rows(a.u.m), sp));
 }
 
+/* "bad argument #1 to 'rowMaxs' (...)": these ops are called as the builtins of their symbol. */
+static l_noret bad_argn(Interp *I, OpKind op, int argn, Span sp, const char *what, Value v) {
+  char d[64];
+  if (v.t == VT_MAT) shape_str(v, d, sizeof d);            /* "got 3x4" for shapes */
+  else val_describe(v, d, sizeof d);                       /* "got a string" */
+  mls_throw(I, sp, "bad argument #%d to '%s' (%s, got %s)", argn, op_info[op].sym, what, d);
+}
+
+static l_noret bad_arg(Interp *I, OpKind op, Span sp, const char *what, Value v) { bad_argn(I, op, 1, sp, what, v); }
+
+/* The matrix an op of the reduction family works on: a number becomes 1x1 (+1, contiguous). */
+static Tensor *red_input(Interp *I, OpKind op, Value a, Span sp) {
+  if (a.t == VT_MAT) return tensor_contiguous(I, a.u.m);
+  if (!is_numlike(a)) bad_arg(I, op, sp, "matrix expected", a);
+  Tensor *t = tensor_new(I, 1, 1);
+  tensor_data(t)[0] = numv(a);
+  return t;
+}
+
+/* Runs the OPF_RED op on a's matrix into a new rows x cols result (+1). */
+static Tensor *run_red(Interp *I, OpKind op, Value a, int64_t rows, int64_t cols, Span sp) {
+  Tensor *x = red_input(I, op, a, sp);
+  tmp_push(I, val_mat(x));
+  Tensor *out = tensor_new(I, rows, cols);
+  Tensor *in[1] = { x };
+  run_or_throw(I, op, out, in, NULL, sp);
+  tmp_pop(I, 1);
+  tensor_free_ref(x);
+  return out;
+}
+
 Value op_reduce(Interp *I, OpKind op, Value a, Span sp) {
-  if (is_numlike(a)) return val_num(numv(a));
-  if (a.t != VT_MAT) bad_operand(I, op, a, sp);
-  int64_t r = tensor_rows(a.u.m), c = tensor_cols(a.u.m);
-  Tensor *out = run1(I, op, a.u.m, op == OP_COLSUMS ? 1 : op == OP_ROWSUMS ? r : 1, op == OP_ROWSUMS ? 1 : op == OP_COLSUMS ? c : 1, sp);
-  if (op == OP_SUM) {
+  if (a.t == VT_BOX) return ad_apply(I, op, 1, &a, 0, NULL, sp);
+  MLS_ASSERT((op_info[op].flags & (OPF_RED | OPF_KEEP)) == OPF_RED && op != OP_DIAG && op != OP_IFELSE);
+  if (a.t != VT_MAT && !is_numlike(a)) bad_arg(I, op, sp, "matrix expected", a);
+  int64_t r = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, c = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
+  int64_t orows = 1, ocols = 1;
+  switch (op) {
+  case OP_MAX: case OP_MIN:
+    if (r * c == 0) bad_arg(I, op, sp, "non-empty matrix expected", a);
+    break;
+  case OP_ROWMAXS: case OP_ROWMINS: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN:
+    if (c == 0 && r > 0) bad_arg(I, op, sp, "matrix with non-empty rows expected", a);
+    /* fall through */
+  case OP_ROWSUMS:
+    orows = r;
+    break;
+  case OP_COLMAXS: case OP_COLMINS:
+    if (r == 0 && c > 0) bad_arg(I, op, sp, "matrix with non-empty columns expected", a);
+    /* fall through */
+  case OP_COLSUMS:
+    ocols = c;
+    break;
+  default: break;                            /* SUM, PROD: one value */
+  }
+  if (is_numlike(a) && op == OP_SUM) return val_num(numv(a));      /* the common fast path */
+  Tensor *out = run_red(I, op, a, orows, ocols, sp);
+  if (op == OP_SUM || op == OP_PROD || op == OP_MAX || op == OP_MIN || is_numlike(a)) {
     double s = tensor_data(out)[0];
     tensor_free_ref(out);
     return val_num(s);
@@ -195,7 +252,69 @@ Value op_reduce(Interp *I, OpKind op, Value a, Span sp) {
   return val_mat(out);
 }
 
+Value op_scan(Interp *I, OpKind op, Value a, Span sp) {
+  if (a.t == VT_BOX) return ad_apply(I, op, 1, &a, 0, NULL, sp);
+  MLS_ASSERT(op_info[op].flags & OPF_KEEP);
+  if (a.t != VT_MAT && !is_numlike(a)) bad_arg(I, op, sp, "matrix expected", a);
+  int64_t r = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, c = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
+  Tensor *out = run_red(I, op, a, r, c, sp);
+  if (a.t == VT_MAT) return val_mat(out);
+  double s = tensor_data(out)[0];
+  tensor_free_ref(out);
+  return val_num(s);
+}
+
+Value op_diag(Interp *I, Value a, Span sp) {
+  if (a.t == VT_BOX) return ad_apply(I, OP_DIAG, 1, &a, 0, NULL, sp);
+  if (a.t != VT_MAT && !is_numlike(a)) bad_arg(I, OP_DIAG, sp, "vector or square matrix expected", a);
+  int64_t r = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, c = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
+  if (r == c) return val_mat(run_red(I, OP_DIAG, a, r, 1, sp));   /* 1x1 either way */
+  if (r == 1 || c == 1) return val_mat(run_red(I, OP_DIAG, a, r * c, r * c, sp));
+  bad_arg(I, OP_DIAG, sp, "vector or square matrix expected", a);
+}
+
+Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
+  Value v[3] = { test, yes, no };
+  if (test.t == VT_BOX || yes.t == VT_BOX || no.t == VT_BOX) return ad_apply(I, OP_IFELSE, 3, v, 0, NULL, sp);
+  int64_t r = 1, c = 1;
+  int from = -1;
+  for (int k = 0; k < 3; k++) {
+    if (v[k].t != VT_MAT) continue;
+    if (tensor_numel(v[k].u.m) == 1) continue;               /* 1x1 broadcasts like a number */
+    if (from < 0) { r = tensor_rows(v[k].u.m); c = tensor_cols(v[k].u.m); from = k; continue; }
+    if (tensor_rows(v[k].u.m) != r || tensor_cols(v[k].u.m) != c) {
+      char what[80];
+      snprintf(what, sizeof what, "number or %lldx%lld matrix expected", (long long)r, (long long)c);
+      bad_argn(I, OP_IFELSE, k + 1, sp, what, v[k]);
+    }
+  }
+  bool any_mat = test.t == VT_MAT || yes.t == VT_MAT || no.t == VT_MAT;
+  if (!any_mat) {                                            /* the chosen value itself */
+    if (!is_numlike(test)) bad_argn(I, OP_IFELSE, 1, sp, "boolean, number or matrix expected", test);
+    double t = numv(test);
+    if (t != t) return val_num(NAN);
+    Value pick = t != 0 ? yes : no;
+    val_retain(pick);
+    return pick;
+  }
+  for (int k = 0; k < 3; k++)
+    if (v[k].t != VT_MAT && !is_numlike(v[k]))
+      bad_argn(I, OP_IFELSE, k + 1, sp, k ? "number or matrix expected" : "boolean, number or matrix expected", v[k]);
+  int mark = I->ntmp;
+  Tensor *in[3];
+  for (int k = 0; k < 3; k++) {
+    in[k] = red_input(I, OP_IFELSE, v[k], sp);
+    tmp_push(I, val_mat(in[k]));
+  }
+  Tensor *out = tensor_new(I, r, c);
+  run_or_throw(I, OP_IFELSE, out, in, NULL, sp);
+  tmp_release_to(I, mark);
+  return val_mat(out);
+}
+
 Value op_range(Interp *I, Value a, Value b, Span sp) {
+  a = ad_primal(a);                          /* ranges are not differentiable */
+  b = ad_primal(b);
   double from, to;
   if (a.t == VT_MAT && tensor_numel(a.u.m) == 1) from = tensor_data(a.u.m)[0];
   else if (is_numlike(a)) from = numv(a);

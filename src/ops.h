@@ -8,7 +8,11 @@
 
 #include "mls.h"
 
-enum { OPF_EW = 1, OPF_CMP = 2, OPF_RED = 4, OPF_DIFF = 8 };
+/* OPF_RED: an op run by the reduction kernel family (backend/cpu_reduce.c): reductions (shape
+**   from op_reduce), with OPF_KEEP scans and row-wise maps (op_scan), diag and ifelse.
+** OPF_KEEP: the result has the input's shape (cumsum, cumprod, softmax; op_scan).
+** OPF_DISCRETE: the result is piecewise constant (indices): its gradient is zero, not an error. */
+enum { OPF_EW = 1, OPF_CMP = 2, OPF_RED = 4, OPF_DIFF = 8, OPF_KEEP = 16, OPF_DISCRETE = 32 };
 
 typedef enum OpKind {
 #define OP(name, sym, arity, flags) OP_##name,
@@ -30,7 +34,19 @@ Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp);
 Value op_unary(Interp *I, OpKind op, Value a, Span sp);
 Value op_matmul(Interp *I, Value a, Value b, Span sp);
 Value op_transpose(Interp *I, Value a, Span sp);
+/* A reduction (OPF_RED without OPF_KEEP, not DIAG or IFELSE): sum, prod, max and min of all elements
+** give a number; row* ops an nrow x 1 and col* ops a 1 x ncol matrix. A number is a 1x1
+** matrix. Empty rows/columns have no max/min/index: "bad argument #1 to 'rowMaxs' (...)". */
 Value op_reduce(Interp *I, OpKind op, Value a, Span sp);
+/* An OPF_KEEP op (cumsum, cumprod, softmax): same shape as a; a number gives a number. */
+Value op_scan(Interp *I, OpKind op, Value a, Span sp);
+/* diag: a vector (nx1 or 1xn, or a number) to an nxn diagonal matrix; a square matrix to its
+** diagonal as nx1; anything else is "bad argument #1 to 'diag' (...)". */
+Value op_diag(Interp *I, Value a, Span sp);
+/* ifelse(test, yes, no) elementwise: yes where test is nonzero, no where 0, NaN where NaN.
+** Numbers and 1x1 matrices broadcast; other matrices share one shape. Without any matrix the
+** chosen argument itself is returned (retained; any value). */
+Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp);
 Value op_range(Interp *I, Value a, Value b, Span sp);
 /* A string of the value for '+' and paste(): 15 significant digits (LANGUAGE.md §15). */
 Value op_concat(Interp *I, Value a, Value b, Span sp);

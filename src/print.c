@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "autodiff.h"
 #include "builtins.h"
 #include "interp/interp.h"
 #include "mem.h"
@@ -162,6 +163,7 @@ void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide) {
 
 static void fmt_function(TextBuf *t, Value v) {
   if (v.t == VT_BUILTIN) { tb_printf(t, "builtin %s", v.u.bi->sig); return; }
+  if (v.u.f->derived) { tb_printf(t, "%s(...)", v.u.f->dname); return; }
   const FuncInfo *fi = v.u.f->fi;
   const Source *s = v.u.f->chunk->src;
   Span sp = fi->body ? span_join(fi->span, fi->body->span) : fi->span;
@@ -191,6 +193,7 @@ static void fmt_list(Interp *I, TextBuf *t, const List *l, int digits, bool quot
 
 void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote) {
   char buf[400];
+  v = ad_primal(v);
   switch (v.t) {
   case VT_NULL: tb_puts(t, "NULL"); break;
   case VT_NUM: fmt_num(buf, sizeof buf, v.u.n, digits); tb_puts(t, buf); break;
@@ -217,6 +220,7 @@ void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote) {
 
 void fmt_value_text(Interp *I, TextBuf *t, Value v, Span sp) {
   char buf[400];
+  v = ad_primal(v);
   switch (v.t) {
   case VT_NUM: fmt_num(buf, sizeof buf, v.u.n, 15); tb_puts(t, buf); break;
   case VT_STR: tb_putn(t, v.u.s->s, v.u.s->len); break;

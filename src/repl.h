@@ -1,6 +1,7 @@
 /*
 ** repl.h — the interactive loop (lua.c model): readline editing and history, multi-line
-** input driven by the parser's "unexpected end of input" flag, Ctrl-C as a flag.
+** input driven by the parser's "unexpected end of input" flag, Ctrl-C as a flag, TAB
+** completion. docs/repl.md describes it.
 */
 #ifndef MLS_REPL_H
 #define MLS_REPL_H

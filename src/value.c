@@ -3,6 +3,7 @@
 */
 #include <stdio.h>
 #include <string.h>
+#include "autodiff.h"
 #include "interp/interp.h"
 #include "mem.h"
 #include "tensor.h"
@@ -21,6 +22,8 @@ void val_free_heap(Value v) {
     break;
   }
   case VT_FUNC: closure_free(v.u.f); break;
+  case VT_BOX: ad_box_free(v.u.box); break;
+  case VT_TAPE: ad_tape_free(v.u.tape); break;
   default: MLS_ASSERT(0);
   }
 }
@@ -88,11 +91,13 @@ const char *val_type_name(Value v) {
   case VT_MAT: return "matrix";
   case VT_LIST: return "list";
   case VT_FUNC: case VT_BUILTIN: return "function";
+  case VT_BOX: return val_type_name(v.u.box->v);
   default: return "nothing";
   }
 }
 
 const char *val_describe(Value v, char *buf, size_t n) {
+  while (v.t == VT_BOX) v = v.u.box->v;
   if (v.t == VT_MAT)
     snprintf(buf, n, "a %lldx%lld matrix", (long long)tensor_rows(v.u.m), (long long)tensor_cols(v.u.m));
   else if (v.t == VT_LIST)

@@ -19,6 +19,8 @@ typedef enum ValueType {
   VT_MAT,
   VT_LIST,
   VT_FUNC,
+  VT_BOX,           /* a value traced by grad (autodiff.h); last refcounted type */
+  VT_TAPE,          /* internal: a grad tape held on the temp stack */
   VT_BUILTIN        /* a row of the builtin table; not refcounted */
 } ValueType;
 
@@ -38,6 +40,8 @@ typedef struct Value {
     struct List *l;
     struct Closure *f;
     const struct Builtin *bi;
+    struct Box *box;
+    struct Tape *tape;
     int32_t *rc;    /* the refcount every heap object starts with */
   } u;
 } Value;
@@ -54,7 +58,7 @@ static inline Value val_unbound(void) { Value v; v.t = VT_UNBOUND; v.u.n = 0; re
 static inline Value val_null(void) { Value v; v.t = VT_NULL; v.u.n = 0; return v; }
 static inline Value val_num(double x) { Value v; v.t = VT_NUM; v.u.n = x; return v; }
 static inline Value val_bool(bool b) { Value v; v.t = VT_BOOL; v.u.n = 0; v.u.b = b; return v; }
-static inline bool val_is_heap(Value v) { return v.t >= VT_STR && v.t <= VT_FUNC; }
+static inline bool val_is_heap(Value v) { return v.t >= VT_STR && v.t <= VT_TAPE; }
 
 static inline void val_retain(Value v) { if (val_is_heap(v)) (*v.u.rc)++; }
 void val_free_heap(Value v);

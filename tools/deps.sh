@@ -17,6 +17,7 @@ need_hdr /usr/include/readline/readline.h libreadline-dev
 need_hdr /usr/include/cmocka.h libcmocka-dev
 need_hdr /usr/include/zlib.h zlib1g-dev
 need_cmd python3 python3
+need_hdr /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz dataset-fashion-mnist
 # the cblas.h check above is arch-specific; drop a duplicate when another arch path exists
 if [ -e /usr/include/cblas.h ] || [ -e /usr/include/aarch64-linux-gnu/cblas.h ]; then
   missing=$(echo "$missing" | sed 's/ libopenblas-dev//')

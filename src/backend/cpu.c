@@ -126,6 +126,7 @@ static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams
   case OP_GE: EW_LOOP((double)(x >= y)); break;
   case OP_AND: EW_LOOP((double)(x != 0 && y != 0)); break;
   case OP_OR: EW_LOOP((double)(x != 0 || y != 0)); break;
+  case OP_MULZ: EW_LOOP(x == 0 ? 0.0 : x * y); break;
   default: return 1;
   }
   return 0;

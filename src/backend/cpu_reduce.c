@@ -1,6 +1,8 @@
 /*
-** cpu_reduce.c — reduction kernels of the CPU backend: plain loops over contiguous rows,
-** pairwise summation for accuracy.
+** cpu_reduce.c — the CPU kernels of the OPF_RED family: reductions (pairwise sums, products,
+** NaN-propagating maxima and minima and their indices), scans, row-wise softmax, diag and
+** ifelse.
+** The switch sits outside the loops; each loop is a plain pass over contiguous memory.
 */
 #include <math.h>
 #include <string.h>
@@ -18,6 +20,127 @@ static double sum_pairwise(const double *a, int64_t n) {   /* accurate and vecto
   return sum_pairwise(a, h) + sum_pairwise(a + h, n - h);
 }
 
+static double prod_all(const double *a, int64_t n) {       /* 1 for n = 0, as R */
+  double p0 = 1, p1 = 1, p2 = 1, p3 = 1;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) { p0 *= a[i]; p1 *= a[i + 1]; p2 *= a[i + 2]; p3 *= a[i + 3]; }
+  for (; i < n; i++) p0 *= a[i];
+  return (p0 * p1) * (p2 * p3);
+}
+
+/* One step of a NaN-propagating max (min): a NaN x wins, and a NaN m stays (x > NaN is false). */
+#define MAX_STEP(m, x) ((x) > (m) || (x) != (x) ? (x) : (m))
+#define MIN_STEP(m, x) ((x) < (m) || (x) != (x) ? (x) : (m))
+
+/* Max (is_max) or min of n values; -Inf (Inf) for n = 0 (op_reduce rejects that case). */
+static double extreme(const double *a, int64_t n, bool is_max) {
+  double m0 = is_max ? -INFINITY : INFINITY, m1 = m0, m2 = m0, m3 = m0;
+  int64_t i = 0;
+  if (is_max) {
+    for (; i + 4 <= n; i += 4) {
+      m0 = MAX_STEP(m0, a[i]); m1 = MAX_STEP(m1, a[i + 1]);
+      m2 = MAX_STEP(m2, a[i + 2]); m3 = MAX_STEP(m3, a[i + 3]);
+    }
+    for (; i < n; i++) m0 = MAX_STEP(m0, a[i]);
+    m0 = MAX_STEP(m0, m1);
+    m2 = MAX_STEP(m2, m3);
+    return MAX_STEP(m0, m2);
+  }
+  for (; i + 4 <= n; i += 4) {
+    m0 = MIN_STEP(m0, a[i]); m1 = MIN_STEP(m1, a[i + 1]);
+    m2 = MIN_STEP(m2, a[i + 2]); m3 = MIN_STEP(m3, a[i + 3]);
+  }
+  for (; i < n; i++) m0 = MIN_STEP(m0, a[i]);
+  m0 = MIN_STEP(m0, m1);
+  m2 = MIN_STEP(m2, m3);
+  return MIN_STEP(m0, m2);
+}
+
+/* Column-wise max/min into o[0..c): the first row, then one vectorizable pass per row. */
+static void col_extreme(const double *a, int64_t r, int64_t c, double *o, bool is_max) {
+  if (r == 0) {
+    for (int64_t j = 0; j < c; j++) o[j] = is_max ? -INFINITY : INFINITY;
+    return;
+  }
+  memcpy(o, a, (size_t)c * sizeof(double));
+  for (int64_t i = 1; i < r; i++) {
+    const double *row = a + i * c;
+    if (is_max) for (int64_t j = 0; j < c; j++) o[j] = MAX_STEP(o[j], row[j]);
+    else for (int64_t j = 0; j < c; j++) o[j] = MIN_STEP(o[j], row[j]);
+  }
+}
+
+/* 1-based column of the first max (min) of each row; NaN for a row holding a NaN (R's max.col)
+** or an empty row (op_reduce rejects those). */
+static void row_index(const double *a, int64_t r, int64_t c, double *o, bool is_max) {
+  for (int64_t i = 0; i < r; i++) {
+    const double *row = a + i * c;
+    double m = c > 0 ? row[0] : NAN;
+    int64_t k = 0;
+    bool nan = c == 0;
+    for (int64_t j = 0; j < c; j++) {
+      double x = row[j];
+      nan |= x != x;
+      if (is_max ? x > m : x < m) { m = x; k = j; }
+    }
+    o[i] = nan ? NAN : (double)(k + 1);
+  }
+}
+
+/* cumsum / cumprod: down each column; a 1xn row vector along the row. */
+static void scan(const double *a, int64_t r, int64_t c, double *o, bool is_sum) {
+  if (r * c == 0) return;
+  if (r == 1) {
+    double s = a[0];
+    o[0] = s;
+    if (is_sum) for (int64_t j = 1; j < c; j++) { s += a[j]; o[j] = s; }
+    else for (int64_t j = 1; j < c; j++) { s *= a[j]; o[j] = s; }
+    return;
+  }
+  memcpy(o, a, (size_t)c * sizeof(double));
+  for (int64_t i = 1; i < r; i++) {
+    const double *prev = o + (i - 1) * c, *row = a + i * c;
+    double *cur = o + i * c;
+    if (is_sum) for (int64_t j = 0; j < c; j++) cur[j] = prev[j] + row[j];
+    else for (int64_t j = 0; j < c; j++) cur[j] = prev[j] * row[j];
+  }
+}
+
+/* Row-wise softmax, stable: the row max is subtracted first. -Inf entries give 0; a row of
+** only -Inf, or with a NaN or +Inf, gives NaN (IEEE: -Inf - -Inf and Inf - Inf are NaN). */
+static void softmax(const double *a, int64_t r, int64_t c, double *o) {
+  for (int64_t i = 0; i < r; i++) {
+    const double *row = a + i * c;
+    double *orow = o + i * c;
+    double m = extreme(row, c, true);
+    for (int64_t j = 0; j < c; j++) orow[j] = exp(row[j] - m);
+    double s = sum_pairwise(orow, c);
+    for (int64_t j = 0; j < c; j++) orow[j] /= s;
+  }
+}
+
+/* diag: out nx1 from a square in (its diagonal), else out nxn from a vector of n values. */
+static void diag(const double *a, int64_t r, int64_t c, double *o, int64_t orows, int64_t ocols) {
+  if (ocols == 1 && r == c) {
+    for (int64_t i = 0; i < r; i++) o[i] = a[i * c + i];
+    return;
+  }
+  memset(o, 0, (size_t)(orows * ocols) * sizeof(double));
+  for (int64_t i = 0; i < orows; i++) o[i * ocols + i] = a[i];
+}
+
+/* ifelse: o = t ? y : n elementwise, NaN where t is NaN; a 1-element input broadcasts (stride 0). */
+static void ifelse(Tensor *const in[], Tensor *out) {
+  int64_t n = tensor_numel(out);
+  const double *t = tensor_data(in[0]), *y = tensor_data(in[1]), *f = tensor_data(in[2]);
+  int64_t st = tensor_numel(in[0]) == n, sy = tensor_numel(in[1]) == n, sf = tensor_numel(in[2]) == n;
+  double *o = tensor_data(out);
+  for (int64_t i = 0; i < n; i++) {
+    double c = t[i * st];
+    o[i] = c != c ? NAN : c != 0 ? y[i * sy] : f[i * sf];
+  }
+}
+
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   (void)p;
   const double *a = tensor_data(in[0]);
@@ -31,8 +154,21 @@ int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p
     for (int64_t i = 0; i < r; i++)
       for (int64_t j = 0; j < c; j++) o[j] += a[i * c + j];
     break;
+  case OP_PROD: o[0] = prod_all(a, r * c); break;
+  case OP_MAX: o[0] = extreme(a, r * c, true); break;
+  case OP_MIN: o[0] = extreme(a, r * c, false); break;
+  case OP_ROWMAXS: for (int64_t i = 0; i < r; i++) o[i] = extreme(a + i * c, c, true); break;
+  case OP_ROWMINS: for (int64_t i = 0; i < r; i++) o[i] = extreme(a + i * c, c, false); break;
+  case OP_COLMAXS: col_extreme(a, r, c, o, true); break;
+  case OP_COLMINS: col_extreme(a, r, c, o, false); break;
+  case OP_ROWINDEXMAX: row_index(a, r, c, o, true); break;
+  case OP_ROWINDEXMIN: row_index(a, r, c, o, false); break;
+  case OP_CUMSUM: scan(a, r, c, o, true); break;
+  case OP_CUMPROD: scan(a, r, c, o, false); break;
+  case OP_SOFTMAX: softmax(a, r, c, o); break;
+  case OP_DIAG: diag(a, r, c, o, tensor_rows(out), tensor_cols(out)); break;
+  case OP_IFELSE: ifelse(in, out); break;
   default: return 1;
   }
   return 0;
 }
-

@@ -43,6 +43,7 @@ static inline double sc_binary(int op, double x, double y) {
   case OP_GE: return x >= y;
   case OP_AND: return x != 0 && y != 0;
   case OP_OR: return x != 0 || y != 0;
+  case OP_MULZ: return x == 0 ? 0.0 : x * y;
   default: return NAN;
   }
 }

@@ -67,6 +67,19 @@ Value closure_new(const FuncInfo *fi, Env *env) {
   if (env) env->refcount++;
   c->chunk = fi->chunk;
   chunk_retain(c->chunk);
+  c->derived = NULL;
+  c->dname = NULL;
+  Value v;
+  v.t = VT_FUNC;
+  v.u.f = c;
+  return v;
+}
+
+Value closure_new_derived(struct Derived *d, const char *name) {
+  Closure *c = mem_calloc(1, sizeof *c);
+  c->refcount = 1;
+  c->derived = d;
+  c->dname = name;
   Value v;
   v.t = VT_FUNC;
   v.u.f = c;
@@ -76,7 +89,9 @@ Value closure_new(const FuncInfo *fi, Env *env) {
 void closure_free(Closure *c) {
   Env *e = c->env;
   Chunk *ch = c->chunk;
+  struct Derived *d = c->derived;
   mem_free(c);
+  if (d) ad_derived_free(d);
   if (e) env_release(e);
-  chunk_release(ch);
+  if (ch) chunk_release(ch);
 }

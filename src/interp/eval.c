@@ -6,6 +6,7 @@
 */
 #include <math.h>
 #include <string.h>
+#include "autodiff.h"
 #include "backend/scalar.h"
 #include "builtins.h"
 #include "interp/interp.h"
@@ -84,6 +85,7 @@ static void store(Value *place, Value v) {   /* takes v */
 bool val_truth(Interp *I, Value v, Span sp) {
   char d[64];
   double x;
+  v = ad_primal(v);
   switch (v.t) {
   case VT_BOOL: return v.u.b;
   case VT_NUM: x = v.u.n; break;
@@ -99,6 +101,7 @@ bool val_truth(Interp *I, Value v, Span sp) {
 
 double val_to_num(Interp *I, Value v, Span sp, const char *what) {
   char d[64];
+  v = ad_primal(v);
   if (v.t == VT_NUM) return v.u.n;
   if (v.t == VT_BOOL) return v.u.b;
   if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) return tensor_data(v.u.m)[0];
@@ -160,12 +163,14 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
   uint32_t nrows = n->nkids;
   if (nrows == 0) return val_mat(tensor_new(I, 0, 0));
   int64_t total_rows = 0, width = -1;
+  bool any_box = false;
   for (uint32_t r = 0; r < nrows; r++) {
     AstNode *row = n->kids[r];
     int64_t h = -1, w = 0;
     for (uint32_t k = 0; k < row->nkids; k++) {
       Value v = eval(I, row->kids[k]);
       tmp_push(I, v);
+      if (v.t == VT_BOX) { any_box = true; v = ad_primal(v); }
       int64_t bh, bw;
       if (v.t == VT_NUM || v.t == VT_BOOL) { bh = 1; bw = 1; }
       else if (v.t == VT_MAT) { bh = tensor_rows(v.u.m); bw = tensor_cols(v.u.m); }
@@ -184,6 +189,32 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
                 (long long)width, (long long)w);
     width = w;
     total_rows += h;
+  }
+  if (any_box) {                     /* traced by grad: the sum of each block placed */
+    Value acc = val_num(0);
+    int idx = mark;
+    int64_t r0 = 0;
+    for (uint32_t r = 0; r < nrows; r++) {
+      AstNode *row = n->kids[r];
+      int64_t c0 = 0, h = 1;
+      for (uint32_t k = 0; k < row->nkids; k++) {
+        Value v = I->tmp[idx++];
+        Value p = ad_primal(v);
+        h = p.t == VT_MAT ? tensor_rows(p.u.m) : 1;
+        Value placed = ad_place(I, v, total_rows, width, r0, c0, n->span);
+        tmp_push(I, placed);
+        Value sum = op_binary(I, OP_ADD, acc, placed, n->span);
+        tmp_pop(I, 1);
+        val_release(placed);
+        acc = sum;                        /* the previous acc stays on the stack until the mark */
+        tmp_push(I, acc);
+        c0 += p.t == VT_MAT ? tensor_cols(p.u.m) : 1;
+      }
+      r0 += h;
+    }
+    val_retain(acc);
+    tmp_release_to(I, mark);
+    return acc;
   }
   Tensor *t = tensor_new(I, total_rows, width);
   double *d = tensor_data(t);
@@ -635,6 +666,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
 
 Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp) {
   if (fn.t == VT_BUILTIN) return bi_call(I, fn.u.bi, nargs, args, names, sp);
+  if (fn.t == VT_FUNC && fn.u.f->derived) return ad_call_derived(I, fn.u.f, nargs, args, names, sp);
   if (fn.t == VT_FUNC) return call_closure(I, fn.u.f, nargs, args, names, sp);
   char d[64];
   mls_throw(I, sp, "attempt to call %s", val_describe(fn, d, sizeof d));
@@ -777,23 +809,17 @@ static Value list_index(Interp *I, Value x, Value k, Span sp) {
   return l->items[pos];
 }
 
-__attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
-  int mark = I->ntmp;
-  Value x = eval(I, n->kids[0]);
-  tmp_push(I, x);
-  uint32_t nix = n->nkids - 1;
+/* x[iv...] for an evaluated x and indices (VT_UNBOUND or VT_NULL = the whole dimension).
+** Used by the evaluator and, as the op INDEX, by grad. Arguments borrowed; result owned. */
+Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
+  if (x.t == VT_BOX) return ad_index(I, x, nix, ivin, sp);
   Value iv[2] = { val_unbound(), val_unbound() };
-  for (uint32_t i = 0; i < nix; i++) {
-    if (!n->kids[i + 1]) continue;
-    iv[i] = eval(I, n->kids[i + 1]);
-    tmp_push(I, iv[i]);
-  }
+  for (int i = 0; i < nix && i < 2; i++)
+    iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_primal(ivin[i]);
   Value r;
   if (x.t == VT_LIST) {
-    if (nix != 1 || iv[0].t == VT_UNBOUND) mls_throw(I, n->span, "a list takes one index: L[k] or L[\"name\"]");
-    r = list_index(I, x, iv[0], n->span);
-    tmp_release_to(I, mark);
-    return r;
+    if (nix != 1 || iv[0].t == VT_UNBOUND) mls_throw(I, sp, "a list takes one index: L[k] or L[\"name\"]");
+    return list_index(I, x, iv[0], sp);
   }
   Tensor one;
   Storage onest;
@@ -810,28 +836,28 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
     m = &one;
   } else {
     char d[64];
-    mls_throw(I, n->span, "cannot index %s", val_describe(x, d, sizeof d));
+    mls_throw(I, sp, "cannot index %s", val_describe(x, d, sizeof d));
   }
   Index ri, ci;
   int64_t rows = tensor_rows(m), cols = tensor_cols(m);
   bool vec_result_row = false;
   if (nix == 1) {                                      /* v[k] on a vector */
     if (rows != 1 && cols != 1)
-      mls_throw(I, n->span, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
+      mls_throw(I, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
                 (long long)rows, (long long)cols);
     if (rows == 1) {
-      make_index(I, &ri, val_unbound(), 1, m, "rows", n->span);
-      make_index(I, &ci, iv[0], cols, m, "columns", n->span);
+      make_index(I, &ri, val_unbound(), 1, m, "rows", sp);
+      make_index(I, &ci, iv[0], cols, m, "columns", sp);
       vec_result_row = true;
     } else {
-      make_index(I, &ri, iv[0], rows, m, "rows", n->span);
-      make_index(I, &ci, val_unbound(), 1, m, "columns", n->span);
+      make_index(I, &ri, iv[0], rows, m, "rows", sp);
+      make_index(I, &ci, val_unbound(), 1, m, "columns", sp);
     }
     ri.scalar = ri.scalar || rows == 1;
     ci.scalar = ci.scalar || cols == 1;
   } else {
-    make_index(I, &ri, iv[0], rows, m, "rows", n->span);
-    make_index(I, &ci, iv[1], cols, m, "columns", n->span);
+    make_index(I, &ri, iv[0], rows, m, "rows", sp);
+    make_index(I, &ci, iv[1], cols, m, "columns", sp);
   }
   (void)vec_result_row;
   if (ri.scalar && ci.scalar && ri.n == 1 && ci.n == 1 && (nix == 2 ? (!ri.all && !ci.all) : true)) {
@@ -845,8 +871,49 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
     }
     r = val_mat(o);
   }
+  return r;
+}
+
+
+__attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
+  int mark = I->ntmp;
+  Value x = eval(I, n->kids[0]);
+  tmp_push(I, x);
+  uint32_t nix = n->nkids - 1;
+  Value iv[2] = { val_unbound(), val_unbound() };
+  for (uint32_t i = 0; i < nix; i++) {
+    if (!n->kids[i + 1]) continue;
+    iv[i] = eval(I, n->kids[i + 1]);
+    tmp_push(I, iv[i]);
+  }
+  Value r = index_read(I, x, (int)nix, iv, n->span);
   tmp_release_to(I, mark);
   return r;
+}
+
+/* zeros(rows, cols) with v added at [iv...]: v a number (added to every selected cell) or a
+** matrix of the selection's shape. The op SCATTER, the adjoint of INDEX. */
+Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, const Value *ivin, Span sp) {
+  v = ad_primal(v);
+  Tensor shape;
+  memset(&shape, 0, sizeof shape);
+  shape.shape[0] = rows;
+  shape.shape[1] = cols;
+  Value iv[2] = { val_unbound(), val_unbound() };
+  for (int i = 0; i < nix && i < 2; i++) iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_primal(ivin[i]);
+  Index ri, ci;
+  if (nix == 1 && rows == 1) { make_index(I, &ri, val_unbound(), 1, &shape, "rows", sp); make_index(I, &ci, iv[0], cols, &shape, "columns", sp); }
+  else if (nix == 1) { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, val_unbound(), 1, &shape, "columns", sp); }
+  else { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, iv[1], cols, &shape, "columns", sp); }
+  Tensor *o = tensor_zeros(I, rows, cols);
+  double *d = tensor_data(o);
+  int64_t k = 0;
+  for (int64_t i = 0; i < ri.n; i++)
+    for (int64_t j = 0; j < ci.n; j++, k++) {
+      double x = v.t == VT_MAT ? tensor_data(v.u.m)[k % tensor_numel(v.u.m)] : v.t == VT_NUM ? v.u.n : v.u.b;
+      d[ix_at(&ri, i) * cols + ix_at(&ci, j)] += x;
+    }
+  return val_mat(o);
 }
 
 /* ---- assignment ---- */
@@ -858,6 +925,11 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
     Tensor *t = tensor_new(I, 1, 1);
     tensor_data(t)[0] = place->t == VT_NUM ? place->u.n : place->u.b;
     store(place, val_mat(t));
+  }
+  if (place->t == VT_BOX || rhs.t == VT_BOX) {        /* traced by grad: as ops */
+    Value nv = ad_set_index(I, *place, (int)nix, iv, rhs, sp);
+    store(place, nv);
+    return;
   }
   if (place->t != VT_MAT) {
     char d[64];

@@ -142,7 +142,7 @@ static bool readable(const char *p) { return access(p, R_OK) == 0; }
 
 /* $MLS_PATH, else stdlib/ beside the executable (a build tree), else ../share/mls/stdlib
 ** relative to it (an installed tree, whatever PREFIX), else the compiled-in directory. */
-static const char *stdlib_dir(Interp *I, char *buf, size_t n) {
+const char *interp_stdlib_dir(Interp *I, char *buf, size_t n) {
   const char *env = getenv("MLS_PATH");
   if (env && *env) return env;
   if (I->stdlib_dir) return I->stdlib_dir;
@@ -174,7 +174,7 @@ static bool find_source(Interp *I, const char *path, char *out, size_t n) {
     if (readable(out)) return true;
   }
   char buf[PATH_MAX];
-  const char *lib = stdlib_dir(I, buf, sizeof buf);
+  const char *lib = interp_stdlib_dir(I, buf, sizeof buf);
   snprintf(out, n, "%s/%s", lib, path);
   return readable(out);
 }

@@ -24,9 +24,11 @@ typedef struct Env {
 
 typedef struct Closure {
   int32_t refcount;
-  const FuncInfo *fi;
+  const FuncInfo *fi;        /* NULL for a derived function (grad(f)) */
   Env *env;                  /* retained; NULL at top level */
-  Chunk *chunk;              /* retained: keeps the tree alive */
+  Chunk *chunk;              /* retained: keeps the tree alive; NULL when derived */
+  struct Derived *derived;   /* grad(f), value_and_grad(f): autodiff.c owns it */
+  const char *dname;         /* "grad" or "value_and_grad" when derived */
 } Closure;
 
 typedef struct Frame {
@@ -91,6 +93,7 @@ struct Interp {
   char *stack_base;          /* C stack at the first entry, for the stack-depth guard */
   size_t stack_limit;        /* bytes of C stack the interpreter may use */
   Value last;                /* last echoed value: ans */
+  int32_t ad_next_id;        /* ids of grad tapes: larger is more deeply nested */
 };
 
 Interp *interp_new(void);
@@ -105,6 +108,9 @@ int interp_run_repl_chunk(Interp *I, Source *src);
 void interp_report_error(Interp *I);
 /* Binds a command-line value ($name); the string is converted per LANGUAGE.md §1. */
 void interp_set_param(Interp *I, const char *name, const char *text);
+/* The standard library's directory ($MLS_PATH, stdlib/ beside the executable, ...); the result
+** points into buf or at static text. */
+const char *interp_stdlib_dir(Interp *I, char *buf, size_t n);
 
 /* temp stack */
 static inline void tmp_push(Interp *I, Value v) {
@@ -119,6 +125,9 @@ void tmp_release_to(Interp *I, int mark);
 Env *env_new(const FuncInfo *fi, Env *parent);
 void env_release(Env *e);
 Value closure_new(const FuncInfo *fi, Env *env);
+/* A function made by grad(): calls go to ad_call_derived; takes d. */
+Value closure_new_derived(struct Derived *d, const char *name);
+void ad_derived_free(struct Derived *d);
 void closure_free(Closure *c);
 
 /* resolve.c: binds every name in the chunk to a slot or a global; reports errors like break
@@ -136,6 +145,10 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo);
 bool val_truth(Interp *I, Value v, Span sp);
 double val_to_num(Interp *I, Value v, Span sp, const char *what);
 void interp_check_interrupt(Interp *I, Span sp);
+/* x[i, j] on evaluated values (VT_NULL index = whole dimension); the op INDEX. */
+Value index_read(Interp *I, Value x, int nix, const Value *iv, Span sp);
+/* zeros(rows, cols) with v added at [i, j]; the op SCATTER. */
+Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, const Value *iv, Span sp);
 /* Runs the file as source() does; binds names in ns if not NULL. */
 Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp);
 

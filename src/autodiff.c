@@ -1,0 +1,707 @@
+/*
+** autodiff.c — the tape, ad_apply (record an op), the ONE switch of derivative rules (vjp),
+** the backward pass, and grad()/value_and_grad() (ggml's backward design on a tape).
+** Rules are written with the op entry points of ops.c, so when an outer grad is active the
+** backward pass is recorded too and can be differentiated again. Every temporary made here
+** sits on the temp stack (T()), so an error anywhere releases it.
+*/
+#include <math.h>
+#include <string.h>
+#include "autodiff.h"
+#include "builtins.h"
+#include "err.h"
+#include "interp/interp.h"
+#include "mem.h"
+#include "tensor.h"
+
+/* ---- tapes and boxes ---- */
+static void node_release(TNode *nd) {
+  for (int k = 0; k < nd->nval; k++) val_release(nd->val[k]);
+  val_release(nd->out);
+  nd->nval = 0;
+  nd->out = val_null();
+}
+
+void ad_tape_free(Tape *t) {
+  for (int i = 0; i < t->n; i++) node_release(&t->nodes[i]);
+  mem_free(t->nodes);
+  mem_free(t);
+}
+
+void ad_box_free(Box *b) {
+  Tape *t = b->tape;
+  val_release(b->v);
+  mem_free(b);
+  if (--t->refcount == 0) ad_tape_free(t);
+}
+
+static Value box_new(Tape *t, int node, Value v) {    /* takes v */
+  Box *b = mem_alloc(sizeof *b);
+  b->refcount = 1;
+  b->tape = t;
+  t->refcount++;
+  b->node = node;
+  b->v = v;
+  Value r;
+  r.t = VT_BOX;
+  r.u.box = b;
+  return r;
+}
+
+static int tape_push(Tape *t) {
+  if (t->n == t->cap) {
+    t->cap = t->cap ? t->cap * 2 : 64;
+    t->nodes = mem_realloc(t->nodes, (size_t)t->cap * sizeof(TNode));
+  }
+  TNode *nd = &t->nodes[t->n];
+  memset(nd, 0, sizeof *nd);
+  nd->in[0] = nd->in[1] = nd->in[2] = -1;
+  nd->out = val_null();
+  return t->n++;
+}
+
+bool ad_any_active(int n, const Value *v) {
+  for (int i = 0; i < n; i++)
+    for (Value x = v[i]; x.t == VT_BOX; x = x.u.box->v)
+      if (x.u.box->tape->active) return true;
+  return false;
+}
+
+/* v without its boxes of tape t and of finished tapes (borrowed). */
+static Value strip(Value v, const Tape *t) {
+  while (v.t == VT_BOX && (v.u.box->tape == t || !v.u.box->tape->active)) v = v.u.box->v;
+  return v;
+}
+
+static Value T(Interp *I, Value v) { tmp_push(I, v); return v; }   /* owned temp, freed by the caller's mark */
+
+/* ---- the plain computation of each recordable op ---- */
+static Value compute(Interp *I, OpKind op, const Value *in, int nextra, const Value *x, Span sp) {
+  int flags = op_info[op].flags;
+  if ((flags & OPF_EW) && op_info[op].arity == 2) return op_binary(I, op, in[0], in[1], sp);
+  if (flags & OPF_EW) return op_unary(I, op, in[0], sp);
+  switch (op) {
+  case OP_MATMUL: return op_matmul(I, in[0], in[1], sp);
+  case OP_TRANSPOSE: return op_transpose(I, in[0], sp);
+  case OP_DIAG: return op_diag(I, in[0], sp);
+  case OP_IFELSE: return op_ifelse(I, in[0], in[1], in[2], sp);
+  case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);
+  case OP_SCATTER:
+    return index_scatter(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, (int)x[2].u.n, x + 3, sp);
+  default:
+    if (flags & OPF_KEEP) return op_scan(I, op, in[0], sp);
+    if (flags & OPF_RED) return op_reduce(I, op, in[0], sp);
+    break;
+  }
+  (void)nextra;
+  mls_throw(I, sp, "grad: '%s' is not differentiable", op_info[op].sym);
+}
+
+Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
+  Tape *t = NULL;
+  for (int k = 0; k < nin; k++)
+    for (Value v = in[k]; v.t == VT_BOX; v = v.u.box->v)
+      if (v.u.box->tape->active && (!t || v.u.box->tape->id > t->id)) t = v.u.box->tape;
+  Value un[3];
+  for (int k = 0; k < nin; k++) un[k] = strip(in[k], t);
+  Value out = compute(I, op, un, nextra, extra, sp);
+  if (!t || !(op_info[op].flags & OPF_DIFF) || (op_info[op].flags & (OPF_CMP | OPF_DISCRETE))) return out;
+  tmp_push(I, out);
+  int id = tape_push(t);
+  TNode *nd = &t->nodes[id];
+  nd->op = (uint16_t)op;
+  nd->nin = (uint8_t)nin;
+  nd->span = sp;
+  for (int k = 0; k < nin; k++) {
+    Value v = in[k];
+    while (v.t == VT_BOX && !v.u.box->tape->active) v = v.u.box->v;
+    nd->in[k] = v.t == VT_BOX && v.u.box->tape == t ? v.u.box->node : -1;
+    val_retain(un[k]);
+    nd->val[nd->nval++] = un[k];
+  }
+  for (int k = 0; k < nextra && nd->nval < 6; k++) {
+    val_retain(extra[k]);
+    nd->val[nd->nval++] = extra[k];
+  }
+  val_retain(out);
+  nd->out = out;
+  tmp_pop(I, 1);
+  return box_new(t, id, out);
+}
+
+/* ---- helpers for the rules (every result is a temp on the stack) ---- */
+static void shape(Value v, bool *num, int64_t *r, int64_t *c) {
+  v = ad_primal(v);
+  *num = v.t != VT_MAT;
+  *r = *num ? 1 : tensor_rows(v.u.m);
+  *c = *num ? 1 : tensor_cols(v.u.m);
+}
+
+static Value ones(Interp *I, int64_t r, int64_t c) {
+  Tensor *t = tensor_new(I, r, c);
+  for (int64_t i = 0; i < r * c; i++) tensor_data(t)[i] = 1;
+  return T(I, val_mat(t));
+}
+
+#define B2(op, a, b) T(I, op_binary(I, op, a, b, sp))
+#define U1(op, a) T(I, op_unary(I, op, a, sp))
+
+/* g summed back to the shape of x (undoing broadcasting, LANGUAGE.md §5). */
+static Value sum_to(Interp *I, Value g, Value x, Span sp) {
+  bool xn, gn;
+  int64_t xr, xc, gr, gc;
+  shape(x, &xn, &xr, &xc);
+  shape(g, &gn, &gr, &gc);
+  if (xn) return gn ? g : T(I, op_reduce(I, OP_SUM, g, sp));
+  if (gn) return B2(OP_MUL, ones(I, xr, xc), g);
+  if (xr == gr && xc == gc) return g;
+  if (xr == 1 && xc == 1) return B2(OP_MUL, ones(I, 1, 1), T(I, op_reduce(I, OP_SUM, g, sp)));
+  if (xr == 1) return T(I, op_reduce(I, OP_COLSUMS, g, sp));
+  return T(I, op_reduce(I, OP_ROWSUMS, g, sp));
+}
+
+/* The ONE switch of derivative rules: gin[k] = (dOut/dIn_k)^T g for the inputs in[k] >= 0.
+** Multiplications by g use MULZ (0 where g is 0), so a NaN or Inf in a branch ifelse did not
+** take never reaches the gradient (LANGUAGE.md §11). */
+static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
+  Span sp = nd->span;
+  Value a = nd->val[0], b = nd->nin > 1 ? nd->val[1] : val_null(), y = nd->out;
+  bool want0 = nd->in[0] >= 0, want1 = nd->nin > 1 && nd->in[1] >= 0;
+  switch ((OpKind)nd->op) {
+  case OP_ADD:
+    if (want0) gin[0] = sum_to(I, g, a, sp);
+    if (want1) gin[1] = sum_to(I, g, b, sp);
+    break;
+  case OP_SUB:
+    if (want0) gin[0] = sum_to(I, g, a, sp);
+    if (want1) gin[1] = sum_to(I, U1(OP_NEG, g), b, sp);
+    break;
+  case OP_MUL:
+    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, b), a, sp);
+    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, a), b, sp);
+    break;
+  case OP_DIV:
+    if (want0) gin[0] = sum_to(I, B2(OP_DIV, g, b), a, sp);
+    if (want1) gin[1] = sum_to(I, U1(OP_NEG, B2(OP_MULZ, g, B2(OP_DIV, y, b))), b, sp);
+    break;
+  case OP_POW:
+    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, B2(OP_MUL, b, B2(OP_POW, a, B2(OP_SUB, b, val_num(1))))), a, sp);
+    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, B2(OP_MUL, y, U1(OP_LOG, a))), b, sp);
+    break;
+  case OP_MOD:
+    if (want0) gin[0] = sum_to(I, g, a, sp);
+    if (want1) gin[1] = sum_to(I, U1(OP_NEG, B2(OP_MULZ, g, B2(OP_INTDIV, a, b))), b, sp);
+    break;
+  case OP_MIN2: case OP_MAX2: {            /* ties split evenly */
+    OpKind win = nd->op == OP_MAX2 ? OP_GT : OP_LT;
+    Value half = B2(OP_MUL, B2(OP_EQ, a, b), val_num(0.5));
+    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, B2(OP_ADD, B2(win, a, b), half)), a, sp);
+    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, B2(OP_ADD, B2(win, b, a), half)), b, sp);
+    break;
+  }
+  case OP_MULZ:
+    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, b), a, sp);
+    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, a), b, sp);
+    break;
+  case OP_NEG: gin[0] = U1(OP_NEG, g); break;
+  case OP_ABS: gin[0] = B2(OP_MULZ, g, U1(OP_SIGN, a)); break;
+  case OP_EXP: gin[0] = B2(OP_MULZ, g, y); break;
+  case OP_LOG: gin[0] = B2(OP_MULZ, g, B2(OP_DIV, val_num(1), a)); break;
+  case OP_SQRT: gin[0] = B2(OP_MULZ, g, B2(OP_DIV, val_num(0.5), y)); break;
+  case OP_SIN: gin[0] = B2(OP_MULZ, g, U1(OP_COS, a)); break;
+  case OP_COS: gin[0] = U1(OP_NEG, B2(OP_MULZ, g, U1(OP_SIN, a))); break;
+  case OP_TAN: gin[0] = B2(OP_MULZ, g, B2(OP_ADD, val_num(1), B2(OP_MUL, y, y))); break;
+  case OP_TANH: gin[0] = B2(OP_MULZ, g, B2(OP_SUB, val_num(1), B2(OP_MUL, y, y))); break;
+  case OP_SIGMOID: gin[0] = B2(OP_MULZ, g, B2(OP_MUL, y, B2(OP_SUB, val_num(1), y))); break;
+  case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN:    /* steps: derivative 0 */
+    gin[0] = B2(OP_MUL, g, val_num(0));
+    break;
+  case OP_MATMUL:
+    if (want0) gin[0] = sum_to(I, T(I, op_matmul(I, g, T(I, op_transpose(I, b, sp)), sp)), a, sp);
+    if (want1) gin[1] = sum_to(I, T(I, op_matmul(I, T(I, op_transpose(I, a, sp)), g, sp)), b, sp);
+    break;
+  case OP_TRANSPOSE: gin[0] = T(I, op_transpose(I, g, sp)); break;
+  case OP_SUM: {
+    bool n;
+    int64_t r, c;
+    shape(a, &n, &r, &c);
+    gin[0] = n ? g : B2(OP_MUL, ones(I, r, c), g);
+    break;
+  }
+  case OP_ROWSUMS: case OP_COLSUMS: {
+    bool n;
+    int64_t r, c;
+    shape(a, &n, &r, &c);
+    gin[0] = n ? g : B2(OP_MUL, ones(I, r, c), g);
+    break;
+  }
+  case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: {
+    /* to the elements equal to the extreme, split evenly on ties */
+    OpKind cnt = nd->op == OP_MAX || nd->op == OP_MIN ? OP_SUM
+               : nd->op == OP_ROWMAXS || nd->op == OP_ROWMINS ? OP_ROWSUMS : OP_COLSUMS;
+    Value mask = B2(OP_EQ, a, y);
+    Value w = B2(OP_DIV, mask, T(I, op_reduce(I, cnt, mask, sp)));
+    gin[0] = sum_to(I, B2(OP_MULZ, g, w), a, sp);
+    break;
+  }
+  case OP_CUMSUM: {                         /* reversed cumulative sum: total - cumsum + g */
+    bool n;
+    int64_t r, c;
+    shape(a, &n, &r, &c);
+    if (n) { gin[0] = g; break; }
+    Value tot = T(I, op_reduce(I, r == 1 && c > 1 ? OP_ROWSUMS : OP_COLSUMS, g, sp));
+    gin[0] = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, g, sp))), g);
+    break;
+  }
+  case OP_SOFTMAX:                          /* y * (g - rowSums(g * y)) */
+    gin[0] = B2(OP_MUL, y, B2(OP_SUB, g, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, g, y), sp))));
+    break;
+  case OP_DIAG: {
+    bool n;
+    int64_t r, c;
+    shape(a, &n, &r, &c);
+    Value d = T(I, op_diag(I, g, sp));
+    if (n) gin[0] = T(I, op_reduce(I, OP_SUM, d, sp));
+    else if (r == 1 && c > 1) gin[0] = T(I, op_transpose(I, d, sp));
+    else gin[0] = d;
+    break;
+  }
+  case OP_IFELSE: {                         /* nothing from the branch not chosen */
+    Value yes = nd->val[1], no = nd->val[2];
+    if (nd->in[1] >= 0) gin[1] = sum_to(I, B2(OP_MULZ, g, B2(OP_NE, a, val_num(0))), yes, sp);
+    if (nd->in[2] >= 0) gin[2] = sum_to(I, B2(OP_MULZ, g, B2(OP_EQ, a, val_num(0))), no, sp);
+    break;
+  }
+  case OP_INDEX: {                          /* scatter g back into the shape of x */
+    bool n;
+    int64_t r, c;
+    shape(a, &n, &r, &c);
+    Value ex[6] = { val_num((double)r), val_num((double)c), nd->val[1], nd->val[2], nd->val[3], val_null() };
+    Value sg = T(I, ad_apply(I, OP_SCATTER, 1, &g, 5, ex, sp));
+    gin[0] = n ? T(I, ad_index(I, sg, 1, (Value[]){ val_num(1) }, sp)) : sg;
+    break;
+  }
+  case OP_SCATTER: {                        /* read g at the places written */
+    Value rd = T(I, ad_apply(I, OP_INDEX, 1, &g, 3, nd->val + 3, sp));
+    bool an, rn;
+    int64_t ar, ac, rr, rc;
+    shape(a, &an, &ar, &ac);
+    shape(rd, &rn, &rr, &rc);
+    gin[0] = an && !rn ? T(I, op_reduce(I, OP_SUM, rd, sp)) : rd;
+    break;
+  }
+  default:
+    mls_throw(I, sp, "grad: '%s' has no derivative rule", op_info[nd->op].sym);
+  }
+}
+
+/* ---- indexing as ops ---- */
+static Value idx_extra(const Value *iv, int nidx, int k) {
+  if (k >= nidx || iv[k].t == VT_UNBOUND) return val_null();
+  return ad_primal(iv[k]);
+}
+
+Value ad_index(Interp *I, Value x, int nidx, const Value *iv, Span sp) {
+  Value ex[3] = { val_num(nidx), idx_extra(iv, nidx, 0), idx_extra(iv, nidx, 1) };
+  return ad_apply(I, OP_INDEX, 1, &x, 3, ex, sp);
+}
+
+Value ad_set_index(Interp *I, Value X, int nidx, const Value *iv, Value v, Span sp) {
+  int mark = I->ntmp;
+  bool n;
+  int64_t r, c;
+  shape(X, &n, &r, &c);
+  Value ex[5] = { val_num((double)r), val_num((double)c), val_num(nidx), idx_extra(iv, nidx, 0), idx_extra(iv, nidx, 1) };
+  Value cnt = T(I, index_scatter(I, val_num(1), r, c, nidx, ex + 3, sp));
+  Value keep = B2(OP_MULZ, B2(OP_EQ, cnt, val_num(0)), X);           /* the cells not assigned */
+  Value put = T(I, ad_apply(I, OP_SCATTER, 1, &v, 5, ex, sp));
+  Value res = op_binary(I, OP_ADD, keep, put, sp);
+  tmp_release_to(I, mark);
+  return res;
+}
+
+Value ad_place(Interp *I, Value v, int64_t rows, int64_t cols, int64_t r0, int64_t c0, Span sp) {
+  int mark = I->ntmp;
+  bool n;
+  int64_t h, w;
+  shape(v, &n, &h, &w);
+  Tensor *ri = tensor_new(I, h, 1), *ci;
+  T(I, val_mat(ri));
+  for (int64_t i = 0; i < h; i++) tensor_data(ri)[i] = (double)(r0 + i + 1);
+  ci = tensor_new(I, w, 1);
+  T(I, val_mat(ci));
+  for (int64_t j = 0; j < w; j++) tensor_data(ci)[j] = (double)(c0 + j + 1);
+  Value ex[5] = { val_num((double)rows), val_num((double)cols), val_num(2), val_mat(ri), val_mat(ci) };
+  Value res = ad_apply(I, OP_SCATTER, 1, &v, 5, ex, sp);
+  tmp_release_to(I, mark);
+  return res;
+}
+
+/* ---- backward pass ---- */
+/* A new active tape, held on the temp stack (an error releases it). */
+static Tape *tape_begin(Interp *I) {
+  Tape *t = mem_calloc(1, sizeof *t);
+  t->refcount = 1;
+  t->id = ++I->ad_next_id;
+  t->active = true;
+  Value tv;
+  tv.t = VT_TAPE;
+  tv.u.tape = t;
+  tmp_push(I, tv);
+  return t;
+}
+
+/* One empty adjoint per node of t (VT_NULL), as a List on the temp stack. */
+static List *adj_list(Interp *I, Tape *t) {
+  List *adj = list_new(t->n > 0 ? t->n : 1);
+  for (int i = 0; i < t->n; i++) list_push(adj, val_null(), NULL);
+  tmp_push(I, val_list(adj));
+  return adj;
+}
+/* Adjoints of every node reachable backwards from root (seed g0), released as they are used.
+** Returns a List of adjoints indexed by node (VT_NULL = none), on the temp stack. */
+static List *backward(Interp *I, Tape *t, int root, Value g0) {
+  List *adj = adj_list(I, t);
+  val_retain(g0);
+  adj->items[root] = g0;
+  for (int i = root; i >= 0; i--) {
+    TNode *nd = &t->nodes[i];
+    if (adj->items[i].t == VT_NULL || nd->nin == 0) continue;
+    int mark = I->ntmp;
+    Value gin[3] = { val_null(), val_null(), val_null() };
+    vjp(I, nd, adj->items[i], gin);
+    for (int k = 0; k < nd->nin; k++) {
+      int src = nd->in[k];
+      if (src < 0 || gin[k].t == VT_NULL) continue;
+      Value *slot = &adj->items[src];
+      Value sum;
+      if (slot->t == VT_NULL) { sum = gin[k]; val_retain(sum); }        /* set the first time */
+      else sum = op_binary(I, OP_ADD, *slot, gin[k], nd->span);          /* add after */
+      val_release(*slot);
+      *slot = sum;
+    }
+    tmp_release_to(I, mark);
+    Value used = adj->items[i];                    /* this node's adjoint is no longer needed */
+    adj->items[i] = val_null();
+    val_release(used);
+    node_release(nd);                              /* nor its saved values */
+  }
+  return adj;
+}
+
+/* ---- grad(f) ---- */
+/* kind: 0 grad, 1 value_and_grad, 2 jacobian, 3 hessian */
+typedef struct Derived { int kind; Value f; Value argnum; } Derived;
+Value ad_call_jacobian(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp);
+static Value make_derived(Interp *I, Args *a, int kind);
+
+static Value zeros_like(Interp *I, Value v) {
+  v = ad_primal(v);
+  if (v.t == VT_MAT) return val_mat(tensor_zeros(I, tensor_rows(v.u.m), tensor_cols(v.u.m)));
+  if (v.t == VT_LIST) {
+    List *l = list_new(v.u.l->n);
+    Value r = val_list(l);
+    tmp_push(I, r);
+    for (int i = 0; i < v.u.l->n; i++) list_push(l, zeros_like(I, v.u.l->items[i]), v.u.l->names ? v.u.l->names[i] : NULL);
+    tmp_pop(I, 1);
+    return r;
+  }
+  return val_num(0);
+}
+
+/* Boxes the numbers and matrices in v (lists recursively) as leaves of t. */
+static Value make_leaves(Interp *I, Tape *t, Value v, Span sp) {
+  Value p = v;
+  while (p.t == VT_BOX && !p.u.box->tape->active) p = p.u.box->v;
+  Value prim = ad_primal(p);
+  if (prim.t == VT_NUM || prim.t == VT_BOOL || prim.t == VT_MAT) {
+    int id = tape_push(t);
+    t->nodes[id].nin = 0;
+    val_retain(p);
+    t->nodes[id].out = p;
+    val_retain(p);
+    return box_new(t, id, p);
+  }
+  if (prim.t == VT_LIST && p.t == VT_LIST) {
+    List *l = list_new(p.u.l->n);
+    Value r = val_list(l);
+    tmp_push(I, r);
+    for (int i = 0; i < p.u.l->n; i++)
+      list_push(l, make_leaves(I, t, p.u.l->items[i], sp), p.u.l->names ? p.u.l->names[i] : NULL);
+    tmp_pop(I, 1);
+    return r;
+  }
+  char d[64];
+  mls_throw(I, sp, "grad: cannot differentiate with respect to %s", val_describe(v, d, sizeof d));
+}
+
+/* The gradient for leaf structure v: adjoints of its leaves, zeros where none arrived. */
+static Value collect(Interp *I, Value leaf, const List *adj, Tape *t) {
+  if (leaf.t == VT_BOX && leaf.u.box->tape == t) {
+    Value g = adj->items[leaf.u.box->node];
+    if (g.t == VT_NULL) return zeros_like(I, leaf);
+    val_retain(g);
+    bool gn = ad_primal(g).t != VT_MAT, ln = ad_primal(leaf).t != VT_MAT;
+    if (ln && !gn) {                 /* a number leaf with a 1x1 adjoint */
+      Value s = op_reduce(I, OP_SUM, g, (Span){ 0, 0 });
+      val_release(g);
+      return s;
+    }
+    return g;
+  }
+  if (leaf.t == VT_LIST) {
+    List *l = list_new(leaf.u.l->n);
+    Value r = val_list(l);
+    tmp_push(I, r);
+    for (int i = 0; i < leaf.u.l->n; i++)
+      list_push(l, collect(I, leaf.u.l->items[i], adj, t), leaf.u.l->names ? leaf.u.l->names[i] : NULL);
+    tmp_pop(I, 1);
+    return r;
+  }
+  return zeros_like(I, leaf);
+}
+
+Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp) {
+  const Derived *d = c->derived;
+  if (d->kind >= 2) return ad_call_jacobian(I, c, nargs, args, names, sp);
+  int mark = I->ntmp;
+  /* which positional arguments: argnum is a number or a vector of positions */
+  int pos[16], npos = 0;
+  Value an = ad_primal(d->argnum);
+  bool many = an.t == VT_MAT;
+  if (an.t == VT_NUM) pos[npos++] = (int)an.u.n;
+  else for (int64_t i = 0; i < tensor_numel(an.u.m) && npos < 16; i++) pos[npos++] = (int)tensor_data(an.u.m)[i];
+  int npositional = 0;
+  for (int i = 0; i < nargs; i++) npositional += names[i] == NULL;
+  Tape *t = tape_begin(I);
+  List *holder = list_new(nargs > 0 ? nargs : 1);          /* keeps the boxed args alive */
+  tmp_push(I, val_list(holder));
+  for (int i = 0; i < nargs; i++) { val_retain(args[i]); list_push(holder, args[i], NULL); }
+  int leaf_at[16];
+  int pi = 0;
+  for (int k = 0; k < npos; k++) {
+    int want = pos[k];
+    if (want < 1 || want > npositional) {
+      mls_throw(I, sp, "grad: argnum %d is not a positional argument of this call (it has %d)", want, npositional);
+    }
+    int seen = 0;
+    for (int i = 0; i < nargs; i++) {
+      if (names[i]) continue;
+      if (++seen != want) continue;
+      Value leaf = make_leaves(I, t, holder->items[i], sp);
+      val_release(holder->items[i]);
+      holder->items[i] = leaf;
+      leaf_at[pi++] = i;
+    }
+  }
+  Value r = call_value(I, d->f, nargs, holder->items, names, sp);
+  tmp_push(I, r);
+  t->active = false;
+  Value prim = ad_primal(r);
+  if (!(prim.t == VT_NUM || prim.t == VT_BOOL || (prim.t == VT_MAT && tensor_numel(prim.u.m) == 1))) {
+    char desc[64];
+    mls_throw(I, sp, "grad: function must return a scalar, got %s", val_describe(prim, desc, sizeof desc));
+  }
+  List *adj = NULL;
+  Value val = r;
+  while (val.t == VT_BOX && val.u.box->tape == t) val = val.u.box->v;
+  if (r.t == VT_BOX && r.u.box->tape == t) {
+    Value seed = ad_primal(r).t == VT_MAT ? val_mat(tensor_new(I, 1, 1)) : val_num(1);
+    if (seed.t == VT_MAT) { tensor_data(seed.u.m)[0] = 1; tmp_push(I, seed); }
+    adj = backward(I, t, r.u.box->node, seed);
+  } else {                                     /* the result does not depend on the leaves */
+    adj = adj_list(I, t);
+  }
+  Value grads;
+  if (many) {
+    List *gl = list_new(pi);
+    grads = val_list(gl);
+    tmp_push(I, grads);
+    for (int k = 0; k < pi; k++) list_push(gl, collect(I, holder->items[leaf_at[k]], adj, t), NULL);
+    tmp_pop(I, 1);
+  } else {
+    grads = collect(I, holder->items[leaf_at[0]], adj, t);
+  }
+  Value result = grads;
+  if (d->kind == 1) {                                  /* value_and_grad: [value, gradient] */
+    List *vl = list_new(2);
+    vl->multi = true;
+    val_retain(val);
+    list_push(vl, val, NULL);
+    list_push(vl, grads, NULL);
+    result = val_list(vl);
+  }
+  tmp_push(I, result);
+  val_retain(result);
+  tmp_release_to(I, mark);
+  return result;
+}
+
+/* ---- builtins ---- */
+static const char *const derived_names[] = { "grad", "value_and_grad", "jacobian", "hessian" };
+
+static Value make_derived(Interp *I, Args *a, int kind) {
+  Value f = a->v[0];
+  if (f.t != VT_FUNC && f.t != VT_BUILTIN) {
+    char desc[64];
+    bi_argerror(I, 1, "function expected, got %s", val_describe(f, desc, sizeof desc));
+  }
+  Value argnum = bi_given(a, 1) ? a->v[1] : val_num(1);
+  Value ap = ad_primal(argnum);
+  if (ap.t != VT_NUM && !(ap.t == VT_MAT && (tensor_rows(ap.u.m) == 1 || tensor_cols(ap.u.m) == 1) && tensor_numel(ap.u.m) <= 16))
+    bi_argerror(I, 2, "a position or a vector of positions expected");
+  Derived *d = mem_alloc(sizeof *d);
+  d->kind = kind;
+  d->f = f;
+  val_retain(f);
+  d->argnum = ap;
+  val_retain(ap);
+  return closure_new_derived(d, derived_names[kind]);
+}
+
+void ad_derived_free(Derived *d) {
+  val_release(d->f);
+  val_release(d->argnum);
+  mem_free(d);
+}
+
+Value bi_grad(Interp *I, Args *a) { return make_derived(I, a, 0); }
+Value bi_value_and_grad(Interp *I, Args *a) { return make_derived(I, a, 1); }
+
+Value bi_stop_gradient(Interp *I, Args *a) {
+  (void)I;
+  Value v = ad_primal(a->v[0]);
+  val_retain(v);
+  return v;
+}
+
+/* ---- jacobian, hessian, gradcheck ---- */
+/* The gradient of component k (0-based; -1 for a scalar result) of f(args) with respect to
+** positional argument ap (0-based among the positional ones). */
+static Value grad_component(Interp *I, Value f, int nargs, const Value *args, Symbol **names, int ap, int64_t k, Span sp) {
+  int mark = I->ntmp;
+  Tape *t = tape_begin(I);
+  List *holder = list_new(nargs > 0 ? nargs : 1);
+  tmp_push(I, val_list(holder));
+  int at = -1, seen = 0;
+  for (int i = 0; i < nargs; i++) {
+    val_retain(args[i]);
+    list_push(holder, args[i], NULL);
+    if (!names[i] && seen++ == ap) at = i;
+  }
+  if (at < 0) mls_throw(I, sp, "grad: the call has no positional argument %d", ap + 1);
+  Value leaf = make_leaves(I, t, holder->items[at], sp);
+  val_release(holder->items[at]);
+  holder->items[at] = leaf;
+  Value r = T(I, call_value(I, f, nargs, holder->items, names, sp));
+  if (k >= 0) {
+    Value p = ad_primal(r);
+    if (p.t == VT_MAT) r = T(I, ad_index(I, r, 1, (Value[]){ val_num((double)k + 1) }, sp));
+  }
+  t->active = false;
+  List *adj;
+  if (r.t == VT_BOX && r.u.box->tape == t) {
+    Value seed = val_num(1);
+    if (ad_primal(r).t == VT_MAT) {
+      Tensor *s1 = tensor_new(I, 1, 1);
+      tensor_data(s1)[0] = 1;
+      seed = T(I, val_mat(s1));
+    }
+    adj = backward(I, t, r.u.box->node, seed);
+  } else {
+    adj = adj_list(I, t);
+  }
+  Value g = collect(I, holder->items[at], adj, t);
+  tmp_push(I, g);
+  val_retain(g);
+  tmp_release_to(I, mark);
+  return g;
+}
+
+static int64_t numel_of(Interp *I, Value v, Span sp, const char *who) {
+  v = ad_primal(v);
+  if (v.t == VT_NUM || v.t == VT_BOOL) return 1;
+  if (v.t == VT_MAT) return tensor_numel(v.u.m);
+  char d[64];
+  mls_throw(I, sp, "%s: numbers and matrices only, got %s", who, val_describe(v, d, sizeof d));
+}
+
+static double elem(Value v, int64_t i) {
+  v = ad_primal(v);
+  if (v.t == VT_NUM) return v.u.n;
+  if (v.t == VT_BOOL) return v.u.b;
+  return tensor_data(v.u.m)[i];          /* results of ops are contiguous */
+}
+
+/* J[k, ] = d f(x)[k] / dx, one reverse pass per output (LANGUAGE.md §11). */
+static Value jacobian_of(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp) {
+  int mark = I->ntmp;
+  Value y = T(I, call_value(I, f, nargs, args, names, sp));
+  int64_t m = numel_of(I, y, sp, "jacobian"), n = -1;
+  Tensor *J = NULL;
+  for (int64_t k = 0; k < m; k++) {
+    Value g = T(I, grad_component(I, f, nargs, args, names, 0, ad_primal(y).t == VT_MAT ? k : -1, sp));
+    if (!J) {
+      n = numel_of(I, g, sp, "jacobian");
+      J = tensor_new(I, m, n);
+      T(I, val_mat(J));
+    }
+    for (int64_t j = 0; j < n; j++) tensor_data(J)[k * n + j] = elem(g, j);
+  }
+  if (!J) { J = tensor_new(I, 0, 0); T(I, val_mat(J)); }
+  Value r = val_mat(J);
+  val_retain(r);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+Value ad_call_jacobian(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp) {
+  const Derived *d = c->derived;
+  if (d->kind == 2) return jacobian_of(I, d->f, nargs, args, names, sp);
+  /* hessian: the jacobian of grad(f) */
+  Derived *gd = mem_alloc(sizeof *gd);
+  gd->kind = 0;
+  gd->f = d->f;
+  val_retain(gd->f);
+  gd->argnum = val_num(1);
+  Value gf = closure_new_derived(gd, "grad");
+  tmp_push(I, gf);
+  Value h = jacobian_of(I, gf, nargs, args, names, sp);
+  tmp_pop(I, 1);
+  val_release(gf);
+  return h;
+}
+
+Value bi_jacobian(Interp *I, Args *a) { return make_derived(I, a, 2); }
+Value bi_hessian(Interp *I, Args *a) { return make_derived(I, a, 3); }
+
+/* Largest relative difference between grad(f)(x) and central differences. */
+Value bi_gradcheck(Interp *I, Args *a) {
+  Value f = a->v[0], x = ad_primal(a->v[1]);
+  if (f.t != VT_FUNC && f.t != VT_BUILTIN) bi_argerror(I, 1, "function expected");
+  if (x.t != VT_NUM && x.t != VT_MAT) bi_argerror(I, 2, "number or matrix expected");
+  int mark = I->ntmp;
+  Symbol *none[1] = { NULL };
+  Value g = T(I, grad_component(I, f, 1, &x, none, 0, -1, a->span));
+  int64_t n = numel_of(I, x, a->span, "gradcheck");
+  double worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double xi = elem(x, i), h = 1e-6 * fmax(1.0, fabs(xi)), fx[2];
+    for (int s = 0; s < 2; s++) {
+      Value xs;
+      if (x.t == VT_NUM) xs = val_num(xi + (s ? -h : h));
+      else {
+        Tensor *c = tensor_clone(I, x.u.m);
+        tensor_data(c)[i] = xi + (s ? -h : h);
+        xs = T(I, val_mat(c));
+      }
+      Value y = T(I, call_value(I, f, 1, &xs, none, a->span));
+      fx[s] = elem(y, 0);
+    }
+    double fd = (fx[0] - fx[1]) / (2 * h), gi = elem(g, i);
+    double err = fabs(fd - gi) / fmax(fmax(fabs(fd), fabs(gi)), 1e-7);
+    if (err > worst || isnan(err)) worst = err;
+  }
+  tmp_release_to(I, mark);
+  return val_num(worst);
+}

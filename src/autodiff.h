@@ -1,0 +1,64 @@
+/*
+** autodiff.h — reverse-mode differentiation on a tape (LANGUAGE.md §11).
+** grad() boxes its arguments: a Box is a value being traced on one Tape. The op entry
+** points of ops.c call ad_apply() when an operand is a Box; it computes the op on the
+** unboxed values (which records on outer tapes if they are boxes of those) and records a
+** node on the innermost active tape. Derivative rules are written with the same ops, so the
+** backward pass of an inner grad is itself recorded by an outer one: grad(grad(f)) works.
+** Nothing is recorded, and nothing costs, when no Box exists.
+*/
+#ifndef MLS_AUTODIFF_H
+#define MLS_AUTODIFF_H
+
+#include "ops.h"
+#include "value.h"
+
+typedef struct TNode {
+  uint16_t op;             /* OpKind */
+  uint8_t nin;
+  int32_t in[3];           /* producing node in this tape, or -1 (a constant here) */
+  Value val[6];            /* inputs as seen by the op (this tape's boxes removed), then extras */
+  uint8_t nval;
+  Value out;               /* the result (this tape's box removed) */
+  Span span;
+} TNode;
+
+typedef struct Tape {
+  int32_t refcount;
+  int32_t id;              /* nesting: a larger id is an inner grad */
+  bool active;             /* recording; false once its grad call has finished */
+  TNode *nodes;
+  int32_t n, cap;
+} Tape;
+
+typedef struct Box {
+  int32_t refcount;
+  Tape *tape;              /* retained */
+  int32_t node;
+  Value v;                 /* the primal value (may be a Box of an outer tape) */
+} Box;
+
+void ad_box_free(Box *b);
+void ad_tape_free(Tape *t);
+
+/* The value with every box removed (borrowed). */
+static inline Value ad_primal(Value v) { while (v.t == VT_BOX) v = v.u.box->v; return v; }
+/* True when any of v[0..n) is a Box of an active tape. */
+bool ad_any_active(int n, const Value *v);
+
+/* Computes op on in[0..nin) (boxes allowed) plus extras, recording it when a tape is active.
+** extras are op parameters (index values, shapes), borrowed. Returns an owned value. */
+Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp);
+
+/* Index read, write and concatenation as recorded ops (eval.c has the plain versions). */
+Value ad_index(Interp *I, Value x, int nidx, const Value *iv, Span sp);
+/* X with X[iv] replaced by v (a number fills); X or v may be boxes. */
+Value ad_set_index(Interp *I, Value X, int nidx, const Value *iv, Value v, Span sp);
+/* v placed at rows r0.. and cols c0.. of a rows x cols zero matrix (for matrix literals). */
+Value ad_place(Interp *I, Value v, int64_t rows, int64_t cols, int64_t r0, int64_t c0, Span sp);
+
+/* grad / value_and_grad: the derived function's call. */
+struct Closure;
+Value ad_call_derived(Interp *I, struct Closure *c, int nargs, Value *args, struct Symbol **names, Span sp);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+** fileformats.h — the matrix file formats behind read()/write() and the checkpoint format
+** behind save()/load() (LANGUAGE.md §10; docs/language.md "Files" describes each format).
+**
+** builtins_io.c owns the files: a Reader reads any input, gzip-compressed or not (zlib reads
+** plain files through unchanged), and an Out writes a temporary file next to the target that
+** is fsync'ed and renamed over it only when complete. A format function may throw at any
+** point: everything it holds lives in its IoJob, which builtins_io.c releases after the job
+** has run, whether it succeeded or failed.
+*/
+#ifndef MLS_FILEFORMATS_H
+#define MLS_FILEFORMATS_H
+
+#include <zlib.h>
+#include "builtins.h"
+
+typedef struct Reader {
+  const char *path;            /* as the user gave it, for messages */
+  int fd;
+  gzFile gz;                   /* NULL for raw (pread) access */
+  int64_t size;                /* bytes on disk (compressed bytes for a .gz file) */
+  char *buf;                   /* line reading */
+  size_t cap, beg, end;
+  bool eof;
+  int64_t line;                /* number of the line rd_line returned last */
+} Reader;
+
+typedef struct Out {
+  const char *path;            /* the target, as the user gave it (for messages) */
+  char *target;                /* where a symbolic link path points, else NULL */
+  char *tmp;                   /* the temporary file, until it is renamed over the target */
+  int fd;
+  gzFile gz;                   /* compressing (the target's name ends in .gz) */
+  char *buf;
+  size_t n, cap;
+  uint64_t bytes;              /* written so far */
+  bool crc_on;
+  uint32_t crc;                /* CRC-32 of everything written, when crc_on */
+  bool fault;                  /* MLS_FAULT_WRITE: keep the data, write half of it, fail */
+} Out;
+
+/* What is known about a matrix file besides its bytes: read()'s arguments, else the .mtd
+** sidecar's fields, else the defaults. */
+typedef struct FileOpts {
+  const char *format;          /* "csv", "text", "mm", "npy", "idx" */
+  int header;                  /* csv: 1 when the first line holds column names; -1 unknown */
+  const char *sep;             /* csv: the separator */
+  int64_t rows, cols;          /* -1: not known */
+  const char *dims_from;       /* who declared rows/cols: "rows=/cols=" or the .mtd path */
+} FileOpts;
+
+typedef struct IoJob IoJob;
+struct IoJob {
+  void (*fn)(Interp *I, IoJob *j);
+  const char *path;
+  FileOpts o;
+  Args *args;                  /* save: the values */
+  Tensor *m;                   /* write: the matrix (retained) */
+  Value result;                /* read, load: the value made, owned until handed back */
+  Reader in;
+  Out out;
+  char *mtdpath;
+  char *meta;                  /* the .mtd file's text (FileOpts strings point into it) */
+  unsigned char *scratch;      /* a format's buffer */
+  double *cells;               /* numbers collected before the shape is known */
+  int64_t ncells, capcells;
+};
+
+/* Runs j->fn protected, releases everything j holds, then rethrows a failure. */
+void io_run(Interp *I, IoJob *j);
+/* The matrix a reader made: rows x cols, zero-filled when zero; j owns it. */
+Tensor *io_result(Interp *I, IoJob *j, int64_t rows, int64_t cols, bool zero);
+void io_push_cell(IoJob *j, double x);
+/* Ctrl-C during a long read or write. */
+void io_poll(Interp *I);
+
+/* ---- reading ---- */
+/* Opens path for reading through zlib, or for pread (raw); throws when it cannot. */
+void rd_open(Interp *I, Reader *r, const char *path, bool raw);
+void rd_close(Reader *r);
+/* Up to n bytes; fewer only at the end of the data. */
+size_t rd_read(Interp *I, Reader *r, void *dst, size_t n);
+/* Exactly n bytes or the error "'path' is truncated (what)". */
+void rd_exact(Interp *I, Reader *r, void *dst, size_t n, const char *what);
+/* The next line without its end (\n or \r\n), NUL-terminated and writable; NULL at the end. */
+char *rd_line(Interp *I, Reader *r);
+/* Checks, before anything is allocated, that a payload of `payload` bytes after `offset` bytes
+** can be in the file: within its size, or for a compressed file within what deflate can
+** expand its size to. what: "3x4 float64" for the message. */
+void rd_check_payload(Interp *I, Reader *r, uint64_t offset, uint64_t payload, const char *what);
+
+/* ---- writing ---- */
+void out_open(Interp *I, Out *o, const char *path, bool gz);
+void out_write(Interp *I, Out *o, const void *p, size_t n);
+void out_puts(Interp *I, Out *o, const char *s);
+/* Flushes, fsyncs and renames the temporary file over the target. */
+void out_commit(Interp *I, Out *o);
+
+/* ---- numbers in text ---- */
+/* The shortest text that reads back as exactly x (at most 17 digits); NaN, Inf, -Inf. */
+int fmt_double(char *buf, double x);
+/* A whole cell (already trimmed): a number, NaN/NA, Inf/-Inf/Infinity, TRUE/FALSE. */
+bool parse_cell(const char *s, double *out);
+
+/* ---- formats (fileformats_text.c) ---- */
+void csv_read(Interp *I, IoJob *j);
+void csv_write(Interp *I, IoJob *j);
+void text_read(Interp *I, IoJob *j);
+void text_write(Interp *I, IoJob *j);
+void mm_read(Interp *I, IoJob *j);
+void mm_write(Interp *I, IoJob *j);
+/* The .mtd sidecar (DML's JSON metadata): fills the fields of o it finds. */
+void mtd_read(Interp *I, IoJob *j, FileOpts *o);
+void mtd_write(Interp *I, IoJob *j);
+
+/* ---- formats (fileformats_bin.c) ---- */
+void npy_read(Interp *I, IoJob *j);
+void npy_write(Interp *I, IoJob *j);
+void idx_read(Interp *I, IoJob *j);
+void idx_write(Interp *I, IoJob *j);
+void ckpt_save(Interp *I, IoJob *j);
+void ckpt_load(Interp *I, IoJob *j);
+
+#endif

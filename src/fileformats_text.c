@@ -1,0 +1,501 @@
+/*
+** fileformats_text.c — the text formats: csv, DML's text (i j v triples), Matrix Market, and
+** DML's JSON .mtd sidecar that records the shape and csv options of a csv or text file.
+** Every error about the contents names the file and line: "m.csv:3: column 2: ...".
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "fileformats.h"
+#include "mem.h"
+
+#define MAX_INDEX 9007199254740992.0   /* 2^53: whole numbers above are not exact */
+
+/* ---- csv ---- */
+
+static bool is_blank(char c, const char *sep) { return (c == ' ' || c == '\t') && !strchr(sep, c); }
+
+/* Cuts the next field off the line at *pp, in place: "..." is unquoted (a doubled "" is one
+** quote) and blanks around the field are trimmed. *pp becomes the text after the separator,
+** or NULL after the last field. */
+static char *csv_field(Interp *I, IoJob *j, char **pp, int64_t col) {
+  const char *sep = j->o.sep;
+  size_t seplen = strlen(sep);
+  char *q = *pp;
+  while (is_blank(*q, sep)) q++;
+  if (*q == '"') {
+    char *w = q, *r = q + 1;
+    for (;;) {
+      if (!*r) bi_error(I, "%s:%lld: column %lld: unterminated quoted field (a field cannot span lines)",
+                        j->path, (long long)j->in.line, (long long)col);
+      if (*r == '"') {
+        if (r[1] != '"') { r++; break; }
+        r++;
+      }
+      *w++ = *r++;
+    }
+    while (is_blank(*r, sep)) r++;
+    if (*r && strncmp(r, sep, seplen) != 0)
+      bi_error(I, "%s:%lld: column %lld: unexpected '%c' after a quoted field", j->path, (long long)j->in.line,
+               (long long)col, *r);
+    *w = '\0';
+    *pp = *r ? r + seplen : NULL;
+    return q;
+  }
+  char *s = seplen == 1 ? strchr(q, sep[0]) : strstr(q, sep);
+  char *e = s ? s : q + strlen(q);
+  *pp = s ? s + seplen : NULL;
+  while (e > q && is_blank(e[-1], sep)) e--;
+  *e = '\0';
+  return q;
+}
+
+void csv_read(Interp *I, IoJob *j) {
+  Reader *r = &j->in;
+  int64_t rows = 0, cols = -1, header_cols = -1, first = 0;
+  bool header = j->o.header > 0;
+  char *line;
+  while ((line = rd_line(I, r))) {
+    if (r->line == 1 && !memcmp(line, "\xEF\xBB\xBF", 3)) line += 3;     /* a UTF-8 byte order mark */
+    char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (!*p) continue;                                                 /* blank lines */
+    if ((rows & 1023) == 0) io_poll(I);
+    int64_t c = 0;
+    p = line;
+    if (header) {
+      while (p) { csv_field(I, j, &p, c + 1); c++; }
+      header_cols = c;
+      header = false;
+      continue;
+    }
+    while (p) {
+      char *f = csv_field(I, j, &p, c + 1);
+      double v = 0;                                                    /* an empty cell is 0, as DML fills */
+      if (*f && !parse_cell(f, &v))
+        bi_error(I, "%s:%lld: column %lld: '%.40s' is not a number%s", j->path, (long long)r->line, (long long)c + 1, f,
+                 r->line == 1 && rows == 0 ? " (a header line? pass header=TRUE)" : "");
+      io_push_cell(j, v);
+      c++;
+    }
+    if (cols < 0) { cols = c; first = r->line; }
+    else if (c != cols)
+      bi_error(I, "%s:%lld: %lld columns, but line %lld has %lld", j->path, (long long)r->line, (long long)c,
+               (long long)first, (long long)cols);
+    rows++;
+  }
+  if (cols < 0) {                                                      /* no data lines */
+    if (j->o.rows >= 0 && j->o.cols >= 0 && j->o.rows * j->o.cols == 0) { rows = j->o.rows; cols = j->o.cols; }
+    else cols = header_cols >= 0 ? header_cols : 0;
+  }
+  Tensor *t = io_result(I, j, rows, cols, false);
+  if (rows * cols > 0) memcpy(tensor_data(t), j->cells, (size_t)(rows * cols) * sizeof(double));
+}
+
+void csv_write(Interp *I, IoJob *j) {
+  Out *o = &j->out;
+  const Tensor *m = j->m;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m);
+  const double *d = tensor_data(m);
+  const char *sep = j->o.sep;
+  size_t seplen = strlen(sep);
+  char num[40];
+  if (j->o.header > 0) {
+    for (int64_t k = 0; k < cols; k++) {
+      if (k) out_write(I, o, sep, seplen);
+      out_write(I, o, num, (size_t)snprintf(num, sizeof num, "C%lld", (long long)k + 1));
+    }
+    out_write(I, o, "\n", 1);
+  }
+  for (int64_t i = 0; i < rows; i++) {
+    if ((i & 255) == 0) io_poll(I);
+    for (int64_t k = 0; k < cols; k++) {
+      if (k) out_write(I, o, sep, seplen);
+      out_write(I, o, num, (size_t)fmt_double(num, d[i * cols + k]));
+    }
+    out_write(I, o, "\n", 1);
+  }
+}
+
+/* ---- whitespace-separated numbers (text and Matrix Market) ---- */
+
+/* The next blank-separated token of *pp as a number; false at the end of the line. A token
+** that is not a number is an error naming the line. */
+static bool next_num(Interp *I, IoJob *j, char **pp, double *x) {
+  char *p = *pp;
+  while (*p == ' ' || *p == '\t') p++;
+  if (!*p) { *pp = p; return false; }
+  char *e = p;
+  while (*e && *e != ' ' && *e != '\t') e++;
+  char save = *e;
+  *e = '\0';
+  if (!parse_cell(p, x)) bi_error(I, "%s:%lld: '%.40s' is not a number", j->path, (long long)j->in.line, p);
+  *e = save;
+  *pp = e;
+  return true;
+}
+
+static bool is_index(double x) { return x >= 1 && x <= MAX_INDEX && x == floor(x); }
+
+/* One "i j v" line (v left out for a Matrix Market pattern); false for a blank line. */
+static bool cell_line(Interp *I, IoJob *j, char *p, bool pattern, double *i, double *k, double *v, const char *expect) {
+  double x;
+  if (!next_num(I, j, &p, i)) return false;
+  *v = 1;
+  if (!next_num(I, j, &p, k) || (!pattern && !next_num(I, j, &p, v)) || next_num(I, j, &p, &x) ||
+      !is_index(*i) || !is_index(*k))
+    bi_error(I, "%s:%lld: expected '%s' with whole i, j >= 1", j->path, (long long)j->in.line, expect);
+  return true;
+}
+
+/* ---- text: i j v ---- */
+
+void text_read(Interp *I, IoJob *j) {
+  Reader *r = &j->in;
+  int64_t R = j->o.rows, C = j->o.cols, maxi = 0, maxk = 0, n = 0;
+  double *d = NULL;
+  if (R >= 0 && C >= 0) d = tensor_data(io_result(I, j, R, C, true));
+  char *line;
+  while ((line = rd_line(I, r))) {
+    double i, k, v;
+    if (!cell_line(I, j, line, false, &i, &k, &v, "i j v")) continue;
+    if ((++n & 4095) == 0) io_poll(I);
+    int64_t ii = (int64_t)i, kk = (int64_t)k;
+    if ((R >= 0 && ii > R) || (C >= 0 && kk > C))
+      bi_error(I, "%s:%lld: cell (%lld, %lld) is outside the %lldx%lld matrix %s declares", j->path, (long long)r->line,
+               (long long)ii, (long long)kk, (long long)(R >= 0 ? R : ii), (long long)(C >= 0 ? C : kk), j->o.dims_from);
+    if (d) { d[(ii - 1) * C + kk - 1] = v; continue; }
+    io_push_cell(j, i);
+    io_push_cell(j, k);
+    io_push_cell(j, v);
+    if (ii > maxi) maxi = ii;
+    if (kk > maxk) maxk = kk;
+  }
+  if (d) return;
+  if (R < 0) R = maxi;
+  if (C < 0) C = maxk;
+  d = tensor_data(io_result(I, j, R, C, true));
+  for (int64_t q = 0; q < j->ncells; q += 3)
+    d[((int64_t)j->cells[q] - 1) * C + (int64_t)j->cells[q + 1] - 1] = j->cells[q + 2];
+}
+
+void text_write(Interp *I, IoJob *j) {
+  Out *o = &j->out;
+  const Tensor *m = j->m;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m);
+  const double *d = tensor_data(m);
+  char line[128];
+  for (int64_t i = 0; i < rows; i++) {
+    if ((i & 255) == 0) io_poll(I);
+    for (int64_t k = 0; k < cols; k++) {
+      double v = d[i * cols + k];
+      if (v == 0) continue;                    /* NaN is written */
+      int n = snprintf(line, sizeof line, "%lld %lld ", (long long)i + 1, (long long)k + 1);
+      n += fmt_double(line + n, v);
+      line[n++] = '\n';
+      out_write(I, o, line, (size_t)n);
+    }
+  }
+  /* a zero last cell is written too, so that the shape survives without the .mtd file */
+  if (rows * cols > 0 && d[rows * cols - 1] == 0) {
+    int n = snprintf(line, sizeof line, "%lld %lld 0\n", (long long)rows, (long long)cols);
+    out_write(I, o, line, (size_t)n);
+  }
+}
+
+/* ---- Matrix Market ---- */
+
+/* The next line that is not blank or a % comment, or NULL at the end. */
+static char *mm_line(Interp *I, Reader *r) {
+  char *line;
+  while ((line = rd_line(I, r))) {
+    char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p && *p != '%') return p;
+  }
+  return NULL;
+}
+
+void mm_read(Interp *I, IoJob *j) {
+  Reader *r = &j->in;
+  char *line = rd_line(I, r);
+  if (!line || strncasecmp(line, "%%MatrixMarket", 14) != 0)
+    bi_error(I, "'%s' is not a Matrix Market file (its first line must start with %%%%MatrixMarket)", j->path);
+  char *words[4] = { NULL, NULL, NULL, NULL }, *save = NULL;
+  int nw = 0;
+  for (char *w = strtok_r(line + 14, " \t", &save); w && nw < 4; w = strtok_r(NULL, " \t", &save)) words[nw++] = w;
+  if (nw < 4) bi_error(I, "%s:1: expected '%%%%MatrixMarket matrix coordinate|array real|integer|pattern general|symmetric|skew-symmetric'", j->path);
+  if (strcasecmp(words[0], "matrix") != 0) bi_error(I, "%s:1: only matrices can be read, not '%s'", j->path, words[0]);
+  bool coord = !strcasecmp(words[1], "coordinate");
+  if (!coord && strcasecmp(words[1], "array") != 0) bi_error(I, "%s:1: unknown format '%s' (coordinate or array)", j->path, words[1]);
+  bool pattern = !strcasecmp(words[2], "pattern");
+  if (strcasecmp(words[2], "real") && strcasecmp(words[2], "integer") && strcasecmp(words[2], "double") && !(pattern && coord))
+    bi_error(I, "%s:1: the field '%s' is not supported (real, integer or pattern)", j->path, words[2]);
+  int sym = !strcasecmp(words[3], "general") ? 0 : !strcasecmp(words[3], "symmetric") || !strcasecmp(words[3], "hermitian") ? 1
+          : !strcasecmp(words[3], "skew-symmetric") ? -1 : 2;
+  if (sym == 2) bi_error(I, "%s:1: unknown symmetry '%s'", j->path, words[3]);
+
+  char *p = mm_line(I, r);
+  if (!p) bi_error(I, "'%s' is truncated (no size line)", j->path);
+  double dims[3] = { -1, -1, -1 }, x;
+  int nd = 0;
+  while (nd < 3 && next_num(I, j, &p, &dims[nd])) nd++;
+  bool bad = nd != (coord ? 3 : 2) || next_num(I, j, &p, &x);
+  for (int q = 0; q < nd; q++) bad = bad || !(dims[q] >= 0 && dims[q] <= MAX_INDEX && dims[q] == floor(dims[q]));
+  if (bad) bi_error(I, "%s:%lld: expected the size line '%s'", j->path, (long long)r->line, coord ? "rows cols entries" : "rows cols");
+  int64_t R = (int64_t)dims[0], C = (int64_t)dims[1];
+  if (sym && R != C) bi_error(I, "%s:%lld: a %s matrix must be square, not %lldx%lld", j->path, (long long)r->line, words[3], (long long)R, (long long)C);
+  char what[96];
+  snprintf(what, sizeof what, "a %lldx%lld matrix", (long long)R, (long long)C);
+
+  if (coord) {
+    int64_t nnz = (int64_t)dims[2], n = 0;
+    rd_check_payload(I, r, 0, (uint64_t)nnz * 4, what);     /* every entry takes >= 4 bytes */
+    double *d = tensor_data(io_result(I, j, R, C, true));
+    while ((p = mm_line(I, r))) {
+      double i, k, v;
+      cell_line(I, j, p, pattern, &i, &k, &v, pattern ? "i j" : "i j v");
+      if (n == nnz) bi_error(I, "%s:%lld: more entries than the %lld the size line declares", j->path, (long long)r->line, (long long)nnz);
+      if ((++n & 4095) == 0) io_poll(I);
+      int64_t ii = (int64_t)i - 1, kk = (int64_t)k - 1;
+      if (ii >= R || kk >= C)
+        bi_error(I, "%s:%lld: entry (%lld, %lld) is outside the %lldx%lld matrix", j->path, (long long)r->line,
+                 (long long)ii + 1, (long long)kk + 1, (long long)R, (long long)C);
+      d[ii * C + kk] = v;
+      if (sym && ii != kk) d[kk * C + ii] = sym * v;
+    }
+    if (n < nnz) bi_error(I, "'%s' is truncated (%lld of the %lld entries it declares)", j->path, (long long)n, (long long)nnz);
+    return;
+  }
+  uint64_t need = sym == 0 ? (uint64_t)R * (uint64_t)C : sym == 1 ? (uint64_t)R * (uint64_t)(R + 1) / 2 : (uint64_t)R * (uint64_t)(R > 0 ? R - 1 : 0) / 2;
+  if (R > 0 && C > 0 && (uint64_t)C > UINT64_MAX / 4 / (uint64_t)R) bi_error(I, "'%s' declares %s, too large", j->path, what);
+  rd_check_payload(I, r, 0, need * 2, what);                  /* every value takes >= 2 bytes */
+  double *d = tensor_data(io_result(I, j, R, C, true));
+  uint64_t n = 0;
+  int64_t i = sym < 0 ? 1 : 0, k = 0;                          /* column-major: down each column */
+  while ((p = mm_line(I, r))) {
+    double v;
+    while (next_num(I, j, &p, &v)) {
+      if (n == need) bi_error(I, "%s:%lld: more values than the %llu a %s has", j->path, (long long)r->line, (unsigned long long)need, what + 2);
+      if ((++n & 65535) == 0) io_poll(I);
+      d[i * C + k] = v;
+      if (sym && i != k) d[k * C + i] = sym * v;
+      if (++i == R) { k++; i = sym == 0 ? 0 : sym > 0 ? k : k + 1; }
+    }
+  }
+  if (n < need) bi_error(I, "'%s' is truncated (%llu of the %llu values it declares)", j->path, (unsigned long long)n, (unsigned long long)need);
+}
+
+/* Coordinate form for a sparse matrix (at most half the cells nonzero), else array form. */
+void mm_write(Interp *I, IoJob *j) {
+  Out *o = &j->out;
+  const Tensor *m = j->m;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m), nnz = 0;
+  const double *d = tensor_data(m);
+  for (int64_t q = 0; q < rows * cols; q++) nnz += d[q] != 0;
+  char line[128];
+  bool coord = nnz * 2 <= rows * cols;
+  out_puts(I, o, coord ? "%%MatrixMarket matrix coordinate real general\n" : "%%MatrixMarket matrix array real general\n");
+  int n = coord ? snprintf(line, sizeof line, "%lld %lld %lld\n", (long long)rows, (long long)cols, (long long)nnz)
+                : snprintf(line, sizeof line, "%lld %lld\n", (long long)rows, (long long)cols);
+  out_write(I, o, line, (size_t)n);
+  if (coord) {
+    for (int64_t i = 0; i < rows; i++) {
+      if ((i & 255) == 0) io_poll(I);
+      for (int64_t k = 0; k < cols; k++) {
+        double v = d[i * cols + k];
+        if (v == 0) continue;
+        n = snprintf(line, sizeof line, "%lld %lld ", (long long)i + 1, (long long)k + 1);
+        n += fmt_double(line + n, v);
+        line[n++] = '\n';
+        out_write(I, o, line, (size_t)n);
+      }
+    }
+    return;
+  }
+  for (int64_t k = 0; k < cols; k++) {
+    if ((k & 255) == 0) io_poll(I);
+    for (int64_t i = 0; i < rows; i++) {
+      n = fmt_double(line, d[i * cols + k]);
+      line[n++] = '\n';
+      out_write(I, o, line, (size_t)n);
+    }
+  }
+}
+
+/* ---- the .mtd sidecar (a flat JSON object) ---- */
+
+typedef struct Json { Interp *I; const char *path; char *p, *start; } Json;
+
+static l_noret js_error(Json *js, const char *what) {
+  bi_error(js->I, "'%s' is not a valid .mtd file (%s at byte %lld)", js->path, what, (long long)(js->p - js->start) + 1);
+}
+
+static void js_ws(Json *js) {
+  while (*js->p == ' ' || *js->p == '\t' || *js->p == '\n' || *js->p == '\r') js->p++;
+}
+
+/* A string, decoded in place (the text only shrinks); \u escapes beyond ASCII become '?'. */
+static char *js_string(Json *js) {
+  if (*js->p != '"') js_error(js, "a string expected");
+  char *w = ++js->p, *s = w;
+  for (;;) {
+    char c = *js->p++;
+    if (!c) { js->p--; js_error(js, "unterminated string"); }
+    if (c == '"') break;
+    if (c == '\\') {
+      c = *js->p++;
+      switch (c) {
+      case 'n': c = '\n'; break;
+      case 't': c = '\t'; break;
+      case 'r': c = '\r'; break;
+      case 'b': c = '\b'; break;
+      case 'f': c = '\f'; break;
+      case '"': case '\\': case '/': break;
+      case 'u': {
+        unsigned u = 0;
+        for (int q = 0; q < 4; q++) {
+          char h = *js->p++;
+          if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F'))) { js->p--; js_error(js, "bad \\u escape"); }
+          u = u * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 32) - 'a' + 10);
+        }
+        c = u > 0 && u < 128 ? (char)u : '?';
+        break;
+      }
+      default: js->p--; js_error(js, "bad escape");
+      }
+    }
+    *w++ = c;
+  }
+  *w = '\0';
+  return s;
+}
+
+static void js_skip(Json *js, int depth) {
+  js_ws(js);
+  char c = *js->p;
+  if (depth > 64) js_error(js, "nested too deeply");
+  if (c == '"') { js_string(js); return; }
+  if (c == '{' || c == '[') {
+    char close = c == '{' ? '}' : ']';
+    js->p++;
+    js_ws(js);
+    if (*js->p == close) { js->p++; return; }
+    for (;;) {
+      if (c == '{') { js_ws(js); js_string(js); js_ws(js); if (*js->p++ != ':') { js->p--; js_error(js, "':' expected"); } }
+      js_skip(js, depth + 1);
+      js_ws(js);
+      if (*js->p == ',') { js->p++; continue; }
+      if (*js->p++ == close) return;
+      js->p--;
+      js_error(js, "',' or a closing bracket expected");
+    }
+  }
+  char *s = js->p;                             /* a number, true, false or null */
+  while (*js->p && ((*js->p >= 'a' && *js->p <= 'z') || (*js->p >= '0' && *js->p <= '9') || strchr("+-.E", *js->p))) js->p++;
+  if (js->p == s) js_error(js, "a value expected");
+}
+
+static double js_number(Json *js) {
+  char *e;
+  double x = strtod(js->p, &e);
+  if (e == js->p) js_error(js, "a number expected");
+  js->p = e;
+  return x;
+}
+
+static bool js_bool(Json *js) {
+  if (!strncmp(js->p, "true", 4)) { js->p += 4; return true; }
+  if (!strncmp(js->p, "false", 5)) { js->p += 5; return false; }
+  js_error(js, "true or false expected");
+}
+
+void mtd_read(Interp *I, IoJob *j, FileOpts *o) {
+  Reader *r = &j->in;
+  rd_open(I, r, j->mtdpath, false);
+  size_t cap = 1 << 12, n = 0;
+  j->meta = mem_alloc(cap);
+  for (;;) {
+    size_t k = rd_read(I, r, j->meta + n, cap - n - 1);
+    n += k;
+    if (n < cap - 1) break;
+    if (cap >= 1 << 20) bi_error(I, "'%s' is too large for a .mtd file", j->mtdpath);
+    cap *= 2;
+    j->meta = mem_realloc(j->meta, cap);
+  }
+  j->meta[n] = '\0';
+  Json js = { I, j->mtdpath, j->meta, j->meta };
+  js_ws(&js);
+  if (*js.p++ != '{') { js.p--; js_error(&js, "'{' expected"); }
+  js_ws(&js);
+  bool first = true;
+  while (*js.p != '}') {
+    if (!first) {
+      if (*js.p++ != ',') { js.p--; js_error(&js, "',' or '}' expected"); }
+      js_ws(&js);
+    }
+    first = false;
+    char *key = js_string(&js);
+    js_ws(&js);
+    if (*js.p++ != ':') { js.p--; js_error(&js, "':' expected"); }
+    js_ws(&js);
+    if (!strcmp(key, "data_type")) {
+      char *s = js_string(&js);
+      if (strcmp(s, "matrix") != 0) bi_error(I, "'%s' describes a %s; only matrices can be read", j->mtdpath, s);
+    } else if (!strcmp(key, "rows") || !strcmp(key, "cols")) {
+      double x = js_number(&js);
+      if (x != floor(x) || x > MAX_INDEX) js_error(&js, "a whole number expected");
+      *(key[0] == 'r' ? &o->rows : &o->cols) = x < 0 ? -1 : (int64_t)x;
+    } else if (!strcmp(key, "format")) {
+      char *s = js_string(&js);
+      static const char *const known[] = { "csv", "text", "mm", "npy", "idx", NULL };
+      o->format = NULL;
+      for (int q = 0; known[q]; q++)
+        if (!strcmp(s, known[q])) o->format = known[q];
+      if (!o->format && !j->o.format)
+        bi_error(I, "'%s' declares the format \"%.40s\", which mls cannot read (csv, text, mm, npy, idx)", j->mtdpath, s);
+    } else if (!strcmp(key, "header")) {
+      o->header = js_bool(&js);
+    } else if (!strcmp(key, "sep")) {
+      o->sep = js_string(&js);
+      if (!*o->sep) js_error(&js, "an empty separator");
+    } else {
+      js_skip(&js, 0);
+    }
+    js_ws(&js);
+  }
+  rd_close(r);
+}
+
+static void json_str(Interp *I, Out *o, const char *s) {
+  out_write(I, o, "\"", 1);
+  for (; *s; s++) {
+    char e[8];
+    unsigned char c = (unsigned char)*s;
+    const char *esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : NULL;
+    if (esc) out_write(I, o, esc, 2);
+    else if (c < 0x20) out_write(I, o, e, (size_t)snprintf(e, sizeof e, "\\u%04x", c));
+    else out_write(I, o, s, 1);
+  }
+  out_write(I, o, "\"", 1);
+}
+
+void mtd_write(Interp *I, IoJob *j) {
+  Out *o = &j->out;
+  const Tensor *m = j->m;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m), nnz = 0;
+  const double *d = tensor_data(m);
+  for (int64_t q = 0; q < rows * cols; q++) nnz += d[q] != 0;
+  char buf[256];
+  snprintf(buf, sizeof buf, "{\n    \"data_type\": \"matrix\",\n    \"value_type\": \"double\",\n    \"rows\": %lld,\n"
+           "    \"cols\": %lld,\n    \"nnz\": %lld,\n    \"format\": \"%s\"", (long long)rows, (long long)cols, (long long)nnz,
+           j->o.format);
+  out_puts(I, o, buf);
+  if (!strcmp(j->o.format, "csv")) {
+    out_puts(I, o, j->o.header > 0 ? ",\n    \"header\": true,\n    \"sep\": " : ",\n    \"header\": false,\n    \"sep\": ");
+    json_str(I, o, j->o.sep);
+  }
+  out_puts(I, o, "\n}\n");
+}
