@@ -141,24 +141,72 @@ static void ifelse(Tensor *const in[], Tensor *out) {
   }
 }
 
+/* Large inputs use both cores. Whole-matrix reductions are cut into fixed chunks of CHUNK
+** elements, reduced in parallel and combined in chunk order, so the result does not depend
+** on the number of threads (runs are reproducible). Row-wise work splits by rows and
+** column sums by column blocks. */
+#define PAR_MIN ((int64_t)1 << 16)
+#define CHUNK ((int64_t)1 << 15)
+
+static double sum_chunked(const double *a, int64_t n) {
+  if (n < PAR_MIN) return sum_pairwise(a, n);
+  int64_t nc = (n + CHUNK - 1) / CHUNK;
+  double part[nc];
+  #pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < nc; k++) {
+    int64_t lo = k * CHUNK, hi = lo + CHUNK < n ? lo + CHUNK : n;
+    part[k] = sum_pairwise(a + lo, hi - lo);
+  }
+  return sum_pairwise(part, nc);
+}
+
+static double extreme_chunked(const double *a, int64_t n, bool max) {
+  if (n < PAR_MIN) return extreme(a, n, max);
+  int64_t nc = (n + CHUNK - 1) / CHUNK;
+  double part[nc];
+  #pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < nc; k++) {
+    int64_t lo = k * CHUNK, hi = lo + CHUNK < n ? lo + CHUNK : n;
+    part[k] = extreme(a + lo, hi - lo, max);
+  }
+  return extreme(part, nc, max);
+}
+
+static void col_sums(const double *a, int64_t r, int64_t c, double *o) {
+  const int64_t B = 256;                   /* a block of columns per task */
+  #pragma omp parallel for schedule(static) if (r * c >= PAR_MIN)
+  for (int64_t j0 = 0; j0 < c; j0 += B) {
+    int64_t j1 = j0 + B < c ? j0 + B : c;
+    for (int64_t j = j0; j < j1; j++) o[j] = 0;
+    for (int64_t i = 0; i < r; i++)
+      for (int64_t j = j0; j < j1; j++) o[j] += a[i * c + j];
+  }
+}
+
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   (void)p;
   const double *a = tensor_data(in[0]);
   double *o = tensor_data(out);
   int64_t r = tensor_rows(in[0]), c = tensor_cols(in[0]);
+  bool par = r * c >= PAR_MIN;
   switch (op) {
-  case OP_SUM: o[0] = sum_pairwise(a, r * c); break;
-  case OP_ROWSUMS: for (int64_t i = 0; i < r; i++) o[i] = sum_pairwise(a + i * c, c); break;
-  case OP_COLSUMS:
-    for (int64_t j = 0; j < c; j++) o[j] = 0;
-    for (int64_t i = 0; i < r; i++)
-      for (int64_t j = 0; j < c; j++) o[j] += a[i * c + j];
+  case OP_SUM: o[0] = sum_chunked(a, r * c); break;
+  case OP_ROWSUMS:
+    #pragma omp parallel for schedule(static) if (par)
+    for (int64_t i = 0; i < r; i++) o[i] = sum_pairwise(a + i * c, c);
     break;
+  case OP_COLSUMS: col_sums(a, r, c, o); break;
   case OP_PROD: o[0] = prod_all(a, r * c); break;
-  case OP_MAX: o[0] = extreme(a, r * c, true); break;
-  case OP_MIN: o[0] = extreme(a, r * c, false); break;
-  case OP_ROWMAXS: for (int64_t i = 0; i < r; i++) o[i] = extreme(a + i * c, c, true); break;
-  case OP_ROWMINS: for (int64_t i = 0; i < r; i++) o[i] = extreme(a + i * c, c, false); break;
+  case OP_MAX: o[0] = extreme_chunked(a, r * c, true); break;
+  case OP_MIN: o[0] = extreme_chunked(a, r * c, false); break;
+  case OP_ROWMAXS:
+    #pragma omp parallel for schedule(static) if (par)
+    for (int64_t i = 0; i < r; i++) o[i] = extreme(a + i * c, c, true);
+    break;
+  case OP_ROWMINS:
+    #pragma omp parallel for schedule(static) if (par)
+    for (int64_t i = 0; i < r; i++) o[i] = extreme(a + i * c, c, false);
+    break;
   case OP_COLMAXS: col_extreme(a, r, c, o, true); break;
   case OP_COLMINS: col_extreme(a, r, c, o, false); break;
   case OP_ROWINDEXMAX: row_index(a, r, c, o, true); break;
