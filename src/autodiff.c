@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 #include "autodiff.h"
+#include "diag.h"
 #include "builtins.h"
 #include "err.h"
 #include "interp/interp.h"
@@ -20,6 +21,8 @@ static void node_release(TNode *nd) {
   val_release(nd->out);
   nd->nval = 0;
   nd->out = val_null();
+  source_release(nd->src);
+  nd->src = NULL;
 }
 
 void ad_tape_free(Tape *t) {
@@ -31,6 +34,7 @@ void ad_tape_free(Tape *t) {
 void ad_box_free(Box *b) {
   Tape *t = b->tape;
   val_release(b->v);
+  val_release(b->tangent);
   mem_free(b);
   if (--t->refcount == 0) ad_tape_free(t);
 }
@@ -42,6 +46,7 @@ static Value box_new(Tape *t, int node, Value v) {    /* takes v */
   t->refcount++;
   b->node = node;
   b->v = v;
+  b->tangent = val_null();
   Value r;
   r.t = VT_BOX;
   r.u.box = b;
@@ -84,9 +89,14 @@ static Value compute(Interp *I, OpKind op, const Value *in, int nextra, const Va
   case OP_MATMUL: return op_matmul(I, in[0], in[1], sp);
   case OP_TRANSPOSE: return op_transpose(I, in[0], sp);
   case OP_DIAG: return op_diag(I, in[0], sp);
+  case OP_SOLVE: case OP_INV: case OP_DET: {   /* the LAPACK builtins, on these values */
+    Symbol *none[2] = { NULL, NULL };
+    return bi_call(I, bi_find(op_info[op].sym), op_info[op].arity, (Value *)in, none, sp);
+  }
   case OP_IFELSE: return op_ifelse(I, in[0], in[1], in[2], sp);
   case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);
-  case OP_SCATTER:
+  case OP_SCATTER:                         /* still traced by an outer grad: record there */
+    if (ad_any_active(1, in)) return ad_apply(I, OP_SCATTER, 1, in, 5, x, sp);
     return index_scatter(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, (int)x[2].u.n, x + 3, sp);
   default:
     if (flags & OPF_KEEP) return op_scan(I, op, in[0], sp);
@@ -97,14 +107,18 @@ static Value compute(Interp *I, OpKind op, const Value *in, int nextra, const Va
   mls_throw(I, sp, "grad: '%s' is not differentiable", op_info[op].sym);
 }
 
+static Value fwd_apply(Interp *I, Tape *t, OpKind op, int nin, const Value *in, const Value *un,
+                       int nextra, const Value *extra, Value out, Span sp);
+
 Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
   Tape *t = NULL;
   for (int k = 0; k < nin; k++)
     for (Value v = in[k]; v.t == VT_BOX; v = v.u.box->v)
       if (v.u.box->tape->active && (!t || v.u.box->tape->id > t->id)) t = v.u.box->tape;
-  Value un[3];
+  Value un[3] = { val_null(), val_null(), val_null() };
   for (int k = 0; k < nin; k++) un[k] = strip(in[k], t);
   Value out = compute(I, op, un, nextra, extra, sp);
+  if (t && t->forward) return fwd_apply(I, t, op, nin, in, un, nextra, extra, out, sp);
   if (!t || !(op_info[op].flags & OPF_DIFF) || (op_info[op].flags & (OPF_CMP | OPF_DISCRETE))) return out;
   tmp_push(I, out);
   int id = tape_push(t);
@@ -112,6 +126,8 @@ Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const
   nd->op = (uint16_t)op;
   nd->nin = (uint8_t)nin;
   nd->span = sp;
+  nd->src = I->src;
+  if (nd->src) source_retain(nd->src);
   for (int k = 0; k < nin; k++) {
     Value v = in[k];
     while (v.t == VT_BOX && !v.u.box->tape->active) v = v.u.box->v;
@@ -272,6 +288,53 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     if (nd->in[2] >= 0) gin[2] = sum_to(I, B2(OP_MULZ, g, B2(OP_EQ, a, val_num(0))), no, sp);
     break;
   }
+  case OP_INV:                              /* d inv(A) = -inv(A) dA inv(A) */
+    gin[0] = U1(OP_NEG, T(I, op_matmul(I, T(I, op_matmul(I, T(I, op_transpose(I, y, sp)), g, sp)),
+                                      T(I, op_transpose(I, y, sp)), sp)));
+    break;
+  case OP_DET: {                            /* d det(A) = det(A) t(inv(A)) */
+    Value inv = T(I, ad_apply(I, OP_INV, 1, &a, 0, NULL, sp));
+    gin[0] = B2(OP_MUL, B2(OP_MUL, g, y), T(I, op_transpose(I, inv, sp)));
+    break;
+  }
+  case OP_SOLVE: {                          /* x = A \ b: gb = t(A) \ g, gA = -gb t(x) */
+    Value at = T(I, op_transpose(I, a, sp));
+    Value gb = T(I, ad_apply(I, OP_SOLVE, 2, (Value[]){ at, g }, 0, NULL, sp));
+    if (want1) gin[1] = sum_to(I, gb, b, sp);
+    if (want0) gin[0] = U1(OP_NEG, T(I, op_matmul(I, gb, T(I, op_transpose(I, y, sp)), sp)));
+    break;
+  }
+  case OP_PROD: {                           /* the product of the others */
+    Value p = ad_primal(a);
+    bool zero = p.t == VT_NUM ? p.u.n == 0 : false;
+    for (int64_t i = 0; p.t == VT_MAT && i < tensor_numel(p.u.m) && !zero; i++) zero = tensor_data(p.u.m)[i] == 0;
+    if (!zero) { gin[0] = B2(OP_MULZ, g, B2(OP_DIV, y, a)); break; }
+    if (p.t != VT_MAT) { gin[0] = B2(OP_MUL, g, val_num(1)); break; }
+    int64_t n = tensor_numel(p.u.m);
+    Tensor *o = tensor_new(I, tensor_rows(p.u.m), tensor_cols(p.u.m));
+    T(I, val_mat(o));
+    for (int64_t i = 0; i < n; i++) {
+      double q = 1;
+      for (int64_t j = 0; j < n; j++) if (j != i) q *= tensor_data(p.u.m)[j];
+      tensor_data(o)[i] = q;
+    }
+    gin[0] = B2(OP_MULZ, g, val_mat(o));
+    break;
+  }
+  case OP_CUMPROD: {                        /* reversed cumulative sum of g*y, over a */
+    bool n;
+    int64_t r, c;
+    shape(a, &n, &r, &c);
+    if (n) { gin[0] = g; break; }
+    Value z = B2(OP_MUL, g, y);
+    Value tot = T(I, op_reduce(I, r == 1 && c > 1 ? OP_ROWSUMS : OP_COLSUMS, z, sp));
+    Value rev = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, z, sp))), z);
+    Value p = ad_primal(a);
+    for (int64_t i = 0; i < tensor_numel(p.u.m); i++)
+      if (tensor_data(p.u.m)[i] == 0) mls_throw(I, sp, "grad: the derivative of cumprod at a zero element is not supported");
+    gin[0] = B2(OP_DIV, rev, a);
+    break;
+  }
   case OP_INDEX: {                          /* scatter g back into the shape of x */
     bool n;
     int64_t r, c;
@@ -337,6 +400,140 @@ Value ad_place(Interp *I, Value v, int64_t rows, int64_t cols, int64_t r0, int64
   return res;
 }
 
+/* ---- forward mode (jvp): tangents, one pass, nothing recorded ---- */
+static Value zeros_like(Interp *I, Value v);
+static Tape *tape_begin(Interp *I);
+/* Tangents use VT_NULL for zero, so an input that does not depend on x costs nothing. */
+static Value tadd(Interp *I, Value a, Value b, Span sp) {
+  if (a.t == VT_NULL) return b;
+  if (b.t == VT_NULL) return a;
+  return B2(OP_ADD, a, b);
+}
+
+static Value tmul(Interp *I, Value t, Value x, Span sp) { return t.t == VT_NULL ? t : B2(OP_MUL, t, x); }
+static Value tneg(Interp *I, Value t, Span sp) { return t.t == VT_NULL ? t : U1(OP_NEG, t); }
+static Value tzero(Value t) { return t.t == VT_NULL ? val_num(0) : t; }
+
+/* The ONE switch of tangent rules: the output's tangent from the inputs' tangents tin[k]. */
+static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, const Value *x, Value y, Span sp) {
+  Value a = un[0], b = op_info[op].arity > 1 ? un[1] : val_null(), ta = tin[0], tb = tin[1];
+  switch (op) {
+  case OP_ADD: return tadd(I, ta, tb, sp);
+  case OP_SUB: return tadd(I, ta, tneg(I, tb, sp), sp);
+  case OP_MUL: case OP_MULZ: return tadd(I, tmul(I, ta, b, sp), tmul(I, tb, a, sp), sp);
+  case OP_DIV: return B2(OP_DIV, tzero(tadd(I, ta, tneg(I, tmul(I, tb, y, sp), sp), sp)), b);
+  case OP_POW:
+    return tadd(I, tmul(I, ta, B2(OP_MUL, b, B2(OP_POW, a, B2(OP_SUB, b, val_num(1)))), sp),
+                tmul(I, tb, B2(OP_MUL, y, U1(OP_LOG, a)), sp), sp);
+  case OP_MOD: return tadd(I, ta, tneg(I, tmul(I, tb, B2(OP_INTDIV, a, b), sp), sp), sp);
+  case OP_MIN2: case OP_MAX2: {
+    Value w = B2(OP_ADD, B2(op == OP_MAX2 ? OP_GT : OP_LT, a, b), B2(OP_MUL, B2(OP_EQ, a, b), val_num(0.5)));
+    return tadd(I, tmul(I, ta, w, sp), tmul(I, tb, B2(OP_SUB, val_num(1), w), sp), sp);
+  }
+  case OP_NEG: return tneg(I, ta, sp);
+  case OP_ABS: return tmul(I, ta, U1(OP_SIGN, a), sp);
+  case OP_EXP: return tmul(I, ta, y, sp);
+  case OP_LOG: return B2(OP_DIV, ta, a);
+  case OP_SQRT: return tmul(I, ta, B2(OP_DIV, val_num(0.5), y), sp);
+  case OP_SIN: return tmul(I, ta, U1(OP_COS, a), sp);
+  case OP_COS: return tneg(I, tmul(I, ta, U1(OP_SIN, a), sp), sp);
+  case OP_TAN: return tmul(I, ta, B2(OP_ADD, val_num(1), B2(OP_MUL, y, y)), sp);
+  case OP_TANH: return tmul(I, ta, B2(OP_SUB, val_num(1), B2(OP_MUL, y, y)), sp);
+  case OP_SIGMOID: return tmul(I, ta, B2(OP_MUL, y, B2(OP_SUB, val_num(1), y)), sp);
+  case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN: return val_null();
+  case OP_MATMUL:
+    return tadd(I, ta.t == VT_NULL ? ta : T(I, op_matmul(I, ta, b, sp)),
+                tb.t == VT_NULL ? tb : T(I, op_matmul(I, a, tb, sp)), sp);
+  case OP_TRANSPOSE: return T(I, op_transpose(I, ta, sp));
+  case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: return T(I, op_reduce(I, op, ta, sp));
+  case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: {
+    OpKind cnt = op == OP_MAX || op == OP_MIN ? OP_SUM : op == OP_ROWMAXS || op == OP_ROWMINS ? OP_ROWSUMS : OP_COLSUMS;
+    Value mask = B2(OP_EQ, a, y);
+    Value w = B2(OP_DIV, mask, T(I, op_reduce(I, cnt, mask, sp)));
+    return T(I, op_reduce(I, cnt, B2(OP_MULZ, ta, w), sp));
+  }
+  case OP_CUMSUM: return T(I, op_scan(I, OP_CUMSUM, ta, sp));
+  case OP_SOFTMAX: return B2(OP_MUL, y, B2(OP_SUB, ta, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, y, ta), sp))));
+  case OP_DIAG: return T(I, op_diag(I, ta, sp));
+  case OP_IFELSE: return T(I, op_ifelse(I, a, tzero(tin[1]), tzero(tin[2]), sp));
+  case OP_INDEX: return T(I, ad_apply(I, OP_INDEX, 1, &ta, 3, x, sp));
+  case OP_SCATTER: return T(I, ad_apply(I, OP_SCATTER, 1, &ta, 5, x, sp));
+  default: break;
+  }
+  mls_throw(I, sp, "jvp: '%s' has no forward rule", op_info[op].sym);
+}
+
+/* Shapes the tangent like the output (broadcasting may have widened the output). */
+static Value fit(Interp *I, Value tv, Value out, Span sp) {
+  bool tn, on;
+  int64_t tr, tc, orr, oc;
+  shape(tv, &tn, &tr, &tc);
+  shape(out, &on, &orr, &oc);
+  if (on) return tn ? tv : T(I, op_reduce(I, OP_SUM, tv, sp));
+  if (!tn && tr == orr && tc == oc) return tv;
+  return B2(OP_MUL, ones(I, orr, oc), tv);
+}
+
+static Value fwd_apply(Interp *I, Tape *t, OpKind op, int nin, const Value *in, const Value *un,
+                       int nextra, const Value *extra, Value out, Span sp) {
+  (void)nextra;
+  Value tin[3] = { val_null(), val_null(), val_null() };
+  bool any = false;
+  for (int k = 0; k < nin; k++) {
+    Value v = in[k];
+    while (v.t == VT_BOX && !v.u.box->tape->active) v = v.u.box->v;
+    if (v.t == VT_BOX && v.u.box->tape == t) { tin[k] = v.u.box->tangent; any = any || tin[k].t != VT_NULL; }
+  }
+  if (!any || !(op_info[op].flags & OPF_DIFF) || (op_info[op].flags & (OPF_CMP | OPF_DISCRETE))) return out;
+  int mark = I->ntmp;
+  tmp_push(I, out);
+  Value tv = jvp_rule(I, op, un, tin, extra, out, sp);
+  if (tv.t != VT_NULL) tv = fit(I, tv, out, sp);
+  val_retain(tv);
+  Value r = box_new(t, -1, out);               /* takes the reference on the stack */
+  val_retain(out);
+  r.u.box->tangent = tv;
+  tmp_release_to(I, mark);
+  return r;
+}
+
+/* jvp(f, x, v): [f(x), the derivative of f at x along v], one forward pass. */
+Value bi_jvp(Interp *I, Args *a) {
+  Value f = a->v[0], x = a->v[1], v = a->v[2];
+  char d1[64], d2[64];
+  if (f.t != VT_FUNC && f.t != VT_BUILTIN) bi_argerror(I, 1, "function expected, got %s", val_describe(f, d1, sizeof d1));
+  bool xn, vn;
+  int64_t xr, xc, vr, vc;
+  Value xp = ad_primal(x), vp = ad_primal(v);
+  if (xp.t != VT_NUM && xp.t != VT_BOOL && xp.t != VT_MAT) bi_argerror(I, 2, "number or matrix expected, got %s", val_describe(xp, d1, sizeof d1));
+  shape(x, &xn, &xr, &xc);
+  shape(v, &vn, &vr, &vc);
+  if ((vp.t != VT_NUM && vp.t != VT_BOOL && vp.t != VT_MAT) || xr != vr || xc != vc)
+    bi_argerror(I, 3, "a direction of x's shape expected (%s), got %s", val_describe(xp, d1, sizeof d1), val_describe(vp, d2, sizeof d2));
+  int mark = I->ntmp;
+  Tape *t = tape_begin(I);
+  t->forward = true;
+  val_retain(x);
+  Value X = T(I, box_new(t, -1, x));
+  val_retain(v);
+  X.u.box->tangent = v;
+  Symbol *none[1] = { NULL };
+  Value r = T(I, call_value(I, f, 1, &X, none, a->span));
+  t->active = false;
+  Value val = r, tan = val_null();
+  while (val.t == VT_BOX && val.u.box->tape == t) { if (tan.t == VT_NULL) tan = val.u.box->tangent; val = val.u.box->v; }
+  List *l = list_new(2);
+  l->multi = true;
+  Value res = T(I, val_list(l));
+  val_retain(val);
+  list_push(l, val, NULL);
+  if (tan.t == VT_NULL) list_push(l, zeros_like(I, val), NULL);
+  else { val_retain(tan); list_push(l, tan, NULL); }
+  val_retain(res);
+  tmp_release_to(I, mark);
+  return res;
+}
+
 /* ---- backward pass ---- */
 /* A new active tape, held on the temp stack (an error releases it). */
 static Tape *tape_begin(Interp *I) {
@@ -369,7 +566,13 @@ static List *backward(Interp *I, Tape *t, int root, Value g0) {
     if (adj->items[i].t == VT_NULL || nd->nin == 0) continue;
     int mark = I->ntmp;
     Value gin[3] = { val_null(), val_null(), val_null() };
+    const char *saved_of = I->ad_backward_of;
+    Source *saved_src = I->src;
+    I->ad_backward_of = op_info[nd->op].sym;        /* --nan-check names the op differentiated */
+    if (nd->src) I->src = nd->src;                  /* errors point into the op's own file */
     vjp(I, nd, adj->items[i], gin);
+    I->ad_backward_of = saved_of;
+    I->src = saved_src;
     for (int k = 0; k < nd->nin; k++) {
       int src = nd->in[k];
       if (src < 0 || gin[k].t == VT_NULL) continue;
@@ -657,6 +860,8 @@ static Value jacobian_of(Interp *I, Value f, int nargs, Value *args, Symbol **na
 
 Value ad_call_jacobian(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp) {
   const Derived *d = c->derived;
+  if (ad_any_active(nargs, args))     /* its result is assembled from numbers, not ops */
+    mls_throw(I, sp, "%s: its result cannot be differentiated again (use nested grad)", c->dname);
   if (d->kind == 2) return jacobian_of(I, d->f, nargs, args, names, sp);
   /* hessian: the jacobian of grad(f) */
   Derived *gd = mem_alloc(sizeof *gd);
@@ -705,3 +910,9 @@ Value bi_gradcheck(Interp *I, Args *a) {
   tmp_release_to(I, mark);
   return val_num(worst);
 }
+
+/* ---- entry points for trace_grad (autodiff_trace.c): thin wrappers, nothing new ---- */
+Tape *ad_trace_tape(Interp *I) { return tape_begin(I); }
+Value ad_trace_leaf(Interp *I, Tape *t, Value v, Span sp) { return make_leaves(I, t, v, sp); }
+List *ad_trace_backward(Interp *I, Tape *t, int root, Value seed) { return backward(I, t, root, seed); }
+Value ad_trace_collect(Interp *I, Value leaf, const List *adj, Tape *t) { return collect(I, leaf, adj, t); }

@@ -21,12 +21,14 @@ typedef struct TNode {
   uint8_t nval;
   Value out;               /* the result (this tape's box removed) */
   Span span;
+  struct Source *src;      /* where span points (retained): the backward pass reports there */
 } TNode;
 
 typedef struct Tape {
   int32_t refcount;
   int32_t id;              /* nesting: a larger id is an inner grad */
   bool active;             /* recording; false once its grad call has finished */
+  bool forward;            /* jvp: boxes carry tangents, nothing is recorded */
   TNode *nodes;
   int32_t n, cap;
 } Tape;
@@ -36,6 +38,7 @@ typedef struct Box {
   Tape *tape;              /* retained */
   int32_t node;
   Value v;                 /* the primal value (may be a Box of an outer tape) */
+  Value tangent;           /* forward tapes: the directional derivative (VT_NULL = 0) */
 } Box;
 
 void ad_box_free(Box *b);
@@ -60,5 +63,14 @@ Value ad_place(Interp *I, Value v, int64_t rows, int64_t cols, int64_t r0, int64
 /* grad / value_and_grad: the derived function's call. */
 struct Closure;
 Value ad_call_derived(Interp *I, struct Closure *c, int nargs, Value *args, struct Symbol **names, Span sp);
+
+/* Entry points for trace_grad (autodiff_trace.c), wrappers of the static pieces above:
+** a new active tape held on the temp stack; v boxed as a leaf of t (owned); the backward
+** pass from node root seeded with seed (a List of adjoints by node, on the temp stack; it
+** releases the nodes' saved values); the adjoint of a leaf from that List (owned). */
+Tape *ad_trace_tape(Interp *I);
+Value ad_trace_leaf(Interp *I, Tape *t, Value v, Span sp);
+List *ad_trace_backward(Interp *I, Tape *t, int root, Value seed);
+Value ad_trace_collect(Interp *I, Value leaf, const List *adj, Tape *t);
 
 #endif

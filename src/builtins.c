@@ -27,7 +27,7 @@ const Builtin builtin_table[] = {
   { "as.scalar", bi_as_scalar, "as.scalar(x)", OP_NONE, DIFF | BI_AD, "The number inside a 1x1 matrix (a number is returned as is)." },
   { "assert", bi_assert, "assert(cond, msg=)", OP_NONE, INV,
     "Stops with 'assertion failed' (or msg) unless cond is TRUE (or nonzero)." },
-  { "cbind", bi_cbind, "cbind(...)", OP_NONE, 0, "Joins matrices (and numbers) side by side; row counts must match." },
+  { "cbind", bi_cbind, "cbind(...)", OP_NONE, DIFF | BI_AD, "Joins matrices (and numbers) side by side; row counts must match." },
   { "ceil", bi_unary, "ceil(x)", OP_CEIL, DIFF | BI_AD, "Smallest whole number not below x, elementwise." },
   { "cholesky", bi_cholesky, "cholesky(A)", OP_NONE, 0, "Lower-triangular L with L %*% t(L) = A for symmetric positive definite A.\n"
     "R's chol gives the upper factor t(L). A not positive definite is an error naming the leading minor." },
@@ -36,9 +36,9 @@ const Builtin builtin_table[] = {
   { "colMins", bi_colMins, "colMins(X)", OP_COLMINS, DIFF | BI_AD, "Smallest element of each column: a 1 x ncol(X) row vector.\nNaN propagates; a matrix with empty columns (0 x n, n > 0) is an error." },
   { "colSums", bi_reduce, "colSums(X)", OP_COLSUMS, DIFF | BI_AD, "Sum of each column: a 1 x ncol(X) row vector." },
   { "cos", bi_unary, "cos(x)", OP_COS, DIFF | BI_AD, "Cosine (radians), elementwise." },
-  { "cumprod", bi_cumprod, "cumprod(X)", OP_CUMPROD, DIFF, "Cumulative products down each column (a row vector: along it), as DML's colCumprod.\nA number gives itself; NaN propagates down its column." },
+  { "cumprod", bi_cumprod, "cumprod(X)", OP_CUMPROD, DIFF | BI_AD, "Cumulative products down each column (a row vector: along it), as DML's colCumprod.\nA number gives itself; NaN propagates down its column." },
   { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
-  { "det", bi_det, "det(A)", OP_NONE, DIFF, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
+  { "det", bi_det, "det(A)", OP_NONE, DIFF | BI_AD, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
   { "diag", bi_diag, "diag(X)", OP_DIAG, DIFF | BI_AD, "A vector becomes a diagonal matrix; a square matrix gives its diagonal as a column vector.\nA vector is n x 1 or 1 x n; a number or 1x1 matrix gives a 1x1 matrix (not R's identity)." },
   { "eigen", bi_eigen, "eigen(A)", OP_NONE, 0, "[values, vectors] = eigen(A) for symmetric A: eigenvalues (column, decreasing) and eigenvectors.\n"
     "The eigenvectors are the columns of vectors; each is signed so that its largest-magnitude\n"
@@ -54,19 +54,22 @@ const Builtin builtin_table[] = {
     "Compares grad(f)(x) with central finite differences; returns the largest relative error." },
   { "help", bi_help, "help(topic=)", OP_NONE, INV,
     "Shows the signature and text of a builtin or user function; help() lists every builtin." },
-  { "hessian", bi_hessian, "hessian(f)", OP_NONE, BI_DIFF | BI_AD,
+  { "hessian", bi_hessian, "hessian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to a number, a function giving the n x n Hessian\n"
     "(the Jacobian of grad(f)). The result is not differentiated again." },
   { "identity", bi_identity, "identity(x)", OP_NONE, DIFF | BI_AD, "Returns x." },
   { "ifdef", bi_ifdef, "ifdef(value, default)", OP_NONE, BI_IFDEF,
     "ifdef($k, d) is the command-line value $k when it was given, else d." },
   { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
-  { "inv", bi_inv, "inv(A)", OP_NONE, DIFF, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
+  { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
   { "is.na", bi_is_na, "is.na(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
   { "is.nan", bi_is_na, "is.nan(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
-  { "jacobian", bi_jacobian, "jacobian(f)", OP_NONE, BI_DIFF | BI_AD,
+  { "jacobian", bi_jacobian, "jacobian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to an m x 1 vector, a function giving the m x n Jacobian\n"
     "(one reverse pass per output). The result is not differentiated again." },
+  { "jvp", bi_jvp, "jvp(f, x, v)", OP_NONE, BI_DIFF | BI_AD,
+    "[value, tangent] = jvp(f, x, v): f(x) and the derivative of f at x along v (v has x's shape),\n"
+    "computed in one forward pass with dual numbers (forward mode)." },
   { "length", bi_length, "length(x)", OP_NONE, 0, "Number of elements of a matrix or list (1 for a number or string)." },
   { "list", bi_list, "list(...)", OP_NONE, DIFF | BI_AD, "A list of the arguments; named arguments become named elements." },
   { "load", bi_load, "load(path)", OP_NONE, 0, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32) is an error saying what is wrong." },
@@ -88,7 +91,7 @@ const Builtin builtin_table[] = {
     "Joins the text of its arguments with sep (numbers to 15 significant digits)." },
   { "print", bi_print, "print(x, digits=7)", OP_NONE, INV,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
-  { "prod", bi_prod, "prod(x)", OP_PROD, DIFF, "Product of all elements (a number; 1 for an empty matrix, as R)." },
+  { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD, "Product of all elements (a number; 1 for an empty matrix, as R)." },
   { "qr", bi_qr, "qr(A)", OP_NONE, 0, "[Q, R] = qr(A): orthonormal Q and upper-triangular R with Q %*% R = A.\n"
     "Thin, as R's qr.Q and qr.R: for m x n A, Q is m x k and R is k x n, k = min(m, n); diag(R) >= 0." },
   { "quit", bi_quit, "quit(status=0)", OP_NONE, INV, "Ends the program (or the REPL) with the exit status." },
@@ -96,7 +99,7 @@ const Builtin builtin_table[] = {
     "A random rows x cols matrix: pdf \"uniform\" on [min, max) or \"normal\" (mean 0, sd 1);\n"
     "sparsity is the fraction of nonzero cells. The same seed (or --seed) gives the same matrix\n"
     "on every run and machine (xoshiro256** seeded by splitmix64)." },
-  { "rbind", bi_rbind, "rbind(...)", OP_NONE, 0, "Stacks matrices (and numbers) on top of each other; column counts must match." },
+  { "rbind", bi_rbind, "rbind(...)", OP_NONE, DIFF | BI_AD, "Stacks matrices (and numbers) on top of each other; column counts must match." },
   { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=)", OP_NONE, 0,
     "Reads a matrix from a file. format: \"csv\", \"text\" (DML's i j v triples), \"mm\" (Matrix Market),\n"
     "\"npy\" (NumPy: float64/32, integers, bool; C or Fortran order; 1-D is a column) or \"idx\"\n"
@@ -122,7 +125,7 @@ const Builtin builtin_table[] = {
   { "sign", bi_unary, "sign(x)", OP_SIGN, DIFF | BI_AD, "-1, 0 or 1 by the sign of x, elementwise." },
   { "sin", bi_unary, "sin(x)", OP_SIN, DIFF | BI_AD, "Sine (radians), elementwise." },
   { "softmax", bi_softmax, "softmax(X)", OP_SOFTMAX, DIFF | BI_AD, "Row-wise softmax, computed stably (the row maximum is subtracted first).\n-Inf entries give 0; a row of only -Inf, or holding NaN or Inf, gives NaN." },
-  { "solve", bi_solve, "solve(A, b)", OP_NONE, DIFF, "Solves A %*% x = b for square A (LAPACK LU); b is a vector or matrix with nrow(A) rows.\n"
+  { "solve", bi_solve, "solve(A, b)", OP_NONE, DIFF | BI_AD, "Solves A %*% x = b for square A (LAPACK LU); b is a vector or matrix with nrow(A) rows.\n"
     "A singular A, or one with reciprocal condition number below machine epsilon, is an error (as R)." },
   { "source", bi_source, "source(path)", OP_NONE, INV,
     "Runs a file in the global scope; relative paths are looked up next to the calling script,\n"
@@ -145,7 +148,13 @@ const Builtin builtin_table[] = {
   { "time", bi_time, "time()", OP_NONE, 0, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
   { "toString", bi_toString, "toString(x)", OP_NONE, 0,
     "The full text of a value: numbers to 15 significant digits, matrices in full, one row a line." },
-  { "trace", bi_trace, "trace(A)", OP_NONE, DIFF, "Sum of the diagonal of a square matrix (NaN and Inf propagate, as in sum)." },
+  { "trace", bi_trace, "trace(A)", OP_NONE, DIFF | BI_AD, "Sum of the diagonal of a square matrix (NaN and Inf propagate, as in sum)." },
+  { "trace_grad", bi_trace_grad, "trace_grad(f, ..., mode=\"reverse\", wrt=, digits=4, ascii=FALSE)", OP_NONE, INV,
+    "Prints the evaluation-trace tables of f at a point of numbers (teaching; docs/autodiff.md).\n"
+    "The primal trace v_i = op = value (Baydin et al.'s layout), then the reverse adjoint trace\n"
+    "(returns the gradient, invisibly) or, with mode=\"forward\", the tangent trace seeded on wrt (a\n"
+    "position, a name or a direction; returns the derivative). digits= is the tables' precision;\n"
+    "ascii=TRUE writes vbar, vdot and d instead of the Unicode bar, dot and partial sign." },
   { "value_and_grad", bi_value_and_grad, "value_and_grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
     "Like grad, but the function returns [value, gradient] in one pass." },
   { "var", bi_var, "var(x)", OP_NONE, DIFF | BI_AD, "Sample variance of all elements (divisor n - 1, as R).\nNaN for fewer than two elements (R gives NA)." },

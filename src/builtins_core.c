@@ -192,7 +192,7 @@ Value bi_mean(Interp *I, Args *a) {
 static Value bind(Interp *I, Args *a, bool cols) {
   int64_t other = -1, total = 0;
   for (int i = 0; i < a->ndots; i++) {
-    Value v = a->dots[i];
+    Value v = ad_primal(a->dots[i]);
     int64_t r, c;
     if (v.t == VT_MAT) { r = tensor_rows(v.u.m); c = tensor_cols(v.u.m); }
     else if (v.t == VT_NUM || v.t == VT_BOOL) { r = c = 1; }
@@ -204,6 +204,22 @@ static Value bind(Interp *I, Args *a, bool cols) {
     total += cols ? c : r;
   }
   if (other < 0) other = 0;
+  if (ad_any_active(a->ndots, a->dots)) {     /* grad: the sum of the placed blocks */
+    int64_t R = cols ? other : total, C = cols ? total : other, off = 0;
+    int mark = I->ntmp;
+    Value acc = val_num(0);
+    for (int i = 0; i < a->ndots; i++) {
+      Value p = ad_primal(a->dots[i]);
+      Value placed = ad_place(I, a->dots[i], R, C, cols ? 0 : off, cols ? off : 0, a->span);
+      tmp_push(I, placed);
+      acc = op_binary(I, OP_ADD, acc, placed, a->span);
+      tmp_push(I, acc);
+      off += p.t == VT_MAT ? (cols ? tensor_cols(p.u.m) : tensor_rows(p.u.m)) : 1;
+    }
+    val_retain(acc);
+    tmp_release_to(I, mark);
+    return acc;
+  }
   Tensor *t = cols ? tensor_new(I, other, total) : tensor_new(I, total, other);
   double *d = tensor_data(t);
   int64_t W = tensor_cols(t), off = 0;

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include "autodiff.h"
 #include "builtins.h"
 #include "err.h"
 #include "mem.h"
@@ -323,6 +324,7 @@ static Value multi(Interp *I, int n, const char *const names[], Value vals[]) {
 }
 
 Value bi_solve(Interp *I, Args *a) {
+  if (ad_any_active(2, a->v)) return ad_apply(I, OP_SOLVE, 2, a->v, 0, NULL, a->span);   /* grad */
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, true);
   Tensor *B = arg_copy(I, a, 1, false);
@@ -337,6 +339,7 @@ Value bi_solve(Interp *I, Args *a) {
 }
 
 Value bi_inv(Interp *I, Args *a) {
+  if (ad_any_active(1, a->v)) return ad_apply(I, OP_INV, 1, a->v, 0, NULL, a->span);
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, true);
   LaInfo st;
@@ -347,6 +350,7 @@ Value bi_inv(Interp *I, Args *a) {
 }
 
 Value bi_det(Interp *I, Args *a) {
+  if (ad_any_active(1, a->v)) return ad_apply(I, OP_DET, 1, a->v, 0, NULL, a->span);
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, true);
   double det = 1;                                     /* of the 0x0 matrix, as R */
@@ -359,6 +363,18 @@ Value bi_det(Interp *I, Args *a) {
 /* No LAPACK: a sum, so NaN and Inf propagate as in sum(). */
 Value bi_trace(Interp *I, Args *a) {
   Value v = a->v[0];
+  if (v.t == VT_BOX) {                          /* grad: trace = sum(diag(A)) through ops */
+    Value p = ad_primal(v);
+    if (p.t == VT_MAT && tensor_rows(p.u.m) != tensor_cols(p.u.m))
+      bi_argerror(I, 1, "square matrix expected, got %lldx%lld", (long long)tensor_rows(p.u.m), (long long)tensor_cols(p.u.m));
+    if (p.t != VT_MAT) { val_retain(v); return v; }
+    Value d = op_diag(I, v, a->span);
+    tmp_push(I, d);
+    Value s = op_reduce(I, OP_SUM, d, a->span);
+    tmp_pop(I, 1);
+    val_release(d);
+    return s;
+  }
   if (v.t == VT_NUM || v.t == VT_BOOL) return val_num(bi_num(I, a, 0));
   if (v.t != VT_MAT) { char d[64]; bi_argerror(I, 1, "matrix expected, got %s", val_describe(v, d, sizeof d)); }
   const Tensor *m = v.u.m;

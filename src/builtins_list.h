@@ -20,4 +20,6 @@ BI_DECL(qr) BI_DECL(svd)
 BI_DECL(save) BI_DECL(load)
 /* autodiff.c */
 BI_DECL(grad) BI_DECL(value_and_grad) BI_DECL(stop_gradient) BI_DECL(jacobian) BI_DECL(hessian)
-BI_DECL(gradcheck)
+BI_DECL(gradcheck) BI_DECL(jvp)
+/* autodiff_trace.c */
+BI_DECL(trace_grad)

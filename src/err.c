@@ -68,6 +68,7 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
   int tmark = I->ntmp, fmark = I->nframes, depth = I->eval_depth;
   Env *env = I->env;
   Source *src = I->src;
+  const char *backward_of = I->ad_backward_of;
   j.prev = I->errjmp;
   I->errjmp = &j;
   volatile int status = 0;
@@ -82,6 +83,7 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
     }
     I->env = env;
     I->src = src;
+    I->ad_backward_of = backward_of;
     I->eval_depth = depth;
     I->ctl = CTL_NONE;
     val_release(I->retval);

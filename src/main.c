@@ -26,7 +26,8 @@ static const char usage[] =
   "  --device cpu|gpu where new matrices live (gpu needs a CUDA build)\n"
   "  --staged         run straight-line blocks staged (not implemented yet: runs eagerly)\n"
   "  --explain        print staged graphs (not implemented yet)\n"
-  "  --nan-check      stop at the first operation that makes NaN/Inf (not implemented yet)\n"
+  "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
+  "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
   "  --builtins-md    print the builtin reference as Markdown (docs/builtins.md)\n"
   "  --version        print the version\n"
@@ -54,6 +55,33 @@ static void builtins_md(void) {
   }
 }
 
+/* The options that set up the run (before or after the script name): 1 when argv[*i] was one
+** (with its value consumed), 0 when it is not an option of this kind, else an exit status. */
+static int run_option(Interp *I, int argc, char **argv, int *i) {
+  const char *a = argv[*i];
+  if (!strcmp(a, "--seed") || !strcmp(a, "--threads") || !strcmp(a, "--device")) {
+    if (++*i >= argc) return usage_error(a, "needs a value");
+    const char *v = argv[*i];
+    if (!strcmp(a, "--device")) {
+      if (!strcmp(v, "gpu")) { fprintf(stderr, "mls: no CUDA device available\n"); return 2; }
+      if (strcmp(v, "cpu")) return usage_error("--device takes cpu or gpu, got", v);
+      return 1;
+    }
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (*end || end == v || n < 0) return usage_error(a, "needs a non-negative whole number");
+    if (!strcmp(a, "--seed")) { I->seed = (uint64_t)n; I->seed_set = true; }
+    else { I->threads = (int)n; if (n > 0) be_default()->set_threads((int)n); }
+    return 1;
+  }
+  if (!strcmp(a, "--nan-check")) { I->nan_check = true; return 1; }
+  if (!strcmp(a, "--staged") || !strcmp(a, "--explain")) {
+    fprintf(stderr, "mls: warning: %s is not implemented yet; running eagerly\n", a);
+    return 1;
+  }
+  return 0;
+}
+
 static int run_main(int argc, char **argv) {
   const char *script = NULL, *code = NULL;
   bool from_stdin = false;
@@ -72,28 +100,9 @@ static int run_main(int argc, char **argv) {
       break;
     }
     if (!strcmp(a, "-")) { from_stdin = true; i++; break; }
-    if (!strcmp(a, "--seed") || !strcmp(a, "--threads") || !strcmp(a, "--device")) {
-      if (++i >= argc) { interp_free(I); return usage_error(a, "needs a value"); }
-      char *end;
-      if (!strcmp(a, "--device")) {
-        if (!strcmp(argv[i], "gpu")) {
-          fprintf(stderr, "mls: no CUDA device available\n");
-          interp_free(I);
-          return 2;
-        }
-        if (strcmp(argv[i], "cpu")) { interp_free(I); return usage_error("--device takes cpu or gpu, got", argv[i]); }
-        continue;
-      }
-      long long v = strtoll(argv[i], &end, 10);
-      if (*end || end == argv[i] || v < 0) { interp_free(I); return usage_error(a, "needs a non-negative whole number"); }
-      if (!strcmp(a, "--seed")) { I->seed = (uint64_t)v; I->seed_set = true; }
-      else { I->threads = (int)v; if (v > 0) be_default()->set_threads((int)v); }
-      continue;
-    }
-    if (!strcmp(a, "--staged") || !strcmp(a, "--explain") || !strcmp(a, "--nan-check")) {
-      fprintf(stderr, "mls: warning: %s is not implemented yet; running eagerly\n", a);
-      continue;
-    }
+    int st = run_option(I, argc, argv, &i);
+    if (st == 1) continue;
+    if (st >= 2) { interp_free(I); return st; }
     if (a[0] == '-' && a[1]) { interp_free(I); return usage_error("unknown option", a); }
     script = a;
     i++;
@@ -119,8 +128,10 @@ static int run_main(int argc, char **argv) {
       }
       i--;
     } else {
+      int st = argv[i][0] == '-' ? run_option(I, argc, argv, &i) : 0;
+      if (st == 1) continue;
       interp_free(I);
-      return usage_error("unexpected argument (use -nvargs k=v or -args a b):", argv[i]);
+      return st >= 2 ? st : usage_error("unexpected argument (use -nvargs k=v or -args a b):", argv[i]);
     }
   }
   Source *src = NULL;

@@ -40,12 +40,30 @@ static l_noret bad_operands(Interp *I, OpKind op, Value a, Value b, Span sp) {
             val_describe(b, d1, sizeof d1));
 }
 
+static bool all_finite(const double *d, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite(d[i])) return false;
+  return true;
+}
+
+/* --nan-check: out (a fresh result) holds NaN/Inf although the inputs were finite. */
+static void nan_check_result(Interp *I, OpKind op, Tensor *out, Tensor *const in[], int nin, const OpParams *p, Span sp) {
+  if (all_finite(tensor_data(out), tensor_numel(out))) return;
+  for (int k = 0; k < nin; k++) {
+    if (in[k] && !all_finite(tensor_data(in[k]), tensor_numel(in[k]))) return;
+    if (!in[k] && p && !isfinite(p->scalar[k])) return;
+  }
+  tensor_free_ref(out);
+  nan_check_fail(I, op_info[op].sym, sp);
+}
+
 static void run_or_throw(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p, Span sp) {
   if (out->st->be->run(op, out, in, p) != 0) {
     const char *be = out->st->be->name;
     tensor_free_ref(out);
     mls_throw(I, sp, "the %s backend cannot run '%s'", be, op_info[op].name);
   }
+  if (I->nan_check) nan_check_result(I, op, out, in, op_info[op].arity < 3 ? op_info[op].arity : 3, p, sp);
 }
 
 static int cmp_strings(OpKind op, const Str *a, const Str *b) {
@@ -77,6 +95,7 @@ Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
   if (op == OP_RANGE) return op_range(I, a, b, sp);
   if (is_numlike(a) && is_numlike(b)) {
     double r = sc_binary(op, numv(a), numv(b));
+    if (!isfinite(r) && I->nan_check && isfinite(numv(a)) && isfinite(numv(b))) nan_check_fail(I, op_info[op].sym, sp);
     return (op_info[op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
   }
   if (a.t == VT_STR || b.t == VT_STR) {
@@ -140,6 +159,7 @@ Value op_unary(Interp *I, OpKind op, Value a, Span sp) {
   if (a.t == VT_BOX) return ad_apply(I, op, 1, &a, 0, NULL, sp);
   if (is_numlike(a)) {
     double r = sc_unary(op, numv(a));
+    if (!isfinite(r) && I->nan_check && isfinite(numv(a))) nan_check_fail(I, op_info[op].sym, sp);
     return op == OP_NOT ? val_bool(r != 0) : val_num(r);
   }
   if (a.t != VT_MAT) bad_operand(I, op, a, sp);

@@ -31,6 +31,12 @@ void tmp_release_to(Interp *I, int mark) {
   while (I->ntmp > mark) val_release(I->tmp[--I->ntmp]);
 }
 
+l_noret nan_check_fail(Interp *I, const char *op, Span sp) {
+  if (I->ad_backward_of)
+    mls_throw(I, sp, "nan-check: '%s' turned finite inputs into NaN or Inf (in the backward pass of '%s')", op, I->ad_backward_of);
+  mls_throw(I, sp, "nan-check: '%s' turned finite inputs into NaN or Inf", op);
+}
+
 void interp_check_interrupt(Interp *I, Span sp) {
   if (I->interrupted) {
     I->interrupted = 0;
@@ -129,12 +135,13 @@ static Value eval_binary(Interp *I, AstNode *n) {
   Value b = eval_operand(I, n->kids[1]);
   if (b.t != VT_NUM) return binary_slow(I, n, a, true, b);
   double r = sc_binary(n->op, a.u.n, b.u.n);
+  if (!isfinite(r) && I->nan_check && isfinite(a.u.n) && isfinite(b.u.n)) nan_check_fail(I, op_info[n->op].sym, n->span);
   return (op_info[n->op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
 }
 
 static Value eval_unary(Interp *I, AstNode *n) {
   Value a = eval_operand(I, n->kids[0]);
-  if (a.t == VT_NUM) return n->op == OP_NOT ? val_bool(a.u.n == 0) : val_num(sc_unary(n->op, a.u.n));
+  if (a.t == VT_NUM && !I->nan_check) return n->op == OP_NOT ? val_bool(a.u.n == 0) : val_num(sc_unary(n->op, a.u.n));
   tmp_push(I, a);
   Value r = op_unary(I, (OpKind)n->op, a, n->span);
   tmp_pop(I, 1);
@@ -499,7 +506,10 @@ static inline bool num_operand(Interp *I, AstNode *k, double *x, Value *v) {
     Value a, b;                                                             \
     if (!num_operand(I, n->kids[0], &x, &a)) return binary_slow(I, n, a, false, a); \
     if (!num_operand(I, n->kids[1], &y, &b)) return binary_slow(I, n, val_num(x), true, b); \
-    return MAKE(EXPR);                                                      \
+    double r = (EXPR);                                                      \
+    if (!isfinite(r) && I->nan_check && isfinite(x) && isfinite(y))         \
+      nan_check_fail(I, op_info[n->op].sym, n->span);                       \
+    return MAKE(r);                                                         \
   }
 EV_ARITH(ev_add, x + y, val_num)
 EV_ARITH(ev_sub, x - y, val_num)

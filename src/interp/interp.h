@@ -94,6 +94,8 @@ struct Interp {
   size_t stack_limit;        /* bytes of C stack the interpreter may use */
   Value last;                /* last echoed value: ans */
   int32_t ad_next_id;        /* ids of grad tapes: larger is more deeply nested */
+  bool nan_check;            /* --nan-check: stop at the first op that makes NaN/Inf */
+  const char *ad_backward_of; /* the op whose derivative is being computed (messages) */
 };
 
 Interp *interp_new(void);
@@ -145,6 +147,8 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo);
 bool val_truth(Interp *I, Value v, Span sp);
 double val_to_num(Interp *I, Value v, Span sp, const char *what);
 void interp_check_interrupt(Interp *I, Span sp);
+/* --nan-check: the error for an op whose finite inputs gave a NaN or Inf. */
+l_noret nan_check_fail(Interp *I, const char *op, Span sp);
 /* x[i, j] on evaluated values (VT_NULL index = whole dimension); the op INDEX. */
 Value index_read(Interp *I, Value x, int nix, const Value *iv, Span sp);
 /* zeros(rows, cols) with v added at [i, j]; the op SCATTER. */

@@ -1,0 +1,206 @@
+/*
+** test_grad_coverage.c — walks THE builtin table: every entry marked differentiable (BI_DIFF)
+** must have a recipe below, and each recipe is checked against central finite differences
+** (gradcheck) at random points over several shapes, broadcasting and 1x1 included. Every
+** operator is checked too. A differentiable builtin added without a rule or a recipe fails.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "builtins.h"
+#include "interp/interp.h"
+
+/* X and Y are the points; the check differentiates sum(EXPR^2) with respect to each of them
+** that the recipe names in `wrt`. Shapes: "RxC" or "n" (a number); a list of pairs. */
+typedef struct Recipe {
+  const char *name;      /* builtin or operator */
+  const char *expr;      /* in X (and Y) */
+  const char *shapes;    /* "3x4,3x4;3x4,1x4;..." pairs X,Y (Y may be "-") */
+  const char *wrt;       /* "X", "XY" */
+  double lo, hi;         /* the range of random points */
+} Recipe;
+
+static const char *const EW = "3x4,-;1x1,-;n,-;1x5,-;4x1,-";
+static const char *const BIN = "3x4,3x4;3x4,1x4;3x4,3x1;3x4,1x1;1x4,3x4;3x1,3x4;n,3x4;3x4,n;n,n";
+static const char *const MAT = "3x4,-;1x1,-;4x1,-;1x5,-";
+
+static const Recipe recipes[] = {
+  /* operators */
+  { "+", "X + Y", NULL, "XY", -1, 1 }, { "-", "X - Y", NULL, "XY", -1, 1 },
+  { "*", "X * Y", NULL, "XY", -1, 1 }, { "/", "X / Y", NULL, "XY", 0.5, 2 },
+  { "^", "X ^ Y", NULL, "XY", 0.5, 2 }, { "%%", "X %% 0.7 + (X + 1.3) %% Y", NULL, "XY", 0.3, 0.45 },
+  { "unary -", "-X", "3x4,-;n,-", "X", -1, 1 },
+  { "%*%", "X %*% Y", "3x4,4x2;1x3,3x1;3x1,1x3;n,n;2x2,2x2", "XY", -1, 1 },
+  { "[]", "X[2, ] * 3 + X[1, 4] + sum(X[[1; 1; 3], 2]) + t(X[, 3]) %*% X", "3x4,-", "X", -1, 1 },
+  { "[]<-", "Z = X; Z[2, 2:3] = Y; Z * X", "3x4,1x2;3x4,n", "XY", -1, 1 },
+  { "literal", "[X, Y; Y, X]", "2x2,2x2;n,n", "XY", -1, 1 },
+  /* builtins marked differentiable */
+  { "abs", "abs(X)", NULL, "X", -1, 1 }, { "ceil", "ceil(X) + X", NULL, "X", 0.1, 0.4 },
+  { "floor", "floor(X) + X", NULL, "X", 0.1, 0.4 }, { "round", "round(X) + X", NULL, "X", 0.1, 0.4 },
+  { "sign", "sign(X) + X", NULL, "X", 0.1, 0.9 },
+  { "cos", "cos(X)", NULL, "X", -2, 2 }, { "sin", "sin(X)", NULL, "X", -2, 2 },
+  { "tan", "tan(X)", NULL, "X", -1, 1 }, { "tanh", "tanh(X)", NULL, "X", -2, 2 },
+  { "exp", "exp(X)", NULL, "X", -1, 1 }, { "log", "log(X) + log(X, 3)", NULL, "X", 0.5, 2 },
+  { "sqrt", "sqrt(X)", NULL, "X", 0.5, 2 }, { "sigmoid", "sigmoid(X)", NULL, "X", -3, 3 },
+  { "sum", "sum(X)", "3x4,-;1x1,-;n,-", "X", -1, 1 }, { "mean", "mean(X)", "3x4,-;1x1,-;n,-", "X", -1, 1 },
+  { "prod", "prod(X)", "3x4,-;1x1,-", "X", 0.5, 1.5 },
+  { "var", "var(X)", "3x4,-;1x5,-", "X", -1, 1 }, { "sd", "sd(X)", "3x4,-;4x1,-", "X", -1, 1 },
+  { "rowSums", "rowSums(X)", NULL, "X", -1, 1 }, { "colSums", "colSums(X)", NULL, "X", -1, 1 },
+  { "rowMeans", "rowMeans(X)", NULL, "X", -1, 1 }, { "colMeans", "colMeans(X)", NULL, "X", -1, 1 },
+  { "rowMaxs", "rowMaxs(X)", NULL, "X", -1, 1 }, { "rowMins", "rowMins(X)", NULL, "X", -1, 1 },
+  { "colMaxs", "colMaxs(X)", NULL, "X", -1, 1 }, { "colMins", "colMins(X)", NULL, "X", -1, 1 },
+  { "max", "max(X) + max(X, Y)", NULL, "XY", -1, 1 }, { "min", "min(X) + min(X, Y)", NULL, "XY", -1, 1 },
+  { "cumsum", "cumsum(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
+  { "cumprod", "cumprod(X)", "3x4,-;1x5,-;4x1,-", "X", 0.5, 1.5 },
+  { "softmax", "softmax(X)", "3x4,-;1x5,-;1x1,-", "X", -2, 2 },
+  { "diag", "diag(X)", "4x1,-;1x4,-;3x3,-", "X", -1, 1 },
+  { "t", "t(X) %*% X", "3x4,-;1x1,-", "X", -1, 1 },
+  { "trace", "trace(X %*% X)", "3x3,-;1x1,-", "X", -1, 1 },
+  { "det", "det(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)))", "3x3,-;1x1,-", "X", -1, 1 },
+  { "inv", "inv(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)))", "3x3,-;1x1,-", "X", -1, 1 },
+  { "solve", "solve(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)), Y)", "3x3,3x2;3x3,3x1;1x1,1x1", "XY", -1, 1 },
+  { "cbind", "cbind(X, Y, X * Y)", "3x1,3x1;1x2,1x2;3x2,3x1;n,n", "XY", -1, 1 },
+  { "rbind", "rbind(X, Y, X * Y)", "1x3,1x3;2x1,2x1;2x3,1x3;n,n", "XY", -1, 1 },
+  { "ifelse", "ifelse(X > 0, X^2, Y)", "3x4,3x4;3x4,n;n,n", "XY", -1, 1 },
+  { "as.scalar", "as.scalar(X[2, 2]) * X", "3x3,-", "X", -1, 1 },
+  { "identity", "identity(X)", EW, "X", -1, 1 },
+  { "list", "L = list(a = X, b = 2); L$a * L$b + L[1]", MAT, "X", -1, 1 },
+  { "grad", "grad(function(Z) sum(sin(Z) * Z))(X)", MAT, "X", -1, 1 },
+  { "value_and_grad", "[v, g] = value_and_grad(function(Z) sum(exp(Z) * Z))(X); v + g", MAT, "X", -1, 1 },
+  { "jvp", "[v, d] = jvp(function(Z) sum(sin(Z)^2), X, X); v + d", MAT, "X", -1, 1 },
+  { "stop_gradient", NULL, NULL, NULL, 0, 0 },   /* checked separately: its derivative is 0 */
+};
+
+typedef struct Job { const char *code; int status; char *out, *err; } Job;
+
+/* Runs code on a fresh interpreter on a thread with a large stack; captures stdout/stderr. */
+static void *job_main(void *p) {
+  Job *j = p;
+  Interp *I = interp_new();
+  size_t no = 0, ne = 0;
+  I->out = open_memstream(&j->out, &no);
+  I->errf = open_memstream(&j->err, &ne);
+  Source *src = source_new("coverage.mls", j->code, strlen(j->code));
+  j->status = interp_run_source(I, src, false);
+  source_release(src);
+  fclose(I->out);
+  fclose(I->errf);
+  I->out = stdout;
+  I->errf = stderr;
+  interp_free(I);
+  return NULL;
+}
+
+static int run(const char *code, char **out, char **err) {
+  Job j = { code, 0, NULL, NULL };
+  pthread_attr_t a;
+  pthread_t th;
+  pthread_attr_init(&a);
+  pthread_attr_setstacksize(&a, (size_t)256 << 20);
+  pthread_create(&th, &a, job_main, &j);
+  pthread_join(th, NULL);
+  pthread_attr_destroy(&a);
+  *out = j.out;
+  *err = j.err;
+  return j.status;
+}
+
+static const Recipe *find_recipe(const char *name) {
+  for (size_t i = 0; i < sizeof recipes / sizeof recipes[0]; i++)
+    if (strcmp(recipes[i].name, name) == 0) return &recipes[i];
+  return NULL;
+}
+
+/* MLS code for a point of the given shape, random in [lo, hi). */
+static void point(char *buf, size_t n, const char *shape, double lo, double hi, int seed) {
+  int r, c;
+  if (strcmp(shape, "n") == 0) snprintf(buf, n, "as.scalar(rand(rows=1, cols=1, min=%g, max=%g, seed=%d))", lo, hi, seed);
+  else if (sscanf(shape, "%dx%d", &r, &c) == 2) snprintf(buf, n, "rand(rows=%d, cols=%d, min=%g, max=%g, seed=%d)", r, c, lo, hi, seed);
+  else fail_msg("bad shape '%s'", shape);
+}
+
+/* Checks one recipe over all its shape pairs; returns the number of failures. */
+static int check_recipe(const Recipe *rc) {
+  const char *shapes = rc->shapes ? rc->shapes : strchr(rc->wrt, 'Y') ? BIN : EW;
+  char list[512];
+  snprintf(list, sizeof list, "%s", shapes);
+  int failures = 0, seed = 1;
+  for (char *save = NULL, *pair = strtok_r(list, ";", &save); pair; pair = strtok_r(NULL, ";", &save), seed += 2) {
+    char xs[16], ys[16], px[200], py[200], code[4096];
+    if (sscanf(pair, "%15[^,],%15s", xs, ys) != 2) fail_msg("bad shape pair '%s'", pair);
+    point(px, sizeof px, xs, rc->lo, rc->hi, seed);
+    if (strcmp(ys, "-") == 0) snprintf(py, sizeof py, "0");
+    else point(py, sizeof py, ys, rc->lo, rc->hi, seed + 1);
+    int k = snprintf(code, sizeof code, "X0 = %s\nY0 = %s\n", px, py);
+    if (strchr(rc->wrt, 'X'))
+      k += snprintf(code + k, sizeof code - k,
+                    "fx = function(X) { Y = Y0; R = { %s }; sum(R * R) }\nprint(\"X \" + gradcheck(fx, X0))\n", rc->expr);
+    if (strchr(rc->wrt, 'Y'))
+      snprintf(code + k, sizeof code - k,
+               "fy = function(Y) { X = X0; R = { %s }; sum(R * R) }\nprint(\"Y \" + gradcheck(fy, Y0))\n", rc->expr);
+    char *out = NULL, *err = NULL;
+    int st = run(code, &out, &err);
+    if (st != 0) {
+      print_error("%s with shapes %s: status %d: %s\n", rc->name, pair, st, err);
+      failures++;
+    } else {
+      for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        double e = atof(line + 2);
+        if (!(e < 1e-5)) { print_error("%s with shapes %s: relative error %s\n", rc->name, pair, line); failures++; }
+      }
+    }
+    free(out);
+    free(err);
+  }
+  return failures;
+}
+
+static void test_every_differentiable_builtin_has_a_checked_rule(void **state) {
+  (void)state;
+  int failures = 0, checked = 0;
+  for (int i = 0; i < builtin_count; i++) {
+    const Builtin *b = &builtin_table[i];
+    if (!(b->flags & BI_DIFF)) continue;
+    const Recipe *rc = find_recipe(b->name);
+    if (!rc) { print_error("builtin '%s' is marked differentiable but has no gradient-check recipe\n", b->name); failures++; continue; }
+    if (!(b->flags & BI_AD)) { print_error("builtin '%s' is marked differentiable but has no derivative rule (BI_AD)\n", b->name); failures++; }
+    if (rc->expr) failures += check_recipe(rc);
+    checked++;
+  }
+  assert_true(checked > 40);
+  assert_int_equal(failures, 0);
+}
+
+static void test_every_operator(void **state) {
+  (void)state;
+  int failures = 0;
+  for (size_t i = 0; i < sizeof recipes / sizeof recipes[0]; i++)
+    if (!bi_find(recipes[i].name) && recipes[i].expr) failures += check_recipe(&recipes[i]);
+  assert_int_equal(failures, 0);
+}
+
+static void test_stop_gradient(void **state) {
+  (void)state;
+  char *out, *err;
+  int st = run("g = grad(function(X) sum(stop_gradient(X) * X))([1, 2; 3, 4])\nprint(g)\n", &out, &err);
+  assert_int_equal(st, 0);
+  assert_string_equal(out, "1 2\n3 4\n");
+  free(out);
+  free(err);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_every_differentiable_builtin_has_a_checked_rule),
+    cmocka_unit_test(test_every_operator),
+    cmocka_unit_test(test_stop_gradient),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
