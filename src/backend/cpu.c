@@ -76,21 +76,30 @@ static bool cpu_supports(OpKind op) { (void)op; return true; }
 ** Loops of at least PAR_MIN elements are split across the cores (OpenMP, static schedule,
 ** so each thread streams one contiguous range); smaller ones stay on one thread. */
 #define PAR_MIN ((int64_t)1 << 16)
-#define PAR _Pragma("omp parallel for simd if (n >= PAR_MIN) schedule(static)")
-#define PAR_ROWS _Pragma("omp parallel for if (n >= PAR_MIN) schedule(static)")
+/* for (i = 0; i < n; i++) BODY, split across the cores only when n is large: a
+** "parallel if (0)" region still costs a trip through the OpenMP runtime (~0.5 us). */
+#define PFOR(n, BODY)                                                            \
+  do {                                                                           \
+    if ((n) >= PAR_MIN) {                                                        \
+      _Pragma("omp parallel for simd schedule(static)")                          \
+      for (int64_t i = 0; i < (n); i++) { BODY }                                 \
+    } else {                                                                     \
+      for (int64_t i = 0; i < (n); i++) { BODY }                                 \
+    }                                                                            \
+  } while (0)
 
 #define EW_LOOP(EXPR)                                                            \
   do {                                                                           \
     if (bc0 == BC_FULL && bc1 == BC_FULL) {                                      \
-      PAR for (int64_t i = 0; i < n; i++) { double x = a[i], y = b[i]; o[i] = (EXPR); } \
+      PFOR(n, double x = a[i]; double y = b[i]; o[i] = (EXPR););                 \
     } else if (bc1 == BC_SCALAR && bc0 == BC_FULL) {                             \
       double y = b[0];                                                           \
-      PAR for (int64_t i = 0; i < n; i++) { double x = a[i]; o[i] = (EXPR); }    \
+      PFOR(n, double x = a[i]; o[i] = (EXPR););                                  \
     } else if (bc0 == BC_SCALAR && bc1 == BC_FULL) {                             \
       double x = a[0];                                                           \
-      PAR for (int64_t i = 0; i < n; i++) { double y = b[i]; o[i] = (EXPR); }    \
+      PFOR(n, double y = b[i]; o[i] = (EXPR););                                  \
     } else {                                                                     \
-      PAR_ROWS for (int64_t r = 0; r < rows; r++) {                              \
+      for (int64_t r = 0; r < rows; r++) {                                       \
         const double *ar = a + (bc0 == BC_FULL ? r * cols : bc0 == BC_COL ? r : 0); \
         const double *br = b + (bc1 == BC_FULL ? r * cols : bc1 == BC_COL ? r : 0); \
         int64_t sa = (bc0 == BC_FULL || bc0 == BC_ROW), sb = (bc1 == BC_FULL || bc1 == BC_ROW); \
@@ -133,7 +142,7 @@ static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams
 }
 
 /* ---- elementwise unary ---- */
-#define UN_LOOP(EXPR) do { PAR for (int64_t i = 0; i < n; i++) { double x = a[i]; o[i] = (EXPR); } } while (0)
+#define UN_LOOP(EXPR) PFOR(n, double x = a[i]; o[i] = (EXPR);)
 
 static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
   const double *a = tensor_data(in[0]);

@@ -172,16 +172,29 @@ static double extreme_chunked(const double *a, int64_t n, bool max) {
   return extreme(part, nc, max);
 }
 
+static void col_block(const double *a, int64_t r, int64_t c, double *o, int64_t j0, int64_t j1) {
+  for (int64_t j = j0; j < j1; j++) o[j] = 0;
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = j0; j < j1; j++) o[j] += a[i * c + j];
+}
+
 static void col_sums(const double *a, int64_t r, int64_t c, double *o) {
   const int64_t B = 256;                   /* a block of columns per task */
-  #pragma omp parallel for schedule(static) if (r * c >= PAR_MIN)
-  for (int64_t j0 = 0; j0 < c; j0 += B) {
-    int64_t j1 = j0 + B < c ? j0 + B : c;
-    for (int64_t j = j0; j < j1; j++) o[j] = 0;
-    for (int64_t i = 0; i < r; i++)
-      for (int64_t j = j0; j < j1; j++) o[j] += a[i * c + j];
-  }
+  if (r * c < PAR_MIN) { col_block(a, r, c, o, 0, c); return; }   /* no OpenMP trip for small */
+  #pragma omp parallel for schedule(static)
+  for (int64_t j0 = 0; j0 < c; j0 += B) col_block(a, r, c, o, j0, j0 + B < c ? j0 + B : c);
 }
+
+/* o[i] = f(row i) for every row, across the cores when the matrix is large. */
+#define ROWWISE(EXPR)                                                            \
+  do {                                                                           \
+    if (par) {                                                                   \
+      _Pragma("omp parallel for schedule(static)")                               \
+      for (int64_t i = 0; i < r; i++) o[i] = (EXPR);                             \
+    } else {                                                                     \
+      for (int64_t i = 0; i < r; i++) o[i] = (EXPR);                             \
+    }                                                                            \
+  } while (0)
 
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   (void)p;
@@ -191,22 +204,13 @@ int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p
   bool par = r * c >= PAR_MIN;
   switch (op) {
   case OP_SUM: o[0] = sum_chunked(a, r * c); break;
-  case OP_ROWSUMS:
-    #pragma omp parallel for schedule(static) if (par)
-    for (int64_t i = 0; i < r; i++) o[i] = sum_pairwise(a + i * c, c);
-    break;
+  case OP_ROWSUMS: ROWWISE(sum_pairwise(a + i * c, c)); break;
   case OP_COLSUMS: col_sums(a, r, c, o); break;
   case OP_PROD: o[0] = prod_all(a, r * c); break;
   case OP_MAX: o[0] = extreme_chunked(a, r * c, true); break;
   case OP_MIN: o[0] = extreme_chunked(a, r * c, false); break;
-  case OP_ROWMAXS:
-    #pragma omp parallel for schedule(static) if (par)
-    for (int64_t i = 0; i < r; i++) o[i] = extreme(a + i * c, c, true);
-    break;
-  case OP_ROWMINS:
-    #pragma omp parallel for schedule(static) if (par)
-    for (int64_t i = 0; i < r; i++) o[i] = extreme(a + i * c, c, false);
-    break;
+  case OP_ROWMAXS: ROWWISE(extreme(a + i * c, c, true)); break;
+  case OP_ROWMINS: ROWWISE(extreme(a + i * c, c, false)); break;
   case OP_COLMAXS: col_extreme(a, r, c, o, true); break;
   case OP_COLMINS: col_extreme(a, r, c, o, false); break;
   case OP_ROWINDEXMAX: row_index(a, r, c, o, true); break;
