@@ -84,6 +84,7 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
     I->env = env;
     I->src = src;
     I->ad_backward_of = backward_of;
+    I->inplace_ok = false;
     I->eval_depth = depth;
     I->ctl = CTL_NONE;
     val_release(I->retval);

@@ -89,7 +89,19 @@ Value op_concat(Interp *I, Value a, Value b, Span sp) {
   return r;
 }
 
+/* A temporary only this evaluation holds (refcount 1, no view), shaped like the result and
+** contiguous: an elementwise op may write its result over it, saving a fresh buffer and the
+** cache misses of cold memory (NumPy elides temporaries the same way). Only the evaluator
+** grants this (I->inplace_ok), for operands it evaluated itself and releases right after:
+** other C callers may pass values whose only reference is a container they still use. */
+static bool reusable(const Tensor *t, int64_t rows, int64_t cols) {
+  return tensor_is_unique(t) && tensor_is_contiguous(t) && tensor_rows(t) == rows && tensor_cols(t) == cols &&
+         rows * cols > TENSOR_SMALL && t->st->be == be_default();
+}
+
 Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
+  bool inplace = I->inplace_ok;              /* only for this call: nested ops never see it */
+  I->inplace_ok = false;
   if (a.t == VT_BOX || b.t == VT_BOX) return ad_apply(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
   if (op == OP_MATMUL) return op_matmul(I, a, b, sp);
   if (op == OP_RANGE) return op_range(I, a, b, sp);
@@ -137,7 +149,10 @@ Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
       cin[k] = tensor_clone(I, cin[k]);
       tmp_push(I, val_mat(cin[k]));
     }
-  Tensor *out = tensor_new(I, rows, cols);
+  Tensor *out = NULL;
+  for (int k = 0; k < 2 && !out; k++)       /* write into a temporary operand (NumPy does too) */
+    if (inplace && in[k] && cin[k] == in[k] && p.bc[k] == BC_FULL && reusable(in[k], rows, cols)) { out = in[k]; out->refcount++; }
+  if (!out) out = tensor_new(I, rows, cols);
   run_or_throw(I, op, out, cin, &p, sp);
   tmp_release_to(I, mark);
   return val_mat(out);
@@ -156,6 +171,8 @@ static Tensor *run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols,
 }
 
 Value op_unary(Interp *I, OpKind op, Value a, Span sp) {
+  bool inplace = I->inplace_ok;
+  I->inplace_ok = false;
   if (a.t == VT_BOX) return ad_apply(I, op, 1, &a, 0, NULL, sp);
   if (is_numlike(a)) {
     double r = sc_unary(op, numv(a));
@@ -163,7 +180,14 @@ Value op_unary(Interp *I, OpKind op, Value a, Span sp) {
     return op == OP_NOT ? val_bool(r != 0) : val_num(r);
   }
   if (a.t != VT_MAT) bad_operand(I, op, a, sp);
-  return val_mat(run1(I, op, a.u.m, tensor_rows(a.u.m), tensor_cols(a.u.m), sp));
+  Tensor *m = a.u.m;
+  if (inplace && reusable(m, tensor_rows(m), tensor_cols(m))) {     /* in place over a temporary */
+    m->refcount++;
+    Tensor *in[1] = { m };
+    run_or_throw(I, op, m, in, NULL, sp);
+    return val_mat(m);
+  }
+  return val_mat(run1(I, op, m, tensor_rows(m), tensor_cols(m), sp));
 }
 
 /* Borrowed view of a number as a 1x1 tensor, or the matrix itself, made contiguous (+1). */

@@ -122,6 +122,7 @@ __attribute__((noinline)) static Value binary_slow(Interp *I, AstNode *n, Value 
   tmp_push(I, a);
   if (!have_b) b = eval_operand(I, n->kids[1]);
   tmp_push(I, b);
+  I->inplace_ok = true;                      /* a and b are ours and dropped right after */
   Value r = op_binary(I, (OpKind)n->op, a, b, n->span);
   tmp_pop(I, 2);
   val_release(b);
@@ -143,6 +144,7 @@ static Value eval_unary(Interp *I, AstNode *n) {
   Value a = eval_operand(I, n->kids[0]);
   if (a.t == VT_NUM && !I->nan_check) return n->op == OP_NOT ? val_bool(a.u.n == 0) : val_num(sc_unary(n->op, a.u.n));
   tmp_push(I, a);
+  I->inplace_ok = true;
   Value r = op_unary(I, (OpKind)n->op, a, n->span);
   tmp_pop(I, 1);
   val_release(a);
@@ -744,7 +746,11 @@ __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
     tmp_push(I, v);
     if (I->ctl) { tmp_release_to(I, mark); return val_null(); }
   }
+  if (fn.t == VT_BUILTIN && nargs == 1 && !names[0] && fn.u.bi->op != OP_NONE &&
+      (op_info[fn.u.bi->op].flags & OPF_EW))
+    I->inplace_ok = true;                    /* exp(-x): the argument is ours, dropped after */
   Value r = call_value(I, fn, nargs, &I->tmp[base], names, n->span);
+  I->inplace_ok = false;
   tmp_release_to(I, mark);
   return r;
 }
