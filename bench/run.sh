@@ -10,12 +10,15 @@
 # is missing).  Missing peers (R, NumPy, lua5.4, OpenBLAS) are reported as skipped.
 #
 # Environment knobs (all optional):
-#   BENCH_ONLY=scalar,matmul,small,startup,ew  which benchmarks to run (default: all)
+#   BENCH_ONLY=scalar,matmul,small,startup,ew,mlp,logreg  which benchmarks to run (default: all)
 #   BENCH_RUNS=5        process repetitions for the scalar loop
 #   BENCH_ROUNDS=N      processes per program and matmul size (default 6 for
 #                       n <= 256, else 3), run interleaved
 #   BENCH_SIZES="256 1024 2048"             matrix sizes for the matmul benchmark
 #   BENCH_TIMEOUT=300   seconds before one program run is killed
+#   BENCH_MLP_ROUNDS=10, BENCH_MLP_REPS=20   rounds and passes per round of the MLP benchmark
+#   BENCH_LOGREG_ROUNDS=3   processes per program of the softmax-regression benchmark
+#   BENCH_FASHION=/usr/share/datasets/fashion-mnist/   where the Fashion-MNIST idx files are
 #   PYTHON=/usr/bin/python3, RSCRIPT=Rscript, LUA=lua5.4, CC=gcc, HYPERFINE=hyperfine
 set -u
 export LC_ALL=C
@@ -25,7 +28,7 @@ OUT=$HERE/out
 MLS=${1:-./mls}
 [[ -e $MLS && $MLS != /* ]] && MLS=$(cd "$(dirname "$MLS")" && pwd)/$(basename "$MLS")
 
-ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew}
+ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew,mlp,logreg}
 RUNS=${BENCH_RUNS:-5}
 SIZES=${BENCH_SIZES:-256 1024 2048}
 ROUNDS=${BENCH_ROUNDS:-}
@@ -621,6 +624,192 @@ bench_startup() {
     fi
 }
 
+# ---------------------------------------------------------------- (f) MLP gradient / forward
+
+MLP_ROUNDS=${BENCH_MLP_ROUNDS:-10}   # rounds inside each process (best one kept)
+MLP_REPS=${BENCH_MLP_REPS:-20}       # passes timed together in a round
+MLS_STDLIB=${MLS_PATH:-$HERE/../stdlib}
+TORCH_OK=0; (( NP_OK )) && "$PYTHON" -c 'import torch' >/dev/null 2>&1 && TORCH_OK=1
+TORCH_SKIP="skipped: PyTorch not installed"
+(( PY_OK )) || TORCH_SKIP=$PY_SKIP
+
+# same_num A B: A and B agree to 1e-9 relative
+same_num() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
+                                             if (m < 1) m = 1; exit !(d <= 1e-9 * m) }'; }
+
+# mlp_run TAG CMD...: one process; sets MLP_FWD, MLP_VG (best ns), MLP_LOSS, MLP_GSUM, MLP_MSG
+mlp_run() {
+    local tag=$1; shift
+    local file=$OUT/$tag.out
+    : >"$file"
+    MLP_FWD='' MLP_VG='' MLP_LOSS='' MLP_GSUM='' MLP_MSG=''
+    echo "--- $*" >>"$file"
+    run_once "$file" "$@"
+    MLP_FWD=$(minkey fwd_ns "$file"); MLP_VG=$(minkey vg_ns "$file")
+    MLP_LOSS=$(lastkey loss "$file"); MLP_GSUM=$(lastkey gsum "$file")
+    if (( RC != 0 )) || [[ -z $MLP_FWD || -z $MLP_VG ]]; then MLP_MSG=$(describe_failure "$file"); return 1; fi
+    return 0
+}
+
+bench_mlp() {
+    section "(f) 784-256-10 MLP, relu + softmax cross-entropy, batch 128: loss + gradient vs forward pass  (best of $MLP_ROUNDS rounds x $MLP_REPS)"
+    printf '  %-40s %12s %14s %12s\n' "program" "forward" "loss + grad" "grad/fwd"
+    local mls_ratio='' np_loss='' np_gsum='' mls_loss='' mls_gsum='' torch_ratio=''
+    local -a keys=(mls np torch)
+    local key label ok skip
+    for key in "${keys[@]}"; do
+        case $key in
+            mls)   label="MLS value_and_grad (stdlib/nn)"; ok=$MLS_OK; skip=$MLS_SKIP
+                   set -- env MLS_PATH="$MLS_STDLIB" "$MLS" "$HERE/mlp_grad.mls" -nvargs "rounds=$MLP_ROUNDS" "reps=$MLP_REPS" ;;
+            np)    label="NumPy, backward written by hand"; ok=$NP_OK; skip=$NP_SKIP
+                   set -- "$PYTHON" "$HERE/mlp_grad.py" "$MLP_ROUNDS" "$MLP_REPS" ;;
+            torch) label="PyTorch autograd (float64)"; ok=$TORCH_OK; skip=$TORCH_SKIP
+                   set -- "$PYTHON" "$HERE/mlp_grad_torch.py" "$MLP_ROUNDS" "$MLP_REPS" ;;
+        esac
+        if (( ! ok )); then printf '  %-40s %s\n' "$label" "$skip"; continue; fi
+        if ! mlp_run "mlp_$key" "$@"; then
+            printf '  %-40s %s\n' "$label" "$MLP_MSG"; show_tail "$OUT/mlp_$key.out"; STATUS=1; continue
+        fi
+        local ratio; ratio=$(calc "$MLP_VG / $MLP_FWD")
+        printf '  %-40s %12s %14s %12s\n' "$label" "$(fmt_ns "$MLP_FWD")" "$(fmt_ns "$MLP_VG")" "$(fmt '%.2fx' "$ratio")"
+        case $key in
+            mls)   mls_ratio=$ratio; mls_loss=$MLP_LOSS; mls_gsum=$MLP_GSUM ;;
+            np)    np_loss=$MLP_LOSS; np_gsum=$MLP_GSUM ;;
+            torch) torch_ratio=$ratio ;;
+        esac
+    done
+    # the programs compute the same loss and gradient: MLS must agree with NumPy
+    if [[ -n $mls_loss && -n $np_loss ]]; then
+        if same_num "$mls_loss" "$np_loss" && same_num "$mls_gsum" "$np_gsum"; then
+            echo "  (check: loss $mls_loss and sum of squared gradients $mls_gsum, as NumPy's)"
+        else
+            echo "  FAILED: MLS computed loss $mls_loss, |grad|^2 $mls_gsum; NumPy $np_loss, $np_gsum"
+            STATUS=1
+        fi
+    fi
+    echo
+    local text="MLP value_and_grad <= 3x the forward pass (PyTorch: 2.6x)"
+    [[ -n $torch_ratio ]] && text="MLP value_and_grad <= 3x the forward pass (PyTorch here: $(fmt '%.2f' "$torch_ratio")x)"
+    if [[ -z $mls_ratio ]]; then goal "$text" "MISS (no MLS figure)"
+    elif ge 3 "$mls_ratio"; then goal "$text" "PASS ($(fmt '%.2f' "$mls_ratio")x)"
+    else goal "$text" "MISS ($(fmt '%.2f' "$mls_ratio")x)"; fi
+}
+
+# ---------------------------------------------------------------- (g) softmax regression
+
+LR_ROUNDS=${BENCH_LOGREG_ROUNDS:-3}  # processes per program, run interleaved
+LR_DATA=${BENCH_FASHION:-/usr/share/datasets/fashion-mnist/}
+TIME_V=/usr/bin/time
+
+# peak_kb FILE: the smallest "Maximum resident set size" that /usr/bin/time -v wrote to FILE
+peak_kb() {
+    awk -F': *' '/Maximum resident set size/ { v = $2 + 0; if (!n || v < m) m = v; n++ }
+                 END { if (n) print m }' "$1"
+}
+
+fmt_mb() { [[ -n $1 ]] && fmt '%.0f MB' "$(calc "$1 / 1024")" || echo "n/a"; }
+
+bench_logreg() {
+    section "(g) softmax regression on Fashion-MNIST: 1000 steps of batch 100, lr 0.5/100 (the seed program)  (best of $LR_ROUNDS processes)"
+    if [[ ! -r $LR_DATA/train-images-idx3-ubyte.gz ]]; then
+        echo "  skipped: Fashion-MNIST not found in $LR_DATA (set BENCH_FASHION)"
+        goal "softmax regression: MLS (grad) trains no slower than NumPy" "n/a (no data)"
+        goal "softmax regression: MLS peak memory <= NumPy's" "n/a (no data)"
+        return
+    fi
+    local timer=()
+    [[ -x $TIME_V ]] && timer=("$TIME_V" -v)
+    local c_ok=0 c_skip="skipped: C compiler $CC not found"
+    if have "$CC"; then
+        if "$CC" -O2 -o "$OUT/logreg" "$HERE/logreg.c" -lopenblas -lz -lm >>"$BUILD_LOG" 2>&1; then c_ok=1
+        else c_skip="skipped: could not build logreg.c against OpenBLAS and zlib (see bench/out/build.log)"; fi
+    fi
+    local -a keys=() labels=() notes=()
+    local key
+    for key in mls mls_hand np c torch; do
+        case $key in
+            mls)      labels+=("MLS, gradient by grad"); notes+=("$( (( MLS_OK )) || echo "$MLS_SKIP")") ;;
+            mls_hand) labels+=("MLS, hand-derived gradient (no goal)"); notes+=("$( (( MLS_OK )) || echo "$MLS_SKIP")") ;;
+            np)       labels+=("NumPy seed program (hand gradient)"); notes+=("$( (( NP_OK )) || echo "$NP_SKIP")") ;;
+            c)        labels+=("C on OpenBLAS (hand gradient)"); notes+=("$( (( c_ok )) || echo "$c_skip")") ;;
+            torch)    labels+=("PyTorch autograd (float64)"); notes+=("$( (( TORCH_OK )) || echo "$TORCH_SKIP")") ;;
+        esac
+        keys+=("$key")
+    done
+    lr_cmd() {  # lr_cmd KEY: sets LR_CMD to KEY's command
+        case $1 in
+            mls)      LR_CMD=(env MLS_PATH="$MLS_STDLIB" "$MLS" "$HERE/logreg.mls" -nvargs mode=grad "data=$LR_DATA") ;;
+            mls_hand) LR_CMD=(env MLS_PATH="$MLS_STDLIB" "$MLS" "$HERE/logreg.mls" -nvargs mode=hand "data=$LR_DATA") ;;
+            np)       LR_CMD=("$PYTHON" "$HERE/logreg.py" 1000 "$LR_DATA") ;;
+            c)        LR_CMD=("$OUT/logreg" 1000 "$LR_DATA") ;;
+            torch)    LR_CMD=("$PYTHON" "$HERE/logreg_torch.py" 1000 "$LR_DATA") ;;
+        esac
+    }
+    declare -A failed=()
+    local i r file
+    for i in "${!keys[@]}"; do : >"$OUT/logreg_${keys[$i]}.out"; done
+    for (( r = 1; r <= LR_ROUNDS; r++ )); do
+        for i in "${!keys[@]}"; do
+            key=${keys[$i]}
+            [[ -n ${notes[$i]} || -n ${failed[$key]:-} ]] && continue
+            file=$OUT/logreg_$key.out
+            lr_cmd "$key"
+            echo "--- ${LR_CMD[*]}" >>"$file"
+            run_once "$file" "${timer[@]}" "${LR_CMD[@]}"
+            if (( RC != 0 )) || [[ -z $(minkey time_ns "$file") ]]; then failed[$key]=$(describe_failure "$file"); fi
+        done
+    done
+
+    printf '  %-38s %11s %10s %10s %9s %17s\n' "program" "train time" "peer/MLS" "peak RSS" "accuracy" "W after 10 steps"
+    local mls_t='' np_t='' mls_kb='' np_kb='' ref_ss='' ref_ws='' ref_from='' ref_key=''
+    # reference weights: NumPy's, else C's
+    for key in np c; do
+        file=$OUT/logreg_$key.out
+        [[ -z $ref_ss && -s $file && -z ${failed[$key]:-} ]] || continue
+        ref_ss=$(lastkey w10_ss "$file"); ref_ws=$(lastkey w10_ws "$file"); ref_key=$key
+        [[ $key == np ]] && ref_from=NumPy || ref_from=C
+    done
+    [[ -s $OUT/logreg_mls.out && -z ${failed[mls]:-} ]] && mls_t=$(minkey time_ns "$OUT/logreg_mls.out")
+    for i in "${!keys[@]}"; do
+        key=${keys[$i]}; file=$OUT/logreg_$key.out
+        if [[ -n ${notes[$i]} ]]; then printf '  %-38s %s\n' "${labels[$i]}" "${notes[$i]}"; continue; fi
+        if [[ -n ${failed[$key]:-} ]]; then
+            printf '  %-38s %s\n' "${labels[$i]}" "${failed[$key]}"; show_tail "$file"; STATUS=1; continue
+        fi
+        local t kb acc ss ws check="-" ratio="-"
+        t=$(minkey time_ns "$file"); kb=$(peak_kb "$file"); acc=$(lastkey accuracy "$file")
+        ss=$(lastkey w10_ss "$file"); ws=$(lastkey w10_ws "$file")
+        if [[ $key == "$ref_key" ]]; then check="(reference)"
+        elif [[ -n $ref_ss ]]; then
+            if same_num "$ss" "$ref_ss" && same_num "$ws" "$ref_ws"; then check="= $ref_from (1e-9)"
+            else check="DIFFERS"; STATUS=1; fi
+        fi
+        [[ -n $mls_t && $key != mls ]] && ratio=$(fmt '%.2fx' "$(calc "$t / $mls_t")")
+        printf '  %-38s %11s %10s %10s %9s %17s\n' "${labels[$i]}" "$(fmt_ns "$t")" "$ratio" "$(fmt_mb "$kb")" \
+            "$(fmt '%.4f' "$acc")" "$check"
+        [[ $check == DIFFERS ]] && echo "        | w10_ss $ss, w10_ws $ws; $ref_from: $ref_ss, $ref_ws"
+        case $key in
+            mls) mls_kb=$kb ;;
+            np)  np_t=$t; np_kb=$kb ;;
+        esac
+    done
+    unset failed
+    unset -f lr_cmd
+    echo "  (train time: the 1000-step loop only, reading the data is not timed; peak RSS: the whole"
+    echo "   process, from $TIME_V -v; accuracy on the 10000 test images after 1000 steps varies with"
+    echo "   last-bit rounding at this learning rate, the weights after 10 steps must not)"
+    echo
+    local text="softmax regression: MLS (grad) trains no slower than NumPy"
+    if [[ -z $mls_t ]]; then goal "$text" "MISS (no MLS figure)"
+    elif [[ -z $np_t ]]; then goal "$text" "n/a (no NumPy figure)"
+    elif ge "$np_t" "$mls_t"; then goal "$text" "PASS ($(fmt_ns "$mls_t") vs $(fmt_ns "$np_t"))"
+    else goal "$text" "MISS ($(fmt_ns "$mls_t") vs $(fmt_ns "$np_t"), $(fmt '%.2f' "$(calc "$mls_t / $np_t")")x)"; fi
+    text="softmax regression: MLS peak memory <= NumPy's"
+    if [[ -z $mls_kb || -z $np_kb ]]; then goal "$text" "n/a (no peak memory figure)"
+    elif ge "$np_kb" "$mls_kb"; then goal "$text" "PASS ($(fmt_mb "$mls_kb") vs $(fmt_mb "$np_kb"))"
+    else goal "$text" "MISS ($(fmt_mb "$mls_kb") vs $(fmt_mb "$np_kb"))"; fi
+}
+
 # ---------------------------------------------------------------- main
 
 want scalar  && bench_scalar
@@ -628,6 +817,8 @@ want matmul  && bench_matmul
 want small   && bench_small
 want startup && bench_startup
 want ew      && bench_ew
+want mlp     && bench_mlp
+want logreg  && bench_logreg
 
 section "summary"
 for g in "${GOALS[@]}"; do echo "  $g"; done

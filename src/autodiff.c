@@ -9,6 +9,7 @@
 #include <string.h>
 #include "autodiff.h"
 #include "diag.h"
+#include "backend/backend.h"
 #include "builtins.h"
 #include "err.h"
 #include "interp/interp.h"
@@ -176,6 +177,23 @@ static Value sum_to(Interp *I, Value g, Value x, Span sp) {
   return T(I, op_reduce(I, OP_ROWSUMS, g, sp));
 }
 
+/* op(A) %*% op(B) with op = transpose when the flag is set, on plain values: one GEMM with
+** its transpose flags (TH's addmm), never a transposed copy. Numbers act as 1x1. */
+static Value matmul_t(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
+  Tensor *A = a.t == VT_MAT ? tensor_contiguous(I, a.u.m) : NULL, *B;
+  if (!A) { A = tensor_new(I, 1, 1); tensor_data(A)[0] = a.t == VT_NUM ? a.u.n : a.u.b; }
+  T(I, val_mat(A));
+  B = b.t == VT_MAT ? tensor_contiguous(I, b.u.m) : NULL;
+  if (!B) { B = tensor_new(I, 1, 1); tensor_data(B)[0] = b.t == VT_NUM ? b.u.n : b.u.b; }
+  T(I, val_mat(B));
+  int64_t m = ta ? tensor_cols(A) : tensor_rows(A), k = ta ? tensor_rows(A) : tensor_cols(A);
+  int64_t k2 = tb ? tensor_cols(B) : tensor_rows(B), n = tb ? tensor_rows(B) : tensor_cols(B);
+  if (k != k2) mls_throw(I, sp, "internal error: matmul_t shapes %lldx%lld and %lldx%lld", (long long)m, (long long)k, (long long)k2, (long long)n);
+  Tensor *C = tensor_new(I, m, n);
+  C->st->be->gemm(ta, tb, 1.0, A, B, 0.0, C);
+  return val_mat(C);
+}
+
 /* The ONE switch of derivative rules: gin[k] = (dOut/dIn_k)^T g for the inputs in[k] >= 0.
 ** Multiplications by g use MULZ (0 where g is 0), so a NaN or Inf in a branch ifelse did not
 ** take never reaches the gradient (LANGUAGE.md §11). */
@@ -233,6 +251,11 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     gin[0] = B2(OP_MUL, g, val_num(0));
     break;
   case OP_MATMUL:
+    if (!ad_any_active(3, (Value[]){ a, b, g })) {   /* nothing records this: GEMM's T flags, no copies */
+      if (want0) gin[0] = sum_to(I, T(I, matmul_t(I, g, false, b, true, sp)), a, sp);
+      if (want1) gin[1] = sum_to(I, T(I, matmul_t(I, a, true, g, false, sp)), b, sp);
+      break;
+    }
     if (want0) gin[0] = sum_to(I, T(I, op_matmul(I, g, T(I, op_transpose(I, b, sp)), sp)), a, sp);
     if (want1) gin[1] = sum_to(I, T(I, op_matmul(I, T(I, op_transpose(I, a, sp)), g, sp)), b, sp);
     break;

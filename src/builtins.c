@@ -62,8 +62,15 @@ const Builtin builtin_table[] = {
     "ifdef($k, d) is the command-line value $k when it was given, else d." },
   { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
   { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
+  { "is.character", bi_is_type, "is.character(x)", OP_NONE, 0, "TRUE when x is a string." },
+  { "is.function", bi_is_type, "is.function(x)", OP_NONE, 0, "TRUE when x is a function or builtin." },
+  { "is.list", bi_is_type, "is.list(x)", OP_NONE, 0, "TRUE when x is a list." },
+  { "is.logical", bi_is_type, "is.logical(x)", OP_NONE, 0, "TRUE when x is TRUE or FALSE." },
+  { "is.matrix", bi_is_type, "is.matrix(x)", OP_NONE, 0, "TRUE when x is a matrix (a number is not)." },
   { "is.na", bi_is_na, "is.na(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
   { "is.nan", bi_is_na, "is.nan(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
+  { "is.null", bi_is_type, "is.null(x)", OP_NONE, 0, "TRUE when x is NULL." },
+  { "is.numeric", bi_is_type, "is.numeric(x)", OP_NONE, 0, "TRUE when x is a number or a matrix." },
   { "jacobian", bi_jacobian, "jacobian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to an m x 1 vector, a function giving the m x n Jacobian\n"
     "(one reverse pass per output). The result is not differentiated again." },
@@ -155,6 +162,7 @@ const Builtin builtin_table[] = {
     "(returns the gradient, invisibly) or, with mode=\"forward\", the tangent trace seeded on wrt (a\n"
     "position, a name or a direction; returns the derivative). digits= is the tables' precision;\n"
     "ascii=TRUE writes vbar, vdot and d instead of the Unicode bar, dot and partial sign." },
+  { "typeof", bi_typeof, "typeof(x)", OP_NONE, 0, "The type of x as a string: \"number\", \"boolean\", \"string\", \"matrix\", \"list\", \"function\" or \"NULL\"." },
   { "value_and_grad", bi_value_and_grad, "value_and_grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
     "Like grad, but the function returns [value, gradient] in one pass." },
   { "var", bi_var, "var(x)", OP_NONE, DIFF | BI_AD, "Sample variance of all elements (divisor n - 1, as R).\nNaN for fewer than two elements (R gives NA)." },

@@ -589,3 +589,25 @@ Value bi_sprintf(Interp *I, Args *a) {
   tb_free(&t);
   return r;
 }
+
+/* ---- types ---- */
+Value bi_typeof(Interp *I, Args *a) {
+  (void)I;
+  Value v = ad_primal(a->v[0]);
+  return val_cstr(val_type_name(v));
+}
+
+/* is.list, is.matrix, ...: which test comes from the builtin's name (one body, one row each). */
+Value bi_is_type(Interp *I, Args *a) {
+  Value v = ad_primal(a->v[0]);
+  const char *n = I->cur_bi->name + 3;       /* after "is." */
+  bool r;
+  if (!strcmp(n, "list")) r = v.t == VT_LIST;
+  else if (!strcmp(n, "matrix")) r = v.t == VT_MAT;
+  else if (!strcmp(n, "numeric")) r = v.t == VT_NUM || v.t == VT_MAT;
+  else if (!strcmp(n, "character")) r = v.t == VT_STR;
+  else if (!strcmp(n, "logical")) r = v.t == VT_BOOL;
+  else if (!strcmp(n, "function")) r = v.t == VT_FUNC || v.t == VT_BUILTIN;
+  else r = v.t == VT_NULL;                    /* is.null */
+  return val_bool(r);
+}

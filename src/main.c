@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "backend/backend.h"
+#include "backend/cpu.h"
 #include "builtins.h"
 #include "interp/interp.h"
 #include "mem.h"
@@ -167,6 +168,7 @@ static void *thread_main(void *p) {
 
 int main(int argc, char **argv) {
   Job j = { argc, argv, 0 };
+  cpu_init();
   pthread_attr_t attr;
   pthread_t th;
   pthread_attr_init(&attr);

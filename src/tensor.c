@@ -103,6 +103,16 @@ static void storage_free(Storage *st) {
   mem_free(st);
 }
 
+Tensor *tensor_view_rows(Tensor *t, int64_t r0, int64_t n) {
+  Tensor *v = mem_alloc(sizeof *v);
+  *v = *t;
+  v->refcount = 1;
+  v->offset = t->offset + (size_t)(r0 * t->stride[0]);
+  v->shape[0] = n;
+  v->st->refcount++;
+  return v;
+}
+
 void tensor_free(Tensor *t) {
   Storage *st = t->st;
   bool owner = st->embedded && t == &((SmallBlock *)(void *)((char *)st - offsetof(SmallBlock, st)))->t;

@@ -38,6 +38,10 @@ Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols);
 Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols);
 Tensor *tensor_clone(Interp *I, const Tensor *t);
 Tensor *tensor_contiguous(Interp *I, Tensor *t);
+/* Rows r0 .. r0+n-1 of t (all columns) as a view sharing t's storage (+1): no data copied.
+** t must have unit column stride; the view is contiguous. Writes to either copy first
+** (copy-on-write checks the storage's refcount). */
+Tensor *tensor_view_rows(Tensor *t, int64_t r0, int64_t n);
 void tensor_free(Tensor *t);     /* the refcount reached zero */
 static inline void tensor_free_ref(Tensor *t) { if (--t->refcount == 0) tensor_free(t); }
 

@@ -75,7 +75,7 @@ static bool cpu_supports(OpKind op) { (void)op; return true; }
 /* ---- elementwise binary ----
 ** Loops of at least PAR_MIN elements are split across the cores (OpenMP, static schedule,
 ** so each thread streams one contiguous range); smaller ones stay on one thread. */
-#define PAR_MIN ((int64_t)1 << 16)
+#define PAR_MIN ((int64_t)1 << 18)            /* 2 MiB of doubles: below, threads cost more */
 /* for (i = 0; i < n; i++) BODY, split across the cores only when n is large: a
 ** "parallel if (0)" region still costs a trip through the OpenMP runtime (~0.5 us). */
 #define PFOR(n, BODY)                                                            \
@@ -224,6 +224,10 @@ static void cpu_threads(int n) {
   openblas_set_num_threads(n);
   omp_set_num_threads(n);
 }
+
+/* Called once: let OpenMP use fewer threads when the machine is busy (libgomp reads the
+** load average), so a loaded core does not stall every parallel loop. */
+void cpu_init(void) { omp_set_dynamic(1); }
 
 const Backend be_cpu = {
   /* .name        = */ "cpu",

@@ -6,6 +6,9 @@
 
 #include "backend/backend.h"
 
+/* Process start-up of the CPU backend (threading policy). */
+void cpu_init(void);
+
 /* Reductions (ops with OPF_RED): out has the reduced shape; in[0] is contiguous. */
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 

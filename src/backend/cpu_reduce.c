@@ -145,7 +145,7 @@ static void ifelse(Tensor *const in[], Tensor *out) {
 ** elements, reduced in parallel and combined in chunk order, so the result does not depend
 ** on the number of threads (runs are reproducible). Row-wise work splits by rows and
 ** column sums by column blocks. */
-#define PAR_MIN ((int64_t)1 << 16)
+#define PAR_MIN ((int64_t)1 << 18)
 #define CHUNK ((int64_t)1 << 15)
 
 static double sum_chunked(const double *a, int64_t n) {

@@ -879,11 +879,18 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
   if (ri.scalar && ci.scalar && ri.n == 1 && ci.n == 1 && (nix == 2 ? (!ri.all && !ci.all) : true)) {
     r = val_num(tensor_get(m, ix_at(&ri, 0), ix_at(&ci, 0)));
   } else {
+    if (ci.all && m->stride[1] == 1 && x.t == VT_MAT && ri.n > 0 && ri.n * ci.n > TENSOR_SMALL) {
+      bool consecutive = true;                 /* X[a:b, ] or X[i, ]: a view, nothing copied */
+      for (int64_t i = 1; i < ri.n && consecutive; i++) consecutive = ix_at(&ri, i) == ix_at(&ri, 0) + i;
+      if (consecutive) return val_mat(tensor_view_rows(x.u.m, ix_at(&ri, 0), ri.n));
+    }
     Tensor *o = tensor_new(I, ri.n, ci.n);
     double *d = tensor_data(o);
+    bool run = (ci.all || ci.scalar) && m->stride[1] == 1;      /* each row: one contiguous run */
     for (int64_t i = 0; i < ri.n; i++) {
       int64_t si = ix_at(&ri, i);
-      for (int64_t j = 0; j < ci.n; j++) d[i * ci.n + j] = tensor_get(m, si, ix_at(&ci, j));
+      if (run) memcpy(d + i * ci.n, tensor_data(m) + si * m->stride[0] + ci.first, (size_t)ci.n * sizeof(double));
+      else for (int64_t j = 0; j < ci.n; j++) d[i * ci.n + j] = tensor_get(m, si, ix_at(&ci, j));
     }
     r = val_mat(o);
   }
