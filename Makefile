@@ -12,9 +12,9 @@ ifeq ($(CI),true)
 WERROR = -Werror
 endif
 CPPFLAGS = -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DMLS_STDLIB_DIR='"$(PREFIX)/share/mls/stdlib"' $(EXTRA_CPPFLAGS)
-CFLAGS = -std=c11 $(OPT) -g -fopenmp $(WARN) $(WERROR) $(EXTRA_CFLAGS)
+CFLAGS = -std=c11 $(OPT) -g $(WARN) $(WERROR) $(EXTRA_CFLAGS)
 GENFLAGS = -std=c11 $(OPT) -g -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable $(EXTRA_CFLAGS)
-LDFLAGS += -fopenmp $(EXTRA_LDFLAGS)
+LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS = -llapacke -lopenblas -lreadline -lz -lm -lpthread
 
 SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c)

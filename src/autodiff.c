@@ -292,6 +292,9 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     gin[0] = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, g, sp))), g);
     break;
   }
+  case OP_LOGSOFTMAX:                       /* g - exp(y) * rowSums(g) */
+    gin[0] = B2(OP_SUB, g, B2(OP_MUL, U1(OP_EXP, y), T(I, op_reduce(I, OP_ROWSUMS, g, sp))));
+    break;
   case OP_SOFTMAX:                          /* y * (g - rowSums(g * y)) */
     gin[0] = B2(OP_MUL, y, B2(OP_SUB, g, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, g, y), sp))));
     break;
@@ -477,6 +480,7 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   }
   case OP_CUMSUM: return T(I, op_scan(I, OP_CUMSUM, ta, sp));
   case OP_SOFTMAX: return B2(OP_MUL, y, B2(OP_SUB, ta, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, y, ta), sp))));
+  case OP_LOGSOFTMAX: return B2(OP_SUB, ta, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, U1(OP_EXP, y), ta), sp)));
   case OP_DIAG: return T(I, op_diag(I, ta, sp));
   case OP_IFELSE: return T(I, op_ifelse(I, a, tzero(tin[1]), tzero(tin[2]), sp));
   case OP_INDEX: return T(I, ad_apply(I, OP_INDEX, 1, &ta, 3, x, sp));

@@ -81,6 +81,7 @@ const Builtin builtin_table[] = {
   { "list", bi_list, "list(...)", OP_NONE, DIFF | BI_AD, "A list of the arguments; named arguments become named elements." },
   { "load", bi_load, "load(path)", OP_NONE, 0, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32) is an error saying what is wrong." },
   { "log", bi_log, "log(x, base=)", OP_LOG, DIFF | BI_AD, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
+  { "logsoftmax", bi_logsoftmax, "logsoftmax(X)", OP_LOGSOFTMAX, DIFF | BI_AD, "Row-wise log(softmax(X)), computed stably as X - max - log(sum(exp(X - max))): finite\nwhere softmax underflows to 0. A number gives 0." },
   { "ls", bi_ls, "ls()", OP_NONE, INV, "Lists the variables in scope with their types and shapes." },
   { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, 0,
     "Builds a rows x cols matrix from v: a number (filled), a string of numbers \"1 2 3 4\",\n"

@@ -9,7 +9,7 @@ BI_DECL(quit) BI_DECL(sprintf) BI_DECL(identity) BI_DECL(system_time) BI_DECL(ty
 /* builtins_math.c: aggregates and math */
 BI_DECL(prod) BI_DECL(var) BI_DECL(sd) BI_DECL(rowMeans) BI_DECL(colMeans) BI_DECL(rowMaxs)
 BI_DECL(rowMins) BI_DECL(colMaxs) BI_DECL(colMins) BI_DECL(rowIndexMax) BI_DECL(rowIndexMin)
-BI_DECL(cumsum) BI_DECL(cumprod) BI_DECL(softmax) BI_DECL(diag)
+BI_DECL(cumsum) BI_DECL(cumprod) BI_DECL(softmax) BI_DECL(logsoftmax) BI_DECL(diag)
 /* builtins_data.c: data manipulation and sampling */
 BI_DECL(order) BI_DECL(table) BI_DECL(removeEmpty) BI_DECL(replace) BI_DECL(ifelse)
 BI_DECL(sample) BI_DECL(outer)

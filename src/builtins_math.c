@@ -33,6 +33,7 @@ Value bi_rowIndexMin(Interp *I, Args *a) { return reduce_row_op(I, a); }
 Value bi_cumsum(Interp *I, Args *a) { return scan_row_op(I, a); }
 Value bi_cumprod(Interp *I, Args *a) { return scan_row_op(I, a); }
 Value bi_softmax(Interp *I, Args *a) { return scan_row_op(I, a); }
+Value bi_logsoftmax(Interp *I, Args *a) { return scan_row_op(I, a); }
 Value bi_diag(Interp *I, Args *a) { return op_diag(I, a->v[0], a->span); }
 
 /* rowSums / ncol or colSums / nrow: an empty row or column gives NaN (0/0), as R. */

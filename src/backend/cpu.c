@@ -8,7 +8,6 @@
 #include <cblas.h>
 #undef I          /* <complex.h> (via cblas.h) defines I; MLS uses I for the interpreter */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend.h"
@@ -73,33 +72,28 @@ static int cpu_copy(double *dst, const double *src, size_t nbytes) {
 static bool cpu_supports(OpKind op) { (void)op; return true; }
 
 /* ---- elementwise binary ----
-** Loops of at least PAR_MIN elements are split across the cores (OpenMP, static schedule,
-** so each thread streams one contiguous range); smaller ones stay on one thread. */
-#define PAR_MIN ((int64_t)1 << 18)            /* 2 MiB of doubles: below, threads cost more */
-/* for (i = 0; i < n; i++) BODY, split across the cores only when n is large: a
-** "parallel if (0)" region still costs a trip through the OpenMP runtime (~0.5 us). */
-#define PFOR(n, BODY)                                                            \
-  do {                                                                           \
-    if ((n) >= PAR_MIN) {                                                        \
-      _Pragma("omp parallel for simd schedule(static)")                          \
-      for (int64_t i = 0; i < (n); i++) { BODY }                                 \
-    } else {                                                                     \
-      for (int64_t i = 0; i < (n); i++) { BODY }                                 \
-    }                                                                            \
-  } while (0)
+** Each kernel runs on a range [lo, hi): of elements, or of rows when an operand broadcasts
+** by rows or columns. Large inputs are split across the cores by cpu_parallel_for. */
+typedef struct EwJob {
+  OpKind op;
+  const double *a, *b;
+  double *o;
+  BcastMode bc0, bc1;
+  int64_t rows, cols;
+} EwJob;
 
 #define EW_LOOP(EXPR)                                                            \
   do {                                                                           \
     if (bc0 == BC_FULL && bc1 == BC_FULL) {                                      \
-      PFOR(n, double x = a[i]; double y = b[i]; o[i] = (EXPR););                 \
+      for (int64_t i = lo; i < hi; i++) { double x = a[i], y = b[i]; o[i] = (EXPR); } \
     } else if (bc1 == BC_SCALAR && bc0 == BC_FULL) {                             \
       double y = b[0];                                                           \
-      PFOR(n, double x = a[i]; o[i] = (EXPR););                                  \
+      for (int64_t i = lo; i < hi; i++) { double x = a[i]; o[i] = (EXPR); }      \
     } else if (bc0 == BC_SCALAR && bc1 == BC_FULL) {                             \
       double x = a[0];                                                           \
-      PFOR(n, double y = b[i]; o[i] = (EXPR););                                  \
+      for (int64_t i = lo; i < hi; i++) { double y = b[i]; o[i] = (EXPR); }      \
     } else {                                                                     \
-      for (int64_t r = 0; r < rows; r++) {                                       \
+      for (int64_t r = lo; r < hi; r++) {                                        \
         const double *ar = a + (bc0 == BC_FULL ? r * cols : bc0 == BC_COL ? r : 0); \
         const double *br = b + (bc1 == BC_FULL ? r * cols : bc1 == BC_COL ? r : 0); \
         int64_t sa = (bc0 == BC_FULL || bc0 == BC_ROW), sb = (bc1 == BC_FULL || bc1 == BC_ROW); \
@@ -111,13 +105,17 @@ static bool cpu_supports(OpKind op) { (void)op; return true; }
     }                                                                            \
   } while (0)
 
-static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
-  const double *a = in[0] ? tensor_data(in[0]) : &p->scalar[0];
-  const double *b = in[1] ? tensor_data(in[1]) : &p->scalar[1];
-  BcastMode bc0 = p->bc[0], bc1 = p->bc[1];
-  double *o = tensor_data(out);
-  int64_t rows = tensor_rows(out), cols = tensor_cols(out), n = rows * cols;
-  switch (op) {
+static bool by_rows(BcastMode bc0, BcastMode bc1) {
+  return !((bc0 == BC_FULL && bc1 == BC_FULL) || (bc0 == BC_FULL && bc1 == BC_SCALAR) || (bc0 == BC_SCALAR && bc1 == BC_FULL));
+}
+
+static void binary_range(void *ctx, int64_t lo, int64_t hi) {
+  const EwJob *j = ctx;
+  const double *a = j->a, *b = j->b;
+  double *o = j->o;
+  BcastMode bc0 = j->bc0, bc1 = j->bc1;
+  int64_t cols = j->cols;
+  switch (j->op) {
   case OP_ADD: EW_LOOP(x + y); break;
   case OP_SUB: EW_LOOP(x - y); break;
   case OP_MUL: EW_LOOP(x * y); break;
@@ -139,19 +137,32 @@ static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams
   case OP_AND: EW_LOOP((double)(x != 0 && y != 0)); break;
   case OP_OR: EW_LOOP((double)(x != 0 || y != 0)); break;
   case OP_MULZ: EW_LOOP(x == 0 ? 0.0 : x * y); break;
-  default: return 1;
+  default: break;
   }
+}
+
+static bool binary_known(OpKind op) {
+  return (op_info[op].flags & OPF_EW) && op_info[op].arity == 2;
+}
+
+static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+  if (!binary_known(op)) return 1;
+  EwJob j = { op, in[0] ? tensor_data(in[0]) : &p->scalar[0], in[1] ? tensor_data(in[1]) : &p->scalar[1],
+              tensor_data(out), p->bc[0], p->bc[1], tensor_rows(out), tensor_cols(out) };
+  int64_t n = j.rows * j.cols, span = by_rows(j.bc0, j.bc1) ? j.rows : n;
+  if (n >= PAR_MIN) cpu_parallel_for(span, binary_range, &j);
+  else binary_range(&j, 0, span);
   return 0;
 }
 
 /* ---- elementwise unary ---- */
-#define UN_LOOP(EXPR) PFOR(n, double x = a[i]; o[i] = (EXPR);)
+#define UN_LOOP(EXPR) do { for (int64_t i = lo; i < hi; i++) { double x = a[i]; o[i] = (EXPR); } } while (0)
 
-static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
-  const double *a = tensor_data(in[0]);
-  double *o = tensor_data(out);
-  int64_t n = tensor_numel(out);
-  switch (op) {
+static void unary_range(void *ctx, int64_t lo, int64_t hi) {
+  const EwJob *j = ctx;
+  const double *a = j->a;
+  double *o = j->o;
+  switch (j->op) {
   case OP_NEG: UN_LOOP(-x); break;
   case OP_NOT: UN_LOOP((double)(x == 0)); break;
   case OP_ABS: UN_LOOP(fabs(x)); break;
@@ -167,8 +178,16 @@ static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
   case OP_FLOOR: UN_LOOP(floor(x)); break;
   case OP_CEIL: UN_LOOP(ceil(x)); break;
   case OP_SIGN: UN_LOOP(sc_sign(x)); break;
-  default: return 1;
+  default: break;
   }
+}
+
+static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
+  if (!(op_info[op].flags & OPF_EW) || op_info[op].arity != 1) return 1;
+  EwJob j = { op, tensor_data(in[0]), NULL, tensor_data(out), BC_FULL, BC_FULL, tensor_rows(out), tensor_cols(out) };
+  int64_t n = tensor_numel(out);
+  if (n >= PAR_MIN) cpu_parallel_for(n, unary_range, &j);
+  else unary_range(&j, 0, n);
   return 0;
 }
 
@@ -222,12 +241,11 @@ static void cpu_trim(void) {
 
 static void cpu_threads(int n) {
   openblas_set_num_threads(n);
-  omp_set_num_threads(n);
+  cpu_par_set_threads(n);
 }
 
-/* Called once: let OpenMP use fewer threads when the machine is busy (libgomp reads the
-** load average), so a loaded core does not stall every parallel loop. */
-void cpu_init(void) { omp_set_dynamic(1); }
+/* Called once at process start. Nothing to set up yet: the thread pool starts on first use. */
+void cpu_init(void) {}
 
 const Backend be_cpu = {
   /* .name        = */ "cpu",

@@ -9,6 +9,13 @@
 /* Process start-up of the CPU backend (threading policy). */
 void cpu_init(void);
 
+/* Runs fn(ctx, lo, hi) over [0, n), cut into one contiguous part per thread (cpu_par.c).
+** Below PAR_MIN elements the kernels call fn(ctx, 0, n) themselves. */
+#define PAR_MIN ((int64_t)1 << 18)
+typedef void (*ParFn)(void *ctx, int64_t lo, int64_t hi);
+void cpu_parallel_for(int64_t n, ParFn fn, void *ctx);
+void cpu_par_set_threads(int n);
+
 /* Reductions (ops with OPF_RED): out has the reduced shape; in[0] is contiguous. */
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 

@@ -108,6 +108,18 @@ static void scan(const double *a, int64_t r, int64_t c, double *o, bool is_sum) 
 
 /* Row-wise softmax, stable: the row max is subtracted first. -Inf entries give 0; a row of
 ** only -Inf, or with a NaN or +Inf, gives NaN (IEEE: -Inf - -Inf and Inf - Inf are NaN). */
+/* log(softmax(row)) = row - max - log(sum(exp(row - max))): finite where softmax underflows. */
+static void logsoftmax(const double *a, int64_t r, int64_t c, double *o) {
+  for (int64_t i = 0; i < r; i++) {
+    const double *row = a + i * c;
+    double *orow = o + i * c;
+    double m = extreme(row, c, true);
+    for (int64_t j = 0; j < c; j++) orow[j] = exp(row[j] - m);
+    double lse = m + log(sum_pairwise(orow, c));
+    for (int64_t j = 0; j < c; j++) orow[j] = row[j] - lse;
+  }
+}
+
 static void softmax(const double *a, int64_t r, int64_t c, double *o) {
   for (int64_t i = 0; i < r; i++) {
     const double *row = a + i * c;
@@ -141,76 +153,78 @@ static void ifelse(Tensor *const in[], Tensor *out) {
   }
 }
 
-/* Large inputs use both cores. Whole-matrix reductions are cut into fixed chunks of CHUNK
-** elements, reduced in parallel and combined in chunk order, so the result does not depend
-** on the number of threads (runs are reproducible). Row-wise work splits by rows and
-** column sums by column blocks. */
-#define PAR_MIN ((int64_t)1 << 18)
+/* Large inputs use both cores (cpu_parallel_for). Whole-matrix reductions are cut into fixed
+** chunks of CHUNK elements, reduced in parallel and combined in chunk order, so the result
+** does not depend on the number of threads (runs are reproducible). Row-wise work splits by
+** rows and column sums by columns. */
 #define CHUNK ((int64_t)1 << 15)
 
-static double sum_chunked(const double *a, int64_t n) {
-  if (n < PAR_MIN) return sum_pairwise(a, n);
+typedef struct RedJob {
+  OpKind op;
+  const double *a;
+  double *o;                 /* per-chunk results, or the output */
+  int64_t n, r, c;
+} RedJob;
+
+static void chunks_range(void *ctx, int64_t lo, int64_t hi) {   /* chunks lo .. hi-1 */
+  RedJob *j = ctx;
+  for (int64_t k = lo; k < hi; k++) {
+    int64_t a0 = k * CHUNK, a1 = a0 + CHUNK < j->n ? a0 + CHUNK : j->n;
+    j->o[k] = j->op == OP_SUM ? sum_pairwise(j->a + a0, a1 - a0) : extreme(j->a + a0, a1 - a0, j->op == OP_MAX);
+  }
+}
+
+/* sum, max or min of n elements */
+static double whole(OpKind op, const double *a, int64_t n) {
+  if (n < PAR_MIN) return op == OP_SUM ? sum_pairwise(a, n) : extreme(a, n, op == OP_MAX);
   int64_t nc = (n + CHUNK - 1) / CHUNK;
   double part[nc];
-  #pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < nc; k++) {
-    int64_t lo = k * CHUNK, hi = lo + CHUNK < n ? lo + CHUNK : n;
-    part[k] = sum_pairwise(a + lo, hi - lo);
+  RedJob j = { op, a, part, n, 0, 0 };
+  cpu_parallel_for(nc, chunks_range, &j);
+  return op == OP_SUM ? sum_pairwise(part, nc) : extreme(part, nc, op == OP_MAX);
+}
+
+static void cols_range(void *ctx, int64_t j0, int64_t j1) {      /* column sums j0 .. j1-1 */
+  RedJob *j = ctx;
+  for (int64_t k = j0; k < j1; k++) j->o[k] = 0;
+  for (int64_t i = 0; i < j->r; i++)
+    for (int64_t k = j0; k < j1; k++) j->o[k] += j->a[i * j->c + k];
+}
+
+static void rows_range(void *ctx, int64_t i0, int64_t i1) {      /* row reductions i0 .. i1-1 */
+  RedJob *j = ctx;
+  for (int64_t i = i0; i < i1; i++) {
+    const double *row = j->a + i * j->c;
+    j->o[i] = j->op == OP_ROWSUMS ? sum_pairwise(row, j->c) : extreme(row, j->c, j->op == OP_ROWMAXS);
   }
-  return sum_pairwise(part, nc);
 }
 
-static double extreme_chunked(const double *a, int64_t n, bool max) {
-  if (n < PAR_MIN) return extreme(a, n, max);
-  int64_t nc = (n + CHUNK - 1) / CHUNK;
-  double part[nc];
-  #pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < nc; k++) {
-    int64_t lo = k * CHUNK, hi = lo + CHUNK < n ? lo + CHUNK : n;
-    part[k] = extreme(a + lo, hi - lo, max);
-  }
-  return extreme(part, nc, max);
+/* Runs fn over [0, m) on the cores when the matrix (r x c) is large. */
+static void split(int64_t m, int64_t r, int64_t c, ParFn fn, RedJob *j) {
+  if (r * c >= PAR_MIN) cpu_parallel_for(m, fn, j);
+  else fn(j, 0, m);
 }
-
-static void col_block(const double *a, int64_t r, int64_t c, double *o, int64_t j0, int64_t j1) {
-  for (int64_t j = j0; j < j1; j++) o[j] = 0;
-  for (int64_t i = 0; i < r; i++)
-    for (int64_t j = j0; j < j1; j++) o[j] += a[i * c + j];
-}
-
-static void col_sums(const double *a, int64_t r, int64_t c, double *o) {
-  const int64_t B = 256;                   /* a block of columns per task */
-  if (r * c < PAR_MIN) { col_block(a, r, c, o, 0, c); return; }   /* no OpenMP trip for small */
-  #pragma omp parallel for schedule(static)
-  for (int64_t j0 = 0; j0 < c; j0 += B) col_block(a, r, c, o, j0, j0 + B < c ? j0 + B : c);
-}
-
-/* o[i] = f(row i) for every row, across the cores when the matrix is large. */
-#define ROWWISE(EXPR)                                                            \
-  do {                                                                           \
-    if (par) {                                                                   \
-      _Pragma("omp parallel for schedule(static)")                               \
-      for (int64_t i = 0; i < r; i++) o[i] = (EXPR);                             \
-    } else {                                                                     \
-      for (int64_t i = 0; i < r; i++) o[i] = (EXPR);                             \
-    }                                                                            \
-  } while (0)
 
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   (void)p;
   const double *a = tensor_data(in[0]);
   double *o = tensor_data(out);
   int64_t r = tensor_rows(in[0]), c = tensor_cols(in[0]);
-  bool par = r * c >= PAR_MIN;
   switch (op) {
-  case OP_SUM: o[0] = sum_chunked(a, r * c); break;
-  case OP_ROWSUMS: ROWWISE(sum_pairwise(a + i * c, c)); break;
-  case OP_COLSUMS: col_sums(a, r, c, o); break;
+  case OP_SUM: o[0] = whole(OP_SUM, a, r * c); break;
+  case OP_ROWSUMS: case OP_ROWMAXS: case OP_ROWMINS: {
+    RedJob j = { op, a, o, r * c, r, c };
+    split(r, r, c, rows_range, &j);
+    break;
+  }
+  case OP_COLSUMS: {
+    RedJob j = { op, a, o, r * c, r, c };
+    split(c, r, c, cols_range, &j);
+    break;
+  }
   case OP_PROD: o[0] = prod_all(a, r * c); break;
-  case OP_MAX: o[0] = extreme_chunked(a, r * c, true); break;
-  case OP_MIN: o[0] = extreme_chunked(a, r * c, false); break;
-  case OP_ROWMAXS: ROWWISE(extreme(a + i * c, c, true)); break;
-  case OP_ROWMINS: ROWWISE(extreme(a + i * c, c, false)); break;
+  case OP_MAX: o[0] = whole(OP_MAX, a, r * c); break;
+  case OP_MIN: o[0] = whole(OP_MIN, a, r * c); break;
   case OP_COLMAXS: col_extreme(a, r, c, o, true); break;
   case OP_COLMINS: col_extreme(a, r, c, o, false); break;
   case OP_ROWINDEXMAX: row_index(a, r, c, o, true); break;
@@ -218,6 +232,7 @@ int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p
   case OP_CUMSUM: scan(a, r, c, o, true); break;
   case OP_CUMPROD: scan(a, r, c, o, false); break;
   case OP_SOFTMAX: softmax(a, r, c, o); break;
+  case OP_LOGSOFTMAX: logsoftmax(a, r, c, o); break;
   case OP_DIAG: diag(a, r, c, o, tensor_rows(out), tensor_cols(out)); break;
   case OP_IFELSE: ifelse(in, out); break;
   default: return 1;

@@ -60,6 +60,7 @@ static const Recipe recipes[] = {
   { "cumsum", "cumsum(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
   { "cumprod", "cumprod(X)", "3x4,-;1x5,-;4x1,-", "X", 0.5, 1.5 },
   { "softmax", "softmax(X)", "3x4,-;1x5,-;1x1,-", "X", -2, 2 },
+  { "logsoftmax", "logsoftmax(X)", "3x4,-;1x5,-;1x1,-", "X", -2, 2 },
   { "diag", "diag(X)", "4x1,-;1x4,-;3x3,-", "X", -1, 1 },
   { "t", "t(X) %*% X", "3x4,-;1x1,-", "X", -1, 1 },
   { "trace", "trace(X %*% X)", "3x3,-;1x1,-", "X", -1, 1 },

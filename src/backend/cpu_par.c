@@ -1,0 +1,93 @@
+/*
+** cpu_par.c — the CPU backend's parallel-for: a small pool of worker threads that sleep on a
+** condition variable between jobs (they never spin, so they do not take cycles from
+** OpenBLAS's own threads, which OpenMP's spinning workers did). The range [0, n) is cut into
+** one contiguous part per thread; the caller runs part 0 and waits for the others.
+*/
+#include <pthread.h>
+#include <stdbool.h>
+#include <unistd.h>
+#include "backend/cpu.h"
+
+#define MAX_THREADS 64
+
+typedef struct Pool {
+  pthread_mutex_t mu;
+  pthread_cond_t go, done;
+  int nthreads;              /* including the caller */
+  int started;               /* workers created */
+  uint64_t job;              /* increments for each job */
+  int pending;               /* parts not finished */
+  ParFn fn;
+  void *ctx;
+  int64_t n;
+  pthread_t th[MAX_THREADS];
+} Pool;
+
+/* The process's pool: like malloc's arenas, a process-wide resource behind the backend. */
+static Pool pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, NULL, NULL, 0, { 0 } };
+
+static void part(int k, int parts, int64_t n, int64_t *lo, int64_t *hi) {
+  *lo = n * k / parts;
+  *hi = n * (k + 1) / parts;
+}
+
+static void *worker(void *arg) {
+  int k = (int)(intptr_t)arg;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&pool.mu);
+  for (;;) {
+    while (pool.job == seen) pthread_cond_wait(&pool.go, &pool.mu);
+    seen = pool.job;
+    if (k >= pool.nthreads) continue;                /* fewer threads asked for this job */
+    ParFn fn = pool.fn;
+    void *ctx = pool.ctx;
+    int64_t lo, hi;
+    part(k, pool.nthreads, pool.n, &lo, &hi);
+    pthread_mutex_unlock(&pool.mu);
+    if (lo < hi) fn(ctx, lo, hi);
+    pthread_mutex_lock(&pool.mu);
+    if (--pool.pending == 0) pthread_cond_signal(&pool.done);
+  }
+  return NULL;
+}
+
+void cpu_par_set_threads(int n) {
+  if (n < 1) n = 1;
+  if (n > MAX_THREADS) n = MAX_THREADS;
+  pthread_mutex_lock(&pool.mu);
+  pool.nthreads = n;
+  pthread_mutex_unlock(&pool.mu);
+}
+
+void cpu_parallel_for(int64_t n, ParFn fn, void *ctx) {
+  if (pool.nthreads == 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_par_set_threads(cpus > 0 ? (int)cpus : 1);
+  }
+  int nt = pool.nthreads;
+  if (nt > n) nt = (int)n;
+  if (nt <= 1) { fn(ctx, 0, n); return; }
+  pthread_mutex_lock(&pool.mu);
+  while (pool.started < nt - 1) {                   /* workers 1 .. nt-1, made on first use */
+    if (pthread_create(&pool.th[pool.started], NULL, worker, (void *)(intptr_t)(pool.started + 1)) != 0) break;
+    pool.started++;
+  }
+  if (pool.started < nt - 1) nt = pool.started + 1;
+  int saved = pool.nthreads;
+  pool.nthreads = nt;
+  pool.fn = fn;
+  pool.ctx = ctx;
+  pool.n = n;
+  pool.pending = nt - 1;
+  pool.job++;
+  pthread_cond_broadcast(&pool.go);
+  pthread_mutex_unlock(&pool.mu);
+  int64_t lo, hi;
+  part(0, nt, n, &lo, &hi);
+  fn(ctx, lo, hi);
+  pthread_mutex_lock(&pool.mu);
+  while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.mu);
+  pool.nthreads = saved;
+  pthread_mutex_unlock(&pool.mu);
+}
