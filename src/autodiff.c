@@ -827,6 +827,12 @@ static Value grad_component(Interp *I, Value f, int nargs, const Value *args, Sy
   if (k >= 0) {
     Value p = ad_primal(r);
     if (p.t == VT_MAT) r = T(I, ad_index(I, r, 1, (Value[]){ val_num((double)k + 1) }, sp));
+  } else {
+    Value p = ad_primal(r);
+    if (!(p.t == VT_NUM || p.t == VT_BOOL || (p.t == VT_MAT && tensor_numel(p.u.m) == 1))) {
+      char desc[64];
+      mls_throw(I, sp, "grad: function must return a scalar, got %s", val_describe(p, desc, sizeof desc));
+    }
   }
   t->active = false;
   List *adj;
