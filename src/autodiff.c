@@ -409,7 +409,7 @@ Value ad_set_index(Interp *I, Value X, int nidx, const Value *iv, Value v, Span 
   return res;
 }
 
-Value ad_place(Interp *I, Value v, int64_t rows, int64_t cols, int64_t r0, int64_t c0, Span sp) {
+Value ad_place_add(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_t r0, int64_t c0, Span sp) {
   int mark = I->ntmp;
   bool n;
   int64_t h, w;
@@ -421,7 +421,8 @@ Value ad_place(Interp *I, Value v, int64_t rows, int64_t cols, int64_t r0, int64
   T(I, val_mat(ci));
   for (int64_t j = 0; j < w; j++) tensor_data(ci)[j] = (double)(c0 + j + 1);
   Value ex[5] = { val_num((double)rows), val_num((double)cols), val_num(2), val_mat(ri), val_mat(ci) };
-  Value res = ad_apply(I, OP_SCATTER, 1, &v, 5, ex, sp);
+  Value placed = T(I, ad_apply(I, OP_SCATTER, 1, &v, 5, ex, sp));
+  Value res = op_binary(I, OP_ADD, acc, placed, sp);
   tmp_release_to(I, mark);
   return res;
 }

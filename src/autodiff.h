@@ -57,8 +57,9 @@ Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const
 Value ad_index(Interp *I, Value x, int nidx, const Value *iv, Span sp);
 /* X with X[iv] replaced by v (a number fills); X or v may be boxes. */
 Value ad_set_index(Interp *I, Value X, int nidx, const Value *iv, Value v, Span sp);
-/* v placed at rows r0.. and cols c0.. of a rows x cols zero matrix (for matrix literals). */
-Value ad_place(Interp *I, Value v, int64_t rows, int64_t cols, int64_t r0, int64_t c0, Span sp);
+/* acc + (v placed at rows r0.., cols c0.. of a rows x cols zero matrix), owned: how matrix
+** literals and cbind/rbind of traced values are built block by block. */
+Value ad_place_add(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_t r0, int64_t c0, Span sp);
 
 /* grad / value_and_grad: the derived function's call. */
 struct Closure;

@@ -210,9 +210,7 @@ static Value bind(Interp *I, Args *a, bool cols) {
     Value acc = val_num(0);
     for (int i = 0; i < a->ndots; i++) {
       Value p = ad_primal(a->dots[i]);
-      Value placed = ad_place(I, a->dots[i], R, C, cols ? 0 : off, cols ? off : 0, a->span);
-      tmp_push(I, placed);
-      acc = op_binary(I, OP_ADD, acc, placed, a->span);
+      acc = ad_place_add(I, acc, a->dots[i], R, C, cols ? 0 : off, cols ? off : 0, a->span);
       tmp_push(I, acc);
       off += p.t == VT_MAT ? (cols ? tensor_cols(p.u.m) : tensor_rows(p.u.m)) : 1;
     }

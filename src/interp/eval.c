@@ -210,13 +210,8 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
         Value v = I->tmp[idx++];
         Value p = ad_primal(v);
         h = p.t == VT_MAT ? tensor_rows(p.u.m) : 1;
-        Value placed = ad_place(I, v, total_rows, width, r0, c0, n->span);
-        tmp_push(I, placed);
-        Value sum = op_binary(I, OP_ADD, acc, placed, n->span);
-        tmp_pop(I, 1);
-        val_release(placed);
-        acc = sum;                        /* the previous acc stays on the stack until the mark */
-        tmp_push(I, acc);
+        acc = ad_place_add(I, acc, v, total_rows, width, r0, c0, n->span);
+        tmp_push(I, acc);                 /* each acc stays on the stack until the mark */
         c0 += p.t == VT_MAT ? tensor_cols(p.u.m) : 1;
       }
       r0 += h;
