@@ -54,7 +54,7 @@ $(BUILD)/src/%.o: src/%.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmls.a
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/capture.h $(BUILD)/libmls.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmls.a -lcmocka $(LDLIBS)
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "diag.h"
 #include "interp/interp.h"
+#include "capture.h"
 #include "mem.h"
 #include "sym.h"
 
@@ -45,19 +46,7 @@ static int teardown(void **state) {
 }
 
 static int run_echo(Fix *f, const char *code, bool echo) {
-  free(f->out);
-  free(f->err);
-  f->out = f->err = NULL;
-  f->I->out = open_memstream(&f->out, &f->nout);
-  f->I->errf = open_memstream(&f->err, &f->nerr);
-  Source *src = source_new("t.mls", code, strlen(code));
-  int st = interp_run_source(f->I, src, echo);
-  source_release(src);
-  fclose(f->I->out);
-  fclose(f->I->errf);
-  f->I->out = stdout;
-  f->I->errf = stderr;
-  return st;
+  return run_captured(f->I, code, echo, &f->out, &f->nout, &f->err, &f->nerr);
 }
 
 static int run(Fix *f, const char *code) { return run_echo(f, code, false); }

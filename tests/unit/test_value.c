@@ -14,6 +14,7 @@
 #include "diag.h"
 #include "err.h"
 #include "interp/interp.h"
+#include "capture.h"
 #include "mem.h"
 #include "sym.h"
 #include "tensor.h"
@@ -46,19 +47,7 @@ static int teardown(void **state) {
 
 /* Runs code on the fixture's interpreter; f->out / f->err hold what it printed. */
 static int run(Fix *f, const char *code) {
-  free(f->out);
-  free(f->err);
-  f->out = f->err = NULL;
-  f->I->out = open_memstream(&f->out, &f->nout);
-  f->I->errf = open_memstream(&f->err, &f->nerr);
-  Source *src = source_new("t.mls", code, strlen(code));
-  int st = interp_run_source(f->I, src, false);
-  source_release(src);
-  fclose(f->I->out);
-  fclose(f->I->errf);
-  f->I->out = stdout;
-  f->I->errf = stderr;
-  return st;
+  return run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr);
 }
 
 static void run_ok(Fix *f, const char *code) {

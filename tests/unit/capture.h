@@ -1,0 +1,30 @@
+/*
+** capture.h — for the unit tests: run MLS code on an interpreter with its standard output
+** and error captured in memory. *out and *err are replaced (the old buffers freed).
+*/
+#ifndef MLS_TEST_CAPTURE_H
+#define MLS_TEST_CAPTURE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "diag.h"
+#include "interp/interp.h"
+
+static inline int run_captured(Interp *I, const char *code, bool echo, char **out, size_t *nout, char **err, size_t *nerr) {
+  free(*out);
+  free(*err);
+  *out = *err = NULL;
+  I->out = open_memstream(out, nout);
+  I->errf = open_memstream(err, nerr);
+  Source *src = source_new("t.mls", code, strlen(code));
+  int st = interp_run_source(I, src, echo);
+  source_release(src);
+  fclose(I->out);
+  fclose(I->errf);
+  I->out = stdout;
+  I->errf = stderr;
+  return st;
+}
+
+#endif
