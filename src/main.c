@@ -23,7 +23,7 @@ static const char usage[] =
   "  -e code          run code\n"
   "  -                read the program from standard input\n"
   "  --seed N         seed rand() and friends for reproducible runs\n"
-  "  --threads N      threads for matrix kernels (OpenBLAS)\n"
+  "  --threads N      threads for matrix kernels (OpenBLAS and large elementwise loops)\n"
   "  --device cpu|gpu where new matrices live (gpu needs a CUDA build)\n"
   "  --staged         run straight-line blocks staged (not implemented yet: runs eagerly)\n"
   "  --explain        print staged graphs (not implemented yet)\n"
