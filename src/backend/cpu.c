@@ -232,6 +232,7 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
 static void cpu_sync(void) {}
 
 static void cpu_trim(void) {
+  cpu_par_shutdown();
   for (int i = 0; i < CACHE_SLOTS; i++) {
     free(cache.p[i]);
     cache.p[i] = NULL;

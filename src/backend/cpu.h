@@ -15,6 +15,8 @@ void cpu_init(void);
 typedef void (*ParFn)(void *ctx, int64_t lo, int64_t hi);
 void cpu_parallel_for(int64_t n, ParFn fn, void *ctx);
 void cpu_par_set_threads(int n);
+/* Stops and joins the workers (at interp_free); a later job starts them again. */
+void cpu_par_shutdown(void);
 
 /* Reductions (ops with OPF_RED): out has the reduced shape; in[0] is contiguous. */
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);

@@ -18,6 +18,7 @@ typedef struct Pool {
   int started;               /* workers created */
   uint64_t job;              /* increments for each job */
   int pending;               /* parts not finished */
+  bool quit;                 /* cpu_par_shutdown: workers leave */
   ParFn fn;
   void *ctx;
   int64_t n;
@@ -25,7 +26,7 @@ typedef struct Pool {
 } Pool;
 
 /* The process's pool: like malloc's arenas, a process-wide resource behind the backend. */
-static Pool pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, NULL, NULL, 0, { 0 } };
+static Pool pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, false, NULL, NULL, 0, { 0 } };
 
 static void part(int k, int parts, int64_t n, int64_t *lo, int64_t *hi) {
   *lo = n * k / parts;
@@ -37,7 +38,8 @@ static void *worker(void *arg) {
   uint64_t seen = 0;
   pthread_mutex_lock(&pool.mu);
   for (;;) {
-    while (pool.job == seen) pthread_cond_wait(&pool.go, &pool.mu);
+    while (pool.job == seen && !pool.quit) pthread_cond_wait(&pool.go, &pool.mu);
+    if (pool.quit) break;
     seen = pool.job;
     if (k >= pool.nthreads) continue;                /* fewer threads asked for this job */
     ParFn fn = pool.fn;
@@ -49,7 +51,21 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&pool.mu);
     if (--pool.pending == 0) pthread_cond_signal(&pool.done);
   }
+  pthread_mutex_unlock(&pool.mu);
   return NULL;
+}
+
+void cpu_par_shutdown(void) {
+  pthread_mutex_lock(&pool.mu);
+  int n = pool.started;
+  pool.quit = true;
+  pthread_cond_broadcast(&pool.go);
+  pthread_mutex_unlock(&pool.mu);
+  for (int i = 0; i < n; i++) pthread_join(pool.th[i], NULL);
+  pthread_mutex_lock(&pool.mu);
+  pool.started = 0;                     /* the next parallel job starts them again */
+  pool.quit = false;
+  pthread_mutex_unlock(&pool.mu);
 }
 
 void cpu_par_set_threads(int n) {
