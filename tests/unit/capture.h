@@ -27,4 +27,16 @@ static inline int run_captured(Interp *I, const char *code, bool echo, char **ou
   return st;
 }
 
+/* err's first report line "t.mls:L:C: error: MSG" carries exactly msg (needs cmocka.h). */
+static inline void assert_error_message(const char *code, const char *err, const char *msg) {
+  const char *p = strstr(err, ": error: ");
+  if (!p) print_error("'%s': no error report in: %s\n", code, err);
+  assert_non_null(p);
+  p += strlen(": error: ");
+  size_t n = strcspn(p, "\n");
+  if (strlen(msg) != n || strncmp(p, msg, n) != 0) print_error("'%s': got error: %.*s\n", code, (int)n, p);
+  assert_int_equal(n, strlen(msg));
+  assert_memory_equal(p, msg, n);
+}
+
 #endif

@@ -87,13 +87,7 @@ static void expect_error(Fix *f, const char *code, const char *msg) {
   int got = run(f, code);
   if (got != 1) print_error("'%s': status %d, stderr: %s\n", code, got, f->err);
   assert_int_equal(got, 1);
-  const char *p = strstr(f->err, ": error: ");
-  assert_non_null(p);
-  p += strlen(": error: ");
-  size_t n = strcspn(p, "\n");
-  if (strlen(msg) != n || strncmp(p, msg, n) != 0) print_error("'%s': got error: %.*s\n", code, (int)n, p);
-  assert_int_equal(n, strlen(msg));
-  assert_memory_equal(p, msg, n);
+  assert_error_message(code, f->err, msg);
   assert_int_equal(f->I->nframes, 0);
   assert_int_equal(f->I->ntmp, 0);
 }
