@@ -2,7 +2,6 @@
 ** builtins_core.c — the bodies of the core builtins: construction, shape, aggregates,
 ** conversion, lists and text, output and control.
 */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,31 +30,28 @@ Value bi_print(Interp *I, Args *a) {
 }
 
 /* Parses "1 2 3 4" (spaces or commas) into a new tensor of n values. */
-static Tensor *parse_numbers(Interp *I, const char *s) {
-  int64_t cap = 16, n = 0;
-  double *buf = mem_alloc((size_t)cap * sizeof(double));
+/* Reads the numbers of s (separated by spaces or commas) into d, or only counts them when d
+** is NULL; returns the count. A cell that is not a number is an argument error. */
+static int64_t scan_numbers(Interp *I, const char *s, double *d) {
+  int64_t n = 0;
   const char *p = s;
   for (;;) {
     while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-    if (!*p) break;
+    if (!*p) return n;
     char *end;
-    errno = 0;
     double x = strtod(p, &end);
-    if (end == p) {
-      mem_free(buf);
-      bi_argerror(I, 1, "cannot read a number at \"%.20s\"", p);
-    }
-    if (n == cap) { cap *= 2; buf = mem_realloc(buf, (size_t)cap * sizeof(double)); }
-    buf[n++] = x;
+    if (end == p) bi_argerror(I, 1, "cannot read a number at \"%.20s\"", p);
+    if (d) d[n] = x;
+    n++;
     p = end;
   }
-  Tensor *t;
-  /* tensor_new may throw: keep buf reachable by copying into a tensor first */
-  Tensor *tmp = NULL;
-  (void)tmp;
-  t = tensor_new(I, n, 1);
-  memcpy(tensor_data(t), buf, (size_t)n * sizeof(double));
-  mem_free(buf);
+}
+
+/* Parses "1 2 3 4" (spaces or commas) into a new n x 1 tensor: count, allocate, fill, so
+** nothing is held across the allocation, which may throw. */
+static Tensor *parse_numbers(Interp *I, const char *s) {
+  Tensor *t = tensor_new(I, scan_numbers(I, s, NULL), 1);
+  scan_numbers(I, s, tensor_data(t));        /* the same text: cannot fail now */
   return t;
 }
 

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "backend/backend.h"
-#include "backend/cpu.h"
 #include "builtins.h"
 #include "interp/interp.h"
 #include "mem.h"
@@ -168,7 +167,6 @@ static void *thread_main(void *p) {
 
 int main(int argc, char **argv) {
   Job j = { argc, argv, 0 };
-  cpu_init();
   pthread_attr_t attr;
   pthread_t th;
   pthread_attr_init(&attr);

@@ -245,9 +245,6 @@ static void cpu_threads(int n) {
   cpu_par_set_threads(n);
 }
 
-/* Called once at process start. Nothing to set up yet: the thread pool starts on first use. */
-void cpu_init(void) {}
-
 const Backend be_cpu = {
   /* .name        = */ "cpu",
   /* .alloc       = */ cpu_alloc,

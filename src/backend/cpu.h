@@ -6,9 +6,6 @@
 
 #include "backend/backend.h"
 
-/* Process start-up of the CPU backend (threading policy). */
-void cpu_init(void);
-
 /* Runs fn(ctx, lo, hi) over [0, n), cut into one contiguous part per thread (cpu_par.c).
 ** Below PAR_MIN elements the kernels call fn(ctx, 0, n) themselves. */
 #define PAR_MIN ((int64_t)1 << 18)

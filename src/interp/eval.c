@@ -615,8 +615,6 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
     if (names[i]) continue;
     while (next < fi->nparams && env->slots[next].t != VT_UNBOUND) next++;
     if (next >= fi->nparams) {
-      int npos = 0;
-      for (int j = 0; j < nargs; j++) npos += names[j] == NULL;
       mls_throw(I, sp, "too many arguments in call to %s() (%d expected, got %d)", fname, fi->nparams, nargs);
     }
     val_retain(args[i]);
@@ -851,7 +849,6 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
   }
   Index ri, ci;
   int64_t rows = tensor_rows(m), cols = tensor_cols(m);
-  bool vec_result_row = false;
   if (nix == 1) {                                      /* v[k] on a vector */
     if (rows != 1 && cols != 1)
       mls_throw(I, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
@@ -859,7 +856,6 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
     if (rows == 1) {
       make_index(I, &ri, val_unbound(), 1, m, "rows", sp);
       make_index(I, &ci, iv[0], cols, m, "columns", sp);
-      vec_result_row = true;
     } else {
       make_index(I, &ri, iv[0], rows, m, "rows", sp);
       make_index(I, &ci, val_unbound(), 1, m, "columns", sp);
@@ -870,7 +866,6 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
     make_index(I, &ri, iv[0], rows, m, "rows", sp);
     make_index(I, &ci, iv[1], cols, m, "columns", sp);
   }
-  (void)vec_result_row;
   if (ri.scalar && ci.scalar && ri.n == 1 && ci.n == 1 && (nix == 2 ? (!ri.all && !ci.all) : true)) {
     r = val_num(tensor_get(m, ix_at(&ri, 0), ix_at(&ci, 0)));
   } else {
