@@ -22,7 +22,7 @@ LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps deps-install test unit golden examples repl-test sanitize sanitize-run bench run install clean conformance valgrind
+.PHONY: all deps deps-install test unit golden examples repl-test install-test sanitize sanitize-run bench run install clean conformance valgrind
 all: deps mls
 
 deps:
@@ -75,6 +75,9 @@ examples: mls
 repl-test: mls
 	/usr/bin/python3 tests/repl/test_repl.py ./mls
 
+install-test: mls
+	tests/install/test_install.sh
+
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
@@ -82,6 +85,7 @@ test: deps-install
 	$(MAKE) golden
 	$(MAKE) examples
 	$(MAKE) repl-test
+	$(MAKE) install-test
 	$(MAKE) sanitize-run
 
 conformance: mls

@@ -89,7 +89,12 @@ static int run_main(int argc, char **argv) {
   int i = 1, status = 0;
   for (; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--version")) { printf("mls %s\n", MLS_VERSION); interp_free(I); return 0; }
+    if (!strcmp(a, "--version")) {
+      const Backend *be = be_default();
+      printf("mls %s\n%s backend: %s\n", MLS_VERSION, be->name, be->describe ? be->describe() : be->name);
+      interp_free(I);
+      return 0;
+    }
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); interp_free(I); return 0; }
     if (!strcmp(a, "--builtins-md")) { builtins_md(); interp_free(I); return 0; }
     if (!strcmp(a, "--run-tests")) { interp_free(I); return testrun_main(argc - i - 1, argv + i + 1); }

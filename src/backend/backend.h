@@ -39,6 +39,8 @@ typedef struct Backend {
   void (*set_threads)(int n);
   /* Gives cached free memory back (optional). */
   void (*trim)(void);
+  /* What it runs on, for `mls --version` (e.g. the BLAS library and its build). */
+  const char *(*describe)(void);
 } Backend;
 
 extern const Backend be_cpu;

@@ -15,6 +15,12 @@
 #include "backend/cpu.h"
 #include "mem.h"
 
+/* OpenBLAS's own entry points, declared here because <cblas.h> may be another package's
+** (Debian's reference libblas-dev ships one too); linking -lopenblas makes them required,
+** so the binary cannot silently end up on the reference BLAS. */
+void openblas_set_num_threads(int num_threads);
+char *openblas_get_config(void);
+
 /* ---- buffer cache ---- */
 #define CACHE_SLOTS 16
 #define CACHE_MAX_BYTES ((size_t)512 << 20)
@@ -245,6 +251,8 @@ static void cpu_threads(int n) {
   cpu_par_set_threads(n);
 }
 
+static const char *cpu_describe(void) { return openblas_get_config(); }
+
 const Backend be_cpu = {
   /* .name        = */ "cpu",
   /* .alloc       = */ cpu_alloc,
@@ -257,4 +265,5 @@ const Backend be_cpu = {
   /* .sync        = */ cpu_sync,
   /* .set_threads = */ cpu_threads,
   /* .trim        = */ cpu_trim,
+  /* .describe    = */ cpu_describe,
 };

@@ -1,0 +1,22 @@
+#!/bin/sh
+# test_install.sh — `make install PREFIX=<tmp>` then the installed binary, run from another
+# directory with no MLS_PATH, finds its stdlib (../share/mls/stdlib beside bin/, whatever
+# PREFIX the binary was built with), and `man -l` formats the installed page.
+set -u
+top=$(pwd)
+p=$(mktemp -d /tmp/mls-install.XXXXXX)
+trap 'rm -rf "$p"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+make -s install PREFIX="$p" >/dev/null || { echo "FAIL make install PREFIX=$p"; exit 1; }
+check "binary installed" '[ -x "$p/bin/mls" ]'
+out=$(cd / && env -u MLS_PATH "$p/bin/mls" -e 'source("nn.mls") as nn; print(nn::relu([-1, 2]))' 2>&1)
+check "installed mls finds stdlib from / (got: $out)" '[ "$out" = "0 2" ]'
+ver=$(cd / && "$p/bin/mls" --version 2>&1)
+check "mls --version names OpenBLAS (got: $ver)" 'echo "$ver" | grep -q "cpu backend: OpenBLAS"'
+page=$(MANPAGER=cat MANWIDTH=80 man -l "$p/share/man/man1/mls.1" 2>&1)
+check "man -l shows the installed page" 'echo "$page" | grep -q "interpreter for MLS"'
+check "man page documents --staged" 'echo "$page" | grep -q -- "--staged"'
+cd "$top"
+[ $fail = 0 ] && echo "install: all passed"
+exit $fail
