@@ -17,7 +17,7 @@ GENFLAGS = -std=c11 $(OPT) -g -Wall -Wno-unused-parameter -Wno-unused-variable -
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS = -llapacke -lopenblas -lreadline -lz -lm -lpthread
 
-SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c)
+SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c)
 LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -53,6 +53,9 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
 $(BUILD)/src/%.o: src/%.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# the fused kernels' loops vectorize at -O3 (gcc's -O2 leaves them scalar)
+$(BUILD)/src/backend/cpu_fused.o: OPT = -O3
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/capture.h $(BUILD)/libmls.a
 	@mkdir -p $(dir $@)

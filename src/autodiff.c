@@ -14,9 +14,12 @@
 #include "err.h"
 #include "interp/interp.h"
 #include "mem.h"
+#include "staging/graph.h"
+#include "staging/stage.h"
 #include "tensor.h"
 
 /* ---- tapes and boxes ---- */
+static Value box_new(Tape *t, int node, Value v);
 static void node_release(TNode *nd) {
   for (int k = 0; k < nd->nval; k++) val_release(nd->val[k]);
   val_release(nd->out);
@@ -40,6 +43,7 @@ void ad_box_free(Box *b) {
   if (--t->refcount == 0) ad_tape_free(t);
 }
 
+Value ad_box_new(Tape *t, int node, Value v) { return box_new(t, node, v); }
 static Value box_new(Tape *t, int node, Value v) {    /* takes v */
   Box *b = mem_alloc(sizeof *b);
   b->refcount = 1;
@@ -66,6 +70,13 @@ static int tape_push(Tape *t) {
   return t->n++;
 }
 
+bool ad_any_grad(int n, const Value *v) {
+  for (int i = 0; i < n; i++)
+    for (Value x = v[i]; x.t == VT_BOX; x = x.u.box->v)
+      if (x.u.box->tape->active && !x.u.box->tape->graph) return true;
+  return false;
+}
+
 bool ad_any_active(int n, const Value *v) {
   for (int i = 0; i < n; i++)
     for (Value x = v[i]; x.t == VT_BOX; x = x.u.box->v)
@@ -82,7 +93,7 @@ static Value strip(Value v, const Tape *t) {
 static Value T(Interp *I, Value v) { tmp_push(I, v); return v; }   /* owned temp, freed by the caller's mark */
 
 /* ---- the plain computation of each recordable op ---- */
-static Value compute(Interp *I, OpKind op, const Value *in, int nextra, const Value *x, Span sp) {
+Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value *x, Span sp) {
   int flags = op_info[op].flags;
   if ((flags & OPF_EW) && op_info[op].arity == 2) return op_binary(I, op, in[0], in[1], sp);
   if (flags & OPF_EW) return op_unary(I, op, in[0], sp);
@@ -118,8 +129,30 @@ Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const
       if (v.u.box->tape->active && (!t || v.u.box->tape->id > t->id)) t = v.u.box->tape;
   Value un[3] = { val_null(), val_null(), val_null() };
   for (int k = 0; k < nin; k++) un[k] = strip(in[k], t);
-  Value out = compute(I, op, un, nextra, extra, sp);
-  if (t && t->forward) return fwd_apply(I, t, op, nin, in, un, nextra, extra, out, sp);
+  for (int k = 0; k < nextra; k++)          /* a staged index value: the innermost stage records it */
+    for (Value v = extra[k]; v.t == VT_BOX; v = v.u.box->v)
+      if (v.u.box->tape->active && v.u.box->tape->graph && (!t || v.u.box->tape->id > t->id)) t = v.u.box->tape;
+  if (t && t->graph)
+    for (int k = 0; k < nin; k++) un[k] = strip(in[k], t);
+  Value ux[6] = { val_null(), val_null(), val_null(), val_null(), val_null(), val_null() };
+  for (int k = 0; k < nextra && k < 6; k++)
+    ux[k] = t && t->graph ? ad_primal(extra[k]) : ad_concrete(I, extra[k], sp, "an index");
+  if (!t && I->stage && I->stage->active) {  /* staging, no traced operand: a constant op */
+    Tape *st = I->stage;
+    I->stage = NULL;                           /* (a throw ends the staging, which restores it) */
+    Value c = ad_compute(I, op, un, nextra, ux, sp);
+    I->stage = st;
+    return stage_record_op(I, st, op, nin, in, nextra, extra, c, sp);
+  }
+  if (t && t->graph) {                       /* this op is recorded here, not by its pieces */
+    Tape *st = I->stage;
+    I->stage = NULL;
+    Value c = ad_compute(I, op, un, nextra, ux, sp);
+    I->stage = st;
+    return stage_record_op(I, t, op, nin, in, nextra, extra, c, sp);
+  }
+  Value out = ad_compute(I, op, un, nextra, ux, sp);
+  if (t && t->forward) return fwd_apply(I, t, op, nin, in, un, nextra, ux, out, sp);
   if (!t || !(op_info[op].flags & OPF_DIFF) || (op_info[op].flags & (OPF_CMP | OPF_DISCRETE))) return out;
   tmp_push(I, out);
   int id = tape_push(t);
@@ -137,8 +170,8 @@ Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const
     nd->val[nd->nval++] = un[k];
   }
   for (int k = 0; k < nextra && nd->nval < 6; k++) {
-    val_retain(extra[k]);
-    nd->val[nd->nval++] = extra[k];
+    val_retain(ux[k]);
+    nd->val[nd->nval++] = ux[k];
   }
   val_retain(out);
   nd->out = out;
@@ -247,6 +280,7 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
   case OP_TAN: gin[0] = B2(OP_MULZ, g, B2(OP_ADD, val_num(1), B2(OP_MUL, y, y))); break;
   case OP_TANH: gin[0] = B2(OP_MULZ, g, B2(OP_SUB, val_num(1), B2(OP_MUL, y, y))); break;
   case OP_SIGMOID: gin[0] = B2(OP_MULZ, g, B2(OP_MUL, y, B2(OP_SUB, val_num(1), y))); break;
+  case OP_SOFTPLUS: gin[0] = B2(OP_MULZ, g, U1(OP_SIGMOID, a)); break;
   case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN:    /* steps: derivative 0 */
     gin[0] = B2(OP_MUL, g, val_num(0));
     break;
@@ -385,9 +419,9 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
 }
 
 /* ---- indexing as ops ---- */
-static Value idx_extra(const Value *iv, int nidx, int k) {
+static Value idx_extra(const Value *iv, int nidx, int k) {   /* kept boxed: a stage records it */
   if (k >= nidx || iv[k].t == VT_UNBOUND) return val_null();
-  return ad_primal(iv[k]);
+  return iv[k];
 }
 
 Value ad_index(Interp *I, Value x, int nidx, const Value *iv, Span sp) {
@@ -467,6 +501,7 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_TAN: return tmul(I, ta, B2(OP_ADD, val_num(1), B2(OP_MUL, y, y)), sp);
   case OP_TANH: return tmul(I, ta, B2(OP_SUB, val_num(1), B2(OP_MUL, y, y)), sp);
   case OP_SIGMOID: return tmul(I, ta, B2(OP_MUL, y, B2(OP_SUB, val_num(1), y)), sp);
+  case OP_SOFTPLUS: return tmul(I, ta, U1(OP_SIGMOID, a), sp);
   case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN: return val_null();
   case OP_MATMUL:
     return tadd(I, ta.t == VT_NULL ? ta : T(I, op_matmul(I, ta, b, sp)),
@@ -622,7 +657,8 @@ static List *backward(Interp *I, Tape *t, int root, Value g0) {
 
 /* ---- grad(f) ---- */
 /* kind: 0 grad, 1 value_and_grad, 2 jacobian, 3 hessian */
-typedef struct Derived { int kind; Value f; Value argnum; } Derived;
+/* kind: 0 grad, 1 value_and_grad, 2 jacobian, 3 hessian, 4 jit (jit: the stager's cache) */
+typedef struct Derived { int kind; Value f; Value argnum; struct Jit *jit; } Derived;
 Value ad_call_jacobian(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp);
 static Value make_derived(Interp *I, Args *a, int kind);
 
@@ -694,6 +730,7 @@ static Value collect(Interp *I, Value leaf, const List *adj, Tape *t) {
 
 Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp) {
   const Derived *d = c->derived;
+  if (d->kind == 4) return stage_call_jit(I, d->jit, d->f, nargs, args, names, sp);
   if (d->kind >= 2) return ad_call_jacobian(I, c, nargs, args, names, sp);
   int mark = I->ntmp;
   /* which positional arguments: argnum is a number or a vector of positions */
@@ -781,7 +818,7 @@ static Value make_derived(Interp *I, Args *a, int kind) {
   Value ap = ad_primal(argnum);
   if (ap.t != VT_NUM && !(ap.t == VT_MAT && (tensor_rows(ap.u.m) == 1 || tensor_cols(ap.u.m) == 1) && tensor_numel(ap.u.m) <= 16))
     bi_argerror(I, 2, "a position or a vector of positions expected");
-  Derived *d = mem_alloc(sizeof *d);
+  Derived *d = mem_calloc(1, sizeof *d);
   d->kind = kind;
   d->f = f;
   val_retain(f);
@@ -790,7 +827,18 @@ static Value make_derived(Interp *I, Args *a, int kind) {
   return closure_new_derived(d, derived_names[kind]);
 }
 
+Value ad_derived_jit(Value f, struct Jit *j) {
+  Derived *d = mem_calloc(1, sizeof *d);
+  d->kind = 4;
+  d->f = f;
+  val_retain(f);
+  d->argnum = val_null();
+  d->jit = j;
+  return closure_new_derived(d, "jit");
+}
+
 void ad_derived_free(Derived *d) {
+  if (d->jit) stage_jit_free(d->jit);
   val_release(d->f);
   val_release(d->argnum);
   mem_free(d);
@@ -894,11 +942,12 @@ static Value jacobian_of(Interp *I, Value f, int nargs, Value *args, Symbol **na
 
 Value ad_call_jacobian(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp) {
   const Derived *d = c->derived;
-  if (ad_any_active(nargs, args))     /* its result is assembled from numbers, not ops */
+  if (ad_any_grad(nargs, args))       /* its result is assembled from numbers, not ops */
     mls_throw(I, sp, "%s: its result cannot be differentiated again (use nested grad)", c->dname);
+  for (int i = 0; i < nargs; i++) ad_concrete(I, args[i], sp, "a jacobian or hessian (assembled from numbers)");
   if (d->kind == 2) return jacobian_of(I, d->f, nargs, args, names, sp);
   /* hessian: the jacobian of grad(f) */
-  Derived *gd = mem_alloc(sizeof *gd);
+  Derived *gd = mem_calloc(1, sizeof *gd);
   gd->kind = 0;
   gd->f = d->f;
   val_retain(gd->f);
@@ -947,6 +996,19 @@ Value bi_gradcheck(Interp *I, Args *a) {
 
 /* ---- entry points for trace_grad (autodiff_trace.c): thin wrappers, nothing new ---- */
 Tape *ad_trace_tape(Interp *I) { return tape_begin(I); }
+Tape *ad_stage_tape(Interp *I, struct Graph *g) {
+  Tape *t = tape_begin(I);
+  t->graph = g;
+  return t;
+}
+
+Value ad_concrete(Interp *I, Value v, Span sp, const char *what) {
+  for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
+    if (x.u.box->tape->graph && x.u.box->tape->active &&
+        !(x.u.box->tape->graph->nodes[x.u.box->node].flags & GF_CONSTANT))   /* known while staging */
+      graph_mark_dynamic(x.u.box->tape->graph, I, sp, "%s depends on a staged value", what);
+  return ad_primal(v);
+}
 Value ad_trace_leaf(Interp *I, Tape *t, Value v, Span sp) { return make_leaves(I, t, v, sp); }
 List *ad_trace_backward(Interp *I, Tape *t, int root, Value seed) { return backward(I, t, root, seed); }
 Value ad_trace_collect(Interp *I, Value leaf, const List *adj, Tape *t) { return collect(I, leaf, adj, t); }

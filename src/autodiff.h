@@ -29,6 +29,8 @@ typedef struct Tape {
   int32_t id;              /* nesting: a larger id is an inner grad */
   bool active;             /* recording; false once its grad call has finished */
   bool forward;            /* jvp: boxes carry tangents, nothing is recorded */
+  struct Graph *graph;     /* staging (jit, --staged): ops are recorded as graph nodes; a box's
+                           ** node is then a node of this graph. Owned by the stager, not the tape. */
   TNode *nodes;
   int32_t n, cap;
 } Tape;
@@ -48,10 +50,24 @@ void ad_tape_free(Tape *t);
 static inline Value ad_primal(Value v) { while (v.t == VT_BOX) v = v.u.box->v; return v; }
 /* True when any of v[0..n) is a Box of an active tape. */
 bool ad_any_active(int n, const Value *v);
+/* The same, counting only grad's tapes (not staging). */
+bool ad_any_grad(int n, const Value *v);
 
 /* Computes op on in[0..nin) (boxes allowed) plus extras, recording it when a tape is active.
 ** extras are op parameters (index values, shapes), borrowed. Returns an owned value. */
 Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp);
+
+/* The plain computation of a recordable op on unboxed values (borrowed; result owned): the one
+** function the tape, the graph stager and graph_run compute ops with. extra: op parameters. */
+Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value *extra, Span sp);
+/* A box of tape t for node, holding v (takes v). */
+Value ad_box_new(Tape *t, int node, Value v);
+/* A new active tape for staging into g, held on the temp stack. */
+Tape *ad_stage_tape(Interp *I, struct Graph *g);
+/* The value with the boxes of staging tapes removed, marking those stages as depending on a
+** value known only at run time (an if/while condition, a scalar index ...): they run eagerly.
+** what: how the value was used, for explain. Borrowed. */
+Value ad_concrete(Interp *I, Value v, Span sp, const char *what);
 
 /* Index read, write and concatenation as recorded ops (eval.c has the plain versions). */
 Value ad_index(Interp *I, Value x, int nidx, const Value *iv, Span sp);
@@ -63,6 +79,9 @@ Value ad_place_add(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, in
 
 /* grad / value_and_grad: the derived function's call. */
 struct Closure;
+struct Jit;
+/* The function jit(f) returns: calls go to stage_call_jit with j (taken). */
+Value ad_derived_jit(Value f, struct Jit *j);
 Value ad_call_derived(Interp *I, struct Closure *c, int nargs, Value *args, struct Symbol **names, Span sp);
 
 /* Entry points for trace_grad (autodiff_trace.c), wrappers of the static pieces above:

@@ -64,7 +64,7 @@ static bool supported(int op) {
   switch (op) {
   case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD: case OP_MIN2:
   case OP_MAX2: case OP_MULZ: case OP_NEG: case OP_ABS: case OP_EXP: case OP_LOG: case OP_SQRT:
-  case OP_SIN: case OP_COS: case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_ROUND:
+  case OP_SIN: case OP_COS: case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_SOFTPLUS: case OP_ROUND:
   case OP_FLOOR: case OP_CEIL: case OP_SIGN: case OP_MATMUL: case OP_TRANSPOSE: case OP_INDEX:
   case OP_SCATTER: case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: case OP_PROD: case OP_MAX:
   case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS:
@@ -266,6 +266,11 @@ static PKind partial(const Ctx *c, int i, int k, bool numeric, char *txt, size_t
   case OP_TAN: *d = 1 + yv * yv; join(txt, n, "1 + ", y, "^2", NULL); return P_PAREN;
   case OP_TANH: *d = 1 - yv * yv; join(txt, n, "1 - ", y, "^2", NULL); return P_PAREN;
   case OP_SIGMOID: *d = yv * (1 - yv); join(txt, n, y, " * (1 - ", y, ")", NULL); return P_TERM;
+  case OP_SOFTPLUS:
+    *d = 1 / (1 + exp(-av));
+    ref(c, i, 0, numeric, false, a, sizeof a);
+    join(txt, n, "sigmoid(", a, ")", NULL);
+    return P_TERM;
   case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN: *d = 0; return P_ZERO;
   case OP_IFELSE:                            /* nothing to the test or the branch not taken */
     *d = k == 0 ? 0 : k == 1 ? (av != 0) : (av == 0);

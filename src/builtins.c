@@ -12,6 +12,7 @@
 #include "err.h"
 #include "mem.h"
 #include "print.h"
+#include "staging/stage.h"
 
 #define DIFF BI_DIFF
 #define INV BI_INVISIBLE
@@ -25,7 +26,7 @@ const Builtin builtin_table[] = {
   { "as.logical", bi_as_logical, "as.logical(x)", OP_NONE, 0, "Converts a number or string to TRUE/FALSE (nonzero is TRUE)." },
   { "as.matrix", bi_as_matrix, "as.matrix(x)", OP_NONE, 0, "Makes a number a 1x1 matrix; a matrix is returned as is." },
   { "as.scalar", bi_as_scalar, "as.scalar(x)", OP_NONE, DIFF | BI_AD, "The number inside a 1x1 matrix (a number is returned as is)." },
-  { "assert", bi_assert, "assert(cond, msg=)", OP_NONE, INV,
+  { "assert", bi_assert, "assert(cond, msg=)", OP_NONE, INV | BI_EFFECT,
     "Stops with 'assertion failed' (or msg) unless cond is TRUE (or nonzero)." },
   { "cbind", bi_cbind, "cbind(...)", OP_NONE, DIFF | BI_AD, "Joins matrices (and numbers) side by side; row counts must match." },
   { "ceil", bi_unary, "ceil(x)", OP_CEIL, DIFF | BI_AD, "Smallest whole number not below x, elementwise." },
@@ -40,11 +41,20 @@ const Builtin builtin_table[] = {
   { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
   { "det", bi_det, "det(A)", OP_NONE, DIFF | BI_AD, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
   { "diag", bi_diag, "diag(X)", OP_DIAG, DIFF | BI_AD, "A vector becomes a diagonal matrix; a square matrix gives its diagonal as a column vector.\nA vector is n x 1 or 1 x n; a number or 1x1 matrix gives a 1x1 matrix (not R's identity)." },
+  { "dot", bi_dot, "dot(f, ..., file=)", OP_NONE, INV | BI_EFFECT,
+    "Writes the optimized graph of f staged for the arguments as Graphviz to file (render it with\n"
+    "dot -Tsvg). When f returns a number, the graph of grad(f) (forward and backward) is written\n"
+    "beside it. Returns the file name." },
   { "eigen", bi_eigen, "eigen(A)", OP_NONE, 0, "[values, vectors] = eigen(A) for symmetric A: eigenvalues (column, decreasing) and eigenvectors.\n"
     "The eigenvectors are the columns of vectors; each is signed so that its largest-magnitude\n"
     "entry is positive (the first of equal ones). e = eigen(A) gives the list e$values, e$vectors." },
-  { "exists", bi_exists, "exists(name)", OP_NONE, 0, "TRUE when a variable or builtin of that name (a string) exists." },
+  { "exists", bi_exists, "exists(name)", OP_NONE, BI_EFFECT, "TRUE when a variable or builtin of that name (a string) exists." },
   { "exp", bi_unary, "exp(x)", OP_EXP, DIFF | BI_AD, "e to the power x, elementwise." },
+  { "explain", bi_explain, "explain(f, ...)", OP_NONE, INV | BI_EFFECT,
+    "Stages f for the arguments after it and prints the graph before and after optimization: each\n"
+    "node with its op, inputs, shape and line, what each optimization did, and the peak bytes of\n"
+    "intermediate values. Returns, invisibly, list(before=, after=) with the node counts. f runs\n"
+    "once while staging, so its effects happen." },
   { "floor", bi_unary, "floor(x)", OP_FLOOR, DIFF | BI_AD, "Largest whole number not above x, elementwise." },
   { "grad", bi_grad, "grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
     "A function with f's parameters that returns the derivative of f with respect to argument\n"
@@ -52,7 +62,7 @@ const Builtin builtin_table[] = {
     "derivative has the argument's structure. Nested grad(grad(f)) differentiates again." },
   { "gradcheck", bi_gradcheck, "gradcheck(f, x)", OP_NONE, 0,
     "Compares grad(f)(x) with central finite differences; returns the largest relative error." },
-  { "help", bi_help, "help(topic=)", OP_NONE, INV,
+  { "help", bi_help, "help(topic=)", OP_NONE, INV | BI_EFFECT,
     "Shows the signature and text of a builtin or user function; help() lists every builtin." },
   { "hessian", bi_hessian, "hessian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to a number, a function giving the n x n Hessian\n"
@@ -62,27 +72,35 @@ const Builtin builtin_table[] = {
     "ifdef($k, d) is the command-line value $k when it was given, else d." },
   { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
   { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
-  { "is.character", bi_is_type, "is.character(x)", OP_NONE, 0, "TRUE when x is a string." },
-  { "is.function", bi_is_type, "is.function(x)", OP_NONE, 0, "TRUE when x is a function or builtin." },
-  { "is.list", bi_is_type, "is.list(x)", OP_NONE, 0, "TRUE when x is a list." },
-  { "is.logical", bi_is_type, "is.logical(x)", OP_NONE, 0, "TRUE when x is TRUE or FALSE." },
-  { "is.matrix", bi_is_type, "is.matrix(x)", OP_NONE, 0, "TRUE when x is a matrix (a number is not)." },
+  { "is.character", bi_is_type, "is.character(x)", OP_NONE, BI_SHAPE, "TRUE when x is a string." },
+  { "is.function", bi_is_type, "is.function(x)", OP_NONE, BI_SHAPE, "TRUE when x is a function or builtin." },
+  { "is.list", bi_is_type, "is.list(x)", OP_NONE, BI_SHAPE, "TRUE when x is a list." },
+  { "is.logical", bi_is_type, "is.logical(x)", OP_NONE, BI_SHAPE, "TRUE when x is TRUE or FALSE." },
+  { "is.matrix", bi_is_type, "is.matrix(x)", OP_NONE, BI_SHAPE, "TRUE when x is a matrix (a number is not)." },
   { "is.na", bi_is_na, "is.na(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
   { "is.nan", bi_is_na, "is.nan(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
-  { "is.null", bi_is_type, "is.null(x)", OP_NONE, 0, "TRUE when x is NULL." },
-  { "is.numeric", bi_is_type, "is.numeric(x)", OP_NONE, 0, "TRUE when x is a number or a matrix." },
+  { "is.null", bi_is_type, "is.null(x)", OP_NONE, BI_SHAPE, "TRUE when x is NULL." },
+  { "is.numeric", bi_is_type, "is.numeric(x)", OP_NONE, BI_SHAPE, "TRUE when x is a number or a matrix." },
   { "jacobian", bi_jacobian, "jacobian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to an m x 1 vector, a function giving the m x n Jacobian\n"
     "(one reverse pass per output). The result is not differentiated again." },
+  { "jit", bi_jit, "jit(f)", OP_NONE, 0,
+    "A function with f's signature that runs f staged: its first call for given argument types and\n"
+    "shapes runs f once while recording a dataflow graph, optimizes it (see explain) and caches it;\n"
+    "later calls with the same types and shapes run the optimized graph. Numbers and matrices are\n"
+    "traced; booleans, strings and functions are part of the cache key. Variables read from outside\n"
+    "f are read again at every call. print, write, rand and other effects happen at every call, in\n"
+    "order. What cannot be staged (an if or while on a computed value, an index computed from the\n"
+    "arguments) makes f run eagerly for those arguments; explain(f, ...) says what and why." },
   { "jvp", bi_jvp, "jvp(f, x, v)", OP_NONE, BI_DIFF | BI_AD,
     "[value, tangent] = jvp(f, x, v): f(x) and the derivative of f at x along v (v has x's shape),\n"
     "computed in one forward pass with dual numbers (forward mode)." },
-  { "length", bi_length, "length(x)", OP_NONE, 0, "Number of elements of a matrix or list (1 for a number or string)." },
+  { "length", bi_length, "length(x)", OP_NONE, BI_SHAPE, "Number of elements of a matrix or list (1 for a number or string)." },
   { "list", bi_list, "list(...)", OP_NONE, DIFF | BI_AD, "A list of the arguments; named arguments become named elements." },
-  { "load", bi_load, "load(path)", OP_NONE, 0, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32) is an error saying what is wrong." },
+  { "load", bi_load, "load(path)", OP_NONE, BI_EFFECT, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32) is an error saying what is wrong." },
   { "log", bi_log, "log(x, base=)", OP_LOG, DIFF | BI_AD, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
   { "logsoftmax", bi_logsoftmax, "logsoftmax(X)", OP_LOGSOFTMAX, DIFF | BI_AD, "Row-wise log(softmax(X)), computed stably as X - max - log(sum(exp(X - max))): finite\nwhere softmax underflows to 0. A number gives 0." },
-  { "ls", bi_ls, "ls()", OP_NONE, INV, "Lists the variables in scope with their types and shapes." },
+  { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT, "Lists the variables in scope with their types and shapes." },
   { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, 0,
     "Builds a rows x cols matrix from v: a number (filled), a string of numbers \"1 2 3 4\",\n"
     "or a matrix to reshape (row-major; byrow=FALSE fills column by column as R does).\n"
@@ -91,24 +109,24 @@ const Builtin builtin_table[] = {
   { "mean", bi_mean, "mean(x)", OP_NONE, DIFF | BI_AD, "Arithmetic mean of all elements; NaN for an empty matrix." },
   { "min", bi_minmax, "min(x, y=)", OP_MIN2, DIFF | BI_AD, "Smallest element of x, or elementwise minimum of x and y.\nNaN propagates; min of an empty matrix is an error (R warns and gives Inf)." },
   { "names", bi_names, "names(L)", OP_NONE, 0, "The names of a list's elements, as a list of strings (\"\" when unnamed)." },
-  { "ncol", bi_ncol, "ncol(X)", OP_NONE, 0, "Number of columns (1 for a number)." },
-  { "nrow", bi_nrow, "nrow(X)", OP_NONE, 0, "Number of rows (1 for a number)." },
+  { "ncol", bi_ncol, "ncol(X)", OP_NONE, BI_SHAPE, "Number of columns (1 for a number)." },
+  { "nrow", bi_nrow, "nrow(X)", OP_NONE, BI_SHAPE, "Number of rows (1 for a number)." },
   { "order", bi_order, "order(target, by=1, decreasing=FALSE, index.return=FALSE)", OP_NONE, 0, "Sorts the rows of target by column by (stable); index.return=TRUE gives the row indices.\nby may be a vector of columns (the first most significant). NaN sorts last either way, as R.\nindex.return=TRUE returns the permutation as a column vector of 1-based row indices." },
   { "outer", bi_outer, "outer(a, b, op=\"*\")", OP_NONE, 0, "Matrix of op(a[i], b[j]) for column vector a and row vector b; op is \"+\", \"-\", \"*\", \"/\", \"^\", a comparison, \"min\" or \"max\".\nVectors of either orientation are accepted; the result is length(a) x length(b).\nAlso \"%%\", \"%/%\", \"&\" and \"|\": any elementwise binary operator." },
   { "paste", bi_paste, "paste(..., sep=\" \")", OP_NONE, 0,
     "Joins the text of its arguments with sep (numbers to 15 significant digits)." },
-  { "print", bi_print, "print(x, digits=7)", OP_NONE, INV,
+  { "print", bi_print, "print(x, digits=7)", OP_NONE, INV | BI_EFFECT,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
   { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD, "Product of all elements (a number; 1 for an empty matrix, as R)." },
   { "qr", bi_qr, "qr(A)", OP_NONE, 0, "[Q, R] = qr(A): orthonormal Q and upper-triangular R with Q %*% R = A.\n"
     "Thin, as R's qr.Q and qr.R: for m x n A, Q is m x k and R is k x n, k = min(m, n); diag(R) >= 0." },
-  { "quit", bi_quit, "quit(status=0)", OP_NONE, INV, "Ends the program (or the REPL) with the exit status." },
-  { "rand", bi_rand, "rand(rows=1, cols=1, min=0, max=1, pdf=\"uniform\", sparsity=1, seed=)", OP_NONE, 0,
+  { "quit", bi_quit, "quit(status=0)", OP_NONE, INV | BI_EFFECT, "Ends the program (or the REPL) with the exit status." },
+  { "rand", bi_rand, "rand(rows=1, cols=1, min=0, max=1, pdf=\"uniform\", sparsity=1, seed=)", OP_NONE, BI_EFFECT,
     "A random rows x cols matrix: pdf \"uniform\" on [min, max) or \"normal\" (mean 0, sd 1);\n"
     "sparsity is the fraction of nonzero cells. The same seed (or --seed) gives the same matrix\n"
     "on every run and machine (xoshiro256** seeded by splitmix64)." },
   { "rbind", bi_rbind, "rbind(...)", OP_NONE, DIFF | BI_AD, "Stacks matrices (and numbers) on top of each other; column counts must match." },
-  { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=)", OP_NONE, 0,
+  { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=)", OP_NONE, BI_EFFECT,
     "Reads a matrix from a file. format: \"csv\", \"text\" (DML's i j v triples), \"mm\" (Matrix Market),\n"
     "\"npy\" (NumPy: float64/32, integers, bool; C or Fortran order; 1-D is a column) or \"idx\"\n"
     "(MNIST; an N x 28 x 28 file gives N x 784, one image per row); by default it follows the\n"
@@ -124,8 +142,8 @@ const Builtin builtin_table[] = {
   { "rowMeans", bi_rowMeans, "rowMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each row: an nrow(X) x 1 column vector.\nrowSums(X) / ncol(X): an empty row gives NaN, as R." },
   { "rowMins", bi_rowMins, "rowMins(X)", OP_ROWMINS, DIFF | BI_AD, "Smallest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },
   { "rowSums", bi_reduce, "rowSums(X)", OP_ROWSUMS, DIFF | BI_AD, "Sum of each row: an nrow(X) x 1 column vector." },
-  { "sample", bi_sample, "sample(range, size=, replace=FALSE, seed=)", OP_NONE, 0, "size values drawn from 1..range, without replacement unless replace=TRUE, as a column vector.\nsize defaults to range (a random permutation). The same seed (or --seed) gives the same\nsample on every run and machine." },
-  { "save", bi_save, "save(path, ...)", OP_NONE, INV, "save(path, a=X, b=Y) writes named numbers, strings and matrices to one checkpoint file (atomically).\nBooleans, NULL and lists of these can be saved too; load(path) gives them back as a list." },
+  { "sample", bi_sample, "sample(range, size=, replace=FALSE, seed=)", OP_NONE, BI_EFFECT, "size values drawn from 1..range, without replacement unless replace=TRUE, as a column vector.\nsize defaults to range (a random permutation). The same seed (or --seed) gives the same\nsample on every run and machine." },
+  { "save", bi_save, "save(path, ...)", OP_NONE, INV | BI_EFFECT, "save(path, a=X, b=Y) writes named numbers, strings and matrices to one checkpoint file (atomically).\nBooleans, NULL and lists of these can be saved too; load(path) gives them back as a list." },
   { "sd", bi_sd, "sd(x)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of all elements (divisor n - 1, as R).\nsqrt(var(x)): NaN for fewer than two elements." },
   { "seq", bi_seq, "seq(from, to, by=)", OP_NONE, 0,
     "Column vector from, from+by, ... up to to. by defaults to 1, or -1 when from > to." },
@@ -133,15 +151,16 @@ const Builtin builtin_table[] = {
   { "sign", bi_unary, "sign(x)", OP_SIGN, DIFF | BI_AD, "-1, 0 or 1 by the sign of x, elementwise." },
   { "sin", bi_unary, "sin(x)", OP_SIN, DIFF | BI_AD, "Sine (radians), elementwise." },
   { "softmax", bi_softmax, "softmax(X)", OP_SOFTMAX, DIFF | BI_AD, "Row-wise softmax, computed stably (the row maximum is subtracted first).\n-Inf entries give 0; a row of only -Inf, or holding NaN or Inf, gives NaN." },
+  { "softplus", bi_unary, "softplus(x)", OP_SOFTPLUS, DIFF | BI_AD, "log(1 + exp(x)), elementwise, computed without overflow for large x.\nIts derivative is sigmoid(x); the staged graph rewrites log(1 + exp(x)) into it." },
   { "solve", bi_solve, "solve(A, b)", OP_NONE, DIFF | BI_AD, "Solves A %*% x = b for square A (LAPACK LU); b is a vector or matrix with nrow(A) rows.\n"
     "A singular A, or one with reciprocal condition number below machine epsilon, is an error (as R)." },
-  { "source", bi_source, "source(path)", OP_NONE, INV,
+  { "source", bi_source, "source(path)", OP_NONE, INV | BI_EFFECT,
     "Runs a file in the global scope; relative paths are looked up next to the calling script,\n"
     "then in the standard library ($MLS_PATH or stdlib/). source(path) as ns binds ns::name instead." },
   { "sprintf", bi_sprintf, "sprintf(fmt, ...)", OP_NONE, 0,
     "Formats numbers and strings C-style: %d %i %f %e %g %s %x %%, with flags, width and precision." },
   { "sqrt", bi_unary, "sqrt(x)", OP_SQRT, DIFF | BI_AD, "Square root, elementwise; sqrt(-1) is NaN." },
-  { "stop", bi_stop, "stop(msg)", OP_NONE, 0, "Stops the program with the error message msg (exit status 1)." },
+  { "stop", bi_stop, "stop(msg)", OP_NONE, BI_EFFECT, "Stops the program with the error message msg (exit status 1)." },
   { "stop_gradient", bi_stop_gradient, "stop_gradient(x)", OP_NONE, BI_DIFF | BI_AD,
     "x itself, with derivative zero: grad does not look through it." },
   { "sum", bi_reduce, "sum(x)", OP_SUM, DIFF | BI_AD, "Sum of all elements (a number)." },
@@ -153,21 +172,21 @@ const Builtin builtin_table[] = {
   { "table", bi_table, "table(A, B=, weights=, odim1=, odim2=)", OP_NONE, 0, "Contingency table: cell (A[i], B[i]) counts (or sums weights); with one argument, counts of each value.\nDML semantics: values are floored and must be at least 1; NaN skips the entry; numbers\nand 1x1 matrices broadcast. The size is max(A) x max(B), or odim1 x odim2 (entries outside are dropped).\ntable(A, B, odim1, odim2) is DML's four-argument form; table(A) is table(A, 1), a column." },
   { "tan", bi_unary, "tan(x)", OP_TAN, DIFF | BI_AD, "Tangent (radians), elementwise." },
   { "tanh", bi_unary, "tanh(x)", OP_TANH, DIFF | BI_AD, "Hyperbolic tangent, elementwise." },
-  { "time", bi_time, "time()", OP_NONE, 0, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
+  { "time", bi_time, "time()", OP_NONE, BI_EFFECT, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
   { "toString", bi_toString, "toString(x)", OP_NONE, 0,
     "The full text of a value: numbers to 15 significant digits, matrices in full, one row a line." },
   { "trace", bi_trace, "trace(A)", OP_NONE, DIFF | BI_AD, "Sum of the diagonal of a square matrix (NaN and Inf propagate, as in sum)." },
-  { "trace_grad", bi_trace_grad, "trace_grad(f, ..., mode=\"reverse\", wrt=, digits=4, ascii=FALSE)", OP_NONE, INV,
+  { "trace_grad", bi_trace_grad, "trace_grad(f, ..., mode=\"reverse\", wrt=, digits=4, ascii=FALSE)", OP_NONE, INV | BI_EFFECT,
     "Prints the evaluation-trace tables of f at a point of numbers (teaching; docs/autodiff.md).\n"
     "The primal trace v_i = op = value (Baydin et al.'s layout), then the reverse adjoint trace\n"
     "(returns the gradient, invisibly) or, with mode=\"forward\", the tangent trace seeded on wrt (a\n"
     "position, a name or a direction; returns the derivative). digits= is the tables' precision;\n"
     "ascii=TRUE writes vbar, vdot and d instead of the Unicode bar, dot and partial sign." },
-  { "typeof", bi_typeof, "typeof(x)", OP_NONE, 0, "The type of x as a string: \"number\", \"boolean\", \"string\", \"matrix\", \"list\", \"function\" or \"NULL\"." },
+  { "typeof", bi_typeof, "typeof(x)", OP_NONE, BI_SHAPE, "The type of x as a string: \"number\", \"boolean\", \"string\", \"matrix\", \"list\", \"function\" or \"NULL\"." },
   { "value_and_grad", bi_value_and_grad, "value_and_grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
     "Like grad, but the function returns [value, gradient] in one pass." },
   { "var", bi_var, "var(x)", OP_NONE, DIFF | BI_AD, "Sample variance of all elements (divisor n - 1, as R).\nNaN for fewer than two elements (R gives NA)." },
-  { "write", bi_write, "write(X, path, format=, header=FALSE, sep=\",\")", OP_NONE, INV,
+  { "write", bi_write, "write(X, path, format=, header=FALSE, sep=\",\")", OP_NONE, INV | BI_EFFECT,
     "Writes a matrix to a file: format \"csv\", \"text\", \"mm\", \"npy\" (float64, C order) or \"idx\",\n"
     "by default from the extension as read() does; a path ending in .gz is compressed.\n"
     "csv and text files get a DML .mtd sidecar (path.mtd) recording the shape and options.\n"
@@ -229,6 +248,7 @@ const Builtin *bi_find(const char *name) {
 }
 
 Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp) {
+  if (I->stage && stage_wants_call(I, b, nargs, args)) return stage_call(I, b, nargs, args, names, sp);
   const BiInfo *info = &I->bi[b - builtin_table];
   Args a;
   a.n = info->nparams;
@@ -265,8 +285,8 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
   for (int j = 0; j < info->nreq; j++)
     if (a.v[j].t == VT_UNBOUND)
       mls_throw(I, sp, "missing argument '%s' to '%s': %s", info->names[j]->name, b->name, b->sig);
-  if (ad_any_active(nargs, args)) {          /* a grad is tracing some argument */
-    if ((b->flags & BI_DIFF) && !(b->flags & BI_AD))
+  if (ad_any_active(nargs, args)) {          /* a grad (or a stage) is tracing some argument */
+    if ((b->flags & BI_DIFF) && !(b->flags & BI_AD) && ad_any_grad(nargs, args))
       mls_throw(I, sp, "grad: '%s' has no derivative rule yet", b->name);
     if (!(b->flags & BI_DIFF)) {             /* discrete results: see through the boxes */
       for (int j = 0; j < a.n; j++) a.v[j] = ad_primal(a.v[j]);

@@ -33,6 +33,8 @@ enum {
   BI_INVISIBLE = 4,  /* the REPL does not echo its result */
   BI_LAZY = 8,       /* gets its arguments unevaluated in Args.nodes (system.time) */
   BI_AD = 16,        /* differentiable and ready: it computes through ops, or is a grad builtin */
+  BI_EFFECT = 32,    /* an effect or fresh randomness: a staged graph calls it again at every run */
+  BI_SHAPE = 64,     /* the result depends only on types and shapes: a constant while staging */
 };
 
 typedef struct Builtin {

@@ -23,3 +23,4 @@ BI_DECL(grad) BI_DECL(value_and_grad) BI_DECL(stop_gradient) BI_DECL(jacobian) B
 BI_DECL(gradcheck) BI_DECL(jvp)
 /* autodiff_trace.c */
 BI_DECL(trace_grad)
+BI_DECL(jit) BI_DECL(explain) BI_DECL(dot)

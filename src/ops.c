@@ -102,7 +102,7 @@ static bool reusable(const Tensor *t, int64_t rows, int64_t cols) {
 Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
   bool inplace = I->inplace_ok;              /* only for this call: nested ops never see it */
   I->inplace_ok = false;
-  if (a.t == VT_BOX || b.t == VT_BOX) return ad_apply(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
+  if (a.t == VT_BOX || b.t == VT_BOX || (I->stage && op != OP_RANGE)) return ad_apply(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
   if (op == OP_MATMUL) return op_matmul(I, a, b, sp);
   if (op == OP_RANGE) return op_range(I, a, b, sp);
   if (is_numlike(a) && is_numlike(b)) {
@@ -173,7 +173,7 @@ static Tensor *run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols,
 Value op_unary(Interp *I, OpKind op, Value a, Span sp) {
   bool inplace = I->inplace_ok;
   I->inplace_ok = false;
-  if (a.t == VT_BOX) return ad_apply(I, op, 1, &a, 0, NULL, sp);
+  if (a.t == VT_BOX || I->stage) return ad_apply(I, op, 1, &a, 0, NULL, sp);
   if (is_numlike(a)) {
     double r = sc_unary(op, numv(a));
     if (!isfinite(r) && I->nan_check && isfinite(numv(a))) nan_check_fail(I, op_info[op].sym, sp);
@@ -200,7 +200,7 @@ static Tensor *as_tensor(Interp *I, Value v, OpKind op, Span sp) {
 }
 
 Value op_matmul(Interp *I, Value a, Value b, Span sp) {
-  if (a.t == VT_BOX || b.t == VT_BOX) return ad_apply(I, OP_MATMUL, 2, (Value[]){ a, b }, 0, NULL, sp);
+  if (a.t == VT_BOX || b.t == VT_BOX || I->stage) return ad_apply(I, OP_MATMUL, 2, (Value[]){ a, b }, 0, NULL, sp);
   int64_t ra = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, ca = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
   int64_t rb = b.t == VT_MAT ? tensor_rows(b.u.m) : 1, cb = b.t == VT_MAT ? tensor_cols(b.u.m) : 1;
   if ((a.t != VT_MAT && !is_numlike(a))) bad_operand(I, OP_MATMUL, a, sp);
@@ -225,7 +225,7 @@ Value op_matmul(Interp *I, Value a, Value b, Span sp) {
 }
 
 Value op_transpose(Interp *I, Value a, Span sp) {
-  if (a.t == VT_BOX) return ad_apply(I, OP_TRANSPOSE, 1, &a, 0, NULL, sp);
+  if (a.t == VT_BOX || I->stage) return ad_apply(I, OP_TRANSPOSE, 1, &a, 0, NULL, sp);
   if (is_numlike(a)) return val_num(numv(a));
   if (a.t != VT_MAT) bad_operand(I, OP_TRANSPOSE, a, sp);
   return val_mat(run1(I, OP_TRANSPOSE, a.u.m, tensor_cols(a.u.m), tensor_rows(a.u.m), sp));
@@ -263,7 +263,7 @@ static Tensor *run_red(Interp *I, OpKind op, Value a, int64_t rows, int64_t cols
 }
 
 Value op_reduce(Interp *I, OpKind op, Value a, Span sp) {
-  if (a.t == VT_BOX) return ad_apply(I, op, 1, &a, 0, NULL, sp);
+  if (a.t == VT_BOX || I->stage) return ad_apply(I, op, 1, &a, 0, NULL, sp);
   MLS_ASSERT((op_info[op].flags & (OPF_RED | OPF_KEEP)) == OPF_RED && op != OP_DIAG && op != OP_IFELSE);
   if (a.t != VT_MAT && !is_numlike(a)) bad_arg(I, op, sp, "matrix expected", a);
   int64_t r = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, c = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
@@ -297,7 +297,7 @@ Value op_reduce(Interp *I, OpKind op, Value a, Span sp) {
 }
 
 Value op_scan(Interp *I, OpKind op, Value a, Span sp) {
-  if (a.t == VT_BOX) return ad_apply(I, op, 1, &a, 0, NULL, sp);
+  if (a.t == VT_BOX || I->stage) return ad_apply(I, op, 1, &a, 0, NULL, sp);
   MLS_ASSERT(op_info[op].flags & OPF_KEEP);
   if (a.t != VT_MAT && !is_numlike(a)) bad_arg(I, op, sp, "matrix expected", a);
   int64_t r = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, c = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
@@ -309,7 +309,7 @@ Value op_scan(Interp *I, OpKind op, Value a, Span sp) {
 }
 
 Value op_diag(Interp *I, Value a, Span sp) {
-  if (a.t == VT_BOX) return ad_apply(I, OP_DIAG, 1, &a, 0, NULL, sp);
+  if (a.t == VT_BOX || I->stage) return ad_apply(I, OP_DIAG, 1, &a, 0, NULL, sp);
   if (a.t != VT_MAT && !is_numlike(a)) bad_arg(I, OP_DIAG, sp, "vector or square matrix expected", a);
   int64_t r = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, c = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
   if (r == c) return val_mat(run_red(I, OP_DIAG, a, r, 1, sp));   /* 1x1 either way */
@@ -319,7 +319,7 @@ Value op_diag(Interp *I, Value a, Span sp) {
 
 Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
   Value v[3] = { test, yes, no };
-  if (test.t == VT_BOX || yes.t == VT_BOX || no.t == VT_BOX) return ad_apply(I, OP_IFELSE, 3, v, 0, NULL, sp);
+  if (test.t == VT_BOX || yes.t == VT_BOX || no.t == VT_BOX || I->stage) return ad_apply(I, OP_IFELSE, 3, v, 0, NULL, sp);
   int64_t r = 1, c = 1;
   int from = -1;
   for (int k = 0; k < 3; k++) {
@@ -357,8 +357,8 @@ Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
 }
 
 Value op_range(Interp *I, Value a, Value b, Span sp) {
-  a = ad_primal(a);                          /* ranges are not differentiable */
-  b = ad_primal(b);
+  a = ad_concrete(I, a, sp, "a range");       /* ranges are not differentiable */
+  b = ad_concrete(I, b, sp, "a range");
   double from, to;
   if (a.t == VT_MAT && tensor_numel(a.u.m) == 1) from = tensor_data(a.u.m)[0];
   else if (is_numlike(a)) from = numv(a);

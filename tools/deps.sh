@@ -6,7 +6,7 @@
 set -u
 # build: compiler, generators, libraries; test: python3 (REPL harness), man-db (install
 # test), the Fashion-MNIST files (examples)
-PKGS="gcc make re2c lemon libopenblas-dev liblapacke-dev libreadline-dev zlib1g-dev \
+PKGS="gcc make re2c lemon libopenblas-dev liblapacke-dev libreadline-dev zlib1g-dev graphviz \
 libcmocka-dev python3 man-db dataset-fashion-mnist"
 installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
 missing=""

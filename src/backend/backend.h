@@ -19,6 +19,21 @@ typedef struct OpParams {
   bool trans[2];          /* OP_MATMUL: use the operand transposed */
 } OpParams;
 
+/* A fusion group of a staged graph (staging/optimize.c) as a small register program: each
+** instruction computes r[dst] = op(r[a]) or op(r[a], r[b]) elementwise; registers 0..nin-1
+** hold the inputs, broadcast to rows x cols as bc[] says (a number: scalar[k], in[k] NULL).
+** With red == OP_SUM the last register is summed to one number (out is 1x1), in a fixed
+** blocking so the result does not depend on the thread count. One pass over memory, no
+** temporaries: a backend runs it blockwise (CPU) or as one generated kernel (CUDA). */
+typedef struct FusedIns { uint16_t op; int16_t a, b, dst; } FusedIns;
+typedef struct FusedProg {
+  int32_t nins, nregs, nin;
+  FusedIns *ins;
+  OpKind red;               /* OP_NONE or OP_SUM */
+  int64_t rows, cols;
+  BcastMode *bc;            /* per input */
+} FusedProg;
+
 typedef struct Backend {
   const char *name;
   /* Returns nbytes of device memory, or NULL. */
@@ -39,6 +54,8 @@ typedef struct Backend {
   void (*set_threads)(int n);
   /* Gives cached free memory back (optional). */
   void (*trim)(void);
+  /* Runs a fusion group (optional: without it graph_run runs the group's ops one by one). */
+  int (*run_fused)(const FusedProg *prog, Tensor *out, Tensor *const in[], const double *scalar);
   /* What it runs on, for `mls --version` (e.g. the BLAS library and its build). */
   const char *(*describe)(void);
 } Backend;

@@ -180,6 +180,7 @@ static void unary_range(void *ctx, int64_t lo, int64_t hi) {
   case OP_TAN: UN_LOOP(tan(x)); break;
   case OP_TANH: UN_LOOP(tanh(x)); break;
   case OP_SIGMOID: UN_LOOP(sc_sigmoid(x)); break;
+  case OP_SOFTPLUS: UN_LOOP(sc_softplus(x)); break;
   case OP_ROUND: UN_LOOP(nearbyint(x)); break;
   case OP_FLOOR: UN_LOOP(floor(x)); break;
   case OP_CEIL: UN_LOOP(ceil(x)); break;
@@ -265,5 +266,6 @@ const Backend be_cpu = {
   /* .sync        = */ cpu_sync,
   /* .set_threads = */ cpu_threads,
   /* .trim        = */ cpu_trim,
+  /* .run_fused   = */ cpu_run_fused,
   /* .describe    = */ cpu_describe,
 };

@@ -18,4 +18,7 @@ void cpu_par_shutdown(void);
 /* Reductions (ops with OPF_RED): out has the reduced shape; in[0] is contiguous. */
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 
+/* A fusion group, blockwise over both cores (cpu_fused.c). */
+int cpu_run_fused(const FusedProg *prog, Tensor *out, Tensor *const in[], const double *scalar);
+
 #endif

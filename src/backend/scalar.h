@@ -22,6 +22,9 @@ static inline double sc_sigmoid(double x) {
   double e = exp(x);
   return e / (1.0 + e);
 }
+static inline double sc_softplus(double x) {         /* log(1 + exp(x)) without overflow */
+  return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
 static inline double sc_pow(double x, double y) { return y == 2.0 ? x * x : pow(x, y); }
 
 static inline double sc_binary(int op, double x, double y) {
@@ -61,6 +64,7 @@ static inline double sc_unary(int op, double x) {
   case OP_TAN: return tan(x);
   case OP_TANH: return tanh(x);
   case OP_SIGMOID: return sc_sigmoid(x);
+  case OP_SOFTPLUS: return sc_softplus(x);
   case OP_ROUND: return nearbyint(x);      /* IEC 60559 half-to-even, as R */
   case OP_FLOOR: return floor(x);
   case OP_CEIL: return ceil(x);

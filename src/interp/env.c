@@ -15,6 +15,7 @@ Env *env_new(const FuncInfo *fi, Env *parent) {
   e->parent = parent;
   if (parent) parent->refcount++;
   e->fi = fi;
+  e->stage_id = 0;
   for (int i = 0; i < e->n; i++) e->slots[i] = val_unbound();
   return e;
 }

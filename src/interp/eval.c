@@ -13,6 +13,7 @@
 #include "mem.h"
 #include "ops.h"
 #include "print.h"
+#include "staging/stage.h"
 #include "tensor.h"
 
 static Value eval_call(Interp *I, AstNode *n);
@@ -68,8 +69,18 @@ static Value *lookup_place(Interp *I, AstNode *n) {
   return find_by_name(I, e->parent, n->u.sym);
 }
 
+/* A read while staging: the Env holding p decides whether it is a capture (stage.c). */
+static Value staged_read(Interp *I, AstNode *n, Value *p) {
+  Env *e = NULL;
+  if (p != &n->u.sym->global)
+    for (e = I->env; e; e = e->parent)
+      if (p >= e->slots && p < e->slots + e->n) break;
+  return stage_read(I, p, e, n->u.sym);
+}
+
 static Value eval_name(Interp *I, AstNode *n) {
   Value *p = lookup_place(I, n);
+  if (p && I->stage) return staged_read(I, n, p);
   if (p) { val_retain(*p); return *p; }
   if (n->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = n->u.sym->bi; return v; }
   mls_throw(I, n->span, "object '%s' not found", n->u.sym->name);
@@ -91,7 +102,7 @@ static void store(Value *place, Value v) {   /* takes v */
 bool val_truth(Interp *I, Value v, Span sp) {
   char d[64];
   double x;
-  v = ad_primal(v);
+  v = ad_concrete(I, v, sp, "a condition");
   switch (v.t) {
   case VT_BOOL: return v.u.b;
   case VT_NUM: x = v.u.n; break;
@@ -107,7 +118,7 @@ bool val_truth(Interp *I, Value v, Span sp) {
 
 double val_to_num(Interp *I, Value v, Span sp, const char *what) {
   char d[64];
-  v = ad_primal(v);
+  v = ad_concrete(I, v, sp, what);
   if (v.t == VT_NUM) return v.u.n;
   if (v.t == VT_BOOL) return v.u.b;
   if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) return tensor_data(v.u.m)[0];
@@ -365,6 +376,12 @@ __attribute__((noinline)) static Value eval_nsref(Interp *I, AstNode *n) {
 
 __attribute__((noinline)) static Value eval_member(Interp *I, AstNode *n) {
   Value x = eval(I, n->kids[0]);
+  if (x.t == VT_BOX) {                       /* a staged or traced value: its list */
+    Value p = ad_concrete(I, x, n->span, "'$'");
+    val_retain(p);
+    val_release(x);
+    x = p;
+  }
   if (x.t != VT_LIST) {
     char d[64];
     val_describe(x, d, sizeof d);
@@ -476,7 +493,7 @@ static Value ev_num(Interp *I, AstNode *n) { (void)I; return val_num(n->u.num); 
 
 static Value ev_global(Interp *I, AstNode *n) {
   Value v = n->u.sym->global;
-  if (v.t == VT_NUM) return v;
+  if (v.t == VT_NUM && !I->stage) return v;
   return eval_name(I, n);
 }
 
@@ -490,7 +507,7 @@ static Value ev_local0(Interp *I, AstNode *n) {
 ** otherwise evaluates k into *v (owned) and returns false unless that is a number. */
 static inline bool num_operand(Interp *I, AstNode *k, double *x, Value *v) {
   if (k->kind == AST_NUM) { *x = k->u.num; return true; }
-  if (k->kind == AST_NAME && k->slot < 0 && k->u.sym->global.t == VT_NUM) { *x = k->u.sym->global.u.n; return true; }
+  if (k->kind == AST_NAME && k->slot < 0 && k->u.sym->global.t == VT_NUM && !I->stage) { *x = k->u.sym->global.u.n; return true; }
   *v = k->ev(I, k);
   if (v->t != VT_NUM) return false;
   *x = v->u.n;
@@ -567,6 +584,7 @@ static l_noret arg_type_error(Interp *I, Span sp, const FuncInfo *fi, const Para
 }
 
 static bool type_ok(uint8_t ty, Value v) {
+  v = ad_primal(v);                           /* a value traced by grad or staged has its type */
   switch (ty) {
   case TY_ANY: return true;
   case TY_MATRIX: return v.t == VT_MAT;
@@ -588,6 +606,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   if (I->stack_base && (size_t)(I->stack_base - &here) > I->stack_limit)
     mls_throw(I, sp, "stack overflow (%d nested calls used the C stack)", I->nframes);
   Env *env = env_new(fi, c->env);
+  env->stage_id = I->stage ? I->stage->id : 0;   /* made while staging: its reads are not captures */
   /* the frame owns env from here on, so a throw below releases it */
   if (I->nframes == I->capframes) {
     I->capframes = I->capframes ? I->capframes * 2 : 64;
@@ -667,6 +686,23 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   I->nframes--;
   env_release(env);
   return r;
+}
+
+bool frame_push_staged(Interp *I, Value fn, Span sp) {
+  if (fn.t != VT_FUNC || !fn.u.f->fi) return false;
+  if (I->nframes >= I->maxframes) mls_throw(I, sp, "stack overflow (more than %d nested calls)", I->maxframes);
+  if (I->nframes == I->capframes) {
+    I->capframes = I->capframes ? I->capframes * 2 : 64;
+    I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
+  }
+  Frame *f = &I->frames[I->nframes++];
+  f->fi = fn.u.f->fi;
+  f->src = fn.u.f->chunk->src;
+  f->call_src = I->src;
+  f->call_site = sp;
+  f->env = NULL;
+  f->entered = true;
+  return true;
 }
 
 Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp) {
@@ -824,7 +860,7 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
   if (x.t == VT_BOX) return ad_index(I, x, nix, ivin, sp);
   Value iv[2] = { val_unbound(), val_unbound() };
   for (int i = 0; i < nix && i < 2; i++)
-    iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_primal(ivin[i]);
+    iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_concrete(I, ivin[i], sp, "an index");
   Value r;
   if (x.t == VT_LIST) {
     if (nix != 1 || iv[0].t == VT_UNBOUND) mls_throw(I, sp, "a list takes one index: L[k] or L[\"name\"]");
@@ -913,7 +949,7 @@ Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, con
   shape.shape[0] = rows;
   shape.shape[1] = cols;
   Value iv[2] = { val_unbound(), val_unbound() };
-  for (int i = 0; i < nix && i < 2; i++) iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_primal(ivin[i]);
+  for (int i = 0; i < nix && i < 2; i++) iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_concrete(I, ivin[i], sp, "an index");
   Index ri, ci;
   if (nix == 1 && rows == 1) { make_index(I, &ri, val_unbound(), 1, &shape, "rows", sp); make_index(I, &ci, iv[0], cols, &shape, "columns", sp); }
   else if (nix == 1) { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, val_unbound(), 1, &shape, "columns", sp); }

@@ -18,6 +18,7 @@ typedef struct Env {
   int32_t refcount;
   int32_t n;
   struct Env *parent;        /* the defining function's env; NULL = the global scope */
+  int32_t stage_id;          /* the stage tape active when it was made (0 = none) */
   const FuncInfo *fi;        /* names of the slots */
   Value slots[];
 } Env;
@@ -97,6 +98,7 @@ struct Interp {
   bool nan_check;            /* --nan-check: stop at the first op that makes NaN/Inf */
   bool inplace_ok;           /* the evaluator lends the next op operands it will discard */
   const char *ad_backward_of; /* the op whose derivative is being computed (messages) */
+  struct Tape *stage;        /* the innermost active staging tape (jit, --staged), or NULL */
 };
 
 Interp *interp_new(void);
@@ -143,6 +145,9 @@ static inline Value eval(Interp *I, AstNode *n) { return n->ev(I, n); }
 /* Chooses n->ev for one node (called by the resolver for every node). */
 void eval_prepare(AstNode *n);
 Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp);
+/* A frame for fn while its staged graph runs, so errors show "in f() at ..." as eagerly; false
+** (nothing pushed) when fn is not a user function. Pop with I->nframes--. */
+bool frame_push_staged(Interp *I, Value fn, Span sp);
 /* Evaluates the statements of a chunk at top level (I->env NULL). */
 Value eval_chunk(Interp *I, Chunk *ch, bool echo);
 bool val_truth(Interp *I, Value v, Span sp);

@@ -49,6 +49,7 @@ static const Recipe recipes[] = {
   { "tan", "tan(X)", NULL, "X", -1, 1 }, { "tanh", "tanh(X)", NULL, "X", -2, 2 },
   { "exp", "exp(X)", NULL, "X", -1, 1 }, { "log", "log(X) + log(X, 3)", NULL, "X", 0.5, 2 },
   { "sqrt", "sqrt(X)", NULL, "X", 0.5, 2 }, { "sigmoid", "sigmoid(X)", NULL, "X", -3, 3 },
+  { "softplus", "softplus(X)", NULL, "X", -3, 3 },
   { "sum", "sum(X)", "3x4,-;1x1,-;n,-", "X", -1, 1 }, { "mean", "mean(X)", "3x4,-;1x1,-;n,-", "X", -1, 1 },
   { "prod", "prod(X)", "3x4,-;1x1,-", "X", 0.5, 1.5 },
   { "var", "var(X)", "3x4,-;1x5,-", "X", -1, 1 }, { "sd", "sd(X)", "3x4,-;4x1,-", "X", -1, 1 },

@@ -1,0 +1,112 @@
+/*
+** cpu_fused.c — runs a fusion group of a staged graph (FusedProg, backend.h) in one pass over
+** memory: blocks of FB elements go through the whole program while they sit in L1, split
+** across the cores by block; a final sum adds per-block partials in block order, so the
+** result does not depend on the thread count.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "backend/cpu.h"
+#include "backend/scalar.h"
+#include "mem.h"
+
+#define FB 256                 /* elements per block */
+#define MAX_REGS 40
+
+typedef struct FusedJob {
+  const FusedProg *p;
+  Tensor *out;
+  Tensor *const *in;
+  const double *scalar;
+  double *partial;             /* red == OP_SUM: one per block */
+  int64_t n;
+} FusedJob;
+
+#define LOOP2(EXPR) do { for (int64_t i = 0; i < n; i++) { double x = a[i], y = b[i]; o[i] = (EXPR); } } while (0)
+#define LOOP1(EXPR) do { for (int64_t i = 0; i < n; i++) { double x = a[i]; o[i] = (EXPR); } } while (0)
+
+/* o[0..n) = op(a, b): the formulas of scalar.h, with the switch outside the loop. */
+static void ew_block(OpKind op, double *restrict o, const double *restrict a, const double *restrict b, int64_t n) {
+  switch (op) {
+  case OP_ADD: LOOP2(x + y); break;
+  case OP_SUB: LOOP2(x - y); break;
+  case OP_MUL: LOOP2(x * y); break;
+  case OP_DIV: LOOP2(x / y); break;
+  case OP_POW: LOOP2(sc_pow(x, y)); break;
+  case OP_MULZ: LOOP2(x == 0 ? 0.0 : x * y); break;
+  case OP_MIN2: LOOP2(sc_min(x, y)); break;
+  case OP_MAX2: LOOP2(sc_max(x, y)); break;
+  case OP_NEG: LOOP1(-x); break;
+  case OP_ABS: LOOP1(fabs(x)); break;
+  case OP_EXP: LOOP1(exp(x)); break;
+  case OP_LOG: LOOP1(log(x)); break;
+  case OP_SQRT: LOOP1(sqrt(x)); break;
+  case OP_TANH: LOOP1(tanh(x)); break;
+  case OP_SIGMOID: LOOP1(sc_sigmoid(x)); break;
+  case OP_SOFTPLUS: LOOP1(sc_softplus(x)); break;
+  default:
+    if (op_info[op].arity == 2) LOOP2(sc_binary(op, x, y));
+    else LOOP1(sc_unary(op, x));
+    break;
+  }
+}
+
+static void fused_range(void *ctx, int64_t blo, int64_t bhi) {
+  const FusedJob *j = ctx;
+  const FusedProg *p = j->p;
+  double buf[MAX_REGS][FB];
+  const double *r[MAX_REGS];
+  int64_t cols = p->cols;
+  for (int k = 0; k < p->nin; k++)             /* numbers: one block filled once */
+    if (p->bc[k] == BC_SCALAR) {
+      double s = j->in[k] ? tensor_data(j->in[k])[0] : j->scalar[k];
+      for (int i = 0; i < FB; i++) buf[k][i] = s;
+      r[k] = buf[k];
+    }
+  double *outd = j->out ? tensor_data(j->out) : NULL;
+  int last = p->ins[p->nins - 1].dst;
+  for (int64_t blk = blo; blk < bhi; blk++) {
+    int64_t lo = blk * FB, n = j->n - lo < FB ? j->n - lo : FB;
+    for (int k = 0; k < p->nin; k++) {
+      const double *d = j->in[k] ? tensor_data(j->in[k]) : NULL;
+      switch (p->bc[k]) {
+      case BC_FULL: r[k] = d + lo; break;
+      case BC_SCALAR: break;
+      case BC_ROW: for (int64_t i = 0; i < n; i++) buf[k][i] = d[(lo + i) % cols]; r[k] = buf[k]; break;
+      case BC_COL: for (int64_t i = 0; i < n; i++) buf[k][i] = d[(lo + i) / cols]; r[k] = buf[k]; break;
+      }
+    }
+    for (int q = 0; q < p->nins; q++) {
+      const FusedIns *in = &p->ins[q];
+      double *o = (in->dst == last && p->red == OP_NONE) ? outd + lo : buf[in->dst];
+      ew_block((OpKind)in->op, o, r[in->a], in->b >= 0 ? r[in->b] : r[in->a], n);
+      r[in->dst] = o;
+    }
+    if (p->red == OP_SUM) {
+      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;        /* four chains: adds overlap */
+      const double *v = r[last];
+      int64_t i = 0;
+      for (; i + 4 <= n; i += 4) { s0 += v[i]; s1 += v[i + 1]; s2 += v[i + 2]; s3 += v[i + 3]; }
+      for (; i < n; i++) s0 += v[i];
+      j->partial[blk] = (s0 + s1) + (s2 + s3);
+    }
+  }
+}
+
+int cpu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
+  if (p->nregs > MAX_REGS || p->nins == 0) return 1;
+  int64_t n = p->rows * p->cols, nblk = (n + FB - 1) / FB;
+  FusedJob j = { p, p->red == OP_SUM ? NULL : out, in, scalar, NULL, n };
+  if (p->red == OP_SUM) j.partial = mem_alloc((size_t)(nblk > 0 ? nblk : 1) * sizeof(double));
+  if (n >= PAR_MIN) cpu_parallel_for(nblk, fused_range, &j);
+  else fused_range(&j, 0, nblk);
+  if (p->red == OP_SUM) {
+    double s = 0;
+    for (int64_t b = 0; b < nblk; b++) s += j.partial[b];
+    tensor_data(out)[0] = s;
+    mem_free(j.partial);
+  }
+  return 0;
+}

@@ -1,0 +1,117 @@
+/*
+** explain.c — the staged graph as text (explain) and as Graphviz (dot): one line or one box
+** per node with its op, inputs, result shape and source line.
+*/
+#include <stdio.h>
+#include <string.h>
+#include "builtins.h"
+#include "staging/graph.h"
+#include "tensor.h"
+
+static void shape_of(const GNode *nd, char *buf, size_t n) {
+  switch (nd->vt) {
+  case VT_MAT: snprintf(buf, n, "%lldx%lld", (long long)nd->rows, (long long)nd->cols); break;
+  case VT_NUM: snprintf(buf, n, "number"); break;
+  case VT_BOOL: snprintf(buf, n, "boolean"); break;
+  case VT_STR: snprintf(buf, n, "string"); break;
+  case VT_LIST: snprintf(buf, n, "list"); break;
+  case VT_NULL: snprintf(buf, n, "NULL"); break;
+  default: snprintf(buf, n, "value"); break;
+  }
+}
+
+static void const_text(const GNode *nd, char *buf, size_t n) {
+  Value v = nd->v;
+  if (v.t == VT_NUM) snprintf(buf, n, "%.15g", v.u.n);
+  else if (v.t == VT_BOOL) snprintf(buf, n, "%s", v.u.b ? "TRUE" : "FALSE");
+  else if (v.t == VT_STR) snprintf(buf, n, "\"%.24s%s\"", v.u.s->s, v.u.s->len > 24 ? "..." : "");
+  else if (v.t == VT_MAT) snprintf(buf, n, "%lldx%lld matrix", (long long)tensor_rows(v.u.m), (long long)tensor_cols(v.u.m));
+  else if (v.t == VT_NULL) snprintf(buf, n, "NULL");
+  else snprintf(buf, n, "%s", val_type_name(v));
+}
+
+/* "op" of a node: the op's symbol, the builtin's name, or the fused program. */
+static void node_label(const GNode *nd, char *buf, size_t n) {
+  char c[64];
+  switch ((GKind)nd->kind) {
+  case GN_PARAM: snprintf(buf, n, "param %d", nd->param + 1); break;
+  case GN_CAPTURE: snprintf(buf, n, "capture %s", nd->sym ? nd->sym->name : "?"); break;
+  case GN_CONST: const_text(nd, c, sizeof c); snprintf(buf, n, "const %s", c); break;
+  case GN_OP:
+    snprintf(buf, n, "%s%s%s", op_info[nd->op].sym, nd->flags & GF_TA ? " [t(A)]" : "", nd->flags & GF_TB ? " [t(B)]" : "");
+    break;
+  case GN_CALL: snprintf(buf, n, "call %s%s", nd->bi->name, nd->flags & GF_EFFECT ? " (effect)" : ""); break;
+  case GN_FUSED: {
+    const FusedProg *p = nd->fused;
+    size_t k = (size_t)snprintf(buf, n, "fused[");
+    for (int q = 0; q < p->nins && k + 8 < n; q++)
+      k += (size_t)snprintf(buf + k, n - k, "%s%s", q ? " " : "", op_info[p->ins[q].op].sym);
+    if (k + 8 < n) snprintf(buf + k, n - k, "]%s", p->red == OP_SUM ? " -> sum" : "");
+    break;
+  }
+  }
+}
+
+void graph_print(Interp *I, const Graph *g, TextBuf *t) {
+  (void)I;
+  for (int i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (nd->flags & GF_DEAD) continue;
+    char lab[160], sh[48];
+    node_label(nd, lab, sizeof lab);
+    shape_of(nd, sh, sizeof sh);
+    tb_printf(t, "  %%%d = %s", i, lab);
+    for (int k = 0; k < nd->nin; k++) tb_printf(t, " %%%d", nd->in[k]);
+    tb_printf(t, "  : %s", sh);
+    if (nd->src && nd->span.end > 0) {
+      uint32_t line, col;
+      diag_locate(nd->src, nd->span.start, &line, &col);
+      tb_printf(t, "  (line %u)", line);
+    }
+    tb_puts(t, "\n");
+  }
+  tb_puts(t, "  results:");
+  for (int i = 0; i < g->nout; i++) tb_printf(t, " %%%d", g->outs[i]);
+  if (g->nout == 0) tb_puts(t, " (none staged)");
+  tb_puts(t, "\n");
+}
+
+static void dot_escape(TextBuf *t, const char *s) {
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') tb_putn(t, "\\", 1);
+    tb_putn(t, s, 1);
+  }
+}
+
+void graph_dot(const Graph *g, TextBuf *t, const char *cluster, const char *prefix) {
+  tb_printf(t, "  subgraph cluster_%s {\n    label=\"", prefix);
+  dot_escape(t, cluster);
+  tb_printf(t, " (%d nodes)\";\n", g->after ? g->after : g->before);
+  for (int i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (nd->flags & GF_DEAD) continue;
+    char lab[160], sh[48];
+    node_label(nd, lab, sizeof lab);
+    shape_of(nd, sh, sizeof sh);
+    const char *shape = nd->kind == GN_PARAM || nd->kind == GN_CAPTURE ? "invhouse"
+                      : nd->kind == GN_CONST                         ? "plaintext"
+                      : nd->kind == GN_FUSED                         ? "box3d"
+                      : nd->flags & GF_EFFECT                        ? "octagon"
+                                                                     : "box";
+    tb_printf(t, "    %s%d [shape=%s, label=\"", prefix, i, shape);
+    dot_escape(t, lab);
+    tb_puts(t, "\\n");
+    dot_escape(t, sh);
+    tb_puts(t, "\"];\n");
+  }
+  for (int i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (nd->flags & GF_DEAD) continue;
+    for (int k = 0; k < nd->nin; k++) tb_printf(t, "    %s%d -> %s%d;\n", prefix, nd->in[k], prefix, i);
+  }
+  for (int i = 0; i < g->nout; i++) {
+    tb_printf(t, "    %sout%d [shape=doublecircle, label=\"result\"];\n    %s%d -> %sout%d;\n", prefix, i, prefix,
+              g->outs[i], prefix, i);
+  }
+  tb_puts(t, "  }\n");
+}

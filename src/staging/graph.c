@@ -1,0 +1,249 @@
+/*
+** graph.c — the staged graph's nodes and graph_run, which runs them in order through the op
+** entry points of ops.c (the eager code, so results and errors are eager mode's), releasing
+** each value after its last use so its buffer is reused by the next result of that size.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "autodiff.h"
+#include "builtins.h"
+#include "err.h"
+#include "mem.h"
+#include "staging/graph.h"
+#include "tensor.h"
+
+Graph *graph_new(void) {
+  Graph *g = mem_calloc(1, sizeof *g);
+  g->out.node = -1;
+  g->out.v = val_null();
+  return g;
+}
+
+static void gout_free(GOut *o) {
+  val_release(o->v);
+  for (int i = 0; i < o->n && o->kids; i++) gout_free(&o->kids[i]);
+  mem_free(o->kids);
+  mem_free(o->names);
+}
+
+void graph_free(Graph *g) {
+  if (!g) return;
+  for (int i = 0; i < g->n; i++) {
+    GNode *nd = &g->nodes[i];
+    val_release(nd->v);
+    mem_free(nd->in);
+    mem_free(nd->names);
+    if (nd->penv) env_release(nd->penv);
+    if (nd->src) source_release(nd->src);
+    if (nd->fused) {
+      mem_free(nd->fused->ins);
+      mem_free(nd->fused->bc);
+      mem_free(nd->fused);
+    }
+  }
+  mem_free(g->nodes);
+  gout_free(&g->out);
+  mem_free(g->outs);
+  mem_free(g);
+}
+
+int32_t graph_add(Graph *g, GKind k, Span sp, Source *src) {
+  if (g->n == g->cap) {
+    g->cap = g->cap ? g->cap * 2 : 32;
+    g->nodes = mem_realloc(g->nodes, (size_t)g->cap * sizeof(GNode));
+  }
+  GNode *nd = &g->nodes[g->n];
+  memset(nd, 0, sizeof *nd);
+  nd->kind = (uint8_t)k;
+  nd->v = val_null();
+  nd->vt = VT_NULL;
+  nd->span = sp;
+  nd->src = src;
+  if (src) source_retain(src);
+  return g->n++;
+}
+
+void graph_mark_dynamic(Graph *g, Interp *I, Span sp, const char *fmt, ...) {
+  if (g->dynamic) return;
+  g->dynamic = true;
+  char what[160], where[96] = "";
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (I->src && sp.end > 0) diag_where(where, sizeof where, I->src, sp.start);
+  snprintf(g->why, sizeof g->why, "%s%s%s", where, where[0] ? ": " : "", what);
+}
+
+void graph_log(Graph *g, const char *fmt, ...) {
+  if (g->loglen + 2 >= sizeof g->log) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(g->log + g->loglen, sizeof g->log - g->loglen - 1, fmt, ap);
+  va_end(ap);
+  if (k < 0) return;
+  g->loglen += (size_t)k;
+  if (g->loglen > sizeof g->log - 2) g->loglen = sizeof g->log - 2;
+  g->log[g->loglen++] = '\n';
+  g->log[g->loglen] = '\0';
+}
+
+/* ---- running ---- */
+static bool same_shape(const GNode *nd, Value v) {
+  Value p = ad_primal(v);
+  if (p.t != nd->vt) return false;
+  return p.t != VT_MAT || (tensor_rows(p.u.m) == nd->rows && tensor_cols(p.u.m) == nd->cols);
+}
+
+/* A %*% B with the transpose flags of a rewritten product (plain matrices: one GEMM). */
+static Value matmul_flags(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
+  if (a.t != VT_MAT || b.t != VT_MAT) {       /* traced by grad, or numbers: through the ops */
+    int mark = I->ntmp;
+    if (ta) { a = op_transpose(I, a, sp); tmp_push(I, a); }
+    if (tb) { b = op_transpose(I, b, sp); tmp_push(I, b); }
+    Value r = op_matmul(I, a, b, sp);
+    tmp_release_to(I, mark);
+    return r;
+  }
+  Tensor *A = tensor_contiguous(I, a.u.m);
+  tmp_push(I, val_mat(A));
+  Tensor *B = tensor_contiguous(I, b.u.m);
+  tmp_push(I, val_mat(B));
+  int64_t m = ta ? tensor_cols(A) : tensor_rows(A), n = tb ? tensor_rows(B) : tensor_cols(B);
+  Tensor *C = tensor_new(I, m, n);
+  if (C->st->be->gemm(ta, tb, 1.0, A, B, 0.0, C) != 0) {
+    tensor_free_ref(C);
+    mls_throw(I, sp, "matrix product failed on the %s backend", A->st->be->name);
+  }
+  tmp_pop(I, 2);
+  tensor_free_ref(B);
+  tensor_free_ref(A);
+  return val_mat(C);
+}
+
+/* A fusion group's ops one at a time (a traced input, or --nan-check). */
+static Value fused_unfused(Interp *I, const GNode *nd, const Value *args) {
+  const FusedProg *p = nd->fused;
+  int mark = I->ntmp;
+  Value *r = mem_calloc((size_t)p->nregs, sizeof(Value));
+  List *hold = list_new(p->nregs);
+  tmp_push(I, val_list(hold));
+  for (int k = 0; k < p->nin; k++) { r[k] = args[k]; val_retain(r[k]); list_push(hold, r[k], NULL); }
+  Value last = val_null();
+  for (int q = 0; q < p->nins; q++) {
+    const FusedIns *in = &p->ins[q];
+    Value v = in->b >= 0 ? op_binary(I, (OpKind)in->op, r[in->a], r[in->b], nd->span)
+                         : op_unary(I, (OpKind)in->op, r[in->a], nd->span);
+    list_push(hold, v, NULL);
+    r[in->dst] = v;
+    last = v;
+  }
+  Value res = p->red == OP_SUM ? op_reduce(I, OP_SUM, last, nd->span) : (val_retain(last), last);
+  mem_free(r);
+  tmp_release_to(I, mark);
+  return res;
+}
+
+static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
+  const FusedProg *p = nd->fused;
+  bool plain = !I->nan_check;
+  for (int k = 0; k < p->nin && plain; k++)
+    plain = args[k].t == VT_MAT || args[k].t == VT_NUM || args[k].t == VT_BOOL;
+  const Backend *be = be_default();
+  if (!plain || !be->run_fused) return fused_unfused(I, nd, args);
+  int mark = I->ntmp;
+  Tensor *in[64];
+  double sc[64];
+  for (int k = 0; k < p->nin; k++) {
+    in[k] = NULL;
+    sc[k] = 0;
+    if (args[k].t == VT_MAT) {
+      in[k] = tensor_contiguous(I, args[k].u.m);
+      tmp_push(I, val_mat(in[k]));
+    } else {
+      sc[k] = args[k].t == VT_NUM ? args[k].u.n : args[k].u.b;
+    }
+  }
+  Tensor *out = p->red == OP_SUM ? tensor_new(I, 1, 1) : tensor_new(I, p->rows, p->cols);
+  if (be->run_fused(p, out, in, sc) != 0) {
+    tensor_free_ref(out);
+    tmp_release_to(I, mark);
+    return fused_unfused(I, nd, args);
+  }
+  tmp_release_to(I, mark);
+  if (p->red == OP_SUM) {
+    double s = tensor_data(out)[0];
+    tensor_free_ref(out);
+    return val_num(s);
+  }
+  return val_mat(out);
+}
+
+static Value build_out(Interp *I, const GOut *o, Value *vals) {
+  if (o->node >= 0) { val_retain(vals[o->node]); return vals[o->node]; }
+  if (o->node == -1) { val_retain(o->v); return o->v; }
+  List *l = list_new(o->n > 0 ? o->n : 1);
+  l->multi = o->multi;
+  Value r = val_list(l);
+  tmp_push(I, r);
+  for (int i = 0; i < o->n; i++) list_push(l, build_out(I, &o->kids[i], vals), o->names ? o->names[i] : NULL);
+  tmp_pop(I, 1);
+  return r;
+}
+
+Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
+  *stale = false;
+  int mark = I->ntmp;
+  List *hold = list_new(g->n > 0 ? g->n : 1);            /* node values: released on a throw */
+  tmp_push(I, val_list(hold));
+  for (int i = 0; i < g->n; i++) list_push(hold, val_null(), NULL);
+  Value *vals = hold->items;
+  int32_t *rem = mem_alloc((size_t)(g->n > 0 ? g->n : 1) * sizeof(int32_t));
+  for (int i = 0; i < g->n; i++) rem[i] = g->nodes[i].uses;
+  Source *saved_src = I->src;
+  Value args[64];
+  for (int i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (nd->flags & GF_DEAD) continue;
+    int nin = nd->nin < 64 ? nd->nin : 64;
+    for (int k = 0; k < nin; k++) args[k] = vals[nd->in[k]];
+    if (nd->src) I->src = nd->src;
+    Value r = val_null();
+    switch ((GKind)nd->kind) {
+    case GN_PARAM: r = leaves[nd->param]; val_retain(r); break;
+    case GN_CAPTURE:
+      r = *nd->place;
+      if (!same_shape(nd, r)) { *stale = true; goto done; }
+      val_retain(r);
+      break;
+    case GN_CONST: r = nd->v; val_retain(r); break;
+    case GN_OP: {
+      bool last = true;                      /* lend dying temporaries to elementwise ops */
+      for (int k = 0; k < nin; k++) last = last && rem[nd->in[k]] == 1;
+      if ((nd->flags & (GF_TA | GF_TB)) && nd->op == OP_MATMUL) {
+        r = matmul_flags(I, args[0], nd->flags & GF_TA, args[1], nd->flags & GF_TB, nd->span);
+        break;
+      }
+      I->inplace_ok = last && (op_info[nd->op].flags & OPF_EW);
+      r = ad_compute(I, (OpKind)nd->op, args, nd->nextra, args + (nin - nd->nextra), nd->span);
+      I->inplace_ok = false;
+      break;
+    }
+    case GN_CALL: r = bi_call(I, nd->bi, nin, args, nd->names, nd->span); break;
+    case GN_FUSED: r = run_fused(I, nd, args); break;
+    }
+    vals[i] = r;
+    for (int k = 0; k < nin; k++) {          /* memory plan: free a value after its last use */
+      int32_t s = nd->in[k];
+      if (--rem[s] == 0) { Value d = vals[s]; vals[s] = val_null(); val_release(d); }
+    }
+  }
+done:
+  I->src = saved_src;
+  mem_free(rem);
+  Value res = val_unbound();
+  if (!*stale) res = build_out(I, &g->out, vals);
+  tmp_release_to(I, mark);
+  return res;
+}

@@ -1,0 +1,100 @@
+/*
+** graph.h — the staged dataflow graph (LANGUAGE.md §12): nodes carry an ops.def code (or a
+** builtin call), their inputs, the type and shape seen while staging and a source span.
+** Nodes are kept in execution order, which is a topological order; effect nodes (print,
+** write, rand, ...) keep their program order. Backend-neutral: graph_run calls the op entry
+** points of ops.c, and a fusion group is a small program any backend can run in one pass.
+** Ownership: a Graph owns its nodes, their constant values and retained sources/envs.
+*/
+#ifndef MLS_GRAPH_H
+#define MLS_GRAPH_H
+
+#include "backend/backend.h"
+#include "interp/interp.h"
+#include "ops.h"
+#include "print.h"
+
+typedef enum GKind {
+  GN_PARAM,      /* an argument leaf of the staged call (number or matrix) */
+  GN_CAPTURE,    /* a variable read from outside the staged code: read again at every run */
+  GN_CONST,      /* a value known while staging */
+  GN_OP,         /* one op of ops.def through its entry point (ops.c) */
+  GN_CALL,       /* a builtin that is not an op (effects such as print, or rand): called again */
+  GN_FUSED       /* an elementwise fusion group (optionally ending in a reduction) */
+} GKind;
+
+/* GF_CONSTANT: the value depends on no argument, capture or effect (known while staging) */
+enum { GF_EFFECT = 1, GF_TA = 2, GF_TB = 4, GF_DEAD = 8, GF_CONSTANT = 16 };
+
+typedef struct GNode {
+  uint8_t kind;             /* GKind */
+  uint8_t flags;            /* GF_*: GF_TA/GF_TB are the transpose flags of a MATMUL */
+  uint16_t op;              /* GN_OP, GN_FUSED (its final op): OpKind */
+  int32_t nin;
+  int32_t *in;              /* producing nodes (owned) */
+  int32_t nextra;           /* GN_OP: the last nextra inputs are op parameters (index values) */
+  Symbol **names;           /* GN_CALL: argument names, NULL = positional (owned) */
+  const struct Builtin *bi; /* GN_CALL */
+  Value v;                  /* GN_CONST: the value (retained) */
+  int32_t param;            /* GN_PARAM: position among the flattened argument leaves */
+  Value *place;             /* GN_CAPTURE: where the variable lives */
+  Env *penv;                /* GN_CAPTURE: the env holding place (retained), NULL = global */
+  Symbol *sym;              /* GN_CAPTURE: the variable's name */
+  uint8_t vt;               /* the result's ValueType while staging */
+  int64_t rows, cols;       /* its shape when vt is VT_MAT */
+  Span span;
+  Source *src;              /* retained */
+  int32_t uses;             /* consumers (computed by graph_count_uses) */
+  FusedProg *fused;         /* GN_FUSED (owned) */
+} GNode;
+
+/* How the staged function's result is rebuilt from node values. */
+typedef struct GOut {
+  int32_t node;             /* >= 0: the node's value; -1: v; -2: a list of kids */
+  Value v;                  /* retained */
+  bool multi;
+  int32_t n;
+  Symbol **names;
+  struct GOut *kids;
+} GOut;
+
+typedef struct Graph {
+  GNode *nodes;
+  int32_t n, cap;
+  GOut out;
+  int32_t *outs;            /* every node that GOut refers to */
+  int32_t nout;
+  int32_t nparams;
+  /* staging found something that cannot be staged: the calls run eagerly */
+  bool dynamic;
+  char why[256];
+  int32_t before, after;    /* live node counts before and after optimization */
+  size_t peak_before, peak_after;   /* planned peak bytes of intermediate values */
+  char log[2048];           /* what the optimizer did, one line each */
+  size_t loglen;
+} Graph;
+
+Graph *graph_new(void);
+void graph_free(Graph *g);
+/* Appends a node of kind k (returned index); the node's fields are set by the caller. */
+int32_t graph_add(Graph *g, GKind k, Span sp, Source *src);
+/* Marks the graph as not stageable, with the reason (the first one wins). */
+void graph_mark_dynamic(Graph *g, Interp *I, Span sp, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void graph_log(Graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Optimizes in place (optimize.c): constant folding, rewrites, CSE, DCE, fusion, memory plan. */
+void graph_optimize(Interp *I, Graph *g);
+void graph_count_uses(Graph *g);
+int32_t graph_live_count(const Graph *g);
+size_t graph_peak_bytes(const Graph *g);
+
+/* Runs g with the flattened argument leaves; returns the result (owned). Sets *stale and
+** returns VT_UNBOUND when a captured variable no longer has the type and shape it was staged
+** with (the caller stages again). Errors are located at the node's own span. */
+Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale);
+
+/* explain's and dot's text (explain.c). */
+void graph_print(Interp *I, const Graph *g, TextBuf *t);
+void graph_dot(const Graph *g, TextBuf *t, const char *cluster, const char *prefix);
+
+#endif

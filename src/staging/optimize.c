@@ -1,0 +1,525 @@
+/*
+** optimize.c — the staged graph's optimizer (LANGUAGE.md §12), each pass logged for explain:
+** constant folding, algebraic rewrites that keep results, common-subexpression elimination,
+** dead-code elimination, elementwise fusion and the memory plan (values freed at last use).
+*/
+#include <math.h>
+#include <string.h>
+#include "autodiff.h"
+#include "err.h"
+#include "mem.h"
+#include "staging/graph.h"
+#include "tensor.h"
+
+#define LIVE(nd) (!((nd)->flags & GF_DEAD))
+
+static void where(const GNode *nd, char *buf, size_t n) {
+  buf[0] = '\0';
+  if (nd->src && nd->span.end > 0) {
+    uint32_t line, col;
+    diag_locate(nd->src, nd->span.start, &line, &col);
+    snprintf(buf, n, " at %u:%u", line, col);
+  }
+}
+
+void graph_count_uses(Graph *g) {
+  for (int i = 0; i < g->n; i++) g->nodes[i].uses = 0;
+  for (int i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (!LIVE(nd)) continue;
+    for (int k = 0; k < nd->nin; k++) g->nodes[nd->in[k]].uses++;
+  }
+  for (int i = 0; i < g->nout; i++) g->nodes[g->outs[i]].uses++;
+}
+
+int32_t graph_live_count(const Graph *g) {
+  int32_t c = 0;
+  for (int i = 0; i < g->n; i++) c += LIVE(&g->nodes[i]);
+  return c;
+}
+
+static size_t node_bytes(const GNode *nd) {
+  return nd->vt == VT_MAT ? (size_t)(nd->rows * nd->cols) * sizeof(double) : 0;
+}
+
+/* The most bytes of intermediate values alive at once when values die at their last use. */
+size_t graph_peak_bytes(const Graph *g) {
+  int32_t *rem = mem_alloc((size_t)(g->n > 0 ? g->n : 1) * sizeof(int32_t));
+  for (int i = 0; i < g->n; i++) rem[i] = g->nodes[i].uses;
+  size_t cur = 0, peak = 0;
+  for (int i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (!LIVE(nd)) continue;
+    bool inter = nd->kind == GN_OP || nd->kind == GN_CALL || nd->kind == GN_FUSED;
+    if (inter) cur += node_bytes(nd);
+    if (cur > peak) peak = cur;
+    for (int k = 0; k < nd->nin; k++) {
+      const GNode *p = &g->nodes[nd->in[k]];
+      if (--rem[nd->in[k]] == 0 && (p->kind == GN_OP || p->kind == GN_CALL || p->kind == GN_FUSED)) cur -= node_bytes(p);
+    }
+  }
+  mem_free(rem);
+  return peak;
+}
+
+/* ---- editing ---- */
+static void gout_replace(GOut *o, int32_t from, int32_t to) {
+  if (o->node == from) o->node = to;
+  for (int i = 0; i < o->n && o->kids; i++) gout_replace(&o->kids[i], from, to);
+}
+
+/* Every use of node from now uses node to. */
+static void replace_uses(Graph *g, int32_t from, int32_t to) {
+  for (int i = 0; i < g->n; i++) {
+    GNode *nd = &g->nodes[i];
+    for (int k = 0; k < nd->nin; k++)
+      if (nd->in[k] == from) nd->in[k] = to;
+  }
+  for (int i = 0; i < g->nout; i++)
+    if (g->outs[i] == from) g->outs[i] = to;
+  gout_replace(&g->out, from, to);
+}
+
+static void set_op(GNode *nd, OpKind op, int nin, const int32_t *in) {
+  mem_free(nd->in);
+  nd->kind = GN_OP;
+  nd->op = (uint16_t)op;
+  nd->nin = nin;
+  nd->nextra = 0;
+  nd->in = mem_alloc((size_t)(nin > 0 ? nin : 1) * sizeof(int32_t));
+  memcpy(nd->in, in, (size_t)nin * sizeof(int32_t));
+}
+
+/* A new op node (appended: the final topological sort puts it before its users). */
+static int32_t add_op(Graph *g, OpKind op, int nin, const int32_t *in, const GNode *like, uint8_t vt, int64_t r, int64_t c) {
+  int32_t id = graph_add(g, GN_OP, like->span, like->src);
+  GNode *nd = &g->nodes[id];
+  set_op(nd, op, nin, in);
+  nd->vt = vt;
+  nd->rows = r;
+  nd->cols = c;
+  return id;
+}
+
+static int32_t add_num(Graph *g, double x) {
+  int32_t id = graph_add(g, GN_CONST, (Span){ 0, 0 }, NULL);
+  g->nodes[id].v = val_num(x);
+  g->nodes[id].vt = VT_NUM;
+  return id;
+}
+
+static bool is_op(const Graph *g, int32_t i, OpKind op) {
+  const GNode *nd = &g->nodes[i];
+  return LIVE(nd) && nd->kind == GN_OP && nd->op == op && !(nd->flags & (GF_TA | GF_TB));
+}
+
+static bool is_num(const Graph *g, int32_t i, double x) {
+  const GNode *nd = &g->nodes[i];
+  if (nd->kind != GN_CONST) return false;
+  Value v = nd->v;
+  if (v.t == VT_NUM) return v.u.n == x;
+  if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) return tensor_data(v.u.m)[0] == x;
+  return false;
+}
+
+static void drop_node(Graph *g, int32_t i) {
+  GNode *nd = &g->nodes[i];
+  nd->flags |= GF_DEAD;
+}
+
+/* ---- passes ---- */
+typedef struct FoldJob { OpKind op; Value *in; int nextra; Span sp; Value r; } FoldJob;
+static void fold_run(Interp *I, void *ud) {
+  FoldJob *j = ud;
+  int nin = op_info[j->op].arity;
+  j->r = ad_compute(I, j->op, j->in, j->nextra, j->in + nin, j->sp);
+}
+
+static void fold_constants(Interp *I, Graph *g) {
+  int folded = 0;
+  for (int i = 0; i < g->n; i++) {
+    GNode *nd = &g->nodes[i];
+    if (!LIVE(nd) || nd->kind != GN_OP || (nd->flags & (GF_TA | GF_TB)) || nd->nin > 8) continue;
+    if (nd->op == OP_INDEX || nd->op == OP_SCATTER) continue;
+    bool all = true;
+    Value in[8];
+    for (int k = 0; k < nd->nin && all; k++) {
+      const GNode *p = &g->nodes[nd->in[k]];
+      all = p->kind == GN_CONST && p->v.t != VT_BOX;
+      in[k] = p->v;
+    }
+    if (!all || nd->nin - nd->nextra != op_info[nd->op].arity) continue;
+    FoldJob job = { (OpKind)nd->op, in, nd->nextra, nd->span, val_null() };
+    if (mls_pcall(I, fold_run, &job) != 0) continue;       /* leave it to run time */
+    mem_free(nd->in);
+    nd->in = NULL;
+    nd->nin = 0;
+    nd->kind = GN_CONST;
+    nd->v = job.r;
+    folded++;
+  }
+  if (folded) graph_log(g, "  constant folding: %d op%s computed while staging", folded, folded == 1 ? "" : "s");
+}
+
+static void rewrite(Graph *g) {
+  char at[48];
+  for (int i = 0; i < g->n; i++) {
+    GNode *nd = &g->nodes[i];
+    if (!LIVE(nd) || nd->kind != GN_OP || (nd->flags & (GF_TA | GF_TB))) continue;
+    where(nd, at, sizeof at);
+    int32_t a = nd->nin > 0 ? nd->in[0] : -1;
+    switch ((OpKind)nd->op) {
+    case OP_POW:                                     /* x^1 -> x (a derivative's x^(2-1)), x^2 -> x*x */
+      if (is_num(g, nd->in[1], 1) && g->nodes[a].vt == nd->vt) {
+        replace_uses(g, i, a);
+        drop_node(g, i);
+        graph_log(g, "  rewrite: x^1 -> x%s", at);
+      } else if (is_num(g, nd->in[1], 2)) {
+        int32_t in[2] = { a, a };
+        set_op(nd, OP_MUL, 2, in);
+        graph_log(g, "  rewrite: x^2 -> x*x%s", at);
+      }
+      break;
+    case OP_TRANSPOSE:                               /* t(t(X)) -> X */
+      if (is_op(g, a, OP_TRANSPOSE)) {
+        replace_uses(g, i, g->nodes[a].in[0]);
+        drop_node(g, i);
+        graph_log(g, "  rewrite: t(t(X)) -> X%s", at);
+      }
+      break;
+    case OP_EXP:                                     /* exp(log(x)) -> x, NaN where x < 0 */
+      if (is_op(g, a, OP_LOG)) {
+        int32_t x = g->nodes[a].in[0];
+        GNode xs = g->nodes[x];
+        int32_t zero = add_num(g, 0), nan = add_num(g, NAN);
+        int32_t gi[2] = { x, zero };
+        int32_t ge = add_op(g, OP_GE, 2, gi, &g->nodes[i], xs.vt, xs.rows, xs.cols);
+        int32_t in[3] = { ge, x, nan };
+        set_op(&g->nodes[i], OP_IFELSE, 3, in);
+        graph_log(g, "  rewrite: exp(log(x)) -> x (NaN where x < 0)%s", at);
+      }
+      break;
+    case OP_LOG:
+      if (is_op(g, a, OP_ADD)) {                     /* log(1 + exp(x)) -> softplus(x) */
+        const GNode *ad = &g->nodes[a];
+        int32_t e = -1;
+        if (is_num(g, ad->in[0], 1) && is_op(g, ad->in[1], OP_EXP)) e = ad->in[1];
+        if (is_num(g, ad->in[1], 1) && is_op(g, ad->in[0], OP_EXP)) e = ad->in[0];
+        if (e >= 0 && g->nodes[g->nodes[e].in[0]].vt == nd->vt) {
+          int32_t in[1] = { g->nodes[e].in[0] };
+          set_op(nd, OP_SOFTPLUS, 1, in);
+          graph_log(g, "  rewrite: log(1 + exp(x)) -> softplus(x), stable for large x%s", at);
+        }
+      } else if (is_op(g, a, OP_SOFTMAX)) {          /* log(softmax(z)) -> logsoftmax(z) */
+        int32_t in[1] = { g->nodes[a].in[0] };
+        set_op(nd, OP_LOGSOFTMAX, 1, in);
+        graph_log(g, "  rewrite: log(softmax(z)) -> logsoftmax(z), stable%s", at);
+      }
+      break;
+    case OP_SUM:                                     /* sum(X %*% Y) -> sum(t(colSums(X)) * rowSums(Y)) */
+      if (is_op(g, a, OP_MATMUL) && g->nodes[a].uses == 1) {
+        int32_t x = g->nodes[a].in[0], y = g->nodes[a].in[1];
+        GNode xs = g->nodes[x], ys = g->nodes[y];
+        if (xs.vt != VT_MAT || ys.vt != VT_MAT) break;
+        int64_t k = xs.cols;
+        int32_t cs = add_op(g, OP_COLSUMS, 1, &x, &g->nodes[i], VT_MAT, 1, k);
+        int32_t tc = add_op(g, OP_TRANSPOSE, 1, &cs, &g->nodes[i], VT_MAT, k, 1);
+        int32_t rs = add_op(g, OP_ROWSUMS, 1, &y, &g->nodes[i], VT_MAT, k, 1);
+        int32_t mi[2] = { tc, rs };
+        int32_t m = add_op(g, OP_MUL, 2, mi, &g->nodes[i], VT_MAT, k, 1);
+        set_op(&g->nodes[i], OP_SUM, 1, &m);
+        g->nodes[a].uses = 0;
+        graph_log(g, "  rewrite: sum(X %%*%% Y) -> sum(t(colSums(X)) * rowSums(Y)), no product%s", at);
+      }
+      break;
+    case OP_MATMUL:                                  /* t(A) %*% B -> one GEMM with a transpose flag */
+      for (int k = 0; k < 2; k++) {
+        int32_t s = nd->in[k];
+        if (is_op(g, s, OP_TRANSPOSE) && g->nodes[g->nodes[s].in[0]].vt == VT_MAT) {
+          nd->in[k] = g->nodes[s].in[0];
+          nd->flags |= k == 0 ? GF_TA : GF_TB;
+          graph_log(g, "  rewrite: %s -> one GEMM with a transpose flag%s", k == 0 ? "t(A) %*% B" : "A %*% t(B)", at);
+        }
+      }
+      break;
+    default: break;
+    }
+  }
+}
+
+/* ---- CSE ---- */
+static uint64_t node_hash(const GNode *nd) {
+  uint64_t h = 1469598103934665603ull ^ ((uint64_t)nd->kind << 32) ^ nd->op ^ ((uint64_t)(nd->flags & (GF_TA | GF_TB)) << 20);
+  for (int k = 0; k < nd->nin; k++) h = (h ^ (uint64_t)nd->in[k]) * 1099511628211ull;
+  if (nd->kind == GN_CONST) {
+    if (nd->v.t == VT_NUM) { uint64_t b; memcpy(&b, &nd->v.u.n, 8); h ^= b * 31; }
+    else h ^= (uint64_t)(uintptr_t)nd->v.u.rc;
+  }
+  return h;
+}
+
+static bool node_same(const GNode *a, const GNode *b) {
+  if (a->kind != b->kind || a->op != b->op || (a->flags & (GF_TA | GF_TB)) != (b->flags & (GF_TA | GF_TB)) ||
+      a->nin != b->nin || a->nextra != b->nextra)
+    return false;
+  for (int k = 0; k < a->nin; k++)
+    if (a->in[k] != b->in[k]) return false;
+  if (a->kind == GN_CONST) {
+    if (a->v.t != b->v.t) return false;
+    if (a->v.t == VT_NUM) return memcmp(&a->v.u.n, &b->v.u.n, 8) == 0;
+    if (a->v.t == VT_BOOL) return a->v.u.b == b->v.u.b;
+    if (a->v.t == VT_NULL) return true;
+    return a->v.u.rc == b->v.u.rc;
+  }
+  return true;
+}
+
+static void cse(Graph *g) {
+  int cap = 64;
+  while (cap < 2 * g->n) cap *= 2;
+  int32_t *tab = mem_alloc((size_t)cap * sizeof(int32_t));
+  for (int i = 0; i < cap; i++) tab[i] = -1;
+  int merged = 0;
+  for (int i = 0; i < g->n; i++) {
+    GNode *nd = &g->nodes[i];
+    if (!LIVE(nd) || (nd->kind != GN_OP && nd->kind != GN_CONST)) continue;
+    uint64_t h = node_hash(nd);
+    int s = (int)(h & (uint64_t)(cap - 1));
+    for (;; s = (s + 1) & (cap - 1)) {
+      if (tab[s] < 0) { tab[s] = i; break; }
+      if (node_same(&g->nodes[tab[s]], nd)) {
+        replace_uses(g, i, tab[s]);
+        drop_node(g, i);
+        if (nd->kind == GN_OP) merged++;
+        break;
+      }
+    }
+  }
+  mem_free(tab);
+  if (merged) graph_log(g, "  common subexpressions: %d op%s computed once", merged, merged == 1 ? "" : "s");
+}
+
+/* ---- DCE: only what an output or an effect needs ---- */
+static void dce(Graph *g) {
+  bool *need = mem_calloc((size_t)(g->n > 0 ? g->n : 1), sizeof(bool));
+  for (int i = 0; i < g->nout; i++) need[g->outs[i]] = true;
+  for (int i = 0; i < g->n; i++)
+    if (LIVE(&g->nodes[i]) && (g->nodes[i].flags & GF_EFFECT)) need[i] = true;
+  int removed = 0;
+  for (int i = g->n - 1; i >= 0; i--) {
+    GNode *nd = &g->nodes[i];
+    if (!LIVE(nd)) continue;
+    if (!need[i]) {
+      drop_node(g, i);
+      removed += nd->kind == GN_OP || nd->kind == GN_CALL;
+      continue;
+    }
+    for (int k = 0; k < nd->nin; k++) need[nd->in[k]] = true;
+  }
+  mem_free(need);
+  if (removed) graph_log(g, "  dead code: %d node%s nothing needs removed", removed, removed == 1 ? "" : "s");
+}
+
+/* ---- elementwise fusion ---- */
+#define FMAX_INS 24
+#define FMAX_IN 15
+
+typedef struct Group {
+  Graph *g;
+  int64_t R, C;
+  int32_t inputs[FMAX_IN];
+  int nin;
+  FusedIns ins[FMAX_INS];          /* operands: >= 0 an instruction, < 0 input -1-k */
+  int nins;
+  int32_t members[FMAX_INS];
+  bool full;
+} Group;
+
+static bool fusible(const GNode *nd) {
+  return LIVE(nd) && nd->kind == GN_OP && (op_info[nd->op].flags & OPF_EW) && nd->nextra == 0 && nd->vt == VT_MAT &&
+         nd->rows * nd->cols > 1;
+}
+
+static int group_input(Group *gr, int32_t p) {
+  for (int k = 0; k < gr->nin; k++)
+    if (gr->inputs[k] == p) return -1 - k;
+  const GNode *nd = &gr->g->nodes[p];
+  bool ok = nd->vt == VT_NUM || nd->vt == VT_BOOL ||
+            (nd->vt == VT_MAT && ((nd->rows == gr->R && nd->cols == gr->C) || (nd->rows == 1 && nd->cols == 1) ||
+                                  (nd->rows == 1 && nd->cols == gr->C) || (nd->cols == 1 && nd->rows == gr->R)));
+  if (!ok || gr->nin == FMAX_IN) { gr->full = true; return -1; }
+  gr->inputs[gr->nin] = p;
+  return -1 - gr->nin++;
+}
+
+/* Emits node x's instruction after those of its single-use elementwise producers. */
+static int collect(Group *gr, int32_t x, bool *claimed) {
+  GNode *nd = &gr->g->nodes[x];
+  int arity = op_info[nd->op].arity, opd[2] = { 0, -1 };
+  for (int k = 0; k < arity; k++) {
+    int32_t p = nd->in[k];
+    const GNode *pn = &gr->g->nodes[p];
+    if (k == 1 && p == nd->in[0] && claimed[p]) { opd[1] = opd[0]; continue; }   /* x * x */
+    int here = 1 + (arity == 2 && nd->in[1 - k] == p);      /* uses of p by this node */
+    if (fusible(pn) && !claimed[p] && pn->uses == here && pn->rows == gr->R && pn->cols == gr->C && gr->nins < FMAX_INS - 2)
+      opd[k] = collect(gr, p, claimed);
+    else
+      opd[k] = group_input(gr, p);
+  }
+  if (gr->nins == FMAX_INS) { gr->full = true; return 0; }
+  FusedIns *in = &gr->ins[gr->nins];
+  in->op = nd->op;
+  in->a = (int16_t)opd[0];
+  in->b = (int16_t)(arity == 2 ? opd[1] : -32768);
+  gr->members[gr->nins] = x;
+  claimed[x] = true;
+  return gr->nins++;
+}
+
+static void fuse(Graph *g) {
+  bool *claimed = mem_calloc((size_t)(g->n > 0 ? g->n : 1), sizeof(bool));
+  int32_t *consumer = mem_alloc((size_t)(g->n > 0 ? g->n : 1) * sizeof(int32_t));
+  for (int i = 0; i < g->n; i++) consumer[i] = -1;
+  for (int i = 0; i < g->n; i++)
+    if (LIVE(&g->nodes[i]))
+      for (int k = 0; k < g->nodes[i].nin; k++) consumer[g->nodes[i].in[k]] = i;
+  int groups = 0, fused_ops = 0;
+  for (int r = g->n - 1; r >= 0; r--) {
+    GNode *root = &g->nodes[r];
+    if (!fusible(root) || claimed[r]) continue;
+    Group gr;
+    memset(&gr, 0, sizeof gr);
+    gr.g = g;
+    gr.R = root->rows;
+    gr.C = root->cols;
+    bool *mark = mem_alloc((size_t)g->n * sizeof(bool));
+    memcpy(mark, claimed, (size_t)g->n * sizeof(bool));
+    collect(&gr, r, mark);
+    int32_t sum = -1;
+    if (root->uses == 1 && consumer[r] >= 0 && is_op(g, consumer[r], OP_SUM) && g->nodes[consumer[r]].nin == 1) sum = consumer[r];
+    if (gr.full || gr.nins + (sum >= 0) < 2) { mem_free(mark); continue; }
+    memcpy(claimed, mark, (size_t)g->n * sizeof(bool));
+    mem_free(mark);
+    FusedProg *p = mem_calloc(1, sizeof *p);
+    p->nin = gr.nin;
+    p->nins = gr.nins;
+    p->nregs = gr.nin + gr.nins;
+    p->rows = gr.R;
+    p->cols = gr.C;
+    p->red = sum >= 0 ? OP_SUM : OP_NONE;
+    p->ins = mem_alloc((size_t)gr.nins * sizeof(FusedIns));
+    p->bc = mem_alloc((size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(BcastMode));
+    for (int q = 0; q < gr.nins; q++) {
+      FusedIns in = gr.ins[q];
+      int16_t a = in.a < 0 ? (int16_t)(-1 - in.a) : (int16_t)(gr.nin + in.a);
+      int16_t b = in.b == -32768 ? -1 : in.b < 0 ? (int16_t)(-1 - in.b) : (int16_t)(gr.nin + in.b);
+      p->ins[q] = (FusedIns){ in.op, a, b, (int16_t)(gr.nin + q) };
+    }
+    for (int k = 0; k < gr.nin; k++) {
+      const GNode *s = &g->nodes[gr.inputs[k]];
+      p->bc[k] = s->vt != VT_MAT || (s->rows == 1 && s->cols == 1) ? BC_SCALAR
+               : s->rows == gr.R && s->cols == gr.C                ? BC_FULL
+               : s->rows == 1                                       ? BC_ROW
+                                                                    : BC_COL;
+    }
+    for (int q = 0; q < gr.nins; q++)
+      if (gr.members[q] != r) drop_node(g, gr.members[q]);
+    int32_t at = r;
+    if (sum >= 0) { drop_node(g, r); at = sum; claimed[sum] = true; }
+    GNode *fn = &g->nodes[at];
+    mem_free(fn->in);
+    fn->in = mem_alloc((size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(int32_t));
+    memcpy(fn->in, gr.inputs, (size_t)gr.nin * sizeof(int32_t));
+    fn->nin = gr.nin;
+    fn->kind = GN_FUSED;
+    fn->fused = p;
+    groups++;
+    fused_ops += gr.nins + (sum >= 0);
+  }
+  mem_free(consumer);
+  mem_free(claimed);
+  if (groups)
+    graph_log(g, "  fusion: %d group%s of %d ops, each one pass over memory without temporaries", groups,
+              groups == 1 ? "" : "s", fused_ops);
+}
+
+/* ---- order and compaction ---- */
+static void toposort_compact(Graph *g) {
+  int n = g->n;
+  int32_t *order = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t)), no = 0;
+  uint8_t *state = mem_calloc((size_t)(n > 0 ? n : 1), 1);          /* 0 new, 1 open, 2 done */
+  int32_t *stack = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t) * 2);
+  for (int i = 0; i < n; i++) {
+    if (!LIVE(&g->nodes[i]) || state[i]) continue;
+    int sp = 0;
+    stack[sp++] = i;
+    while (sp) {
+      int32_t x = stack[sp - 1];
+      if (state[x] == 0) {
+        state[x] = 1;
+        const GNode *nd = &g->nodes[x];
+        for (int k = nd->nin - 1; k >= 0; k--)
+          if (state[nd->in[k]] == 0) stack[sp++] = nd->in[k];
+      } else {
+        sp--;
+        if (state[x] == 1) { state[x] = 2; order[no++] = x; }
+      }
+    }
+  }
+  int32_t *map = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
+  for (int i = 0; i < n; i++) map[i] = -1;
+  GNode *nodes = mem_alloc((size_t)(no > 0 ? no : 1) * sizeof(GNode));
+  for (int j = 0; j < no; j++) { nodes[j] = g->nodes[order[j]]; map[order[j]] = j; }
+  for (int i = 0; i < n; i++) {                               /* free what was dropped */
+    if (map[i] >= 0) continue;
+    GNode *nd = &g->nodes[i];
+    val_release(nd->v);
+    mem_free(nd->in);
+    mem_free(nd->names);
+    if (nd->penv) env_release(nd->penv);
+    if (nd->src) source_release(nd->src);
+    if (nd->fused) { mem_free(nd->fused->ins); mem_free(nd->fused->bc); mem_free(nd->fused); }
+  }
+  for (int j = 0; j < no; j++)
+    for (int k = 0; k < nodes[j].nin; k++) nodes[j].in[k] = map[nodes[j].in[k]];
+  for (int i = 0; i < g->nout; i++) g->outs[i] = map[g->outs[i]];
+  mem_free(g->nodes);
+  g->nodes = nodes;
+  g->n = g->cap = no;
+  /* GOut */
+  GOut *st[256];
+  int top = 0;
+  st[top++] = &g->out;
+  while (top) {
+    GOut *o = st[--top];
+    if (o->node >= 0) o->node = map[o->node];
+    for (int i = 0; i < o->n && o->kids && top < 256; i++) st[top++] = &o->kids[i];
+  }
+  mem_free(map);
+  mem_free(stack);
+  mem_free(state);
+  mem_free(order);
+}
+
+void graph_optimize(Interp *I, Graph *g) {
+  graph_count_uses(g);
+  fold_constants(I, g);
+  dce(g);                          /* rewrites see only what is needed */
+  toposort_compact(g);
+  graph_count_uses(g);
+  rewrite(g);
+  toposort_compact(g);             /* nodes a rewrite added go before their users */
+  graph_count_uses(g);
+  cse(g);
+  dce(g);
+  toposort_compact(g);
+  graph_count_uses(g);
+  fuse(g);
+  toposort_compact(g);
+  graph_count_uses(g);
+  g->after = graph_live_count(g);
+  g->peak_after = graph_peak_bytes(g);
+  if (g->peak_after < g->peak_before)
+    graph_log(g, "  memory plan: peak %zu -> %zu bytes (buffers freed at their last use and reused)", g->peak_before,
+              g->peak_after);
+}

@@ -1,0 +1,35 @@
+/*
+** stage.h — staging (LANGUAGE.md §12): while a stage tape is active, the op entry points
+** record graph nodes (through ad_apply, the one dispatch point grad's tapes use too), builtins
+** that are not ops are recorded as calls, and variables read from outside are recorded as
+** captures. jit(f) stages f per argument types and shapes and runs the optimized graph.
+*/
+#ifndef MLS_STAGE_H
+#define MLS_STAGE_H
+
+#include "autodiff.h"
+#include "builtins.h"
+
+/* ad_apply's staging case: records op on tape t's graph; out (taken) is the value computed on
+** the unboxed inputs. Returns out boxed for t (owned). */
+Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, int nextra, const Value *extra,
+                      Value out, Span sp);
+/* bi_call's hook: true when the builtin call must be recorded as a graph call node (an effect
+** while staging, or a builtin that is not an op applied to a staged value). */
+bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args);
+/* Records the call and runs it on the staged values' current values. Result owned. */
+Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp);
+/* A variable read while staging (*place holds its value; env is the Env holding place, NULL for
+** a global): a number or matrix from outside the staged code becomes a capture node, read
+** again at every run. Returns the value to use (owned). */
+Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym);
+/* True when env was made outside the innermost active stage (its variables are captures). */
+static inline bool stage_outside(const Interp *I, const Env *env) {
+  return !env || env->stage_id < I->stage->id;
+}
+
+struct Jit;
+Value stage_call_jit(Interp *I, struct Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp);
+void stage_jit_free(struct Jit *j);
+
+#endif
