@@ -22,7 +22,7 @@ LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps deps-install test unit golden examples repl-test install-test sanitize sanitize-run bench run install clean conformance valgrind
+.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test sanitize sanitize-run bench run install clean conformance valgrind
 all: deps mls
 
 deps:
@@ -75,6 +75,14 @@ golden: mls
 examples: mls
 	@tools/run_examples.sh ./mls
 
+# The same suites on the staged path (LANGUAGE.md §12): every top-level block staged, then
+# every user function called as jit(f); and the examples with --staged.
+staged-test: mls
+	MLS_TEST_FLAGS=--staged ./mls --run-tests tests/lang/*.test
+	MLS_TEST_FLAGS=--jit-all ./mls --run-tests tests/lang/*.test
+	@MLS_FLAGS=--staged tools/run_examples.sh ./mls
+	tests/staging/test_dot.sh ./mls
+
 repl-test: mls
 	/usr/bin/python3 tests/repl/test_repl.py ./mls
 
@@ -87,9 +95,11 @@ test: deps-install
 	$(MAKE) unit
 	$(MAKE) golden
 	$(MAKE) examples
+	$(MAKE) staged-test
 	$(MAKE) repl-test
 	$(MAKE) install-test
 	$(MAKE) sanitize-run
+	@echo "make test: all suites passed"
 
 conformance: mls
 	../shared/conformance/run.py --mls ./mls
@@ -102,7 +112,9 @@ sanitize-run:
 	$(MAKE) BUILD=build/asan OPT=-O1 EXTRA_CFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	  EXTRA_LDFLAGS='-fsanitize=address,undefined' build/asan/mls $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS))
 	@fail=0; for t in $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS)); do ASAN_OPTIONS=detect_leaks=1 $$t || fail=1; done; \
-	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/*.test || fail=1; exit $$fail
+	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/*.test || fail=1; \
+	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib MLS_TEST_FLAGS=--jit-all build/asan/mls --run-tests \
+	    tests/lang/staging.test tests/lang/grad.test tests/lang/functions.test tests/lang/control.test || fail=1; exit $$fail
 
 valgrind: mls
 	tools/valgrind.sh ./mls

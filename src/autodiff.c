@@ -142,6 +142,7 @@ Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const
     I->stage = NULL;                           /* (a throw ends the staging, which restores it) */
     Value c = ad_compute(I, op, un, nextra, ux, sp);
     I->stage = st;
+    if (c.t != VT_NUM && c.t != VT_BOOL && c.t != VT_MAT) return c;   /* "W" + k: a string, not traced */
     return stage_record_op(I, st, op, nin, in, nextra, extra, c, sp);
   }
   if (t && t->graph) {                       /* this op is recorded here, not by its pieces */
@@ -151,7 +152,10 @@ Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const
     I->stage = st;
     return stage_record_op(I, t, op, nin, in, nextra, extra, c, sp);
   }
+  Tape *st = I->stage;                       /* a staging run gone eager: plain ops from here */
+  if (st && !st->active) I->stage = NULL;
   Value out = ad_compute(I, op, un, nextra, ux, sp);
+  I->stage = st;
   if (t && t->forward) return fwd_apply(I, t, op, nin, in, un, nextra, ux, out, sp);
   if (!t || !(op_info[op].flags & OPF_DIFF) || (op_info[op].flags & (OPF_CMP | OPF_DISCRETE))) return out;
   tmp_push(I, out);
@@ -681,6 +685,7 @@ static Value make_leaves(Interp *I, Tape *t, Value v, Span sp) {
   Value p = v;
   while (p.t == VT_BOX && !p.u.box->tape->active) p = p.u.box->v;
   Value prim = ad_primal(p);
+  if (prim.t == VT_LIST && p.t == VT_BOX) p = ad_concrete(I, p, sp, "a list given to grad");   /* a staged capture */
   if (prim.t == VT_NUM || prim.t == VT_BOOL || prim.t == VT_MAT) {
     int id = tape_push(t);
     t->nodes[id].nin = 0;
@@ -1006,7 +1011,10 @@ Value ad_concrete(Interp *I, Value v, Span sp, const char *what) {
   for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
     if (x.u.box->tape->graph && x.u.box->tape->active &&
         !(x.u.box->tape->graph->nodes[x.u.box->node].flags & GF_CONSTANT))   /* known while staging */
+    {
       graph_mark_dynamic(x.u.box->tape->graph, I, sp, "%s depends on a staged value", what);
+      x.u.box->tape->active = false;   /* the rest of this staging run is plain eager code */
+    }
   return ad_primal(v);
 }
 Value ad_trace_leaf(Interp *I, Tape *t, Value v, Span sp) { return make_leaves(I, t, v, sp); }

@@ -48,6 +48,8 @@ void ad_tape_free(Tape *t);
 
 /* The value with every box removed (borrowed). */
 static inline Value ad_primal(Value v) { while (v.t == VT_BOX) v = v.u.box->v; return v; }
+/* v without its outer boxes of finished tapes (borrowed): a plain value to the builtins. */
+static inline Value ad_finished(Value v) { while (v.t == VT_BOX && !v.u.box->tape->active) v = v.u.box->v; return v; }
 /* True when any of v[0..n) is a Box of an active tape. */
 bool ad_any_active(int n, const Value *v);
 /* The same, counting only grad's tapes (not staging). */

@@ -248,7 +248,14 @@ const Builtin *bi_find(const char *name) {
 }
 
 Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp) {
-  if (I->stage && stage_wants_call(I, b, nargs, args)) return stage_call(I, b, nargs, args, names, sp);
+  if (I->stage) {                            /* staging: a call node, or the builtin on its own */
+    if (stage_wants_call(I, b, nargs, args)) return stage_call(I, b, nargs, args, names, sp);
+    struct Tape *st = I->stage;              /* staged arguments are still recorded through their */
+    I->stage = NULL;                         /* boxes; what it computes from constants is constant */
+    Value r = bi_call(I, b, nargs, args, names, sp);   /* (a throw ends the staging, which restores it) */
+    I->stage = st;
+    return r;
+  }
   const BiInfo *info = &I->bi[b - builtin_table];
   Args a;
   a.n = info->nparams;
@@ -285,6 +292,8 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
   for (int j = 0; j < info->nreq; j++)
     if (a.v[j].t == VT_UNBOUND)
       mls_throw(I, sp, "missing argument '%s' to '%s': %s", info->names[j]->name, b->name, b->sig);
+  for (int j = 0; j < a.n; j++) a.v[j] = ad_finished(a.v[j]);   /* boxes of ended tapes are plain values */
+  for (int j = 0; j < a.ndots; j++) dots[j] = ad_finished(dots[j]);
   if (ad_any_active(nargs, args)) {          /* a grad (or a stage) is tracing some argument */
     if ((b->flags & BI_DIFF) && !(b->flags & BI_AD) && ad_any_grad(nargs, args))
       mls_throw(I, sp, "grad: '%s' has no derivative rule yet", b->name);

@@ -24,8 +24,10 @@ static const char usage[] =
   "  --seed N         seed rand() and friends for reproducible runs\n"
   "  --threads N      threads for matrix kernels (OpenBLAS and large elementwise loops)\n"
   "  --device cpu|gpu where new matrices live (gpu needs a CUDA build)\n"
-  "  --staged         run straight-line blocks staged (not implemented yet: runs eagerly)\n"
-  "  --explain        print staged graphs (not implemented yet)\n"
+  "  --staged         run each straight-line block of the script staged: traced on its first\n"
+  "                   run, optimized, and run as a graph when a loop runs it again\n"
+  "  --explain        --staged, printing each block's graph before and after optimization\n"
+  "  --jit-all        run every user function as jit(f) would (a test aid)\n"
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
   "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
@@ -75,10 +77,9 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
     return 1;
   }
   if (!strcmp(a, "--nan-check")) { I->nan_check = true; return 1; }
-  if (!strcmp(a, "--staged") || !strcmp(a, "--explain")) {
-    fprintf(stderr, "mls: warning: %s is not implemented yet; running eagerly\n", a);
-    return 1;
-  }
+  if (!strcmp(a, "--staged")) { I->staged_mode = true; return 1; }
+  if (!strcmp(a, "--explain")) { I->staged_mode = true; I->explain_staged = true; return 1; }
+  if (!strcmp(a, "--jit-all")) { I->jit_all = true; return 1; }
   return 0;
 }
 

@@ -102,6 +102,10 @@ static bool reusable(const Tensor *t, int64_t rows, int64_t cols) {
 Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
   bool inplace = I->inplace_ok;              /* only for this call: nested ops never see it */
   I->inplace_ok = false;
+  if (op == OP_RANGE && (a.t == VT_BOX || b.t == VT_BOX)) {   /* its length is its value: concrete */
+    a = ad_concrete(I, a, sp, "a range's bound");
+    b = ad_concrete(I, b, sp, "a range's bound");
+  }
   if (a.t == VT_BOX || b.t == VT_BOX || (I->stage && op != OP_RANGE)) return ad_apply(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
   if (op == OP_MATMUL) return op_matmul(I, a, b, sp);
   if (op == OP_RANGE) return op_range(I, a, b, sp);

@@ -87,6 +87,12 @@ static int run_case(const char *exe, const char *top, const Case *c, char **got_
     for (char *tok = strtok(wrapbuf, " "); tok && argc < 20; tok = strtok(NULL, " ")) argv[argc++] = tok;
   }
   argv[argc++] = (char *)exe;
+  char flagbuf[256];                       /* $MLS_TEST_FLAGS: e.g. --staged for every case */
+  const char *flags = getenv("MLS_TEST_FLAGS");
+  if (flags && *flags) {
+    snprintf(flagbuf, sizeof flagbuf, "%s", flags);
+    for (char *tok = strtok(flagbuf, " "); tok && argc < 40; tok = strtok(NULL, " ")) argv[argc++] = tok;
+  }
   argv[argc++] = "t.mls";
   for (char *tok = strtok(argbuf, " "); tok && argc < 62; tok = strtok(NULL, " ")) argv[argc++] = tok;
   argv[argc] = NULL;

@@ -3,7 +3,7 @@
 #   # args: WORDS       arguments after the script name ($TMP is a fresh temporary directory)
 #   # check: REGEX      stdout must match REGEX (grep -E); the exit status must be 0
 #   # run-by: FILE      the script needs inputs: FILE runs it (and must exist) instead
-# Prints "N passed, N failed".
+# $MLS_FLAGS (e.g. --staged) go before each script. Prints "N passed, N failed".
 mls=${1:-./mls}
 pass=0; fail=0
 for f in examples/*.mls tests/scripts/*.mls; do
@@ -15,7 +15,7 @@ for f in examples/*.mls tests/scripts/*.mls; do
   fi
   tmp=$(mktemp -d)
   args=$(grep -E '^# args: ' "$f" | head -1 | sed 's/^# args: //' | sed "s|\$TMP|$tmp|g")
-  out=$("$mls" --seed 42 "$f" $args 2>&1); st=$?
+  out=$("$mls" $MLS_FLAGS --seed 42 "$f" $args 2>&1); st=$?
   rm -rf "$tmp"
   ok=1
   [ $st -eq 0 ] || ok=0

@@ -7,6 +7,7 @@
 */
 #include "interp/interp.h"
 #include "mem.h"
+#include "staging/stage.h"
 
 Env *env_new(const FuncInfo *fi, Env *parent) {
   Env *e = mem_alloc(sizeof *e + (size_t)fi->nslots * sizeof(Value));
@@ -60,8 +61,11 @@ void closure_unref(Closure *c) {
   if (c->env && c->refcount == 1) break_if_dead_cycle(c->env);
 }
 
+static uint64_t closure_serial;   /* the interpreter runs on one thread */
+
 Value closure_new(const FuncInfo *fi, Env *env) {
   Closure *c = mem_alloc(sizeof *c);
+  c->serial = ++closure_serial;
   c->refcount = 1;
   c->fi = fi;
   c->env = env;
@@ -69,6 +73,7 @@ Value closure_new(const FuncInfo *fi, Env *env) {
   c->chunk = fi->chunk;
   chunk_retain(c->chunk);
   c->derived = NULL;
+  c->jit = NULL;
   c->dname = NULL;
   Value v;
   v.t = VT_FUNC;
@@ -78,6 +83,7 @@ Value closure_new(const FuncInfo *fi, Env *env) {
 
 Value closure_new_derived(struct Derived *d, const char *name) {
   Closure *c = mem_calloc(1, sizeof *c);
+  c->serial = ++closure_serial;
   c->refcount = 1;
   c->derived = d;
   c->dname = name;
@@ -91,6 +97,7 @@ void closure_free(Closure *c) {
   Env *e = c->env;
   Chunk *ch = c->chunk;
   struct Derived *d = c->derived;
+  if (c->jit) stage_jit_free(c->jit);
   mem_free(c);
   if (d) ad_derived_free(d);
   if (e) env_release(e);

@@ -75,7 +75,7 @@ static Value staged_read(Interp *I, AstNode *n, Value *p) {
   if (p != &n->u.sym->global)
     for (e = I->env; e; e = e->parent)
       if (p >= e->slots && p < e->slots + e->n) break;
-  return stage_read(I, p, e, n->u.sym);
+  return stage_read(I, p, e, n->u.sym, n->span);
 }
 
 static Value eval_name(Interp *I, AstNode *n) {
@@ -88,7 +88,10 @@ static Value eval_name(Interp *I, AstNode *n) {
 
 /* Where an assignment to name node n stores (creates the local or global binding). */
 static Value *assign_place(Interp *I, AstNode *n) {
-  if (n->slot < 0) return &n->u.sym->global;
+  if (n->slot < 0) {
+    if (I->stage) stage_assigned(I, &n->u.sym->global, n->u.sym);
+    return &n->u.sym->global;
+  }
   return &env_at(I, n->depth)->slots[n->slot];
 }
 
@@ -292,6 +295,12 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     return val_null();
   }
   Value seq = eval(I, iter);
+  if (seq.t == VT_BOX) {                     /* iterating over a staged value */
+    Value p = ad_concrete(I, seq, iter->span, "a for loop's sequence");
+    val_retain(p);
+    val_release(seq);
+    seq = p;
+  }
   tmp_push(I, seq);
   int64_t cnt;
   switch (seq.t) {
@@ -342,9 +351,41 @@ static Value eval_while(Interp *I, AstNode *n) {
   return val_null();
 }
 
+/* --staged: the statements a straight-line block is made of (control flow splits blocks). */
+static bool stageable(const AstNode *s) {
+  switch (s->kind) {
+  case AST_IF: case AST_WHILE: case AST_FOR: case AST_BREAK: case AST_NEXT: case AST_RETURN: case AST_SOURCE_AS:
+  case AST_BLOCK:
+    return false;
+  default:
+    return true;
+  }
+}
+
+static inline bool staging_blocks(const Interp *I) {
+  return I->staged_mode && !I->stage && !I->env && I->nframes == 0;
+}
+
+/* Runs kids[*i ..] of a block while they are stageable, as one staged block; *i moves past it. */
+static void run_staged(Interp *I, AstNode **kids, uint32_t n, uint32_t *i) {
+  uint32_t j = *i;
+  while (j < n && stageable(kids[j])) j++;
+  stage_block(I, kids + *i, (int)(j - *i));
+  *i = j;
+}
+
 static Value eval_block(Interp *I, AstNode *n) {
   uint32_t last = n->nkids;
   if (last == 0) return val_null();
+  if (staging_blocks(I)) {                         /* --staged: a loop or branch body at top level */
+    for (uint32_t i = 0; i < last;) {
+      if (stageable(n->kids[i])) { run_staged(I, n->kids, last, &i); if (I->ctl) return val_null(); continue; }
+      Value v = eval(I, n->kids[i++]);
+      val_release(v);
+      if (I->ctl) return val_null();
+    }
+    return val_null();
+  }
   for (uint32_t i = 0; i + 1 < last; i++) {        /* all but the last: values dropped */
     AstNode *k = n->kids[i];
     Value v = k->ev(I, k);
@@ -540,6 +581,7 @@ EV_ARITH(ev_ne, x != y, val_bool)
 static Value ev_assign_global(Interp *I, AstNode *n) {
   Value v = n->kids[1]->ev(I, n->kids[1]);
   Value *place = &n->kids[0]->u.sym->global;
+  if (I->stage) stage_assigned(I, place, n->kids[0]->u.sym);
   if (v.t == VT_NUM && place->t == VT_NUM) { place->u.n = v.u.n; return v; }   /* I->ctl is clear: a number came back */
   if (I->ctl) return v;
   val_retain(v);
@@ -706,6 +748,13 @@ bool frame_push_staged(Interp *I, Value fn, Span sp) {
 }
 
 Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp) {
+  if (I->jit_all && fn.t == VT_FUNC && fn.u.f->fi) {          /* --jit-all: as jit(f) */
+    if (I->jit_bypass) I->jit_bypass = false;
+    else {
+      if (!fn.u.f->jit) fn.u.f->jit = stage_jit_new();
+      return stage_call_jit(I, fn.u.f->jit, fn, nargs, args, names, sp);
+    }
+  }
   if (fn.t == VT_BUILTIN) return bi_call(I, fn.u.bi, nargs, args, names, sp);
   if (fn.t == VT_FUNC && fn.u.f->derived) return ad_call_derived(I, fn.u.f, nargs, args, names, sp);
   if (fn.t == VT_FUNC) return call_closure(I, fn.u.f, nargs, args, names, sp);
@@ -716,14 +765,21 @@ Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Sp
 static bool is_fn(Value v) { return v.t == VT_FUNC || v.t == VT_BUILTIN; }
 
 /* As R: a call skips variables that are not functions, looking outward, then builtins. */
+/* The function at place p (+1); while staging, runs of the graph check it is still there. */
+static Value fn_at(Interp *I, AstNode *f, Value *p) {
+  if (I->stage) return staged_read(I, f, p);
+  val_retain(*p);
+  return *p;
+}
+
 static Value lookup_function(Interp *I, AstNode *f) {
   if (f->kind != AST_NAME) return eval(I, f);
   Value *p = lookup_place(I, f);
-  if (p && is_fn(*p)) { val_retain(*p); return *p; }
+  if (p && is_fn(*p)) return fn_at(I, f, p);
   for (Env *e = I->env; p && e; e = e->parent)
     for (int i = 0; i < e->n; i++)
-      if (e->fi->slots[i] == f->u.sym && is_fn(e->slots[i])) { val_retain(e->slots[i]); return e->slots[i]; }
-  if (p && is_fn(f->u.sym->global)) { val_retain(f->u.sym->global); return f->u.sym->global; }
+      if (e->fi->slots[i] == f->u.sym && is_fn(e->slots[i])) return fn_at(I, f, &e->slots[i]);
+  if (p && is_fn(f->u.sym->global)) return fn_at(I, f, &f->u.sym->global);
   if (f->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = f->u.sym->bi; return v; }
   if (p) {
     char d[64];
@@ -840,6 +896,7 @@ static inline int64_t ix_at(const Index *ix, int64_t i) {
 static Value list_index(Interp *I, Value x, Value k, Span sp) {
   const List *l = x.u.l;
   int pos = -1;
+  k = ad_concrete(I, k, sp, "a list index");
   if (k.t == VT_STR) {
     for (int i = 0; l->names && i < l->n; i++)
       if (l->names[i] && strcmp(l->names[i]->name, k.u.s->s) == 0) { pos = i; break; }
@@ -1058,6 +1115,7 @@ static void assign_path(Interp *I, Value *place, AstNode **chain, int n, Value *
     if (lv->nkids != 2 || k.t == VT_UNBOUND) mls_throw(I, lv->span, "a list takes one index: L[k] = v");
     List *l = own_list(I, place, lv->span);
     int pos = -1;
+    k = ad_concrete(I, k, lv->span, "a list index");
     if (k.t == VT_STR) {
       for (int i = 0; l->names && i < l->n; i++)
         if (l->names[i] && strcmp(l->names[i]->name, k.u.s->s) == 0) pos = i;
@@ -1138,6 +1196,13 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
   for (uint32_t i = 0; i < root->nkids; i++) {
     AstNode *s = root->kids[i];
     val_release(last);
+    if (!echo && staging_blocks(I) && stageable(s)) {   /* --staged */
+      run_staged(I, root->kids, root->nkids, &i);
+      i--;
+      last = val_null();
+      if (I->ctl) { I->ctl = CTL_NONE; last = I->retval; I->retval = val_null(); break; }
+      continue;
+    }
     last = eval(I, s);
     if (I->ctl) {                             /* return() at top level ends the script */
       I->ctl = CTL_NONE;

@@ -13,6 +13,7 @@
 #include "builtins.h"
 #include "interp/interp.h"
 #include "mem.h"
+#include "staging/stage.h"
 #include "parse.h"
 
 #ifndef MLS_STDLIB_DIR
@@ -47,6 +48,7 @@ Interp *interp_new(void) {
 void interp_free(Interp *I) {
   if (!I) return;
   tmp_release_to(I, 0);
+  stage_blocks_free(I);
   val_release(I->retval);
   val_release(I->last);
   for (int i = 0; i < I->nparams; i++) val_release(I->params[i].v);

@@ -29,7 +29,9 @@ typedef struct Closure {
   Env *env;                  /* retained; NULL at top level */
   Chunk *chunk;              /* retained: keeps the tree alive; NULL when derived */
   struct Derived *derived;   /* grad(f), value_and_grad(f): autodiff.c owns it */
+  struct Jit *jit;           /* --jit-all: this function's staged graphs (stage.c), or NULL */
   const char *dname;         /* "grad" or "value_and_grad" when derived */
+  uint64_t serial;           /* unique for the process: staged graphs check a function by it */
 } Closure;
 
 typedef struct Frame {
@@ -99,6 +101,11 @@ struct Interp {
   bool inplace_ok;           /* the evaluator lends the next op operands it will discard */
   const char *ad_backward_of; /* the op whose derivative is being computed (messages) */
   struct Tape *stage;        /* the innermost active staging tape (jit, --staged), or NULL */
+  bool staged_mode;          /* --staged: straight-line blocks of the script run staged */
+  bool explain_staged;       /* --explain: print each staged block's graph */
+  bool jit_all;              /* --jit-all (a test aid): every user function call runs as jit(f) */
+  bool jit_bypass;           /* the next call_value of a user function runs it as it is */
+  struct StagedBlocks *blocks;
 };
 
 Interp *interp_new(void);

@@ -27,6 +27,13 @@ static void gout_free(GOut *o) {
   mem_free(o->names);
 }
 
+void gout_clear(Graph *g) {
+  gout_free(&g->out);
+  memset(&g->out, 0, sizeof g->out);
+  g->out.v = val_null();
+  g->out.node = -1;
+}
+
 void graph_free(Graph *g) {
   if (!g) return;
   for (int i = 0; i < g->n; i++) {
@@ -34,7 +41,6 @@ void graph_free(Graph *g) {
     val_release(nd->v);
     mem_free(nd->in);
     mem_free(nd->names);
-    if (nd->penv) env_release(nd->penv);
     if (nd->src) source_release(nd->src);
     if (nd->fused) {
       mem_free(nd->fused->ins);
@@ -42,9 +48,12 @@ void graph_free(Graph *g) {
       mem_free(nd->fused);
     }
   }
+  mem_free(g->fg);
   mem_free(g->nodes);
   gout_free(&g->out);
   mem_free(g->outs);
+  mem_free(g->asg);
+  mem_free(g->asgsym);
   mem_free(g);
 }
 
@@ -67,12 +76,12 @@ int32_t graph_add(Graph *g, GKind k, Span sp, Source *src) {
 void graph_mark_dynamic(Graph *g, Interp *I, Span sp, const char *fmt, ...) {
   if (g->dynamic) return;
   g->dynamic = true;
-  char what[160], where[96] = "";
+  char what[150], where[96] = "";
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  if (I->src && sp.end > 0) diag_where(where, sizeof where, I->src, sp.start);
+  if (I && I->src && sp.end > 0) diag_where(where, sizeof where, I->src, sp.start);
   snprintf(g->why, sizeof g->why, "%s%s%s", where, where[0] ? ": " : "", what);
 }
 
@@ -93,6 +102,7 @@ void graph_log(Graph *g, const char *fmt, ...) {
 static bool same_shape(const GNode *nd, Value v) {
   Value p = ad_primal(v);
   if (p.t != nd->vt) return false;
+  if (p.t == VT_LIST) return p.u.l->n == nd->rows;
   return p.t != VT_MAT || (tensor_rows(p.u.m) == nd->rows && tensor_cols(p.u.m) == nd->cols);
 }
 
@@ -199,10 +209,22 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
   tmp_push(I, val_list(hold));
   for (int i = 0; i < g->n; i++) list_push(hold, val_null(), NULL);
   Value *vals = hold->items;
-  int32_t *rem = mem_alloc((size_t)(g->n > 0 ? g->n : 1) * sizeof(int32_t));
+  Tensor *rt = tensor_new(I, 1, g->n > 0 ? g->n : 1);    /* uses left (held: freed on a throw) */
+  tmp_push(I, val_mat(rt));
+  double *rem = tensor_data(rt);
   for (int i = 0; i < g->n; i++) rem[i] = g->nodes[i].uses;
   Source *saved_src = I->src;
   Value args[64];
+  for (int i = 0; i < g->nfg; i++) {                     /* guards first: no effect has run yet */
+    const struct FnGuard *q = &g->fg[i];
+    Value now = *q->place;
+    if (now.t != q->t || (now.t == VT_BUILTIN ? (const void *)now.u.bi != q->bi : now.u.f->serial != q->serial)) {
+      *stale = true;
+      goto done;
+    }
+  }
+  for (int i = 0; i < g->n; i++)
+    if (g->nodes[i].kind == GN_CAPTURE && !same_shape(&g->nodes[i], *g->nodes[i].place)) { *stale = true; goto done; }
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
     if (nd->flags & GF_DEAD) continue;
@@ -241,7 +263,6 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
   }
 done:
   I->src = saved_src;
-  mem_free(rem);
   Value res = val_unbound();
   if (!*stale) res = build_out(I, &g->out, vals);
   tmp_release_to(I, mark);

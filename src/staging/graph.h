@@ -38,7 +38,9 @@ typedef struct GNode {
   Value v;                  /* GN_CONST: the value (retained) */
   int32_t param;            /* GN_PARAM: position among the flattened argument leaves */
   Value *place;             /* GN_CAPTURE: where the variable lives */
-  Env *penv;                /* GN_CAPTURE: the env holding place (retained), NULL = global */
+  Env *penv;                /* GN_CAPTURE: the env holding place, NULL = global. Not retained: it
+                            ** is on the lexical chain of the staged function (kept by its owner)
+                            ** or of an inlined one, which a guard checked first (Graph.fg) */
   Symbol *sym;              /* GN_CAPTURE: the variable's name */
   uint8_t vt;               /* the result's ValueType while staging */
   int64_t rows, cols;       /* its shape when vt is VT_MAT */
@@ -65,6 +67,17 @@ typedef struct Graph {
   int32_t *outs;            /* every node that GOut refers to */
   int32_t nout;
   int32_t nparams;
+  /* a staged block (--staged): the global variables it assigns, in order; its GOut is a list
+  ** of their values, stored back after every run */
+  bool block;
+  Value **asg;
+  Symbol **asgsym;
+  int32_t nasg;
+  /* functions read from outside while staging (their bodies were inlined): a run checks, in
+  ** this order, that each place still holds the same function (a closure by its serial, not
+  ** retained: a graph held by a closure must not keep that closure alive), else it is stale */
+  struct FnGuard { Value *place; uint8_t t; const void *bi; uint64_t serial; } *fg;
+  int32_t nfg;
   /* staging found something that cannot be staged: the calls run eagerly */
   bool dynamic;
   char why[256];
@@ -76,6 +89,8 @@ typedef struct Graph {
 
 Graph *graph_new(void);
 void graph_free(Graph *g);
+/* Drops the result description (a dynamic graph, which never runs, then holds no values). */
+void gout_clear(Graph *g);
 /* Appends a node of kind k (returned index); the node's fields are set by the caller. */
 int32_t graph_add(Graph *g, GKind k, Span sp, Source *src);
 /* Marks the graph as not stageable, with the reason (the first one wins). */

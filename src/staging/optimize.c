@@ -476,7 +476,6 @@ static void toposort_compact(Graph *g) {
     val_release(nd->v);
     mem_free(nd->in);
     mem_free(nd->names);
-    if (nd->penv) env_release(nd->penv);
     if (nd->src) source_release(nd->src);
     if (nd->fused) { mem_free(nd->fused->ins); mem_free(nd->fused->bc); mem_free(nd->fused); }
   }

@@ -50,6 +50,7 @@ static void set_shape(GNode *nd, Value v) {
   Value p = ad_primal(v);
   nd->vt = p.t;
   if (p.t == VT_MAT) { nd->rows = tensor_rows(p.u.m); nd->cols = tensor_cols(p.u.m); }
+  if (p.t == VT_LIST) nd->rows = p.u.l->n;          /* a captured list: its length is checked */
 }
 
 /* The node of v in t's graph: its box's node, else a new constant. */
@@ -133,15 +134,35 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
   return ad_box_new(t, id, r);
 }
 
-Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym) {
+/* The function at place was called (inlined) or used while staging: runs check it is still there. */
+static void guard_fn(Graph *g, Value *place, Value fn) {
+  for (int i = 0; i < g->nasg; i++)
+    if (g->asg[i] == place) return;                  /* assigned earlier in this block */
+  for (int i = 0; i < g->nfg; i++)
+    if (g->fg[i].place == place) return;
+  g->fg = mem_realloc(g->fg, (size_t)(g->nfg + 1) * sizeof *g->fg);
+  g->fg[g->nfg++] = (struct FnGuard){ place, (uint8_t)fn.t, fn.t == VT_BUILTIN ? (const void *)fn.u.bi : NULL,
+                                      fn.t == VT_FUNC ? fn.u.f->serial : 0 };
+}
+
+Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   Value v = *place;
   Tape *t = I->stage;
   Value p = ad_primal(v);
-  bool traced = p.t == VT_NUM || p.t == VT_MAT || p.t == VT_BOOL;
+  bool traced = p.t == VT_NUM || p.t == VT_MAT || p.t == VT_BOOL || p.t == VT_STR || p.t == VT_LIST;
+  if ((v.t == VT_FUNC || v.t == VT_BUILTIN) && t->active && stage_outside(I, env)) guard_fn(t->graph, place, v);
   if (!t->active || !stage_outside(I, env) || !traced || unbox(v, t).t != v.t) { val_retain(v); return v; }
+  Graph *g = t->graph;
+  for (int i = 0; i < g->nasg; i++)                  /* assigned earlier in this block */
+    if (g->asg[i] == place) { val_retain(v); return v; }
   for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
     if (x.u.box->tape == t) { val_retain(v); return v; }
-  Graph *g = t->graph;
+  if (p.t == VT_LIST) {                /* a list's items are not graph values (yet): eager from here */
+    graph_mark_dynamic(t->graph, I, sp, "the list '%s' is read", sym ? sym->name : "?");
+    t->active = false;
+    val_retain(v);
+    return v;
+  }
   int32_t id = -1;
   for (int32_t i = 0; i < g->n && id < 0; i++)
     if (g->nodes[i].kind == GN_CAPTURE && g->nodes[i].place == place) id = i;
@@ -150,7 +171,6 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym) {
     GNode *nd = &g->nodes[id];
     nd->place = place;
     nd->penv = env;
-    if (env) env->refcount++;
     nd->sym = sym;
     set_shape(nd, v);
   }
@@ -167,7 +187,7 @@ typedef struct JitEntry {
   struct JitEntry *next;
 } JitEntry;
 
-typedef struct Jit { JitEntry *entries; int n; } Jit;
+typedef struct Jit { JitEntry *entries; int n; int tracing; } Jit;
 #define JIT_MAX_ENTRIES 8
 
 static void entry_free(JitEntry *e) {
@@ -177,24 +197,22 @@ static void entry_free(JitEntry *e) {
   mem_free(e);
 }
 
+Jit *stage_jit_new(void) { return mem_calloc(1, sizeof(Jit)); }
+
 void stage_jit_free(Jit *j) {
   for (JitEntry *e = j->entries, *nx; e; e = nx) { nx = e->next; entry_free(e); }
   mem_free(j);
 }
 
-typedef struct Leaves { Value *v; int n, cap; } Leaves;
-static void leaf_push(Leaves *l, Value v) {
-  if (l->n == l->cap) { l->cap = l->cap ? l->cap * 2 : 8; l->v = mem_realloc(l->v, (size_t)l->cap * sizeof(Value)); }
-  l->v[l->n++] = v;
-}
-
 /* Appends v's part of the cache key: numbers and matrices are traced leaves (their shapes are
 ** the key), booleans, strings and functions are static (their values are). */
-static void key_of(TextBuf *k, Value v, Leaves *lv, List *statics) {
+static void key_of(TextBuf *k, Value v, List *lv, List *statics) {
   Value p = ad_primal(v);
   switch (p.t) {
-  case VT_NUM: tb_puts(k, "n;"); leaf_push(lv, v); break;
-  case VT_MAT: tb_printf(k, "m%lldx%lld;", (long long)tensor_rows(p.u.m), (long long)tensor_cols(p.u.m)); leaf_push(lv, v); break;
+  case VT_NUM: tb_puts(k, "n;"); if (lv) { val_retain(v); list_push(lv, v, NULL); } break;
+  case VT_MAT: tb_printf(k, "m%lldx%lld;", (long long)tensor_rows(p.u.m), (long long)tensor_cols(p.u.m));
+    if (lv) { val_retain(v); list_push(lv, v, NULL); }
+    break;
   case VT_BOOL: tb_printf(k, "b%d;", p.u.b); break;
   case VT_STR: tb_printf(k, "s%u:", p.u.s->len); tb_putn(k, p.u.s->s, p.u.s->len); tb_puts(k, ";"); break;
   case VT_LIST:
@@ -256,6 +274,8 @@ static void make_gout(GOut *o, Value v, Tape *t, Graph *g) {
     for (int i = 0; i < o->n; i++) make_gout(&o->kids[i], u.u.l->items[i], t, g);
     return;
   }
+  if (u.t == VT_FUNC && u.u.f->env)            /* a closure made by this run: the next makes its own */
+    graph_mark_dynamic(g, NULL, (Span){ 0, 0 }, "a function made while staging is returned or assigned");
   o->node = -1;
   val_retain(u);
   o->v = u;
@@ -284,7 +304,7 @@ static Value strip_deep(Interp *I, Value v, Tape *t) {
 
 /* Stages f on these arguments: runs it once with its leaves traced (so its effects and result
 ** are this call's), recording the graph. *result: f's result (owned). */
-static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp, Value *result) {
+static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp, Value *result, int *tracing) {
   int mark = I->ntmp;
   Graph *g = graph_new();
   Tape *t = ad_stage_tape(I, g);
@@ -296,8 +316,12 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   Job job = { f, NULL, nargs, boxed->items, names, sp, val_null() };
   Tape *saved = I->stage;
   I->stage = t;
+  I->jit_bypass = I->jit_all;                    /* --jit-all: f itself, not its jit again */
+  if (tracing) ++*tracing;
   int err = mls_pcall(I, job_run, &job);
+  if (tracing) --*tracing;
   I->stage = saved;
+  I->jit_bypass = false;
   t->active = false;
   if (err) {
     t->graph = NULL;
@@ -318,54 +342,57 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
 }
 
 Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp) {
-  TextBuf key;
-  tb_init(&key);
-  Leaves lv = { NULL, 0, 0 };
-  for (int i = 0; i < nargs; i++) {
-    tb_printf(&key, "%s=", names[i] ? names[i]->name : "");
-    key_of(&key, args[i], &lv, NULL);
+  if (I->stage && (I->jit_all || j->tracing)) {  /* recursion, or --jit-all: inlined into that graph */
+    I->jit_bypass = I->jit_all;
+    return call_value(I, f, nargs, args, names, sp);
   }
+  int mark = I->ntmp;
+  TextBuf kb;                                    /* the key, and the leaves in it (held on the */
+  tb_init(&kb);                                  /* temporaries: a throw frees them) */
+  List *lv = list_new(4);
+  tmp_push(I, val_list(lv));
+  for (int i = 0; i < nargs; i++) {
+    tb_printf(&kb, "%s=", names[i] ? names[i]->name : "");
+    key_of(&kb, args[i], lv, NULL);
+  }
+  Value key = val_str(kb.p, kb.n);
+  tb_free(&kb);
+  tmp_push(I, key);
   JitEntry **pe = &j->entries, *e = NULL;
   for (; *pe; pe = &(*pe)->next)
-    if (strcmp((*pe)->key, key.p) == 0) { e = *pe; break; }
+    if (strcmp((*pe)->key, key.u.s->s) == 0) { e = *pe; break; }
   if (e && e->g->dynamic) {                      /* not stageable: f runs eagerly */
-    tb_free(&key);
-    mem_free(lv.v);
+    tmp_release_to(I, mark);
+    I->jit_bypass = I->jit_all;
     return call_value(I, f, nargs, args, names, sp);
   }
   if (e) {
     bool stale;
-    Leaves held = lv;
-    lv.v = NULL;
-    List *hold = list_new(1);                      /* frees the leaf array on a throw */
-    tmp_push(I, val_list(hold));
     bool framed = frame_push_staged(I, f, sp);
-    Value r = graph_run(I, e->g, held.v, &stale);
+    Value r = graph_run(I, e->g, lv->items, &stale);
     if (framed) I->nframes--;
-    tmp_pop(I, 1);
-    val_release(val_list(hold));
-    mem_free(held.v);
-    if (!stale) { e->runs++; tb_free(&key); return r; }
+    if (!stale) { e->runs++; tmp_release_to(I, mark); return r; }
     *pe = e->next;                                 /* a capture changed shape: stage again */
     entry_free(e);
     j->n--;
   }
-  mem_free(lv.v);
-  Value r;
-  Graph *g = stage_trace(I, f, nargs, args, names, sp, &r);
-  tmp_push(I, r);
-  if (!g->dynamic) graph_optimize(I, g);
-  e = mem_calloc(1, sizeof *e);
-  e->key = mem_strdup(key.p);
-  tb_free(&key);
-  e->g = g;
-  e->statics = list_new(1);
-  Leaves dummy = { NULL, 0, 0 };
+  List *statics = list_new(1);                     /* (args may point into the temporaries, */
+  tmp_push(I, val_list(statics));                  /* which the trace can move: read them first) */
   TextBuf k2;
   tb_init(&k2);
-  for (int i = 0; i < nargs; i++) key_of(&k2, args[i], &dummy, e->statics);
+  for (int i = 0; i < nargs; i++) key_of(&k2, args[i], NULL, statics);
   tb_free(&k2);
-  mem_free(dummy.v);
+  bool graded = ad_any_grad(nargs, args);
+  Value r;
+  Graph *g = stage_trace(I, f, nargs, args, names, sp, &r, &j->tracing);
+  tmp_push(I, r);
+  if (!g->dynamic) graph_optimize(I, g);
+  else gout_clear(g);                              /* never run: hold nothing (no cycles) */
+  e = mem_calloc(1, sizeof *e);                    /* cached first: the graph is owned from here */
+  e->key = mem_strdup(key.u.s->s);
+  e->g = g;
+  val_retain(val_list(statics));
+  e->statics = statics;
   e->next = j->entries;
   j->entries = e;
   if (++j->n > JIT_MAX_ENTRIES) {                  /* drop the oldest */
@@ -375,7 +402,15 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
     *q = NULL;
     j->n--;
   }
-  tmp_pop(I, 1);
+  bool pure = !g->dynamic && !graded;               /* (a grad records the trace: once) */
+  for (int i = 0; i < g->n && pure; i++) pure = !(g->nodes[i].flags & GF_EFFECT);
+  if (pure && j->entries == e) {   /* the first call's result comes from the optimized graph, as later ones */
+    bool stale;
+    Value r2 = graph_run(I, g, lv->items, &stale);
+    if (!stale) { tmp_release_to(I, mark); return r2; }   /* (the trace's r is released there) */
+  }
+  val_retain(r);
+  tmp_release_to(I, mark);
   return r;
 }
 
@@ -398,7 +433,7 @@ static Graph *stage_for(Interp *I, Args *a, Value f, TextBuf *desc) {
               val_describe(ad_primal(a->dots[i]), d, sizeof d));
   }
   Value r;
-  Graph *g = stage_trace(I, f, n, a->dots, a->dotnames, a->span, &r);
+  Graph *g = stage_trace(I, f, n, a->dots, a->dotnames, a->span, &r, NULL);
   val_release(r);
   return g;
 }
@@ -485,4 +520,147 @@ static void graph_hold(Interp *I, Graph *g) {
   j->entries = e;
   j->n = 1;
   tmp_push(I, ad_derived_jit(val_null(), j));
+}
+
+/* ---- --staged: straight-line blocks of the script ---- */
+typedef struct StagedBlock {
+  AstNode *first;            /* the block's first statement, its span and length identify it */
+  Span s0, s1;
+  int n;
+  Graph *g;
+  int64_t runs;
+} StagedBlock;
+
+struct StagedBlocks { StagedBlock *b; int n, cap; };
+
+void stage_blocks_free(Interp *I) {
+  struct StagedBlocks *sb = I->blocks;
+  if (!sb) return;
+  for (int i = 0; i < sb->n; i++) graph_free(sb->b[i].g);
+  mem_free(sb->b);
+  mem_free(sb);
+  I->blocks = NULL;
+}
+
+void stage_assigned(Interp *I, Value *place, Symbol *sym) {
+  Graph *g = I->stage->graph;
+  if (!g || !g->block) return;
+  for (int i = 0; i < g->nasg; i++)
+    if (g->asg[i] == place) return;
+  g->asg = mem_realloc(g->asg, (size_t)(g->nasg + 1) * sizeof(Value *));
+  g->asgsym = mem_realloc(g->asgsym, (size_t)(g->nasg + 1) * sizeof(Symbol *));
+  g->asg[g->nasg] = place;
+  g->asgsym[g->nasg++] = sym;
+}
+
+typedef struct BlockJob { AstNode **s; int n; } BlockJob;
+static void block_run(Interp *I, void *ud) {
+  BlockJob *j = ud;
+  for (int i = 0; i < j->n; i++) {
+    Value v = eval(I, j->s[i]);
+    val_release(v);
+    if (I->ctl) return;
+  }
+}
+
+/* --explain: the block's lines and graph; after optimizing, what changed and the result. */
+static void explain_block(Interp *I, Graph *g, AstNode **s, int n, bool after) {
+  TextBuf t;
+  tb_init(&t);
+  if (!after) {
+    uint32_t l0, l1, c;
+    diag_locate(I->src, s[0]->span.start, &l0, &c);
+    diag_locate(I->src, s[n - 1]->span.end > 0 ? s[n - 1]->span.end - 1 : 0, &l1, &c);
+    tb_printf(&t, "staged block, lines %u-%u: %d nodes before optimization, peak %zu bytes\n", l0, l1, g->before,
+              g->peak_before);
+    if (g->dynamic) tb_printf(&t, "  not staged, runs eagerly: %s\n", g->why);
+    else if (g->before > 0) graph_print(I, g, &t);
+  } else if (!g->dynamic && g->before > 0) {
+    if (g->loglen) tb_printf(&t, "optimizations:\n%s", g->log);
+    tb_printf(&t, "after optimization: %d nodes, peak %zu bytes\n", g->after, g->peak_after);
+    graph_print(I, g, &t);
+  }
+  fputs(t.p, I->out);
+  tb_free(&t);
+}
+
+void stage_block(Interp *I, AstNode **s, int n) {
+  struct StagedBlocks *sb = I->blocks;
+  if (!sb) sb = I->blocks = mem_calloc(1, sizeof *sb);
+  StagedBlock *b = NULL;
+  for (int i = 0; i < sb->n && !b; i++)
+    if (sb->b[i].first == s[0] && sb->b[i].n == n && sb->b[i].s0.start == s[0]->span.start &&
+        sb->b[i].s1.end == s[n - 1]->span.end)
+      b = &sb->b[i];
+  if (b && b->g && b->g->dynamic) {                  /* not stageable: eagerly */
+    BlockJob job = { s, n };
+    block_run(I, &job);
+    return;
+  }
+  if (b && b->g) {
+    bool stale;
+    Value r = graph_run(I, b->g, NULL, &stale);
+    if (!stale) {
+      for (int k = 0; k < b->g->nasg; k++) {
+        Value v = r.u.l->items[k];
+        val_retain(v);
+        Value old = *b->g->asg[k];
+        *b->g->asg[k] = v;
+        val_release(old);
+      }
+      val_release(r);
+      b->runs++;
+      return;
+    }
+    graph_free(b->g);                               /* a variable changed type or shape */
+    b->g = NULL;
+  }
+  if (!b) {
+    if (sb->n == sb->cap) {
+      sb->cap = sb->cap ? sb->cap * 2 : 8;
+      sb->b = mem_realloc(sb->b, (size_t)sb->cap * sizeof(StagedBlock));
+    }
+    b = &sb->b[sb->n++];
+    memset(b, 0, sizeof *b);
+    b->first = s[0];
+    b->n = n;
+    b->s0 = s[0]->span;
+    b->s1 = s[n - 1]->span;
+  }
+  int mark = I->ntmp;
+  Graph *g = graph_new();
+  g->block = true;
+  Tape *t = ad_stage_tape(I, g);
+  Tape *saved = I->stage;
+  I->stage = t;
+  BlockJob job = { s, n };
+  int err = mls_pcall(I, block_run, &job);
+  I->stage = saved;
+  t->active = false;
+  /* the assigned variables: their values (without this stage's boxes) and the outputs */
+  g->out.node = -2;
+  g->out.n = g->nasg;
+  g->out.kids = mem_calloc((size_t)(g->nasg > 0 ? g->nasg : 1), sizeof(GOut));
+  for (int k = 0; k < g->nasg; k++) {
+    make_gout(&g->out.kids[k], *g->asg[k], t, g);
+    Value v = strip_deep(I, *g->asg[k], t);
+    Value old = *g->asg[k];
+    *g->asg[k] = v;
+    val_release(old);
+  }
+  t->graph = NULL;
+  tmp_release_to(I, mark);
+  if (err) {
+    graph_free(g);
+    mls_rethrow(I);
+  }
+  if (I->ctl) graph_mark_dynamic(g, I, s[0]->span, "a return at top level");
+  collect_outs(g, &g->out);
+  graph_count_uses(g);
+  g->before = graph_live_count(g);
+  g->peak_before = graph_peak_bytes(g);
+  if (I->explain_staged) explain_block(I, g, s, n, false);
+  if (!g->dynamic) graph_optimize(I, g);
+  if (I->explain_staged) explain_block(I, g, s, n, true);
+  b->g = g;
 }

@@ -22,13 +22,22 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
 /* A variable read while staging (*place holds its value; env is the Env holding place, NULL for
 ** a global): a number or matrix from outside the staged code becomes a capture node, read
 ** again at every run. Returns the value to use (owned). */
-Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym);
+Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp);
 /* True when env was made outside the innermost active stage (its variables are captures). */
 static inline bool stage_outside(const Interp *I, const Env *env) {
   return !env || env->stage_id < I->stage->id;
 }
 
+/* --staged: runs statements s[0..n) (a straight-line block at top level) staged: the first run
+** traces them, later runs (a loop body) run the optimized graph and store the variables it
+** assigns. */
+void stage_block(Interp *I, AstNode **s, int n);
+/* A global variable assigned while a block is staged (its value is an output of the block). */
+void stage_assigned(Interp *I, Value *place, Symbol *sym);
+void stage_blocks_free(Interp *I);
+
 struct Jit;
+struct Jit *stage_jit_new(void);
 Value stage_call_jit(Interp *I, struct Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp);
 void stage_jit_free(struct Jit *j);
 
