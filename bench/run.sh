@@ -10,7 +10,7 @@
 # is missing).  Missing peers (R, NumPy, lua5.4, OpenBLAS) are reported as skipped.
 #
 # Environment knobs (all optional):
-#   BENCH_ONLY=scalar,matmul,small,startup,ew,mlp,logreg  which benchmarks to run (default: all)
+#   BENCH_ONLY=scalar,matmul,small,startup,ew,mlp,logreg,tmatmul  which benchmarks to run (default: all)
 #   BENCH_RUNS=5        process repetitions for the scalar loop
 #   BENCH_ROUNDS=N      processes per program and matmul size (default 6 for
 #                       n <= 256, else 3), run interleaved
@@ -18,6 +18,7 @@
 #   BENCH_TIMEOUT=300   seconds before one program run is killed
 #   BENCH_MLP_ROUNDS=10, BENCH_MLP_REPS=20   rounds and passes per round of the MLP benchmark
 #   BENCH_LOGREG_ROUNDS=3   processes per program of the softmax-regression benchmark
+#   BENCH_TMATMUL_ROUNDS=3  processes per program of the t(X) %*% D benchmark
 #   BENCH_FASHION=/usr/share/datasets/fashion-mnist/   where the Fashion-MNIST idx files are
 #   PYTHON=/usr/bin/python3, RSCRIPT=Rscript, LUA=lua5.4, CC=gcc, HYPERFINE=hyperfine
 set -u
@@ -28,7 +29,7 @@ OUT=$HERE/out
 MLS=${1:-./mls}
 [[ -e $MLS && $MLS != /* ]] && MLS=$(cd "$(dirname "$MLS")" && pwd)/$(basename "$MLS")
 
-ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew,mlp,logreg}
+ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew,mlp,logreg,tmatmul}
 RUNS=${BENCH_RUNS:-5}
 SIZES=${BENCH_SIZES:-256 1024 2048}
 ROUNDS=${BENCH_ROUNDS:-}
@@ -810,6 +811,73 @@ bench_logreg() {
     else goal "$text" "MISS ($(fmt_mb "$mls_kb") vs $(fmt_mb "$np_kb"))"; fi
 }
 
+# ---------------------------------------------------------------- (h) t(X) %*% D
+
+TM_ROUNDS=${BENCH_TMATMUL_ROUNDS:-3}  # processes per program, run interleaved
+
+bench_tmatmul() {
+    section "(h) G = t(X) %*% D, X 100 x 784 and D 100 x 10: the seed's hand gradient product  (best of $TM_ROUNDS processes x 10 rounds x 200)"
+    local c_ok=0 c_skip="skipped: C compiler $CC not found"
+    if have "$CC"; then
+        if "$CC" -O2 -o "$OUT/tmatmul" "$HERE/tmatmul.c" -lopenblas -lm >>"$BUILD_LOG" 2>&1; then c_ok=1
+        else c_skip="skipped: could not build tmatmul.c against OpenBLAS (see bench/out/build.log)"; fi
+    fi
+    local -a keys=(mls np c) labels=("MLS t(X) %*% D" "NumPy X.T @ D" "C cblas_dgemm, CblasTrans") notes=()
+    notes+=("$( (( MLS_OK )) || echo "$MLS_SKIP")" "$( (( NP_OK )) || echo "$NP_SKIP")" "$( (( c_ok )) || echo "$c_skip")")
+    tm_cmd() {  # tm_cmd KEY: sets TM_CMD to KEY's command
+        case $1 in
+            mls) TM_CMD=("$MLS" "$HERE/tmatmul.mls") ;;
+            np)  TM_CMD=("$PYTHON" "$HERE/tmatmul.py") ;;
+            c)   TM_CMD=("$OUT/tmatmul") ;;
+        esac
+    }
+    declare -A failed=()
+    local i r key file
+    for key in "${keys[@]}"; do : >"$OUT/tmatmul_$key.out"; done
+    for (( r = 1; r <= TM_ROUNDS; r++ )); do
+        for i in "${!keys[@]}"; do
+            key=${keys[$i]}
+            [[ -n ${notes[$i]} || -n ${failed[$key]:-} ]] && continue
+            file=$OUT/tmatmul_$key.out
+            tm_cmd "$key"
+            echo "--- ${TM_CMD[*]}" >>"$file"
+            run_once "$file" "${TM_CMD[@]}"
+            if (( RC != 0 )) || [[ -z $(minkey time_ns "$file") ]]; then failed[$key]=$(describe_failure "$file"); fi
+        done
+    done
+    printf '  %-30s %14s %12s\n' "program" "per product" "peer/MLS"
+    local mls_ns='' np_ns='' mls_chk='' np_chk=''
+    [[ -z ${notes[0]} && -z ${failed[mls]:-} ]] && mls_ns=$(minkey time_ns "$OUT/tmatmul_mls.out")
+    for i in "${!keys[@]}"; do
+        key=${keys[$i]}; file=$OUT/tmatmul_$key.out
+        if [[ -n ${notes[$i]} ]]; then printf '  %-30s %s\n' "${labels[$i]}" "${notes[$i]}"; continue; fi
+        if [[ -n ${failed[$key]:-} ]]; then
+            printf '  %-30s %s\n' "${labels[$i]}" "${failed[$key]}"; show_tail "$file"; STATUS=1; continue
+        fi
+        local t ratio="-"
+        t=$(minkey time_ns "$file")
+        [[ -n $mls_ns && $key != mls ]] && ratio=$(fmt '%.2fx' "$(calc "$t / $mls_ns")")
+        printf '  %-30s %14s %12s\n' "${labels[$i]}" "$(fmt_ns "$t")" "$ratio"
+        case $key in
+            mls) mls_chk=$(lastkey check "$file") ;;
+            np)  np_ns=$t; np_chk=$(lastkey check "$file") ;;
+        esac
+    done
+    unset failed
+    unset -f tm_cmd
+    if [[ -n $mls_chk && -n $np_chk ]]; then       # the same product: MLS must agree with NumPy
+        if same_num "$mls_chk" "$np_chk"; then echo "  (check: sum(G) = $mls_chk, as NumPy's)"
+        else echo "  FAILED: MLS computed sum(G) = $mls_chk, NumPy $np_chk"; STATUS=1; fi
+    fi
+    echo
+    local text="t(X) %*% D (100x784, 100x10): MLS time <= 1.1x NumPy's"
+    if [[ -z $mls_ns ]]; then goal "$text" "MISS (no MLS figure)"
+    elif [[ -z $np_ns ]]; then goal "$text" "n/a (no NumPy figure)"
+    elif ge "$(calc "1.1 * $np_ns")" "$mls_ns"; then
+        goal "$text" "PASS ($(fmt_ns "$mls_ns") vs $(fmt_ns "$np_ns"), $(fmt '%.2f' "$(calc "$mls_ns / $np_ns")")x)"
+    else goal "$text" "MISS ($(fmt_ns "$mls_ns") vs $(fmt_ns "$np_ns"), $(fmt '%.2f' "$(calc "$mls_ns / $np_ns")")x)"; fi
+}
+
 # ---------------------------------------------------------------- main
 
 want scalar  && bench_scalar
@@ -819,6 +887,7 @@ want startup && bench_startup
 want ew      && bench_ew
 want mlp     && bench_mlp
 want logreg  && bench_logreg
+want tmatmul && bench_tmatmul
 
 section "summary"
 for g in "${GOALS[@]}"; do echo "  $g"; done

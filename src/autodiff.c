@@ -215,14 +215,16 @@ static Value sum_to(Interp *I, Value g, Value x, Span sp) {
 }
 
 /* op(A) %*% op(B) with op = transpose when the flag is set, on plain values: one GEMM with
-** its transpose flags (TH's addmm), never a transposed copy. Numbers act as 1x1. */
+** its transpose flags (TH's addmm), never a transposed copy. Numbers act as 1x1. An operand
+** that is itself a transposed view (t() makes one) toggles its flag instead of being packed. */
 static Value matmul_t(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
-  Tensor *A = a.t == VT_MAT ? tensor_contiguous(I, a.u.m) : NULL, *B;
-  if (!A) { A = tensor_new(I, 1, 1); tensor_data(A)[0] = a.t == VT_NUM ? a.u.n : a.u.b; }
+  bool fa, fb;
+  Tensor *A = op_gemm_operand(I, a, &fa);
   T(I, val_mat(A));
-  B = b.t == VT_MAT ? tensor_contiguous(I, b.u.m) : NULL;
-  if (!B) { B = tensor_new(I, 1, 1); tensor_data(B)[0] = b.t == VT_NUM ? b.u.n : b.u.b; }
+  Tensor *B = op_gemm_operand(I, b, &fb);
   T(I, val_mat(B));
+  ta ^= fa;
+  tb ^= fb;
   int64_t m = ta ? tensor_cols(A) : tensor_rows(A), k = ta ? tensor_rows(A) : tensor_cols(A);
   int64_t k2 = tb ? tensor_cols(B) : tensor_rows(B), n = tb ? tensor_rows(B) : tensor_cols(B);
   if (k != k2) mls_throw(I, sp, "internal error: matmul_t shapes %lldx%lld and %lldx%lld", (long long)m, (long long)k, (long long)k2, (long long)n);
@@ -371,7 +373,7 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
   case OP_PROD: {                           /* the product of the others */
     Value p = ad_primal(a);
     bool zero = p.t == VT_NUM ? p.u.n == 0 : false;
-    for (int64_t i = 0; p.t == VT_MAT && i < tensor_numel(p.u.m) && !zero; i++) zero = tensor_data(p.u.m)[i] == 0;
+    for (int64_t i = 0; p.t == VT_MAT && i < tensor_numel(p.u.m) && !zero; i++) zero = tensor_at(p.u.m, i) == 0;
     if (!zero) { gin[0] = B2(OP_MULZ, g, B2(OP_DIV, y, a)); break; }
     if (p.t != VT_MAT) { gin[0] = B2(OP_MUL, g, val_num(1)); break; }
     int64_t n = tensor_numel(p.u.m);
@@ -379,7 +381,7 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     T(I, val_mat(o));
     for (int64_t i = 0; i < n; i++) {
       double q = 1;
-      for (int64_t j = 0; j < n; j++) if (j != i) q *= tensor_data(p.u.m)[j];
+      for (int64_t j = 0; j < n; j++) if (j != i) q *= tensor_at(p.u.m, j);   /* a may be a view */
       tensor_data(o)[i] = q;
     }
     gin[0] = B2(OP_MULZ, g, val_mat(o));
@@ -395,7 +397,7 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     Value rev = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, z, sp))), z);
     Value p = ad_primal(a);
     for (int64_t i = 0; i < tensor_numel(p.u.m); i++)
-      if (tensor_data(p.u.m)[i] == 0) mls_throw(I, sp, "grad: the derivative of cumprod at a zero element is not supported");
+      if (tensor_at(p.u.m, i) == 0) mls_throw(I, sp, "grad: the derivative of cumprod at a zero element is not supported");
     gin[0] = B2(OP_DIV, rev, a);
     break;
   }
@@ -743,7 +745,7 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   Value an = ad_primal(d->argnum);
   bool many = an.t == VT_MAT;
   if (an.t == VT_NUM) pos[npos++] = (int)an.u.n;
-  else for (int64_t i = 0; i < tensor_numel(an.u.m) && npos < 16; i++) pos[npos++] = (int)tensor_data(an.u.m)[i];
+  else for (int64_t i = 0; i < tensor_numel(an.u.m) && npos < 16; i++) pos[npos++] = (int)tensor_at(an.u.m, i);
   int npositional = 0;
   for (int i = 0; i < nargs; i++) npositional += names[i] == NULL;
   Tape *t = tape_begin(I);
@@ -920,7 +922,7 @@ static double elem(Value v, int64_t i) {
   v = ad_primal(v);
   if (v.t == VT_NUM) return v.u.n;
   if (v.t == VT_BOOL) return v.u.b;
-  return tensor_data(v.u.m)[i];          /* results of ops are contiguous */
+  return tensor_at(v.u.m, i);            /* row-major: a result of t() is a strided view */
 }
 
 /* J[k, ] = d f(x)[k] / dx, one reverse pass per output (LANGUAGE.md §11). */

@@ -194,13 +194,25 @@ Value op_unary(Interp *I, OpKind op, Value a, Span sp) {
   return val_mat(run1(I, op, m, tensor_rows(m), tensor_cols(m), sp));
 }
 
-/* Borrowed view of a number as a 1x1 tensor, or the matrix itself, made contiguous (+1). */
-static Tensor *as_tensor(Interp *I, Value v, OpKind op, Span sp) {
-  if (v.t == VT_MAT) return tensor_contiguous(I, v.u.m);
-  if (!is_numlike(v)) bad_operand(I, op, v, sp);
-  Tensor *t = tensor_new(I, 1, 1);
-  tensor_data(t)[0] = numv(v);
-  return t;
+/* True when a GEMM can read t as stored: unit column stride, rows a whole stride apart. */
+static bool gemm_readable(const Tensor *t) {
+  return t->stride[1] == 1 && (tensor_rows(t) <= 1 || t->stride[0] >= tensor_cols(t));
+}
+
+Tensor *op_gemm_operand(Interp *I, Value v, bool *flip) {
+  *flip = false;
+  if (v.t != VT_MAT) {
+    MLS_ASSERT(is_numlike(v));
+    Tensor *t = tensor_new(I, 1, 1);
+    tensor_data(t)[0] = numv(v);
+    return t;
+  }
+  Tensor *m = v.u.m;
+  if (gemm_readable(m)) { m->refcount++; return m; }
+  Tensor *u = tensor_view_t(m);              /* t(X): X itself, read with the transpose flag */
+  if (gemm_readable(u)) { *flip = true; return u; }
+  tensor_free_ref(u);
+  return tensor_clone(I, m);
 }
 
 Value op_matmul(Interp *I, Value a, Value b, Span sp) {
@@ -212,12 +224,13 @@ Value op_matmul(Interp *I, Value a, Value b, Span sp) {
   if (ca != rb)
     mls_throw(I, sp, "non-conformable arguments for '%%*%%': %lldx%lld and %lldx%lld",
               (long long)ra, (long long)ca, (long long)rb, (long long)cb);
-  Tensor *A = as_tensor(I, a, OP_MATMUL, sp);
+  bool ta, tb;                               /* t(X) %*% D: one GEMM on X with its 'T' flag */
+  Tensor *A = op_gemm_operand(I, a, &ta);
   tmp_push(I, val_mat(A));
-  Tensor *B = as_tensor(I, b, OP_MATMUL, sp);
+  Tensor *B = op_gemm_operand(I, b, &tb);
   tmp_push(I, val_mat(B));
   Tensor *C = tensor_new(I, ra, cb);
-  if (C->st->be->gemm(false, false, 1.0, A, B, 0.0, C) != 0) {
+  if (C->st->be->gemm(ta, tb, 1.0, A, B, 0.0, C) != 0) {
     const char *be = C->st->be->name;
     tensor_free_ref(C);
     mls_throw(I, sp, "matrix product failed on the %s backend", be);
@@ -228,11 +241,13 @@ Value op_matmul(Interp *I, Value a, Value b, Span sp) {
   return val_mat(C);
 }
 
+/* A view, never a copy (TH): t(X) %*% D becomes one GEMM with the transpose flag, and the ops
+** that need packed rows pack it themselves (tensor_contiguous). */
 Value op_transpose(Interp *I, Value a, Span sp) {
   if (a.t == VT_BOX || I->stage) return ad_apply(I, OP_TRANSPOSE, 1, &a, 0, NULL, sp);
   if (is_numlike(a)) return val_num(numv(a));
   if (a.t != VT_MAT) bad_operand(I, OP_TRANSPOSE, a, sp);
-  return val_mat(run1(I, OP_TRANSPOSE, a.u.m, tensor_cols(a.u.m), tensor_rows(a.u.m), sp));
+  return val_mat(tensor_view_t(a.u.m));
 }
 
 /* "bad argument #1 to 'rowMaxs' (...)": these ops are called as the builtins of their symbol. */

@@ -33,7 +33,13 @@ extern const OpInfo op_info[OP_COUNT];
 Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp);
 Value op_unary(Interp *I, OpKind op, Value a, Span sp);
 Value op_matmul(Interp *I, Value a, Value b, Span sp);
+/* t(a): for a matrix, a view sharing a's storage (tensor_view_t), never a copy. */
 Value op_transpose(Interp *I, Value a, Span sp);
+/* Operand v (a matrix, number or boolean; borrowed) of a GEMM, as a tensor the backend reads
+** row-major with unit column stride (+1): the matrix itself, a number as 1x1, a packed copy,
+** or, when v is a transposed view, the matrix underneath with *flip set: the caller then
+** toggles that operand's transpose flag instead of copying. */
+struct Tensor *op_gemm_operand(Interp *I, Value v, bool *flip);
 /* A reduction (OPF_RED without OPF_KEEP, not DIAG or IFELSE): sum, prod, max and min of all elements
 ** give a number; row* ops an nrow x 1 and col* ops a 1 x ncol matrix. A number is a 1x1
 ** matrix. Empty rows/columns have no max/min/index: "bad argument #1 to 'rowMaxs' (...)". */

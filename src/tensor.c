@@ -83,10 +83,15 @@ Tensor *tensor_clone(Interp *I, const Tensor *t) {
   double *d = tensor_data(o);
   if (tensor_is_contiguous(t)) {
     memcpy(d, tensor_data(t), (size_t)(r * c) * sizeof(double));
-  } else {
-    for (int64_t i = 0; i < r; i++)
-      for (int64_t j = 0; j < c; j++) d[i * c + j] = tensor_get(t, i, j);
+    return o;
   }
+  const double *s = tensor_data(t);
+  int64_t s0 = t->stride[0], s1 = t->stride[1];
+  const int64_t B = 32;                      /* cache blocks: a transpose reads across rows */
+  for (int64_t i0 = 0; i0 < r; i0 += B)
+    for (int64_t j0 = 0; j0 < c; j0 += B)
+      for (int64_t i = i0; i < r && i < i0 + B; i++)
+        for (int64_t j = j0; j < c && j < j0 + B; j++) d[i * c + j] = s[i * s0 + j * s1];
   return o;
 }
 
@@ -109,6 +114,23 @@ Tensor *tensor_view_rows(Tensor *t, int64_t r0, int64_t n) {
   v->refcount = 1;
   v->offset = t->offset + (size_t)(r0 * t->stride[0]);
   v->shape[0] = n;
+  v->st->refcount++;
+  return v;
+}
+
+Tensor *tensor_view_t(Tensor *t) {
+  Tensor *v = mem_alloc(sizeof *v);
+  *v = *t;
+  v->refcount = 1;
+  v->shape[0] = t->shape[1];
+  v->shape[1] = t->shape[0];
+  v->stride[0] = t->stride[1];
+  v->stride[1] = t->stride[0];
+  /* a dimension of extent 1 is never stepped along: give it the packed stride, so that the
+  ** transpose of a vector is contiguous (as is that of an empty matrix) */
+  bool empty = v->shape[0] == 0 || v->shape[1] == 0;
+  if (empty || v->shape[1] == 1) v->stride[1] = 1;
+  if (empty || v->shape[0] == 1) v->stride[0] = v->shape[1];
   v->st->refcount++;
   return v;
 }

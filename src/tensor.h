@@ -42,6 +42,12 @@ Tensor *tensor_contiguous(Interp *I, Tensor *t);
 ** t must have unit column stride; the view is contiguous. Writes to either copy first
 ** (copy-on-write checks the storage's refcount). */
 Tensor *tensor_view_rows(Tensor *t, int64_t r0, int64_t n);
+/* The transpose of t as a view sharing t's storage (+1; t is borrowed): shape and strides
+** swapped, no data copied. The transpose of a packed matrix has stride[0] == 1, which a GEMM
+** reads through its transpose flag; other consumers pack it (tensor_contiguous). A vector or
+** an empty matrix gets the strides of a packed one, so its transpose stays contiguous. Writes
+** to either copy first (copy-on-write checks the storage's refcount). */
+Tensor *tensor_view_t(Tensor *t);
 void tensor_free(Tensor *t);     /* the refcount reached zero */
 static inline void tensor_free_ref(Tensor *t) { if (--t->refcount == 0) tensor_free(t); }
 
@@ -51,9 +57,16 @@ static inline int64_t tensor_numel(const Tensor *t) { return t->shape[0] * t->sh
 static inline bool tensor_is_contiguous(const Tensor *t) {
   return t->stride[1] == 1 && (t->stride[0] == t->shape[1] || t->shape[0] <= 1);
 }
+/* The first element. Read it as a packed row-major array only when tensor_is_contiguous(t)
+** (or numel <= 1): a view made by t() is not; use tensor_get/tensor_at or tensor_contiguous. */
 static inline double *tensor_data(const Tensor *t) { return t->st->data + t->offset; }
 static inline double tensor_get(const Tensor *t, int64_t i, int64_t j) {
   return t->st->data[t->offset + i * t->stride[0] + j * t->stride[1]];
+}
+/* Element k of t in row-major order (0-based), whatever its strides. */
+static inline double tensor_at(const Tensor *t, int64_t k) {
+  int64_t c = t->shape[1];
+  return tensor_get(t, k / c, k % c);
 }
 /* True when the caller holds the only reference to tensor and storage (mutate in place). */
 static inline bool tensor_is_unique(const Tensor *t) { return t->refcount == 1 && t->st->refcount == 1; }

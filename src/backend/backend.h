@@ -47,7 +47,9 @@ typedef struct Backend {
   /* out = op(in...): out is allocated with the right shape, inputs are contiguous or NULL
   ** (a number in p->scalar). Returns 0 or an error status. */
   int (*run)(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
-  /* C = alpha * op(A) op(B) + beta * C, row-major. */
+  /* C = alpha * op(A) op(B) + beta * C, row-major; op(X) is X, or X transposed when its flag
+  ** is set. A and B have unit column stride with rows stride[0] apart (the leading dimension;
+  ** a transposed view reaches here as the matrix underneath plus the flag); C is packed. */
   int (*gemm)(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C);
   void (*sync)(void);
   /* Threads to use (optional). */

@@ -199,6 +199,8 @@ static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
 }
 
 /* ---- layout and reductions ---- */
+/* OP_TRANSPOSE into a packed result: the backend's run of the op. Eager t() makes a view
+** instead (tensor_view_t), which GEMM reads through its 'T' flag and tensor_clone packs. */
 static void transpose(const Tensor *in, Tensor *out) {
   int64_t r = tensor_rows(in), c = tensor_cols(in);
   const double *a = tensor_data(in);
@@ -220,19 +222,29 @@ static int cpu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p
   return 1;
 }
 
+/* The leading dimension of a GEMM operand stored row-major with unit column stride (ops.c
+** op_gemm_operand): its row stride, which BLAS wants at least max(1, cols) even when only one
+** row is read. An operand used transposed ('T') is the matrix underneath the view, so its
+** leading dimension is that of the underlying storage too. */
+static int gemm_ld(const Tensor *t) {
+  if (tensor_rows(t) > 1) return (int)t->stride[0];
+  return tensor_cols(t) > 1 ? (int)tensor_cols(t) : 1;
+}
+
 static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
   int64_t m = tensor_rows(C), n = tensor_cols(C);
   int64_t k = ta ? tensor_rows(A) : tensor_cols(A);
   if (m == 0 || n == 0) return 0;
   if (k == 0) { memset(tensor_data(C), 0, (size_t)(m * n) * sizeof(double)); return 0; }
-  if (n == 1 && !tb) {                          /* matrix-vector */
+  if (n == 1 && !tb) {                          /* matrix-vector: y = op(A) x, x a column of B */
+    int incx = k > 1 ? (int)B->stride[0] : 1;
     cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, (int)tensor_rows(A), (int)tensor_cols(A),
-                alpha, tensor_data(A), (int)A->stride[0], tensor_data(B), (int)B->stride[0], beta, tensor_data(C), 1);
+                alpha, tensor_data(A), gemm_ld(A), tensor_data(B), incx, beta, tensor_data(C), 1);
     return 0;
   }
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              (int)m, (int)n, (int)k, alpha, tensor_data(A), (int)(A->stride[0] ? A->stride[0] : 1),
-              tensor_data(B), (int)(B->stride[0] ? B->stride[0] : 1), beta, tensor_data(C), (int)n);
+              (int)m, (int)n, (int)k, alpha, tensor_data(A), gemm_ld(A),
+              tensor_data(B), gemm_ld(B), beta, tensor_data(C), (int)n);
   return 0;
 }
 

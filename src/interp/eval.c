@@ -1016,7 +1016,7 @@ Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, con
   int64_t k = 0;
   for (int64_t i = 0; i < ri.n; i++)
     for (int64_t j = 0; j < ci.n; j++, k++) {
-      double x = v.t == VT_MAT ? tensor_data(v.u.m)[k % tensor_numel(v.u.m)] : v.t == VT_NUM ? v.u.n : v.u.b;
+      double x = v.t == VT_MAT ? tensor_at(v.u.m, k % tensor_numel(v.u.m)) : v.t == VT_NUM ? v.u.n : v.u.b;
       d[ix_at(&ri, i) * cols + ix_at(&ci, j)] += x;
     }
   return val_mat(o);
@@ -1080,8 +1080,7 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
   for (int64_t i = 0; i < ri.n; i++)
     for (int64_t j = 0; j < ci.n; j++, k++) {
       double x = fill;
-      if (src) x = (tensor_rows(src) == ri.n && sc == ci.n) ? tensor_get(src, i, j)
-                                                         : tensor_data(src)[k * (sc == 1 ? src->stride[0] : 1)];
+      if (src) x = (tensor_rows(src) == ri.n && sc == ci.n) ? tensor_get(src, i, j) : tensor_at(src, k);
       d[ix_at(&ri, i) * cols + ix_at(&ci, j)] = x;
     }
 }

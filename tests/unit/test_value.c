@@ -319,16 +319,17 @@ static void test_tensor_strided_view(void **state) {
   Fix *f = *state;
   Tensor *t = tensor_new(f->I, 2, 3);
   for (int i = 0; i < 6; i++) tensor_data(t)[i] = i + 1;    /* [1 2 3; 4 5 6] */
-  /* a transposed view sharing the storage, as t() may make it */
-  Tensor *v = mem_alloc(sizeof *v);
-  *v = *t;
-  v->refcount = 1;
-  v->shape[0] = 3;
-  v->shape[1] = 2;
-  v->stride[0] = 1;
-  v->stride[1] = 3;
-  t->st->refcount++;
+  /* a transposed view sharing the storage, as t() makes it */
+  Tensor *v = tensor_view_t(t);
+  assert_ptr_equal(v->st, t->st);
+  assert_int_equal(t->st->refcount, 2);
+  assert_int_equal(tensor_rows(v), 3);
+  assert_int_equal(tensor_cols(v), 2);
+  assert_int_equal(v->stride[0], 1);
+  assert_int_equal(v->stride[1], 3);
   assert_false(tensor_is_contiguous(v));
+  assert_true(tensor_at(v, 1) == 4);              /* row-major through the strides */
+  assert_true(tensor_at(v, 4) == 3);
   assert_false(tensor_is_unique(t));          /* the storage is shared */
   assert_false(tensor_is_unique(v));
   assert_true(tensor_get(v, 2, 1) == 6);
@@ -347,6 +348,38 @@ static void test_tensor_strided_view(void **state) {
   assert_true(tensor_is_unique(t));
   assert_true(tensor_get(t, 1, 2) == 6);
   tensor_free_ref(t);
+}
+
+/* t() of a vector (or an empty matrix) is contiguous; t(t(X)) has X's layout; a view keeps
+** a small matrix's one-block storage alive after the matrix itself is gone. */
+static void test_tensor_view_t_shapes(void **state) {
+  Fix *f = *state;
+  Tensor *col = tensor_new(f->I, 5, 1), *row = tensor_new(f->I, 1, 5), *e = tensor_new(f->I, 3, 0);
+  for (int i = 0; i < 5; i++) tensor_data(col)[i] = tensor_data(row)[i] = i;
+  Tensor *ct = tensor_view_t(col), *rt = tensor_view_t(row), *et = tensor_view_t(e);
+  assert_true(tensor_is_contiguous(ct));
+  assert_true(tensor_is_contiguous(rt));
+  assert_true(tensor_is_contiguous(et));
+  assert_int_equal(tensor_rows(ct), 1);
+  assert_int_equal(tensor_cols(rt), 1);
+  assert_int_equal(tensor_rows(et), 0);
+  assert_true(tensor_data(ct)[3] == 3 && tensor_data(rt)[4] == 4);
+  Tensor *x = tensor_new(f->I, 4, 6);              /* 24 elements: one block */
+  for (int i = 0; i < 24; i++) tensor_data(x)[i] = i;
+  Tensor *xt = tensor_view_t(x), *xtt = tensor_view_t(xt);
+  assert_true(tensor_is_contiguous(xtt));
+  assert_int_equal(xtt->stride[0], 6);
+  assert_int_equal(x->st->refcount, 3);
+  tensor_free_ref(x);                               /* the block lives on in the views */
+  tensor_free_ref(xtt);
+  assert_true(tensor_get(xt, 5, 3) == 23);
+  tensor_free_ref(xt);
+  tensor_free_ref(et);
+  tensor_free_ref(rt);
+  tensor_free_ref(ct);
+  tensor_free_ref(e);
+  tensor_free_ref(row);
+  tensor_free_ref(col);
 }
 
 static void test_matrix_value_refcount(void **state) {
@@ -538,6 +571,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_tensor_new_shape, setup, teardown),
     cmocka_unit_test_setup_teardown(test_tensor_zeros_clone, setup, teardown),
     cmocka_unit_test_setup_teardown(test_tensor_strided_view, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_tensor_view_t_shapes, setup, teardown),
     cmocka_unit_test_setup_teardown(test_matrix_value_refcount, setup, teardown),
     cmocka_unit_test_setup_teardown(test_tensor_new_errors, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cow_1e8_elements, setup, teardown),
