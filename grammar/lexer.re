@@ -135,6 +135,7 @@ const char *lex_token_name(int kind) {
   case TK_CARET: return "'^'";
   case TK_COLONCOLON: return "'::'";
   case TK_COLON: return "':'";
+  case TK_IXCOLON: return "':'";
   case TK_EQ: return "'=='";
   case TK_NE: return "'!='";
   case TK_LE: return "'<='";

@@ -62,6 +62,7 @@ stmt(A) ::= IF(T) LP expr(C) RP stmt(S). [IFX]           { A = ast_if(P, T, C, S
 stmt(A) ::= IF(T) LP expr(C) RP stmt(S) ELSE stmt(E).    { A = ast_if(P, T, C, S, E); }
 stmt(A) ::= WHILE(T) LP expr(C) RP stmt(S). [IFX]        { A = ast_while(P, T, C, S); }
 stmt(A) ::= FOR(T) LP NAME(V) IN expr(E) RP stmt(S). [IFX] { A = ast_for(P, T, V, E, S); }
+stmt(A) ::= FOR(T) LP NAME(V) IN expr(L) IXCOLON expr(R) RP stmt(S). [IFX] { A = ast_for(P, T, V, ast_binary(P, AST_BINARY, OP_RANGE, L, R), S); }
 stmt(A) ::= BREAK(T).                        { A = ast_leaf(P, AST_BREAK, T); }
 stmt(A) ::= NEXT(T).                         { A = ast_leaf(P, AST_NEXT, T); }
 stmt(A) ::= expr(E) AS NAME(N).              { A = ast_source_as(P, E, N); }
@@ -133,6 +134,9 @@ ixargs(A) ::= ixarg(X).                      { A = ast_list_new(P); ast_list_add
 ixargs(A) ::= ixarg(X) COMMA ixarg(Y).       { A = ast_list_new(P); ast_list_add(P, A, X); ast_list_add(P, A, Y); }
 ixarg(A) ::= .                               { A = NULL; }
 ixarg(A) ::= expr(E).                        { A = E; }
+/* DML's range separator (LANGUAGE.md §7): a top-level ':' of an index, the loosest binding
+** there; parse.c turns such a COLON into IXCOLON (also in a for header, §8) */
+ixarg(A) ::= expr(L) IXCOLON expr(R).        { A = ast_binary(P, AST_BINARY, OP_RANGE, L, R); }
 
 %type params {NodeList*}
 %type paramlist {NodeList*}

@@ -100,6 +100,7 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
   switch (op) {
   case OP_MATMUL: return op_matmul(I, in[0], in[1], sp);
   case OP_TRANSPOSE: return op_transpose(I, in[0], sp);
+  case OP_RESHAPE: return op_reshape(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, sp);
   case OP_DIAG: return op_diag(I, in[0], sp);
   case OP_SOLVE: case OP_INV: case OP_DET: {   /* the LAPACK builtins, on these values */
     Symbol *none[2] = { NULL, NULL };
@@ -300,6 +301,12 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     if (want1) gin[1] = sum_to(I, T(I, op_matmul(I, T(I, op_transpose(I, a, sp)), g, sp)), b, sp);
     break;
   case OP_TRANSPOSE: gin[0] = T(I, op_transpose(I, g, sp)); break;
+  case OP_RESHAPE: {                        /* the same elements back in the input's shape */
+    Value p = ad_primal(a);
+    if (p.t != VT_MAT) { gin[0] = T(I, op_reduce(I, OP_SUM, g, sp)); break; }
+    gin[0] = T(I, op_reshape(I, g, tensor_rows(p.u.m), tensor_cols(p.u.m), sp));
+    break;
+  }
   case OP_SUM: {
     bool n;
     int64_t r, c;
@@ -513,6 +520,7 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
     return tadd(I, ta.t == VT_NULL ? ta : T(I, op_matmul(I, ta, b, sp)),
                 tb.t == VT_NULL ? tb : T(I, op_matmul(I, a, tb, sp)), sp);
   case OP_TRANSPOSE: return T(I, op_transpose(I, ta, sp));
+  case OP_RESHAPE: return T(I, op_reshape(I, ta, (int64_t)ad_primal(x[0]).u.n, (int64_t)ad_primal(x[1]).u.n, sp));
   case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: return T(I, op_reduce(I, op, ta, sp));
   case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: {
     OpKind cnt = op == OP_MAX || op == OP_MIN ? OP_SUM : op == OP_ROWMAXS || op == OP_ROWMINS ? OP_ROWSUMS : OP_COLSUMS;

@@ -65,7 +65,7 @@ static bool supported(int op) {
   case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD: case OP_MIN2:
   case OP_MAX2: case OP_MULZ: case OP_NEG: case OP_ABS: case OP_EXP: case OP_LOG: case OP_SQRT:
   case OP_SIN: case OP_COS: case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_SOFTPLUS: case OP_ROUND:
-  case OP_FLOOR: case OP_CEIL: case OP_SIGN: case OP_MATMUL: case OP_TRANSPOSE: case OP_INDEX:
+  case OP_FLOOR: case OP_CEIL: case OP_SIGN: case OP_MATMUL: case OP_TRANSPOSE: case OP_RESHAPE: case OP_INDEX:
   case OP_SCATTER: case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: case OP_PROD: case OP_MAX:
   case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS:
   case OP_CUMSUM: case OP_CUMPROD: case OP_DIAG: case OP_IFELSE:
@@ -78,7 +78,7 @@ static bool supported(int op) {
 /* The shape ops that are the identity on a number (their derivative is 1). */
 static bool identity_op(int op) {
   switch (op) {
-  case OP_TRANSPOSE: case OP_INDEX: case OP_SCATTER: case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS:
+  case OP_TRANSPOSE: case OP_RESHAPE: case OP_INDEX: case OP_SCATTER: case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS:
   case OP_PROD: case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS:
   case OP_COLMINS: case OP_CUMSUM: case OP_CUMPROD: case OP_DIAG:
     return true;

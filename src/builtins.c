@@ -101,7 +101,7 @@ const Builtin builtin_table[] = {
   { "log", bi_log, "log(x, base=)", OP_LOG, DIFF | BI_AD, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
   { "logsoftmax", bi_logsoftmax, "logsoftmax(X)", OP_LOGSOFTMAX, DIFF | BI_AD, "Row-wise log(softmax(X)), computed stably as X - max - log(sum(exp(X - max))): finite\nwhere softmax underflows to 0. A number gives 0." },
   { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT, "Lists the variables in scope with their types and shapes." },
-  { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, 0,
+  { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, DIFF | BI_AD,
     "Builds a rows x cols matrix from v: a number (filled), a string of numbers \"1 2 3 4\",\n"
     "or a matrix to reshape (row-major; byrow=FALSE fills column by column as R does).\n"
     "Either rows or cols may be left out when v has the elements." },
@@ -136,8 +136,8 @@ const Builtin builtin_table[] = {
   { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, 0, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
   { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, 0, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
   { "round", bi_unary, "round(x)", OP_ROUND, DIFF | BI_AD, "Rounds to the nearest whole number, halves to even (as R), elementwise." },
-  { "rowIndexMax", bi_rowIndexMax, "rowIndexMax(X)", OP_ROWINDEXMAX, 0, "Column index (1-based) of the largest element of each row; the first on ties.\nA row holding a NaN gives NaN (R's max.col); empty rows are an error." },
-  { "rowIndexMin", bi_rowIndexMin, "rowIndexMin(X)", OP_ROWINDEXMIN, 0, "Column index (1-based) of the smallest element of each row; the first on ties.\nA row holding a NaN gives NaN; empty rows are an error." },
+  { "rowIndexMax", bi_rowIndexMax, "rowIndexMax(X)", OP_ROWINDEXMAX, 0, "Column index (1-based) of the largest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN (R's max.col); empty rows are an error." },
+  { "rowIndexMin", bi_rowIndexMin, "rowIndexMin(X)", OP_ROWINDEXMIN, 0, "Column index (1-based) of the smallest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN; empty rows are an error." },
   { "rowMaxs", bi_rowMaxs, "rowMaxs(X)", OP_ROWMAXS, DIFF | BI_AD, "Largest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },
   { "rowMeans", bi_rowMeans, "rowMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each row: an nrow(X) x 1 column vector.\nrowSums(X) / ncol(X): an empty row gives NaN, as R." },
   { "rowMins", bi_rowMins, "rowMins(X)", OP_ROWMINS, DIFF | BI_AD, "Smallest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },

@@ -62,8 +62,41 @@ static int64_t dim_arg(Interp *I, Args *a, int i) {
 }
 
 Value bi_matrix(Interp *I, Args *a) {
+  for (int k = 1; k < 4; k++)                /* the shape is concrete, also while staging */
+    if (bi_given(a, k)) a->v[k] = ad_concrete(I, a->v[k], a->span, "a matrix's shape");
   Value v = a->v[0];
   bool byrow = bi_opt_bool(I, a, 3, true);
+  if (v.t == VT_BOX) {                       /* traced (grad, jit): a reshape op, so gradients flow */
+    Value p = ad_primal(v);
+    if (p.t != VT_MAT && p.t != VT_NUM && p.t != VT_BOOL) {
+      char d[64];
+      bi_argerror(I, 1, "number, string or matrix expected, got %s", val_describe(p, d, sizeof d));
+    }
+    int64_t n = p.t == VT_MAT ? tensor_numel(p.u.m) : 1, rows, cols;
+    if (bi_given(a, 1) && bi_given(a, 2)) { rows = dim_arg(I, a, 1); cols = dim_arg(I, a, 2); }
+    else if (bi_given(a, 1)) { rows = dim_arg(I, a, 1); cols = rows ? n / rows : 0; }
+    else if (bi_given(a, 2)) { cols = dim_arg(I, a, 2); rows = cols ? n / cols : 0; }
+    else { rows = n; cols = 1; }
+    if (n == 1 && rows * cols > 1) {         /* a number filling the matrix: times ones */
+      Tensor *o = tensor_new(I, rows, cols);
+      for (int64_t k = 0; k < rows * cols; k++) tensor_data(o)[k] = 1;
+      Value ones = val_mat(o);
+      tmp_push(I, ones);
+      Value r = op_binary(I, OP_MUL, ones, v, a->span);
+      tmp_pop(I, 1);
+      val_release(ones);
+      return r;
+    }
+    if (rows * cols != n)
+      bi_error(I, "cannot shape %lld values into a %lldx%lld matrix", (long long)n, (long long)rows, (long long)cols);
+    if (byrow) return op_reshape(I, v, rows, cols, a->span);
+    Value r = op_reshape(I, v, cols, rows, a->span);   /* filled by column: t of the other shape */
+    tmp_push(I, r);
+    Value rt = op_transpose(I, r, a->span);
+    tmp_pop(I, 1);
+    val_release(r);
+    return rt;
+  }
   Tensor *src = NULL;
   if (v.t == VT_STR) src = parse_numbers(I, v.u.s->s);
   else if (v.t == VT_MAT) { src = tensor_contiguous(I, v.u.m); }

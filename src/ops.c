@@ -241,6 +241,19 @@ Value op_matmul(Interp *I, Value a, Value b, Span sp) {
   return val_mat(C);
 }
 
+Value op_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp) {
+  if (a.t == VT_BOX) return ad_apply(I, OP_RESHAPE, 1, &a, 2, (Value[]){ val_num((double)rows), val_num((double)cols) }, sp);
+  if (!is_numlike(a) && a.t != VT_MAT) bad_operand(I, OP_RESHAPE, a, sp);
+  int64_t n = a.t == VT_MAT ? tensor_numel(a.u.m) : 1;
+  if (rows * cols != n)
+    mls_throw(I, sp, "cannot shape %lld values into a %lldx%lld matrix", (long long)n, (long long)rows, (long long)cols);
+  Tensor *t = tensor_new(I, rows, cols);
+  double *d = tensor_data(t);
+  if (a.t == VT_MAT) for (int64_t k = 0; k < n; k++) d[k] = tensor_at(a.u.m, k);
+  else if (n) d[0] = numv(a);
+  return val_mat(t);
+}
+
 /* A view, never a copy (TH): t(X) %*% D becomes one GEMM with the transpose flag, and the ops
 ** that need packed rows pack it themselves (tensor_contiguous). */
 Value op_transpose(Interp *I, Value a, Span sp) {

@@ -35,6 +35,8 @@ Value op_unary(Interp *I, OpKind op, Value a, Span sp);
 Value op_matmul(Interp *I, Value a, Value b, Span sp);
 /* t(a): for a matrix, a view sharing a's storage (tensor_view_t), never a copy. */
 Value op_transpose(Interp *I, Value a, Span sp);
+/* a's elements, row-major, as a rows x cols matrix (a packed copy; rows * cols == numel(a)). */
+Value op_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp);
 /* Operand v (a matrix, number or boolean; borrowed) of a GEMM, as a tensor the backend reads
 ** row-major with unit column stride (+1): the matrix itself, a number as 1x1, a packed copy,
 ** or, when v is a transposed view, the matrix underneath with *flip set: the caller then

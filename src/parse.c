@@ -183,6 +183,11 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
             }
           }
         }
+      } else if (t.kind == TK_COLON && depth &&
+                 ((top == TK_LB && (stack[depth - 1].opener == TK_NAME || stack[depth - 1].opener == TK_RP ||
+                                    stack[depth - 1].opener == TK_RB)) ||
+                  (top == TK_LP && stack[depth - 1].opener == TK_FOR))) {
+        t.kind = TK_IXCOLON;                 /* an index's or a for header's top-level ':' (DML) */
       } else if (t.kind == TK_NAME && prev == TK_RP && t.end - t.start == 2 &&
                  memcmp(src->text + t.start, "as", 2) == 0 && v.t[i + 1].kind == TK_NAME) {
         t.kind = TK_AS;

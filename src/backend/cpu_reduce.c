@@ -81,7 +81,7 @@ static void row_index(const double *a, int64_t r, int64_t c, double *o, bool is_
     for (int64_t j = 0; j < c; j++) {
       double x = row[j];
       nan |= x != x;
-      if (is_max ? x > m : x < m) { m = x; k = j; }
+      if (is_max ? x >= m : x <= m) { m = x; k = j; }   /* ties: the last, as SystemDS */
     }
     o[i] = nan ? NAN : (double)(k + 1);
   }

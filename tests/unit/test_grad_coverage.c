@@ -68,6 +68,8 @@ static const Recipe recipes[] = {
   { "det", "det(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)))", "3x3,-;1x1,-", "X", -1, 1 },
   { "inv", "inv(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)))", "3x3,-;1x1,-", "X", -1, 1 },
   { "solve", "solve(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)), Y)", "3x3,3x2;3x3,3x1;1x1,1x1", "XY", -1, 1 },
+  { "matrix", "matrix(X, rows = ncol(X), cols = nrow(X)) * matrix(X, rows = ncol(X), cols = nrow(X), byrow = FALSE)",
+    "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
   { "cbind", "cbind(X, Y, X * Y)", "3x1,3x1;1x2,1x2;3x2,3x1;n,n", "XY", -1, 1 },
   { "rbind", "rbind(X, Y, X * Y)", "1x3,1x3;2x1,2x1;2x3,1x3;n,n", "XY", -1, 1 },
   { "ifelse", "ifelse(X > 0, X^2, Y)", "3x4,3x4;3x4,n;n,n", "XY", -1, 1 },
