@@ -300,9 +300,7 @@ AstNode *ast_function(Parse *P, Token t, NodeList *params, NodeList *rets, AstNo
     fill_params(P, rets, &f->rets, &f->nrets);
     for (int i = 0; i < f->nrets; i++) {
       if (f->rets[i].dflt) parse_error_span(P, f->rets[i].span, "a result cannot have a default");
-      for (int j = 0; j < f->nparams; j++)
-        if (f->params[j].name == f->rets[i].name)
-          parse_error_span(P, f->rets[i].span, "result '%s' has the name of a parameter", f->rets[i].name->name);
+      /* a result may share a parameter's name (DML): it is that variable (resolve.c) */
     }
   }
   f->body = body;

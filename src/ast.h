@@ -45,7 +45,8 @@ typedef struct FuncInfo {
   Param *rets;             /* DML named results, or NULL (R style) */
   AstNode *body;
   struct Symbol *name;     /* the name it was assigned to, for stack traces; may be NULL */
-  int nslots;              /* locals: params first, then rets, then assigned names */
+  int nslots;              /* locals: params first, then rets (one named like a parameter shares its
+                           ** slot), then assigned names */
   struct Symbol **slots;
   struct FuncInfo *outer;  /* lexically enclosing function, NULL at top level */
   struct Chunk *chunk;     /* owning chunk (not retained: the node is inside it) */

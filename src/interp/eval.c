@@ -714,7 +714,9 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
     if (l) { l->multi = true; r = val_list(l); tmp_push(I, r); }
     for (int k = 0; k < fi->nrets; k++) {
       const Param *p = &fi->rets[k];
-      Value v = env->slots[fi->nparams + k];
+      int s = 0;                                       /* a result may share a parameter's slot (DML) */
+      while (s < fi->nslots && fi->slots[s] != p->name) s++;
+      Value v = env->slots[s];
       if (v.t == VT_UNBOUND) mls_throw(I, p->span, "result '%s' of %s() was not assigned", p->name->name, fname);
       if (!type_ok(p->type, v)) arg_type_error(I, p->span, fi, p, v, true);
       val_retain(v);

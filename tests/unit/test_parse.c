@@ -402,8 +402,8 @@ static void test_dml_result_types(void **state) {
 static void test_param_errors(void **state) {
   check_err("function(badtype x) x", "unknown type 'badtype'", 9, 16, false);
   check_err("function(x, x) 1", "duplicate parameter 'x'", 12, 13, false);
-  check_err("function(x) return (double x) { x = 1 }", "result 'x' has the name of a parameter",
-            27, 28, false);
+  check_err("function(x) return (double y, double y) { y = 1 }", "duplicate parameter 'y'",
+            37, 38, false);
   check_err("function(x) return (double y = 1) { y = 1 }", "a result cannot have a default",
             27, 28, false);
 }
