@@ -68,6 +68,7 @@ void lex_next(Lexer *lx, Token *t) {
     "%%"   { lx->cur = YYCURSOR; RET(TK_MOD); }
     "%/%"  { lx->cur = YYCURSOR; RET(TK_INTDIV); }
     "%" [^%\n\x00]* "%" { lx->cur = YYCURSOR; BAD("unknown operator"); }
+    "+="   { lx->cur = YYCURSOR; RET(TK_PLUSEQ); }   /* DML's x += e */
     "+"    { lx->cur = YYCURSOR; RET(TK_PLUS); }
     "-"    { lx->cur = YYCURSOR; RET(TK_MINUS); }
     "*"    { lx->cur = YYCURSOR; RET(TK_STAR); }
@@ -149,6 +150,7 @@ const char *lex_token_name(int kind) {
   case TK_AND: return "'&'";
   case TK_OR: return "'|'";
   case TK_ASSIGN: return "'='";
+  case TK_PLUSEQ: return "'+='";
   case TK_LP: return "'('";
   case TK_RP: return "')'";
   case TK_LB: return "'['";

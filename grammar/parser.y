@@ -26,7 +26,7 @@
 %nonassoc IFX.
 %nonassoc AS.
 %nonassoc ELSE.
-%right ASSIGN LARROW.
+%right ASSIGN LARROW PLUSEQ.
 %left OROR.
 %left ANDAND.
 %left OR.
@@ -58,6 +58,7 @@ stmt_opt(A) ::= stmt(S).                     { A = S; }
 stmt(A) ::= expr(E). [FUNC]                  { A = E; }
 stmt(A) ::= expr(L) ASSIGN stmt(R).          { A = ast_assign(P, L, R); }
 stmt(A) ::= expr(L) LARROW stmt(R).          { A = ast_assign(P, L, R); }
+stmt(A) ::= expr(L) PLUSEQ expr(R).          { A = ast_assign(P, L, ast_binary(P, AST_BINARY, OP_ADD, L, R)); }
 stmt(A) ::= IF(T) LP expr(C) RP stmt(S). [IFX]           { A = ast_if(P, T, C, S, NULL); }
 stmt(A) ::= IF(T) LP expr(C) RP stmt(S) ELSE stmt(E).    { A = ast_if(P, T, C, S, E); }
 stmt(A) ::= WHILE(T) LP expr(C) RP stmt(S). [IFX]        { A = ast_while(P, T, C, S); }
