@@ -76,10 +76,13 @@ examples: mls
 	@tools/run_examples.sh ./mls
 
 # The same suites on the staged path (LANGUAGE.md §12): every top-level block staged, then
-# every user function called as jit(f); and the examples with --staged.
+# every user function called as jit(f), against the expected output; then each case eagerly
+# and staged at 17 digits, numbers equal to 1e-12 relative; and the examples with --staged.
 staged-test: mls
 	MLS_TEST_FLAGS=--staged ./mls --run-tests tests/lang/*.test
 	MLS_TEST_FLAGS=--jit-all ./mls --run-tests tests/lang/*.test
+	MLS_TEST_COMPARE=--staged ./mls --run-tests tests/lang/*.test
+	MLS_TEST_COMPARE=--jit-all ./mls --run-tests tests/lang/*.test
 	@MLS_FLAGS=--staged tools/run_examples.sh ./mls
 	tests/staging/test_dot.sh ./mls
 

@@ -18,7 +18,7 @@ static Value mat_result(Tensor *t) { return val_mat(t); }
 Value bi_identity(Interp *I, Args *a) { (void)I; val_retain(a->v[0]); return a->v[0]; }
 
 Value bi_print(Interp *I, Args *a) {
-  double d = bi_opt_num(I, a, 1, 7);
+  double d = bi_opt_num(I, a, 1, I->print_digits);
   if (!(d >= 1 && d <= 22)) bi_argerror(I, 2, "digits must be between 1 and 22");
   TextBuf t;
   tb_init(&t);

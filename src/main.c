@@ -28,6 +28,8 @@ static const char usage[] =
   "                   run, optimized, and run as a graph when a loop runs it again\n"
   "  --explain        --staged, printing each block's graph before and after optimization\n"
   "  --jit-all        run every user function as jit(f) would (a test aid)\n"
+  "  --digits N       significant digits print() and the REPL show (default 7, as R's\n"
+  "                   options(digits)); print(x, digits) still chooses per call\n"
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
   "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
@@ -61,7 +63,7 @@ static void builtins_md(void) {
 ** (with its value consumed), 0 when it is not an option of this kind, else an exit status. */
 static int run_option(Interp *I, int argc, char **argv, int *i) {
   const char *a = argv[*i];
-  if (!strcmp(a, "--seed") || !strcmp(a, "--threads") || !strcmp(a, "--device")) {
+  if (!strcmp(a, "--seed") || !strcmp(a, "--threads") || !strcmp(a, "--device") || !strcmp(a, "--digits")) {
     if (++*i >= argc) return usage_error(a, "needs a value");
     const char *v = argv[*i];
     if (!strcmp(a, "--device")) {
@@ -72,7 +74,10 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
     char *end;
     long long n = strtoll(v, &end, 10);
     if (*end || end == v || n < 0) return usage_error(a, "needs a non-negative whole number");
-    if (!strcmp(a, "--seed")) { I->seed = (uint64_t)n; I->seed_set = true; }
+    if (!strcmp(a, "--digits")) {
+      if (n < 1 || n > 22) return usage_error(a, "takes 1 to 22");
+      I->print_digits = (int)n;
+    } else if (!strcmp(a, "--seed")) { I->seed = (uint64_t)n; I->seed_set = true; }
     else { I->threads = (int)n; if (n > 0) be_default()->set_threads((int)n); }
     return 1;
   }

@@ -11,10 +11,16 @@
 ** Each case is written to t.mls in a fresh temporary directory and run there as
 ** `mls t.mls ARGS` in a child process, so messages read "t.mls:LINE:COL".
 ** MLS_TEST_WRAP="valgrind -q --error-exitcode=99 ..." runs each case under that command.
+** MLS_TEST_FLAGS="--staged" puts those options before t.mls in every case.
+** MLS_TEST_COMPARE="--staged" ignores the expected sections: each case runs eagerly and with
+** those options, both with --digits 17, and the two must agree: the same exit status and
+** standard error, and standard output equal up to numbers, which may differ by a relative
+** 1e-12 (LANGUAGE.md §12: staged results equal eager ones up to reassociation).
 */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +64,7 @@ static bool write_file(const char *path, const char *s, size_t n) {
 }
 
 /* Runs the case in dir; fills got_out/got_err; returns the exit status (or -signal). */
-static int run_case(const char *exe, const char *top, const Case *c, char **got_out, char **got_err) {
+static int run_case(const char *exe, const char *top, const Case *c, const char *flags, char **got_out, char **got_err) {
   char dir[512], path[1024];
   static int serial;
   *got_out = *got_err = NULL;
@@ -87,8 +93,7 @@ static int run_case(const char *exe, const char *top, const Case *c, char **got_
     for (char *tok = strtok(wrapbuf, " "); tok && argc < 20; tok = strtok(NULL, " ")) argv[argc++] = tok;
   }
   argv[argc++] = (char *)exe;
-  char flagbuf[256];                       /* $MLS_TEST_FLAGS: e.g. --staged for every case */
-  const char *flags = getenv("MLS_TEST_FLAGS");
+  char flagbuf[256];                       /* e.g. --staged for every case */
   if (flags && *flags) {
     snprintf(flagbuf, sizeof flagbuf, "%s", flags);
     for (char *tok = strtok(flagbuf, " "); tok && argc < 40; tok = strtok(NULL, " ")) argv[argc++] = tok;
@@ -129,6 +134,58 @@ static void drop_asan_unwind_note(char *s) {
     e = nl ? nl + 1 : e + strlen(e);
   }
   memmove(p, e, strlen(e) + 1);
+}
+
+/* Equal but for numbers within a relative 1e-12 (plus 1e-14 absolute, for values that cancel
+** to about zero) and the widths of runs of spaces (columns align to the widest number). */
+static bool same_up_to_rounding(const char *a, const char *b) {
+  while (*a && *b) {
+    if (*a == ' ' && *b == ' ') {
+      while (*a == ' ') a++;
+      while (*b == ' ') b++;
+      continue;
+    }
+    bool na = (*a >= '0' && *a <= '9') || ((*a == '-' || *a == '.') && a[1] >= '0' && a[1] <= '9');
+    bool nb = (*b >= '0' && *b <= '9') || ((*b == '-' || *b == '.') && b[1] >= '0' && b[1] <= '9');
+    if (na && nb) {
+      char *ea, *eb;
+      double x = strtod(a, &ea), y = strtod(b, &eb);
+      double tol = 1e-12 * (fabs(x) > fabs(y) ? fabs(x) : fabs(y)) + 1e-14;
+      if (!(fabs(x - y) <= tol) && !(x == y)) return false;
+      a = ea;
+      b = eb;
+      continue;
+    }
+    if (*a != *b) return false;
+    a++;
+    b++;
+  }
+  while (*a == ' ' || *a == '\n') a++;
+  while (*b == ' ' || *b == '\n') b++;
+  return !*a && !*b;
+}
+
+/* MLS_TEST_COMPARE: the case eagerly and with flags, both at full precision; true when they agree. */
+static bool compare_modes(const char *exe, const char *dir, const Case *c, const char *flags, const char *file) {
+  char f2[300];
+  snprintf(f2, sizeof f2, "--digits 17 %.280s", flags);
+  char *o1, *e1, *o2, *e2;
+  int s1 = run_case(exe, dir, c, "--digits 17", &o1, &e1);
+  int s2 = run_case(exe, dir, c, f2, &o2, &e2);
+  drop_asan_unwind_note(e1);
+  drop_asan_unwind_note(e2);
+  bool ok = s1 == s2 && strcmp(e1, e2) == 0 && same_up_to_rounding(o1, o2);
+  if (!ok) {
+    printf("DIFF %s:%d: %s (eager vs %s)\n", file, c->line, c->name, flags);
+    if (s1 != s2) printf("  exit %d eagerly, %d with %s\n", s1, s2, flags);
+    if (!same_up_to_rounding(o1, o2)) printf("  eager stdout:\n%s  %s stdout:\n%s", o1, flags, o2);
+    if (strcmp(e1, e2)) printf("  eager stderr:\n%s  %s stderr:\n%s", e1, flags, e2);
+  }
+  mem_free(o1);
+  mem_free(e1);
+  mem_free(o2);
+  mem_free(e2);
+  return ok;
 }
 
 static void case_init(Case *c) {
@@ -178,7 +235,15 @@ int testrun_main(int nfiles, char **files) {
         trim_blank_tail(&c.prog);
         trim_blank_tail(&c.out);
         trim_blank_tail(&c.err);
-        int st = run_case(exe, dir, &c, &got_out, &got_err);
+        const char *cmp = getenv("MLS_TEST_COMPARE");
+        if (cmp && *cmp) {
+          if (compare_modes(exe, dir, &c, cmp, files[fi])) pass++;
+          else fail++;
+          case_free(&c);
+          in_case = false;
+          goto next;
+        }
+        int st = run_case(exe, dir, &c, getenv("MLS_TEST_FLAGS"), &got_out, &got_err);
         if (!got_out) got_out = mem_strdup("");
         if (!got_err) got_err = mem_strdup("");
         drop_asan_unwind_note(got_err);
@@ -196,6 +261,7 @@ int testrun_main(int nfiles, char **files) {
         case_free(&c);
         in_case = false;
       }
+    next:
       if (header) {
         case_init(&c);
         snprintf(c.name, sizeof c.name, "%.*s", (int)(len - 4), p + 4);

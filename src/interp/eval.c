@@ -1220,7 +1220,7 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
       if (!invisible) {
         TextBuf t;
         tb_init(&t);
-        fmt_display(I, &t, last, 7, true);
+        fmt_display(I, &t, last, I->print_digits, true);
         fprintf(I->out, "%s\n", t.p);
         tb_free(&t);
         val_retain(last);

@@ -38,6 +38,7 @@ Interp *interp_new(void) {
   I->out = stdout;
   I->errf = stderr;
   I->maxframes = 20000;
+  I->print_digits = 7;
   I->retval = val_null();
   I->last = val_null();
   I->threads = 0;

@@ -85,6 +85,7 @@ struct Interp {
   /* settings */
   uint64_t seed;
   bool seed_set;
+  int print_digits;          /* print()'s and the REPL's default significant digits (--digits) */
   uint64_t rng[4];           /* xoshiro256** state of rand() without seed= */
   bool rng_ready;
   int threads;
