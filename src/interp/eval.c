@@ -1184,6 +1184,7 @@ __attribute__((noinline)) static Value eval_assign_path(Interp *I, AstNode *n, V
     if (chain[0]->kind == AST_MEMBER) place = assign_place(I, root);
     else mls_throw(I, root->span, "object '%s' not found", root->u.sym->name);
   }
+  if (I->stage && root->slot < 0) stage_assigned(I, place, root->u.sym);   /* a staged block's output */
   assign_path(I, place, chain, depth, ivs, v);
   tmp_release_to(I, mark + 1);
   tmp_pop(I, 1);
