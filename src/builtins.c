@@ -90,8 +90,9 @@ const Builtin builtin_table[] = {
     "later calls with the same types and shapes run the optimized graph. Numbers and matrices are\n"
     "traced; booleans, strings and functions are part of the cache key. Variables read from outside\n"
     "f are read again at every call. print, write, rand and other effects happen at every call, in\n"
-    "order. What cannot be staged (an if or while on a computed value, an index computed from the\n"
-    "arguments) makes f run eagerly for those arguments; explain(f, ...) says what and why." },
+    "order. An if or while on a computed value splits f: its straight-line code between such\n"
+    "control flow runs as staged blocks, the control flow eagerly. What cannot be staged (an index\n"
+    "computed from the arguments) runs eagerly; explain(f, ...) says what and why." },
   { "jvp", bi_jvp, "jvp(f, x, v)", OP_NONE, BI_DIFF | BI_AD,
     "[value, tangent] = jvp(f, x, v): f(x) and the derivative of f at x along v (v has x's shape),\n"
     "computed in one forward pass with dual numbers (forward mode)." },

@@ -89,10 +89,12 @@ static Value eval_name(Interp *I, AstNode *n) {
 /* Where an assignment to name node n stores (creates the local or global binding). */
 static Value *assign_place(Interp *I, AstNode *n) {
   if (n->slot < 0) {
-    if (I->stage) stage_assigned(I, &n->u.sym->global, n->u.sym);
+    if (I->stage) stage_assigned(I, &n->u.sym->global, n->u.sym, NULL);
     return &n->u.sym->global;
   }
-  return &env_at(I, n->depth)->slots[n->slot];
+  Env *e = env_at(I, n->depth);
+  if (I->stage) stage_assigned(I, &e->slots[n->slot], n->u.sym, e);
+  return &e->slots[n->slot];
 }
 
 static void store(Value *place, Value v) {   /* takes v */
@@ -362,27 +364,32 @@ static bool stageable(const AstNode *s) {
   }
 }
 
+/* --staged at top level, or the body of a function jit runs as staged blocks (block_frame). */
 static inline bool staging_blocks(const Interp *I) {
-  return I->staged_mode && !I->stage && !I->env && I->nframes == 0;
+  if (I->stage) return false;
+  if (I->block_frame) return I->block_frame == I->nframes && I->env;
+  return I->staged_mode && !I->env && I->nframes == 0;
 }
 
-/* Runs kids[*i ..] of a block while they are stageable, as one staged block; *i moves past it. */
-static void run_staged(Interp *I, AstNode **kids, uint32_t n, uint32_t *i) {
+/* Runs kids[*i ..] of a block while they are stageable, as one staged block; *i moves past it.
+** Returns the value of the last statement run (owned). */
+static Value run_staged(Interp *I, AstNode **kids, uint32_t n, uint32_t *i) {
   uint32_t j = *i;
   while (j < n && stageable(kids[j])) j++;
-  stage_block(I, kids + *i, (int)(j - *i));
+  Value v = stage_block(I, kids + *i, (int)(j - *i));
   *i = j;
+  return v;
 }
 
 static Value eval_block(Interp *I, AstNode *n) {
   uint32_t last = n->nkids;
   if (last == 0) return val_null();
-  if (staging_blocks(I)) {                         /* --staged: a loop or branch body at top level */
+  if (staging_blocks(I)) {                         /* --staged: a loop or branch body, a function body */
     for (uint32_t i = 0; i < last;) {
-      if (stageable(n->kids[i])) { run_staged(I, n->kids, last, &i); if (I->ctl) return val_null(); continue; }
-      Value v = eval(I, n->kids[i++]);
+      Value v = stageable(n->kids[i]) ? run_staged(I, n->kids, last, &i) : eval(I, n->kids[i++]);
+      if (I->ctl) { val_release(v); return val_null(); }
+      if (i == last) return v;                     /* the block's value: its last statement's */
       val_release(v);
-      if (I->ctl) return val_null();
     }
     return val_null();
   }
@@ -540,7 +547,7 @@ static Value ev_global(Interp *I, AstNode *n) {
 
 static Value ev_local0(Interp *I, AstNode *n) {
   Value v = I->env->slots[n->slot];
-  if (v.t == VT_NUM) return v;
+  if (v.t == VT_NUM && !I->stage) return v;
   return eval_name(I, n);
 }
 
@@ -581,7 +588,7 @@ EV_ARITH(ev_ne, x != y, val_bool)
 static Value ev_assign_global(Interp *I, AstNode *n) {
   Value v = n->kids[1]->ev(I, n->kids[1]);
   Value *place = &n->kids[0]->u.sym->global;
-  if (I->stage) stage_assigned(I, place, n->kids[0]->u.sym);
+  if (I->stage) stage_assigned(I, place, n->kids[0]->u.sym, NULL);
   if (v.t == VT_NUM && place->t == VT_NUM) { place->u.n = v.u.n; return v; }   /* I->ctl is clear: a number came back */
   if (I->ctl) return v;
   val_retain(v);
@@ -1184,7 +1191,12 @@ __attribute__((noinline)) static Value eval_assign_path(Interp *I, AstNode *n, V
     if (chain[0]->kind == AST_MEMBER) place = assign_place(I, root);
     else mls_throw(I, root->span, "object '%s' not found", root->u.sym->name);
   }
-  if (I->stage && root->slot < 0) stage_assigned(I, place, root->u.sym);   /* a staged block's output */
+  if (I->stage) {                              /* a staged block's output */
+    Env *e = NULL;
+    if (place != &root->u.sym->global)
+      for (e = I->env; e && !(place >= e->slots && place < e->slots + e->n); e = e->parent) {}
+    stage_assigned(I, place, root->u.sym, e);
+  }
   assign_path(I, place, chain, depth, ivs, v);
   tmp_release_to(I, mark + 1);
   tmp_pop(I, 1);
@@ -1199,7 +1211,7 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
     AstNode *s = root->kids[i];
     val_release(last);
     if (!echo && staging_blocks(I) && stageable(s)) {   /* --staged */
-      run_staged(I, root->kids, root->nkids, &i);
+      val_release(run_staged(I, root->kids, root->nkids, &i));
       i--;
       last = val_null();
       if (I->ctl) { I->ctl = CTL_NONE; last = I->retval; I->retval = val_null(); break; }

@@ -106,6 +106,8 @@ struct Interp {
   bool explain_staged;       /* --explain: print each staged block's graph */
   bool jit_all;              /* --jit-all (a test aid): every user function call runs as jit(f) */
   bool jit_bypass;           /* the next call_value of a user function runs it as it is */
+  int block_frame;           /* > 0: the body of the call at this frame depth runs as staged blocks
+                             ** (a jit function whose control flow depends on traced values) */
   struct StagedBlocks *blocks;
 };
 

@@ -49,6 +49,8 @@ void graph_free(Graph *g) {
     }
   }
   mem_free(g->fg);
+  mem_free(g->asgdepth);
+  mem_free(g->asgslot);
   mem_free(g->nodes);
   gout_free(&g->out);
   mem_free(g->outs);
@@ -202,6 +204,13 @@ static Value build_out(Interp *I, const GOut *o, Value *vals) {
   return r;
 }
 
+Value *graph_place(Interp *I, Value *p, int32_t depth, int32_t slot) {
+  if (slot < 0) return p;
+  Env *e = I->env;
+  for (int32_t d = 0; d < depth && e; d++) e = e->parent;
+  return e && slot < e->n ? &e->slots[slot] : NULL;
+}
+
 Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
   *stale = false;
   int mark = I->ntmp;
@@ -217,14 +226,20 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
   Value args[64];
   for (int i = 0; i < g->nfg; i++) {                     /* guards first: no effect has run yet */
     const struct FnGuard *q = &g->fg[i];
-    Value now = *q->place;
+    Value *at = g->relative ? graph_place(I, q->place, q->depth, q->slot) : q->place;
+    if (!at) { *stale = true; goto done; }
+    Value now = *at;
     if (now.t != q->t || (now.t == VT_BUILTIN ? (const void *)now.u.bi != q->bi : now.u.f->serial != q->serial)) {
       *stale = true;
       goto done;
     }
   }
-  for (int i = 0; i < g->n; i++)
-    if (g->nodes[i].kind == GN_CAPTURE && !same_shape(&g->nodes[i], *g->nodes[i].place)) { *stale = true; goto done; }
+  for (int i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (nd->kind != GN_CAPTURE) continue;
+    Value *at = g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
+    if (!at || !same_shape(nd, *at)) { *stale = true; goto done; }
+  }
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
     if (nd->flags & GF_DEAD) continue;
@@ -235,7 +250,7 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
     switch ((GKind)nd->kind) {
     case GN_PARAM: r = leaves[nd->param]; val_retain(r); break;
     case GN_CAPTURE:
-      r = *nd->place;
+      r = *(g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place);
       if (!same_shape(nd, r)) { *stale = true; goto done; }
       val_retain(r);
       break;

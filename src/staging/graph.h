@@ -41,6 +41,8 @@ typedef struct GNode {
   Env *penv;                /* GN_CAPTURE: the env holding place, NULL = global. Not retained: it
                             ** is on the lexical chain of the staged function (kept by its owner)
                             ** or of an inlined one, which a guard checked first (Graph.fg) */
+  int32_t pdepth, pslot;    /* GN_CAPTURE in a relative graph: the place is slot pslot of the env
+                            ** pdepth levels up from the running one (pslot < 0: place itself) */
   Symbol *sym;              /* GN_CAPTURE: the variable's name */
   uint8_t vt;               /* the result's ValueType while staging */
   int64_t rows, cols;       /* its shape when vt is VT_MAT */
@@ -76,8 +78,13 @@ typedef struct Graph {
   /* functions read from outside while staging (their bodies were inlined): a run checks, in
   ** this order, that each place still holds the same function (a closure by its serial, not
   ** retained: a graph held by a closure must not keep that closure alive), else it is stale */
-  struct FnGuard { Value *place; uint8_t t; const void *bi; uint64_t serial; } *fg;
+  struct FnGuard { Value *place; Env *env; int32_t depth, slot; uint8_t t; const void *bi; uint64_t serial; } *fg;
   int32_t nfg;
+  /* a block in a function's body: places (captures, guards, asg) are relative to the running
+  ** env (depth, slot), so the graph serves every call; benv is that env while staging */
+  bool relative;
+  Env *benv;
+  int32_t *asgdepth, *asgslot;
   /* staging found something that cannot be staged: the calls run eagerly */
   bool dynamic;
   char why[256];
@@ -102,6 +109,9 @@ void graph_optimize(Interp *I, Graph *g);
 void graph_count_uses(Graph *g);
 int32_t graph_live_count(const Graph *g);
 size_t graph_peak_bytes(const Graph *g);
+
+/* Where place (depth, slot; slot < 0: p itself) is for the running env; NULL if there is none. */
+Value *graph_place(Interp *I, Value *p, int32_t depth, int32_t slot);
 
 /* Runs g with the flattened argument leaves; returns the result (owned). Sets *stale and
 ** returns VT_UNBOUND when a captured variable no longer has the type and shape it was staged

@@ -135,13 +135,13 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
 }
 
 /* The function at place was called (inlined) or used while staging: runs check it is still there. */
-static void guard_fn(Graph *g, Value *place, Value fn) {
+static void guard_fn(Graph *g, Value *place, Env *env, Value fn) {
   for (int i = 0; i < g->nasg; i++)
     if (g->asg[i] == place) return;                  /* assigned earlier in this block */
   for (int i = 0; i < g->nfg; i++)
     if (g->fg[i].place == place) return;
   g->fg = mem_realloc(g->fg, (size_t)(g->nfg + 1) * sizeof *g->fg);
-  g->fg[g->nfg++] = (struct FnGuard){ place, (uint8_t)fn.t, fn.t == VT_BUILTIN ? (const void *)fn.u.bi : NULL,
+  g->fg[g->nfg++] = (struct FnGuard){ place, env, 0, -1, (uint8_t)fn.t, fn.t == VT_BUILTIN ? (const void *)fn.u.bi : NULL,
                                       fn.t == VT_FUNC ? fn.u.f->serial : 0 };
 }
 
@@ -150,7 +150,7 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   Tape *t = I->stage;
   Value p = ad_primal(v);
   bool traced = p.t == VT_NUM || p.t == VT_MAT || p.t == VT_BOOL || p.t == VT_STR || p.t == VT_LIST;
-  if ((v.t == VT_FUNC || v.t == VT_BUILTIN) && t->active && stage_outside(I, env)) guard_fn(t->graph, place, v);
+  if ((v.t == VT_FUNC || v.t == VT_BUILTIN) && t->active && stage_outside(I, env)) guard_fn(t->graph, place, env, v);
   if (!t->active || !stage_outside(I, env) || !traced || unbox(v, t).t != v.t) { val_retain(v); return v; }
   Graph *g = t->graph;
   for (int i = 0; i < g->nasg; i++)                  /* assigned earlier in this block */
@@ -341,6 +341,20 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   return g;
 }
 
+/* f called with its body run as staged blocks (stage_block): the straight-line code between
+** the control flow that depends on traced values is staged once and replayed at every call. */
+static Value call_in_blocks(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp) {
+  int saved = I->block_frame;
+  I->block_frame = I->nframes + 1;
+  I->jit_bypass = I->jit_all;
+  Job job = { f, NULL, nargs, args, names, sp, val_null() };
+  int err = mls_pcall(I, job_run, &job);
+  I->block_frame = saved;
+  I->jit_bypass = false;
+  if (err) mls_rethrow(I);
+  return job.r;
+}
+
 Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp) {
   if (I->stage && (I->jit_all || j->tracing)) {  /* recursion, or --jit-all: inlined into that graph */
     I->jit_bypass = I->jit_all;
@@ -361,10 +375,9 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   JitEntry **pe = &j->entries, *e = NULL;
   for (; *pe; pe = &(*pe)->next)
     if (strcmp((*pe)->key, key.u.s->s) == 0) { e = *pe; break; }
-  if (e && e->g->dynamic) {                      /* not stageable: f runs eagerly */
+  if (e && e->g->dynamic) {                      /* not stageable as a whole: f's body in blocks */
     tmp_release_to(I, mark);
-    I->jit_bypass = I->jit_all;
-    return call_value(I, f, nargs, args, names, sp);
+    return call_in_blocks(I, f, nargs, args, names, sp);
   }
   if (e) {
     bool stale;
@@ -453,7 +466,8 @@ Value bi_explain(Interp *I, Args *a) {
   tb_printf(&t, "before optimization: %d nodes, peak %zu bytes of intermediates\n", g->before, g->peak_before);
   if (!g->dynamic) graph_print(I, g, &t);
   if (g->dynamic) {
-    tb_printf(&t, "not staged, runs eagerly (jit calls f as it is): %s\n", g->why);
+    tb_printf(&t, "not one graph: %s\n"
+                "later calls run f's body as staged blocks: straight-line code staged, that control flow eagerly\n", g->why);
     g->after = g->before;
   } else {
     graph_optimize(I, g);
@@ -529,7 +543,14 @@ typedef struct StagedBlock {
   int n;
   Graph *g;
   int64_t runs;
+  bool busy;                 /* being traced or run: a use inside itself (recursion) runs eagerly */
 } StagedBlock;
+
+typedef struct RunJob { Graph *g; Value r; bool stale; } RunJob;
+static void graph_run_job(Interp *I, void *ud) {
+  RunJob *j = ud;
+  j->r = graph_run(I, j->g, NULL, &j->stale);
+}
 
 struct StagedBlocks { StagedBlock *b; int n, cap; };
 
@@ -542,9 +563,9 @@ void stage_blocks_free(Interp *I) {
   I->blocks = NULL;
 }
 
-void stage_assigned(Interp *I, Value *place, Symbol *sym) {
+void stage_assigned(Interp *I, Value *place, Symbol *sym, Env *env) {
   Graph *g = I->stage->graph;
-  if (!g || !g->block) return;
+  if (!g || !g->block || !I->stage->active || (env && env != g->benv)) return;   /* a call's own local */
   for (int i = 0; i < g->nasg; i++)
     if (g->asg[i] == place) return;
   g->asg = mem_realloc(g->asg, (size_t)(g->nasg + 1) * sizeof(Value *));
@@ -553,13 +574,51 @@ void stage_assigned(Interp *I, Value *place, Symbol *sym) {
   g->asgsym[g->nasg++] = sym;
 }
 
-typedef struct BlockJob { AstNode **s; int n; } BlockJob;
+typedef struct BlockJob { AstNode **s; int n; Value last; } BlockJob;   /* last: owned */
 static void block_run(Interp *I, void *ud) {
   BlockJob *j = ud;
   for (int i = 0; i < j->n; i++) {
     Value v = eval(I, j->s[i]);
+    if (I->ctl || i == j->n - 1) { j->last = v; return; }
     val_release(v);
-    if (I->ctl) return;
+  }
+}
+
+/* The depth of env from the running one (I->env = 0), or -1 when it is not on that chain. */
+static int32_t env_depth(Interp *I, const Env *env) {
+  int32_t d = 0;
+  for (Env *e = I->env; e; e = e->parent, d++)
+    if (e == env) return d;
+  return -1;
+}
+
+/* A block in a function's body: every place the graph names becomes (depth, slot) from the
+** running env, so that the next call, with its own env, runs the same graph. */
+static void relativize(Interp *I, Graph *g, Span sp) {
+  g->relative = true;
+  for (int i = 0; i < g->n; i++) {
+    GNode *nd = &g->nodes[i];
+    if (nd->kind != GN_CAPTURE) continue;
+    nd->pslot = -1;
+    if (!nd->penv) continue;
+    nd->pdepth = env_depth(I, nd->penv);
+    nd->pslot = (int32_t)(nd->place - nd->penv->slots);
+    if (nd->pdepth < 0) graph_mark_dynamic(g, I, sp, "'%s' is a variable of another function", nd->sym ? nd->sym->name : "?");
+  }
+  for (int i = 0; i < g->nfg; i++) {
+    struct FnGuard *q = &g->fg[i];
+    q->slot = -1;
+    if (!q->env) continue;
+    q->depth = env_depth(I, q->env);
+    q->slot = (int32_t)(q->place - q->env->slots);
+    if (q->depth < 0) graph_mark_dynamic(g, I, sp, "a function is read from another function's variables");
+  }
+  g->asgdepth = mem_alloc((size_t)(g->nasg > 0 ? g->nasg : 1) * sizeof(int32_t));
+  g->asgslot = mem_alloc((size_t)(g->nasg > 0 ? g->nasg : 1) * sizeof(int32_t));
+  for (int k = 0; k < g->nasg; k++) {
+    g->asgdepth[k] = 0;
+    g->asgslot[k] = -1;
+    if (g->asg[k] >= I->env->slots && g->asg[k] < I->env->slots + I->env->n) g->asgslot[k] = (int32_t)(g->asg[k] - I->env->slots);
   }
 }
 
@@ -584,63 +643,79 @@ static void explain_block(Interp *I, Graph *g, AstNode **s, int n, bool after) {
   tb_free(&t);
 }
 
-void stage_block(Interp *I, AstNode **s, int n) {
+Value stage_block(Interp *I, AstNode **s, int n) {
   struct StagedBlocks *sb = I->blocks;
   if (!sb) sb = I->blocks = mem_calloc(1, sizeof *sb);
-  StagedBlock *b = NULL;
-  for (int i = 0; i < sb->n && !b; i++)
+  int bi = -1;                                     /* (an index: calls inside may grow the table) */
+  for (int i = 0; i < sb->n && bi < 0; i++)
     if (sb->b[i].first == s[0] && sb->b[i].n == n && sb->b[i].s0.start == s[0]->span.start &&
         sb->b[i].s1.end == s[n - 1]->span.end)
-      b = &sb->b[i];
-  if (b && b->g && b->g->dynamic) {                  /* not stageable: eagerly */
-    BlockJob job = { s, n };
+      bi = i;
+  if (bi >= 0 && (sb->b[bi].busy || (sb->b[bi].g && sb->b[bi].g->dynamic))) {
+    BlockJob job = { s, n, val_null() };             /* not stageable, or this block inside itself */
     block_run(I, &job);
-    return;
+    return job.last;
   }
-  if (b && b->g) {
+  if (bi >= 0 && sb->b[bi].g) {
     bool stale;
-    Value r = graph_run(I, b->g, NULL, &stale);
+    Graph *g = sb->b[bi].g;
+    RunJob rj = { g, val_null(), false };
+    sb->b[bi].busy = true;
+    int err = mls_pcall(I, graph_run_job, &rj);
+    sb = I->blocks;
+    sb->b[bi].busy = false;
+    if (err) mls_rethrow(I);
+    Value r = rj.r;
+    stale = rj.stale;
     if (!stale) {
-      for (int k = 0; k < b->g->nasg; k++) {
+      for (int k = 0; k < g->nasg; k++) {
+        Value *at = g->relative ? graph_place(I, g->asg[k], g->asgdepth[k], g->asgslot[k]) : g->asg[k];
         Value v = r.u.l->items[k];
         val_retain(v);
-        Value old = *b->g->asg[k];
-        *b->g->asg[k] = v;
+        Value old = *at;
+        *at = v;
         val_release(old);
       }
+      Value last = r.u.l->items[g->nasg];
+      val_retain(last);
       val_release(r);
-      b->runs++;
-      return;
+      sb->b[bi].runs++;
+      return last;
     }
-    graph_free(b->g);                               /* a variable changed type or shape */
-    b->g = NULL;
+    graph_free(sb->b[bi].g);                        /* a variable changed type or shape */
+    sb->b[bi].g = NULL;
   }
-  if (!b) {
+  if (bi < 0) {
     if (sb->n == sb->cap) {
       sb->cap = sb->cap ? sb->cap * 2 : 8;
       sb->b = mem_realloc(sb->b, (size_t)sb->cap * sizeof(StagedBlock));
     }
-    b = &sb->b[sb->n++];
+    bi = sb->n++;
+    StagedBlock *b = &sb->b[bi];
     memset(b, 0, sizeof *b);
     b->first = s[0];
     b->n = n;
     b->s0 = s[0]->span;
     b->s1 = s[n - 1]->span;
   }
+  sb->b[bi].busy = true;
   int mark = I->ntmp;
   Graph *g = graph_new();
   g->block = true;
+  g->benv = I->env;
   Tape *t = ad_stage_tape(I, g);
   Tape *saved = I->stage;
   I->stage = t;
-  BlockJob job = { s, n };
+  BlockJob job = { s, n, val_null() };
   int err = mls_pcall(I, block_run, &job);
   I->stage = saved;
   t->active = false;
-  /* the assigned variables: their values (without this stage's boxes) and the outputs */
+  I->blocks->b[bi].busy = false;
+  /* the assigned variables: their values (without this stage's boxes) and the outputs; then
+  ** the last statement's value */
   g->out.node = -2;
-  g->out.n = g->nasg;
-  g->out.kids = mem_calloc((size_t)(g->nasg > 0 ? g->nasg : 1), sizeof(GOut));
+  g->out.n = g->nasg + 1;
+  g->out.kids = mem_calloc((size_t)(g->nasg + 1), sizeof(GOut));
   for (int k = 0; k < g->nasg; k++) {
     make_gout(&g->out.kids[k], *g->asg[k], t, g);
     Value v = strip_deep(I, *g->asg[k], t);
@@ -648,13 +723,25 @@ void stage_block(Interp *I, AstNode **s, int n) {
     *g->asg[k] = v;
     val_release(old);
   }
+  Value last = val_null();
+  if (!err) {
+    tmp_push(I, job.last);
+    make_gout(&g->out.kids[g->nasg], job.last, t, g);
+    last = strip_deep(I, job.last, t);             /* owned */
+  } else {
+    g->out.kids[g->nasg].v = val_null();
+    g->out.kids[g->nasg].node = -1;
+  }
   t->graph = NULL;
   tmp_release_to(I, mark);
   if (err) {
     graph_free(g);
     mls_rethrow(I);
   }
-  if (I->ctl) graph_mark_dynamic(g, I, s[0]->span, "a return at top level");
+  tmp_push(I, last);
+  if (I->ctl) graph_mark_dynamic(g, I, s[0]->span, "a return, break or next ends it");
+  if (I->env) relativize(I, g, s[0]->span);
+  g->benv = NULL;
   collect_outs(g, &g->out);
   graph_count_uses(g);
   g->before = graph_live_count(g);
@@ -662,5 +749,9 @@ void stage_block(Interp *I, AstNode **s, int n) {
   if (I->explain_staged) explain_block(I, g, s, n, false);
   if (!g->dynamic) graph_optimize(I, g);
   if (I->explain_staged) explain_block(I, g, s, n, true);
-  b->g = g;
+  sb = I->blocks;                                  /* (a call inside may have grown the table) */
+  if (sb->b[bi].g) graph_free(sb->b[bi].g);
+  sb->b[bi].g = g;
+  tmp_pop(I, 1);
+  return last;
 }

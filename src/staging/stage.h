@@ -31,9 +31,12 @@ static inline bool stage_outside(const Interp *I, const Env *env) {
 /* --staged: runs statements s[0..n) (a straight-line block at top level) staged: the first run
 ** traces them, later runs (a loop body) run the optimized graph and store the variables it
 ** assigns. */
-void stage_block(Interp *I, AstNode **s, int n);
-/* A global variable assigned while a block is staged (its value is an output of the block). */
-void stage_assigned(Interp *I, Value *place, Symbol *sym);
+/* Returns the value of s[n-1] (owned). In a function's body (Interp.block_frame) the block's
+** variables are its locals: the graph refers to them by depth and slot, so later calls reuse it. */
+Value stage_block(Interp *I, AstNode **s, int n);
+/* A variable assigned while a block is staged (its value is an output of the block): a global
+** (env NULL), or a local of the block's own environment (env); others are internal to a call. */
+void stage_assigned(Interp *I, Value *place, Symbol *sym, Env *env);
 void stage_blocks_free(Interp *I);
 
 struct Jit;
