@@ -19,6 +19,7 @@
 #   BENCH_MLP_ROUNDS=10, BENCH_MLP_REPS=20   rounds and passes per round of the MLP benchmark
 #   BENCH_LOGREG_ROUNDS=3   processes per program of the softmax-regression benchmark
 #   BENCH_TMATMUL_ROUNDS=3  processes per program of the t(X) %*% D benchmark
+#   BENCH_EW_ROUNDS=3       processes per program of the elementwise-chain benchmark (e)
 #   BENCH_FASHION=/usr/share/datasets/fashion-mnist/   where the Fashion-MNIST idx files are
 #   PYTHON=/usr/bin/python3, RSCRIPT=Rscript, LUA=lua5.4, CC=gcc, HYPERFINE=hyperfine
 set -u
@@ -132,6 +133,14 @@ goal() {  # goal TEXT "VERDICT (detail)"
     local detail=
     [[ $2 == *" "* ]] && detail=${2#* }
     GOALS+=("$(printf '%-4s  %-58s %s' "${2%% *}" "$1" "$detail")")
+}
+
+# limit_goal TEXT NS LIMIT_NS PEER_NS: PASS when NS <= LIMIT_NS; the detail gives NS, PEER_NS
+# and their ratio
+limit_goal() {
+    local text=$1 ns=$2 lim=$3 peer=$4
+    local detail; detail="$(fmt_ns "$ns") vs $(fmt_ns "$peer"), $(fmt '%.2f' "$(calc "$ns / $peer")")x"
+    if ge "$lim" "$ns"; then goal "$text" "PASS ($detail)"; else goal "$text" "MISS ($detail)"; fi
 }
 
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -490,44 +499,103 @@ bench_small() {
 
 # ---------------------------------------------------------------- (e) elementwise + sum
 
-# ew_run TAG CMD...: best time_ns of one process (5 evaluations inside); sets EW_NS, EW_RES
-ew_run() {
-    local tag=$1; shift
-    local file=$OUT/$tag.out
-    : >"$file"
-    EW_NS='' EW_RES=''
-    run_once "$file" "$@"
-    (( RC == 0 )) || return 1
-    EW_NS=$(minkey time_ns "$file"); EW_RES=$(lastkey result "$file")
-    [[ -n $EW_NS ]]
-}
+EW_ROUNDS=${BENCH_EW_ROUNDS:-3}  # processes per program, run interleaved (5 evaluations in each)
 
 bench_ew() {
-    section "(e) s = sum((x - y)^2 * 0.5 + exp(-x)), x and y 1e7 x 1  (best of 5 in each process)"
-    printf '  %-28s %14s %12s\n' "program" "time" "peer/MLS"
-    local mls_ns='' np_ns=''
-    if (( MLS_OK )) && ew_run ew_mls "$MLS" "$HERE/ew_sum.mls"; then
-        mls_ns=$EW_NS; printf '  %-28s %14s %12s\n' "MLS (eager, one op at a time)" "$(fmt_ns "$EW_NS")" "-"
+    section "(e) s = sum((x - y)^2 * 0.5 + exp(-x)), x and y 1e7 x 1  (best of $EW_ROUNDS processes x 5 evaluations)"
+    local c_ok=0 c2_ok=0 c_skip="skipped: C compiler $CC not found" c2_skip
+    if have "$CC"; then
+        if "$CC" -O2 -o "$OUT/ew_sum_c" "$HERE/ew_sum.c" -lm >>"$BUILD_LOG" 2>&1; then c_ok=1
+        else c_skip="skipped: could not build ew_sum.c (see bench/out/build.log)"; fi
+        c2_skip="skipped: could not build ew_sum_2t.c with pthreads (see bench/out/build.log)"
+        "$CC" -O2 -pthread -o "$OUT/ew_sum_2t" "$HERE/ew_sum_2t.c" -lm >>"$BUILD_LOG" 2>&1 && c2_ok=1
     else
-        printf '  %-28s %s\n' "MLS" "${MLS_SKIP:-FAILED}"; (( MLS_OK )) && STATUS=1
+        c2_skip=$c_skip
     fi
-    if (( NP_OK )) && ew_run ew_np "$PYTHON" "$HERE/ew_sum.py"; then
-        np_ns=$EW_NS
-        printf '  %-28s %14s %12s\n' "NumPy" "$(fmt_ns "$EW_NS")" \
-            "$([[ -n $mls_ns ]] && fmt '%.2fx' "$(calc "$EW_NS / $mls_ns")")"
-    else
-        printf '  %-28s %s\n' "NumPy" "${NP_SKIP:-FAILED}"
+    local mls_note=; (( MLS_OK )) || mls_note=$MLS_SKIP
+    local -a keys=(mls jit np c c2) notes=()
+    local -a labels=("MLS (eager, one op at a time)" "MLS jit (staged, one fused pass)" "NumPy"
+                     "C, one fused loop (no goal)" "C, fused loop on 2 threads")
+    notes+=("$mls_note" "$mls_note" "$( (( NP_OK )) || echo "$NP_SKIP")" "$( (( c_ok )) || echo "$c_skip")"
+            "$( (( c2_ok )) || echo "$c2_skip")")
+    ew_cmd() {  # ew_cmd KEY: sets EW_CMD to KEY's command
+        case $1 in
+            mls) EW_CMD=("$MLS" "$HERE/ew_sum.mls") ;;
+            jit) EW_CMD=("$MLS" "$HERE/ew_sum_jit.mls") ;;
+            np)  EW_CMD=("$PYTHON" "$HERE/ew_sum.py") ;;
+            c)   EW_CMD=("$OUT/ew_sum_c") ;;
+            c2)  EW_CMD=("$OUT/ew_sum_2t" 2) ;;
+        esac
+    }
+    declare -A failed=()
+    local i r key file
+    for key in "${keys[@]}"; do : >"$OUT/ew_$key.out"; done
+    for (( r = 1; r <= EW_ROUNDS; r++ )); do
+        for i in "${!keys[@]}"; do
+            key=${keys[$i]}
+            [[ -n ${notes[$i]} || -n ${failed[$key]:-} ]] && continue
+            file=$OUT/ew_$key.out
+            ew_cmd "$key"
+            echo "--- ${EW_CMD[*]}" >>"$file"
+            run_once "$file" "${EW_CMD[@]}"
+            if (( RC != 0 )) || [[ -z $(minkey time_ns "$file") ]]; then failed[$key]=$(describe_failure "$file"); fi
+        done
+    done
+
+    # reference result: NumPy's, else the one-thread C loop's (the inputs are the same everywhere)
+    local ref='' ref_key='' ref_from=''
+    for key in np c; do
+        file=$OUT/ew_$key.out
+        [[ -z $ref && -s $file && -z ${failed[$key]:-} ]] || continue
+        ref=$(lastkey result "$file"); ref_key=$key
+        [[ $key == np ]] && ref_from=NumPy || ref_from=C
+    done
+    local -A ns=()
+    for i in "${!keys[@]}"; do
+        key=${keys[$i]}; file=$OUT/ew_$key.out
+        [[ -n ${notes[$i]} || -n ${failed[$key]:-} ]] && continue
+        local res; res=$(lastkey result "$file")
+        if [[ -n $ref && $key != "$ref_key" ]] && ! { [[ -n $res ]] && same_num "$res" "$ref"; }; then
+            failed[$key]="FAILED: wrong result '$res', $ref_from: $ref (output in bench/${file#"$HERE"/})"
+            continue
+        fi
+        ns[$key]=$(minkey time_ns "$file")
+    done
+
+    printf '  %-34s %12s %10s %10s\n' "program" "time" "peer/MLS" "jit/peer"
+    for i in "${!keys[@]}"; do
+        key=${keys[$i]}; file=$OUT/ew_$key.out
+        if [[ -n ${notes[$i]} ]]; then printf '  %-34s %s\n' "${labels[$i]}" "${notes[$i]}"; continue; fi
+        if [[ -n ${failed[$key]:-} ]]; then
+            printf '  %-34s %s\n' "${labels[$i]}" "${failed[$key]}"; show_tail "$file"; STATUS=1; continue
+        fi
+        local t=${ns[$key]} r1="-" r2="-"
+        [[ -n ${ns[mls]:-} && $key != mls ]] && r1=$(fmt '%.2fx' "$(calc "$t / ${ns[mls]}")")
+        [[ -n ${ns[jit]:-} && $key != jit ]] && r2=$(fmt '%.2fx' "$(calc "${ns[jit]} / $t")")
+        printf '  %-34s %12s %10s %10s\n' "${labels[$i]}" "$(fmt_ns "$t")" "$r1" "$r2"
+    done
+    [[ -n $ref ]] && echo "  (check: s = $ref, $ref_from's; every other program agrees to 1e-9)"
+    if [[ -n ${ns[jit]:-} ]]; then
+        local first=''; [[ -n ${ns[mls]:-} ]] && first=$(minkey first_ns "$OUT/ew_mls.out")
+        echo "  (MLS jit staging, the first call of jit(f), which traces f while running it, optimizes and"
+        echo "   runs the graph once: $(fmt_ns "$(minkey stage_ns "$OUT/ew_jit.out")")$([[ -n $first ]] && echo "; eager MLS's first evaluation: $(fmt_ns "$first")"), best of $EW_ROUNDS)"
     fi
-    if have "$CC" && "$CC" -O2 -o "$OUT/ew_sum_c" "$HERE/ew_sum.c" -lm 2>/dev/null && ew_run ew_c "$OUT/ew_sum_c"; then
-        printf '  %-28s %14s %12s\n' "C, one fused loop (no goal)" "$(fmt_ns "$EW_NS")" \
-            "$([[ -n $mls_ns ]] && fmt '%.2fx' "$(calc "$EW_NS / $mls_ns")")"
-    fi
+    unset failed
+    unset -f ew_cmd
     echo
     local text="sum((x-y)^2*0.5+exp(-x)) on 1e7: MLS no slower than NumPy"
-    if [[ -z $mls_ns ]]; then goal "$text" "MISS (no MLS figure)"
-    elif [[ -z $np_ns ]]; then goal "$text" "n/a (no NumPy figure)"
-    elif ge "$np_ns" "$mls_ns"; then goal "$text" "PASS ($(fmt_ns "$mls_ns") vs $(fmt_ns "$np_ns"))"
-    else goal "$text" "MISS ($(fmt_ns "$mls_ns") vs $(fmt_ns "$np_ns"))"; fi
+    if [[ -z ${ns[mls]:-} ]]; then goal "$text" "MISS (no MLS figure)"
+    elif [[ -z ${ns[np]:-} ]]; then goal "$text" "n/a (no NumPy figure)"
+    elif ge "${ns[np]}" "${ns[mls]}"; then goal "$text" "PASS ($(fmt_ns "${ns[mls]}") vs $(fmt_ns "${ns[np]}"))"
+    else goal "$text" "MISS ($(fmt_ns "${ns[mls]}") vs $(fmt_ns "${ns[np]}"))"; fi
+    text="sum((x-y)^2*0.5+exp(-x)): jit at most 0.35x NumPy's time"
+    if [[ -z ${ns[jit]:-} ]]; then goal "$text" "MISS (no MLS jit figure)"
+    elif [[ -z ${ns[np]:-} ]]; then goal "$text" "n/a (no NumPy figure)"
+    else limit_goal "$text" "${ns[jit]}" "$(calc "0.35 * ${ns[np]}")" "${ns[np]}"; fi
+    text="sum((x-y)^2*0.5+exp(-x)): jit within 1.2x of 2-thread C"
+    if [[ -z ${ns[jit]:-} ]]; then goal "$text" "MISS (no MLS jit figure)"
+    elif [[ -z ${ns[c2]:-} ]]; then goal "$text" "n/a (no 2-thread C figure)"
+    else limit_goal "$text" "${ns[jit]}" "$(calc "1.2 * ${ns[c2]}")" "${ns[c2]}"; fi
 }
 
 # ---------------------------------------------------------------- (d) start-up
@@ -655,38 +723,60 @@ mlp_run() {
 bench_mlp() {
     section "(f) 784-256-10 MLP, relu + softmax cross-entropy, batch 128: loss + gradient vs forward pass  (best of $MLP_ROUNDS rounds x $MLP_REPS)"
     printf '  %-40s %12s %14s %12s\n' "program" "forward" "loss + grad" "grad/fwd"
-    local mls_ratio='' np_loss='' np_gsum='' mls_loss='' mls_gsum='' torch_ratio=''
-    local -a keys=(mls np torch)
+    local mls_ratio='' np_loss='' np_gsum='' torch_ratio='' mls_vg='' jit_vg='' mls_fwd='' jit_fwd=''
+    local -a keys=(mls mls_jit np torch)
+    local -A loss=() gsum=() name=()
     local key label ok skip
     for key in "${keys[@]}"; do
         case $key in
-            mls)   label="MLS value_and_grad (stdlib/nn)"; ok=$MLS_OK; skip=$MLS_SKIP
-                   set -- env MLS_PATH="$MLS_STDLIB" "$MLS" "$HERE/mlp_grad.mls" -nvargs "rounds=$MLP_ROUNDS" "reps=$MLP_REPS" ;;
-            np)    label="NumPy, backward written by hand"; ok=$NP_OK; skip=$NP_SKIP
-                   set -- "$PYTHON" "$HERE/mlp_grad.py" "$MLP_ROUNDS" "$MLP_REPS" ;;
-            torch) label="PyTorch autograd (float64)"; ok=$TORCH_OK; skip=$TORCH_SKIP
-                   set -- "$PYTHON" "$HERE/mlp_grad_torch.py" "$MLP_ROUNDS" "$MLP_REPS" ;;
+            mls)     label="MLS value_and_grad (stdlib/nn)"; ok=$MLS_OK; skip=$MLS_SKIP
+                     set -- env MLS_PATH="$MLS_STDLIB" "$MLS" "$HERE/mlp_grad.mls" -nvargs "rounds=$MLP_ROUNDS" "reps=$MLP_REPS" ;;
+            mls_jit) label="MLS jit(value_and_grad), jit(loss)"; ok=$MLS_OK; skip=$MLS_SKIP
+                     set -- env MLS_PATH="$MLS_STDLIB" "$MLS" "$HERE/mlp_grad.mls" -nvargs "rounds=$MLP_ROUNDS" "reps=$MLP_REPS" mode=jit ;;
+            np)      label="NumPy, backward written by hand"; ok=$NP_OK; skip=$NP_SKIP
+                     set -- "$PYTHON" "$HERE/mlp_grad.py" "$MLP_ROUNDS" "$MLP_REPS" ;;
+            torch)   label="PyTorch autograd (float64)"; ok=$TORCH_OK; skip=$TORCH_SKIP
+                     set -- "$PYTHON" "$HERE/mlp_grad_torch.py" "$MLP_ROUNDS" "$MLP_REPS" ;;
         esac
+        name[$key]=$label
         if (( ! ok )); then printf '  %-40s %s\n' "$label" "$skip"; continue; fi
         if ! mlp_run "mlp_$key" "$@"; then
             printf '  %-40s %s\n' "$label" "$MLP_MSG"; show_tail "$OUT/mlp_$key.out"; STATUS=1; continue
         fi
         local ratio; ratio=$(calc "$MLP_VG / $MLP_FWD")
         printf '  %-40s %12s %14s %12s\n' "$label" "$(fmt_ns "$MLP_FWD")" "$(fmt_ns "$MLP_VG")" "$(fmt '%.2fx' "$ratio")"
+        loss[$key]=$MLP_LOSS; gsum[$key]=$MLP_GSUM
         case $key in
-            mls)   mls_ratio=$ratio; mls_loss=$MLP_LOSS; mls_gsum=$MLP_GSUM ;;
-            np)    np_loss=$MLP_LOSS; np_gsum=$MLP_GSUM ;;
-            torch) torch_ratio=$ratio ;;
+            mls)     mls_ratio=$ratio; mls_vg=$MLP_VG; mls_fwd=$MLP_FWD ;;
+            mls_jit) jit_vg=$MLP_VG; jit_fwd=$MLP_FWD ;;
+            np)      np_loss=$MLP_LOSS; np_gsum=$MLP_GSUM ;;
+            torch)   torch_ratio=$ratio ;;
         esac
     done
-    # the programs compute the same loss and gradient: MLS must agree with NumPy
-    if [[ -n $mls_loss && -n $np_loss ]]; then
-        if same_num "$mls_loss" "$np_loss" && same_num "$mls_gsum" "$np_gsum"; then
-            echo "  (check: loss $mls_loss and sum of squared gradients $mls_gsum, as NumPy's)"
-        else
-            echo "  FAILED: MLS computed loss $mls_loss, |grad|^2 $mls_gsum; NumPy $np_loss, $np_gsum"
-            STATUS=1
+    # the programs compute the same loss and gradient: MLS (eager and jit) must agree with NumPy
+    if [[ -n $np_loss ]]; then
+        local checked=()
+        for key in mls mls_jit; do
+            [[ -n ${loss[$key]:-} ]] || continue
+            if same_num "${loss[$key]}" "$np_loss" && same_num "${gsum[$key]}" "$np_gsum"; then
+                checked+=("$key")
+            else
+                echo "  FAILED: ${name[$key]} computed loss ${loss[$key]}, |grad|^2 ${gsum[$key]}; NumPy $np_loss, $np_gsum"
+                [[ $key == mls ]] && mls_ratio='' mls_vg=''
+                [[ $key == mls_jit ]] && jit_vg=''
+                STATUS=1
+            fi
+        done
+        if (( ${#checked[@]} )); then
+            local who="MLS"; (( ${#checked[@]} == 2 )) && who="MLS eager and jit"
+            [[ ${checked[*]} == mls_jit ]] && who="MLS jit"
+            echo "  (check: $who computed loss ${loss[${checked[0]}]} and sum of squared gradients ${gsum[${checked[0]}]}, as NumPy's)"
         fi
+    fi
+    if [[ -n $jit_vg ]]; then
+        local jf=$OUT/mlp_mls_jit.out
+        echo "  (MLS jit staging, the first calls: jit(value_and_grad) $(fmt_ns "$(minkey stage_ns "$jf")"), jit(loss) $(fmt_ns "$(minkey stage_fwd_ns "$jf")"))"
+        [[ -n $mls_vg ]] && echo "  (jit vs eager: loss + grad $(fmt '%.2f' "$(calc "$jit_vg / $mls_vg")")x, forward $(fmt '%.2f' "$(calc "$jit_fwd / $mls_fwd")")x)"
     fi
     echo
     local text="MLP value_and_grad <= 3x the forward pass (PyTorch: 2.6x)"
@@ -694,6 +784,10 @@ bench_mlp() {
     if [[ -z $mls_ratio ]]; then goal "$text" "MISS (no MLS figure)"
     elif ge 3 "$mls_ratio"; then goal "$text" "PASS ($(fmt '%.2f' "$mls_ratio")x)"
     else goal "$text" "MISS ($(fmt '%.2f' "$mls_ratio")x)"; fi
+    text="MLP: MLS jit(value_and_grad) no slower than eager"
+    if [[ -z $jit_vg ]]; then goal "$text" "MISS (no MLS jit figure)"
+    elif [[ -z $mls_vg ]]; then goal "$text" "n/a (no eager MLS figure)"
+    else limit_goal "$text" "$jit_vg" "$mls_vg" "$mls_vg"; fi
 }
 
 # ---------------------------------------------------------------- (g) softmax regression
@@ -716,6 +810,8 @@ bench_logreg() {
         echo "  skipped: Fashion-MNIST not found in $LR_DATA (set BENCH_FASHION)"
         goal "softmax regression: MLS (grad) trains no slower than NumPy" "n/a (no data)"
         goal "softmax regression: MLS peak memory <= NumPy's" "n/a (no data)"
+        goal "softmax regression: jit(grad) at most 0.8x NumPy's time" "n/a (no data)"
+        goal "softmax regression: jit(grad) within 1.2x of C" "n/a (no data)"
         return
     fi
     local timer=()
@@ -727,9 +823,10 @@ bench_logreg() {
     fi
     local -a keys=() labels=() notes=()
     local key
-    for key in mls mls_hand np c torch; do
+    for key in mls mls_jit mls_hand np c torch; do
         case $key in
             mls)      labels+=("MLS, gradient by grad"); notes+=("$( (( MLS_OK )) || echo "$MLS_SKIP")") ;;
+            mls_jit)  labels+=("MLS, gradient by jit(grad)"); notes+=("$( (( MLS_OK )) || echo "$MLS_SKIP")") ;;
             mls_hand) labels+=("MLS, hand-derived gradient (no goal)"); notes+=("$( (( MLS_OK )) || echo "$MLS_SKIP")") ;;
             np)       labels+=("NumPy seed program (hand gradient)"); notes+=("$( (( NP_OK )) || echo "$NP_SKIP")") ;;
             c)        labels+=("C on OpenBLAS (hand gradient)"); notes+=("$( (( c_ok )) || echo "$c_skip")") ;;
@@ -740,6 +837,7 @@ bench_logreg() {
     lr_cmd() {  # lr_cmd KEY: sets LR_CMD to KEY's command
         case $1 in
             mls)      LR_CMD=(env MLS_PATH="$MLS_STDLIB" "$MLS" "$HERE/logreg.mls" -nvargs mode=grad "data=$LR_DATA") ;;
+            mls_jit)  LR_CMD=(env MLS_PATH="$MLS_STDLIB" "$MLS" "$HERE/logreg.mls" -nvargs mode=jit "data=$LR_DATA") ;;
             mls_hand) LR_CMD=(env MLS_PATH="$MLS_STDLIB" "$MLS" "$HERE/logreg.mls" -nvargs mode=hand "data=$LR_DATA") ;;
             np)       LR_CMD=("$PYTHON" "$HERE/logreg.py" 1000 "$LR_DATA") ;;
             c)        LR_CMD=("$OUT/logreg" 1000 "$LR_DATA") ;;
@@ -762,7 +860,7 @@ bench_logreg() {
     done
 
     printf '  %-38s %11s %10s %10s %9s %17s\n' "program" "train time" "peer/MLS" "peak RSS" "accuracy" "W after 10 steps"
-    local mls_t='' np_t='' mls_kb='' np_kb='' ref_ss='' ref_ws='' ref_from='' ref_key=''
+    local mls_t='' np_t='' mls_kb='' np_kb='' ref_ss='' ref_ws='' ref_from='' ref_key='' jit_t='' c_t=''
     # reference weights: NumPy's, else C's
     for key in np c; do
         file=$OUT/logreg_$key.out
@@ -790,10 +888,16 @@ bench_logreg() {
             "$(fmt '%.4f' "$acc")" "$check"
         [[ $check == DIFFERS ]] && echo "        | w10_ss $ss, w10_ws $ws; $ref_from: $ref_ss, $ref_ws"
         case $key in
-            mls) mls_kb=$kb ;;
-            np)  np_t=$t; np_kb=$kb ;;
+            mls)     mls_kb=$kb ;;
+            mls_jit) [[ $check != DIFFERS ]] && jit_t=$t ;;
+            np)      np_t=$t; np_kb=$kb ;;
+            c)       [[ $check != DIFFERS ]] && c_t=$t ;;
         esac
     done
+    if [[ -n $jit_t ]]; then
+        echo "  (MLS jit(grad) staging, its first call: $(fmt_ns "$(minkey stage_ns "$OUT/logreg_mls_jit.out")")," \
+             "best of $LR_ROUNDS; part of its train time)"
+    fi
     unset failed
     unset -f lr_cmd
     echo "  (train time: the 1000-step loop only, reading the data is not timed; peak RSS: the whole"
@@ -809,6 +913,14 @@ bench_logreg() {
     if [[ -z $mls_kb || -z $np_kb ]]; then goal "$text" "n/a (no peak memory figure)"
     elif ge "$np_kb" "$mls_kb"; then goal "$text" "PASS ($(fmt_mb "$mls_kb") vs $(fmt_mb "$np_kb"))"
     else goal "$text" "MISS ($(fmt_mb "$mls_kb") vs $(fmt_mb "$np_kb"))"; fi
+    text="softmax regression: jit(grad) at most 0.8x NumPy's time"
+    if [[ -z $jit_t ]]; then goal "$text" "MISS (no MLS jit figure)"
+    elif [[ -z $np_t ]]; then goal "$text" "n/a (no NumPy figure)"
+    else limit_goal "$text" "$jit_t" "$(calc "0.8 * $np_t")" "$np_t"; fi
+    text="softmax regression: jit(grad) within 1.2x of C"
+    if [[ -z $jit_t ]]; then goal "$text" "MISS (no MLS jit figure)"
+    elif [[ -z $c_t ]]; then goal "$text" "n/a (no C figure)"
+    else limit_goal "$text" "$jit_t" "$(calc "1.2 * $c_t")" "$c_t"; fi
 }
 
 # ---------------------------------------------------------------- (h) t(X) %*% D
