@@ -16,6 +16,11 @@ CFLAGS = -std=c11 $(OPT) -g $(WARN) $(WERROR) $(EXTRA_CFLAGS)
 GENFLAGS = -std=c11 $(OPT) -g -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS = -llapacke -lopenblas -lreadline -lz -lm -lpthread
+# glibc's vector math library (libc6-dev) gives exp and log four lanes at a time (backend/vmath.c)
+ifeq ($(shell uname -m),x86_64)
+CPPFLAGS += -DMLS_LIBMVEC
+LDLIBS := -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
+endif
 
 SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c)
 LIBSRCS := $(filter-out src/main.c,$(SRCS))
