@@ -155,9 +155,11 @@ void rd_exact(Interp *I, Reader *r, void *dst, size_t n, const char *what) {
   if (rd_read(I, r, dst, n) < n) bi_error(I, "'%s' is truncated (%s)", r->path, what);
 }
 
+#define RD_MAX_LINE ((size_t)64 << 20)   /* bytes in one line of a text file */
+
 char *rd_line(Interp *I, Reader *r) {
   for (;;) {
-    char *start = r->buf + r->beg;
+    char *start = r->buf ? r->buf + r->beg : NULL;   /* (no arithmetic on NULL before the first read) */
     char *nl = r->end > r->beg ? memchr(start, '\n', r->end - r->beg) : NULL;
     if (nl || (r->eof && r->end > r->beg)) {
       char *e = nl ? nl : r->buf + r->end;
@@ -173,6 +175,9 @@ char *rd_line(Interp *I, Reader *r) {
       r->end -= r->beg;
       r->beg = 0;
     }
+    if (r->end >= RD_MAX_LINE)                 /* /dev/zero, a binary file: no line ends */
+      bi_error(I, "'%s': line %lld is longer than %d MiB; is it a text file?", r->path, (long long)r->line + 1,
+               (int)(RD_MAX_LINE >> 20));
     if (r->cap - r->end < (1 << 15)) {
       r->cap = r->cap ? r->cap * 2 : 1 << 16;
       r->buf = mem_realloc(r->buf, r->cap);

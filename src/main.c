@@ -151,7 +151,7 @@ static int run_main(int argc, char **argv) {
   } else if (script) {
     src = source_from_file(script, NULL);
     if (!src) {
-      fprintf(stderr, "mls: cannot open '%s'\n", script);
+      fprintf(stderr, "mls: cannot open '%s': %s\n", script, source_error());
       interp_free(I);
       return 2;
     }
