@@ -57,6 +57,42 @@ void parse_syntax_error(Parse *P, int major, Token tok) {
   parse_error_span(P, sp, "unexpected %s", what);
 }
 
+/* DML's loop options (SystemDS's ParForStatementBlock): a name from this list, each once, with
+** a constant value that is never evaluated (mode=LOCAL names no variable). MLS runs every
+** iteration in order, so the options change nothing; checking them still catches typos. */
+void parse_loop_options(Parse *P, NodeList *opts) {
+  static const char *const known[] = { "check", "par", "mode", "opt", "taskpartitioner", "tasksize",
+                                       "datapartitioner", "resultmerge", "log", "profile", NULL };
+  for (uint32_t i = 0; i < opts->n; i++) {
+    AstNode *a = opts->items[i], *v = a->kids[0];
+    const char *name = a->u.sym->name;
+    Span at = { a->span.start, a->span.start + (uint32_t)strlen(name) };
+    int k = 0;
+    while (known[k] && strcmp(known[k], name) != 0) k++;
+    if (!known[k]) {
+      parse_error_span(P, at, "unknown loop option '%s' (DML's are check, par, mode, opt, taskpartitioner, "
+                       "tasksize, datapartitioner, resultmerge, log and profile)", name);
+      return;
+    }
+    for (uint32_t j = 0; j < i; j++)
+      if (opts->items[j]->u.sym == a->u.sym) { parse_error_span(P, at, "loop option '%s' given twice", name); return; }
+    bool cl = v->kind == AST_CLPARAM;       /* $x: a -nvargs value, as in SystemDS */
+    if (v->kind != AST_NUM && v->kind != AST_STR && v->kind != AST_NAME && v->kind != AST_BOOL && !cl) {
+      parse_error_span(P, v->span, "loop option '%s' must be a constant (a number, a name or a $param)", name);
+      return;
+    }
+    if (!strcmp(name, "check") && !cl && !(v->kind == AST_NUM && (v->u.num == 0 || v->u.num == 1))) {
+      parse_error_span(P, v->span, "loop option 'check' must be 0 or 1");
+      return;
+    }
+    if ((!strcmp(name, "par") || !strcmp(name, "tasksize")) && !cl &&
+        !(v->kind == AST_NUM && v->u.num >= 1 && v->u.num == (double)(long long)v->u.num)) {
+      parse_error_span(P, v->span, "loop option '%s' must be a positive integer", name);
+      return;
+    }
+  }
+}
+
 /* Tokens after which a newline cannot end a statement. */
 static bool continues_line(int k) {
   switch (k) {
@@ -172,7 +208,7 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
           int opener = stack[--depth].opener;
           if (t.kind == TK_RP) {
             if (opener == TK_FUNCTION) mark_dml_returns(&v, i);
-            if (opener == TK_IF || opener == TK_WHILE || opener == TK_FOR ||
+            if (opener == TK_IF || opener == TK_WHILE || opener == TK_FOR || opener == TK_PARFOR ||
                 opener == TK_FUNCTION || opener == TK_RETURNS) {
               P.last = t;
               mlsParser(parser, t.kind, t, &P);
@@ -186,7 +222,7 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
       } else if (t.kind == TK_COLON && depth &&
                  ((top == TK_LB && (stack[depth - 1].opener == TK_NAME || stack[depth - 1].opener == TK_RP ||
                                     stack[depth - 1].opener == TK_RB)) ||
-                  (top == TK_LP && stack[depth - 1].opener == TK_FOR))) {
+                  (top == TK_LP && (stack[depth - 1].opener == TK_FOR || stack[depth - 1].opener == TK_PARFOR)))) {
         t.kind = TK_IXCOLON;                 /* an index's or a for header's top-level ':' (DML) */
       } else if (t.kind == TK_NAME && prev == TK_RP && t.end - t.start == 2 &&
                  memcmp(src->text + t.start, "as", 2) == 0 && v.t[i + 1].kind == TK_NAME) {
