@@ -3,12 +3,14 @@
 ** tokens are gathered first, so the newline rules of LANGUAGE.md §2 can look ahead:
 ** a newline is dropped inside ( ) and [ ], after an operator, ',' or 'else', after the
 ** header of if/while/for/function, and before an 'else'. Lemon never sees a dropped one.
+** A .dml file also drops the newline before a line that DML's grammar would continue.
 */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "diag.h"
 #include "mem.h"
 #include "parse.h"
@@ -108,6 +110,28 @@ static bool continues_line(int k) {
   }
 }
 
+/* DML's grammar skips newlines: in a .dml file a line continues the expression before it when
+** it starts with a token that cannot start a DML statement: a binary operator (also + and -),
+** '=' / '<-' / '+=', or a call's '('. A '[' still starts a line ([a, b] = f() is a statement). */
+static bool dml_continues(int k) {
+  switch (k) {
+  case TK_PLUS: case TK_MINUS: case TK_STAR: case TK_SLASH: case TK_CARET:
+  case TK_MATMUL: case TK_MOD: case TK_INTDIV: case TK_COLON:
+  case TK_EQ: case TK_NE: case TK_LT: case TK_LE: case TK_GT: case TK_GE:
+  case TK_AND: case TK_OR: case TK_ANDAND: case TK_OROR:
+  case TK_ASSIGN: case TK_LARROW: case TK_PLUSEQ: case TK_LP:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* A file named *.dml parses with DML's newline rule; anything else (.mls, -e, the REPL) with R's. */
+static bool is_dml_source(const Source *src) {
+  size_t n = strlen(src->name);
+  return n > 4 && strcasecmp(src->name + n - 4, ".dml") == 0;
+}
+
 typedef struct Open { int kind; int opener; uint32_t at; } Open;  /* opener: token before '(' */
 
 typedef struct TokVec { Token *t; uint32_t n, cap; } TokVec;
@@ -181,6 +205,7 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
   void *parser = mlsParserAlloc(malloc);
 
   if (lex_all(&P, &v)) {
+    bool dml = is_dml_source(src);
     int prev = TK_NEWLINE;
     bool header_pending = false;
     Token last = { TK_NEWLINE, 0, 0 };
@@ -192,6 +217,10 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
         if (top == TK_LP || top == TK_LB || header_pending || continues_line(prev)) continue;
         uint32_t j = next_sig(&v, i + 1, false);
         if (v.t[j].kind == TK_ELSE) continue;
+        if (dml && (dml_continues(v.t[j].kind) || (prev == TK_RP && v.t[j].kind == TK_NAME && j + 1 < v.n &&
+                    v.t[j].end - v.t[j].start == 2 && memcmp(src->text + v.t[j].start, "as", 2) == 0 &&
+                    v.t[j + 1].kind == TK_NAME)))
+          continue;                          /* DML: the next line goes on (x = a\n  + b; source(f)\nas m) */
       } else if (t.kind == TK_SEMI && top != TK_LB) {
         uint32_t j = next_sig(&v, i + 1, true);
         if (v.t[j].kind == TK_ELSE) continue;
