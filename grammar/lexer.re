@@ -48,6 +48,7 @@ void lex_next(Lexer *lx, Token *t) {
     "else"     { lx->cur = YYCURSOR; RET(TK_ELSE); }
     "while"    { lx->cur = YYCURSOR; RET(TK_WHILE); }
     "for"      { lx->cur = YYCURSOR; RET(TK_FOR); }
+    "parfor"   { lx->cur = YYCURSOR; RET(TK_PARFOR); }   /* DML's parallel for (LANGUAGE.md §8) */
     "in"       { lx->cur = YYCURSOR; RET(TK_IN); }
     "function" { lx->cur = YYCURSOR; RET(TK_FUNCTION); }
     "return"   { lx->cur = YYCURSOR; RET(TK_RETURN); }
@@ -117,6 +118,7 @@ const char *lex_token_name(int kind) {
   case TK_ELSE: return "'else'";
   case TK_WHILE: return "'while'";
   case TK_FOR: return "'for'";
+  case TK_PARFOR: return "'parfor'";
   case TK_IN: return "'in'";
   case TK_FUNCTION: return "'function'";
   case TK_RETURN: case TK_RETURNS: return "'return'";
