@@ -646,6 +646,31 @@ static bool type_ok(uint8_t ty, Value v) {
   }
 }
 
+bool call_types_ok(const Closure *c, int nargs, const Value *args, Symbol **names) {
+  const FuncInfo *fi = c->fi;
+  if (!fi) return true;
+  const Value *bound[64] = { 0 };
+  if (fi->nparams > 64) return false;
+  for (int i = 0; i < nargs; i++) {
+    if (!names[i]) continue;
+    int k = -1;
+    for (int j = 0; j < fi->nparams; j++)
+      if (fi->params[j].name == names[i]) { k = j; break; }
+    if (k < 0) return false;
+    bound[k] = &args[i];
+  }
+  int next = 0;
+  for (int i = 0; i < nargs; i++) {
+    if (names[i]) continue;
+    while (next < fi->nparams && bound[next]) next++;
+    if (next >= fi->nparams) return false;
+    bound[next++] = &args[i];
+  }
+  for (int j = 0; j < fi->nparams; j++)
+    if (bound[j] && !type_ok(fi->params[j].type, *bound[j])) return false;
+  return true;
+}
+
 static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp) {
   const FuncInfo *fi = c->fi;
   const char *fname = fi->name ? fi->name->name : "function";
