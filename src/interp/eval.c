@@ -1015,6 +1015,34 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
 }
 
 
+/* X[.., a:b, ..]: the index a:b of position i (of nix) checked against X's shape from its ends,
+** before it is built, with the error the built one would give (its first value out of bounds):
+** X[1, 1:3e9] must not make a 3e9-element vector first. */
+static void range_precheck(Interp *I, Value x, int nix, int i, Value a, Value b, Span sp) {
+  x = ad_primal(x);
+  a = ad_primal(a);
+  b = ad_primal(b);
+  if (x.t != VT_MAT || a.t != VT_NUM || b.t != VT_NUM || nix > 2) return;
+  const Tensor *m = x.u.m;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m), len;
+  const char *dim;
+  if (nix == 1) {
+    if (rows != 1 && cols != 1)
+      mls_throw(I, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
+                (long long)rows, (long long)cols);
+    len = rows == 1 ? cols : rows;
+    dim = rows == 1 ? "columns" : "rows";
+  } else {
+    len = i == 0 ? rows : cols;
+    dim = i == 0 ? "rows" : "columns";
+  }
+  double from = a.u.n, to = b.u.n;
+  if (!isfinite(from) || !isfinite(to) || fabs(to - from) >= 1e15) return;   /* op_range reports these */
+  if (!(from >= 1 && from < (double)len + 1)) index_oob(I, sp, from, m, dim);
+  double bad = to >= from ? from + ceil((double)len + 1 - from) : from - (floor(from - 1) + 1);
+  if (to >= from ? bad <= to + 1e-10 : bad >= to - 1e-10) index_oob(I, sp, bad, m, dim);
+}
+
 __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
   int mark = I->ntmp;
   Value x = eval(I, n->kids[0]);
@@ -1022,8 +1050,18 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
   uint32_t nix = n->nkids - 1;
   Value iv[2] = { val_unbound(), val_unbound() };
   for (uint32_t i = 0; i < nix; i++) {
-    if (!n->kids[i + 1]) continue;
-    iv[i] = eval(I, n->kids[i + 1]);
+    AstNode *k = n->kids[i + 1];
+    if (!k) continue;
+    if (k->kind == AST_BINARY && k->op == OP_RANGE && nix <= 2) {   /* a:b: its ends first */
+      Value a = eval(I, k->kids[0]);
+      tmp_push(I, a);
+      Value b = eval(I, k->kids[1]);
+      tmp_push(I, b);
+      range_precheck(I, x, (int)nix, (int)i, a, b, n->span);
+      iv[i] = op_binary(I, OP_RANGE, a, b, k->span);
+    } else {
+      iv[i] = eval(I, k);
+    }
     tmp_push(I, iv[i]);
   }
   Value r = index_read(I, x, (int)nix, iv, n->span);
