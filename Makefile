@@ -97,6 +97,10 @@ repl-test: mls
 install-test: mls
 	tests/install/test_install.sh
 
+# Writes that must not damage files, and signals in script mode (shell-level checks).
+robust-test: mls
+	tests/robustness/test_files.sh ./mls
+
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
@@ -106,6 +110,7 @@ test: deps-install
 	$(MAKE) staged-test
 	$(MAKE) repl-test
 	$(MAKE) install-test
+	$(MAKE) robust-test
 	$(MAKE) sanitize-run
 	@echo "make test: all suites passed"
 

@@ -5,6 +5,7 @@
 ** ops.c, where the tape and the stager attach.
 */
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include "autodiff.h"
 #include "backend/scalar.h"
@@ -40,8 +41,9 @@ l_noret nan_check_fail(Interp *I, const char *op, Span sp) {
 
 void interp_check_interrupt(Interp *I, Span sp) {
   if (I->interrupted) {
+    int sig = I->interrupted;                  /* the signal's number, or 1 (the REPL's Ctrl-C) */
     I->interrupted = 0;
-    mls_throw(I, sp, "interrupted");
+    mls_throw(I, sp, sig == SIGTERM ? "terminated (SIGTERM)" : "interrupted");
   }
 }
 
