@@ -151,8 +151,6 @@ Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp) {
 ** min: the smallest value allowed (1 for sizes and strides, 0 for padding). */
 static void ints(Interp *I, Args *a, int i, int n, int64_t min, double *out) {
   Value v = ad_concrete(I, a->v[i], a->span, "a shape argument");
-  const char *name = I->cur_bi->name;
-  (void)name;
   int got = -1;
   char d[64];
   if (v.t == VT_MAT) {
