@@ -111,6 +111,13 @@ static void bias_shapes(Interp *I, OpKind op, const Value *in, Span sp) {
               (long long)K, (long long)K, (long long)C);
 }
 
+static bool all_finite(const Tensor *t) {
+  const double *d = tensor_data(t);
+  for (int64_t i = 0; i < tensor_numel(t); i++)
+    if (!isfinite(d[i])) return false;
+  return true;
+}
+
 Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp) {
   int nin = op_info[op].arity;
   bool bias = op == OP_BIAS_ADD || op == OP_BIAS_MULTIPLY;
@@ -141,6 +148,11 @@ Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp) {
   tmp_push(I, val_mat(out));
   if (out->st->be->run(op, out, cin, &p) != 0)
     mls_throw(I, sp, "the %s backend cannot run '%s'", out->st->be->name, op_info[op].sym);
+  if (I->nan_check && !all_finite(out)) {          /* --nan-check: only when the inputs were finite */
+    bool fin = true;
+    for (int k = 0; k < nin; k++) fin = fin && all_finite(cin[k]);
+    if (fin) nan_check_fail(I, op_info[op].sym, sp);
+  }
   out->refcount++;
   tmp_release_to(I, mark);
   return val_mat(out);
