@@ -14,14 +14,14 @@
 #include "backend/cpu.h"
 
 /* ---- im2col / col2im ----
-** col is (C*R*S) x (P*Q): row (c*R + r)*S + s, column p*Q + q holds the input pixel that filter
-** tap (c, r, s) meets at output (p, q), or 0 in the padding. */
-static void im2col(const NnParams *g, const double *x, double *col) {
-  int64_t PQ = g->P * g->Q;
+** col holds (C*R*S) rows of ld entries; an image's patches fill columns [0, P*Q) of it: row
+** (c*R + r)*S + s, column p*Q + q holds the input pixel that filter tap (c, r, s) meets at
+** output (p, q), or 0 in the padding. Images of a block sit side by side (ld = B*P*Q). */
+static void im2col(const NnParams *g, const double *x, double *col, int64_t ld) {
   for (int64_t c = 0; c < g->C; c++)
     for (int64_t r = 0; r < g->R; r++)
       for (int64_t s = 0; s < g->S; s++) {
-        double *row = col + ((c * g->R + r) * g->S + s) * PQ;
+        double *row = col + ((c * g->R + r) * g->S + s) * ld;
         for (int64_t p = 0; p < g->P; p++) {
           int64_t h = p * g->sh - g->ph + r;
           double *o = row + p * g->Q;
@@ -36,12 +36,11 @@ static void im2col(const NnParams *g, const double *x, double *col) {
 }
 
 /* The adjoint of im2col: dx (one image, zeroed by the caller) += each entry of col at its pixel. */
-static void col2im(const NnParams *g, const double *col, double *dx) {
-  int64_t PQ = g->P * g->Q;
+static void col2im(const NnParams *g, const double *col, int64_t ld, double *dx) {
   for (int64_t c = 0; c < g->C; c++)
     for (int64_t r = 0; r < g->R; r++)
       for (int64_t s = 0; s < g->S; s++) {
-        const double *row = col + ((c * g->R + r) * g->S + s) * PQ;
+        const double *row = col + ((c * g->R + r) * g->S + s) * ld;
         for (int64_t p = 0; p < g->P; p++) {
           int64_t h = p * g->sh - g->ph + r;
           if (h < 0 || h >= g->H) continue;
@@ -55,47 +54,101 @@ static void col2im(const NnParams *g, const double *col, double *dx) {
       }
 }
 
-/* out (N x F*P*Q) = conv2d(x (N x C*H*W), filt (F x C*R*S)): per image, filt %*% im2col(x). */
+/* Images are processed in blocks of B side by side, so each GEMM is large (one per block, not
+** per image); B keeps the patch matrix and the block's F x B*P*Q product near 32 MB. */
+#define CONV_BLOCK_DOUBLES ((int64_t)4 << 20)
+static int64_t block_images(const NnParams *g) {
+  int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q, per = (CRS > g->F ? CRS : g->F) * PQ;
+  int64_t B = per > 0 ? CONV_BLOCK_DOUBLES / per : g->N;
+  if (B < 1) B = 1;
+  return B < g->N ? B : g->N;
+}
+
+/* The patch matrix and the block product, from the backend's buffer cache (a call per layer
+** and batch reuses the same sizes, so they cost no page faults after the first). */
+typedef struct Scratch { double *col, *blk; size_t ncol, nblk; } Scratch;
+static void scratch_free(Scratch *sc) {
+  if (sc->col) be_cpu.free(sc->col, sc->ncol);
+  if (sc->blk) be_cpu.free(sc->blk, sc->nblk);
+}
+
+static int scratch(Scratch *sc, int64_t ncol, int64_t nblk) {
+  sc->ncol = (size_t)ncol * sizeof(double);
+  sc->nblk = (size_t)nblk * sizeof(double);
+  sc->col = be_cpu.alloc(sc->ncol);
+  sc->blk = nblk ? be_cpu.alloc(sc->nblk) : NULL;
+  if (!sc->col || (nblk && !sc->blk)) { scratch_free(sc); return 1; }
+  return 0;
+}
+
+/* blk (F x B*PQ, images side by side) <-> rows n0.. of an N x F*PQ matrix (a copy each way). */
+static void unpack_block(const NnParams *g, const double *blk, int64_t B, double *rows) {
+  int64_t PQ = g->P * g->Q;
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t f = 0; f < g->F; f++)
+      memcpy(rows + (b * g->F + f) * PQ, blk + f * B * PQ + b * PQ, (size_t)PQ * sizeof(double));
+}
+
+static void pack_block(const NnParams *g, const double *rows, int64_t B, double *blk) {
+  int64_t PQ = g->P * g->Q;
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t f = 0; f < g->F; f++)
+      memcpy(blk + f * B * PQ + b * PQ, rows + (b * g->F + f) * PQ, (size_t)PQ * sizeof(double));
+}
+
+/* out (N x F*P*Q) = conv2d(x (N x C*H*W), filt (F x C*R*S)): per block, filt %*% im2col(x). */
 static int conv2d(const NnParams *g, const double *x, const double *filt, double *out) {
-  int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q;
-  double *col = malloc((size_t)(CRS * PQ) * sizeof(double));
-  if (!col) return 1;
-  for (int64_t n = 0; n < g->N; n++) {
-    im2col(g, x + n * g->C * g->H * g->W, col);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->F, (int)PQ, (int)CRS, 1.0, filt, (int)CRS,
-                col, (int)PQ, 0.0, out + n * g->F * PQ, (int)PQ);
+  int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q, CHW = g->C * g->H * g->W, Bmax = block_images(g);
+  Scratch sc;
+  if (scratch(&sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
+  double *col = sc.col, *blk = sc.blk;
+  for (int64_t n0 = 0; n0 < g->N; n0 += Bmax) {
+    int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
+    for (int64_t b = 0; b < B; b++) im2col(g, x + (n0 + b) * CHW, col + b * PQ, B * PQ);
+    double *dst = B > 1 ? blk : out + n0 * g->F * PQ;     /* one image: straight into its row */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->F, (int)(B * PQ), (int)CRS, 1.0, filt, (int)CRS,
+                col, (int)(B * PQ), 0.0, dst, (int)(B * PQ));
+    if (B > 1) unpack_block(g, blk, B, out + n0 * g->F * PQ);
   }
-  free(col);
+  scratch_free(&sc);
   return 0;
 }
 
-/* dfilt (F x C*R*S) = sum over images of dout_n (F x P*Q) %*% t(im2col(x_n)), images in order. */
+/* dfilt (F x C*R*S) = the sum over blocks of dout_block (F x B*P*Q) %*% t(im2col(x_block)). */
 static int conv2d_bwd_filter(const NnParams *g, const double *x, const double *dout, double *dfilt) {
-  int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q;
-  double *col = malloc((size_t)(CRS * PQ) * sizeof(double));
-  if (!col) return 1;
+  int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q, CHW = g->C * g->H * g->W, Bmax = block_images(g);
+  Scratch sc;
+  if (scratch(&sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
+  double *col = sc.col, *blk = sc.blk;
   if (g->N == 0) memset(dfilt, 0, (size_t)(g->F * CRS) * sizeof(double));
-  for (int64_t n = 0; n < g->N; n++) {
-    im2col(g, x + n * g->C * g->H * g->W, col);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)g->F, (int)CRS, (int)PQ, 1.0, dout + n * g->F * PQ,
-                (int)PQ, col, (int)PQ, n == 0 ? 0.0 : 1.0, dfilt, (int)CRS);
+  for (int64_t n0 = 0; n0 < g->N; n0 += Bmax) {
+    int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
+    for (int64_t b = 0; b < B; b++) im2col(g, x + (n0 + b) * CHW, col + b * PQ, B * PQ);
+    const double *d = dout + n0 * g->F * PQ;
+    if (B > 1) { pack_block(g, d, B, blk); d = blk; }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)g->F, (int)CRS, (int)(B * PQ), 1.0, d, (int)(B * PQ),
+                col, (int)(B * PQ), n0 == 0 ? 0.0 : 1.0, dfilt, (int)CRS);
   }
-  free(col);
+  scratch_free(&sc);
   return 0;
 }
 
-/* dx (N x C*H*W) = per image col2im(t(filt) %*% dout_n). */
+/* dx (N x C*H*W) = per block col2im(t(filt) %*% dout_block). */
 static int conv2d_bwd_data(const NnParams *g, const double *filt, const double *dout, double *dx) {
-  int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q, CHW = g->C * g->H * g->W;
-  double *col = malloc((size_t)(CRS * PQ) * sizeof(double));
-  if (!col) return 1;
+  int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q, CHW = g->C * g->H * g->W, Bmax = block_images(g);
+  Scratch sc;
+  if (scratch(&sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
+  double *col = sc.col, *blk = sc.blk;
   memset(dx, 0, (size_t)(g->N * CHW) * sizeof(double));
-  for (int64_t n = 0; n < g->N; n++) {
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CRS, (int)PQ, (int)g->F, 1.0, filt, (int)CRS,
-                dout + n * g->F * PQ, (int)PQ, 0.0, col, (int)PQ);
-    col2im(g, col, dx + n * CHW);
+  for (int64_t n0 = 0; n0 < g->N; n0 += Bmax) {
+    int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
+    const double *d = dout + n0 * g->F * PQ;
+    if (B > 1) { pack_block(g, d, B, blk); d = blk; }
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CRS, (int)(B * PQ), (int)g->F, 1.0, filt, (int)CRS,
+                d, (int)(B * PQ), 0.0, col, (int)(B * PQ));
+    for (int64_t b = 0; b < B; b++) col2im(g, col + b * PQ, B * PQ, dx + (n0 + b) * CHW);
   }
-  free(col);
+  scratch_free(&sc);
   return 0;
 }
 
