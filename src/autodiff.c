@@ -112,6 +112,7 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
     if (ad_any_active(1, in)) return ad_apply(I, OP_SCATTER, 1, in, 5, x, sp);
     return index_scatter(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, (int)x[2].u.n, x + 3, sp);
   default:
+    if (flags & OPF_NN) return op_nn(I, op, in, nextra ? x[0] : val_null(), sp);
     if (flags & OPF_KEEP) return op_scan(I, op, in[0], sp);
     if (flags & OPF_RED) return op_reduce(I, op, in[0], sp);
     break;
@@ -232,6 +233,19 @@ static Value matmul_t(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
   Tensor *C = tensor_new(I, m, n);
   C->st->be->gemm(ta, tb, 1.0, A, B, 0.0, C);
   return val_mat(C);
+}
+
+/* OPF_NN helpers: op on (x, y) with node nd's parameter matrix (a temp); the sums of g
+** (N x C*HW) over the images and the pixels of each of the C = nrow(bias) channels (C x 1). */
+#define NN(op, x, y) T(I, op_nn(I, op, (Value[]){ x, y }, nd->val[nd->nin], sp))
+static Value channel_sums(Interp *I, Value g, Value bias, Span sp) {
+  bool n;
+  int64_t gr, gc, c, one;
+  shape(g, &n, &gr, &gc);
+  shape(bias, &n, &c, &one);
+  Value cs = T(I, op_reduce(I, OP_COLSUMS, g, sp));
+  Value m = T(I, op_reshape(I, cs, c, gc / c, sp));
+  return T(I, op_reduce(I, OP_ROWSUMS, m, sp));
 }
 
 /* The ONE switch of derivative rules: gin[k] = (dOut/dIn_k)^T g for the inputs in[k] >= 0.
@@ -426,6 +440,39 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     gin[0] = an && !rn ? T(I, op_reduce(I, OP_SUM, rd, sp)) : rd;
     break;
   }
+  /* ---- deep-learning ops (OPF_NN): the conv2d family is bilinear and closed under
+  ** differentiation, so every rule is another op of the family (grad of grad works) ---- */
+  case OP_CONV2D:                           /* (X, W): dX = bwd_data(W, g), dW = bwd_filter(X, g) */
+    if (want0) gin[0] = NN(OP_CONV2D_BWD_DATA, b, g);
+    if (want1) gin[1] = NN(OP_CONV2D_BWD_FILT, a, g);
+    break;
+  case OP_CONV2D_BWD_DATA:                  /* (W, D) -> N x CHW: dW = bwd_filter(g, D), dD = conv2d(g, W) */
+    if (want0) gin[0] = NN(OP_CONV2D_BWD_FILT, g, b);
+    if (want1) gin[1] = NN(OP_CONV2D, g, a);
+    break;
+  case OP_CONV2D_BWD_FILT:                  /* (X, D) -> F x CRS: dX = bwd_data(g, D), dD = conv2d(X, g) */
+    if (want0) gin[0] = NN(OP_CONV2D_BWD_DATA, g, b);
+    if (want1) gin[1] = NN(OP_CONV2D, a, g);
+    break;
+  case OP_MAX_POOL: gin[0] = NN(OP_MAX_POOL_BWD, a, g); break;
+  case OP_MAX_POOL_BWD:                     /* (X, D): piecewise constant in X; linear in D */
+    if (want1) gin[1] = NN(OP_MAX_POOL_GATHER, a, g);
+    break;
+  case OP_MAX_POOL_GATHER:                  /* (X, G): the adjoint of max_pool_backward in G */
+    if (want1) gin[1] = NN(OP_MAX_POOL_BWD, a, g);
+    break;
+  case OP_AVG_POOL: gin[0] = NN(OP_AVG_POOL_BWD, a, g); break;
+  case OP_AVG_POOL_BWD:                     /* (X, D): X gives only the shape */
+    if (want1) gin[1] = T(I, op_nn(I, OP_AVG_POOL, &g, nd->val[2], sp));
+    break;
+  case OP_BIAS_ADD:                         /* (X, b): db = the sums of g over each channel */
+    if (want0) gin[0] = g;
+    if (want1) gin[1] = channel_sums(I, g, b, sp);
+    break;
+  case OP_BIAS_MULTIPLY:
+    if (want0) gin[0] = T(I, op_nn(I, OP_BIAS_MULTIPLY, (Value[]){ g, b }, val_null(), sp));
+    if (want1) gin[1] = channel_sums(I, B2(OP_MUL, g, a), b, sp);
+    break;
   default:
     mls_throw(I, sp, "grad: '%s' has no derivative rule", op_info[nd->op].sym);
   }
@@ -535,6 +582,18 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_IFELSE: return T(I, op_ifelse(I, a, tzero(tin[1]), tzero(tin[2]), sp));
   case OP_INDEX: return T(I, ad_apply(I, OP_INDEX, 1, &ta, 3, x, sp));
   case OP_SCATTER: return T(I, ad_apply(I, OP_SCATTER, 1, &ta, 5, x, sp));
+  case OP_CONV2D: case OP_CONV2D_BWD_DATA: case OP_CONV2D_BWD_FILT: case OP_BIAS_MULTIPLY: {   /* bilinear */
+    Value prm = op == OP_BIAS_MULTIPLY ? val_null() : x[0];
+    return tadd(I, ta.t == VT_NULL ? ta : T(I, op_nn(I, op, (Value[]){ ta, b }, prm, sp)),
+                tb.t == VT_NULL ? tb : T(I, op_nn(I, op, (Value[]){ a, tb }, prm, sp)), sp);
+  }
+  case OP_MAX_POOL: return ta.t == VT_NULL ? ta : T(I, op_nn(I, OP_MAX_POOL_GATHER, (Value[]){ a, ta }, x[0], sp));
+  case OP_AVG_POOL: return ta.t == VT_NULL ? ta : T(I, op_nn(I, OP_AVG_POOL, &ta, x[0], sp));
+  case OP_MAX_POOL_BWD: case OP_MAX_POOL_GATHER: case OP_AVG_POOL_BWD:   /* linear in the second */
+    return tb.t == VT_NULL ? tb : T(I, op_nn(I, op, (Value[]){ a, tb }, x[0], sp));
+  case OP_BIAS_ADD:
+    if (tb.t == VT_NULL) return ta;
+    return T(I, op_nn(I, OP_BIAS_ADD, (Value[]){ ta.t == VT_NULL ? B2(OP_MULZ, val_num(0), a) : ta, tb }, val_null(), sp));
   default: break;
   }
   mls_throw(I, sp, "jvp: '%s' has no forward rule", op_info[op].sym);

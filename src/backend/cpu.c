@@ -219,6 +219,7 @@ static int cpu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p
   if ((flags & OPF_EW) && op_info[op].arity == 2) return run_binary(op, out, in, p);
   if (flags & OPF_EW) return run_unary(op, out, in);
   if (flags & OPF_RED) return cpu_run_reduce(op, out, in, p);
+  if (flags & OPF_NN) return cpu_run_nn(op, out, in, p);
   if (op == OP_TRANSPOSE) { transpose(in[0], out); return 0; }
   return 1;
 }
