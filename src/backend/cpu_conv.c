@@ -1,6 +1,6 @@
 /*
 ** cpu_conv.c — the CPU backend's deep-learning kernels (OPF_NN): conv2d and its two backward
-** ops by im2col + OpenBLAS GEMM, one image at a time; max and average pooling and their
+** ops by im2col + OpenBLAS GEMM, a block of images per product; max and average pooling and their
 ** backward ops as direct loops over (image, channel) planes; bias_add and bias_multiply.
 ** Images are rows of an N x (C*H*W) matrix, NCHW row-major per row (DML's layout). Every
 ** result is computed in a fixed order, so it does not depend on the thread count.

@@ -1115,6 +1115,8 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
     char d[64];
     mls_throw(I, sp, "cannot assign into an index of %s", val_describe(*place, d, sizeof d));
   }
+  for (uint32_t k = 0; k < nix && k < 2; k++)         /* a staged index (h[j, 1] = v, j captured) */
+    if (iv[k].t == VT_BOX) iv[k] = ad_concrete(I, iv[k], sp, "an index");
   Tensor *m = place->u.m;
   int64_t rows = tensor_rows(m), cols = tensor_cols(m);
   Index ri, ci;
