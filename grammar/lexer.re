@@ -63,6 +63,12 @@ void lex_next(Lexer *lx, Token *t) {
     dqstr | sqstr { lx->cur = YYCURSOR; RET(TK_STR); }
     badesc     { lx->cur = YYCURSOR; t->start = (uint32_t)(lx->cur - lx->base) - 2;
                  BAD("invalid escape sequence in string"); }
+    "\"" ([^"\\\x00] | esc)* "\x00" | "'" ([^'\\\x00] | esc)* "\x00"
+               { if (YYCURSOR - 1 < lx->lim) {       /* a NUL inside, not the end of input */
+                   lx->cur = YYCURSOR; t->start = (uint32_t)(YYCURSOR - 1 - lx->base);
+                   BAD("NUL byte inside a string");
+                 }
+                 lx->cur = lx->lim; BAD("unterminated string"); }
     ["']       { lx->cur = lx->lim; BAD("unterminated string"); }
 
     "%*%"  { lx->cur = YYCURSOR; RET(TK_MATMUL); }

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 #include "autodiff.h"
 #include "builtins.h"
@@ -361,6 +362,18 @@ double bi_num(Interp *I, Args *a, int i) {
 }
 
 double bi_opt_num(Interp *I, Args *a, int i, double dflt) { return bi_given(a, i) ? bi_num(I, a, i) : dflt; }
+
+int64_t bi_opt_dim(Interp *I, Args *a, int i, int64_t dflt) {
+  if (!bi_given(a, i)) return dflt;
+  double d = bi_num(I, a, i);
+  if (!(d >= 0 && d == floor(d) && d < 9e15)) {   /* (no cast of NaN or 1e300 to an integer) */
+    char buf[32];
+    if (isnan(d)) snprintf(buf, sizeof buf, "NaN");
+    else snprintf(buf, sizeof buf, "%.15g", d);
+    bi_argerror(I, i + 1, "a non-negative whole number expected, got %s", buf);
+  }
+  return (int64_t)d;
+}
 
 bool bi_opt_bool(Interp *I, Args *a, int i, bool dflt) {
   if (!bi_given(a, i)) return dflt;

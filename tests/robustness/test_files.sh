@@ -61,4 +61,12 @@ sleep 1.5; kill -INT $pid; wait $pid; rc=$?
 check "SIGINT while writing: status 130, no temporary file" "[ $rc = 130 ] && grep -q 'error: interrupted' err && [ -z \"\$(ls | grep tmp)\" ]"
 check "... and big.csv is whole (a complete earlier write, or none)" "[ ! -e big.csv ] || [ \$(wc -l < big.csv) = 1000 ]"
 
+# 8. a NUL byte inside a closed string is named as such (it said "unterminated string")
+printf 'x = "ab\0cd"\nprint(x)\n' > nul.mls
+"$MLS" nul.mls > out 2> err; rc=$?
+check "a NUL byte inside a string is a located error" "[ $rc = 2 ] && grep -q 'nul.mls:1:8: error: NUL byte inside a string' err"
+printf 'x = "abcd\n' > unt.mls
+"$MLS" unt.mls > out 2> err; rc=$?
+check "an unterminated string is still called that" "[ $rc = 2 ] && grep -q 'unt.mls:1:5: error: unterminated string' err"
+
 exit $fail
