@@ -84,6 +84,7 @@ Value op_concat(Interp *I, Value a, Value b, Span sp) {
   tb_init(&t);
   fmt_value_text(I, &t, a, sp);
   fmt_value_text(I, &t, b, sp);
+  if (I->interrupted) { tb_free(&t); interp_check_interrupt(I, sp); }
   Value r = val_str(t.p, t.n);
   tb_free(&t);
   return r;

@@ -61,6 +61,12 @@ sleep 1.5; kill -INT $pid; wait $pid; rc=$?
 check "SIGINT while writing: status 130, no temporary file" "[ $rc = 130 ] && grep -q 'error: interrupted' err && [ -z \"\$(ls | grep tmp)\" ]"
 check "... and big.csv is whole (a complete earlier write, or none)" "[ ! -e big.csv ] || [ \$(wc -l < big.csv) = 1000 ]"
 
+# 7b. a long builtin polls the flag: turning 3.3 million numbers into text (about 2 s) stops
+printf 's = "" + (12345678:9012345)\nprint("not reached")\n' > cc.mls
+"$MLS" cc.mls > out 2> err & pid=$!
+sleep 0.7; kill -INT $pid; wait $pid; rc=$?
+check "SIGINT while formatting a long text: status 130, located" "[ $rc = 130 ] && grep -q 'cc.mls:1:5: error: interrupted' err && [ ! -s out ]"
+
 # 8. a NUL byte inside a closed string is named as such (it said "unterminated string")
 printf 'x = "ab\0cd"\nprint(x)\n' > nul.mls
 "$MLS" nul.mls > out 2> err; rc=$?
