@@ -131,7 +131,7 @@ const Builtin builtin_table[] = {
   { "names", bi_names, "names(L)", OP_NONE, 0, "The names of a list's elements, as a list of strings (\"\" when unnamed)." },
   { "ncol", bi_ncol, "ncol(X)", OP_NONE, BI_SHAPE, "Number of columns (1 for a number)." },
   { "nrow", bi_nrow, "nrow(X)", OP_NONE, BI_SHAPE, "Number of rows (1 for a number)." },
-  { "order", bi_order, "order(target, by=1, decreasing=FALSE, index.return=FALSE)", OP_NONE, 0, "Sorts the rows of target by column by (stable); index.return=TRUE gives the row indices.\nby may be a vector of columns (the first most significant). NaN sorts last either way, as R.\nindex.return=TRUE returns the permutation as a column vector of 1-based row indices." },
+  { "order", bi_order, "order(target, by=1, decreasing=FALSE, index.return=FALSE)", OP_NONE, BI_AD, "Sorts the rows of target by column by (stable); index.return=TRUE gives the row indices.\nby may be a vector of columns (the first most significant). NaN sorts last either way, as R.\nindex.return=TRUE returns the permutation as a column vector of 1-based row indices." },
   { "outer", bi_outer, "outer(a, b, op=\"*\")", OP_NONE, 0, "Matrix of op(a[i], b[j]) for column vector a and row vector b; op is \"+\", \"-\", \"*\", \"/\", \"^\", a comparison, \"min\" or \"max\".\nVectors of either orientation are accepted; the result is length(a) x length(b).\nAlso \"%%\", \"%/%\", \"&\" and \"|\": any elementwise binary operator." },
   { "paste", bi_paste, "paste(..., sep=\" \")", OP_NONE, 0,
     "Joins the text of its arguments with sep (numbers to 15 significant digits)." },
@@ -153,8 +153,8 @@ const Builtin builtin_table[] = {
     "extension (.csv .txt .text .ijv .mtx .mm .npy .idx -ubyte), and a .gz file is decompressed.\n"
     "A csv or text file's .mtd sidecar (written by write) supplies the shape, header and sep;\n"
     "rows= and cols= declare the shape of a text file (or check the shape of any other)." },
-  { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, 0, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
-  { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, 0, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
+  { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, BI_AD, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
+  { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
   { "round", bi_unary, "round(x)", OP_ROUND, DIFF | BI_AD, "Rounds to the nearest whole number, halves to even (as R), elementwise." },
   { "rowIndexMax", bi_rowIndexMax, "rowIndexMax(X)", OP_ROWINDEXMAX, 0, "Column index (1-based) of the largest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN (R's max.col); empty rows are an error." },
   { "rowIndexMin", bi_rowIndexMin, "rowIndexMin(X)", OP_ROWINDEXMIN, 0, "Column index (1-based) of the smallest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN; empty rows are an error." },
@@ -317,7 +317,8 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
   if (ad_any_active(nargs, args)) {          /* a grad (or a stage) is tracing some argument */
     if ((b->flags & BI_DIFF) && !(b->flags & BI_AD) && ad_any_grad(nargs, args))
       mls_throw(I, sp, "grad: '%s' has no derivative rule yet", b->name);
-    if (!(b->flags & BI_DIFF)) {             /* discrete results: see through the boxes */
+    if (!(b->flags & BI_DIFF) && (!(b->flags & BI_AD) || !ad_any_grad(nargs, args))) {
+      /* discrete results (and data movers no grad is tracing): see through the boxes */
       for (int j = 0; j < a.n; j++) a.v[j] = ad_primal(a.v[j]);
       for (int j = 0; j < a.ndots; j++) dots[j] = ad_primal(dots[j]);
     }

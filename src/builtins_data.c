@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "autodiff.h"
 #include "builtins.h"
 #include "err.h"
 #include "mem.h"
@@ -96,7 +97,28 @@ static void merge_sort(const SortKeys *k, int64_t *idx, int64_t *tmp, int64_t n)
 
 /* order(target, by=1, decreasing=FALSE, index.return=FALSE) as DML: sorts the rows of target
 ** by column by (or by several columns, given as a vector, the first most significant); stable. */
+/* replace, removeEmpty and order move cells of their first argument: under grad (BI_AD) that
+** argument arrives boxed. The cells to move are found on plain values; the result is then
+** built from the boxed argument with a differentiable op (an index, an ifelse), so the
+** gradient flows back to the cells that were kept (it was silently zero). Returns the boxed
+** first argument, or val_null() when nothing is traced. */
+static Value unbox_args(Args *a) {
+  Value x0 = a->v[0].t == VT_BOX ? a->v[0] : val_null();
+  for (int j = 0; j < a->n; j++) a->v[j] = ad_primal(a->v[j]);
+  return x0;
+}
+
 Value bi_order(Interp *I, Args *a) {
+  Value x0 = unbox_args(a);
+  if (x0.t == VT_BOX && !bi_opt_bool(I, a, 3, false)) {    /* the rows of x0, permuted */
+    a->v[3] = val_bool(true);
+    Value perm = bi_order(I, a);
+    tmp_push(I, perm);
+    Value r = index_read(I, x0, 2, (Value[]){ perm, val_unbound() }, a->span);
+    tmp_pop(I, 1);
+    val_release(perm);
+    return r;
+  }
   int mark = I->ntmp;
   Tensor *X = held_mat(I, a, 0);
   int64_t r = tensor_rows(X), c = tensor_cols(X);
@@ -227,6 +249,7 @@ Value bi_table(Interp *I, Args *a) {
 ** select entry is nonzero. When nothing is kept the result has 0 rows (columns); empty.return=TRUE
 ** gives DML's single row (column) of zeros instead. */
 Value bi_removeEmpty(Interp *I, Args *a) {
+  Value x0 = unbox_args(a);
   int mark = I->ntmp;
   Tensor *X = held_mat(I, a, 0);
   const char *margin = bi_str(I, a, 1);
@@ -262,6 +285,17 @@ Value bi_removeEmpty(Interp *I, Args *a) {
       for (int64_t j = 0; j < c; j++) k[j] = k[j] != 0 || d[i * c + j] != 0;
   }
   for (int64_t i = 0; i < n; i++) kept += k[i] != 0;
+  if (x0.t == VT_BOX && kept > 0) {                   /* the kept rows (columns) of x0 */
+    Tensor *ix = tensor_new(I, kept, 1);
+    tmp_push(I, val_mat(ix));
+    double *p = tensor_data(ix);
+    for (int64_t i = 0; i < n; i++)
+      if (k[i] != 0) *p++ = (double)(i + 1);
+    Value iv[2] = { rows ? val_mat(ix) : val_unbound(), rows ? val_unbound() : val_mat(ix) };
+    Value kept_cells = index_read(I, x0, 2, iv, a->span);
+    tmp_release_to(I, mark);
+    return kept_cells;
+  }
   Tensor *out;
   if (kept == 0 && empty_return) {
     out = rows ? tensor_zeros(I, 1, c) : tensor_zeros(I, r, 1);
@@ -286,14 +320,27 @@ Value bi_removeEmpty(Interp *I, Args *a) {
 /* replace(target, pattern, replacement): every cell equal to pattern (NaN matches NaN) becomes
 ** replacement. A number gives a number. */
 Value bi_replace(Interp *I, Args *a) {
+  Value x0 = unbox_args(a);
   double pat = bi_num(I, a, 1), rep = bi_num(I, a, 2);
   Value v = a->v[0];
   if (v.t == VT_NUM || v.t == VT_BOOL) {
     double x = v.t == VT_NUM ? v.u.n : v.u.b;
-    return val_num((pat != pat ? x != x : x == pat) ? rep : x);
+    bool hit = pat != pat ? x != x : x == pat;
+    if (x0.t == VT_BOX && !hit) { val_retain(x0); return x0; }
+    return val_num(hit ? rep : x);
   }
   int mark = I->ntmp;
   Tensor *X = held_mat(I, a, 0);
+  if (x0.t == VT_BOX) {                               /* ifelse(hit, replacement, x0) */
+    Tensor *hit = tensor_new(I, tensor_rows(X), tensor_cols(X));
+    tmp_push(I, val_mat(hit));
+    const double *d = tensor_data(X);
+    double *h = tensor_data(hit);
+    for (int64_t i = 0; i < tensor_numel(X); i++) h[i] = pat != pat ? d[i] != d[i] : d[i] == pat;
+    Value r = op_ifelse(I, val_mat(hit), val_num(rep), x0, a->span);
+    tmp_release_to(I, mark);
+    return r;
+  }
   Tensor *out = tensor_new(I, tensor_rows(X), tensor_cols(X));
   const double *d = tensor_data(X);
   double *o = tensor_data(out);

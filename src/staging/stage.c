@@ -96,9 +96,16 @@ bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args)
   if (!I->stage->active || (b->flags & (BI_SHAPE | BI_LAZY))) return false;
   if (b->flags & BI_EFFECT) return true;
   if (b->flags & BI_DIFF) return false;      /* computes through ops: those are recorded */
-  for (int i = 0; i < nargs; i++)
-    if (holds_box(args[i], I->stage)) return true;
-  return false;
+  bool staged = false;
+  for (int i = 0; i < nargs; i++) staged = staged || holds_box(args[i], I->stage);
+  if (staged && (b->flags & BI_AD) && ad_any_grad(nargs, args)) {
+    /* a data mover (order, removeEmpty, replace) under a grad: which cells it keeps is found
+    ** from the values of this run, so the block is not a graph; it runs eagerly from here. */
+    graph_mark_dynamic(I->stage->graph, I, (Span){ 0, 0 }, "'%s' moves cells a grad is tracing", b->name);
+    I->stage->active = false;
+    return false;
+  }
+  return staged;
 }
 
 Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp) {
