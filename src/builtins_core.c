@@ -498,12 +498,16 @@ Value bi_help(Interp *I, Args *a) {
     }
     return val_null();
   }
-  Value v = a->v[0];
+  Value v = a->v[0], held = val_null();
   const Builtin *b = NULL;
   if (v.t == VT_STR) {
     Symbol *s = sym_lookup(&I->syms, v.u.s->s, v.u.s->len);
     if (s && s->global.t == VT_FUNC) v = s->global;
     else b = bi_find(v.u.s->s);
+    if (!b && v.t == VT_STR && s) {                  /* a builtin written in MLS */
+      Value lf = interp_lib_function(I, s, a->span);
+      if (lf.t == VT_FUNC) { tmp_push(I, lf); v = held = lf; }
+    }
     if (!b && v.t == VT_STR) bi_error(I, "no help for '%s'", v.u.s->s);
   } else if (v.t == VT_BUILTIN) {
     b = v.u.bi;
@@ -531,6 +535,7 @@ Value bi_help(Interp *I, Args *a) {
     doc_comments(&t, c);
     fputs(t.p, I->out);
     tb_free(&t);
+    if (held.t == VT_FUNC) { tmp_pop(I, 1); val_release(held); }
     return val_null();
   }
   char d[64];

@@ -83,6 +83,8 @@ static Value eval_name(Interp *I, AstNode *n) {
   if (p && I->stage) return staged_read(I, n, p);
   if (p) { val_retain(*p); return *p; }
   if (n->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = n->u.sym->bi; return v; }
+  Value lf = interp_lib_function(I, n->u.sym, n->span);      /* stdlib/builtin/NAME.mls */
+  if (lf.t != VT_UNBOUND) return lf;
   mls_throw(I, n->span, "object '%s' not found", n->u.sym->name);
 }
 
@@ -790,6 +792,8 @@ static Value lookup_function(Interp *I, AstNode *f) {
       if (e->fi->slots[i] == f->u.sym && is_fn(e->slots[i])) return fn_at(I, f, &e->slots[i]);
   if (p && is_fn(f->u.sym->global)) return fn_at(I, f, &f->u.sym->global);
   if (f->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = f->u.sym->bi; return v; }
+  Value lf = interp_lib_function(I, f->u.sym, f->span);      /* stdlib/builtin/NAME.mls */
+  if (lf.t != VT_UNBOUND) return lf;
   if (p) {
     char d[64];
     mls_throw(I, f->span, "'%s' is not a function (it is %s)", f->u.sym->name, val_describe(*p, d, sizeof d));
