@@ -22,7 +22,7 @@ LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test sanitize sanitize-run bench run install clean conformance valgrind
+.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test sanitize sanitize-run bench run install clean conformance valgrind
 all: deps mls
 
 deps:
@@ -92,6 +92,10 @@ repl-test: mls
 install-test: mls
 	tests/install/test_install.sh
 
+# DML scripts (tests/dml/*.dml) run with -nvargs on tests/fixtures/dml, compared with R's results
+dml-test: mls
+	tests/dml/run.sh ./mls
+
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
@@ -101,6 +105,7 @@ test: deps-install
 	$(MAKE) staged-test
 	$(MAKE) repl-test
 	$(MAKE) install-test
+	$(MAKE) dml-test
 	$(MAKE) sanitize-run
 	@echo "make test: all suites passed"
 

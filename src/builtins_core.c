@@ -504,8 +504,8 @@ Value bi_help(Interp *I, Args *a) {
     Symbol *s = sym_lookup(&I->syms, v.u.s->s, v.u.s->len);
     if (s && s->global.t == VT_FUNC) v = s->global;
     else b = bi_find(v.u.s->s);
-    if (!b && v.t == VT_STR && s) {                  /* a builtin written in MLS */
-      Value lf = interp_lib_function(I, s, a->span);
+    if (!b && v.t == VT_STR) {                       /* a builtin written in MLS */
+      Value lf = interp_lib_function(I, sym_intern(&I->syms, v.u.s->s, v.u.s->len), a->span);
       if (lf.t == VT_FUNC) { tmp_push(I, lf); v = held = lf; }
     }
     if (!b && v.t == VT_STR) bi_error(I, "no help for '%s'", v.u.s->s);

@@ -278,6 +278,7 @@ Value interp_lib_function(Interp *I, Symbol *name, Span sp) {
   }
   if (k < I->nlibfns && I->libfns[k].fn.t == VT_NULL)
     mls_throw(I, sp, "'%s' was called while its file builtin/%s.mls was being loaded", name->name, name->name);
+  if (strchr(name->name, '/')) return val_unbound();      /* help("../x"): not a name */
   char buf[PATH_MAX], path[PATH_MAX + 64];
   const char *lib = interp_stdlib_dir(I, buf, sizeof buf);
   snprintf(path, sizeof path, "%s/builtin/%s.mls", lib, name->name);
