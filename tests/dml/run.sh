@@ -3,7 +3,7 @@
 # on the fixtures in tests/fixtures/dml/ and compares what they write with R's results
 # (tests/fixtures/dml/gen.R) to 1e-6; then the golden cases tests/dml/*.test (the builtins
 # written in MLS: help, errors located in their files); then a few scripts again under --staged
-# and --jit-all, and from an installed tree. Usage: tests/dml/run.sh [./mls]
+# and --jit-all, and from an installed tree. Usage: [MLS_PATH=stdlib] tests/dml/run.sh [./mls]
 set -u
 mls=${1:-./mls}
 case $mls in /*) ;; *) mls=$(pwd)/$mls ;; esac
@@ -14,6 +14,10 @@ trap 'rm -rf "$T"' EXIT
 pass=0
 fail=0
 cmp() { "$D/compare.py" "$@"; }
+# the standard library: $MLS_PATH (an ASan build in build/asan has none beside it), else stdlib/
+# beside the binary
+lib=${MLS_PATH:-$(cd "$(dirname "$mls")" && pwd)/stdlib}
+export MLS_PATH="$lib"
 
 # run NAME FLAGS SCRIPT NVARGS... -- COMPARISONS (each "got expected [options]", ';'-separated)
 run() {
@@ -54,6 +58,12 @@ run "l2svm icpt=1"              "" l2svm.dml $S icpt=1 reg=0.1 -- w.csv svm_w_ic
 K="X=$F/km_X C=$T/C.csv Y=$T/Y.csv fmt=csv tol=1e-12"
 run "kmeans fixed starts"       "" kmeans.dml $K Cinit=$F/km_C0 -- "C.csv km_C.csv; Y.csv km_Y.csv --tol 0"
 run "kmeans k-means++ seed=5"   "" kmeans.dml $K k=3 runs=4 seed=5 -- C.csv km_C.csv --sorted-rows
+M="X=$F/mlr_X.csv Y=$F/mlr_y.csv B=$T/B.csv fmt=csv tol=1e-12"
+run "MultiLogReg icpt=0"        "" MultiLogReg.dml $M icpt=0 reg=0   -- B.csv mlr_B_icpt0.csv
+run "MultiLogReg icpt=1 reg"    "" MultiLogReg.dml $M icpt=1 reg=0.5 -- B.csv mlr_B_icpt1.csv
+run "MultiLogReg icpt=2 reg"    "" MultiLogReg.dml $M icpt=2 reg=0.5 -- B.csv mlr_B_icpt2.csv
+N="X=$F/nb_D.csv Y=$F/nb_C.csv prior=$T/p.csv conditionals=$T/c.csv fmt=csv"
+run "naive-bayes"               "" naive-bayes.dml $N laplace=1 -- "p.csv nb_prior.csv; c.csv nb_cond.csv"
 P="X=$F/pca_X.csv Xout=$T/Xo.csv M=$T/M.csv"
 run "pca"                       "" pca.dml $P K=2 -- "Xo.csv pca_Xout.csv --sign-columns; M.csv pca_M.csv --sign-columns"
 
@@ -64,10 +74,11 @@ for fl in --staged --jit-all; do
   run "l2svm icpt=1 $fl"           $fl l2svm.dml $S icpt=1 reg=0.1 -- w.csv svm_w_icpt.csv
   run "kmeans fixed starts $fl"    $fl kmeans.dml $K Cinit=$F/km_C0 -- "C.csv km_C.csv; Y.csv km_Y.csv --tol 0"
   run "pca $fl"                    $fl pca.dml $P K=2 -- M.csv pca_M.csv --sign-columns
+  run "MultiLogReg icpt=2 reg $fl" $fl MultiLogReg.dml $M icpt=2 reg=0.5 -- B.csv mlr_B_icpt2.csv
 done
 
 # golden cases: help(), errors inside the builtins' files, calls from functions and namespaces
-if MLS_PATH= $mls --run-tests $D/*.test >"$T/out" 2>&1; then
+if $mls --run-tests $D/*.test >"$T/out" 2>&1; then
   pass=$((pass + 1)); echo "ok   $D/*.test: $(tail -1 "$T/out")"
 else
   fail=$((fail + 1)); echo "FAIL $D/*.test:"; sed 's/^/    /' "$T/out"
@@ -75,7 +86,6 @@ fi
 
 # errors inside a builtin written in MLS are located in its file (the stdlib folder shown as
 # STDLIB), with the calls that led there; compared: the error and "in f() at" lines
-lib=$(cd "$(dirname "$mls")" && pwd)/stdlib
 err_case() {
   MLS_PATH=$lib $mls -e "$2" 2>&1 | grep -E 'error:|^  in ' | sed "s|$lib|STDLIB|" >"$T/got"
   printf '%s\n' "$3" >"$T/want"
