@@ -64,6 +64,12 @@ run "MultiLogReg icpt=1 reg"    "" MultiLogReg.dml $M icpt=1 reg=0.5 -- B.csv ml
 run "MultiLogReg icpt=2 reg"    "" MultiLogReg.dml $M icpt=2 reg=0.5 -- B.csv mlr_B_icpt2.csv
 N="X=$F/nb_D.csv Y=$F/nb_C.csv prior=$T/p.csv conditionals=$T/c.csv fmt=csv"
 run "naive-bayes"               "" naive-bayes.dml $N laplace=1 -- "p.csv nb_prior.csv; c.csv nb_cond.csv"
+G="X=$F/glm_X.csv B=$T/B.csv fmt=csv tol=1e-12"
+run "GLM Poisson log"           "" GLM.dml $G Y=$F/glm_pois_y.csv dfam=1 vpow=1 icpt=1 -- B.csv glm_pois_B.csv
+run "GLM Bernoulli logit icpt=2" "" GLM.dml $G Y=$F/glm_bern_y.csv dfam=2 icpt=2 -- B.csv glm_bern_B.csv
+run "GLM Gamma log"             "" GLM.dml $G Y=$F/glm_gamma_y.csv dfam=1 vpow=2 link=1 lpow=0 icpt=1 -- B.csv glm_gamma_B.csv
+run "GLM binomial cloglog"      "" GLM.dml $G Y=$F/glm_binom_y.csv dfam=2 link=4 icpt=1 -- B.csv glm_binom_B.csv
+run "GLM Gaussian identity"     "" GLM.dml $G Y=$F/glm_gauss_y.csv -- B.csv glm_gauss_B.csv
 P="X=$F/pca_X.csv Xout=$T/Xo.csv M=$T/M.csv"
 run "pca"                       "" pca.dml $P K=2 -- "Xo.csv pca_Xout.csv --sign-columns; M.csv pca_M.csv --sign-columns"
 
@@ -75,6 +81,7 @@ for fl in --staged --jit-all; do
   run "kmeans fixed starts $fl"    $fl kmeans.dml $K Cinit=$F/km_C0 -- "C.csv km_C.csv; Y.csv km_Y.csv --tol 0"
   run "pca $fl"                    $fl pca.dml $P K=2 -- M.csv pca_M.csv --sign-columns
   run "MultiLogReg icpt=2 reg $fl" $fl MultiLogReg.dml $M icpt=2 reg=0.5 -- B.csv mlr_B_icpt2.csv
+  run "GLM Bernoulli logit icpt=2 $fl" $fl GLM.dml $G Y=$F/glm_bern_y.csv dfam=2 icpt=2 -- B.csv glm_bern_B.csv
 done
 
 # golden cases: help(), errors inside the builtins' files, calls from functions and namespaces
@@ -108,6 +115,10 @@ err_case "kmeans: starting centroids of the wrong width" 'kmeans([1, 2; 3, 4], c
 err_case "l2svm: one row is too few" 'w = l2svm([1, 2], [1])' \
   "STDLIB/builtin/l2svm.mls:16:5: error: L2SVM: Stopping due to invalid inputs: Not possible to learn a binary class classifier without at least 2 rows
   in l2svm() at -e:1:5"
+
+err_case "glm: an unsupported link" 'B = glm([1; 2], [0; 1], dfam = 2, link = 3)' \
+  "STDLIB/builtin/glm.mls:67:5: error: glm: distribution family 2 (vpow 0) with link 3 (lpow 1) and a 2-column Y is not supported
+  in glm() at -e:1:5"
 
 # from an installed tree, run from elsewhere with no MLS_PATH: the builtins come from
 # PREFIX/share/mls/stdlib/builtin
