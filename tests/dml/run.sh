@@ -70,6 +70,7 @@ run "GLM Bernoulli logit icpt=2" "" GLM.dml $G Y=$F/glm_bern_y.csv dfam=2 icpt=2
 run "GLM Gamma log"             "" GLM.dml $G Y=$F/glm_gamma_y.csv dfam=1 vpow=2 link=1 lpow=0 icpt=1 -- B.csv glm_gamma_B.csv
 run "GLM binomial cloglog"      "" GLM.dml $G Y=$F/glm_binom_y.csv dfam=2 link=4 icpt=1 -- B.csv glm_binom_B.csv
 run "GLM Gaussian identity"     "" GLM.dml $G Y=$F/glm_gauss_y.csv -- B.csv glm_gauss_B.csv
+run "m-svm icpt=1"              "" m-svm.dml X=$F/mlr_X.csv Y=$F/mlr_y.csv model=$T/W.csv fmt=csv icpt=1 reg=0.5 tol=1e-14 maxiter=1000 -- W.csv msvm_W.csv
 W="X=$F/step_X.csv Y=$F/step_y.csv B=$T/B.csv S=$T/S.csv fmt=csv"
 run "StepLinearRegDS icpt=1"    "" StepLinearRegDS.dml $W icpt=1 -- "B.csv step_B_icpt1.csv; S.csv step_S_icpt1.csv --tol 0"
 run "StepLinearRegDS icpt=0"    "" StepLinearRegDS.dml $W icpt=0 -- "B.csv step_B_icpt0.csv; S.csv step_S_icpt0.csv --tol 0"
