@@ -844,9 +844,11 @@ __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
     tmp_push(I, v);
     if (I->ctl) { tmp_release_to(I, mark); return val_null(); }
   }
+  /* exp(-x): the argument is ours, dropped after. Not a box: bi_call unwraps a box of an ended
+  ** tape to the matrix it holds, whose one reference is that box, still in a variable. */
   if (fn.t == VT_BUILTIN && nargs == 1 && !names[0] && fn.u.bi->op != OP_NONE &&
-      (op_info[fn.u.bi->op].flags & OPF_EW))
-    I->inplace_ok = true;                    /* exp(-x): the argument is ours, dropped after */
+      (op_info[fn.u.bi->op].flags & OPF_EW) && I->tmp[base].t == VT_MAT)
+    I->inplace_ok = true;
   Value r = call_value(I, fn, nargs, &I->tmp[base], names, n->span);
   I->inplace_ok = false;
   tmp_release_to(I, mark);

@@ -86,6 +86,18 @@ for fl in --staged --jit-all; do
   run "pca $fl"                    $fl pca.dml $P K=2 -- M.csv pca_M.csv --sign-columns
   run "MultiLogReg icpt=2 reg $fl" $fl MultiLogReg.dml $M icpt=2 reg=0.5 -- B.csv mlr_B_icpt2.csv
   run "GLM Bernoulli logit icpt=2 $fl" $fl GLM.dml $G Y=$F/glm_bern_y.csv dfam=2 icpt=2 -- B.csv glm_bern_B.csv
+  run "GLM Poisson log $fl"        $fl GLM.dml $G Y=$F/glm_pois_y.csv dfam=1 vpow=1 icpt=1 -- B.csv glm_pois_B.csv
+  run "StepLinearRegDS icpt=1 $fl" $fl StepLinearRegDS.dml $W icpt=1 -- "B.csv step_B_icpt1.csv; S.csv step_S_icpt1.csv --tol 0"
+done
+
+# a unary builtin on a variable that holds a box of an abandoned trace (a function whose
+# condition depends on a staged value) must not overwrite it: log(mu) - mu was 0 under --staged
+printf 'f = function(e) {\n  mu = exp(e)\n  if (sum(mu) > 0) sum(log(mu) - mu)\n}\nprint(f(matrix(0, rows = 80, cols = 1) + rand(rows = 80, cols = 1) * 0))\n' >"$T/box.mls"
+for fl in "" --staged --jit-all; do
+  # shellcheck disable=SC2086
+  got=$($mls $fl "$T/box.mls" 2>&1)
+  if [ "$got" = "-80" ]; then pass=$((pass + 1)); echo "ok   log(mu) - mu on a traced variable $fl"
+  else fail=$((fail + 1)); echo "FAIL log(mu) - mu on a traced variable $fl: got $got, expected -80"; fi
 done
 
 # golden cases: help(), errors inside the builtins' files, calls from functions and namespaces
