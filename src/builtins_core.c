@@ -496,6 +496,7 @@ Value bi_help(Interp *I, Args *a) {
       const char *doc = builtin_table[i].doc, *nl = strchr(doc, '\n');
       fprintf(I->out, "  %-14s %.*s\n", builtin_table[i].name, nl ? (int)(nl - doc) : (int)strlen(doc), doc);
     }
+    interp_lib_list(I, I->out);
     return val_null();
   }
   Value v = a->v[0], held = val_null();

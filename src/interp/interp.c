@@ -2,6 +2,7 @@
 ** interp.c — creating and freeing the interpreter, running a program under mls_pcall,
 ** reporting errors, command-line values, and source().
 */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <libgen.h>
@@ -310,4 +311,28 @@ Value interp_lib_function(Interp *I, Symbol *name, Span sp) {
   I->libfns[k].fn = fn;                       /* the function's env holds the file's other names */
   val_retain(fn);
   return fn;
+}
+
+static int lib_file(const struct dirent *e) {
+  size_t n = strlen(e->d_name);
+  return n > 4 && strcmp(e->d_name + n - 4, ".mls") == 0 && e->d_name[0] != '.';
+}
+
+void interp_lib_list(Interp *I, FILE *out) {
+  char buf[PATH_MAX], dir[PATH_MAX + 16];
+  snprintf(dir, sizeof dir, "%s/builtin", interp_stdlib_dir(I, buf, sizeof buf));
+  struct dirent **names;
+  int n = scandir(dir, &names, lib_file, alphasort);
+  if (n <= 0) return;
+  fprintf(out, "Builtins written in MLS (%s/NAME.mls):\n ", dir);
+  int col = 1;
+  for (int i = 0; i < n; i++) {
+    int len = (int)strlen(names[i]->d_name) - 4;
+    if (col + len + 1 > 92) { fputs("\n ", out); col = 1; }
+    fprintf(out, " %.*s", len, names[i]->d_name);
+    col += len + 1;
+    free(names[i]);
+  }
+  fputs("\n", out);
+  free(names);
 }

@@ -178,5 +178,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp);
 ** (errors are located in it; sp is the call that asked). Returns it (+1), or VT_UNBOUND when
 ** there is no such file. The evaluator asks only after user functions and C builtins. */
 Value interp_lib_function(Interp *I, Symbol *name, Span sp);
+/* Prints the names of the builtins written in MLS (the files builtin/NAME.mls), for help(). */
+void interp_lib_list(Interp *I, FILE *out);
 
 #endif

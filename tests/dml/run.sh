@@ -90,6 +90,12 @@ for fl in --staged --jit-all; do
   run "StepLinearRegDS icpt=1 $fl" $fl StepLinearRegDS.dml $W icpt=1 -- "B.csv step_B_icpt1.csv; S.csv step_S_icpt1.csv --tol 0"
 done
 
+# help() ends with the builtins written in MLS, from the files in stdlib/builtin
+got=$($mls -e 'help()' 2>&1 | sed -n '/^Builtins written in MLS/,$p' | tail -n +2 | tr -s ' \n' ' ')
+want=" $(cd "$lib/builtin" && ls -- *.mls | LC_ALL=C sort | sed 's/\.mls$//' | tr '\n' ' ')"
+if [ "$got" = "$want" ]; then pass=$((pass + 1)); echo "ok   help() lists the builtins written in MLS"
+else fail=$((fail + 1)); echo "FAIL help() lists the builtins written in MLS: got '$got', want '$want'"; fi
+
 # a unary builtin on a variable that holds a box of an abandoned trace (a function whose
 # condition depends on a staged value) must not overwrite it: log(mu) - mu was 0 under --staged
 printf 'f = function(e) {\n  mu = exp(e)\n  if (sum(mu) > 0) sum(log(mu) - mu)\n}\nprint(f(matrix(0, rows = 80, cols = 1) + rand(rows = 80, cols = 1) * 0))\n' >"$T/box.mls"
