@@ -16,13 +16,18 @@ CFLAGS = -std=c11 $(OPT) -g $(WARN) $(WERROR) $(EXTRA_CFLAGS)
 GENFLAGS = -std=c11 $(OPT) -g -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS = -llapacke -lopenblas -lreadline -lz -lm -lpthread
+# glibc's vector math library (libc6-dev) gives exp and log four lanes at a time (backend/vmath.c)
+ifeq ($(shell uname -m),x86_64)
+CPPFLAGS += -DMLS_LIBMVEC
+LDLIBS := -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
+endif
 
 SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c)
 LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test sanitize sanitize-run bench run install clean conformance valgrind
+.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test sanitize sanitize-run bench run install clean conformance valgrind
 all: deps mls
 
 deps:
@@ -96,6 +101,10 @@ install-test: mls
 dml-test: mls
 	tests/dml/run.sh ./mls
 
+# Writes that must not damage files, and signals in script mode (shell-level checks).
+robust-test: mls
+	tests/robustness/test_files.sh ./mls
+
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
@@ -106,6 +115,7 @@ test: deps-install
 	$(MAKE) repl-test
 	$(MAKE) install-test
 	$(MAKE) dml-test
+	$(MAKE) robust-test
 	$(MAKE) sanitize-run
 	@echo "make test: all suites passed"
 

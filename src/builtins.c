@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 #include "autodiff.h"
 #include "builtins.h"
@@ -28,6 +29,14 @@ const Builtin builtin_table[] = {
   { "as.scalar", bi_as_scalar, "as.scalar(x)", OP_NONE, DIFF | BI_AD, "The number inside a 1x1 matrix (a number is returned as is)." },
   { "assert", bi_assert, "assert(cond, msg=)", OP_NONE, INV | BI_EFFECT,
     "Stops with 'assertion failed' (or msg) unless cond is TRUE (or nonzero)." },
+  { "avg_pool", bi_max_pool, "avg_pool(input, input_shape, pool_size, stride, padding)", OP_AVG_POOL, DIFF | BI_AD,
+    "Average pooling of N images (N x C*H*W) over pool_size=[Hf,Wf] windows: N x C*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nAs SystemDS, every window's sum is divided by Hf*Wf: padding counts as zeros." },
+  { "avg_pool_backward", bi_max_pool_backward, "avg_pool_backward(input, dout, input_shape, pool_size, stride, padding)", OP_AVG_POOL_BWD, DIFF | BI_AD,
+    "The gradient of avg_pool: dout (N x C*P*Q) spread evenly back over each window: N x C*H*W.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\ninput gives only the shape." },
+  { "bias_add", bi_bias_add, "bias_add(input, bias)", OP_BIAS_ADD, DIFF | BI_AD,
+    "Adds bias[c] to channel c of every image: input is N x C*H*W, bias is C x 1.\nThe channels are the equal column blocks of input, one per row of bias." },
+  { "bias_multiply", bi_bias_add, "bias_multiply(input, bias)", OP_BIAS_MULTIPLY, DIFF | BI_AD,
+    "Multiplies channel c of every image by bias[c]: input is N x C*H*W, bias is C x 1.\nThe channels are the equal column blocks of input, one per row of bias." },
   { "cbind", bi_cbind, "cbind(...)", OP_NONE, DIFF | BI_AD, "Joins matrices (and numbers) side by side; row counts must match." },
   { "ceil", bi_unary, "ceil(x)", OP_CEIL, DIFF | BI_AD, "Smallest whole number not below x, elementwise." },
   { "cholesky", bi_cholesky, "cholesky(A)", OP_NONE, 0, "Lower-triangular L with L %*% t(L) = A for symmetric positive definite A.\n"
@@ -36,6 +45,12 @@ const Builtin builtin_table[] = {
   { "colMeans", bi_colMeans, "colMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each column: a 1 x ncol(X) row vector.\ncolSums(X) / nrow(X): an empty column gives NaN, as R." },
   { "colMins", bi_colMins, "colMins(X)", OP_COLMINS, DIFF | BI_AD, "Smallest element of each column: a 1 x ncol(X) row vector.\nNaN propagates; a matrix with empty columns (0 x n, n > 0) is an error." },
   { "colSums", bi_reduce, "colSums(X)", OP_COLSUMS, DIFF | BI_AD, "Sum of each column: a 1 x ncol(X) row vector." },
+  { "conv2d", bi_conv2d, "conv2d(input, filter, input_shape, filter_shape, stride, padding)", OP_CONV2D, DIFF | BI_AD,
+    "2-D convolution (cross-correlation, as DML) of N images (N x C*H*W) with F filters\n(filter: F x C*Hf*Wf, filter_shape=[F,C,Hf,Wf]): N x F*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nComputed by im2col and a matrix product on the backend." },
+  { "conv2d_backward_data", bi_conv2d_backward_data, "conv2d_backward_data(filter, dout, stride, padding, input_shape, filter_shape)", OP_CONV2D_BWD_DATA, DIFF | BI_AD,
+    "The gradient of conv2d with respect to its input: from filter (F x C*Hf*Wf) and dout\n(N x F*P*Q), an N x C*H*W matrix.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise." },
+  { "conv2d_backward_filter", bi_conv2d_backward_filter, "conv2d_backward_filter(input, dout, stride, padding, input_shape, filter_shape)", OP_CONV2D_BWD_FILT, DIFF | BI_AD,
+    "The gradient of conv2d with respect to its filter: from input (N x C*H*W) and dout\n(N x F*P*Q), an F x C*Hf*Wf matrix (summed over the images in order).\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise." },
   { "cos", bi_unary, "cos(x)", OP_COS, DIFF | BI_AD, "Cosine (radians), elementwise." },
   { "cumprod", bi_cumprod, "cumprod(X)", OP_CUMPROD, DIFF | BI_AD, "Cumulative products down each column (a row vector: along it), as DML's colCumprod.\nA number gives itself; NaN propagates down its column." },
   { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
@@ -107,6 +122,10 @@ const Builtin builtin_table[] = {
     "or a matrix to reshape (row-major; byrow=FALSE fills column by column as R does).\n"
     "Either rows or cols may be left out when v has the elements." },
   { "max", bi_minmax, "max(x, y=)", OP_MAX2, DIFF | BI_AD, "Largest element of x, or elementwise maximum of x and y.\nNaN propagates; max of an empty matrix is an error (R warns and gives -Inf)." },
+  { "max_pool", bi_max_pool, "max_pool(input, input_shape, pool_size, stride, padding)", OP_MAX_POOL, DIFF | BI_AD,
+    "Max pooling of N images (N x C*H*W) over pool_size=[Hf,Wf] windows: N x C*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nAs SystemDS, padded cells are ignored (not zeros) and NaN propagates." },
+  { "max_pool_backward", bi_max_pool_backward, "max_pool_backward(input, dout, input_shape, pool_size, stride, padding)", OP_MAX_POOL_BWD, DIFF | BI_AD,
+    "The gradient of max_pool: each entry of dout (N x C*P*Q) goes to the first largest cell\n(row-major) of its window of input: N x C*H*W.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise." },
   { "mean", bi_mean, "mean(x)", OP_NONE, DIFF | BI_AD, "Arithmetic mean of all elements; NaN for an empty matrix." },
   { "min", bi_minmax, "min(x, y=)", OP_MIN2, DIFF | BI_AD, "Smallest element of x, or elementwise minimum of x and y.\nNaN propagates; min of an empty matrix is an error (R warns and gives Inf)." },
   { "names", bi_names, "names(L)", OP_NONE, 0, "The names of a list's elements, as a list of strings (\"\" when unnamed)." },
@@ -343,6 +362,18 @@ double bi_num(Interp *I, Args *a, int i) {
 }
 
 double bi_opt_num(Interp *I, Args *a, int i, double dflt) { return bi_given(a, i) ? bi_num(I, a, i) : dflt; }
+
+int64_t bi_opt_dim(Interp *I, Args *a, int i, int64_t dflt) {
+  if (!bi_given(a, i)) return dflt;
+  double d = bi_num(I, a, i);
+  if (!(d >= 0 && d == floor(d) && d < 9e15)) {   /* (no cast of NaN or 1e300 to an integer) */
+    char buf[32];
+    if (isnan(d)) snprintf(buf, sizeof buf, "NaN");
+    else snprintf(buf, sizeof buf, "%.15g", d);
+    bi_argerror(I, i + 1, "a non-negative whole number expected, got %s", buf);
+  }
+  return (int64_t)d;
+}
 
 bool bi_opt_bool(Interp *I, Args *a, int i, bool dflt) {
   if (!bi_given(a, i)) return dflt;
