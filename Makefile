@@ -27,7 +27,7 @@ LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test sanitize sanitize-run bench run install clean conformance valgrind
+.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test sanitize sanitize-run bench run install clean conformance valgrind
 all: deps mls
 
 deps:
@@ -97,6 +97,10 @@ repl-test: mls
 install-test: mls
 	tests/install/test_install.sh
 
+# DML scripts (tests/dml/*.dml) run with -nvargs on tests/fixtures/dml, compared with R's results
+dml-test: mls
+	tests/dml/run.sh ./mls
+
 # Writes that must not damage files, and signals in script mode (shell-level checks).
 robust-test: mls
 	tests/robustness/test_files.sh ./mls
@@ -110,6 +114,7 @@ test: deps-install
 	$(MAKE) staged-test
 	$(MAKE) repl-test
 	$(MAKE) install-test
+	$(MAKE) dml-test
 	$(MAKE) robust-test
 	$(MAKE) sanitize-run
 	@echo "make test: all suites passed"

@@ -496,14 +496,19 @@ Value bi_help(Interp *I, Args *a) {
       const char *doc = builtin_table[i].doc, *nl = strchr(doc, '\n');
       fprintf(I->out, "  %-14s %.*s\n", builtin_table[i].name, nl ? (int)(nl - doc) : (int)strlen(doc), doc);
     }
+    interp_lib_list(I, I->out);
     return val_null();
   }
-  Value v = a->v[0];
+  Value v = a->v[0], held = val_null();
   const Builtin *b = NULL;
   if (v.t == VT_STR) {
     Symbol *s = sym_lookup(&I->syms, v.u.s->s, v.u.s->len);
     if (s && s->global.t == VT_FUNC) v = s->global;
     else b = bi_find(v.u.s->s);
+    if (!b && v.t == VT_STR) {                       /* a builtin written in MLS */
+      Value lf = interp_lib_function(I, sym_intern(&I->syms, v.u.s->s, v.u.s->len), a->span);
+      if (lf.t == VT_FUNC) { tmp_push(I, lf); v = held = lf; }
+    }
     if (!b && v.t == VT_STR) bi_error(I, "no help for '%s'", v.u.s->s);
   } else if (v.t == VT_BUILTIN) {
     b = v.u.bi;
@@ -531,6 +536,7 @@ Value bi_help(Interp *I, Args *a) {
     doc_comments(&t, c);
     fputs(t.p, I->out);
     tb_free(&t);
+    if (held.t == VT_FUNC) { tmp_pop(I, 1); val_release(held); }
     return val_null();
   }
   char d[64];

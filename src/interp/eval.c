@@ -85,6 +85,8 @@ static Value eval_name(Interp *I, AstNode *n) {
   if (p && I->stage) return staged_read(I, n, p);
   if (p) { val_retain(*p); return *p; }
   if (n->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = n->u.sym->bi; return v; }
+  Value lf = interp_lib_function(I, n->u.sym, n->span);      /* stdlib/builtin/NAME.mls */
+  if (lf.t != VT_UNBOUND) return lf;
   mls_throw(I, n->span, "object '%s' not found", n->u.sym->name);
 }
 
@@ -817,6 +819,8 @@ static Value lookup_function(Interp *I, AstNode *f) {
       if (e->fi->slots[i] == f->u.sym && is_fn(e->slots[i])) return fn_at(I, f, &e->slots[i]);
   if (p && is_fn(f->u.sym->global)) return fn_at(I, f, &f->u.sym->global);
   if (f->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = f->u.sym->bi; return v; }
+  Value lf = interp_lib_function(I, f->u.sym, f->span);      /* stdlib/builtin/NAME.mls */
+  if (lf.t != VT_UNBOUND) return lf;
   if (p) {
     char d[64];
     mls_throw(I, f->span, "'%s' is not a function (it is %s)", f->u.sym->name, val_describe(*p, d, sizeof d));
@@ -867,9 +871,11 @@ __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
     tmp_push(I, v);
     if (I->ctl) { tmp_release_to(I, mark); return val_null(); }
   }
+  /* exp(-x): the argument is ours, dropped after. Not a box: bi_call unwraps a box of an ended
+  ** tape to the matrix it holds, whose one reference is that box, still in a variable. */
   if (fn.t == VT_BUILTIN && nargs == 1 && !names[0] && fn.u.bi->op != OP_NONE &&
-      (op_info[fn.u.bi->op].flags & OPF_EW))
-    I->inplace_ok = true;                    /* exp(-x): the argument is ours, dropped after */
+      (op_info[fn.u.bi->op].flags & OPF_EW) && I->tmp[base].t == VT_MAT)
+    I->inplace_ok = true;
   Value r = call_value(I, fn, nargs, &I->tmp[base], names, n->span);
   I->inplace_ok = false;
   tmp_release_to(I, mark);

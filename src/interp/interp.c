@@ -2,6 +2,7 @@
 ** interp.c — creating and freeing the interpreter, running a program under mls_pcall,
 ** reporting errors, command-line values, and source().
 */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <libgen.h>
@@ -15,6 +16,9 @@
 #include "mem.h"
 #include "staging/stage.h"
 #include "parse.h"
+
+/* A builtin written in MLS, once asked for (interp_lib_function). */
+typedef struct LibFn { Symbol *name; Value fn; } LibFn;   /* fn: VT_NULL while loading */
 
 #ifndef MLS_STDLIB_DIR
 #define MLS_STDLIB_DIR "/usr/local/share/mls/stdlib"
@@ -52,6 +56,8 @@ void interp_free(Interp *I) {
   stage_blocks_free(I);
   val_release(I->retval);
   val_release(I->last);
+  for (int i = 0; i < I->nlibfns; i++) val_release(I->libfns[i].fn);
+  mem_free(I->libfns);
   for (int i = 0; i < I->nparams; i++) val_release(I->params[i].v);
   mem_free(I->params);
   /* globals may hold closures whose envs hold more: release the bindings first */
@@ -283,4 +289,79 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   tmp_pop(I, 1);
   val_release(holder);
   return result;
+}
+
+/* ---- builtins written in MLS: stdlib/builtin/NAME.mls, run on the first call ---- */
+typedef struct LibLoad { const char *path; Symbol *name; Span sp; Value ns; } LibLoad;
+
+static void lib_load(Interp *I, void *ud) {
+  LibLoad *l = ud;
+  l->ns = interp_source(I, l->path, l->name, l->sp);
+}
+
+Value interp_lib_function(Interp *I, Symbol *name, Span sp) {
+  int k = 0;
+  while (k < I->nlibfns && I->libfns[k].name != name) k++;
+  if (k < I->nlibfns && I->libfns[k].fn.t == VT_FUNC) {
+    val_retain(I->libfns[k].fn);
+    return I->libfns[k].fn;
+  }
+  if (k < I->nlibfns && I->libfns[k].fn.t == VT_NULL)
+    mls_throw(I, sp, "'%s' was called while its file builtin/%s.mls was being loaded", name->name, name->name);
+  if (strchr(name->name, '/')) return val_unbound();      /* help("../x"): not a name */
+  char buf[PATH_MAX], path[PATH_MAX + 64];
+  const char *lib = interp_stdlib_dir(I, buf, sizeof buf);
+  snprintf(path, sizeof path, "%s/builtin/%s.mls", lib, name->name);
+  if (!readable(path)) return val_unbound();
+  if (k == I->nlibfns) {
+    I->libfns = mem_realloc(I->libfns, (size_t)(I->nlibfns + 1) * sizeof(LibFn));
+    I->libfns[I->nlibfns++].name = name;
+  }
+  I->libfns[k].fn = val_null();
+  /* the file's top level defines functions: it runs eagerly even while a graph is traced */
+  struct Tape *stage = I->stage;
+  I->stage = NULL;
+  LibLoad l = { path, name, sp, val_null() };
+  int err = mls_pcall(I, lib_load, &l);
+  I->stage = stage;
+  if (err) {
+    I->libfns[k].fn = val_unbound();          /* a later call tries again */
+    mls_rethrow(I);
+  }
+  int j = list_find(l.ns.u.l, name);
+  Value fn = j >= 0 ? l.ns.u.l->items[j] : val_null();
+  if (fn.t != VT_FUNC) {
+    val_release(l.ns);
+    I->libfns[k].fn = val_unbound();
+    mls_throw(I, sp, "'%s' does not define the function %s()", path, name->name);
+  }
+  val_retain(fn);
+  val_release(l.ns);
+  I->libfns[k].fn = fn;                       /* the function's env holds the file's other names */
+  val_retain(fn);
+  return fn;
+}
+
+static int lib_file(const struct dirent *e) {
+  size_t n = strlen(e->d_name);
+  return n > 4 && strcmp(e->d_name + n - 4, ".mls") == 0 && e->d_name[0] != '.';
+}
+
+void interp_lib_list(Interp *I, FILE *out) {
+  char buf[PATH_MAX], dir[PATH_MAX + 16];
+  snprintf(dir, sizeof dir, "%s/builtin", interp_stdlib_dir(I, buf, sizeof buf));
+  struct dirent **names;
+  int n = scandir(dir, &names, lib_file, alphasort);
+  if (n <= 0) return;
+  fprintf(out, "Builtins written in MLS (%s/NAME.mls):\n ", dir);
+  int col = 1;
+  for (int i = 0; i < n; i++) {
+    int len = (int)strlen(names[i]->d_name) - 4;
+    if (col + len + 1 > 92) { fputs("\n ", out); col = 1; }
+    fprintf(out, " %.*s", len, names[i]->d_name);
+    col += len + 1;
+    free(names[i]);
+  }
+  fputs("\n", out);
+  free(names);
 }

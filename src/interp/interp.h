@@ -109,6 +109,8 @@ struct Interp {
   int block_frame;           /* > 0: the body of the call at this frame depth runs as staged blocks
                              ** (a jit function whose control flow depends on traced values) */
   struct StagedBlocks *blocks;
+  struct LibFn *libfns;      /* builtins written in MLS (stdlib/builtin/NAME.mls), once loaded */
+  int nlibfns;
 };
 
 Interp *interp_new(void);
@@ -174,5 +176,12 @@ Value index_read(Interp *I, Value x, int nix, const Value *iv, Span sp);
 Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, const Value *iv, Span sp);
 /* Runs the file as source() does; binds names in ns if not NULL. */
 Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp);
+/* The builtin written in MLS called name: the function of that name defined by the file
+** builtin/NAME.mls of the standard library, which is run as a namespace on the first request
+** (errors are located in it; sp is the call that asked). Returns it (+1), or VT_UNBOUND when
+** there is no such file. The evaluator asks only after user functions and C builtins. */
+Value interp_lib_function(Interp *I, Symbol *name, Span sp);
+/* Prints the names of the builtins written in MLS (the files builtin/NAME.mls), for help(). */
+void interp_lib_list(Interp *I, FILE *out);
 
 #endif
