@@ -18,6 +18,9 @@ void cpu_par_shutdown(void);
 /* Reductions (ops with OPF_RED): out has the reduced shape; in[0] is contiguous. */
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 
+/* The DML statistics ops and their backward kernels (cpu_stats.c); 1 when op is not one. */
+int cpu_run_stats(OpKind op, Tensor *out, Tensor *const in[]);
+
 /* A fusion group, blockwise over both cores (cpu_fused.c). */
 int cpu_run_fused(const FusedProg *prog, Tensor *out, Tensor *const in[], const double *scalar);
 

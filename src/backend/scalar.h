@@ -69,6 +69,11 @@ static inline double sc_unary(int op, double x) {
   case OP_FLOOR: return floor(x);
   case OP_CEIL: return ceil(x);
   case OP_SIGN: return sc_sign(x);
+  case OP_SINH: return sinh(x);
+  case OP_COSH: return cosh(x);
+  case OP_ASIN: return asin(x);
+  case OP_ACOS: return acos(x);
+  case OP_ATAN: return atan(x);
   default: return NAN;
   }
 }
