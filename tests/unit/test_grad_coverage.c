@@ -80,6 +80,25 @@ static const Recipe recipes[] = {
   { "value_and_grad", "[v, g] = value_and_grad(function(Z) sum(exp(Z) * Z))(X); v + g", MAT, "X", -1, 1 },
   { "jvp", "[v, d] = jvp(function(Z) sum(sin(Z)^2), X, X); v + d", MAT, "X", -1, 1 },
   { "stop_gradient", NULL, NULL, NULL, 0, 0 },   /* checked separately: its derivative is 0 */
+  /* DML math and statistics (issue 11) */
+  { "sinh", "sinh(X)", NULL, "X", -2, 2 }, { "cosh", "cosh(X)", NULL, "X", -2, 2 },
+  { "asin", "asin(X)", NULL, "X", -0.9, 0.9 }, { "acos", "acos(X)", NULL, "X", -0.9, 0.9 },
+  { "atan", "atan(X)", NULL, "X", -2, 2 }, { "ceiling", "ceiling(X) + X", NULL, "X", 0.1, 0.4 },
+  { "avg", "avg(X)", "3x4,-;1x1,-;n,-", "X", -1, 1 },
+  { "pmax", "pmax(X, Y) + pmax(X, 0.1, Y)", NULL, "XY", -1, 1 },
+  { "pmin", "pmin(X, Y) + pmin(X, 0.1, Y)", NULL, "XY", -1, 1 },
+  { "cummax", "cummax(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
+  { "cummin", "cummin(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
+  { "rowProds", "rowProds(X)", MAT, "X", 0.5, 1.5 }, { "colProds", "colProds(X)", MAT, "X", 0.5, 1.5 },
+  { "rowVars", "rowVars(X)", "3x4,-;1x5,-", "X", -1, 1 }, { "colVars", "colVars(X)", "3x4,-;4x1,-", "X", -1, 1 },
+  { "rowSds", "rowSds(X)", "3x4,-;1x5,-", "X", -1, 1 }, { "colSds", "colSds(X)", "3x4,-;4x1,-", "X", -1, 1 },
+  { "moment", "moment(X, 2) + moment(X, 3) + moment(X, Y, 4)", "4x1,4x1", "XY", 0.5, 2 },
+  { "centralMoment", "centralMoment(X, Y, 3)", "4x1,4x1", "XY", 0.5, 2 },
+  { "cov", "cov(X, Y) + cov(X, Y, X)", "4x1,4x1", "XY", 0.5, 2 },
+  { "lower.tri", "lower.tri(target=X, values=TRUE) * X + lower.tri(target=X, diag=TRUE, values=TRUE)", "3x4,-;4x3,-;1x1,-", "X", -1, 1 },
+  { "upper.tri", "upper.tri(target=X, values=TRUE) * X + upper.tri(target=X, diag=TRUE, values=TRUE)", "3x4,-;4x3,-;1x1,-", "X", -1, 1 },
+  { "append", "append(X, Y)", "3x1,3x1;3x2,3x1;n,n", "XY", -1, 1 },
+  { "scale", "[A, B, C] = scale(X); sum(A * A * X) + sum(B) + sum(C) + A", "3x4,-;4x1,-", "X", -1, 1 },
 };
 
 typedef struct Job { const char *code; int status; char *out, *err; } Job;
