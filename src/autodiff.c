@@ -107,7 +107,7 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
     return bi_call(I, bi_find(op_info[op].sym), op_info[op].arity, (Value *)in, none, sp);
   }
   case OP_IFELSE: return op_ifelse(I, in[0], in[1], in[2], sp);
-  case OP_CUMEXT_GRAD: return op_grad_aux(I, op, 3, in, sp);
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: return op_grad_aux(I, op, 3, in, sp);
   case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: return op_grad_aux(I, op, 2, in, sp);
   case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);
   case OP_SCATTER:                         /* still traced by an outer grad: record there */
@@ -305,9 +305,12 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
   case OP_ROWPRODS: case OP_COLPRODS:       /* g times the product of the others (zeros are fine) */
     gin[0] = T(I, op_grad_aux(I, nd->op == OP_ROWPRODS ? OP_ROWPRODS_GRAD : OP_COLPRODS_GRAD, 2, (Value[]){ g, a }, sp));
     break;
-  case OP_CUMEXT_GRAD: case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD:
-    mls_throw(I, sp, "grad: the second derivative of %s is not supported",
-              nd->op == OP_CUMEXT_GRAD ? "cummax/cummin" : nd->op == OP_ROWPRODS_GRAD ? "rowProds" : "colProds");
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:  /* linear in g, each the other's transpose; x, y discrete */
+    if (want0) gin[0] = T(I, op_grad_aux(I, nd->op == OP_CUMEXT_GRAD ? OP_CUMEXT_TAN : OP_CUMEXT_GRAD, 3,
+                                         (Value[]){ g, nd->val[1], nd->val[2] }, sp));
+    break;
+  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD:
+    mls_throw(I, sp, "grad: the second derivative of %s is not supported", nd->op == OP_ROWPRODS_GRAD ? "rowProds" : "colProds");
   case OP_MATMUL:
     if (!ad_any_active(3, (Value[]){ a, b, g })) {   /* nothing records this: GEMM's T flags, no copies */
       if (want0) gin[0] = sum_to(I, T(I, matmul_t(I, g, false, b, true, sp)), a, sp);
@@ -538,6 +541,10 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_ASIN: return B2(OP_DIV, tzero(ta), U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a))));
   case OP_ACOS: return tneg(I, B2(OP_DIV, tzero(ta), U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a)))), sp);
   case OP_ATAN: return B2(OP_DIV, tzero(ta), B2(OP_ADD, val_num(1), B2(OP_MUL, a, a)));
+  case OP_CUMMAX: case OP_CUMMIN:           /* the tangent of the element each extreme came from */
+    return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, OP_CUMEXT_TAN, 3, (Value[]){ ta, a, y }, sp));
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:
+    return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, op, 3, (Value[]){ ta, un[1], un[2] }, sp));
   case OP_ROWPRODS: case OP_COLPRODS: {     /* sums of the tangent times the product of the others */
     bool n;
     int64_t r, c;

@@ -229,6 +229,11 @@ static VW *sorted_values(Interp *I, Args *a, int wi, int64_t *n, double *sw) {
     if (!(p[i].w >= 0)) { mem_free(p); bi_argerror(I, wi + 1, "weights must be non-negative, got %g", w.t == VT_MAT ? tensor_at(w.u.m, i) : w.u.n); }
     *sw += p[i].w;
   }
+  if (wi >= 0 && *sw != floor(*sw)) {
+    double t = *sw;
+    mem_free(p);
+    bi_argerror(I, wi + 1, "weights must sum to a whole number (they are counts), got %g", t);
+  }
   qsort(p, (size_t)*n, sizeof(VW), cmp_vw);
   return p;
 }
@@ -286,6 +291,22 @@ Value bi_median(Interp *I, Args *a) {
   if (fmod(sw, 2) == 0) r = (r + at_pos(p, n, pos + 1)) / 2;
   mem_free(p);
   return val_num(r);
+}
+
+/* The mean of the values at positions ceil(n/4)+1 .. ceil(3n/4) of sorted X expanded by its
+** weights (n = sum(W)): DML's interQuartileMean; 0 when that range is empty. */
+Value bi_interQuartileMean(Interp *I, Args *a) {
+  int64_t n;
+  double sw;
+  VW *p = sorted_values(I, a, bi_given(a, 1) ? 1 : -1, &n, &sw);
+  double from = ceil(0.25 * sw), to = ceil(0.75 * sw), s = 0, cum = 0;
+  for (int64_t i = 0; i < n && cum < to; i++) {
+    double lo = cum > from ? cum : from, hi = cum + p[i].w < to ? cum + p[i].w : to;
+    if (hi > lo) s += p[i].v * (hi - lo);
+    cum += p[i].w;
+  }
+  mem_free(p);
+  return val_num(to > from ? s / (to - from) : 0);
 }
 
 /* ---- lower.tri / upper.tri ---- */

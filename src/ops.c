@@ -343,7 +343,7 @@ Value op_scan(Interp *I, OpKind op, Value a, Span sp) {
 Value op_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp) {
   for (int k = 0; k < nin; k++)
     if (in[k].t == VT_BOX || I->stage) return ad_apply(I, op, nin, in, 0, NULL, sp);
-  MLS_ASSERT(op == OP_CUMEXT_GRAD || op == OP_ROWPRODS_GRAD || op == OP_COLPRODS_GRAD);
+  MLS_ASSERT(op == OP_CUMEXT_GRAD || op == OP_CUMEXT_TAN || op == OP_ROWPRODS_GRAD || op == OP_COLPRODS_GRAD);
   int mark = I->ntmp;
   Tensor *t[3];
   for (int k = 0; k < nin; k++) {

@@ -40,13 +40,24 @@ static void ext_grad_line(const double *g, const double *x, const double *y, dou
   }
 }
 
-static void cumext_grad(Tensor *const in[], Tensor *out) {
+/* Its transpose: o[i] = t at the element y[i] came from (front to back: the latest owner). */
+static void ext_tan_line(const double *t, const double *x, const double *y, double *o, int64_t n, int64_t d) {
+  double cur = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double xi = x[i * d], yi = y[i * d];
+    if (i == 0 || xi == yi || (xi != xi && yi != yi)) cur = t[i * d];
+    o[i * d] = cur;
+  }
+}
+
+static void cumext_grad(Tensor *const in[], Tensor *out, bool tangent) {
+  void (*line)(const double *, const double *, const double *, double *, int64_t, int64_t) = tangent ? ext_tan_line : ext_grad_line;
   const double *g = tensor_data(in[0]), *x = tensor_data(in[1]), *y = tensor_data(in[2]);
   double *o = tensor_data(out);
   int64_t r = tensor_rows(out), c = tensor_cols(out);
   if (r * c == 0) return;
-  if (r == 1) { ext_grad_line(g, x, y, o, c, 1); return; }
-  for (int64_t j = 0; j < c; j++) ext_grad_line(g + j, x + j, y + j, o + j, r, c);
+  if (r == 1) { line(g, x, y, o, c, 1); return; }
+  for (int64_t j = 0; j < c; j++) line(g + j, x + j, y + j, o + j, r, c);
 }
 
 /* Product of n elements d apart. */
@@ -73,7 +84,8 @@ int cpu_run_stats(OpKind op, Tensor *out, Tensor *const in[]) {
   case OP_CUMMIN: scan_ext(a, r, c, o, false); break;
   case OP_ROWPRODS: for (int64_t i = 0; i < r; i++) o[i] = prod_line(a + i * c, c, 1); break;
   case OP_COLPRODS: for (int64_t j = 0; j < c; j++) o[j] = prod_line(a + j, r, c); break;
-  case OP_CUMEXT_GRAD: cumext_grad(in, out); break;
+  case OP_CUMEXT_GRAD: cumext_grad(in, out, false); break;
+  case OP_CUMEXT_TAN: cumext_grad(in, out, true); break;
   case OP_ROWPRODS_GRAD: {                       /* in[0] = g (r x 1), in[1] = x */
     const double *x = tensor_data(in[1]);
     int64_t xr = tensor_rows(in[1]), xc = tensor_cols(in[1]);
