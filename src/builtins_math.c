@@ -118,7 +118,8 @@ Value bi_cummin(Interp *I, Args *a) { return scan_row_op(I, a); }
 Value bi_rowProds(Interp *I, Args *a) { return reduce_row_op(I, a); }
 Value bi_colProds(Interp *I, Args *a) { return reduce_row_op(I, a); }
 
-/* Sample variances of the rows or columns: sums((X - means)^2) / (n - 1); n < 2 gives NaN. */
+/* Sample variances of the rows or columns: sums((X - means)^2) / (n - 1); one element gives 0
+** (SystemDS's CM variance; R gives NA), none NaN. */
 static Value line_vars(Interp *I, Args *a, bool rows) {
   need_numeric(I, a, 0);
   Span sp = a->span;
@@ -129,7 +130,7 @@ static Value line_vars(Interp *I, Args *a, bool rows) {
   OpKind sums = rows ? OP_ROWSUMS : OP_COLSUMS;
   Value mu = OB(OP_DIV, OR(sums, a->v[0]), val_num(n));
   Value d = OB(OP_SUB, a->v[0], mu);
-  Value v = OB(OP_DIV, OR(sums, OB(OP_MUL, d, d)), val_num(n - 1));
+  Value v = OB(OP_DIV, OR(sums, OB(OP_MUL, d, d)), val_num(n > 1 ? n - 1 : 1));
   return keep(I, mark, v);
 }
 
@@ -501,7 +502,7 @@ Value bi_aggregate(Interp *I, Args *a) {
     case AG_SUM: r = s1[q]; break;
     case AG_COUNT: r = w; break;
     case AG_MEAN: r = w == 0 ? 0 : s1[q] / w; break;
-    case AG_VAR: r = w == 0 ? 0 : s2[q] / (w - 1); break;
+    case AG_VAR: r = w == 0 || w == 1 ? 0 : s2[q] / (w - 1); break;   /* SystemDS: 0 for one */
     case AG_CM: r = w == 0 ? 0 : s2[q] / w; break;
     default: r = s2[q] ? s1[q] : 0; break;                 /* min, max */
     }
