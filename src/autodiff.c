@@ -107,7 +107,7 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
     return bi_call(I, bi_find(op_info[op].sym), op_info[op].arity, (Value *)in, none, sp);
   }
   case OP_IFELSE: return op_ifelse(I, in[0], in[1], in[2], sp);
-  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: return op_grad_aux(I, op, 3, in, sp);
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: case OP_CUMSUMPROD_GRAD: return op_grad_aux(I, op, 3, in, sp);
   case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: return op_grad_aux(I, op, 2, in, sp);
   case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);
   case OP_SCATTER:                         /* still traced by an outer grad: record there */
@@ -309,8 +309,12 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     if (want0) gin[0] = T(I, op_grad_aux(I, nd->op == OP_CUMEXT_GRAD ? OP_CUMEXT_TAN : OP_CUMEXT_GRAD, 3,
                                          (Value[]){ g, nd->val[1], nd->val[2] }, sp));
     break;
-  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD:
-    mls_throw(I, sp, "grad: the second derivative of %s is not supported", nd->op == OP_ROWPRODS_GRAD ? "rowProds" : "colProds");
+  case OP_CUMSUMPROD:                       /* the adjoint recursion (cpu_stats.c) */
+    gin[0] = T(I, op_grad_aux(I, OP_CUMSUMPROD_GRAD, 3, (Value[]){ g, a, y }, sp));
+    break;
+  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: case OP_CUMSUMPROD_GRAD:
+    mls_throw(I, sp, "grad: the second derivative of %s is not supported",
+              nd->op == OP_ROWPRODS_GRAD ? "rowProds" : nd->op == OP_COLPRODS_GRAD ? "colProds" : "cumsumprod");
   case OP_MATMUL:
     if (!ad_any_active(3, (Value[]){ a, b, g })) {   /* nothing records this: GEMM's T flags, no copies */
       if (want0) gin[0] = sum_to(I, T(I, matmul_t(I, g, false, b, true, sp)), a, sp);

@@ -116,6 +116,21 @@ static void dims(Value v, int64_t *r, int64_t *c) {
 Value bi_cummax(Interp *I, Args *a) { return scan_row_op(I, a); }
 Value bi_cummin(Interp *I, Args *a) { return scan_row_op(I, a); }
 Value bi_rowProds(Interp *I, Args *a) { return reduce_row_op(I, a); }
+Value bi_cumsumprod(Interp *I, Args *a) { return reduce_row_op(I, a); }
+
+/* Cumulative sums along each row: t(cumsum(t(X))); a column (one element a row) is itself. */
+Value bi_rowCumsum(Interp *I, Args *a) {
+  need_numeric(I, a, 0);
+  Span sp = a->span;
+  int64_t r, c;
+  dims(a->v[0], &r, &c);
+  if (c == 1) return op_binary(I, OP_ADD, a->v[0], val_num(0), sp);      /* X itself, through an op */
+  if (r == 1) return op_scan(I, OP_CUMSUM, a->v[0], sp);   /* along the row already */
+  int mark = I->ntmp;
+  Value t1 = K(I, op_transpose(I, a->v[0], sp));
+  Value s = K(I, op_scan(I, OP_CUMSUM, t1, sp));
+  return keep(I, mark, K(I, op_transpose(I, s, sp)));
+}
 Value bi_colProds(Interp *I, Args *a) { return reduce_row_op(I, a); }
 
 /* Sample variances of the rows or columns: sums((X - means)^2) / (n - 1); one element gives 0

@@ -316,6 +316,10 @@ Value op_reduce(Interp *I, OpKind op, Value a, Span sp) {
   case OP_COLSUMS: case OP_COLPRODS:
     ocols = c;
     break;
+  case OP_CUMSUMPROD:
+    if (c != 2) bad_arg(I, op, sp, "matrix of two columns expected", a);
+    orows = r;
+    break;
   default: break;                            /* SUM, PROD: one value */
   }
   if (is_numlike(a) && op == OP_SUM) return val_num(numv(a));      /* the common fast path */
@@ -343,7 +347,7 @@ Value op_scan(Interp *I, OpKind op, Value a, Span sp) {
 Value op_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp) {
   for (int k = 0; k < nin; k++)
     if (in[k].t == VT_BOX || I->stage) return ad_apply(I, op, nin, in, 0, NULL, sp);
-  MLS_ASSERT(op == OP_CUMEXT_GRAD || op == OP_CUMEXT_TAN || op == OP_ROWPRODS_GRAD || op == OP_COLPRODS_GRAD);
+  MLS_ASSERT(op == OP_CUMEXT_GRAD || op == OP_CUMEXT_TAN || op == OP_CUMSUMPROD_GRAD || op == OP_ROWPRODS_GRAD || op == OP_COLPRODS_GRAD);
   int mark = I->ntmp;
   Tensor *t[3];
   for (int k = 0; k < nin; k++) {

@@ -75,6 +75,20 @@ static void prods_grad_line(double g, const double *x, double *o, int64_t n, int
   for (int64_t i = n - 1; i >= 0; i--) { o[i * d] = g == 0 ? 0 : g * o[i * d] * right; right *= x[i * d]; }
 }
 
+/* cumsumprod's adjoint: a[i] = g[i] + X[i+1,2] a[i+1] back to front; dX[i,1] = a[i],
+** dX[i,2] = a[i] Y[i-1] (Y[0] = 0). */
+static void cumsumprod_grad(Tensor *const in[], Tensor *out) {
+  const double *g = tensor_data(in[0]), *x = tensor_data(in[1]), *y = tensor_data(in[2]);
+  double *o = tensor_data(out);
+  int64_t n = tensor_rows(out);
+  double a = 0;
+  for (int64_t i = n - 1; i >= 0; i--) {
+    a = g[i] + (i + 1 < n ? x[(i + 1) * 2 + 1] * a : 0);
+    o[i * 2] = a;
+    o[i * 2 + 1] = i > 0 ? a * y[i - 1] : 0;
+  }
+}
+
 int cpu_run_stats(OpKind op, Tensor *out, Tensor *const in[]) {
   const double *a = tensor_data(in[0]);
   double *o = tensor_data(out);
@@ -84,6 +98,12 @@ int cpu_run_stats(OpKind op, Tensor *out, Tensor *const in[]) {
   case OP_CUMMIN: scan_ext(a, r, c, o, false); break;
   case OP_ROWPRODS: for (int64_t i = 0; i < r; i++) o[i] = prod_line(a + i * c, c, 1); break;
   case OP_COLPRODS: for (int64_t j = 0; j < c; j++) o[j] = prod_line(a + j, r, c); break;
+  case OP_CUMSUMPROD: {                          /* in[0] is n x 2 (ops.c checks) */
+    double yv = 0;
+    for (int64_t i = 0; i < r; i++) { yv = a[i * 2] + a[i * 2 + 1] * yv; o[i] = yv; }
+    break;
+  }
+  case OP_CUMSUMPROD_GRAD: cumsumprod_grad(in, out); break;
   case OP_CUMEXT_GRAD: cumext_grad(in, out, false); break;
   case OP_CUMEXT_TAN: cumext_grad(in, out, true); break;
   case OP_ROWPRODS_GRAD: {                       /* in[0] = g (r x 1), in[1] = x */

@@ -89,6 +89,8 @@ static const Recipe recipes[] = {
   { "pmin", "pmin(X, Y) + pmin(X, 0.1, Y)", NULL, "XY", -1, 1 },
   { "cummax", "cummax(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
   { "cummin", "cummin(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
+  { "cumsumprod", "cumsumprod(X)", "4x2,-;1x2,-", "X", -1, 1 },
+  { "rowCumsum", "rowCumsum(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
   { "rowProds", "rowProds(X)", MAT, "X", 0.5, 1.5 }, { "colProds", "colProds(X)", MAT, "X", 0.5, 1.5 },
   { "rowVars", "rowVars(X)", "3x4,-;1x5,-", "X", -1, 1 }, { "colVars", "colVars(X)", "3x4,-;4x1,-", "X", -1, 1 },
   { "rowSds", "rowSds(X)", "3x4,-;1x5,-", "X", -1, 1 }, { "colSds", "colSds(X)", "3x4,-;4x1,-", "X", -1, 1 },
