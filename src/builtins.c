@@ -47,6 +47,7 @@ const Builtin builtin_table[] = {
   { "colSds", bi_colSds, "colSds(X)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of each column: sqrt(colVars(X))." },
   { "colSums", bi_reduce, "colSums(X)", OP_COLSUMS, DIFF | BI_AD, "Sum of each column: a 1 x ncol(X) row vector." },
   { "colVars", bi_colVars, "colVars(X)", OP_NONE, DIFF | BI_AD, "Sample variance of each column (divisor nrow(X) - 1): a 1 x ncol(X) row vector.\nA column of one element gives 0, as SystemDS (R: NA; var() here gives NaN)." },
+  { "contains", bi_contains, "contains(target, pattern)", OP_NONE, 0, "TRUE when some cell of target equals pattern (a number); NaN matches NaN, as DML's contains." },
   { "cos", bi_unary, "cos(x)", OP_COS, DIFF | BI_AD, "Cosine (radians), elementwise." },
   { "cosh", bi_unary, "cosh(x)", OP_COSH, DIFF | BI_AD, "Hyperbolic cosine, elementwise." },
   { "cov", bi_cov, "cov(X, Y, W=)", OP_NONE, DIFF | BI_AD, "Sample covariance of column vectors X and Y: sum((X - mean(X)) * (Y - mean(Y))) / (n - 1).\nWith weights W (counts): sum(W (X - mx)(Y - my)) / (sum(W) - 1), mx and my weighted means." },
@@ -89,6 +90,7 @@ const Builtin builtin_table[] = {
   { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
   { "interQuartileMean", bi_interQuartileMean, "interQuartileMean(X, W=)", OP_NONE, 0, "DML's interquartile mean of column vector X: the mean of the values at positions\nceil(n/4)+1 .. ceil(3n/4) of sorted X (n = sum(W) with weights W, counts); 0 when n < 2\nleaves that range empty." },
   { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
+  { "inverse", bi_inv, "inverse(A)", OP_NONE, DIFF | BI_AD, "DML's other name of inv: the inverse of a square matrix." },
   { "is.character", bi_is_type, "is.character(x)", OP_NONE, BI_SHAPE, "TRUE when x is a string." },
   { "is.function", bi_is_type, "is.function(x)", OP_NONE, BI_SHAPE, "TRUE when x is a function or builtin." },
   { "is.infinite", bi_is_inf, "is.infinite(x)", OP_NONE, 0, "1 where x is Inf or -Inf, else 0 (elementwise; TRUE/FALSE for a number)." },
@@ -209,6 +211,7 @@ const Builtin builtin_table[] = {
   { "time", bi_time, "time()", OP_NONE, BI_EFFECT, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
   { "toString", bi_toString, "toString(x)", OP_NONE, 0,
     "The full text of a value: numbers to 15 significant digits, matrices in full, one row a line." },
+  { "tr", bi_trace, "tr(A)", OP_NONE, DIFF | BI_AD, "DML's other name of trace: the sum of the diagonal of a square matrix." },
   { "trace", bi_trace, "trace(A)", OP_NONE, DIFF | BI_AD, "Sum of the diagonal of a square matrix (NaN and Inf propagate, as in sum)." },
   { "trace_grad", bi_trace_grad, "trace_grad(f, ..., mode=\"reverse\", wrt=, digits=4, ascii=FALSE)", OP_NONE, INV | BI_EFFECT,
     "Prints the evaluation-trace tables of f at a point of numbers (teaching; docs/autodiff.md).\n"

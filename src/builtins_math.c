@@ -361,6 +361,20 @@ Value bi_is_inf(Interp *I, Args *a) {
   bi_argerror(I, 1, "number or matrix expected, got %s", val_describe(v, d, sizeof d));
 }
 
+/* contains(target, pattern): TRUE when some cell equals pattern (NaN matches NaN), as DML. */
+Value bi_contains(Interp *I, Args *a) {
+  Value v = a->v[0];
+  double p = bi_num(I, a, 1);
+  char d[64];
+  if (v.t != VT_MAT && v.t != VT_NUM && v.t != VT_BOOL) bi_argerror(I, 1, "matrix expected, got %s", val_describe(v, d, sizeof d));
+  int64_t n = v.t == VT_MAT ? tensor_numel(v.u.m) : 1;
+  for (int64_t i = 0; i < n; i++) {
+    double x = v.t == VT_MAT ? tensor_at(v.u.m, i) : v.t == VT_NUM ? v.u.n : v.u.b;
+    if (x == p || (x != x && p != p)) return val_bool(true);
+  }
+  return val_bool(false);
+}
+
 /* xor(x, y) = (x != 0) != (y != 0), elementwise with broadcasting. */
 Value bi_xor(Interp *I, Args *a) {
   Span sp = a->span;

@@ -90,6 +90,8 @@ static const Recipe recipes[] = {
   { "cummax", "cummax(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
   { "cummin", "cummin(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
   { "cumsumprod", "cumsumprod(X)", "4x2,-;1x2,-", "X", -1, 1 },
+  { "inverse", "inverse(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)))", "3x3,-;1x1,-", "X", -1, 1 },
+  { "tr", "tr(X %*% X)", "3x3,-;1x1,-", "X", -1, 1 },
   { "rowCumsum", "rowCumsum(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
   { "rowProds", "rowProds(X)", MAT, "X", 0.5, 1.5 }, { "colProds", "colProds(X)", MAT, "X", 0.5, 1.5 },
   { "rowVars", "rowVars(X)", "3x4,-;1x5,-", "X", -1, 1 }, { "colVars", "colVars(X)", "3x4,-;4x1,-", "X", -1, 1 },
