@@ -278,9 +278,15 @@ static void parse_sig(Interp *I, const Builtin *b, BiInfo *info) {
 
 /* Named constants, bound as ordinary globals at startup (a script may assign its own pi);
 ** ls() leaves them out while they hold their value. */
-static const struct { const char *name; double v; } constants[] = {
-  { "pi", 3.14159265358979323846 },
+static const struct { const char *name; double v; const char *doc; } constants[] = {
+  { "pi", 3.14159265358979323846, "pi = 3.14159265358979\n\nThe ratio of a circle's circumference to its diameter, as R's pi: an ordinary global\nnumber that a script may assign (pi = 3 then reads 3)." },
 };
+
+const char *bi_constant_doc(const char *name) {
+  for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
+    if (strcmp(name, constants[i].name) == 0) return constants[i].doc;
+  return NULL;
+}
 
 bool bi_is_constant(const Symbol *s) {
   for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)

@@ -514,6 +514,10 @@ Value bi_help(Interp *I, Args *a) {
     Symbol *s = sym_lookup(&I->syms, v.u.s->s, v.u.s->len);
     if (s && s->global.t == VT_FUNC) v = s->global;
     else b = bi_find(v.u.s->s);
+    if (!b && v.t == VT_STR && bi_constant_doc(v.u.s->s)) {
+      fprintf(I->out, "%s\n", bi_constant_doc(v.u.s->s));
+      return val_null();
+    }
     if (!b && v.t == VT_STR) bi_error(I, "no help for '%s'", v.u.s->s);
   } else if (v.t == VT_BUILTIN) {
     b = v.u.bi;
