@@ -90,7 +90,7 @@ const Builtin builtin_table[] = {
   { "ifdef", bi_ifdef, "ifdef(value, default)", OP_NONE, BI_IFDEF,
     "ifdef($k, d) is the command-line value $k when it was given, else d." },
   { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
-  { "interQuartileMean", bi_interQuartileMean, "interQuartileMean(X, W=)", OP_NONE, 0, "DML's interquartile mean of column vector X: the mean of the values at positions\nceil(n/4)+1 .. ceil(3n/4) of sorted X (n = sum(W) with weights W, counts); 0 when n < 2\nleaves that range empty." },
+  { "interQuartileMean", bi_interQuartileMean, "interQuartileMean(X, W=)", OP_NONE, DIFF | BI_AD, "DML's interquartile mean of column vector X: the mean of the values at positions\nceil(n/4)+1 .. ceil(3n/4) of sorted X (n = sum(W) with weights W, counts); 0 when n < 2\nleaves that range empty. Its derivative is each element's share of that mean." },
   { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
   { "inverse", bi_inv, "inverse(A)", OP_NONE, DIFF | BI_AD, "DML's other name of inv: the inverse of a square matrix." },
   { "is.character", bi_is_type, "is.character(x)", OP_NONE, BI_SHAPE, "TRUE when x is a string." },
@@ -134,7 +134,7 @@ const Builtin builtin_table[] = {
     "Either rows or cols may be left out when v has the elements." },
   { "max", bi_minmax, "max(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "Largest element of x, or elementwise maximum of x and y (more arguments fold left, as DML).\nNaN propagates; max of an empty matrix is an error (R warns and gives -Inf)." },
   { "mean", bi_mean, "mean(x)", OP_NONE, DIFF | BI_AD, "Arithmetic mean of all elements; NaN for an empty matrix." },
-  { "median", bi_median, "median(X, W=)", OP_NONE, 0, "Median of column vector X, optionally weighted by W (counts): the middle value, or the mean of\nthe two middle values when the total weight is even (as R)." },
+  { "median", bi_median, "median(X, W=)", OP_NONE, DIFF | BI_AD, "Median of column vector X, optionally weighted by W (counts): the middle value, or the mean of\nthe two middle values when the total weight is even (as R). Its derivative goes to those\nelements (W is not differentiated); staged code runs it eagerly." },
   { "min", bi_minmax, "min(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "Smallest element of x, or elementwise minimum of x and y (more arguments fold left, as DML).\nNaN propagates; min of an empty matrix is an error (R warns and gives Inf)." },
   { "moment", bi_moment, "moment(X, W=, k=)", OP_NONE, DIFF | BI_AD, "The k-th central moment (k = 2, 3 or 4) of column vector X: sum((X - mean)^k) / n.\nmoment(X, k) or moment(X, W, k) with weights W (counts): sum(W * (X - mu)^k) / sum(W),\nmu = sum(W * X) / sum(W). Divisor n, not n - 1 (moment(X, 2) is not var(X))." },
   { "names", bi_names, "names(L)", OP_NONE, 0, "The names of a list's elements, as a list of strings (\"\" when unnamed)." },
@@ -161,7 +161,7 @@ const Builtin builtin_table[] = {
   { "qr", bi_qr, "qr(A)", OP_NONE, 0, "[Q, R] = qr(A): orthonormal Q and upper-triangular R with Q %*% R = A.\n"
     "Thin, as R's qr.Q and qr.R: for m x n A, Q is m x k and R is k x n, k = min(m, n); diag(R) >= 0." },
   { "qt", bi_qt, "qt(target, df)", OP_NONE, 0, "Student t quantile with df degrees of freedom (elementwise).\nNot differentiable: grad treats the result as a constant." },
-  { "quantile", bi_quantile, "quantile(X, W=, P=)", OP_NONE, 0, "DML's p-quantile of column vector X: the value at position ceil(p * n) of sorted X (at least 1).\nquantile(X, p) or quantile(X, W, p) with weights W (counts: n = sum(W)). P may be a column\nvector of probabilities in [0, 1]: the result is then a column vector. No interpolation (R's type 1)." },
+  { "quantile", bi_quantile, "quantile(X, W=, P=)", OP_NONE, DIFF | BI_AD, "DML's p-quantile of column vector X: the value at position ceil(p * n) of sorted X (at least 1).\nquantile(X, p) or quantile(X, W, p) with weights W (counts: n = sum(W)). P may be a column\nvector of probabilities in [0, 1]: the result is then a column vector. No interpolation (R's type 1).\nThe derivative is 1 at the element picked (W is not differentiated); staged code runs it eagerly." },
   { "quit", bi_quit, "quit(status=0)", OP_NONE, INV | BI_EFFECT, "Ends the program (or the REPL) with the exit status." },
   { "rand", bi_rand, "rand(rows=1, cols=1, min=0, max=1, pdf=\"uniform\", sparsity=1, seed=)", OP_NONE, BI_EFFECT,
     "A random rows x cols matrix: pdf \"uniform\" on [min, max) or \"normal\" (mean 0, sd 1);\n"

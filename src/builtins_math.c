@@ -218,14 +218,20 @@ Value bi_cov(Interp *I, Args *a) {
   return keep(I, mark, OB(OP_DIV, s, OB(OP_SUB, sw, val_num(1))));
 }
 
-/* ---- order statistics: DML's quantile, median (no derivative) ---- */
-typedef struct VW { double v, w; } VW;
+/* ---- order statistics: DML's quantile, median, interQuartileMean ----
+** Each is a weighted sum of X's elements, the weights chosen by X's order: the result is
+** S %*% X with S computed from the values (sum(S * X) for one). The order is read with
+** ad_concrete, so a staged function runs them eagerly (explain says so), and grad gets the
+** derivative S (almost everywhere: the order is locally constant). W (counts) is not traced. */
+typedef struct VW { double v, w; int64_t i; } VW;
 
 static int cmp_vw(const void *p, const void *q) {
   double a = ((const VW *)p)->v, b = ((const VW *)q)->v;
   if (a != a) return b != b ? 0 : 1;                  /* NaN last */
   if (b != b) return -1;
-  return (a > b) - (a < b);
+  if (a != b) return (a > b) - (a < b);
+  int64_t i = ((const VW *)p)->i, j = ((const VW *)q)->i;
+  return (i > j) - (i < j);                            /* stable: ties by position */
 }
 
 /* The values of column X (argument 0) with the weights of argument wi (-1: all 1), sorted;
@@ -236,13 +242,19 @@ static VW *sorted_values(Interp *I, Args *a, int wi, int64_t *n, double *sw) {
   dims(a->v[0], n, &c);
   if (wi >= 0) need_column(I, a, wi, *n);
   if (*n == 0) bi_argerror(I, 1, "non-empty column vector expected, got 0x1");
-  Value x = a->v[0], w = wi >= 0 ? a->v[wi] : val_null();
+  Value x = ad_concrete(I, a->v[0], a->span, "an order statistic's order");
+  Value w = wi >= 0 ? ad_concrete(I, a->v[wi], a->span, "an order statistic's weights") : val_null();
   VW *p = mem_alloc((size_t)*n * sizeof(VW));
   *sw = 0;
   for (int64_t i = 0; i < *n; i++) {
     p[i].v = x.t == VT_MAT ? tensor_at(x.u.m, i) : x.t == VT_NUM ? x.u.n : x.u.b;
-    p[i].w = w.t == VT_MAT ? tensor_at(w.u.m, i) : w.t == VT_NUM ? w.u.n : 1;
-    if (!(p[i].w >= 0)) { mem_free(p); bi_argerror(I, wi + 1, "weights must be non-negative, got %g", w.t == VT_MAT ? tensor_at(w.u.m, i) : w.u.n); }
+    p[i].w = w.t == VT_MAT ? tensor_at(w.u.m, i) : w.t == VT_NUM ? w.u.n : w.t == VT_BOOL ? w.u.b : 1;
+    p[i].i = i;
+    if (!(p[i].w >= 0)) {
+      double bad = p[i].w;
+      mem_free(p);
+      bi_argerror(I, wi + 1, "weights must be non-negative, got %g", bad);
+    }
     *sw += p[i].w;
   }
   if (wi >= 0 && *sw != floor(*sw)) {
@@ -254,27 +266,38 @@ static VW *sorted_values(Interp *I, Args *a, int wi, int64_t *n, double *sw) {
   return p;
 }
 
-/* The value at (1-based) position pos of the values expanded by their weights. */
-static double at_pos(const VW *p, int64_t n, double pos) {
+/* The sorted index k holding (1-based) position pos of the values expanded by their weights. */
+static int64_t at_pos(const VW *p, int64_t n, double pos) {
   double cum = 0;
-  for (int64_t i = 0; i < n; i++) {
-    cum += p[i].w;
-    if (cum >= pos) return p[i].v;
+  for (int64_t k = 0; k < n; k++) {
+    cum += p[k].w;
+    if (cum >= pos) return k;
   }
-  return p[n - 1].v;
+  return n - 1;
 }
 
-/* DML's p-quantile: the value at position ceil(p * sum(W)) of the sorted values (at least 1). */
-static double pick(const VW *p, int64_t n, double sw, double q) {
-  double pos = ceil(q * sw);
-  return at_pos(p, n, pos < 1 ? 1 : pos);
+/* S %*% X for the n x 1 X of argument 0 and the q x n selection S (taken over), as
+** rowSums(S *0 t(X)) so that an Inf or NaN not selected stays out; a number when asked. */
+static Value select_sum(Interp *I, Args *a, Tensor *S, bool number) {
+  Span sp = a->span;
+  int mark = I->ntmp;
+  K(I, val_mat(S));
+  Value xt = K(I, op_transpose(I, a->v[0], sp));
+  Value r = OR(number ? OP_SUM : OP_ROWSUMS, OB(OP_MULZ, val_mat(S), xt));
+  return keep(I, mark, r);
+}
+
+static Tensor *zeros(Interp *I, int64_t r, int64_t c) {
+  Tensor *t = tensor_new(I, r, c);
+  if (r > 0 && c > 0) memset(tensor_data(t), 0, (size_t)(r * c) * sizeof(double));
+  return t;
 }
 
 Value bi_quantile(Interp *I, Args *a) {
   bool weighted = bi_given(a, 1) && bi_given(a, 2);        /* quantile(X, P) puts P in W's place */
   int pi = bi_given(a, 2) ? 2 : 1;
   if (!bi_given(a, pi)) mls_throw(I, a->span, "missing argument 'P' to 'quantile': %s", I->cur_bi->sig);
-  Value P = a->v[pi];
+  Value P = ad_concrete(I, a->v[pi], a->span, "a quantile's probability");
   char d[64];
   if (P.t != VT_MAT && P.t != VT_NUM) bi_argerror(I, pi + 1, "number or column vector expected, got %s", val_describe(P, d, sizeof d));
   int64_t pr = 1, pc = 1;
@@ -287,15 +310,13 @@ Value bi_quantile(Interp *I, Args *a) {
   int64_t n;
   double sw;
   VW *p = sorted_values(I, a, weighted ? 1 : -1, &n, &sw);
-  if (P.t == VT_NUM) {
-    double r = pick(p, n, sw, P.u.n);
-    mem_free(p);
-    return val_num(r);
+  Tensor *S = zeros(I, pr, n);
+  for (int64_t i = 0; i < pr; i++) {                    /* position ceil(p * n), at least 1 */
+    double pos = ceil((P.t == VT_MAT ? tensor_at(P.u.m, i) : P.u.n) * sw);
+    tensor_data(S)[i * n + p[at_pos(p, n, pos < 1 ? 1 : pos)].i] = 1;
   }
-  Tensor *out = tensor_new(I, pr, 1);
-  for (int64_t i = 0; i < pr; i++) tensor_data(out)[i] = pick(p, n, sw, tensor_at(P.u.m, i));
   mem_free(p);
-  return val_mat(out);
+  return select_sum(I, a, S, P.t == VT_NUM);
 }
 
 /* The middle value; for an even total weight the mean of the two middle ones (as R). */
@@ -303,10 +324,14 @@ Value bi_median(Interp *I, Args *a) {
   int64_t n;
   double sw;
   VW *p = sorted_values(I, a, bi_given(a, 1) ? 1 : -1, &n, &sw);
-  double pos = ceil(0.5 * sw), r = at_pos(p, n, pos);
-  if (fmod(sw, 2) == 0) r = (r + at_pos(p, n, pos + 1)) / 2;
+  Tensor *S = zeros(I, 1, n);
+  double pos = ceil(0.5 * sw);
+  if (fmod(sw, 2) == 0) {
+    tensor_data(S)[p[at_pos(p, n, pos)].i] += 0.5;
+    tensor_data(S)[p[at_pos(p, n, pos + 1)].i] += 0.5;
+  } else tensor_data(S)[p[at_pos(p, n, pos)].i] = 1;
   mem_free(p);
-  return val_num(r);
+  return select_sum(I, a, S, true);
 }
 
 /* The mean of the values at positions ceil(n/4)+1 .. ceil(3n/4) of sorted X expanded by its
@@ -315,14 +340,15 @@ Value bi_interQuartileMean(Interp *I, Args *a) {
   int64_t n;
   double sw;
   VW *p = sorted_values(I, a, bi_given(a, 1) ? 1 : -1, &n, &sw);
-  double from = ceil(0.25 * sw), to = ceil(0.75 * sw), s = 0, cum = 0;
-  for (int64_t i = 0; i < n && cum < to; i++) {
-    double lo = cum > from ? cum : from, hi = cum + p[i].w < to ? cum + p[i].w : to;
-    if (hi > lo) s += p[i].v * (hi - lo);
-    cum += p[i].w;
+  Tensor *S = zeros(I, 1, n);
+  double from = ceil(0.25 * sw), to = ceil(0.75 * sw), cum = 0;
+  for (int64_t k = 0; k < n && cum < to; k++) {
+    double lo = cum > from ? cum : from, hi = cum + p[k].w < to ? cum + p[k].w : to;
+    if (hi > lo) tensor_data(S)[p[k].i] = (hi - lo) / (to - from);
+    cum += p[k].w;
   }
   mem_free(p);
-  return val_num(to > from ? s / (to - from) : 0);
+  return select_sum(I, a, S, true);
 }
 
 /* ---- lower.tri / upper.tri ---- */
