@@ -299,6 +299,12 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
   case OP_ASIN: gin[0] = B2(OP_DIV, g, U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a)))); break;
   case OP_ACOS: gin[0] = U1(OP_NEG, B2(OP_DIV, g, U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a))))); break;
   case OP_ATAN: gin[0] = B2(OP_DIV, g, B2(OP_ADD, val_num(1), B2(OP_MUL, a, a))); break;
+  case OP_PNORM:                            /* the density exp(-x^2/2) / sqrt(2 pi) */
+    gin[0] = B2(OP_MULZ, g, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, a, a), val_num(-0.5))), val_num(0.3989422804014327)));
+    break;
+  case OP_QNORM:                            /* 1 / density(qnorm(p)) */
+    gin[0] = B2(OP_MULZ, g, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, y, y), val_num(0.5))), val_num(2.5066282746310002)));
+    break;
   case OP_CUMMAX: case OP_CUMMIN:           /* each g to the element the running value came from */
     gin[0] = T(I, op_grad_aux(I, OP_CUMEXT_GRAD, 3, (Value[]){ g, a, y }, sp));
     break;
@@ -545,6 +551,8 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_ASIN: return B2(OP_DIV, tzero(ta), U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a))));
   case OP_ACOS: return tneg(I, B2(OP_DIV, tzero(ta), U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a)))), sp);
   case OP_ATAN: return B2(OP_DIV, tzero(ta), B2(OP_ADD, val_num(1), B2(OP_MUL, a, a)));
+  case OP_PNORM: return tmul(I, ta, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, a, a), val_num(-0.5))), val_num(0.3989422804014327)), sp);
+  case OP_QNORM: return tmul(I, ta, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, y, y), val_num(0.5))), val_num(2.5066282746310002)), sp);
   case OP_CUMMAX: case OP_CUMMIN:           /* the tangent of the element each extreme came from */
     return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, OP_CUMEXT_TAN, 3, (Value[]){ ta, a, y }, sp));
   case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:

@@ -1,7 +1,9 @@
 /*
 ** builtins_dist.c — DML's probability distribution functions: pnorm qnorm pexp qexp pchisq
 ** qchisq pt qt pf qf, and cdf/icdf naming the distribution. Elementwise over a number or a
-** matrix of targets; not differentiable (grad sees them as constants, as eigen or cholesky).
+** matrix of targets. The normal and exponential ones compose ops (PNORM, QNORM, exp, log), so
+** grad and the stager see them; the chi-squared, t and F ones are plain C: grad sees them as
+** constants (as eigen or cholesky), and through cdf/icdf grad stops with an error.
 ** The special functions are the textbook ones: the regularized incomplete gamma function by
 ** its series and continued fraction, the regularized incomplete beta function by its continued
 ** fraction (modified Lentz), quantiles by bisection on the distribution function.
@@ -10,6 +12,7 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include "autodiff.h"
 #include "builtins.h"
 #include "err.h"
 
@@ -162,15 +165,63 @@ static Value apply(Interp *I, Args *a, Dist d, bool inverse, double p1, double p
   return val_mat(t);
 }
 
+/* ---- normal and exponential: through the ops (differentiable in the target) ---- */
+static Value T2(Interp *I, Value v) { tmp_push(I, v); return v; }
+#define OB(op, x, y) T2(I, op_binary(I, op, x, y, sp))
+#define OU(op, x) T2(I, op_unary(I, op, x, sp))
+
+static Value done(Interp *I, int mark, Value r) {
+  val_retain(r);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+static void need_target(Interp *I, Args *a) {
+  Value v = ad_primal(a->v[0]);
+  char d[64];
+  if (v.t != VT_NUM && v.t != VT_BOOL && v.t != VT_MAT) bi_argerror(I, 1, "number or matrix expected, got %s", val_describe(v, d, sizeof d));
+}
+
+/* PNORM((x - mean) / sd), or PNORM(-(x - mean) / sd) for the upper tail (exact by symmetry). */
+static Value normal_p(Interp *I, Args *a, double mean, double sd, bool upper) {
+  need_target(I, a);
+  Span sp = a->span;
+  int mark = I->ntmp;
+  Value z = OB(OP_DIV, OB(OP_SUB, a->v[0], val_num(mean)), val_num(upper ? -sd : sd));
+  return done(I, mark, OU(OP_PNORM, z));
+}
+
+static Value normal_q(Interp *I, Args *a, double mean, double sd) {
+  need_target(I, a);
+  Span sp = a->span;
+  int mark = I->ntmp;
+  return done(I, mark, OB(OP_ADD, OB(OP_MUL, OU(OP_QNORM, a->v[0]), val_num(sd)), val_num(mean)));
+}
+
+/* 1 - exp(-rate x) for x > 0 (0 below), or exp(-rate x) (1 below) for the upper tail. */
+static Value exp_p(Interp *I, Args *a, double rate, bool upper) {
+  need_target(I, a);
+  Span sp = a->span;
+  int mark = I->ntmp;
+  Value x = OB(OP_MAX2, a->v[0], val_num(0));
+  Value e = OU(OP_EXP, OB(OP_MUL, x, val_num(-rate)));
+  return done(I, mark, upper ? e : OB(OP_SUB, val_num(1), e));
+}
+
+static Value exp_q(Interp *I, Args *a, double rate) {       /* -log(1 - p) / rate */
+  need_target(I, a);
+  Span sp = a->span;
+  int mark = I->ntmp;
+  return done(I, mark, OB(OP_DIV, OU(OP_NEG, OU(OP_LOG, OB(OP_SUB, val_num(1), a->v[0]))), val_num(rate)));
+}
+
 /* Parameters per distribution, read from the argument slots of each signature. */
 Value bi_pnorm(Interp *I, Args *a) {
-  return apply(I, a, D_NORMAL, false, param(I, a, 1, 0, false, "mean"), param(I, a, 2, 1, true, "sd"), !bi_opt_bool(I, a, 3, true));
+  return normal_p(I, a, param(I, a, 1, 0, false, "mean"), param(I, a, 2, 1, true, "sd"), !bi_opt_bool(I, a, 3, true));
 }
-Value bi_qnorm(Interp *I, Args *a) {
-  return apply(I, a, D_NORMAL, true, param(I, a, 1, 0, false, "mean"), param(I, a, 2, 1, true, "sd"), false);
-}
-Value bi_pexp(Interp *I, Args *a) { return apply(I, a, D_EXP, false, param(I, a, 1, 1, true, "rate"), 0, !bi_opt_bool(I, a, 2, true)); }
-Value bi_qexp(Interp *I, Args *a) { return apply(I, a, D_EXP, true, param(I, a, 1, 1, true, "rate"), 0, false); }
+Value bi_qnorm(Interp *I, Args *a) { return normal_q(I, a, param(I, a, 1, 0, false, "mean"), param(I, a, 2, 1, true, "sd")); }
+Value bi_pexp(Interp *I, Args *a) { return exp_p(I, a, param(I, a, 1, 1, true, "rate"), !bi_opt_bool(I, a, 2, true)); }
+Value bi_qexp(Interp *I, Args *a) { return exp_q(I, a, param(I, a, 1, 1, true, "rate")); }
 Value bi_pchisq(Interp *I, Args *a) { return apply(I, a, D_CHISQ, false, param(I, a, 1, NAN, true, "df"), 0, !bi_opt_bool(I, a, 2, true)); }
 Value bi_qchisq(Interp *I, Args *a) { return apply(I, a, D_CHISQ, true, param(I, a, 1, NAN, true, "df"), 0, false); }
 Value bi_pt(Interp *I, Args *a) { return apply(I, a, D_T, false, param(I, a, 1, NAN, true, "df"), 0, !bi_opt_bool(I, a, 2, true)); }
@@ -199,7 +250,12 @@ static Value by_name(Interp *I, Args *a, bool inverse) {
   case D_F: p1 = param(I, a, 6, NAN, true, "df1"); p2 = param(I, a, 7, NAN, true, "df2"); break;
   }
   bool upper = !inverse && !bi_opt_bool(I, a, 8, true);
-  return apply(I, a, (Dist)d, inverse, p1, p2, upper);
+  if (d == D_NORMAL) return inverse ? normal_q(I, a, p1, p2) : normal_p(I, a, p1, p2, upper);
+  if (d == D_EXP) return inverse ? exp_q(I, a, p1) : exp_p(I, a, p1, upper);
+  if (ad_any_grad(1, a->v)) bi_error(I, "grad cannot differentiate dist=\"%s\" (only \"normal\" and \"exp\")", name);
+  Args c = *a;                                   /* staged: this call runs eagerly (explain) */
+  c.v[0] = ad_concrete(I, a->v[0], a->span, "a chi-squared, t or F distribution's target");
+  return apply(I, &c, (Dist)d, inverse, p1, p2, upper);
 }
 
 Value bi_cdf(Interp *I, Args *a) { return by_name(I, a, false); }

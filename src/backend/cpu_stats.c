@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "backend/cpu.h"
+#include "backend/scalar.h"
 
 #define MAX_STEP(m, x) ((x) > (m) || (x) != (x) ? (x) : (m))   /* NaN wins and stays */
 #define MIN_STEP(m, x) ((x) < (m) || (x) != (x) ? (x) : (m))
@@ -87,6 +88,21 @@ static void cumsumprod_grad(Tensor *const in[], Tensor *out) {
     o[i * 2] = a;
     o[i * 2 + 1] = i > 0 ? a * y[i - 1] : 0;
   }
+}
+
+double sc_qnorm(double p) {
+  if (p != p || p < 0 || p > 1) return NAN;
+  if (p == 0) return -INFINITY;
+  if (p == 1) return INFINITY;
+  double lo = -1, hi = 1;
+  while (sc_pnorm(lo) > p) lo *= 2;
+  while (sc_pnorm(hi) < p) hi *= 2;
+  for (int it = 0; it < 2200; it++) {
+    double mid = lo + (hi - lo) / 2;
+    if (mid <= lo || mid >= hi) break;
+    if (sc_pnorm(mid) < p) lo = mid; else hi = mid;
+  }
+  return lo + (hi - lo) / 2;
 }
 
 int cpu_run_stats(OpKind op, Tensor *out, Tensor *const in[]) {
