@@ -2,8 +2,8 @@
 ** builtins_dist.c — DML's probability distribution functions: pnorm qnorm pexp qexp pchisq
 ** qchisq pt qt pf qf, and cdf/icdf naming the distribution. Elementwise over a number or a
 ** matrix of targets. The normal and exponential ones compose ops (PNORM, QNORM, exp, log), so
-** grad and the stager see them; the chi-squared, t and F ones are plain C: grad sees them as
-** constants (as eigen or cholesky), and through cdf/icdf grad stops with an error.
+** grad and the stager see them (in the target; not in mean, sd or rate); the chi-squared, t
+** and F ones are plain C: grad through them is a located error, staged code runs them eagerly.
 ** The special functions are the textbook ones: the regularized incomplete gamma function by
 ** its series and continued fraction, the regularized incomplete beta function by its continued
 ** fraction (modified Lentz), quantiles by bisection on the distribution function.
@@ -148,6 +148,16 @@ static double param(Interp *I, Args *a, int i, double dflt, bool positive, const
   return v;
 }
 
+/* The arguments from slot `from` on as plain values: grad through them is an error (what names
+** the function's kind); staged ones make the staging run this call eagerly (ad_concrete). */
+static void plain_args(Interp *I, Args *a, int from, const char *what) {
+  for (int k = from; k < a->n; k++) {
+    if (!bi_given(a, k)) continue;
+    if (ad_any_grad(1, &a->v[k])) bi_error(I, "grad cannot differentiate %s", what);
+    a->v[k] = ad_concrete(I, a->v[k], a->span, "a distribution's argument");
+  }
+}
+
 /* Applies f elementwise to target (argument 0): a number gives a number. */
 static Value apply(Interp *I, Args *a, Dist d, bool inverse, double p1, double p2, bool upper) {
   Value v = a->v[0];
@@ -217,25 +227,38 @@ static Value exp_q(Interp *I, Args *a, double rate) {       /* -log(1 - p) / rat
 
 /* Parameters per distribution, read from the argument slots of each signature. */
 Value bi_pnorm(Interp *I, Args *a) {
+  plain_args(I, a, 1, "in a distribution's parameters (only in target)");
   return normal_p(I, a, param(I, a, 1, 0, false, "mean"), param(I, a, 2, 1, true, "sd"), !bi_opt_bool(I, a, 3, true));
 }
-Value bi_qnorm(Interp *I, Args *a) { return normal_q(I, a, param(I, a, 1, 0, false, "mean"), param(I, a, 2, 1, true, "sd")); }
-Value bi_pexp(Interp *I, Args *a) { return exp_p(I, a, param(I, a, 1, 1, true, "rate"), !bi_opt_bool(I, a, 2, true)); }
-Value bi_qexp(Interp *I, Args *a) { return exp_q(I, a, param(I, a, 1, 1, true, "rate")); }
-Value bi_pchisq(Interp *I, Args *a) { return apply(I, a, D_CHISQ, false, param(I, a, 1, NAN, true, "df"), 0, !bi_opt_bool(I, a, 2, true)); }
-Value bi_qchisq(Interp *I, Args *a) { return apply(I, a, D_CHISQ, true, param(I, a, 1, NAN, true, "df"), 0, false); }
-Value bi_pt(Interp *I, Args *a) { return apply(I, a, D_T, false, param(I, a, 1, NAN, true, "df"), 0, !bi_opt_bool(I, a, 2, true)); }
-Value bi_qt(Interp *I, Args *a) { return apply(I, a, D_T, true, param(I, a, 1, NAN, true, "df"), 0, false); }
+Value bi_qnorm(Interp *I, Args *a) {
+  plain_args(I, a, 1, "in a distribution's parameters (only in target)");
+  return normal_q(I, a, param(I, a, 1, 0, false, "mean"), param(I, a, 2, 1, true, "sd"));
+}
+Value bi_pexp(Interp *I, Args *a) {
+  plain_args(I, a, 1, "in a distribution's parameters (only in target)");
+  return exp_p(I, a, param(I, a, 1, 1, true, "rate"), !bi_opt_bool(I, a, 2, true));
+}
+Value bi_qexp(Interp *I, Args *a) {
+  plain_args(I, a, 1, "in a distribution's parameters (only in target)");
+  return exp_q(I, a, param(I, a, 1, 1, true, "rate"));
+}
+Value bi_pchisq(Interp *I, Args *a) { plain_args(I, a, 0, "the chi-squared, t or F distribution"); return apply(I, a, D_CHISQ, false, param(I, a, 1, NAN, true, "df"), 0, !bi_opt_bool(I, a, 2, true)); }
+Value bi_qchisq(Interp *I, Args *a) { plain_args(I, a, 0, "the chi-squared, t or F distribution"); return apply(I, a, D_CHISQ, true, param(I, a, 1, NAN, true, "df"), 0, false); }
+Value bi_pt(Interp *I, Args *a) { plain_args(I, a, 0, "the chi-squared, t or F distribution"); return apply(I, a, D_T, false, param(I, a, 1, NAN, true, "df"), 0, !bi_opt_bool(I, a, 2, true)); }
+Value bi_qt(Interp *I, Args *a) { plain_args(I, a, 0, "the chi-squared, t or F distribution"); return apply(I, a, D_T, true, param(I, a, 1, NAN, true, "df"), 0, false); }
 Value bi_pf(Interp *I, Args *a) {
+  plain_args(I, a, 0, "the chi-squared, t or F distribution");
   return apply(I, a, D_F, false, param(I, a, 1, NAN, true, "df1"), param(I, a, 2, NAN, true, "df2"), !bi_opt_bool(I, a, 3, true));
 }
 Value bi_qf(Interp *I, Args *a) {
+  plain_args(I, a, 0, "the chi-squared, t or F distribution");
   return apply(I, a, D_F, true, param(I, a, 1, NAN, true, "df1"), param(I, a, 2, NAN, true, "df2"), false);
 }
 
 /* cdf(target, dist, mean=, sd=, rate=, df=, df1=, df2=, lower.tail=) and icdf: the slots of
 ** their signatures (below) are 2 mean, 3 sd, 4 rate, 5 df, 6 df1, 7 df2, 8 lower.tail. */
 static Value by_name(Interp *I, Args *a, bool inverse) {
+  plain_args(I, a, 1, "in a distribution's parameters (only in target)");
   const char *name = bi_str(I, a, 1);
   static const char *const names[] = { "normal", "exp", "chisq", "t", "f" };
   int d = -1;
@@ -253,9 +276,8 @@ static Value by_name(Interp *I, Args *a, bool inverse) {
   if (d == D_NORMAL) return inverse ? normal_q(I, a, p1, p2) : normal_p(I, a, p1, p2, upper);
   if (d == D_EXP) return inverse ? exp_q(I, a, p1) : exp_p(I, a, p1, upper);
   if (ad_any_grad(1, a->v)) bi_error(I, "grad cannot differentiate dist=\"%s\" (only \"normal\" and \"exp\")", name);
-  Args c = *a;                                   /* staged: this call runs eagerly (explain) */
-  c.v[0] = ad_concrete(I, a->v[0], a->span, "a chi-squared, t or F distribution's target");
-  return apply(I, &c, (Dist)d, inverse, p1, p2, upper);
+  plain_args(I, a, 0, "the chi-squared, t or F distribution");   /* staged: runs eagerly */
+  return apply(I, a, (Dist)d, inverse, p1, p2, upper);
 }
 
 Value bi_cdf(Interp *I, Args *a) { return by_name(I, a, false); }

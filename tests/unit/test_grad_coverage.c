@@ -96,6 +96,9 @@ static const Recipe recipes[] = {
   { "pexp", "pexp(X, rate=2) + pexp(X, 0.5, FALSE)", EW, "X", 0.1, 3 },
   { "qexp", "qexp(X, 2)", EW, "X", 0.05, 0.95 },
   { "cdf", "cdf(target=X, dist=\"normal\", mean=1) + cdf(target=X, dist=\"exp\", rate=3)", EW, "X", 0.1, 2 },
+  { "pchisq", NULL, NULL, NULL, 0, 0 }, { "qchisq", NULL, NULL, NULL, 0, 0 },   /* grad through them is an */
+  { "pt", NULL, NULL, NULL, 0, 0 }, { "qt", NULL, NULL, NULL, 0, 0 },           /* error: checked separately */
+  { "pf", NULL, NULL, NULL, 0, 0 }, { "qf", NULL, NULL, NULL, 0, 0 },
   { "icdf", "icdf(target=X, dist=\"normal\", sd=2) + icdf(target=X, dist=\"exp\")", EW, "X", 0.05, 0.95 },
   { "quantile", "quantile(X, [0.3; 0.8]) + quantile(X, 0.5)", "5x1,-;4x1,-", "X", -1, 1 },
   { "interQuartileMean", "interQuartileMean(X)", "5x1,-;8x1,-", "X", -1, 1 },
@@ -232,11 +235,29 @@ static void test_stop_gradient(void **state) {
   free(err);
 }
 
+/* The distributions without a derivative rule stop grad with an error, never a silent zero. */
+static void test_no_derivative_is_an_error(void **state) {
+  (void)state;
+  static const char *const calls[] = { "pchisq(x, 3)", "qchisq(x / 4, 3)", "pt(x, 3)", "qt(x / 4, 3)",
+                                       "pf(x, 3, 4)", "qf(x / 4, 3, 4)", "pnorm(1, mean=x)" };
+  for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+    char code[256], *out, *err;
+    snprintf(code, sizeof code, "print(grad(function(x) sum(%s))(2))\n", calls[i]);
+    int st = run(code, &out, &err);
+    if (st == 0 || !strstr(err, "grad cannot differentiate")) print_error("%s: status %d, stderr %s\n", calls[i], st, err);
+    assert_int_not_equal(st, 0);
+    assert_non_null(strstr(err, "grad cannot differentiate"));
+    free(out);
+    free(err);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_differentiable_builtin_has_a_checked_rule),
     cmocka_unit_test(test_every_operator),
     cmocka_unit_test(test_stop_gradient),
+    cmocka_unit_test(test_no_derivative_is_an_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
