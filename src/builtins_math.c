@@ -242,6 +242,7 @@ static VW *sorted_values(Interp *I, Args *a, int wi, int64_t *n, double *sw) {
   dims(a->v[0], n, &c);
   if (wi >= 0) need_column(I, a, wi, *n);
   if (*n == 0) bi_argerror(I, 1, "non-empty column vector expected, got 0x1");
+  if (wi >= 0 && ad_any_grad(1, &a->v[wi])) bi_error(I, "grad cannot differentiate in the weights W");
   Value x = ad_concrete(I, a->v[0], a->span, "an order statistic's order");
   Value w = wi >= 0 ? ad_concrete(I, a->v[wi], a->span, "an order statistic's weights") : val_null();
   VW *p = mem_alloc((size_t)*n * sizeof(VW));
