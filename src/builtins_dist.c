@@ -197,7 +197,10 @@ static Value normal_p(Interp *I, Args *a, double mean, double sd, bool upper) {
   need_target(I, a);
   Span sp = a->span;
   int mark = I->ntmp;
-  Value z = OB(OP_DIV, OB(OP_SUB, a->v[0], val_num(mean)), val_num(upper ? -sd : sd));
+  Value z = a->v[0];                              /* the standard case adds no steps */
+  if (mean != 0) z = OB(OP_SUB, z, val_num(mean));
+  if (sd != 1) z = OB(OP_DIV, z, val_num(sd));
+  if (upper) z = OU(OP_NEG, z);
   return done(I, mark, OU(OP_PNORM, z));
 }
 
@@ -205,7 +208,10 @@ static Value normal_q(Interp *I, Args *a, double mean, double sd) {
   need_target(I, a);
   Span sp = a->span;
   int mark = I->ntmp;
-  return done(I, mark, OB(OP_ADD, OB(OP_MUL, OU(OP_QNORM, a->v[0]), val_num(sd)), val_num(mean)));
+  Value q = OU(OP_QNORM, a->v[0]);
+  if (sd != 1) q = OB(OP_MUL, q, val_num(sd));
+  if (mean != 0) q = OB(OP_ADD, q, val_num(mean));
+  return done(I, mark, q);
 }
 
 /* 1 - exp(-rate x) for x > 0 (0 below), or exp(-rate x) (1 below) for the upper tail. */
