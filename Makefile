@@ -16,6 +16,11 @@ CFLAGS = -std=c11 $(OPT) -g $(WARN) $(WERROR) $(EXTRA_CFLAGS)
 GENFLAGS = -std=c11 $(OPT) -g -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS = -llapacke -lopenblas -lreadline -lz -lm -lpthread
+# glibc's vector math library (libc6-dev) gives exp and log four lanes at a time (backend/vmath.c)
+ifeq ($(shell uname -m),x86_64)
+CPPFLAGS += -DMLS_LIBMVEC
+LDLIBS := -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
+endif
 
 SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c)
 LIBSRCS := $(filter-out src/main.c,$(SRCS))
@@ -92,6 +97,10 @@ repl-test: mls
 install-test: mls
 	tests/install/test_install.sh
 
+# Writes that must not damage files, and signals in script mode (shell-level checks).
+robust-test: mls
+	tests/robustness/test_files.sh ./mls
+
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
@@ -101,6 +110,7 @@ test: deps-install
 	$(MAKE) staged-test
 	$(MAKE) repl-test
 	$(MAKE) install-test
+	$(MAKE) robust-test
 	$(MAKE) sanitize-run
 	@echo "make test: all suites passed"
 

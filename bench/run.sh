@@ -503,21 +503,25 @@ EW_ROUNDS=${BENCH_EW_ROUNDS:-3}  # processes per program, run interleaved (5 eva
 
 bench_ew() {
     section "(e) s = sum((x - y)^2 * 0.5 + exp(-x)), x and y 1e7 x 1  (best of $EW_ROUNDS processes x 5 evaluations)"
-    local c_ok=0 c2_ok=0 c_skip="skipped: C compiler $CC not found" c2_skip
+    local c_ok=0 c2_ok=0 c2v_ok=0 c_skip="skipped: C compiler $CC not found" c2_skip c2v_skip
     if have "$CC"; then
         if "$CC" -O2 -o "$OUT/ew_sum_c" "$HERE/ew_sum.c" -lm >>"$BUILD_LOG" 2>&1; then c_ok=1
         else c_skip="skipped: could not build ew_sum.c (see bench/out/build.log)"; fi
         c2_skip="skipped: could not build ew_sum_2t.c with pthreads (see bench/out/build.log)"
         "$CC" -O2 -pthread -o "$OUT/ew_sum_2t" "$HERE/ew_sum_2t.c" -lm >>"$BUILD_LOG" 2>&1 && c2_ok=1
+        # the same loop vectorized, exp included (gcc calls glibc's libmvec, as MLS's exp does)
+        c2v_skip="skipped: could not build ew_sum_2t.c with -O3 -ffast-math -march=native (see bench/out/build.log)"
+        "$CC" -O3 -ffast-math -march=native -pthread -o "$OUT/ew_sum_2tv" "$HERE/ew_sum_2t.c" -lm >>"$BUILD_LOG" 2>&1 && c2v_ok=1
     else
-        c2_skip=$c_skip
+        c2_skip=$c_skip; c2v_skip=$c_skip
     fi
     local mls_note=; (( MLS_OK )) || mls_note=$MLS_SKIP
-    local -a keys=(mls jit np c c2) notes=()
+    local -a keys=(mls jit np c c2 c2v) notes=()
     local -a labels=("MLS (eager, one op at a time)" "MLS jit (staged, one fused pass)" "NumPy"
-                     "C, one fused loop (no goal)" "C, fused loop on 2 threads")
+                     "C, one fused loop (no goal)" "C, fused loop on 2 threads"
+                     "C, 2 threads, vectorized (no goal)")
     notes+=("$mls_note" "$mls_note" "$( (( NP_OK )) || echo "$NP_SKIP")" "$( (( c_ok )) || echo "$c_skip")"
-            "$( (( c2_ok )) || echo "$c2_skip")")
+            "$( (( c2_ok )) || echo "$c2_skip")" "$( (( c2v_ok )) || echo "$c2v_skip")")
     ew_cmd() {  # ew_cmd KEY: sets EW_CMD to KEY's command
         case $1 in
             mls) EW_CMD=("$MLS" "$HERE/ew_sum.mls") ;;
@@ -525,6 +529,7 @@ bench_ew() {
             np)  EW_CMD=("$PYTHON" "$HERE/ew_sum.py") ;;
             c)   EW_CMD=("$OUT/ew_sum_c") ;;
             c2)  EW_CMD=("$OUT/ew_sum_2t" 2) ;;
+            c2v) EW_CMD=("$OUT/ew_sum_2tv" 2) ;;
         esac
     }
     declare -A failed=()

@@ -48,6 +48,7 @@ void lex_next(Lexer *lx, Token *t) {
     "else"     { lx->cur = YYCURSOR; RET(TK_ELSE); }
     "while"    { lx->cur = YYCURSOR; RET(TK_WHILE); }
     "for"      { lx->cur = YYCURSOR; RET(TK_FOR); }
+    "parfor"   { lx->cur = YYCURSOR; RET(TK_PARFOR); }   /* DML's parallel for (LANGUAGE.md §8) */
     "in"       { lx->cur = YYCURSOR; RET(TK_IN); }
     "function" { lx->cur = YYCURSOR; RET(TK_FUNCTION); }
     "return"   { lx->cur = YYCURSOR; RET(TK_RETURN); }
@@ -62,6 +63,12 @@ void lex_next(Lexer *lx, Token *t) {
     dqstr | sqstr { lx->cur = YYCURSOR; RET(TK_STR); }
     badesc     { lx->cur = YYCURSOR; t->start = (uint32_t)(lx->cur - lx->base) - 2;
                  BAD("invalid escape sequence in string"); }
+    "\"" ([^"\\\x00] | esc)* "\x00" | "'" ([^'\\\x00] | esc)* "\x00"
+               { if (YYCURSOR - 1 < lx->lim) {       /* a NUL inside, not the end of input */
+                   lx->cur = YYCURSOR; t->start = (uint32_t)(YYCURSOR - 1 - lx->base);
+                   BAD("NUL byte inside a string");
+                 }
+                 lx->cur = lx->lim; BAD("unterminated string"); }
     ["']       { lx->cur = lx->lim; BAD("unterminated string"); }
 
     "%*%"  { lx->cur = YYCURSOR; RET(TK_MATMUL); }
@@ -117,6 +124,7 @@ const char *lex_token_name(int kind) {
   case TK_ELSE: return "'else'";
   case TK_WHILE: return "'while'";
   case TK_FOR: return "'for'";
+  case TK_PARFOR: return "'parfor'";
   case TK_IN: return "'in'";
   case TK_FUNCTION: return "'function'";
   case TK_RETURN: case TK_RETURNS: return "'return'";

@@ -62,8 +62,15 @@ stmt(A) ::= expr(L) PLUSEQ expr(R).          { A = ast_assign(P, L, ast_binary(P
 stmt(A) ::= IF(T) LP expr(C) RP stmt(S). [IFX]           { A = ast_if(P, T, C, S, NULL); }
 stmt(A) ::= IF(T) LP expr(C) RP stmt(S) ELSE stmt(E).    { A = ast_if(P, T, C, S, E); }
 stmt(A) ::= WHILE(T) LP expr(C) RP stmt(S). [IFX]        { A = ast_while(P, T, C, S); }
-stmt(A) ::= FOR(T) LP NAME(V) IN expr(E) RP stmt(S). [IFX] { A = ast_for(P, T, V, E, S); }
-stmt(A) ::= FOR(T) LP NAME(V) IN expr(L) IXCOLON expr(R) RP stmt(S). [IFX] { A = ast_for(P, T, V, ast_binary(P, AST_BINARY, OP_RANGE, L, R), S); }
+stmt(A) ::= FOR(T) LP NAME(V) IN forseq(E) loopopts(O) RP stmt(S). [IFX]    { parse_loop_options(P, O); A = ast_for(P, T, V, E, S); }
+stmt(A) ::= PARFOR(T) LP NAME(V) IN forseq(E) loopopts(O) RP stmt(S). [IFX] { parse_loop_options(P, O); A = ast_for(P, T, V, E, S); }
+forseq(A) ::= expr(E).                       { A = E; }
+forseq(A) ::= expr(L) IXCOLON expr(R).       { A = ast_binary(P, AST_BINARY, OP_RANGE, L, R); }
+/* DML's loop options (for (i in 1:n, check=0), parfor (..., par=4, mode=LOCAL)): checked by
+** parse_loop_options, never evaluated; both loops then run as one sequential for. */
+%type loopopts {NodeList*}
+loopopts(A) ::= .                            { A = ast_list_new(P); }
+loopopts(A) ::= loopopts(A) COMMA NAME(N) ASSIGN expr(E). { ast_list_add(P, A, ast_named_arg(P, N, E)); }
 stmt(A) ::= BREAK(T).                        { A = ast_leaf(P, AST_BREAK, T); }
 stmt(A) ::= NEXT(T).                         { A = ast_leaf(P, AST_NEXT, T); }
 stmt(A) ::= expr(E) AS NAME(N).              { A = ast_source_as(P, E, N); }

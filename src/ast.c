@@ -336,29 +336,66 @@ AstNode *ast_named_arg(Parse *P, Token name, AstNode *e) {
   return tall(P, n);
 }
 
-static const struct { const char *name; uint8_t type; } type_names[] = {
-  { "matrix", TY_MATRIX }, { "double", TY_DOUBLE }, { "integer", TY_INT }, { "int", TY_INT },
-  { "boolean", TY_BOOL }, { "bool", TY_BOOL }, { "string", TY_STRING }, { "list", TY_LIST },
-  { "scalar", TY_DOUBLE }, { "frame", TY_MATRIX }, { NULL, 0 }
+/* DML's types (SystemDS's ml_type): a value type, or a data type with its value type in
+** brackets. Each name is written in lower case or with a capital first letter (Matrix[Double]).
+** MLS also takes int/bool/scalar alone and matrix/list without brackets. */
+static const struct { const char *name; uint8_t type; bool data; } type_names[] = {
+  { "matrix", TY_MATRIX, true }, { "list", TY_LIST, true }, { "scalar", TY_DOUBLE, true },
+  { "frame", TY_ANY, true },
+  { "double", TY_DOUBLE, false }, { "integer", TY_INT, false }, { "int", TY_INT, false },
+  { "boolean", TY_BOOL, false }, { "bool", TY_BOOL, false }, { "string", TY_STRING, false },
+  { "unknown", TY_ANY, false }, { NULL, 0, false }
 };
+
+/* The entry spelled s[0..len) (lower case, or a capital first letter), or -1. */
+static int type_lookup(const char *s, size_t len) {
+  for (int i = 0; type_names[i].name; i++) {
+    const char *t = type_names[i].name;
+    if (strlen(t) != len) continue;
+    if ((s[0] == t[0] || s[0] == t[0] - 'a' + 'A') && memcmp(t + 1, s + 1, len - 1) == 0) return i;
+  }
+  return -1;
+}
+
+static uint8_t parse_type(Parse *P, Token type) {
+  const char *s = ttext(P, type);
+  size_t n = type.end - type.start, len = 0;
+  while (len < n && s[len] != '[') len++;
+  Span sp = { type.start, type.start + (uint32_t)len };
+  int d = type_lookup(s, len);
+  if (d < 0) {
+    parse_error_span(P, sp, "unknown type '%.*s'", (int)len, s);
+    return TY_ANY;
+  }
+  if (!strcmp(type_names[d].name, "frame")) {
+    parse_error_span(P, sp, "MLS has no frames: '%.*s' is not supported (use a matrix)", (int)len, s);
+    return TY_ANY;
+  }
+  if (len == n) return type_names[d].type;         /* no [value type] */
+  if (!type_names[d].data) {
+    parse_error_span(P, sp, "'%.*s' is a value type: it takes no [ ] (write matrix[%.*s])", (int)len, s, (int)len, s);
+    return TY_ANY;
+  }
+  size_t a = len + 1;
+  while (a < n && (s[a] == ' ' || s[a] == '\t' || s[a] == '\n' || s[a] == '\r')) a++;
+  size_t b = a;
+  while (b < n && s[b] != ']' && s[b] != ' ' && s[b] != '\t' && s[b] != '\n' && s[b] != '\r') b++;
+  int v = type_lookup(s + a, b - a);
+  if (v < 0 || type_names[v].data) {
+    Span vs = { type.start + (uint32_t)a, type.start + (uint32_t)b };
+    parse_error_span(P, vs, "unknown value type '%.*s' (DML's are double, integer, boolean, string and unknown)",
+                     (int)(b - a), s + a);
+    return TY_ANY;
+  }
+  if (type_names[d].type == TY_DOUBLE) return type_names[v].type;   /* scalar[integer] */
+  return type_names[d].type;
+}
 
 AstNode *ast_param_def(Parse *P, const Token *type, Token name, AstNode *dflt) {
   AstNode *n = node(P, AST_PARAMDEF, tspan(name), dflt ? 1 : 0);
   n->u.sym = tsym(P, name);
   if (dflt) n->kids[0] = dflt;
-  if (type) {
-    const char *s = ttext(P, *type);
-    size_t len = 0;
-    while (len < type->end - type->start && s[len] != '[') len++;
-    n->op = 0xff;
-    for (int i = 0; type_names[i].name; i++)
-      if (strlen(type_names[i].name) == len && memcmp(type_names[i].name, s, len) == 0)
-        n->op = type_names[i].type;
-    if (n->op == 0xff) {
-      parse_error_span(P, tspan(*type), "unknown type '%.*s'", (int)len, s);
-      n->op = TY_ANY;
-    }
-  }
+  if (type) n->op = parse_type(P, *type);
   return tall(P, n);
 }
 

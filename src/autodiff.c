@@ -114,6 +114,7 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
     if (ad_any_active(1, in)) return ad_apply(I, OP_SCATTER, 1, in, 5, x, sp);
     return index_scatter(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, (int)x[2].u.n, x + 3, sp);
   default:
+    if (flags & OPF_NN) return op_nn(I, op, in, nextra ? x[0] : val_null(), sp);
     if (flags & OPF_KEEP) return op_scan(I, op, in[0], sp);
     if (flags & OPF_RED) return op_reduce(I, op, in[0], sp);
     break;
@@ -234,6 +235,19 @@ static Value matmul_t(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
   Tensor *C = tensor_new(I, m, n);
   C->st->be->gemm(ta, tb, 1.0, A, B, 0.0, C);
   return val_mat(C);
+}
+
+/* OPF_NN helpers: op on (x, y) with node nd's parameter matrix (a temp); the sums of g
+** (N x C*HW) over the images and the pixels of each of the C = nrow(bias) channels (C x 1). */
+#define NN(op, x, y) T(I, op_nn(I, op, (Value[]){ x, y }, nd->val[nd->nin], sp))
+static Value channel_sums(Interp *I, Value g, Value bias, Span sp) {
+  bool n;
+  int64_t gr, gc, c, one;
+  shape(g, &n, &gr, &gc);
+  shape(bias, &n, &c, &one);
+  Value cs = T(I, op_reduce(I, OP_COLSUMS, g, sp));
+  Value m = T(I, op_reshape(I, cs, c, gc / c, sp));
+  return T(I, op_reduce(I, OP_ROWSUMS, m, sp));
 }
 
 /* The ONE switch of derivative rules: gin[k] = (dOut/dIn_k)^T g for the inputs in[k] >= 0.
@@ -456,6 +470,39 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     gin[0] = an && !rn ? T(I, op_reduce(I, OP_SUM, rd, sp)) : rd;
     break;
   }
+  /* ---- deep-learning ops (OPF_NN): the conv2d family is bilinear and closed under
+  ** differentiation, so every rule is another op of the family (grad of grad works) ---- */
+  case OP_CONV2D:                           /* (X, W): dX = bwd_data(W, g), dW = bwd_filter(X, g) */
+    if (want0) gin[0] = NN(OP_CONV2D_BWD_DATA, b, g);
+    if (want1) gin[1] = NN(OP_CONV2D_BWD_FILT, a, g);
+    break;
+  case OP_CONV2D_BWD_DATA:                  /* (W, D) -> N x CHW: dW = bwd_filter(g, D), dD = conv2d(g, W) */
+    if (want0) gin[0] = NN(OP_CONV2D_BWD_FILT, g, b);
+    if (want1) gin[1] = NN(OP_CONV2D, g, a);
+    break;
+  case OP_CONV2D_BWD_FILT:                  /* (X, D) -> F x CRS: dX = bwd_data(g, D), dD = conv2d(X, g) */
+    if (want0) gin[0] = NN(OP_CONV2D_BWD_DATA, g, b);
+    if (want1) gin[1] = NN(OP_CONV2D, a, g);
+    break;
+  case OP_MAX_POOL: gin[0] = NN(OP_MAX_POOL_BWD, a, g); break;
+  case OP_MAX_POOL_BWD:                     /* (X, D): piecewise constant in X; linear in D */
+    if (want1) gin[1] = NN(OP_MAX_POOL_GATHER, a, g);
+    break;
+  case OP_MAX_POOL_GATHER:                  /* (X, G): the adjoint of max_pool_backward in G */
+    if (want1) gin[1] = NN(OP_MAX_POOL_BWD, a, g);
+    break;
+  case OP_AVG_POOL: gin[0] = NN(OP_AVG_POOL_BWD, a, g); break;
+  case OP_AVG_POOL_BWD:                     /* (X, D): X gives only the shape */
+    if (want1) gin[1] = T(I, op_nn(I, OP_AVG_POOL, &g, nd->val[2], sp));
+    break;
+  case OP_BIAS_ADD:                         /* (X, b): db = the sums of g over each channel */
+    if (want0) gin[0] = g;
+    if (want1) gin[1] = channel_sums(I, g, b, sp);
+    break;
+  case OP_BIAS_MULTIPLY:
+    if (want0) gin[0] = T(I, op_nn(I, OP_BIAS_MULTIPLY, (Value[]){ g, b }, val_null(), sp));
+    if (want1) gin[1] = channel_sums(I, B2(OP_MUL, g, a), b, sp);
+    break;
   default:
     mls_throw(I, sp, "grad: '%s' has no derivative rule", op_info[nd->op].sym);
   }
@@ -584,6 +631,18 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_IFELSE: return T(I, op_ifelse(I, a, tzero(tin[1]), tzero(tin[2]), sp));
   case OP_INDEX: return T(I, ad_apply(I, OP_INDEX, 1, &ta, 3, x, sp));
   case OP_SCATTER: return T(I, ad_apply(I, OP_SCATTER, 1, &ta, 5, x, sp));
+  case OP_CONV2D: case OP_CONV2D_BWD_DATA: case OP_CONV2D_BWD_FILT: case OP_BIAS_MULTIPLY: {   /* bilinear */
+    Value prm = op == OP_BIAS_MULTIPLY ? val_null() : x[0];
+    return tadd(I, ta.t == VT_NULL ? ta : T(I, op_nn(I, op, (Value[]){ ta, b }, prm, sp)),
+                tb.t == VT_NULL ? tb : T(I, op_nn(I, op, (Value[]){ a, tb }, prm, sp)), sp);
+  }
+  case OP_MAX_POOL: return ta.t == VT_NULL ? ta : T(I, op_nn(I, OP_MAX_POOL_GATHER, (Value[]){ a, ta }, x[0], sp));
+  case OP_AVG_POOL: return ta.t == VT_NULL ? ta : T(I, op_nn(I, OP_AVG_POOL, &ta, x[0], sp));
+  case OP_MAX_POOL_BWD: case OP_MAX_POOL_GATHER: case OP_AVG_POOL_BWD:   /* linear in the second */
+    return tb.t == VT_NULL ? tb : T(I, op_nn(I, op, (Value[]){ a, tb }, x[0], sp));
+  case OP_BIAS_ADD:
+    if (tb.t == VT_NULL) return ta;
+    return T(I, op_nn(I, OP_BIAS_ADD, (Value[]){ ta.t == VT_NULL ? B2(OP_MULZ, val_num(0), a) : ta, tb }, val_null(), sp));
   default: break;
   }
   mls_throw(I, sp, "jvp: '%s' has no forward rule", op_info[op].sym);
@@ -814,9 +873,15 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   for (int k = 0; k < npos; k++) {
     int want = pos[k];
     if (want < 1 || want > npositional) {
-      mls_throw(I, sp, "grad: argnum %d is not a positional argument of this call (it has %d)", want, npositional);
+      mls_throw(I, sp, "%s: argnum %d is not a positional argument of this call (it has %d)", c->dname, want, npositional);
     }
-    int seen = 0;
+    int seen = 0, again = -1;
+    for (int j = 0; j < k; j++)                  /* argnum=[1, 1]: the same leaf, its gradient twice */
+      if (pos[j] == want) again = j;
+    if (again >= 0) {                            /* (pi == k: one leaf_at per position) */
+      leaf_at[pi++] = leaf_at[again];
+      continue;
+    }
     for (int i = 0; i < nargs; i++) {
       if (names[i]) continue;
       if (++seen != want) continue;
@@ -832,7 +897,7 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   Value prim = ad_primal(r);
   if (!(prim.t == VT_NUM || prim.t == VT_BOOL || (prim.t == VT_MAT && tensor_numel(prim.u.m) == 1))) {
     char desc[64];
-    mls_throw(I, sp, "grad: function must return a scalar, got %s", val_describe(prim, desc, sizeof desc));
+    mls_throw(I, sp, "%s: function must return a scalar, got %s", c->dname, val_describe(prim, desc, sizeof desc));
   }
   List *adj = NULL;
   Value val = r;
@@ -881,7 +946,17 @@ static Value make_derived(Interp *I, Args *a, int kind) {
   Value argnum = bi_given(a, 1) ? a->v[1] : val_num(1);
   Value ap = ad_primal(argnum);
   if (ap.t != VT_NUM && !(ap.t == VT_MAT && (tensor_rows(ap.u.m) == 1 || tensor_cols(ap.u.m) == 1) && tensor_numel(ap.u.m) <= 16))
-    bi_argerror(I, 2, "a position or a vector of positions expected");
+    bi_argerror(I, 2, "a position or a vector of at most 16 positions expected");
+  int64_t nan = ap.t == VT_NUM ? 1 : tensor_numel(ap.u.m);
+  for (int64_t i = 0; i < nan; i++) {              /* whole numbers from 1: no cast of 1e10 or NaN to int */
+    double p = ap.t == VT_NUM ? ap.u.n : tensor_at(ap.u.m, i);
+    if (!(p >= 1 && p <= 65535 && p == floor(p))) {
+      char num[32];
+      if (isnan(p)) snprintf(num, sizeof num, "NaN");
+      else snprintf(num, sizeof num, "%.15g", p);
+      bi_argerror(I, 2, "argnum must be whole numbers from 1 (argument positions), got %s", num);
+    }
+  }
   Derived *d = mem_calloc(1, sizeof *d);
   d->kind = kind;
   d->f = f;
@@ -921,7 +996,8 @@ Value bi_stop_gradient(Interp *I, Args *a) {
 /* ---- jacobian, hessian, gradcheck ---- */
 /* The gradient of component k (0-based; -1 for a scalar result) of f(args) with respect to
 ** positional argument ap (0-based among the positional ones). */
-static Value grad_component(Interp *I, Value f, int nargs, const Value *args, Symbol **names, int ap, int64_t k, Span sp) {
+static Value grad_component(Interp *I, Value f, int nargs, const Value *args, Symbol **names, int ap, int64_t k, Span sp,
+                            const char *who) {
   int mark = I->ntmp;
   Tape *t = tape_begin(I);
   List *holder = list_new(nargs > 0 ? nargs : 1);
@@ -932,7 +1008,7 @@ static Value grad_component(Interp *I, Value f, int nargs, const Value *args, Sy
     list_push(holder, args[i], NULL);
     if (!names[i] && seen++ == ap) at = i;
   }
-  if (at < 0) mls_throw(I, sp, "grad: the call has no positional argument %d", ap + 1);
+  if (at < 0) mls_throw(I, sp, "%s: the call has no positional argument %d", who, ap + 1);
   Value leaf = make_leaves(I, t, holder->items[at], sp);
   val_release(holder->items[at]);
   holder->items[at] = leaf;
@@ -944,7 +1020,7 @@ static Value grad_component(Interp *I, Value f, int nargs, const Value *args, Sy
     Value p = ad_primal(r);
     if (!(p.t == VT_NUM || p.t == VT_BOOL || (p.t == VT_MAT && tensor_numel(p.u.m) == 1))) {
       char desc[64];
-      mls_throw(I, sp, "grad: function must return a scalar, got %s", val_describe(p, desc, sizeof desc));
+      mls_throw(I, sp, "%s: function must return a scalar, got %s", who, val_describe(p, desc, sizeof desc));
     }
   }
   t->active = false;
@@ -983,15 +1059,15 @@ static double elem(Value v, int64_t i) {
 }
 
 /* J[k, ] = d f(x)[k] / dx, one reverse pass per output (LANGUAGE.md §11). */
-static Value jacobian_of(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp) {
+static Value jacobian_of(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp, const char *who) {
   int mark = I->ntmp;
   Value y = T(I, call_value(I, f, nargs, args, names, sp));
-  int64_t m = numel_of(I, y, sp, "jacobian"), n = -1;
+  int64_t m = numel_of(I, y, sp, who), n = -1;
   Tensor *J = NULL;
   for (int64_t k = 0; k < m; k++) {
-    Value g = T(I, grad_component(I, f, nargs, args, names, 0, ad_primal(y).t == VT_MAT ? k : -1, sp));
+    Value g = T(I, grad_component(I, f, nargs, args, names, 0, ad_primal(y).t == VT_MAT ? k : -1, sp, who));
     if (!J) {
-      n = numel_of(I, g, sp, "jacobian");
+      n = numel_of(I, g, sp, who);
       J = tensor_new(I, m, n);
       T(I, val_mat(J));
     }
@@ -1009,16 +1085,16 @@ Value ad_call_jacobian(Interp *I, Closure *c, int nargs, Value *args, Symbol **n
   if (ad_any_grad(nargs, args))       /* its result is assembled from numbers, not ops */
     mls_throw(I, sp, "%s: its result cannot be differentiated again (use nested grad)", c->dname);
   for (int i = 0; i < nargs; i++) ad_concrete(I, args[i], sp, "a jacobian or hessian (assembled from numbers)");
-  if (d->kind == 2) return jacobian_of(I, d->f, nargs, args, names, sp);
+  if (d->kind == 2) return jacobian_of(I, d->f, nargs, args, names, sp, "jacobian");
   /* hessian: the jacobian of grad(f) */
   Derived *gd = mem_calloc(1, sizeof *gd);
   gd->kind = 0;
   gd->f = d->f;
   val_retain(gd->f);
   gd->argnum = val_num(1);
-  Value gf = closure_new_derived(gd, "grad");
+  Value gf = closure_new_derived(gd, "hessian");   /* (its errors name hessian) */
   tmp_push(I, gf);
-  Value h = jacobian_of(I, gf, nargs, args, names, sp);
+  Value h = jacobian_of(I, gf, nargs, args, names, sp, "hessian");
   tmp_pop(I, 1);
   val_release(gf);
   return h;
@@ -1034,7 +1110,7 @@ Value bi_gradcheck(Interp *I, Args *a) {
   if (x.t != VT_NUM && x.t != VT_MAT) bi_argerror(I, 2, "number or matrix expected");
   int mark = I->ntmp;
   Symbol *none[1] = { NULL };
-  Value g = T(I, grad_component(I, f, 1, &x, none, 0, -1, a->span));
+  Value g = T(I, grad_component(I, f, 1, &x, none, 0, -1, a->span, "gradcheck"));
   int64_t n = numel_of(I, x, a->span, "gradcheck");
   double worst = 0;
   for (int64_t i = 0; i < n; i++) {

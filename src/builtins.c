@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 #include "autodiff.h"
 #include "builtins.h"
@@ -34,6 +35,14 @@ const Builtin builtin_table[] = {
     "Stops with 'assertion failed' (or msg) unless cond is TRUE (or nonzero)." },
   { "atan", bi_unary, "atan(x)", OP_ATAN, DIFF | BI_AD, "Arc tangent (radians, in (-pi/2, pi/2)), elementwise." },
   { "avg", bi_mean, "avg(x)", OP_NONE, DIFF | BI_AD, "DML's other name of mean: the arithmetic mean of all elements." },
+  { "avg_pool", bi_max_pool, "avg_pool(input, input_shape, pool_size, stride, padding)", OP_AVG_POOL, DIFF | BI_AD,
+    "Average pooling of N images (N x C*H*W) over pool_size=[Hf,Wf] windows: N x C*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nAs SystemDS, every window's sum is divided by Hf*Wf: padding counts as zeros." },
+  { "avg_pool_backward", bi_max_pool_backward, "avg_pool_backward(input, dout, input_shape, pool_size, stride, padding)", OP_AVG_POOL_BWD, DIFF | BI_AD,
+    "The gradient of avg_pool: dout (N x C*P*Q) spread evenly back over each window: N x C*H*W.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\ninput gives only the shape." },
+  { "bias_add", bi_bias_add, "bias_add(input, bias)", OP_BIAS_ADD, DIFF | BI_AD,
+    "Adds bias[c] to channel c of every image: input is N x C*H*W, bias is C x 1.\nThe channels are the equal column blocks of input, one per row of bias." },
+  { "bias_multiply", bi_bias_add, "bias_multiply(input, bias)", OP_BIAS_MULTIPLY, DIFF | BI_AD,
+    "Multiplies channel c of every image by bias[c]: input is N x C*H*W, bias is C x 1.\nThe channels are the equal column blocks of input, one per row of bias." },
   { "cbind", bi_cbind, "cbind(...)", OP_NONE, DIFF | BI_AD, "Joins matrices (and numbers) side by side; row counts must match." },
   { "cdf", bi_cdf, "cdf(target, dist, mean=0, sd=1, rate=1, df=, df1=, df2=, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "P[X <= target] for dist \"normal\" (mean, sd), \"exp\" (rate), \"chisq\" or \"t\" (df), \"f\" (df1, df2):\ncdf(target=q, dist=\"t\", df=5) is pt(target=q, df=5). lower.tail=FALSE gives P[X > q].\nDifferentiable in target for \"normal\" and \"exp\"; grad through the others is an error." },
   { "ceil", bi_unary, "ceil(x)", OP_CEIL, DIFF | BI_AD, "Smallest whole number not below x, elementwise." },
@@ -49,6 +58,12 @@ const Builtin builtin_table[] = {
   { "colSums", bi_reduce, "colSums(X)", OP_COLSUMS, DIFF | BI_AD, "Sum of each column: a 1 x ncol(X) row vector." },
   { "colVars", bi_colVars, "colVars(X)", OP_NONE, DIFF | BI_AD, "Sample variance of each column (divisor nrow(X) - 1): a 1 x ncol(X) row vector.\nA column of one element gives 0, as SystemDS (R: NA; var() here gives NaN)." },
   { "contains", bi_contains, "contains(target, pattern)", OP_NONE, 0, "TRUE when some cell of target equals pattern (a number); NaN matches NaN, as DML's contains." },
+  { "conv2d", bi_conv2d, "conv2d(input, filter, input_shape, filter_shape, stride, padding)", OP_CONV2D, DIFF | BI_AD,
+    "2-D convolution (cross-correlation, as DML) of N images (N x C*H*W) with F filters\n(filter: F x C*Hf*Wf, filter_shape=[F,C,Hf,Wf]): N x F*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nComputed by im2col and a matrix product on the backend." },
+  { "conv2d_backward_data", bi_conv2d_backward_data, "conv2d_backward_data(filter, dout, stride, padding, input_shape, filter_shape)", OP_CONV2D_BWD_DATA, DIFF | BI_AD,
+    "The gradient of conv2d with respect to its input: from filter (F x C*Hf*Wf) and dout\n(N x F*P*Q), an N x C*H*W matrix.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise." },
+  { "conv2d_backward_filter", bi_conv2d_backward_filter, "conv2d_backward_filter(input, dout, stride, padding, input_shape, filter_shape)", OP_CONV2D_BWD_FILT, DIFF | BI_AD,
+    "The gradient of conv2d with respect to its filter: from input (N x C*H*W) and dout\n(N x F*P*Q), an F x C*Hf*Wf matrix (summed over the images in order).\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise." },
   { "cos", bi_unary, "cos(x)", OP_COS, DIFF | BI_AD, "Cosine (radians), elementwise." },
   { "cosh", bi_unary, "cosh(x)", OP_COSH, DIFF | BI_AD, "Hyperbolic cosine, elementwise." },
   { "cov", bi_cov, "cov(X, Y, W=)", OP_NONE, DIFF | BI_AD, "Sample covariance of column vectors X and Y: sum((X - mean(X)) * (Y - mean(Y))) / (n - 1).\nWith weights W (counts): sum(W (X - mx)(Y - my)) / (sum(W) - 1), mx and my weighted means." },
@@ -133,6 +148,10 @@ const Builtin builtin_table[] = {
     "or a matrix to reshape (row-major; byrow=FALSE fills column by column as R does).\n"
     "Either rows or cols may be left out when v has the elements." },
   { "max", bi_minmax, "max(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "Largest element of x, or elementwise maximum of x and y (more arguments fold left, as DML).\nNaN propagates; max of an empty matrix is an error (R warns and gives -Inf)." },
+  { "max_pool", bi_max_pool, "max_pool(input, input_shape, pool_size, stride, padding)", OP_MAX_POOL, DIFF | BI_AD,
+    "Max pooling of N images (N x C*H*W) over pool_size=[Hf,Wf] windows: N x C*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nAs SystemDS, padded cells are ignored (not zeros) and NaN propagates." },
+  { "max_pool_backward", bi_max_pool_backward, "max_pool_backward(input, dout, input_shape, pool_size, stride, padding)", OP_MAX_POOL_BWD, DIFF | BI_AD,
+    "The gradient of max_pool: each entry of dout (N x C*P*Q) goes to the first largest cell\n(row-major) of its window of input: N x C*H*W.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise." },
   { "mean", bi_mean, "mean(x)", OP_NONE, DIFF | BI_AD, "Arithmetic mean of all elements; NaN for an empty matrix." },
   { "median", bi_median, "median(X, W=)", OP_NONE, DIFF | BI_AD, "Median of column vector X, optionally weighted by W (counts): the middle value, or the mean of\nthe two middle values when the total weight is even (as R). Its derivative goes to those\nelements (W is not differentiated); staged code runs it eagerly." },
   { "min", bi_minmax, "min(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "Smallest element of x, or elementwise minimum of x and y (more arguments fold left, as DML).\nNaN propagates; min of an empty matrix is an error (R warns and gives Inf)." },
@@ -413,6 +432,18 @@ double bi_num(Interp *I, Args *a, int i) {
 }
 
 double bi_opt_num(Interp *I, Args *a, int i, double dflt) { return bi_given(a, i) ? bi_num(I, a, i) : dflt; }
+
+int64_t bi_opt_dim(Interp *I, Args *a, int i, int64_t dflt) {
+  if (!bi_given(a, i)) return dflt;
+  double d = bi_num(I, a, i);
+  if (!(d >= 0 && d == floor(d) && d < 9e15)) {   /* (no cast of NaN or 1e300 to an integer) */
+    char buf[32];
+    if (isnan(d)) snprintf(buf, sizeof buf, "NaN");
+    else snprintf(buf, sizeof buf, "%.15g", d);
+    bi_argerror(I, i + 1, "a non-negative whole number expected, got %s", buf);
+  }
+  return (int64_t)d;
+}
 
 bool bi_opt_bool(Interp *I, Args *a, int i, bool dflt) {
   if (!bi_given(a, i)) return dflt;

@@ -67,6 +67,8 @@ l_noret bi_error(Interp *I, const char *fmt, ...) __attribute__((format(printf, 
 bool bi_given(const Args *a, int i);
 double bi_num(Interp *I, Args *a, int i);
 double bi_opt_num(Interp *I, Args *a, int i, double dflt);
+/* A dimension (rows=, cols=): a non-negative whole number, else an argument error naming it. */
+int64_t bi_opt_dim(Interp *I, Args *a, int i, int64_t dflt);
 bool bi_opt_bool(Interp *I, Args *a, int i, bool dflt);
 const char *bi_str(Interp *I, Args *a, int i);
 /* A matrix argument; numbers are made 1x1 (returned +1 either way). */

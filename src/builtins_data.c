@@ -404,13 +404,12 @@ Value bi_outer(Interp *I, Args *a) {
 }
 
 Value bi_rand(Interp *I, Args *a) {
-  int64_t rows = (int64_t)bi_opt_num(I, a, 0, 1), cols = (int64_t)bi_opt_num(I, a, 1, 1);
+  int64_t rows = bi_opt_dim(I, a, 0, 1), cols = bi_opt_dim(I, a, 1, 1);
   double lo = bi_opt_num(I, a, 2, 0), hi = bi_opt_num(I, a, 3, 1);
   const char *pdf = bi_given(a, 4) ? bi_str(I, a, 4) : "uniform";
   double sparsity = bi_opt_num(I, a, 5, 1);
   bool normal = strcmp(pdf, "normal") == 0;
   if (!normal && strcmp(pdf, "uniform") != 0) bi_argerror(I, 5, "pdf must be \"uniform\" or \"normal\", got \"%s\"", pdf);
-  if (rows < 0 || cols < 0) bi_error(I, "rows and cols must not be negative");
   if (!(sparsity >= 0 && sparsity <= 1)) bi_argerror(I, 6, "sparsity must be in [0, 1]");
   if (!(lo <= hi)) bi_error(I, "min must not exceed max");
   uint64_t local[4];

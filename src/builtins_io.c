@@ -27,7 +27,7 @@
 static void io_init(IoJob *j) {
   memset(j, 0, sizeof *j);
   j->result = val_null();
-  j->in.fd = j->out.fd = -1;
+  j->in.fd = j->out.fd = j->data.fd = -1;
   j->o.header = -1;
   j->o.rows = j->o.cols = -1;
 }
@@ -57,6 +57,9 @@ static void io_release(IoJob *j) {
   out_discard(&j->out);
   mem_free(j->out.buf);
   j->out.buf = NULL;
+  out_discard(&j->data);
+  mem_free(j->data.buf);
+  j->data.buf = NULL;
   if (j->m) tensor_free_ref(j->m);
   j->m = NULL;
   mem_free(j->mtdpath);
@@ -155,9 +158,11 @@ void rd_exact(Interp *I, Reader *r, void *dst, size_t n, const char *what) {
   if (rd_read(I, r, dst, n) < n) bi_error(I, "'%s' is truncated (%s)", r->path, what);
 }
 
+#define RD_MAX_LINE ((size_t)64 << 20)   /* bytes in one line of a text file */
+
 char *rd_line(Interp *I, Reader *r) {
   for (;;) {
-    char *start = r->buf + r->beg;
+    char *start = r->buf ? r->buf + r->beg : NULL;   /* (no arithmetic on NULL before the first read) */
     char *nl = r->end > r->beg ? memchr(start, '\n', r->end - r->beg) : NULL;
     if (nl || (r->eof && r->end > r->beg)) {
       char *e = nl ? nl : r->buf + r->end;
@@ -173,6 +178,9 @@ char *rd_line(Interp *I, Reader *r) {
       r->end -= r->beg;
       r->beg = 0;
     }
+    if (r->end >= RD_MAX_LINE)                 /* /dev/zero, a binary file: no line ends */
+      bi_error(I, "'%s': line %lld is longer than %d MiB; is it a text file?", r->path, (long long)r->line + 1,
+               (int)(RD_MAX_LINE >> 20));
     if (r->cap - r->end < (1 << 15)) {
       r->cap = r->cap ? r->cap * 2 : 1 << 16;
       r->buf = mem_realloc(r->buf, r->cap);
@@ -203,29 +211,61 @@ void rd_check_payload(Interp *I, Reader *r, uint64_t offset, uint64_t payload, c
 
 /* ---- writing ---- */
 
+/* False when the existing regular file at st cannot be written by us (a read-only target is
+** refused, as R's file() refuses it, rather than replaced by the rename). */
+static bool writable(const char *target, const struct stat *st) {
+  if (st->st_uid == geteuid()) return (st->st_mode & S_IWUSR) != 0;   /* root too: 0444 means "keep" */
+  return access(target, W_OK) == 0;
+}
+
 void out_open(Interp *I, Out *o, const char *path, bool gz) {
   out_discard(o);
   o->path = path;
+  o->direct = false;
   struct stat st;
-  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {   /* replace what the link points to */
-    char *real = realpath(path, NULL);
-    if (real) { o->target = mem_strdup(real); free(real); }
+  int stdfd = !strcmp(path, "/dev/stdout") ? 1 : !strcmp(path, "/dev/stderr") ? 2 : -1;
+  if (!strncmp(path, "/dev/fd/", 8) || !strncmp(path, "/proc/self/fd/", 14)) {
+    const char *d = path + (path[1] == 'd' ? 8 : 14);
+    char *end;
+    long k = strtol(d, &end, 10);
+    if (end != d && !*end && k >= 0 && k < 1024) stdfd = (int)k;
   }
-  const char *target = o->target ? o->target : path;
-  size_t n = strlen(target) + 12;
-  o->tmp = mem_alloc(n);
-  snprintf(o->tmp, n, "%s.tmpXXXXXX", target);
-  o->fd = mkstemp(o->tmp);
-  if (o->fd < 0) {
-    int e = errno;
-    mem_free(o->tmp);
-    o->tmp = NULL;
-    bi_error(I, "cannot write '%s': %s", path, strerror(e));
+  if (stdfd >= 0) {                            /* an open descriptor (a file, a pipe): write at */
+    if (stdfd == 1) fflush(stdout);            /* its offset, after what print put there */
+    if (stdfd == 2) fflush(stderr);
+    o->fd = dup(stdfd);
+    if (o->fd < 0) bi_error(I, "cannot write '%s': %s", path, strerror(errno));
+    o->direct = true;
+  } else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {   /* (follows links) */
+    if (S_ISDIR(st.st_mode)) bi_error(I, "cannot write '%s': it is a directory", path);
+    if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+      bi_error(I, "cannot write '%s': it is not a regular file, a pipe or a terminal", path);
+    o->fd = open(path, O_WRONLY | O_CLOEXEC);           /* a pipe, a terminal: write into it */
+    if (o->fd < 0) bi_error(I, "cannot write '%s': %s", path, strerror(errno));
+    o->direct = true;
+  } else {
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {   /* replace what the link points to */
+      char *real = realpath(path, NULL);
+      if (real) { o->target = mem_strdup(real); free(real); }
+    }
+    const char *target = o->target ? o->target : path;
+    if (stat(target, &st) == 0 && S_ISREG(st.st_mode) && !writable(target, &st))
+      bi_error(I, "cannot write '%s': it is read-only", path);
+    size_t n = strlen(target) + 12;
+    o->tmp = mem_alloc(n);
+    snprintf(o->tmp, n, "%s.tmpXXXXXX", target);
+    o->fd = mkstemp(o->tmp);
+    if (o->fd < 0) {
+      int e = errno;
+      mem_free(o->tmp);
+      o->tmp = NULL;
+      bi_error(I, "cannot write '%s': %s", path, strerror(e));
+    }
+    mode_t mode;                               /* the old file's permissions, else umask's */
+    if (stat(target, &st) == 0 && S_ISREG(st.st_mode)) mode = st.st_mode & 07777;
+    else { mode_t um = umask(0); umask(um); mode = 0666 & ~um; }
+    if (fchmod(o->fd, mode) != 0) { /* keep mkstemp's 0600 */ }
   }
-  mode_t mode;                                 /* the old file's permissions, else umask's */
-  if (stat(target, &st) == 0 && S_ISREG(st.st_mode)) mode = st.st_mode & 07777;
-  else { mode_t um = umask(0); umask(um); mode = 0666 & ~um; }
-  if (fchmod(o->fd, mode) != 0) { /* keep mkstemp's 0600 */ }
   if (gz) {
     int d = dup(o->fd);
     o->gz = d >= 0 ? gzdopen(d, "wb") : NULL;
@@ -258,6 +298,7 @@ static l_noret out_fail(Interp *I, Out *o, int e) {
 
 /* Hands n bytes to the file (through the compressor when there is one). */
 static void out_emit(Interp *I, Out *o, const char *p, size_t n) {
+  io_poll(I);                                  /* Ctrl-C: the error drops the temporary file */
   while (n > 0) {
     if (o->gz) {
       unsigned k = n > (1u << 30) ? 1u << 30 : (unsigned)n;
@@ -309,7 +350,7 @@ static void sync_dir(const char *path) {
   mem_free(dir);
 }
 
-void out_commit(Interp *I, Out *o) {
+static void out_finish(Interp *I, Out *o) {
   if (o->fault) {
     size_t half = o->n / 2;
     out_emit(I, o, o->buf, half);
@@ -323,10 +364,14 @@ void out_commit(Interp *I, Out *o) {
     o->gz = NULL;
     if (rc != Z_OK) bi_error(I, "cannot write '%s': %s", o->path, rc == Z_ERRNO ? strerror(errno) : "compression failed");
   }
-  if (fsync(o->fd) != 0) out_fail(I, o, errno);
+  if (!o->direct && fsync(o->fd) != 0) out_fail(I, o, errno);
   int rc = close(o->fd);
   o->fd = -1;
   if (rc != 0) out_fail(I, o, errno);
+}
+
+static void out_rename(Interp *I, Out *o) {
+  if (o->direct) return;
   const char *target = o->target ? o->target : o->path;
   if (rename(o->tmp, target) != 0) out_fail(I, o, errno);
   mem_free(o->tmp);
@@ -334,6 +379,11 @@ void out_commit(Interp *I, Out *o) {
   sync_dir(target);
   mem_free(o->target);
   o->target = NULL;
+}
+
+void out_commit(Interp *I, Out *o) {
+  out_finish(I, o);
+  out_rename(I, o);
 }
 
 /* ---- numbers in text ---- */
@@ -480,13 +530,23 @@ static void write_job(Interp *I, IoJob *j) {
   else if (!strcmp(f, "mm")) mm_write(I, j);
   else if (!strcmp(f, "npy")) npy_write(I, j);
   else idx_write(I, j);
-  out_commit(I, &j->out);
   j->mtdpath = mtd_path(j->path);
-  if (has_mtd(f)) {
+  if (j->out.direct) {                         /* a pipe or a terminal: no sidecar beside it */
+    out_commit(I, &j->out);
+    return;
+  }
+  if (has_mtd(f)) {                            /* data and sidecar are both written before either */
+    out_finish(I, &j->out);                    /* replaces its target: a sidecar that cannot be */
+    j->data = j->out;                          /* written leaves the old data as it was */
+    memset(&j->out, 0, sizeof j->out);
+    j->out.fd = -1;
     out_open(I, &j->out, j->mtdpath, false);
     mtd_write(I, j);
-    out_commit(I, &j->out);
+    out_finish(I, &j->out);
+    out_rename(I, &j->data);
+    out_rename(I, &j->out);
   } else {
+    out_commit(I, &j->out);
     unlink(j->mtdpath);                        /* a stale sidecar would describe another format */
   }
 }

@@ -2,6 +2,7 @@
 ** diag.c — line tables and the one function that prints located messages (ninja, jq locfile).
 */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include "diag.h"
@@ -38,20 +39,32 @@ Source *source_new(const char *name, const char *text, size_t len) {
 Source *source_from_file(const char *path, const char *shown_name) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { fclose(f); errno = EISDIR; return NULL; }
   size_t cap = 4096, n = 0;
   char *buf = mem_alloc(cap);
   for (;;) {
-    if (n == cap) { cap *= 2; buf = mem_realloc(buf, cap); }
+    if (n == cap) {
+      if (cap >= SOURCE_MAX_BYTES) break;      /* /dev/zero, a huge data file: not a script */
+      cap *= 2;
+      buf = mem_realloc(buf, cap);
+    }
     size_t k = fread(buf + n, 1, cap - n, f);
     n += k;
     if (k == 0) break;
   }
   int bad = ferror(f);
   fclose(f);
-  if (bad || n > UINT32_MAX - 1) { mem_free(buf); errno = bad ? EIO : EFBIG; return NULL; }
+  if (bad || n >= SOURCE_MAX_BYTES) { mem_free(buf); errno = bad ? EIO : EFBIG; return NULL; }
   Source *s = source_new(shown_name ? shown_name : path, buf, n);
   mem_free(buf);
   return s;
+}
+
+const char *source_error(void) {
+  if (errno == EISDIR) return "it is a directory";
+  if (errno == EFBIG) return "it is larger than 64 MiB (not a script)";
+  return strerror(errno);
 }
 
 void source_retain(Source *s) { s->refcount++; }

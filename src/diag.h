@@ -20,7 +20,12 @@ typedef struct Source {
 /* Copies name and text; the caller owns the returned reference. */
 Source *source_new(const char *name, const char *text, size_t len);
 /* Reads a file; NULL (and errno) when it cannot be read. */
+/* Reads a script; NULL with errno set when it cannot: EISDIR for a directory, EFBIG when it
+** holds SOURCE_MAX_BYTES or more (a script is text typed by people; /dev/zero is not one). */
+#define SOURCE_MAX_BYTES ((size_t)64 << 20)
 Source *source_from_file(const char *path, const char *shown_name);
+/* Why source_from_file failed, from errno, as a phrase ("is a directory", ...). */
+const char *source_error(void);
 void source_retain(Source *s);
 void source_release(Source *s);
 

@@ -37,6 +37,7 @@ typedef struct Out {
   bool crc_on;
   uint32_t crc;                /* CRC-32 of everything written, when crc_on */
   bool fault;                  /* MLS_FAULT_WRITE: keep the data, write half of it, fail */
+  bool direct;                 /* a FIFO or a character device (/dev/stdout): written in place */
 } Out;
 
 /* What is known about a matrix file besides its bytes: read()'s arguments, else the .mtd
@@ -59,6 +60,7 @@ struct IoJob {
   Value result;                /* read, load: the value made, owned until handed back */
   Reader in;
   Out out;
+  Out data;                    /* write: the data file, finished, while its .mtd is written */
   char *mtdpath;
   char *meta;                  /* the .mtd file's text (FileOpts strings point into it) */
   unsigned char *scratch;      /* a format's buffer */

@@ -4,6 +4,7 @@
 ** frame limit (a clean "stack overflow" error) long before the C stack runs out.
 */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,30 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
   return 0;
 }
 
+/* A script's SIGINT and SIGTERM only set the interpreter's flag: the evaluator, readers and
+** writers poll it and raise a located "interrupted" error, so a write in progress drops its
+** temporary file; the exit status is then 128 + the signal, as a shell reports. A second
+** SIGINT before the first was noticed (a loop that never polls) ends the process at once. */
+static Interp *signal_interp;
+static volatile sig_atomic_t signal_got;
+
+static void on_script_signal(int sig) {
+  Interp *I = signal_interp;
+  if (sig == SIGINT && I->interrupted) { signal(SIGINT, SIG_DFL); raise(SIGINT); return; }
+  signal_got = sig;
+  I->interrupted = sig;
+}
+
+static void script_signals(Interp *I) {
+  signal_interp = I;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_script_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
 static int run_main(int argc, char **argv) {
   const char *script = NULL, *code = NULL;
   bool from_stdin = false;
@@ -151,7 +176,7 @@ static int run_main(int argc, char **argv) {
   } else if (script) {
     src = source_from_file(script, NULL);
     if (!src) {
-      fprintf(stderr, "mls: cannot open '%s'\n", script);
+      fprintf(stderr, "mls: cannot open '%s': %s\n", script, source_error());
       interp_free(I);
       return 2;
     }
@@ -160,8 +185,10 @@ static int run_main(int argc, char **argv) {
     if (!src) { fprintf(stderr, "mls: cannot read standard input\n"); interp_free(I); return 2; }
   }
   if (src) {
+    script_signals(I);
     status = interp_run_source(I, src, false);
     source_release(src);
+    if (signal_got && status != 0) status = 128 + signal_got;
   } else {
     status = repl_run(I);
   }

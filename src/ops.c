@@ -84,6 +84,7 @@ Value op_concat(Interp *I, Value a, Value b, Span sp) {
   tb_init(&t);
   fmt_value_text(I, &t, a, sp);
   fmt_value_text(I, &t, b, sp);
+  if (I->interrupted) { tb_free(&t); interp_check_interrupt(I, sp); }
   Value r = val_str(t.p, t.n);
   tb_free(&t);
   return r;
@@ -99,7 +100,7 @@ static bool reusable(const Tensor *t, int64_t rows, int64_t cols) {
          rows * cols > TENSOR_SMALL && t->st->be == be_default();
 }
 
-Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
+static Value op_binary_at(Interp *I, OpKind op, Value a, Value b, Span sp) {
   bool inplace = I->inplace_ok;              /* only for this call: nested ops never see it */
   I->inplace_ok = false;
   if (op == OP_RANGE && (a.t == VT_BOX || b.t == VT_BOX)) {   /* its length is its value: concrete */
@@ -174,7 +175,7 @@ static Tensor *run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols,
   return out;
 }
 
-Value op_unary(Interp *I, OpKind op, Value a, Span sp) {
+static Value op_unary_at(Interp *I, OpKind op, Value a, Span sp) {
   bool inplace = I->inplace_ok;
   I->inplace_ok = false;
   if (a.t == VT_BOX || I->stage) return ad_apply(I, op, 1, &a, 0, NULL, sp);
@@ -215,7 +216,7 @@ Tensor *op_gemm_operand(Interp *I, Value v, bool *flip) {
   return tensor_clone(I, m);
 }
 
-Value op_matmul(Interp *I, Value a, Value b, Span sp) {
+static Value op_matmul_at(Interp *I, Value a, Value b, Span sp) {
   if (a.t == VT_BOX || b.t == VT_BOX || I->stage) return ad_apply(I, OP_MATMUL, 2, (Value[]){ a, b }, 0, NULL, sp);
   int64_t ra = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, ca = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
   int64_t rb = b.t == VT_MAT ? tensor_rows(b.u.m) : 1, cb = b.t == VT_MAT ? tensor_cols(b.u.m) : 1;
@@ -294,7 +295,7 @@ static Tensor *run_red(Interp *I, OpKind op, Value a, int64_t rows, int64_t cols
   return out;
 }
 
-Value op_reduce(Interp *I, OpKind op, Value a, Span sp) {
+static Value op_reduce_at(Interp *I, OpKind op, Value a, Span sp) {
   if (a.t == VT_BOX || I->stage) return ad_apply(I, op, 1, &a, 0, NULL, sp);
   MLS_ASSERT((op_info[op].flags & (OPF_RED | OPF_KEEP)) == OPF_RED && op != OP_DIAG && op != OP_IFELSE);
   if (a.t != VT_MAT && !is_numlike(a)) bad_arg(I, op, sp, "matrix expected", a);
@@ -430,4 +431,37 @@ Value op_range(Interp *I, Value a, Value b, Span sp) {
   double *d = tensor_data(out);
   for (int64_t i = 0; i < n; i++) d[i] = from + step * (double)i;
   return val_mat(out);
+}
+
+/* The entry points: each runs with I->call_span at its own span (tensor_new's errors). */
+Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
+  Span saved = I->call_span;                   /* an out-of-memory inside is located here */
+  I->call_span = sp;
+  Value r = op_binary_at(I, op, a, b, sp);
+  I->call_span = saved;
+  return r;
+}
+
+Value op_unary(Interp *I, OpKind op, Value a, Span sp) {
+  Span saved = I->call_span;                   /* an out-of-memory inside is located here */
+  I->call_span = sp;
+  Value r = op_unary_at(I, op, a, sp);
+  I->call_span = saved;
+  return r;
+}
+
+Value op_matmul(Interp *I, Value a, Value b, Span sp) {
+  Span saved = I->call_span;                   /* an out-of-memory inside is located here */
+  I->call_span = sp;
+  Value r = op_matmul_at(I, a, b, sp);
+  I->call_span = saved;
+  return r;
+}
+
+Value op_reduce(Interp *I, OpKind op, Value a, Span sp) {
+  Span saved = I->call_span;                   /* an out-of-memory inside is located here */
+  I->call_span = sp;
+  Value r = op_reduce_at(I, op, a, sp);
+  I->call_span = saved;
+  return r;
 }

@@ -11,8 +11,9 @@
 /* OPF_RED: an op run by the reduction kernel family (backend/cpu_reduce.c): reductions (shape
 **   from op_reduce), with OPF_KEEP scans and row-wise maps (op_scan), diag and ifelse.
 ** OPF_KEEP: the result has the input's shape (cumsum, cumprod, softmax; op_scan).
-** OPF_DISCRETE: the result is piecewise constant (indices): its gradient is zero, not an error. */
-enum { OPF_EW = 1, OPF_CMP = 2, OPF_RED = 4, OPF_DIFF = 8, OPF_KEEP = 16, OPF_DISCRETE = 32 };
+** OPF_DISCRETE: the result is piecewise constant (indices): its gradient is zero, not an error.
+** OPF_NN: the deep-learning family (conv2d, pooling, bias; builtins_nn.c, backend/cpu_conv.c). */
+enum { OPF_EW = 1, OPF_CMP = 2, OPF_RED = 4, OPF_DIFF = 8, OPF_KEEP = 16, OPF_DISCRETE = 32, OPF_NN = 64 };
 
 typedef enum OpKind {
 #define OP(name, sym, arity, flags) OP_##name,
@@ -61,3 +62,7 @@ Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp);
 Value op_range(Interp *I, Value a, Value b, Span sp);
 /* A string of the value for '+' and paste(): 15 significant digits (LANGUAGE.md §15). */
 Value op_concat(Interp *I, Value a, Value b, Span sp);
+/* An OPF_NN op (builtins_nn.c) on in[0..arity) (numbers or matrices; boxes allowed: recorded
+** when traced) with its extra prm, the 1x11 parameter matrix (VT_NULL for bias ops). Shapes are
+** checked against prm with errors naming both; the result is owned. */
+Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp);

@@ -3,12 +3,14 @@
 ** tokens are gathered first, so the newline rules of LANGUAGE.md §2 can look ahead:
 ** a newline is dropped inside ( ) and [ ], after an operator, ',' or 'else', after the
 ** header of if/while/for/function, and before an 'else'. Lemon never sees a dropped one.
+** A .dml file also drops the newline before a line that DML's grammar would continue.
 */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "diag.h"
 #include "mem.h"
 #include "parse.h"
@@ -57,6 +59,42 @@ void parse_syntax_error(Parse *P, int major, Token tok) {
   parse_error_span(P, sp, "unexpected %s", what);
 }
 
+/* DML's loop options (SystemDS's ParForStatementBlock): a name from this list, each once, with
+** a constant value that is never evaluated (mode=LOCAL names no variable). MLS runs every
+** iteration in order, so the options change nothing; checking them still catches typos. */
+void parse_loop_options(Parse *P, NodeList *opts) {
+  static const char *const known[] = { "check", "par", "mode", "opt", "taskpartitioner", "tasksize",
+                                       "datapartitioner", "resultmerge", "log", "profile", NULL };
+  for (uint32_t i = 0; i < opts->n; i++) {
+    AstNode *a = opts->items[i], *v = a->kids[0];
+    const char *name = a->u.sym->name;
+    Span at = { a->span.start, a->span.start + (uint32_t)strlen(name) };
+    int k = 0;
+    while (known[k] && strcmp(known[k], name) != 0) k++;
+    if (!known[k]) {
+      parse_error_span(P, at, "unknown loop option '%s' (DML's are check, par, mode, opt, taskpartitioner, "
+                       "tasksize, datapartitioner, resultmerge, log and profile)", name);
+      return;
+    }
+    for (uint32_t j = 0; j < i; j++)
+      if (opts->items[j]->u.sym == a->u.sym) { parse_error_span(P, at, "loop option '%s' given twice", name); return; }
+    bool cl = v->kind == AST_CLPARAM;       /* $x: a -nvargs value, as in SystemDS */
+    if (v->kind != AST_NUM && v->kind != AST_STR && v->kind != AST_NAME && v->kind != AST_BOOL && !cl) {
+      parse_error_span(P, v->span, "loop option '%s' must be a constant (a number, a name or a $param)", name);
+      return;
+    }
+    if (!strcmp(name, "check") && !cl && !(v->kind == AST_NUM && (v->u.num == 0 || v->u.num == 1))) {
+      parse_error_span(P, v->span, "loop option 'check' must be 0 or 1");
+      return;
+    }
+    if ((!strcmp(name, "par") || !strcmp(name, "tasksize")) && !cl &&
+        !(v->kind == AST_NUM && v->u.num >= 1 && v->u.num == (double)(long long)v->u.num)) {
+      parse_error_span(P, v->span, "loop option '%s' must be a positive integer", name);
+      return;
+    }
+  }
+}
+
 /* Tokens after which a newline cannot end a statement. */
 static bool continues_line(int k) {
   switch (k) {
@@ -70,6 +108,28 @@ static bool continues_line(int k) {
   default:
     return false;
   }
+}
+
+/* DML's grammar skips newlines: in a .dml file a line continues the expression before it when
+** it starts with a token that cannot start a DML statement: a binary operator (also + and -),
+** '=' / '<-' / '+=', or a call's '('. A '[' still starts a line ([a, b] = f() is a statement). */
+static bool dml_continues(int k) {
+  switch (k) {
+  case TK_PLUS: case TK_MINUS: case TK_STAR: case TK_SLASH: case TK_CARET:
+  case TK_MATMUL: case TK_MOD: case TK_INTDIV: case TK_COLON:
+  case TK_EQ: case TK_NE: case TK_LT: case TK_LE: case TK_GT: case TK_GE:
+  case TK_AND: case TK_OR: case TK_ANDAND: case TK_OROR:
+  case TK_ASSIGN: case TK_LARROW: case TK_PLUSEQ: case TK_LP:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* A file named *.dml parses with DML's newline rule; anything else (.mls, -e, the REPL) with R's. */
+static bool is_dml_source(const Source *src) {
+  size_t n = strlen(src->name);
+  return n > 4 && strcasecmp(src->name + n - 4, ".dml") == 0;
 }
 
 typedef struct Open { int kind; int opener; uint32_t at; } Open;  /* opener: token before '(' */
@@ -145,6 +205,7 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
   void *parser = mlsParserAlloc(malloc);
 
   if (lex_all(&P, &v)) {
+    bool dml = is_dml_source(src);
     int prev = TK_NEWLINE;
     bool header_pending = false;
     Token last = { TK_NEWLINE, 0, 0 };
@@ -156,6 +217,10 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
         if (top == TK_LP || top == TK_LB || header_pending || continues_line(prev)) continue;
         uint32_t j = next_sig(&v, i + 1, false);
         if (v.t[j].kind == TK_ELSE) continue;
+        if (dml && (dml_continues(v.t[j].kind) || (prev == TK_RP && v.t[j].kind == TK_NAME && j + 1 < v.n &&
+                    v.t[j].end - v.t[j].start == 2 && memcmp(src->text + v.t[j].start, "as", 2) == 0 &&
+                    v.t[j + 1].kind == TK_NAME)))
+          continue;                          /* DML: the next line goes on (x = a\n  + b; source(f)\nas m) */
       } else if (t.kind == TK_SEMI && top != TK_LB) {
         uint32_t j = next_sig(&v, i + 1, true);
         if (v.t[j].kind == TK_ELSE) continue;
@@ -172,7 +237,7 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
           int opener = stack[--depth].opener;
           if (t.kind == TK_RP) {
             if (opener == TK_FUNCTION) mark_dml_returns(&v, i);
-            if (opener == TK_IF || opener == TK_WHILE || opener == TK_FOR ||
+            if (opener == TK_IF || opener == TK_WHILE || opener == TK_FOR || opener == TK_PARFOR ||
                 opener == TK_FUNCTION || opener == TK_RETURNS) {
               P.last = t;
               mlsParser(parser, t.kind, t, &P);
@@ -186,7 +251,7 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
       } else if (t.kind == TK_COLON && depth &&
                  ((top == TK_LB && (stack[depth - 1].opener == TK_NAME || stack[depth - 1].opener == TK_RP ||
                                     stack[depth - 1].opener == TK_RB)) ||
-                  (top == TK_LP && stack[depth - 1].opener == TK_FOR))) {
+                  (top == TK_LP && (stack[depth - 1].opener == TK_FOR || stack[depth - 1].opener == TK_PARFOR)))) {
         t.kind = TK_IXCOLON;                 /* an index's or a for header's top-level ':' (DML) */
       } else if (t.kind == TK_NAME && prev == TK_RP && t.end - t.start == 2 &&
                  memcmp(src->text + t.start, "as", 2) == 0 && v.t[i + 1].kind == TK_NAME) {

@@ -5,6 +5,7 @@
 #ifndef MLS_PRINT_H
 #define MLS_PRINT_H
 
+#include <signal.h>
 #include <stdio.h>
 #include "mls.h"
 #include "value.h"
@@ -23,6 +24,8 @@ void fmt_value_text(Interp *I, TextBuf *t, Value v, Span sp);
 /* Display form (print, REPL echo), with the elision of large matrices. quote: strings in "". */
 void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote);
 /* A matrix's rows, each column formatted R-style with `digits`; elide: cut big matrices. */
-void fmt_matrix(TextBuf *t, const struct Tensor *m, int digits, bool elide);
+/* stop (may be NULL): polled every 4096 rows; when it is set the text stops there (the caller
+** raises the interrupt). */
+void fmt_matrix(TextBuf *t, const struct Tensor *m, int digits, bool elide, const volatile sig_atomic_t *stop);
 
 #endif

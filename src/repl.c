@@ -27,7 +27,7 @@ static const char word_breaks[] = " \t\n\"'`@$><=;|&{(,)}[]+-*/%^!~:?";
 
 /* grep ORDER KEYWORD: the reserved words of grammar/lexer.re, for completion. */
 static const char *const keywords[] = {
-  "if", "else", "while", "for", "in", "function", "return", "break", "next",
+  "if", "else", "while", "for", "parfor", "in", "function", "return", "break", "next",
   "TRUE", "FALSE", "Inf", "NaN", NULL
 };
 

@@ -7,9 +7,11 @@
 **   --- stderr                   expected standard error, exactly (default: empty)
 **   --- exit: 1                  expected exit status (default 0)
 **   --- file: lib.mls            (optional, repeatable) a file created next to t.mls
+**   --- script: t.dml            (optional) the program's own file name (default t.mls): a
+**                                name ending in .dml parses with DML's newline rule
 **
-** Each case is written to t.mls in a fresh temporary directory and run there as
-** `mls t.mls ARGS` in a child process, so messages read "t.mls:LINE:COL".
+** Each case is written to t.mls (or its --- script: name) in a fresh temporary directory and
+** run there as `mls t.mls ARGS` in a child process, so messages read "t.mls:LINE:COL".
 ** MLS_TEST_WRAP="valgrind -q --error-exitcode=99 ..." runs each case under that command.
 ** MLS_TEST_FLAGS="--staged" puts those options before t.mls in every case.
 ** MLS_TEST_COMPARE="--staged" ignores the expected sections: each case runs eagerly and with
@@ -39,6 +41,7 @@ typedef struct Case {
   TextBuf files[8];               /* "--- file: NAME": contents */
   char fnames[8][128];
   int nfiles;
+  char script[64];                /* "--- script: NAME", default t.mls */
   int exit_code;
   bool has_err;
 } Case;
@@ -76,7 +79,8 @@ static int run_case(const char *exe, const char *top, const Case *c, const char 
       if (*q == '/') { *q = '\0'; mkdir(path, 0700); *q = '/'; }
     write_file(path, c->files[i].p, c->files[i].n);
   }
-  snprintf(path, sizeof path, "%s/t.mls", dir);
+  const char *script = c->script[0] ? c->script : "t.mls";
+  snprintf(path, sizeof path, "%s/%s", dir, script);
   write_file(path, c->prog.p, c->prog.n);
   char outp[1100], errp[1100];
   snprintf(outp, sizeof outp, "%s/stdout", dir);
@@ -98,7 +102,7 @@ static int run_case(const char *exe, const char *top, const Case *c, const char 
     snprintf(flagbuf, sizeof flagbuf, "%s", flags);
     for (char *tok = strtok(flagbuf, " "); tok && argc < 40; tok = strtok(NULL, " ")) argv[argc++] = tok;
   }
-  argv[argc++] = "t.mls";
+  argv[argc++] = (char *)script;
   for (char *tok = strtok(argbuf, " "); tok && argc < 62; tok = strtok(NULL, " ")) argv[argc++] = tok;
   argv[argc] = NULL;
   pid_t pid = fork();
@@ -273,6 +277,12 @@ int testrun_main(int nfiles, char **files) {
         else if (!strncmp(p + 4, "stderr", 6)) sec = &c.err;
         else if (!strncmp(p + 4, "exit:", 5)) { c.exit_code = atoi(p + 9); sec = NULL; }
         else if (!strncmp(p + 4, "args:", 5)) { snprintf(c.args, sizeof c.args, "%.*s", (int)(len - 9), p + 9); sec = NULL; }
+        else if (!strncmp(p + 4, "script:", 7)) {
+          const char *nm = p + 11;
+          while (*nm == ' ') nm++;
+          snprintf(c.script, sizeof c.script, "%.*s", (int)(len - (size_t)(nm - p)), nm);
+          sec = NULL;
+        }
         else if (!strncmp(p + 4, "file:", 5) && c.nfiles < 8) {
           const char *nm = p + 9;
           while (*nm == ' ') nm++;

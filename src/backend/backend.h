@@ -13,10 +13,17 @@
 /* How an operand of an elementwise binary op is broadcast (LANGUAGE.md §5). */
 typedef enum BcastMode { BC_FULL, BC_SCALAR, BC_ROW, BC_COL } BcastMode;
 
+/* The geometry of an OPF_NN op (conv2d, pooling): N images of C channels of H x W, F filters
+** (pools: F = C) of R x S, strides, zero padding, and the output P x Q per channel. */
+typedef struct NnParams {
+  int64_t N, C, H, W, F, R, S, sh, sw, ph, pw, P, Q;
+} NnParams;
+
 typedef struct OpParams {
   BcastMode bc[2];        /* per operand of a binary op */
   double scalar[2];       /* the operand's value when its Tensor* is NULL (a number) */
   bool trans[2];          /* OP_MATMUL: use the operand transposed */
+  const NnParams *nn;     /* OPF_NN ops (conv2d, pooling); bias ops: NULL */
 } OpParams;
 
 /* A fusion group of a staged graph (staging/optimize.c) as a small register program: each

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "backend/backend.h"
 #include "backend/scalar.h"
+#include "backend/vmath.h"
 #include "backend/cpu.h"
 #include "mem.h"
 
@@ -172,8 +173,8 @@ static void unary_range(void *ctx, int64_t lo, int64_t hi) {
   case OP_NEG: UN_LOOP(-x); break;
   case OP_NOT: UN_LOOP((double)(x == 0)); break;
   case OP_ABS: UN_LOOP(fabs(x)); break;
-  case OP_EXP: UN_LOOP(exp(x)); break;
-  case OP_LOG: UN_LOOP(log(x)); break;
+  case OP_EXP: vm_exp(o + lo, a + lo, hi - lo); break;
+  case OP_LOG: vm_log(o + lo, a + lo, hi - lo); break;
   case OP_SQRT: UN_LOOP(sqrt(x)); break;
   case OP_SIN: UN_LOOP(sin(x)); break;
   case OP_COS: UN_LOOP(cos(x)); break;
@@ -218,6 +219,7 @@ static int cpu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p
   if ((flags & OPF_EW) && op_info[op].arity == 2) return run_binary(op, out, in, p);
   if (flags & OPF_EW) return run_unary(op, out, in);
   if (flags & OPF_RED) return cpu_run_reduce(op, out, in, p);
+  if (flags & OPF_NN) return cpu_run_nn(op, out, in, p);
   if (op == OP_TRANSPOSE) { transpose(in[0], out); return 0; }
   return 1;
 }

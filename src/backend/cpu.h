@@ -20,6 +20,9 @@ int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p
 
 /* The DML statistics ops and their backward kernels (cpu_stats.c); 1 when op is not one. */
 int cpu_run_stats(OpKind op, Tensor *out, Tensor *const in[]);
+/* The deep-learning ops (OPF_NN: conv2d by im2col + GEMM, pooling, bias; cpu_conv.c): inputs
+** contiguous, out packed with the result's shape; p->nn holds the geometry (bias ops: NULL). */
+int cpu_run_nn(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 
 /* A fusion group, blockwise over both cores (cpu_fused.c). */
 int cpu_run_fused(const FusedProg *prog, Tensor *out, Tensor *const in[], const double *scalar);

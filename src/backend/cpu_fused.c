@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "backend/cpu.h"
 #include "backend/scalar.h"
+#include "backend/vmath.h"
 #include "mem.h"
 
 #define FB 256                 /* elements per block */
@@ -40,8 +41,8 @@ static void ew_block(OpKind op, double *restrict o, const double *restrict a, co
   case OP_MAX2: LOOP2(sc_max(x, y)); break;
   case OP_NEG: LOOP1(-x); break;
   case OP_ABS: LOOP1(fabs(x)); break;
-  case OP_EXP: LOOP1(exp(x)); break;
-  case OP_LOG: LOOP1(log(x)); break;
+  case OP_EXP: vm_exp(o, a, n); break;
+  case OP_LOG: vm_log(o, a, n); break;
   case OP_SQRT: LOOP1(sqrt(x)); break;
   case OP_TANH: LOOP1(tanh(x)); break;
   case OP_SIGMOID: LOOP1(sc_sigmoid(x)); break;

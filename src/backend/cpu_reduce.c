@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "backend/cpu.h"
+#include "backend/vmath.h"
 
 static double sum_pairwise(const double *a, int64_t n) {   /* accurate and vectorizable */
   if (n <= 128) {
@@ -114,7 +115,8 @@ static void logsoftmax(const double *a, int64_t r, int64_t c, double *o) {
     const double *row = a + i * c;
     double *orow = o + i * c;
     double m = extreme(row, c, true);
-    for (int64_t j = 0; j < c; j++) orow[j] = exp(row[j] - m);
+    for (int64_t j = 0; j < c; j++) orow[j] = row[j] - m;
+    vm_exp(orow, orow, c);
     double lse = m + log(sum_pairwise(orow, c));
     for (int64_t j = 0; j < c; j++) orow[j] = row[j] - lse;
   }
@@ -125,7 +127,8 @@ static void softmax(const double *a, int64_t r, int64_t c, double *o) {
     const double *row = a + i * c;
     double *orow = o + i * c;
     double m = extreme(row, c, true);
-    for (int64_t j = 0; j < c; j++) orow[j] = exp(row[j] - m);
+    for (int64_t j = 0; j < c; j++) orow[j] = row[j] - m;
+    vm_exp(orow, orow, c);
     double s = sum_pairwise(orow, c);
     for (int64_t j = 0; j < c; j++) orow[j] /= s;
   }

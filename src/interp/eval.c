@@ -5,6 +5,7 @@
 ** ops.c, where the tape and the stager attach.
 */
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include "autodiff.h"
 #include "backend/scalar.h"
@@ -40,8 +41,9 @@ l_noret nan_check_fail(Interp *I, const char *op, Span sp) {
 
 void interp_check_interrupt(Interp *I, Span sp) {
   if (I->interrupted) {
+    int sig = I->interrupted;                  /* the signal's number, or 1 (the REPL's Ctrl-C) */
     I->interrupted = 0;
-    mls_throw(I, sp, "interrupted");
+    mls_throw(I, sp, sig == SIGTERM ? "terminated (SIGTERM)" : "interrupted");
   }
 }
 
@@ -646,6 +648,31 @@ static bool type_ok(uint8_t ty, Value v) {
   }
 }
 
+bool call_types_ok(const Closure *c, int nargs, const Value *args, Symbol **names) {
+  const FuncInfo *fi = c->fi;
+  if (!fi) return true;
+  const Value *bound[64] = { 0 };
+  if (fi->nparams > 64) return false;
+  for (int i = 0; i < nargs; i++) {
+    if (!names[i]) continue;
+    int k = -1;
+    for (int j = 0; j < fi->nparams; j++)
+      if (fi->params[j].name == names[i]) { k = j; break; }
+    if (k < 0) return false;
+    bound[k] = &args[i];
+  }
+  int next = 0;
+  for (int i = 0; i < nargs; i++) {
+    if (names[i]) continue;
+    while (next < fi->nparams && bound[next]) next++;
+    if (next >= fi->nparams) return false;
+    bound[next++] = &args[i];
+  }
+  for (int j = 0; j < fi->nparams; j++)
+    if (bound[j] && !type_ok(fi->params[j].type, *bound[j])) return false;
+  return true;
+}
+
 static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp) {
   const FuncInfo *fi = c->fi;
   const char *fname = fi->name ? fi->name->name : "function";
@@ -990,6 +1017,34 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
 }
 
 
+/* X[.., a:b, ..]: the index a:b of position i (of nix) checked against X's shape from its ends,
+** before it is built, with the error the built one would give (its first value out of bounds):
+** X[1, 1:3e9] must not make a 3e9-element vector first. */
+static void range_precheck(Interp *I, Value x, int nix, int i, Value a, Value b, Span sp) {
+  x = ad_primal(x);
+  a = ad_primal(a);
+  b = ad_primal(b);
+  if (x.t != VT_MAT || a.t != VT_NUM || b.t != VT_NUM || nix > 2) return;
+  const Tensor *m = x.u.m;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m), len;
+  const char *dim;
+  if (nix == 1) {
+    if (rows != 1 && cols != 1)
+      mls_throw(I, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
+                (long long)rows, (long long)cols);
+    len = rows == 1 ? cols : rows;
+    dim = rows == 1 ? "columns" : "rows";
+  } else {
+    len = i == 0 ? rows : cols;
+    dim = i == 0 ? "rows" : "columns";
+  }
+  double from = a.u.n, to = b.u.n;
+  if (!isfinite(from) || !isfinite(to) || fabs(to - from) >= 1e15) return;   /* op_range reports these */
+  if (!(from >= 1 && from < (double)len + 1)) index_oob(I, sp, from, m, dim);
+  double bad = to >= from ? from + ceil((double)len + 1 - from) : from - (floor(from - 1) + 1);
+  if (to >= from ? bad <= to + 1e-10 : bad >= to - 1e-10) index_oob(I, sp, bad, m, dim);
+}
+
 __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
   int mark = I->ntmp;
   Value x = eval(I, n->kids[0]);
@@ -997,8 +1052,18 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
   uint32_t nix = n->nkids - 1;
   Value iv[2] = { val_unbound(), val_unbound() };
   for (uint32_t i = 0; i < nix; i++) {
-    if (!n->kids[i + 1]) continue;
-    iv[i] = eval(I, n->kids[i + 1]);
+    AstNode *k = n->kids[i + 1];
+    if (!k) continue;
+    if (k->kind == AST_BINARY && k->op == OP_RANGE && nix <= 2) {   /* a:b: its ends first */
+      Value a = eval(I, k->kids[0]);
+      tmp_push(I, a);
+      Value b = eval(I, k->kids[1]);
+      tmp_push(I, b);
+      range_precheck(I, x, (int)nix, (int)i, a, b, n->span);
+      iv[i] = op_binary(I, OP_RANGE, a, b, k->span);
+    } else {
+      iv[i] = eval(I, k);
+    }
     tmp_push(I, iv[i]);
   }
   Value r = index_read(I, x, (int)nix, iv, n->span);
@@ -1050,6 +1115,8 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
     char d[64];
     mls_throw(I, sp, "cannot assign into an index of %s", val_describe(*place, d, sizeof d));
   }
+  for (uint32_t k = 0; k < nix && k < 2; k++)         /* a staged index (h[j, 1] = v, j captured) */
+    if (iv[k].t == VT_BOX) iv[k] = ad_concrete(I, iv[k], sp, "an index");
   Tensor *m = place->u.m;
   int64_t rows = tensor_rows(m), cols = tensor_cols(m);
   Index ri, ci;

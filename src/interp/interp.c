@@ -184,12 +184,41 @@ static bool find_source(Interp *I, const char *path, char *out, size_t n) {
 
 typedef struct SourceRun { Chunk *ch; Env *env; } SourceRun;
 
+/* Throws when full is already being sourced (a file that sources itself, directly or through
+** others), naming the chain of files from the first time it was entered. */
+static void check_cycle(Interp *I, const char *full, Span sp) {
+  char want[PATH_MAX], have[PATH_MAX];
+  if (!realpath(full, want)) return;
+  Symbol *src_sym = sym_intern(&I->syms, "source", 6);
+  /* the running files, outermost first: the script, then each source frame's file */
+  const Source *root = I->nframes > 0 ? I->frames[0].call_src : I->src;
+  int first = -2;                                  /* -1: the script itself */
+  if (root && realpath(root->name, have) && strcmp(have, want) == 0) first = -1;
+  for (int i = 0; i < I->nframes && first == -2; i++) {
+    const Frame *f = &I->frames[i];
+    if (f->fi && f->fi->name == src_sym && f->src && realpath(f->src->name, have) && strcmp(have, want) == 0) first = i;
+  }
+  if (first == -2) return;
+  char chain[2 * PATH_MAX + 128];
+  size_t k = 0;
+  if (first == -1) k += (size_t)snprintf(chain, sizeof chain, "%s", root->name);
+  for (int i = first < 0 ? 0 : first; i < I->nframes && k < sizeof chain; i++) {
+    const Frame *f = &I->frames[i];
+    if (f->fi && f->fi->name == src_sym && f->src)
+      k += (size_t)snprintf(chain + k, sizeof chain - k, "%s%s", k ? " -> " : "", f->src->name);
+  }
+  if (k < sizeof chain) snprintf(chain + k, sizeof chain - k, " -> %s", full);
+  mls_throw(I, sp, "source: '%s' is already being sourced (a cycle: %s)", full, chain);
+}
+
 Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   char full[PATH_MAX + 64];
+  if (I->nframes >= I->maxframes) mls_throw(I, sp, "source: too deeply nested (more than %d calls and sources)", I->maxframes);
   if (!find_source(I, path, full, sizeof full))
     mls_throw(I, sp, "source: cannot find '%s' (looked next to the script and in the standard library)", path);
+  check_cycle(I, full, sp);
   Source *src = source_from_file(full, NULL);
-  if (!src) mls_throw(I, sp, "source: cannot read '%s': %s", full, strerror(errno));
+  if (!src) mls_throw(I, sp, "source: cannot read '%s': %s", full, source_error());
   ParseError pe;
   Chunk *ch = parse_chunk(&I->syms, src, &pe);
   char msg[256];

@@ -155,6 +155,9 @@ static inline Value eval(Interp *I, AstNode *n) { return n->ev(I, n); }
 /* Chooses n->ev for one node (called by the resolver for every node). */
 void eval_prepare(AstNode *n);
 Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp);
+/* True when args bind to c's parameters with their declared DML types (an integer parameter's
+** check depends on the value: a jit replay checks it, else the call runs eagerly and throws). */
+bool call_types_ok(const Closure *c, int nargs, const Value *args, Symbol **names);
 /* A frame for fn while its staged graph runs, so errors show "in f() at ..." as eagerly; false
 ** (nothing pushed) when fn is not a user function. Pop with I->nframes--. */
 bool frame_push_staged(Interp *I, Value fn, Span sp);

@@ -379,6 +379,11 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
     tmp_release_to(I, mark);
     return call_in_blocks(I, f, nargs, args, names, sp);
   }
+  if (e && f.t == VT_FUNC && !call_types_ok(f.u.f, nargs, args, names)) {
+    tmp_release_to(I, mark);                     /* a type error: the eager call reports it */
+    I->jit_bypass = I->jit_all;
+    return call_value(I, f, nargs, args, names, sp);
+  }
   if (e) {
     bool stale;
     bool framed = frame_push_staged(I, f, sp);

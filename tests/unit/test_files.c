@@ -249,7 +249,7 @@ static void test_failed_rename(void **state) {
   Fix *f = *state;
   assert_int_equal(mkdir("d.csv", 0700), 0);
   put("d.csv/keep", "x", 1);
-  expect_error(f, "write([1, 2], \"d.csv\")\n", "write: cannot write 'd.csv': Is a directory");
+  expect_error(f, "write([1, 2], \"d.csv\")\n", "write: cannot write 'd.csv': it is a directory");
   assert_int_equal(temp_files("."), 0);
   assert_int_equal(access("d.csv/keep", F_OK), 0);
 }

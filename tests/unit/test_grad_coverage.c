@@ -115,6 +115,20 @@ static const Recipe recipes[] = {
   { "upper.tri", "upper.tri(target=X, values=TRUE) * X + upper.tri(target=X, diag=TRUE, values=TRUE)", "3x4,-;4x3,-;1x1,-", "X", -1, 1 },
   { "append", "append(X, Y)", "3x1,3x1;3x2,3x1;n,n", "XY", -1, 1 },
   { "scale", "[A, B, C] = scale(X); sum(A * A * X) + sum(B) + sum(C) + A", "3x4,-;4x1,-", "X", -1, 1 },
+  /* DML's deep-learning builtins (builtins_nn.c): 2 images of 2 channels of 3x3, 3 filters of 2x2 */
+  { "conv2d", "conv2d(X, Y, input_shape=[2,2,3,3], filter_shape=[3,2,2,2], stride=[1,1], padding=[1,1])", "2x18,3x8", "XY", -1, 1 },
+  { "conv2d_backward_data", "conv2d_backward_data(X, Y, stride=[1,1], padding=[0,0], input_shape=[2,2,3,3], filter_shape=[3,2,2,2])",
+    "3x8,2x12", "XY", -1, 1 },
+  { "conv2d_backward_filter", "conv2d_backward_filter(X, Y, stride=[2,1], padding=[1,0], input_shape=[2,2,3,3], filter_shape=[3,2,2,2])",
+    "2x18,2x12", "XY", -1, 1 },
+  { "max_pool", "max_pool(X, input_shape=[2,2,3,3], pool_size=[2,2], stride=[1,1], padding=[1,1])", "2x18,-", "X", -1, 1 },
+  { "max_pool_backward", "max_pool_backward(X, Y, input_shape=[2,2,3,3], pool_size=[2,2], stride=[1,1], padding=[0,0])",
+    "2x18,2x8", "XY", -1, 1 },
+  { "avg_pool", "avg_pool(X, input_shape=[2,2,3,3], pool_size=[2,2], stride=[1,1], padding=[1,1])", "2x18,-", "X", -1, 1 },
+  { "avg_pool_backward", "avg_pool_backward(X, Y, input_shape=[2,2,3,3], pool_size=[2,2], stride=[1,1], padding=[1,1])",
+    "2x18,2x32", "XY", -1, 1 },
+  { "bias_add", "bias_add(X, Y)", "2x6,3x1;1x4,1x1;3x4,4x1", "XY", -1, 1 },
+  { "bias_multiply", "bias_multiply(X, Y)", "2x6,3x1;1x4,1x1;3x4,4x1", "XY", -1, 1 },
 };
 
 typedef struct Job { const char *code; int status; char *out, *err; } Job;
