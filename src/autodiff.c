@@ -107,6 +107,8 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
     return bi_call(I, bi_find(op_info[op].sym), op_info[op].arity, (Value *)in, none, sp);
   }
   case OP_IFELSE: return op_ifelse(I, in[0], in[1], in[2], sp);
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: case OP_CUMSUMPROD_GRAD: return op_grad_aux(I, op, 3, in, sp);
+  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: return op_grad_aux(I, op, 2, in, sp);
   case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);
   case OP_SCATTER:                         /* still traced by an outer grad: record there */
     if (ad_any_active(1, in)) return ad_apply(I, OP_SCATTER, 1, in, 5, x, sp);
@@ -305,6 +307,34 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
   case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN:    /* steps: derivative 0 */
     gin[0] = B2(OP_MUL, g, val_num(0));
     break;
+  /* DML math (issue 11) */
+  case OP_SINH: gin[0] = B2(OP_MULZ, g, U1(OP_COSH, a)); break;
+  case OP_COSH: gin[0] = B2(OP_MULZ, g, U1(OP_SINH, a)); break;
+  case OP_ASIN: gin[0] = B2(OP_DIV, g, U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a)))); break;
+  case OP_ACOS: gin[0] = U1(OP_NEG, B2(OP_DIV, g, U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a))))); break;
+  case OP_ATAN: gin[0] = B2(OP_DIV, g, B2(OP_ADD, val_num(1), B2(OP_MUL, a, a))); break;
+  case OP_PNORM:                            /* the density exp(-x^2/2) / sqrt(2 pi) */
+    gin[0] = B2(OP_MULZ, g, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, a, a), val_num(-0.5))), val_num(0.3989422804014327)));
+    break;
+  case OP_QNORM:                            /* 1 / density(qnorm(p)) */
+    gin[0] = B2(OP_MULZ, g, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, y, y), val_num(0.5))), val_num(2.5066282746310002)));
+    break;
+  case OP_CUMMAX: case OP_CUMMIN:           /* each g to the element the running value came from */
+    gin[0] = T(I, op_grad_aux(I, OP_CUMEXT_GRAD, 3, (Value[]){ g, a, y }, sp));
+    break;
+  case OP_ROWPRODS: case OP_COLPRODS:       /* g times the product of the others (zeros are fine) */
+    gin[0] = T(I, op_grad_aux(I, nd->op == OP_ROWPRODS ? OP_ROWPRODS_GRAD : OP_COLPRODS_GRAD, 2, (Value[]){ g, a }, sp));
+    break;
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:  /* linear in g, each the other's transpose; x, y discrete */
+    if (want0) gin[0] = T(I, op_grad_aux(I, nd->op == OP_CUMEXT_GRAD ? OP_CUMEXT_TAN : OP_CUMEXT_GRAD, 3,
+                                         (Value[]){ g, nd->val[1], nd->val[2] }, sp));
+    break;
+  case OP_CUMSUMPROD:                       /* the adjoint recursion (cpu_stats.c) */
+    gin[0] = T(I, op_grad_aux(I, OP_CUMSUMPROD_GRAD, 3, (Value[]){ g, a, y }, sp));
+    break;
+  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: case OP_CUMSUMPROD_GRAD:
+    mls_throw(I, sp, "grad: the second derivative of %s is not supported",
+              nd->op == OP_ROWPRODS_GRAD ? "rowProds" : nd->op == OP_COLPRODS_GRAD ? "colProds" : "cumsumprod");
   case OP_MATMUL:
     if (!ad_any_active(3, (Value[]){ a, b, g })) {   /* nothing records this: GEMM's T flags, no copies */
       if (want0) gin[0] = sum_to(I, T(I, matmul_t(I, g, false, b, true, sp)), a, sp);
@@ -563,6 +593,25 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_SIGMOID: return tmul(I, ta, B2(OP_MUL, y, B2(OP_SUB, val_num(1), y)), sp);
   case OP_SOFTPLUS: return tmul(I, ta, U1(OP_SIGMOID, a), sp);
   case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN: return val_null();
+  case OP_SINH: return tmul(I, ta, U1(OP_COSH, a), sp);
+  case OP_COSH: return tmul(I, ta, U1(OP_SINH, a), sp);
+  case OP_ASIN: return B2(OP_DIV, tzero(ta), U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a))));
+  case OP_ACOS: return tneg(I, B2(OP_DIV, tzero(ta), U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a)))), sp);
+  case OP_ATAN: return B2(OP_DIV, tzero(ta), B2(OP_ADD, val_num(1), B2(OP_MUL, a, a)));
+  case OP_PNORM: return tmul(I, ta, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, a, a), val_num(-0.5))), val_num(0.3989422804014327)), sp);
+  case OP_QNORM: return tmul(I, ta, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, y, y), val_num(0.5))), val_num(2.5066282746310002)), sp);
+  case OP_CUMMAX: case OP_CUMMIN:           /* the tangent of the element each extreme came from */
+    return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, OP_CUMEXT_TAN, 3, (Value[]){ ta, a, y }, sp));
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:
+    return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, op, 3, (Value[]){ ta, un[1], un[2] }, sp));
+  case OP_ROWPRODS: case OP_COLPRODS: {     /* sums of the tangent times the product of the others */
+    bool n;
+    int64_t r, c;
+    shape(a, &n, &r, &c);
+    Value others = T(I, op_grad_aux(I, op == OP_ROWPRODS ? OP_ROWPRODS_GRAD : OP_COLPRODS_GRAD, 2,
+                                    (Value[]){ ones(I, op == OP_ROWPRODS ? r : 1, op == OP_ROWPRODS ? 1 : c), a }, sp));
+    return T(I, op_reduce(I, op == OP_ROWPRODS ? OP_ROWSUMS : OP_COLSUMS, B2(OP_MUL, tzero(ta), others), sp));
+  }
   case OP_MATMUL:
     return tadd(I, ta.t == VT_NULL ? ta : T(I, op_matmul(I, ta, b, sp)),
                 tb.t == VT_NULL ? tb : T(I, op_matmul(I, a, tb, sp)), sp);

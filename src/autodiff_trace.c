@@ -69,6 +69,8 @@ static bool supported(int op) {
   case OP_SCATTER: case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: case OP_PROD: case OP_MAX:
   case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS:
   case OP_CUMSUM: case OP_CUMPROD: case OP_DIAG: case OP_IFELSE:
+  case OP_SINH: case OP_COSH: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_PNORM: case OP_QNORM:
+  case OP_CUMMAX: case OP_CUMMIN: case OP_ROWPRODS: case OP_COLPRODS:
     return true;
   default:
     return false;
@@ -81,6 +83,7 @@ static bool identity_op(int op) {
   case OP_TRANSPOSE: case OP_RESHAPE: case OP_INDEX: case OP_SCATTER: case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS:
   case OP_PROD: case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS:
   case OP_COLMINS: case OP_CUMSUM: case OP_CUMPROD: case OP_DIAG:
+  case OP_CUMMAX: case OP_CUMMIN: case OP_ROWPRODS: case OP_COLPRODS:
     return true;
   default:
     return false;
@@ -265,6 +268,30 @@ static PKind partial(const Ctx *c, int i, int k, bool numeric, char *txt, size_t
     return OPOF(c, i) == OP_SIN ? P_TERM : P_PAREN;
   case OP_TAN: *d = 1 + yv * yv; join(txt, n, "1 + ", y, "^2", NULL); return P_PAREN;
   case OP_TANH: *d = 1 - yv * yv; join(txt, n, "1 - ", y, "^2", NULL); return P_PAREN;
+  case OP_SINH: case OP_COSH:
+    *d = OPOF(c, i) == OP_SINH ? cosh(av) : sinh(av);
+    ref(c, i, 0, numeric, false, a, sizeof a);
+    join(txt, n, OPOF(c, i) == OP_SINH ? "cosh(" : "sinh(", a, ")", NULL);
+    return P_TERM;
+  case OP_ASIN: case OP_ACOS:
+    *d = (OPOF(c, i) == OP_ASIN ? 1 : -1) / sqrt(1 - av * av);
+    ref(c, i, 0, numeric, false, a, sizeof a);
+    join(txt, n, OPOF(c, i) == OP_ASIN ? "1 / sqrt(1 - " : "-1 / sqrt(1 - ", a, "^2)", NULL);
+    return P_PAREN;
+  case OP_PNORM:                             /* the normal density */
+    *d = exp(-av * av / 2) / sqrt(2 * M_PI);
+    ref(c, i, 0, numeric, false, a, sizeof a);
+    join(txt, n, "exp(-", a, "^2 / 2) / sqrt(2 pi)", NULL);
+    return P_TERM;
+  case OP_QNORM:
+    *d = sqrt(2 * M_PI) * exp(yv * yv / 2);
+    join(txt, n, "sqrt(2 pi) exp(", y, "^2 / 2)", NULL);
+    return P_TERM;
+  case OP_ATAN:
+    *d = 1 / (1 + av * av);
+    ref(c, i, 0, numeric, false, a, sizeof a);
+    join(txt, n, "1 / (1 + ", a, "^2)", NULL);
+    return P_PAREN;
   case OP_SIGMOID: *d = yv * (1 - yv); join(txt, n, y, " * (1 - ", y, ")", NULL); return P_TERM;
   case OP_SOFTPLUS:
     *d = 1 / (1 + exp(-av));

@@ -21,14 +21,20 @@
 /* grep ORDER BUILTIN: sorted by name; the doc's first line is the summary help() lists. */
 const Builtin builtin_table[] = {
   { "abs", bi_unary, "abs(x)", OP_ABS, DIFF | BI_AD, "Absolute value, elementwise." },
+  { "acos", bi_unary, "acos(x)", OP_ACOS, DIFF | BI_AD, "Arc cosine (radians, in [0, pi]), elementwise; NaN outside [-1, 1]." },
+  { "aggregate", bi_aggregate, "aggregate(target, groups, fn, ngroups=, weights=, order=)", OP_NONE, 0, "Grouped statistics (DML's aggregate): row k is fn of the rows i of target with groups[i] = k.\nfn is \"sum\", \"count\", \"mean\", \"variance\" (divisor count - 1), \"centralmoment\" (with order=\n2, 3 or 4), \"min\" or \"max\". groups is a column of whole numbers >= 1 (NaN skips the row);\nthe result has max(groups) rows, or ngroups (larger groups dropped). The variance of\na group of one (total weight 1) is 0, as SystemDS. target is a column\nunless ngroups is given without weights (each column then separately). weights (counts)\nweight sum, count, mean, variance and moment. An empty group gives 0." },
+  { "append", bi_append, "append(x, y)", OP_NONE, DIFF | BI_AD, "As SystemDS: a list x gets y as its last element; two strings are joined with a newline\nbetween; matrices are cbind(x, y)." },
   { "as.double", bi_as_double, "as.double(x)", OP_NONE, 0,
     "Converts to a number: booleans to 1/0, strings by parsing, a 1x1 matrix to its value.\nOther matrices are returned unchanged (they already hold doubles)." },
   { "as.integer", bi_as_integer, "as.integer(x)", OP_NONE, 0, "Truncates toward zero, elementwise (numbers stay doubles)." },
   { "as.logical", bi_as_logical, "as.logical(x)", OP_NONE, 0, "Converts a number or string to TRUE/FALSE (nonzero is TRUE)." },
   { "as.matrix", bi_as_matrix, "as.matrix(x)", OP_NONE, 0, "Makes a number a 1x1 matrix; a matrix is returned as is." },
   { "as.scalar", bi_as_scalar, "as.scalar(x)", OP_NONE, DIFF | BI_AD, "The number inside a 1x1 matrix (a number is returned as is)." },
+  { "asin", bi_unary, "asin(x)", OP_ASIN, DIFF | BI_AD, "Arc sine (radians, in [-pi/2, pi/2]), elementwise; NaN outside [-1, 1]." },
   { "assert", bi_assert, "assert(cond, msg=)", OP_NONE, INV | BI_EFFECT,
     "Stops with 'assertion failed' (or msg) unless cond is TRUE (or nonzero)." },
+  { "atan", bi_unary, "atan(x)", OP_ATAN, DIFF | BI_AD, "Arc tangent (radians, in (-pi/2, pi/2)), elementwise." },
+  { "avg", bi_mean, "avg(x)", OP_NONE, DIFF | BI_AD, "DML's other name of mean: the arithmetic mean of all elements." },
   { "avg_pool", bi_max_pool, "avg_pool(input, input_shape, pool_size, stride, padding)", OP_AVG_POOL, DIFF | BI_AD,
     "Average pooling of N images (N x C*H*W) over pool_size=[Hf,Wf] windows: N x C*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nAs SystemDS, every window's sum is divided by Hf*Wf: padding counts as zeros." },
   { "avg_pool_backward", bi_max_pool_backward, "avg_pool_backward(input, dout, input_shape, pool_size, stride, padding)", OP_AVG_POOL_BWD, DIFF | BI_AD,
@@ -38,13 +44,20 @@ const Builtin builtin_table[] = {
   { "bias_multiply", bi_bias_add, "bias_multiply(input, bias)", OP_BIAS_MULTIPLY, DIFF | BI_AD,
     "Multiplies channel c of every image by bias[c]: input is N x C*H*W, bias is C x 1.\nThe channels are the equal column blocks of input, one per row of bias." },
   { "cbind", bi_cbind, "cbind(...)", OP_NONE, DIFF | BI_AD, "Joins matrices (and numbers) side by side; row counts must match." },
+  { "cdf", bi_cdf, "cdf(target, dist, mean=0, sd=1, rate=1, df=, df1=, df2=, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "P[X <= target] for dist \"normal\" (mean, sd), \"exp\" (rate), \"chisq\" or \"t\" (df), \"f\" (df1, df2):\ncdf(target=q, dist=\"t\", df=5) is pt(target=q, df=5). lower.tail=FALSE gives P[X > q].\nDifferentiable in target for \"normal\" and \"exp\"; grad through the others is an error." },
   { "ceil", bi_unary, "ceil(x)", OP_CEIL, DIFF | BI_AD, "Smallest whole number not below x, elementwise." },
+  { "ceiling", bi_unary, "ceiling(x)", OP_CEIL, DIFF | BI_AD, "DML's and R's name of ceil: smallest whole number not below x, elementwise." },
+  { "centralMoment", bi_moment, "centralMoment(X, W=, k=)", OP_NONE, DIFF | BI_AD, "DML's other name of moment: the k-th central moment of a column vector, optionally weighted." },
   { "cholesky", bi_cholesky, "cholesky(A)", OP_NONE, 0, "Lower-triangular L with L %*% t(L) = A for symmetric positive definite A.\n"
     "R's chol gives the upper factor t(L). A not positive definite is an error naming the leading minor." },
   { "colMaxs", bi_colMaxs, "colMaxs(X)", OP_COLMAXS, DIFF | BI_AD, "Largest element of each column: a 1 x ncol(X) row vector.\nNaN propagates; a matrix with empty columns (0 x n, n > 0) is an error." },
   { "colMeans", bi_colMeans, "colMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each column: a 1 x ncol(X) row vector.\ncolSums(X) / nrow(X): an empty column gives NaN, as R." },
   { "colMins", bi_colMins, "colMins(X)", OP_COLMINS, DIFF | BI_AD, "Smallest element of each column: a 1 x ncol(X) row vector.\nNaN propagates; a matrix with empty columns (0 x n, n > 0) is an error." },
+  { "colProds", bi_colProds, "colProds(X)", OP_COLPRODS, DIFF | BI_AD, "Product of each column: a 1 x ncol(X) row vector (1 for an empty column)." },
+  { "colSds", bi_colSds, "colSds(X)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of each column: sqrt(colVars(X))." },
   { "colSums", bi_reduce, "colSums(X)", OP_COLSUMS, DIFF | BI_AD, "Sum of each column: a 1 x ncol(X) row vector." },
+  { "colVars", bi_colVars, "colVars(X)", OP_NONE, DIFF | BI_AD, "Sample variance of each column (divisor nrow(X) - 1): a 1 x ncol(X) row vector.\nA column of one element gives 0, as SystemDS (R: NA; var() here gives NaN)." },
+  { "contains", bi_contains, "contains(target, pattern)", OP_NONE, 0, "TRUE when some cell of target equals pattern (a number); NaN matches NaN, as DML's contains." },
   { "conv2d", bi_conv2d, "conv2d(input, filter, input_shape, filter_shape, stride, padding)", OP_CONV2D, DIFF | BI_AD,
     "2-D convolution (cross-correlation, as DML) of N images (N x C*H*W) with F filters\n(filter: F x C*Hf*Wf, filter_shape=[F,C,Hf,Wf]): N x F*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nComputed by im2col and a matrix product on the backend." },
   { "conv2d_backward_data", bi_conv2d_backward_data, "conv2d_backward_data(filter, dout, stride, padding, input_shape, filter_shape)", OP_CONV2D_BWD_DATA, DIFF | BI_AD,
@@ -52,8 +65,13 @@ const Builtin builtin_table[] = {
   { "conv2d_backward_filter", bi_conv2d_backward_filter, "conv2d_backward_filter(input, dout, stride, padding, input_shape, filter_shape)", OP_CONV2D_BWD_FILT, DIFF | BI_AD,
     "The gradient of conv2d with respect to its filter: from input (N x C*H*W) and dout\n(N x F*P*Q), an F x C*Hf*Wf matrix (summed over the images in order).\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise." },
   { "cos", bi_unary, "cos(x)", OP_COS, DIFF | BI_AD, "Cosine (radians), elementwise." },
+  { "cosh", bi_unary, "cosh(x)", OP_COSH, DIFF | BI_AD, "Hyperbolic cosine, elementwise." },
+  { "cov", bi_cov, "cov(X, Y, W=)", OP_NONE, DIFF | BI_AD, "Sample covariance of column vectors X and Y: sum((X - mean(X)) * (Y - mean(Y))) / (n - 1).\nWith weights W (counts): sum(W (X - mx)(Y - my)) / (sum(W) - 1), mx and my weighted means." },
+  { "cummax", bi_cummax, "cummax(X)", OP_CUMMAX, DIFF | BI_AD, "Running maxima down each column (a row vector: along it), as DML's cummax.\nNaN propagates down its column. The derivative goes to the element each maximum came from\n(the latest on ties)." },
+  { "cummin", bi_cummin, "cummin(X)", OP_CUMMIN, DIFF | BI_AD, "Running minima down each column (a row vector: along it), as DML's cummin.\nNaN propagates down its column. The derivative goes to the element each minimum came from\n(the latest on ties)." },
   { "cumprod", bi_cumprod, "cumprod(X)", OP_CUMPROD, DIFF | BI_AD, "Cumulative products down each column (a row vector: along it), as DML's colCumprod.\nA number gives itself; NaN propagates down its column." },
   { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
+  { "cumsumprod", bi_cumsumprod, "cumsumprod(X)", OP_CUMSUMPROD, DIFF | BI_AD, "DML's cumulative sum-product of an n x 2 matrix: the n x 1 Y with Y[i] = X[i,1] + X[i,2] * Y[i-1],\nY[0] = 0 (a linear recurrence: X[,2] are the decay factors)." },
   { "det", bi_det, "det(A)", OP_NONE, DIFF | BI_AD, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
   { "diag", bi_diag, "diag(X)", OP_DIAG, DIFF | BI_AD, "A vector becomes a diagonal matrix; a square matrix gives its diagonal as a column vector.\nA vector is n x 1 or 1 x n; a number or 1x1 matrix gives a 1x1 matrix (not R's identity)." },
   { "dot", bi_dot, "dot(f, ..., file=)", OP_NONE, INV | BI_EFFECT,
@@ -82,13 +100,17 @@ const Builtin builtin_table[] = {
   { "hessian", bi_hessian, "hessian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to a number, a function giving the n x n Hessian\n"
     "(the Jacobian of grad(f)). The result is not differentiated again." },
+  { "icdf", bi_icdf, "icdf(target, dist, mean=0, sd=1, rate=1, df=, df1=, df2=)", OP_NONE, DIFF | BI_AD, "The quantile q with P[X <= q] = target for dist \"normal\", \"exp\", \"chisq\", \"t\" or \"f\"\n(parameters as cdf): icdf(target=p, dist=\"normal\") is qnorm(target=p).\nDifferentiable in target for \"normal\" and \"exp\"; grad through the others is an error." },
   { "identity", bi_identity, "identity(x)", OP_NONE, DIFF | BI_AD, "Returns x." },
   { "ifdef", bi_ifdef, "ifdef(value, default)", OP_NONE, BI_IFDEF,
     "ifdef($k, d) is the command-line value $k when it was given, else d." },
   { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
+  { "interQuartileMean", bi_interQuartileMean, "interQuartileMean(X, W=)", OP_NONE, DIFF | BI_AD, "DML's interquartile mean of column vector X: the mean of the values at positions\nceil(n/4)+1 .. ceil(3n/4) of sorted X (n = sum(W) with weights W, counts); 0 when n < 2\nleaves that range empty. Its derivative is each element's share of that mean." },
   { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
+  { "inverse", bi_inv, "inverse(A)", OP_NONE, DIFF | BI_AD, "DML's other name of inv: the inverse of a square matrix." },
   { "is.character", bi_is_type, "is.character(x)", OP_NONE, BI_SHAPE, "TRUE when x is a string." },
   { "is.function", bi_is_type, "is.function(x)", OP_NONE, BI_SHAPE, "TRUE when x is a function or builtin." },
+  { "is.infinite", bi_is_inf, "is.infinite(x)", OP_NONE, 0, "1 where x is Inf or -Inf, else 0 (elementwise; TRUE/FALSE for a number)." },
   { "is.list", bi_is_type, "is.list(x)", OP_NONE, BI_SHAPE, "TRUE when x is a list." },
   { "is.logical", bi_is_type, "is.logical(x)", OP_NONE, BI_SHAPE, "TRUE when x is TRUE or FALSE." },
   { "is.matrix", bi_is_type, "is.matrix(x)", OP_NONE, BI_SHAPE, "TRUE when x is a matrix (a number is not)." },
@@ -96,6 +118,9 @@ const Builtin builtin_table[] = {
   { "is.nan", bi_is_na, "is.nan(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
   { "is.null", bi_is_type, "is.null(x)", OP_NONE, BI_SHAPE, "TRUE when x is NULL." },
   { "is.numeric", bi_is_type, "is.numeric(x)", OP_NONE, BI_SHAPE, "TRUE when x is a number or a matrix." },
+  { "isInf", bi_is_inf, "isInf(x)", OP_NONE, 0, "DML's other name of is.infinite: 1 where x is Inf or -Inf, else 0." },
+  { "isNA", bi_is_na, "isNA(x)", OP_NONE, 0, "DML's other name of is.na: 1 where x is NaN, else 0 (TRUE/FALSE for a number)." },
+  { "isNaN", bi_is_na, "isNaN(x)", OP_NONE, 0, "DML's other name of is.nan: 1 where x is NaN, else 0 (TRUE/FALSE for a number)." },
   { "jacobian", bi_jacobian, "jacobian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to an m x 1 vector, a function giving the m x n Jacobian\n"
     "(one reverse pass per output). The result is not differentiated again." },
@@ -116,18 +141,21 @@ const Builtin builtin_table[] = {
   { "load", bi_load, "load(path)", OP_NONE, BI_EFFECT, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32) is an error saying what is wrong." },
   { "log", bi_log, "log(x, base=)", OP_LOG, DIFF | BI_AD, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
   { "logsoftmax", bi_logsoftmax, "logsoftmax(X)", OP_LOGSOFTMAX, DIFF | BI_AD, "Row-wise log(softmax(X)), computed stably as X - max - log(sum(exp(X - max))): finite\nwhere softmax underflows to 0. A number gives 0." },
+  { "lower.tri", bi_lower_tri, "lower.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The lower triangle of target (below the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
   { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT, "Lists the variables in scope with their types and shapes." },
   { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, DIFF | BI_AD,
     "Builds a rows x cols matrix from v: a number (filled), a string of numbers \"1 2 3 4\",\n"
     "or a matrix to reshape (row-major; byrow=FALSE fills column by column as R does).\n"
     "Either rows or cols may be left out when v has the elements." },
-  { "max", bi_minmax, "max(x, y=)", OP_MAX2, DIFF | BI_AD, "Largest element of x, or elementwise maximum of x and y.\nNaN propagates; max of an empty matrix is an error (R warns and gives -Inf)." },
+  { "max", bi_minmax, "max(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "Largest element of x, or elementwise maximum of x and y (more arguments fold left, as DML).\nNaN propagates; max of an empty matrix is an error (R warns and gives -Inf)." },
   { "max_pool", bi_max_pool, "max_pool(input, input_shape, pool_size, stride, padding)", OP_MAX_POOL, DIFF | BI_AD,
     "Max pooling of N images (N x C*H*W) over pool_size=[Hf,Wf] windows: N x C*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nAs SystemDS, padded cells are ignored (not zeros) and NaN propagates." },
   { "max_pool_backward", bi_max_pool_backward, "max_pool_backward(input, dout, input_shape, pool_size, stride, padding)", OP_MAX_POOL_BWD, DIFF | BI_AD,
     "The gradient of max_pool: each entry of dout (N x C*P*Q) goes to the first largest cell\n(row-major) of its window of input: N x C*H*W.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise." },
   { "mean", bi_mean, "mean(x)", OP_NONE, DIFF | BI_AD, "Arithmetic mean of all elements; NaN for an empty matrix." },
-  { "min", bi_minmax, "min(x, y=)", OP_MIN2, DIFF | BI_AD, "Smallest element of x, or elementwise minimum of x and y.\nNaN propagates; min of an empty matrix is an error (R warns and gives Inf)." },
+  { "median", bi_median, "median(X, W=)", OP_NONE, DIFF | BI_AD, "Median of column vector X, optionally weighted by W (counts): the middle value, or the mean of\nthe two middle values when the total weight is even (as R). Its derivative goes to those\nelements (W is not differentiated); staged code runs it eagerly." },
+  { "min", bi_minmax, "min(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "Smallest element of x, or elementwise minimum of x and y (more arguments fold left, as DML).\nNaN propagates; min of an empty matrix is an error (R warns and gives Inf)." },
+  { "moment", bi_moment, "moment(X, W=, k=)", OP_NONE, DIFF | BI_AD, "The k-th central moment (k = 2, 3 or 4) of column vector X: sum((X - mean)^k) / n.\nmoment(X, k) or moment(X, W, k) with weights W (counts): sum(W * (X - mu)^k) / sum(W),\nmu = sum(W * X) / sum(W). Divisor n, not n - 1 (moment(X, 2) is not var(X))." },
   { "names", bi_names, "names(L)", OP_NONE, 0, "The names of a list's elements, as a list of strings (\"\" when unnamed)." },
   { "ncol", bi_ncol, "ncol(X)", OP_NONE, BI_SHAPE, "Number of columns (1 for a number)." },
   { "nrow", bi_nrow, "nrow(X)", OP_NONE, BI_SHAPE, "Number of rows (1 for a number)." },
@@ -135,11 +163,24 @@ const Builtin builtin_table[] = {
   { "outer", bi_outer, "outer(a, b, op=\"*\")", OP_NONE, 0, "Matrix of op(a[i], b[j]) for column vector a and row vector b; op is \"+\", \"-\", \"*\", \"/\", \"^\", a comparison, \"min\" or \"max\".\nVectors of either orientation are accepted; the result is length(a) x length(b).\nAlso \"%%\", \"%/%\", \"&\" and \"|\": any elementwise binary operator." },
   { "paste", bi_paste, "paste(..., sep=\" \")", OP_NONE, 0,
     "Joins the text of its arguments with sep (numbers to 15 significant digits)." },
+  { "pchisq", bi_pchisq, "pchisq(target, df, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Chi-squared distribution function with df degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
+  { "pexp", bi_pexp, "pexp(target, rate=1, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Exponential distribution function 1 - exp(-rate * target) (elementwise); lower.tail=FALSE gives P[X > q].\nDifferentiable in target." },
+  { "pf", bi_pf, "pf(target, df1, df2, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "F distribution function with df1 and df2 degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
+  { "pmax", bi_minmax, "pmax(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "DML's other name of max: pmax(X, Y) is the elementwise maximum (numbers broadcast);\nmore arguments fold left; pmax(X) alone is the largest element." },
+  { "pmin", bi_minmax, "pmin(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "DML's other name of min: pmin(X, Y) is the elementwise minimum (numbers broadcast);\nmore arguments fold left; pmin(X) alone is the smallest element." },
+  { "pnorm", bi_pnorm, "pnorm(target, mean=0, sd=1, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Normal distribution function P[X <= target] (elementwise over a matrix); lower.tail=FALSE gives P[X > q].\nDifferentiable in target." },
   { "print", bi_print, "print(x, digits=7)", OP_NONE, INV | BI_EFFECT,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
   { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD, "Product of all elements (a number; 1 for an empty matrix, as R)." },
+  { "pt", bi_pt, "pt(target, df, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Student t distribution function with df degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
+  { "qchisq", bi_qchisq, "qchisq(target, df)", OP_NONE, DIFF | BI_AD, "Chi-squared quantile with df degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
+  { "qexp", bi_qexp, "qexp(target, rate=1)", OP_NONE, DIFF | BI_AD, "Exponential quantile -log(1 - target) / rate (elementwise).\nDifferentiable in target." },
+  { "qf", bi_qf, "qf(target, df1, df2)", OP_NONE, DIFF | BI_AD, "F quantile with df1 and df2 degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
+  { "qnorm", bi_qnorm, "qnorm(target, mean=0, sd=1)", OP_NONE, DIFF | BI_AD, "Normal quantile: the q with P[X <= q] = target (elementwise).\nDifferentiable in target." },
   { "qr", bi_qr, "qr(A)", OP_NONE, 0, "[Q, R] = qr(A): orthonormal Q and upper-triangular R with Q %*% R = A.\n"
     "Thin, as R's qr.Q and qr.R: for m x n A, Q is m x k and R is k x n, k = min(m, n); diag(R) >= 0." },
+  { "qt", bi_qt, "qt(target, df)", OP_NONE, DIFF | BI_AD, "Student t quantile with df degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
+  { "quantile", bi_quantile, "quantile(X, W=, P=)", OP_NONE, DIFF | BI_AD, "DML's p-quantile of column vector X: the value at position ceil(p * n) of sorted X (at least 1).\nquantile(X, p) or quantile(X, W, p) with weights W (counts: n = sum(W)). P may be a column\nvector of probabilities in [0, 1]: the result is then a column vector. No interpolation (R's type 1).\nThe derivative is 1 at the element picked (W is not differentiated); staged code runs it eagerly." },
   { "quit", bi_quit, "quit(status=0)", OP_NONE, INV | BI_EFFECT, "Ends the program (or the REPL) with the exit status." },
   { "rand", bi_rand, "rand(rows=1, cols=1, min=0, max=1, pdf=\"uniform\", sparsity=1, seed=)", OP_NONE, BI_EFFECT,
     "A random rows x cols matrix: pdf \"uniform\" on [min, max) or \"normal\" (mean 0, sd 1);\n"
@@ -156,20 +197,26 @@ const Builtin builtin_table[] = {
   { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, BI_AD, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
   { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
   { "round", bi_unary, "round(x)", OP_ROUND, DIFF | BI_AD, "Rounds to the nearest whole number, halves to even (as R), elementwise." },
+  { "rowCumsum", bi_rowCumsum, "rowCumsum(X)", OP_NONE, DIFF | BI_AD, "Cumulative sums along each row (SystemDS's rowCumsum): t(cumsum(t(X))) for a matrix;\na column vector is returned as is (each row has one element)." },
   { "rowIndexMax", bi_rowIndexMax, "rowIndexMax(X)", OP_ROWINDEXMAX, 0, "Column index (1-based) of the largest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN (R's max.col); empty rows are an error." },
   { "rowIndexMin", bi_rowIndexMin, "rowIndexMin(X)", OP_ROWINDEXMIN, 0, "Column index (1-based) of the smallest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN; empty rows are an error." },
   { "rowMaxs", bi_rowMaxs, "rowMaxs(X)", OP_ROWMAXS, DIFF | BI_AD, "Largest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },
   { "rowMeans", bi_rowMeans, "rowMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each row: an nrow(X) x 1 column vector.\nrowSums(X) / ncol(X): an empty row gives NaN, as R." },
   { "rowMins", bi_rowMins, "rowMins(X)", OP_ROWMINS, DIFF | BI_AD, "Smallest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },
+  { "rowProds", bi_rowProds, "rowProds(X)", OP_ROWPRODS, DIFF | BI_AD, "Product of each row: an nrow(X) x 1 column vector (1 for an empty row)." },
+  { "rowSds", bi_rowSds, "rowSds(X)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of each row: sqrt(rowVars(X))." },
   { "rowSums", bi_reduce, "rowSums(X)", OP_ROWSUMS, DIFF | BI_AD, "Sum of each row: an nrow(X) x 1 column vector." },
+  { "rowVars", bi_rowVars, "rowVars(X)", OP_NONE, DIFF | BI_AD, "Sample variance of each row (divisor ncol(X) - 1): an nrow(X) x 1 column vector.\nA row of one element gives 0, as SystemDS (R: NA; var() here gives NaN)." },
   { "sample", bi_sample, "sample(range, size=, replace=FALSE, seed=)", OP_NONE, BI_EFFECT, "size values drawn from 1..range, without replacement unless replace=TRUE, as a column vector.\nsize defaults to range (a random permutation). The same seed (or --seed) gives the same\nsample on every run and machine." },
   { "save", bi_save, "save(path, ...)", OP_NONE, INV | BI_EFFECT, "save(path, a=X, b=Y) writes named numbers, strings and matrices to one checkpoint file (atomically).\nBooleans, NULL and lists of these can be saved too; load(path) gives them back as a list." },
+  { "scale", bi_scale, "scale(X, center=TRUE, scale=TRUE)", OP_NONE, DIFF | BI_AD, "[Y, ColMean, ScaleFactor] = scale(X): SystemDS's column scaling. center subtracts colMeans(X);\nscale divides by sqrt(colSums(X^2) / (nrow(X) - 1)) of the (centered) X, a 0 or NaN factor\nbeing replaced by 1. A step not taken gives a 0x0 matrix in its place." },
   { "sd", bi_sd, "sd(x)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of all elements (divisor n - 1, as R).\nsqrt(var(x)): NaN for fewer than two elements." },
   { "seq", bi_seq, "seq(from, to, by=)", OP_NONE, 0,
     "Column vector from, from+by, ... up to to. by defaults to 1, or -1 when from > to." },
   { "sigmoid", bi_unary, "sigmoid(x)", OP_SIGMOID, DIFF | BI_AD, "1 / (1 + exp(-x)), elementwise and stable for large |x|." },
   { "sign", bi_unary, "sign(x)", OP_SIGN, DIFF | BI_AD, "-1, 0 or 1 by the sign of x, elementwise." },
   { "sin", bi_unary, "sin(x)", OP_SIN, DIFF | BI_AD, "Sine (radians), elementwise." },
+  { "sinh", bi_unary, "sinh(x)", OP_SINH, DIFF | BI_AD, "Hyperbolic sine, elementwise." },
   { "softmax", bi_softmax, "softmax(X)", OP_SOFTMAX, DIFF | BI_AD, "Row-wise softmax, computed stably (the row maximum is subtracted first).\n-Inf entries give 0; a row of only -Inf, or holding NaN or Inf, gives NaN." },
   { "softplus", bi_unary, "softplus(x)", OP_SOFTPLUS, DIFF | BI_AD, "log(1 + exp(x)), elementwise, computed without overflow for large x.\nIts derivative is sigmoid(x); the staged graph rewrites log(1 + exp(x)) into it." },
   { "solve", bi_solve, "solve(A, b)", OP_NONE, DIFF | BI_AD, "Solves A %*% x = b for square A (LAPACK LU); b is a vector or matrix with nrow(A) rows.\n"
@@ -195,6 +242,7 @@ const Builtin builtin_table[] = {
   { "time", bi_time, "time()", OP_NONE, BI_EFFECT, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
   { "toString", bi_toString, "toString(x)", OP_NONE, 0,
     "The full text of a value: numbers to 15 significant digits, matrices in full, one row a line." },
+  { "tr", bi_trace, "tr(A)", OP_NONE, DIFF | BI_AD, "DML's other name of trace: the sum of the diagonal of a square matrix." },
   { "trace", bi_trace, "trace(A)", OP_NONE, DIFF | BI_AD, "Sum of the diagonal of a square matrix (NaN and Inf propagate, as in sum)." },
   { "trace_grad", bi_trace_grad, "trace_grad(f, ..., mode=\"reverse\", wrt=, digits=4, ascii=FALSE)", OP_NONE, INV | BI_EFFECT,
     "Prints the evaluation-trace tables of f at a point of numbers (teaching; docs/autodiff.md).\n"
@@ -203,6 +251,7 @@ const Builtin builtin_table[] = {
     "position, a name or a direction; returns the derivative). digits= is the tables' precision;\n"
     "ascii=TRUE writes vbar, vdot and d instead of the Unicode bar, dot and partial sign." },
   { "typeof", bi_typeof, "typeof(x)", OP_NONE, BI_SHAPE, "The type of x as a string: \"number\", \"boolean\", \"string\", \"matrix\", \"list\", \"function\" or \"NULL\"." },
+  { "upper.tri", bi_upper_tri, "upper.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The upper triangle of target (above the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
   { "value_and_grad", bi_value_and_grad, "value_and_grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
     "Like grad, but the function returns [value, gradient] in one pass." },
   { "var", bi_var, "var(x)", OP_NONE, DIFF | BI_AD, "Sample variance of all elements (divisor n - 1, as R).\nNaN for fewer than two elements (R gives NA)." },
@@ -211,6 +260,7 @@ const Builtin builtin_table[] = {
     "by default from the extension as read() does; a path ending in .gz is compressed.\n"
     "csv and text files get a DML .mtd sidecar (path.mtd) recording the shape and options.\n"
     "The write is atomic: a temporary file is renamed over the old one only when complete." },
+  { "xor", bi_xor, "xor(x, y)", OP_NONE, 0, "Elementwise exclusive or: (x != 0) != (y != 0), as 1/0 (TRUE/FALSE for numbers)." },
   { NULL, NULL, NULL, OP_NONE, 0, NULL }
 };
 const int builtin_count = (int)(sizeof builtin_table / sizeof builtin_table[0]) - 1;
@@ -245,7 +295,27 @@ static void parse_sig(Interp *I, const Builtin *b, BiInfo *info) {
   }
 }
 
+/* Named constants, bound as ordinary globals at startup (a script may assign its own pi);
+** ls() leaves them out while they hold their value. */
+static const struct { const char *name; double v; const char *doc; } constants[] = {
+  { "pi", 3.14159265358979323846, "pi = 3.14159265358979\n\nThe ratio of a circle's circumference to its diameter, as R's pi: an ordinary global\nnumber that a script may assign (pi = 3 then reads 3)." },
+};
+
+const char *bi_constant_doc(const char *name) {
+  for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
+    if (strcmp(name, constants[i].name) == 0) return constants[i].doc;
+  return NULL;
+}
+
+bool bi_is_constant(const Symbol *s) {
+  for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
+    if (strcmp(s->name, constants[i].name) == 0) return s->global.t == VT_NUM && s->global.u.n == constants[i].v;
+  return false;
+}
+
 void bi_open(Interp *I) {
+  for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
+    sym_intern(&I->syms, constants[i].name, strlen(constants[i].name))->global = val_num(constants[i].v);
   I->nbi = builtin_count;
   I->bi = mem_calloc((size_t)builtin_count, sizeof(BiInfo));
   for (int i = 0; i < builtin_count; i++) {

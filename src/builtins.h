@@ -52,6 +52,10 @@ extern const Builtin builtin_table[];
 extern const int builtin_count;
 
 /* Binds every row to its symbol and parses the signatures (luaL_setfuncs). */
+/* True while s is a named constant (pi) that still holds its value (ls leaves it out). */
+bool bi_is_constant(const Symbol *s);
+/* help()'s text of a named constant (pi), or NULL. */
+const char *bi_constant_doc(const char *name);
 void bi_open(Interp *I);
 const Builtin *bi_find(const char *name);
 /* Calls builtin b with evaluated arguments (names[i] NULL = positional). */

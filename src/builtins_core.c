@@ -198,8 +198,18 @@ Value bi_log(Interp *I, Args *a) {
 ** warns and gives -Inf/Inf); max(x, y) / min(x, y): the elementwise op. */
 Value bi_minmax(Interp *I, Args *a) {
   OpKind op = I->cur_bi->op;
-  if (bi_given(a, 1)) return op_binary(I, op, a->v[0], a->v[1], a->span);
-  return op_reduce(I, op == OP_MAX2 ? OP_MAX : OP_MIN, a->v[0], a->span);
+  if (!bi_given(a, 1) && a->ndots == 0) return op_reduce(I, op == OP_MAX2 ? OP_MAX : OP_MIN, a->v[0], a->span);
+  if (!bi_given(a, 1)) bi_argerror(I, 2, "y missing before the further arguments");
+  Value r = op_binary(I, op, a->v[0], a->v[1], a->span);
+  for (int i = 0; i < a->ndots; i++) {             /* DML's n-ary max(a, b, c, ...) */
+    if (a->dotnames[i]) mls_throw(I, a->span, "unknown argument '%s' to '%s'", a->dotnames[i]->name, I->cur_bi->name);
+    tmp_push(I, r);
+    Value n = op_binary(I, op, r, a->dots[i], a->span);
+    tmp_pop(I, 1);
+    val_release(r);
+    r = n;
+  }
+  return r;
 }
 
 /* sum / n through the ops (so grad and the stager see it); an empty matrix gives NaN (0/0). */
@@ -455,7 +465,7 @@ Value bi_ls(Interp *I, Args *a) {
   uint32_t k = 0;
   for (uint32_t b = 0; b < I->syms.nbuckets; b++)
     for (Symbol *s = I->syms.buckets[b]; s; s = s->next)
-      if (s->global.t != VT_UNBOUND) all[k++] = s;
+      if (s->global.t != VT_UNBOUND && !bi_is_constant(s)) all[k++] = s;
   qsort(all, k, sizeof(Symbol *), cmp_sym);
   for (uint32_t i = 0; i < k; i++) {
     describe_for_ls(all[i]->global, d, sizeof d);
@@ -505,6 +515,10 @@ Value bi_help(Interp *I, Args *a) {
     Symbol *s = sym_lookup(&I->syms, v.u.s->s, v.u.s->len);
     if (s && s->global.t == VT_FUNC) v = s->global;
     else b = bi_find(v.u.s->s);
+    if (!b && v.t == VT_STR && bi_constant_doc(v.u.s->s)) {
+      fprintf(I->out, "%s\n", bi_constant_doc(v.u.s->s));
+      return val_null();
+    }
     if (!b && v.t == VT_STR) {                       /* a builtin written in MLS */
       Value lf = interp_lib_function(I, sym_intern(&I->syms, v.u.s->s, v.u.s->len), a->span);
       if (lf.t == VT_FUNC) { tmp_push(I, lf); v = held = lf; }

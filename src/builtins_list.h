@@ -10,6 +10,14 @@ BI_DECL(quit) BI_DECL(sprintf) BI_DECL(identity) BI_DECL(system_time) BI_DECL(ty
 BI_DECL(prod) BI_DECL(var) BI_DECL(sd) BI_DECL(rowMeans) BI_DECL(colMeans) BI_DECL(rowMaxs)
 BI_DECL(rowMins) BI_DECL(colMaxs) BI_DECL(colMins) BI_DECL(rowIndexMax) BI_DECL(rowIndexMin)
 BI_DECL(cumsum) BI_DECL(cumprod) BI_DECL(softmax) BI_DECL(logsoftmax) BI_DECL(diag)
+/* builtins_math.c: DML math and statistics (issue 11) */
+BI_DECL(cummax) BI_DECL(cummin) BI_DECL(rowProds) BI_DECL(colProds) BI_DECL(rowVars) BI_DECL(colVars)
+BI_DECL(rowSds) BI_DECL(colSds) BI_DECL(moment) BI_DECL(cov) BI_DECL(quantile) BI_DECL(median)
+BI_DECL(lower_tri) BI_DECL(upper_tri) BI_DECL(is_inf) BI_DECL(xor) BI_DECL(append) BI_DECL(scale)
+BI_DECL(aggregate) BI_DECL(interQuartileMean) BI_DECL(cumsumprod) BI_DECL(rowCumsum) BI_DECL(contains)
+/* builtins_dist.c: probability distributions */
+BI_DECL(pnorm) BI_DECL(qnorm) BI_DECL(pexp) BI_DECL(qexp) BI_DECL(pchisq) BI_DECL(qchisq) BI_DECL(pt)
+BI_DECL(qt) BI_DECL(pf) BI_DECL(qf) BI_DECL(cdf) BI_DECL(icdf)
 /* builtins_data.c: data manipulation and sampling */
 BI_DECL(order) BI_DECL(table) BI_DECL(removeEmpty) BI_DECL(replace) BI_DECL(ifelse)
 BI_DECL(sample) BI_DECL(outer)

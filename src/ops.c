@@ -308,14 +308,18 @@ static Value op_reduce_at(Interp *I, OpKind op, Value a, Span sp) {
   case OP_ROWMAXS: case OP_ROWMINS: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN:
     if (c == 0 && r > 0) bad_arg(I, op, sp, "matrix with non-empty rows expected", a);
     /* fall through */
-  case OP_ROWSUMS:
+  case OP_ROWSUMS: case OP_ROWPRODS:
     orows = r;
     break;
   case OP_COLMAXS: case OP_COLMINS:
     if (r == 0 && c > 0) bad_arg(I, op, sp, "matrix with non-empty columns expected", a);
     /* fall through */
-  case OP_COLSUMS:
+  case OP_COLSUMS: case OP_COLPRODS:
     ocols = c;
+    break;
+  case OP_CUMSUMPROD:
+    if (c != 2) bad_arg(I, op, sp, "matrix of two columns expected", a);
+    orows = r;
     break;
   default: break;                            /* SUM, PROD: one value */
   }
@@ -336,6 +340,25 @@ Value op_scan(Interp *I, OpKind op, Value a, Span sp) {
   int64_t r = a.t == VT_MAT ? tensor_rows(a.u.m) : 1, c = a.t == VT_MAT ? tensor_cols(a.u.m) : 1;
   Tensor *out = run_red(I, op, a, r, c, sp);
   if (a.t == VT_MAT) return val_mat(out);
+  double s = tensor_data(out)[0];
+  tensor_free_ref(out);
+  return val_num(s);
+}
+
+Value op_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp) {
+  for (int k = 0; k < nin; k++)
+    if (in[k].t == VT_BOX || I->stage) return ad_apply(I, op, nin, in, 0, NULL, sp);
+  MLS_ASSERT(op == OP_CUMEXT_GRAD || op == OP_CUMEXT_TAN || op == OP_CUMSUMPROD_GRAD || op == OP_ROWPRODS_GRAD || op == OP_COLPRODS_GRAD);
+  int mark = I->ntmp;
+  Tensor *t[3];
+  for (int k = 0; k < nin; k++) {
+    t[k] = red_input(I, op, in[k], sp);
+    tmp_push(I, val_mat(t[k]));
+  }
+  Tensor *out = tensor_new(I, tensor_rows(t[1]), tensor_cols(t[1]));   /* x's shape */
+  run_or_throw(I, op, out, t, NULL, sp);
+  tmp_release_to(I, mark);
+  if (in[1].t == VT_MAT) return val_mat(out);
   double s = tensor_data(out)[0];
   tensor_free_ref(out);
   return val_num(s);

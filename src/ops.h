@@ -52,6 +52,9 @@ Value op_scan(Interp *I, OpKind op, Value a, Span sp);
 /* diag: a vector (nx1 or 1xn, or a number) to an nxn diagonal matrix; a square matrix to its
 ** diagonal as nx1; anything else is "bad argument #1 to 'diag' (...)". */
 Value op_diag(Interp *I, Value a, Span sp);
+/* The derivative kernels CUMEXT_GRAD(g, x, y), CUMEXT_TAN(t, x, y), ROWPRODS_GRAD(g, x), COLPRODS_GRAD(g, x): a result
+** shaped as x = in[1] (+1); the inputs are borrowed. Recorded when traced or staged. */
+Value op_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp);
 /* ifelse(test, yes, no) elementwise: yes where test is nonzero, no where 0, NaN where NaN.
 ** Numbers and 1x1 matrices broadcast; other matrices share one shape. Without any matrix the
 ** chosen argument itself is returned (retained; any value). */

@@ -186,7 +186,7 @@ static void unary_range(void *ctx, int64_t lo, int64_t hi) {
   case OP_FLOOR: UN_LOOP(floor(x)); break;
   case OP_CEIL: UN_LOOP(ceil(x)); break;
   case OP_SIGN: UN_LOOP(sc_sign(x)); break;
-  default: break;
+  default: UN_LOOP(sc_unary(j->op, x)); break;     /* sinh, cosh, asin, acos, atan */
   }
 }
 

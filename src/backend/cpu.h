@@ -18,6 +18,8 @@ void cpu_par_shutdown(void);
 /* Reductions (ops with OPF_RED): out has the reduced shape; in[0] is contiguous. */
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 
+/* The DML statistics ops and their backward kernels (cpu_stats.c); 1 when op is not one. */
+int cpu_run_stats(OpKind op, Tensor *out, Tensor *const in[]);
 /* The deep-learning ops (OPF_NN: conv2d by im2col + GEMM, pooling, bias; cpu_conv.c): inputs
 ** contiguous, out packed with the result's shape; p->nn holds the geometry (bias ops: NULL). */
 int cpu_run_nn(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);

@@ -25,6 +25,9 @@ static inline double sc_sigmoid(double x) {
 static inline double sc_softplus(double x) {         /* log(1 + exp(x)) without overflow */
   return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
+static inline double sc_pnorm(double x) { return 0.5 * erfc(-x / M_SQRT2); }
+/* The standard normal quantile: the x with sc_pnorm(x) = p (bisection to the last bit). */
+double sc_qnorm(double p);
 static inline double sc_pow(double x, double y) { return y == 2.0 ? x * x : pow(x, y); }
 
 static inline double sc_binary(int op, double x, double y) {
@@ -69,6 +72,13 @@ static inline double sc_unary(int op, double x) {
   case OP_FLOOR: return floor(x);
   case OP_CEIL: return ceil(x);
   case OP_SIGN: return sc_sign(x);
+  case OP_SINH: return sinh(x);
+  case OP_COSH: return cosh(x);
+  case OP_ASIN: return asin(x);
+  case OP_ACOS: return acos(x);
+  case OP_ATAN: return atan(x);
+  case OP_PNORM: return sc_pnorm(x);
+  case OP_QNORM: return sc_qnorm(x);
   default: return NAN;
   }
 }

@@ -80,6 +80,41 @@ static const Recipe recipes[] = {
   { "value_and_grad", "[v, g] = value_and_grad(function(Z) sum(exp(Z) * Z))(X); v + g", MAT, "X", -1, 1 },
   { "jvp", "[v, d] = jvp(function(Z) sum(sin(Z)^2), X, X); v + d", MAT, "X", -1, 1 },
   { "stop_gradient", NULL, NULL, NULL, 0, 0 },   /* checked separately: its derivative is 0 */
+  /* DML math and statistics (issue 11) */
+  { "sinh", "sinh(X)", NULL, "X", -2, 2 }, { "cosh", "cosh(X)", NULL, "X", -2, 2 },
+  { "asin", "asin(X)", NULL, "X", -0.9, 0.9 }, { "acos", "acos(X)", NULL, "X", -0.9, 0.9 },
+  { "atan", "atan(X)", NULL, "X", -2, 2 }, { "ceiling", "ceiling(X) + X", NULL, "X", 0.1, 0.4 },
+  { "avg", "avg(X)", "3x4,-;1x1,-;n,-", "X", -1, 1 },
+  { "pmax", "pmax(X, Y) + pmax(X, 0.1, Y)", NULL, "XY", -1, 1 },
+  { "pmin", "pmin(X, Y) + pmin(X, 0.1, Y)", NULL, "XY", -1, 1 },
+  { "cummax", "cummax(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
+  { "cummin", "cummin(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
+  { "cumsumprod", "cumsumprod(X)", "4x2,-;1x2,-", "X", -1, 1 },
+  { "median", "median(X)", "5x1,-;4x1,-;1x1,-", "X", -1, 1 },
+  { "pnorm", "pnorm(X, mean=0.5, sd=2) + pnorm(X, lower.tail=FALSE)", EW, "X", -2, 2 },
+  { "qnorm", "qnorm(X, 1, 3)", EW, "X", 0.05, 0.95 },
+  { "pexp", "pexp(X, rate=2) + pexp(X, 0.5, FALSE)", EW, "X", 0.1, 3 },
+  { "qexp", "qexp(X, 2)", EW, "X", 0.05, 0.95 },
+  { "cdf", "cdf(target=X, dist=\"normal\", mean=1) + cdf(target=X, dist=\"exp\", rate=3)", EW, "X", 0.1, 2 },
+  { "pchisq", NULL, NULL, NULL, 0, 0 }, { "qchisq", NULL, NULL, NULL, 0, 0 },   /* grad through them is an */
+  { "pt", NULL, NULL, NULL, 0, 0 }, { "qt", NULL, NULL, NULL, 0, 0 },           /* error: checked separately */
+  { "pf", NULL, NULL, NULL, 0, 0 }, { "qf", NULL, NULL, NULL, 0, 0 },
+  { "icdf", "icdf(target=X, dist=\"normal\", sd=2) + icdf(target=X, dist=\"exp\")", EW, "X", 0.05, 0.95 },
+  { "quantile", "quantile(X, [0.3; 0.8]) + quantile(X, 0.5)", "5x1,-;4x1,-", "X", -1, 1 },
+  { "interQuartileMean", "interQuartileMean(X)", "5x1,-;8x1,-", "X", -1, 1 },
+  { "inverse", "inverse(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)))", "3x3,-;1x1,-", "X", -1, 1 },
+  { "tr", "tr(X %*% X)", "3x3,-;1x1,-", "X", -1, 1 },
+  { "rowCumsum", "rowCumsum(X)", "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
+  { "rowProds", "rowProds(X)", MAT, "X", 0.5, 1.5 }, { "colProds", "colProds(X)", MAT, "X", 0.5, 1.5 },
+  { "rowVars", "rowVars(X)", "3x4,-;1x5,-", "X", -1, 1 }, { "colVars", "colVars(X)", "3x4,-;4x1,-", "X", -1, 1 },
+  { "rowSds", "rowSds(X)", "3x4,-;1x5,-", "X", -1, 1 }, { "colSds", "colSds(X)", "3x4,-;4x1,-", "X", -1, 1 },
+  { "moment", "moment(X, 2) + moment(X, 3) + moment(X, Y, 4)", "4x1,4x1", "XY", 0.5, 2 },
+  { "centralMoment", "centralMoment(X, Y, 3)", "4x1,4x1", "XY", 0.5, 2 },
+  { "cov", "cov(X, Y) + cov(X, Y, X)", "4x1,4x1", "XY", 0.5, 2 },
+  { "lower.tri", "lower.tri(target=X, values=TRUE) * X + lower.tri(target=X, diag=TRUE, values=TRUE)", "3x4,-;4x3,-;1x1,-", "X", -1, 1 },
+  { "upper.tri", "upper.tri(target=X, values=TRUE) * X + upper.tri(target=X, diag=TRUE, values=TRUE)", "3x4,-;4x3,-;1x1,-", "X", -1, 1 },
+  { "append", "append(X, Y)", "3x1,3x1;3x2,3x1;n,n", "XY", -1, 1 },
+  { "scale", "[A, B, C] = scale(X); sum(A * A * X) + sum(B) + sum(C) + A", "3x4,-;4x1,-", "X", -1, 1 },
   /* DML's deep-learning builtins (builtins_nn.c): 2 images of 2 channels of 3x3, 3 filters of 2x2 */
   { "conv2d", "conv2d(X, Y, input_shape=[2,2,3,3], filter_shape=[3,2,2,2], stride=[1,1], padding=[1,1])", "2x18,3x8", "XY", -1, 1 },
   { "conv2d_backward_data", "conv2d_backward_data(X, Y, stride=[1,1], padding=[0,0], input_shape=[2,2,3,3], filter_shape=[3,2,2,2])",
@@ -214,11 +249,29 @@ static void test_stop_gradient(void **state) {
   free(err);
 }
 
+/* The distributions without a derivative rule stop grad with an error, never a silent zero. */
+static void test_no_derivative_is_an_error(void **state) {
+  (void)state;
+  static const char *const calls[] = { "pchisq(x, 3)", "qchisq(x / 4, 3)", "pt(x, 3)", "qt(x / 4, 3)",
+                                       "pf(x, 3, 4)", "qf(x / 4, 3, 4)", "pnorm(1, mean=x)" };
+  for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+    char code[256], *out, *err;
+    snprintf(code, sizeof code, "print(grad(function(x) sum(%s))(2))\n", calls[i]);
+    int st = run(code, &out, &err);
+    if (st == 0 || !strstr(err, "grad cannot differentiate")) print_error("%s: status %d, stderr %s\n", calls[i], st, err);
+    assert_int_not_equal(st, 0);
+    assert_non_null(strstr(err, "grad cannot differentiate"));
+    free(out);
+    free(err);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_differentiable_builtin_has_a_checked_rule),
     cmocka_unit_test(test_every_operator),
     cmocka_unit_test(test_stop_gradient),
+    cmocka_unit_test(test_no_derivative_is_an_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
