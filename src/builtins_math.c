@@ -485,6 +485,14 @@ Value bi_aggregate(Interp *I, Args *a) {
   for (int k = 0; k < (int)(sizeof fns / sizeof fns[0]); k++)
     if (strcmp(f, fns[k]) == 0) fn = k;
   if (fn < 0) bi_argerror(I, 3, "fn must be \"sum\", \"count\", \"mean\", \"variance\", \"centralmoment\", \"min\" or \"max\", got \"%s\"", f);
+  /* under grad (BI_AD) the target arrives boxed: sum and mean are then G %*% target, with G
+  ** the group-membership weights, so the gradient flows back (it was silently zero); count does
+  ** not depend on target; the rest have no rule yet. Groups are discrete: no gradient. */
+  Value x0 = a->v[0].t == VT_BOX ? a->v[0] : val_null();
+  if (x0.t == VT_BOX && fn != AG_SUM && fn != AG_MEAN && fn != AG_COUNT)
+    bi_error(I, "fn=\"%s\" has no derivative rule yet under grad (sum, mean and count have)", f);
+  if (a->n > 4 && a->v[4].t == VT_BOX) bi_error(I, "weights= cannot be differentiated yet under grad");
+  for (int j = 0; j < a->n; j++) a->v[j] = ad_primal(a->v[j]);
   double order = 0;
   if (fn == AG_CM) {
     Value o = a->v[5];
@@ -551,6 +559,24 @@ Value bi_aggregate(Interp *I, Args *a) {
         s2[gi * m + j] += w * (fn == AG_VAR ? d * d : pow(d, order));
       }
     }
+  if (x0.t == VT_BOX && fn != AG_COUNT) {              /* G %*% target: traced */
+    Tensor *A = tensor_zeros(I, k, n);
+    tmp_push(I, val_mat(A));
+    double *ad = tensor_data(A);
+    for (int64_t i = 0; i < n; i++) {
+      double g = tensor_at(G, i);
+      if (g != g || (int64_t)floor(g) > k) continue;
+      int64_t gi = (int64_t)floor(g) - 1;
+      double w = W ? tensor_at(W, i) : 1, tot = sw[gi * m];
+      ad[gi * n + i] = fn == AG_SUM ? w : tot == 0 ? 0 : w / tot;
+    }
+    mem_free(sw);
+    mem_free(s1);
+    mem_free(s2);
+    Value r = op_matmul(I, val_mat(A), x0, a->span);
+    tmp_release_to(I, mark);
+    return r;
+  }
   Tensor *out = tensor_new(I, k, m);
   for (int64_t q = 0; q < k * m; q++) {
     double w = sw[q], r;
