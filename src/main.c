@@ -31,6 +31,11 @@ static const char usage[] =
   "  --jit-all        run every user function as jit(f) would (a test aid)\n"
   "  --digits N       significant digits print() and the REPL show (default 7, as R's\n"
   "                   options(digits)); print(x, digits) still chooses per call\n"
+  "  --max-memory SIZE  matrix data that may be live at once, e.g. 500M or 2G (K, M, G, T:\n"
+  "                   powers of 1024); more is a located 'out of memory' error (default:\n"
+  "                   the machine's physical memory)\n"
+  "  --max-depth N    nested function calls and source() files (default 20000); one more\n"
+  "                   is a located 'stack overflow' error\n"
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
   "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
@@ -82,6 +87,22 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
     else { I->threads = (int)n; if (n > 0) be_default()->set_threads((int)n); }
     return 1;
   }
+  if (!strcmp(a, "--max-memory") || !strcmp(a, "--max-depth")) {
+    if (++*i >= argc) return usage_error(a, "needs a value");
+    const char *v = argv[*i];
+    if (!strcmp(a, "--max-memory")) {
+      uint64_t bytes;
+      if (!mem_parse_size(v, &bytes)) return usage_error("--max-memory takes a size such as 500M or 2G, got", v);
+      mem_set_limit(bytes);
+      return 1;
+    }
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (*end || end == v || n < 1 || n > 1000000)
+      return usage_error("--max-depth takes a whole number from 1 to 1000000, got", v);
+    I->maxframes = (int)n;
+    return 1;
+  }
   if (!strcmp(a, "--nan-check")) { I->nan_check = true; return 1; }
   if (!strcmp(a, "--staged")) { I->staged_mode = true; return 1; }
   if (!strcmp(a, "--explain")) { I->staged_mode = true; I->explain_staged = true; return 1; }
@@ -118,6 +139,8 @@ static int run_main(int argc, char **argv) {
   bool from_stdin = false;
   Interp *I = interp_new();
   int i = 1, status = 0;
+  const char *fail = getenv("MLS_FAIL_ALLOC");     /* allocation-failure injection (mem.h) */
+  if (fail && *fail) mem_fail_at(strtoull(fail, NULL, 10));
   for (; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--version")) {

@@ -1,34 +1,110 @@
 /*
-** mem.c — checked allocation. Small structures that fail to allocate end the process with a
-** message (like Lua's luaM_error at the top level); big tensors are checked before allocating
-** and report "out of memory allocating ..." as a runtime error instead (tensor.c).
+** mem.c — checked allocation. A failed allocation calls the installed handler, which in the
+** interpreter throws a located "out of memory" error (Lua's luaM_error); with no handler the
+** process ends with a message. Big tensors are checked against --max-memory first (tensor.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "mem.h"
 
 MemStats mem_stats;
 
-static void *oom(size_t n) {
+/* Process-wide, like malloc's own state: the limit, the failure hook and the test counter. */
+static uint64_t limit_bytes;           /* 0: the default, physical memory */
+static _Thread_local MemOomHook oom_hook;   /* per thread: kernel workers have none */
+static uint64_t fail_at, fail_count;
+static bool fail_hit;
+
+static uint64_t phys_bytes(void) {
+  static uint64_t cached;                    /* a constant of the machine, read once */
+  if (!cached) {
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    cached = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : (uint64_t)1 << 40;
+  }
+  return cached;
+}
+
+void mem_set_limit(uint64_t bytes) { limit_bytes = bytes; }
+uint64_t mem_limit(void) { return limit_bytes ? limit_bytes : phys_bytes(); }
+bool mem_limit_is_set(void) { return limit_bytes != 0; }
+
+bool mem_parse_size(const char *s, uint64_t *out) {
+  char *end;
+  if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;
+  double v = strtod(s, &end);
+  if (end == s || !(v > 0)) return false;
+  double mul = 1;
+  switch (*end) {
+  case 'k': case 'K': mul = 1024.0; end++; break;
+  case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+  case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+  case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+  default: break;
+  }
+  if (mul > 1 && *end == 'i') end++;
+  if (*end == 'b' || *end == 'B') end++;
+  if (*end) return false;
+  v *= mul;
+  if (!(v >= 1) || v >= 18446744073709551616.0) return false;
+  *out = (uint64_t)v;
+  return true;
+}
+
+const char *mem_format_size(char *buf, size_t bufn, uint64_t n) {
+  static const char *units[] = { "KiB", "MiB", "GiB" };
+  if (n < 1024) { snprintf(buf, bufn, "%llu B", (unsigned long long)n); return buf; }
+  double v = (double)n / 1024.0;
+  int u = 0;
+  while (v >= 1024.0 && u < 2) { v /= 1024.0; u++; }
+  snprintf(buf, bufn, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+MemOomHook mem_set_oom_handler(MemOomHook h) {
+  MemOomHook old = oom_hook;
+  oom_hook = h;
+  return old;
+}
+
+void mem_fail_at(uint64_t n) { fail_at = n; fail_count = 0; fail_hit = false; }
+uint64_t mem_fail_count(void) { return fail_count; }
+bool mem_fail_hit(void) { return fail_hit; }
+
+bool mem_fail_now(void) {
+  if (!fail_at) return false;
+  if (++fail_count != fail_at) return false;
+  fail_hit = true;
+  return true;
+}
+
+_Noreturn void mem_oom(size_t n) {
+  if (oom_hook.fn) oom_hook.fn(oom_hook.ud, n);        /* may not return */
   fprintf(stderr, "mls: out of memory (allocating %zu bytes)\n", n);
   exit(1);
 }
 
+static void *oom(size_t n) { mem_oom(n); }
+
 void *mem_alloc(size_t n) {
-  void *p = malloc(n ? n : 1);
+  void *p = mem_fail_now() ? NULL : malloc(n ? n : 1);
   return p ? p : oom(n);
 }
 
 void *mem_calloc(size_t n, size_t sz) {
-  void *p = calloc(n ? n : 1, sz ? sz : 1);
+  void *p = mem_fail_now() ? NULL : calloc(n ? n : 1, sz ? sz : 1);
   return p ? p : oom(n * sz);
 }
 
 void *mem_realloc(void *p, size_t n) {
-  void *q = realloc(p, n ? n : 1);
+  void *q = mem_fail_now() ? NULL : realloc(p, n ? n : 1);
   return q ? q : oom(n);
 }
+
+void *mem_try_alloc(size_t n) { return mem_fail_now() ? NULL : malloc(n ? n : 1); }
+
+void *mem_try_realloc(void *p, size_t n) { return mem_fail_now() ? NULL : realloc(p, n ? n : 1); }
 
 void mem_free(void *p) { free(p); }
 

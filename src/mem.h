@@ -1,17 +1,28 @@
 /*
 ** mem.h — the allocator everything goes through: counts live bytes and allocations
-** (the tests read them to prove copy-on-write copies nothing) and aborts cleanly on OOM.
+** (the tests read them to prove copy-on-write copies nothing), enforces --max-memory on
+** data buffers, and can fail the Nth allocation on purpose (SQLite's OOM tests).
 */
 #ifndef MLS_MEM_H
 #define MLS_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-void *mem_alloc(size_t n);            /* never NULL: exits with a message on OOM */
+/* Never NULL: on failure the installed handler runs (the interpreter's throws a located
+** "out of memory" error, see mem_set_oom_handler); without one, or when it returns, the
+** process ends with "mls: out of memory (allocating N bytes)" and status 1. */
+void *mem_alloc(size_t n);
 void *mem_calloc(size_t n, size_t sz);
 void *mem_realloc(void *p, size_t n);
 void mem_free(void *p);
+/* NULL on failure, calling no handler (for callers that undo their own work first). */
+void *mem_try_alloc(size_t n);
+void *mem_try_realloc(void *p, size_t n);   /* NULL: p is unchanged and still owned */
+/* Reports a failed allocation of n bytes as mem_alloc does (the handler, else exit), for a
+** caller of mem_try_* that has put its state right first. Does not return. */
+_Noreturn void mem_oom(size_t n);
 char *mem_strdup(const char *s);
 char *mem_strndup(const char *s, size_t n);
 
@@ -22,5 +33,32 @@ typedef struct MemStats {
   uint64_t data_peak;       /* peak of data_bytes */
 } MemStats;
 extern MemStats mem_stats;    /* the one process-wide counter; read-only outside mem.c/cpu.c */
+
+/* --max-memory: the bytes of matrix data that may be live at once (tensor_new checks a request
+** against mem_stats.data_bytes). 0 restores the default, the machine's physical memory. */
+void mem_set_limit(uint64_t bytes);
+uint64_t mem_limit(void);
+bool mem_limit_is_set(void);        /* set by the user (messages then name the option) */
+/* Parses a size as --max-memory takes it: a positive number with an optional K, M, G or T
+** suffix (powers of 1024, an optional trailing B or iB). False when malformed or zero. */
+bool mem_parse_size(const char *s, uint64_t *out);
+/* Writes n as "512 B", "3.0 KiB", "7.6 MiB", "36.5 GiB" into buf. */
+const char *mem_format_size(char *buf, size_t bufn, uint64_t n);
+
+/* The handler called when an allocation of n bytes fails (it may longjmp; the interpreter's
+** throws a located error). Process-wide like malloc; NULL removes it. Returns the old one. */
+typedef void (*MemOomHandler)(void *ud, size_t n);
+typedef struct MemOomHook { MemOomHandler fn; void *ud; } MemOomHook;
+MemOomHook mem_set_oom_handler(MemOomHook h);
+
+/* Allocation-failure injection (tests; $MLS_FAIL_ALLOC for the command line): counts every
+** allocation from now on, and the nth one (1-based) fails as if malloc had returned NULL;
+** 0 turns it off. mem_fail_count() is the number counted so far, mem_fail_hit() whether the
+** injected failure happened. Data buffers (tensor storage) count too (mem_fail_now). */
+void mem_fail_at(uint64_t n);
+uint64_t mem_fail_count(void);
+bool mem_fail_hit(void);
+/* Counts one allocation; true when it is the one to fail (for allocators outside mem.c). */
+bool mem_fail_now(void);
 
 #endif

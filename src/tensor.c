@@ -11,48 +11,52 @@
 #include "mem.h"
 #include "tensor.h"
 
-static uint64_t phys_bytes(void) {
-  static uint64_t cached;                    /* a constant of the machine, read once */
-  if (!cached) {
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    cached = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : (uint64_t)1 << 40;
-  }
-  return cached;
-}
-
 /* One block for a small matrix: the Tensor, its Storage and the data, one malloc/free. */
 typedef struct SmallBlock { Tensor t; Storage st; double data[]; } SmallBlock;
 
 l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols);
 l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) {
-  double gib = (double)rows * (double)cols * 8.0 / (1024.0 * 1024.0 * 1024.0);
-  mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld matrix (%.1f GiB)",
-            (long long)rows, (long long)cols, gib);
+  char size[32], lim[32], used[32];
+  double bytes = (double)rows * (double)cols * 8.0;
+  if (bytes >= 18446744073709551615.0) snprintf(size, sizeof size, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  else mem_format_size(size, sizeof size, (uint64_t)bytes);
+  if (!mem_limit_is_set())
+    mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld matrix (%s)", (long long)rows, (long long)cols, size);
+  mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld matrix (%s): over the limit of %s "
+            "(--max-memory), %s in use", (long long)rows, (long long)cols, size,
+            mem_format_size(lim, sizeof lim, mem_limit()), mem_format_size(used, sizeof used, mem_stats.data_bytes));
 }
 
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0)
     mls_throw(I, I->call_span, "invalid matrix size %lldx%lld", (long long)rows, (long long)cols);
   if ((rows && (uint64_t)cols > UINT64_MAX / 8 / (uint64_t)rows) ||
-      (uint64_t)rows * (uint64_t)cols * 8 > phys_bytes())
+      (uint64_t)rows * (uint64_t)cols * 8 > mem_limit() - (mem_stats.data_bytes < mem_limit() ? mem_stats.data_bytes : mem_limit()))
     tensor_oom(I, rows, cols);
   size_t nbytes = (size_t)rows * (size_t)cols * sizeof(double);
   const Backend *be = be_default();
   Tensor *t;
   Storage *st;
   if (rows * cols <= TENSOR_SMALL && be == &be_cpu) {
-    SmallBlock *b = mem_alloc(sizeof *b + nbytes);
+    SmallBlock *b = mem_try_alloc(sizeof *b + nbytes);
+    if (!b) tensor_oom(I, rows, cols);
     t = &b->t;
     st = &b->st;
     st->embedded = true;
     st->data = b->data;
   } else {
-    double *data = be->alloc(nbytes);
-    if (!data) tensor_oom(I, rows, cols);
-    st = mem_alloc(sizeof *st);
+    /* nothing is thrown until all three parts exist: a failure frees the others first */
+    double *data = mem_fail_now() ? NULL : be->alloc(nbytes);
+    st = mem_try_alloc(sizeof *st);
+    t = mem_try_alloc(sizeof *t);
+    if (!data || !st || !t) {
+      if (data) be->free(data, nbytes);
+      mem_free(st);
+      mem_free(t);
+      tensor_oom(I, rows, cols);
+    }
     st->embedded = false;
     st->data = data;
-    t = mem_alloc(sizeof *t);
   }
   st->refcount = 1;
   st->be = be;
