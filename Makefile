@@ -2,6 +2,7 @@
 #   make            build ./mls          make test      every test (installs missing deps as root)
 #   make run        build and run the main example       make sanitize  tests under ASan+UBSan
 #   make bench      benchmarks against R, NumPy and C    make install PREFIX=...
+#   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each   make fuzz-smoke  30 s each (in make test)
 PREFIX ?= /usr/local
 BUILD ?= build
 CC ?= cc
@@ -27,7 +28,8 @@ LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test sanitize sanitize-run bench run install clean conformance valgrind
+.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test sanitize sanitize-run bench run install clean conformance valgrind \
+  fuzz fuzz-build fuzz-smoke fuzz-corpus
 all: deps mls
 
 deps:
@@ -117,6 +119,7 @@ test: deps-install
 	$(MAKE) dml-test
 	$(MAKE) robust-test
 	$(MAKE) sanitize-run
+	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"
 
 conformance: mls
@@ -133,6 +136,52 @@ sanitize-run:
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/*.test || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib MLS_TEST_FLAGS=--jit-all build/asan/mls --run-tests \
 	    tests/lang/staging.test tests/lang/grad.test tests/lang/functions.test tests/lang/control.test || fail=1; exit $$fail
+
+# ---- fuzzing (tests/fuzz, docs/robustness.md): libFuzzer harnesses built by clang with ASan
+# and UBSan into build/fuzz. `make fuzz` runs each for FUZZ_SECONDS, FUZZ_JOBS at a time, and
+# keeps what it finds in build/fuzz/corpus/<harness>; `make fuzz-smoke` runs each for
+# FUZZ_SMOKE_SECONDS from the seeds of tests/fuzz/corpus and fails on any crash, sanitizer
+# report, leak or hang. A failing input is saved as build/fuzz/crash-<harness>-*.
+FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_SECONDS ?= 30
+FUZZ_JOBS ?= 2
+FUZZ_READERS := csv text mm npy idx ckpt mtd gz
+FUZZERS := parse eval diff $(addprefix read_,$(FUZZ_READERS))
+FUZZ_BINS = $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
+# FUZZ_SAN=-fsanitize=undefined FUZZ_BUILD=build/fuzz-ub: a build without ASan, 3-5 times faster
+FUZZ_SAN ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_BUILD ?= build/fuzz
+FUZZ_LINK = $(CC) $(CPPFLAGS) $(CFLAGS) -DMLS_FUZZ_STDLIB='"$(CURDIR)/stdlib"' -fsanitize=fuzzer $(FUZZ_SAN)
+
+fuzz-build: deps-install
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 EXTRA_CFLAGS='-fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_BINS)
+
+$(FUZZ_BUILD)/fuzz_read_%: tests/fuzz/fuzz_read.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
+	$(FUZZ_LINK) -DFUZZ_FORMAT=$* -o $@ $< $(FUZZ_BUILD)/libmls.a $(LDLIBS)
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
+	$(FUZZ_LINK) -o $@ $< $(FUZZ_BUILD)/libmls.a $(LDLIBS)
+
+# one harness: fuzz-run-NAME (FUZZ_TIME seconds, and the directory new inputs go to)
+fuzz-run-%:
+	@mkdir -p $(NEWDIR)/$*
+	@case $* in parse|eval|diff) o="-dict=tests/fuzz/mls.dict tests/fuzz/corpus/programs";; *) o=tests/fuzz/corpus/$*;; esac; \
+	  if OPENBLAS_NUM_THREADS=1 $(FUZZ_BUILD)/fuzz_$* -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	       -artifact_prefix=$(FUZZ_BUILD)/crash-$*- $(NEWDIR)/$* $$o </dev/null >$(FUZZ_BUILD)/$*.log 2>&1; \
+	  then echo "fuzz $*: $$(grep -o 'stat::number_of_executed_units: *[0-9]*' $(FUZZ_BUILD)/$*.log | grep -o '[0-9]*$$') runs, no failure"; \
+	  else echo "fuzz $*: FAILED ($(FUZZ_BUILD)/$*.log, input $(FUZZ_BUILD)/crash-$*-*)"; tail -40 $(FUZZ_BUILD)/$*.log; exit 1; fi
+
+fuzz: fuzz-build
+	$(MAKE) -k -j$(FUZZ_JOBS) FUZZ_TIME=$(FUZZ_SECONDS) NEWDIR=$(FUZZ_BUILD)/corpus $(addprefix fuzz-run-,$(FUZZERS))
+
+# (new inputs go to $(FUZZ_BUILD)/seen, emptied first: the smoke run starts from the seeds alone)
+fuzz-smoke: fuzz-build
+	rm -rf $(FUZZ_BUILD)/seen
+	$(MAKE) -k -j2 FUZZ_TIME=$(FUZZ_SMOKE_SECONDS) NEWDIR=$(FUZZ_BUILD)/seen $(addprefix fuzz-run-,$(FUZZERS))
+
+# Regenerates tests/fuzz/corpus from tests/lang, examples, stdlib and tests/fixtures.
+fuzz-corpus: mls
+	python3 tests/fuzz/make_corpus.py ./mls
 
 valgrind: mls
 	tools/valgrind.sh ./mls

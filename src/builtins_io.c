@@ -219,6 +219,7 @@ static bool writable(const char *target, const struct stat *st) {
 }
 
 void out_open(Interp *I, Out *o, const char *path, bool gz) {
+  if (I->no_write) bi_error(I, "cannot write '%s': writing files is turned off", path);
   out_discard(o);
   o->path = path;
   o->direct = false;

@@ -142,7 +142,7 @@ static void drop_asan_unwind_note(char *s) {
 
 /* Equal but for numbers within a relative 1e-12 (plus 1e-14 absolute, for values that cancel
 ** to about zero) and the widths of runs of spaces (columns align to the widest number). */
-static bool same_up_to_rounding(const char *a, const char *b) {
+bool testrun_same_up_to_rounding(const char *a, const char *b) {
   while (*a && *b) {
     if (*a == ' ' && *b == ' ') {
       while (*a == ' ') a++;
@@ -178,11 +178,11 @@ static bool compare_modes(const char *exe, const char *dir, const Case *c, const
   int s2 = run_case(exe, dir, c, f2, &o2, &e2);
   drop_asan_unwind_note(e1);
   drop_asan_unwind_note(e2);
-  bool ok = s1 == s2 && strcmp(e1, e2) == 0 && same_up_to_rounding(o1, o2);
+  bool ok = s1 == s2 && strcmp(e1, e2) == 0 && testrun_same_up_to_rounding(o1, o2);
   if (!ok) {
     printf("DIFF %s:%d: %s (eager vs %s)\n", file, c->line, c->name, flags);
     if (s1 != s2) printf("  exit %d eagerly, %d with %s\n", s1, s2, flags);
-    if (!same_up_to_rounding(o1, o2)) printf("  eager stdout:\n%s  %s stdout:\n%s", o1, flags, o2);
+    if (!testrun_same_up_to_rounding(o1, o2)) printf("  eager stdout:\n%s  %s stdout:\n%s", o1, flags, o2);
     if (strcmp(e1, e2)) printf("  eager stderr:\n%s  %s stderr:\n%s", e1, flags, e2);
   }
   mem_free(o1);

@@ -5,9 +5,10 @@
 # else names them and fails.
 set -u
 # build: compiler, generators, libraries; test: python3 (REPL harness), man-db (install
-# test), the Fashion-MNIST files (examples)
+# test), the Fashion-MNIST files (examples), clang and its libFuzzer/sanitizer runtimes
+# (tests/fuzz: clang is Debian 12's clang-14, whose runtimes are libclang-rt-14-dev)
 PKGS="gcc make re2c lemon libopenblas-dev liblapacke-dev libreadline-dev zlib1g-dev graphviz \
-libcmocka-dev python3 man-db dataset-fashion-mnist"
+libcmocka-dev python3 man-db dataset-fashion-mnist clang libclang-rt-14-dev"
 installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
 missing=""
 for p in $PKGS; do installed "$p" || missing="$missing $p"; done

@@ -12,8 +12,8 @@
 /* libmvec's entry points (glibc's vector function ABI names: b = SSE2, d = AVX2). */
 __m128d _ZGVbN2v_exp(__m128d x);
 __m128d _ZGVbN2v_log(__m128d x);
-__m256d _ZGVdN4v_exp(__m256d x);
-__m256d _ZGVdN4v_log(__m256d x);
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_exp(__m256d x);   /* (clang wants the target */
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_log(__m256d x);   /* on the declaration too) */
 
 static int have_avx2(void) {
   static int known = -1;

@@ -89,6 +89,7 @@ struct Interp {
   uint64_t rng[4];           /* xoshiro256** state of rand() without seed= */
   bool rng_ready;
   int threads;
+  bool no_write;             /* write(), save() and dot() refuse (the fuzzing harnesses, tests/fuzz) */
   bool repl;                 /* echo expression values */
   const char *stdlib_dir;
   volatile sig_atomic_t interrupted;

@@ -465,6 +465,21 @@ static Graph *stage_for(Interp *I, Args *a, Value f, TextBuf *desc) {
 
 static void graph_hold(Interp *I, Graph *g);
 
+/* stage_for, freeing desc when the trace throws (explain and dot hold it on the C stack). */
+typedef struct ForJob { Args *a; Value f; TextBuf *desc; Graph *g; } ForJob;
+static void for_run(Interp *I, void *ud) {
+  ForJob *j = ud;
+  j->g = stage_for(I, j->a, j->f, j->desc);
+}
+static Graph *stage_for_freeing(Interp *I, Args *a, Value f, TextBuf *desc) {
+  ForJob j = { a, f, desc, NULL };
+  if (mls_pcall(I, for_run, &j)) {
+    tb_free(desc);
+    mls_rethrow(I);
+  }
+  return j.g;
+}
+
 Value bi_explain(Interp *I, Args *a) {
   Value f = a->v[0];
   if (f.t != VT_FUNC && f.t != VT_BUILTIN) bi_argerror(I, 1, "function expected");
@@ -472,7 +487,7 @@ Value bi_explain(Interp *I, Args *a) {
   tb_init(&t);
   int mark = I->ntmp;
   tb_puts(&t, "explain: staged for (");
-  Graph *g = stage_for(I, a, f, &t);
+  Graph *g = stage_for_freeing(I, a, f, &t);
   graph_hold(I, g);
   tb_puts(&t, ")\n");
   tb_printf(&t, "before optimization: %d nodes, peak %zu bytes of intermediates\n", g->before, g->peak_before);
@@ -502,16 +517,14 @@ Value bi_dot(Interp *I, Args *a) {
   Value f = a->v[0];
   if (f.t != VT_FUNC && f.t != VT_BUILTIN) bi_argerror(I, 1, "function expected");
   const char *path = bi_str(I, a, 1);
+  if (I->no_write) bi_error(I, "cannot write '%s': writing files is turned off", path);
   int mark = I->ntmp;
   TextBuf desc, t;
   tb_init(&desc);
-  Graph *g = stage_for(I, a, f, &desc);
+  Graph *g = stage_for_freeing(I, a, f, &desc);
   tb_free(&desc);
   graph_hold(I, g);
   if (!g->dynamic) graph_optimize(I, g);
-  tb_init(&t);
-  tb_puts(&t, "digraph mls {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n");
-  graph_dot(g, &t, "forward", "f");
   Graph *gb = NULL;                        /* the backward graph: grad(f) staged the same way */
   if (g->out.node >= 0 && (g->nodes[g->out.node].vt == VT_NUM ||
                            (g->nodes[g->out.node].vt == VT_MAT && g->nodes[g->out.node].rows * g->nodes[g->out.node].cols == 1))) {
@@ -519,12 +532,15 @@ Value bi_dot(Interp *I, Args *a) {
     Value gf = bi_call(I, bi_find("grad"), 1, &f, none, a->span);
     tmp_push(I, gf);
     tb_init(&desc);
-    gb = stage_for(I, a, gf, &desc);
+    gb = stage_for_freeing(I, a, gf, &desc);
     tb_free(&desc);
     graph_hold(I, gb);
     if (!gb->dynamic) graph_optimize(I, gb);
-    graph_dot(gb, &t, "forward and backward (grad)", "b");
   }
+  tb_init(&t);                             /* nothing below throws before it is freed */
+  tb_puts(&t, "digraph mls {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n");
+  graph_dot(g, &t, "forward", "f");
+  if (gb) graph_dot(gb, &t, "forward and backward (grad)", "b");
   tb_puts(&t, "}\n");
   FILE *fp = fopen(path, "w");
   if (!fp) { tb_free(&t); bi_error(I, "cannot write '%s': %s", path, strerror(errno)); }

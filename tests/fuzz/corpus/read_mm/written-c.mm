@@ -1,0 +1,5 @@
+%%MatrixMarket matrix array real general
+3 1
+1
+2
+3

@@ -1,0 +1,81 @@
+/*
+** fuzz.h — what the libFuzzer harnesses share (docs/robustness.md, "Fuzzing"): an interpreter
+** with limits, so that a fuzzed program can neither take the machine nor write files.
+*/
+#ifndef MLS_FUZZ_H
+#define MLS_FUZZ_H
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include "backend/backend.h"
+#include "interp/interp.h"
+#include "mem.h"
+#include "parse.h"
+
+#ifndef MLS_FUZZ_STDLIB
+#define MLS_FUZZ_STDLIB "stdlib"
+#endif
+
+#define FUZZ_MAX_MEMORY ((uint64_t)64 << 20)   /* matrix data live at once */
+#define FUZZ_MAX_FRAMES 200                    /* calls and sources */
+#define FUZZ_CPU_MS 250                        /* then the run is interrupted, as by Ctrl-C */
+
+static Interp *volatile fuzz_running;           /* the interpreter the timer interrupts */
+static FILE *fuzz_null;
+
+static void fuzz_on_timer(int sig) {
+  Interp *I = fuzz_running;
+  if (I) I->interrupted = SIGINT;
+  (void)sig;
+}
+
+/* Once per process: output to /dev/null, standard input empty, one BLAS thread, the timer. */
+static void fuzz_init(void) {
+  if (fuzz_null) return;
+  fuzz_null = fopen("/dev/null", "w");
+  int fd = open("/dev/null", O_RDONLY);
+  if (fd >= 0) { dup2(fd, 0); close(fd); }
+  be_default()->set_threads(1);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = fuzz_on_timer;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGVTALRM, &sa, NULL);
+}
+
+/* A fresh interpreter with the harness's limits; its output goes to out (NULL: /dev/null). */
+static Interp *fuzz_interp(FILE *out, FILE *err) {
+  fuzz_init();
+  Interp *I = interp_new();
+  I->out = out ? out : fuzz_null;
+  I->errf = err ? err : fuzz_null;
+  I->stdlib_dir = MLS_FUZZ_STDLIB;
+  I->seed = 42;
+  I->seed_set = true;
+  I->maxframes = FUZZ_MAX_FRAMES;
+  mem_set_limit(FUZZ_MAX_MEMORY);
+  I->no_write = true;
+  I->threads = 1;
+  return I;
+}
+
+/* Runs src under the CPU-time budget; the exit status as mls would give it. */
+static inline int fuzz_run(Interp *I, Source *src) {
+  struct itimerval on = { { 0, 0 }, { FUZZ_CPU_MS / 1000, (FUZZ_CPU_MS % 1000) * 1000 } }, off;
+  memset(&off, 0, sizeof off);
+  fuzz_running = I;
+  setitimer(ITIMER_VIRTUAL, &on, NULL);
+  int st = interp_run_source(I, src, false);
+  setitimer(ITIMER_VIRTUAL, &off, NULL);
+  fuzz_running = NULL;
+  return st;
+}
+
+#endif

@@ -1,0 +1,84 @@
+/*
+** fuzz_read.c — libFuzzer harness for one file reader, through the normal builtin path: the
+** input bytes become a file in a private temporary directory and a short script reads it.
+** Built once per format with -DFUZZ_FORMAT=csv|text|mm|npy|idx|ckpt|mtd|gz (Makefile):
+**   csv text mm npy idx   read(file, format=...) of the bytes, then sum() of the matrix
+**   ckpt                  load(file) of the bytes (the checkpoint format of save/load)
+**   mtd                   the bytes are the .mtd sidecar of a small csv file, and of a file
+**                         with no extension (whose format only the sidecar gives)
+**   gz                    the first byte picks csv/text/mm/npy/idx; the rest is a .gz file
+*/
+#include <stdarg.h>
+#include "fuzz.h"
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+static char dir[64];
+
+static void cleanup(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (dir[0] && system(cmd) != 0) { /* best effort */ }
+}
+
+static void put(const char *name, const uint8_t *data, size_t size) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  if (!f) abort();
+  if (size && fwrite(data, 1, size, f) != size) abort();
+  fclose(f);
+}
+
+/* Runs a script made from fmt (%s = the directory). */
+static void run(const char *fmt) {
+  char prog[1024];
+  snprintf(prog, sizeof prog, fmt, dir, dir);
+  static Interp *I;                        /* one for the process: the scripts only set X */
+  if (!I) I = fuzz_interp(NULL, NULL);
+  Source *src = source_new("fuzz.mls", prog, strlen(prog));
+  fuzz_run(I, src);
+  source_release(src);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!dir[0]) {
+    snprintf(dir, sizeof dir, "/tmp/mls-fuzz-XXXXXX");
+    if (!mkdtemp(dir)) abort();
+    atexit(cleanup);
+  }
+  if (size > 1 << 20) return 0;
+  const char *f = STR(FUZZ_FORMAT);
+  if (!strcmp(f, "ckpt")) {
+    put("in.ckpt", data, size);
+    run("L = load(\"%s/in.ckpt\"); print(length(L)); print(L)");
+  } else if (!strcmp(f, "mtd")) {
+    static const uint8_t csv[] = "1,2\n3,4\n";
+    put("a.csv", csv, sizeof csv - 1);
+    put("a.csv.mtd", data, size);
+    put("X", csv, sizeof csv - 1);
+    put("X.mtd", data, size);
+    run("X = read(\"%s/a.csv\"); print(X)");
+    run("X = read(\"%s/X\"); print(X)");
+  } else if (!strcmp(f, "gz")) {
+    static const char *const fmts[] = { "csv", "text", "mm", "npy", "idx" };
+    if (size < 1) return 0;
+    put("in.gz", data + 1, size - 1);
+    char prog[256];
+    snprintf(prog, sizeof prog, "X = read(\"%%s/in.gz\", format=\"%s\"); print(sum(X))", fmts[data[0] % 5]);
+    run(prog);
+  } else {
+    char name[32], prog[256];
+    snprintf(name, sizeof name, "in.%s", f);
+    put(name, data, size);
+    snprintf(prog, sizeof prog, "X = read(\"%%s/%s\", format=\"%s\"); print(sum(X)); print(nrow(X) * 1000 + ncol(X))", name, f);
+    run(prog);
+    if (!strcmp(f, "csv")) {
+      snprintf(prog, sizeof prog, "X = read(\"%%s/%s\", header=TRUE, sep=\";\"); print(sum(X))", name);
+      run(prog);
+    }
+  }
+  return 0;
+}
