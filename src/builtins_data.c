@@ -203,11 +203,15 @@ static int64_t category(Interp *I, int argn, double x) {
 Value bi_table(Interp *I, Args *a) {
   int mark = I->ntmp;
   int wi = 2, d1 = 3, d2 = 4;
+  bool wtraced = a->n > 2 && a->v[2].t == VT_BOX;         /* under grad (BI_AD) */
+  unbox_args(a);
   if (bi_given(a, 1) && bi_given(a, 2) && bi_given(a, 3) && !bi_given(a, 4)) {
     Value w = a->v[2];
     if (w.t == VT_MAT && tensor_numel(w.u.m) != 1) bi_argerror(I, 5, "odim2 expected with odim1");
     wi = -1; d1 = 2; d2 = 3;                             /* table(A, B, odim1, odim2) */
   }
+  /* the counts do not depend on A and B (zero gradient); the weights would, with no rule yet */
+  if (wi >= 0 && wtraced) bi_error(I, "the weights have no derivative rule yet under grad");
   if (bi_given(a, d1) != bi_given(a, d2)) bi_argerror(I, d1 + 2, "odim1 and odim2 go together");
   int64_t n = -1;
   int nfrom = 0;
@@ -238,6 +242,36 @@ Value bi_table(Interp *I, Args *a) {
     int64_t ra = (int64_t)x, cb = (int64_t)y;
     if (ra <= rows && cb <= cols) o[(ra - 1) * cols + (cb - 1)] += w;
   }
+  tmp_release_to(I, mark);
+  return val_mat(out);
+}
+
+/* ---- rev ---- */
+
+/* rev(X): the rows of X in reverse order (DML's rev; a row vector is unchanged, a number is
+** itself). Under grad the result is X indexed by the reversed rows, so the gradient follows. */
+Value bi_rev(Interp *I, Args *a) {
+  Value x0 = unbox_args(a);
+  Value v = a->v[0];
+  if (v.t == VT_NUM || v.t == VT_BOOL) {
+    if (x0.t == VT_BOX) { val_retain(x0); return x0; }
+    return v;
+  }
+  int mark = I->ntmp;
+  Tensor *X = held_mat(I, a, 0);
+  int64_t r = tensor_rows(X), c = tensor_cols(X);
+  if (x0.t == VT_BOX) {
+    Tensor *ix = tensor_new(I, r, 1);
+    tmp_push(I, val_mat(ix));
+    for (int64_t i = 0; i < r; i++) tensor_data(ix)[i] = (double)(r - i);
+    Value out = r > 0 ? index_read(I, x0, 2, (Value[]){ val_mat(ix), val_unbound() }, a->span) : val_mat(tensor_zeros(I, 0, c));
+    tmp_release_to(I, mark);
+    return out;
+  }
+  Tensor *out = tensor_new(I, r, c);
+  const double *d = tensor_data(X);
+  double *o = tensor_data(out);
+  for (int64_t i = 0; i < r; i++) memcpy(o + i * c, d + (r - 1 - i) * c, (size_t)c * sizeof(double));
   tmp_release_to(I, mark);
   return val_mat(out);
 }

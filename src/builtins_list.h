@@ -19,7 +19,7 @@ BI_DECL(aggregate) BI_DECL(interQuartileMean) BI_DECL(cumsumprod) BI_DECL(rowCum
 BI_DECL(pnorm) BI_DECL(qnorm) BI_DECL(pexp) BI_DECL(qexp) BI_DECL(pchisq) BI_DECL(qchisq) BI_DECL(pt)
 BI_DECL(qt) BI_DECL(pf) BI_DECL(qf) BI_DECL(cdf) BI_DECL(icdf)
 /* builtins_data.c: data manipulation and sampling */
-BI_DECL(order) BI_DECL(table) BI_DECL(removeEmpty) BI_DECL(replace) BI_DECL(ifelse)
+BI_DECL(order) BI_DECL(table) BI_DECL(removeEmpty) BI_DECL(replace) BI_DECL(ifelse) BI_DECL(rev)
 BI_DECL(sample) BI_DECL(outer)
 /* builtins_linalg.c: LAPACK(E) */
 BI_DECL(solve) BI_DECL(inv) BI_DECL(det) BI_DECL(trace) BI_DECL(cholesky) BI_DECL(eigen)
