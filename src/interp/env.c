@@ -1,7 +1,7 @@
 /*
 ** env.c — function environments and closures. An Env is refcounted: the running frame holds
 ** one reference and each closure created inside holds another. A closure stored in the env
-** it captured makes a cycle (env -> slot -> closure -> env); it is freed as soon as nothing
+** it captured makes a cycle (env -> slot -> closure -> env, through one slot or several); it is freed as soon as nothing
 ** but such closures holds the env (env_release, closure_unref). Longer cycles (through a list,
 ** or between two envs) are not collected: a known limitation until a cycle collector exists.
 */
@@ -28,12 +28,22 @@ static void env_destroy(Env *e) {
   if (p) env_release(p);
 }
 
-/* References to e from closures stored only in e's own slots. */
+/* The slots of e holding closure c. */
+static int slots_holding(const Env *e, const Closure *c) {
+  int m = 0;
+  for (int i = 0; i < e->n; i++) m += e->slots[i].t == VT_FUNC && e->slots[i].u.f == c;
+  return m;
+}
+
+/* References to e from closures held only by e's own slots (one slot or several: `a = f = function() ...`). */
 static int self_refs(const Env *e) {
   int k = 0;
   for (int i = 0; i < e->n; i++) {
     Value v = e->slots[i];
-    if (v.t == VT_FUNC && v.u.f->env == e && v.u.f->refcount == 1) k++;
+    if (v.t != VT_FUNC || v.u.f->env != e) continue;
+    bool first = true;                         /* count each closure once */
+    for (int j = 0; j < i && first; j++) first = !(e->slots[j].t == VT_FUNC && e->slots[j].u.f == v.u.f);
+    if (first && v.u.f->refcount == slots_holding(e, v.u.f)) k++;
   }
   return k;
 }
@@ -58,7 +68,7 @@ void env_release(Env *e) {
 }
 
 void closure_unref(Closure *c) {
-  if (c->env && c->refcount == 1) break_if_dead_cycle(c->env);
+  if (c->env && c->refcount <= c->env->n && c->refcount == slots_holding(c->env, c)) break_if_dead_cycle(c->env);
 }
 
 static uint64_t closure_serial;   /* the interpreter runs on one thread */
