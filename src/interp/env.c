@@ -3,8 +3,8 @@
 ** one reference and each closure created inside holds another. A closure stored in the env
 ** it captured (in one slot or several) makes a cycle (env -> slot -> closure -> env); it is
 ** freed as soon as nothing but such closures holds the env (env_release, closure_unref).
-** Longer cycles (through a list,
-** or between two envs) are not collected: a known limitation until a cycle collector exists.
+** Longer cycles (through a list, or between two envs) are not collected: a known limitation
+** until a cycle collector exists.
 */
 #include "interp/interp.h"
 #include "mem.h"
