@@ -475,6 +475,12 @@ Value bi_scale(Interp *I, Args *a) {
 /* ---- aggregate: grouped statistics (DML's groupedAggregate) ---- */
 typedef enum { AG_SUM, AG_COUNT, AG_MEAN, AG_VAR, AG_CM, AG_MIN, AG_MAX } AgFn;
 
+/* The 0-based group of row i, or -1 when the row is skipped (a NaN group, or one above k). */
+static int64_t group_of(const Tensor *G, int64_t i, int64_t k) {
+  double g = tensor_at(G, i);
+  return g != g || (int64_t)floor(g) > k ? -1 : (int64_t)floor(g) - 1;
+}
+
 /* aggregate(target=X, groups=G, fn=, ngroups=, weights=, order=): row k of the result is fn of
 ** the rows i of X (each column separately) with G[i] = k. Groups are whole numbers >= 1; a NaN
 ** group skips the row; groups above ngroups are dropped. Empty groups give 0. */
@@ -534,9 +540,8 @@ Value bi_aggregate(Interp *I, Args *a) {
   double *s1 = mem_calloc((size_t)(k * m + 1), sizeof(double));
   double *s2 = mem_calloc((size_t)(k * m + 1), sizeof(double));
   for (int64_t i = 0; i < n; i++) {
-    double g = tensor_at(G, i);
-    if (g != g || (int64_t)floor(g) > k) continue;
-    int64_t gi = (int64_t)floor(g) - 1;
+    int64_t gi = group_of(G, i, k);
+    if (gi < 0) continue;
     double w = W ? tensor_at(W, i) : 1;
     for (int64_t j = 0; j < m; j++) {
       int64_t q = gi * m + j;
@@ -550,9 +555,8 @@ Value bi_aggregate(Interp *I, Args *a) {
   }
   if (fn == AG_VAR || fn == AG_CM)
     for (int64_t i = 0; i < n; i++) {
-      double g = tensor_at(G, i);
-      if (g != g || (int64_t)floor(g) > k) continue;
-      int64_t gi = (int64_t)floor(g) - 1;
+      int64_t gi = group_of(G, i, k);
+      if (gi < 0) continue;
       double w = W ? tensor_at(W, i) : 1;
       for (int64_t j = 0; j < m; j++) {
         double d = tensor_get(X, i, j) - s1[gi * m + j] / sw[gi * m + j];
@@ -564,9 +568,8 @@ Value bi_aggregate(Interp *I, Args *a) {
     tmp_push(I, val_mat(A));
     double *ad = tensor_data(A);
     for (int64_t i = 0; i < n; i++) {
-      double g = tensor_at(G, i);
-      if (g != g || (int64_t)floor(g) > k) continue;
-      int64_t gi = (int64_t)floor(g) - 1;
+      int64_t gi = group_of(G, i, k);
+      if (gi < 0) continue;
       double w = W ? tensor_at(W, i) : 1, tot = sw[gi * m];
       ad[gi * n + i] = fn == AG_SUM ? w : tot == 0 ? 0 : w / tot;
     }
