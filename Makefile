@@ -20,10 +20,15 @@ LDLIBS = -llapacke -lopenblas -lreadline -lz -lm -lpthread
 # glibc's vector math library (libc6-dev) gives exp and log four lanes at a time (backend/vmath.c)
 ifeq ($(shell uname -m),x86_64)
 CPPFLAGS += -DMLS_LIBMVEC
-LDLIBS := -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
+LDLIBS = -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
 endif
+# plots (cairo), the Jupyter kernel (ZeroMQ, jansson): flags from pkg-config, asked when a recipe
+# runs (after tools/deps.sh has installed them), not when make reads this file
+PKGS = cairo libzmq jansson
+CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c)
+SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c)
 LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))

@@ -13,6 +13,7 @@
 #include "backend/backend.h"
 #include "builtins.h"
 #include "interp/interp.h"
+#include "plot/plot.h"
 #include "mem.h"
 #include "staging/stage.h"
 #include "parse.h"
@@ -58,6 +59,7 @@ void interp_free(Interp *I) {
   val_release(I->last);
   for (int i = 0; i < I->nlibfns; i++) val_release(I->libfns[i].fn);
   mem_free(I->libfns);
+  plot_free(I);
   for (int i = 0; i < I->nparams; i++) val_release(I->params[i].v);
   mem_free(I->params);
   /* globals may hold closures whose envs hold more: release the bindings first */

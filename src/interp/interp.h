@@ -112,6 +112,12 @@ struct Interp {
   struct StagedBlocks *blocks;
   struct LibFn *libfns;      /* builtins written in MLS (stdlib/builtin/NAME.mls), once loaded */
   int nlibfns;
+  /* rich output: a front end that shows images (the Jupyter kernel, src/kernel/) sets display;
+  ** plot_flush (src/plot/plot.h) then hands it each figure changed since the last flush as
+  ** mime ("image/png") bytes instead of writing a file. NULL: plots go to files. */
+  void (*display)(struct Interp *I, const char *mime, const unsigned char *data, size_t len, void *ctx);
+  void *display_ctx;
+  struct PlotState *plot;    /* figures of plot() and friends (src/plot/), NULL until the first */
 };
 
 Interp *interp_new(void);

@@ -1,0 +1,14 @@
+/* plot.h — R-style base graphics (plot, lines, points, hist, legend, title) drawn with cairo.
+** The figure state lives in I->plot; a front end with I->display set gets figures through
+** plot_flush instead of files. */
+#ifndef MLS_PLOT_H
+#define MLS_PLOT_H
+#include "interp/interp.h"
+
+/* Hands every figure changed since the last call to I->display (as "image/png"); a no-op
+** when I->display is NULL or nothing changed. The Jupyter kernel calls it after each cell. */
+void plot_flush(Interp *I);
+/* Frees the figure state (interp_free calls it). */
+void plot_free(Interp *I);
+
+#endif
