@@ -107,6 +107,7 @@ install-test: mls
 # DML scripts (tests/dml/*.dml) run with -nvargs on tests/fixtures/dml, compared with R's results
 dml-test: mls
 	tests/dml/run.sh ./mls
+	tests/dml/nn/run.sh ./mls
 
 # Writes that must not damage files, and signals in script mode (shell-level checks).
 robust-test: mls
