@@ -28,11 +28,37 @@ PKGS = cairo libzmq jansson
 CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# ---- CUDA (issue 10, docs/gpu.md): when nvcc is found (or CUDA=1), the GPU backend is built
+# as the plugin $(BUILD)/libmls_cuda.so, which mls loads on first use (--device gpu); the
+# binary itself links no CUDA library. CUDA=0 builds without it. CUDA_ARCH: compute
+# capabilities to compile for (PTX of the last one is embedded for newer GPUs).
+ifeq ($(origin NVCC),undefined)
+NVCC := $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+endif
+ifeq ($(BUILD),build)
+CUDA ?= $(if $(NVCC),1,0)
+else
+CUDA ?= 0
+endif
+CUDA_ARCH ?= 80 90
+ifeq ($(CUDA),1)
+ifeq ($(NVCC),)
+$(error CUDA=1 but nvcc was not found (install the CUDA toolkit or set NVCC=/path/to/nvcc))
+endif
+CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+CPPFLAGS += -DMLS_CUDA -DMLS_LIBDIR='"$(PREFIX)/lib/mls"'
+CUDA_PLUGIN := $(BUILD)/libmls_cuda.so
+CUDA_OBJS := $(patsubst src/%.cu,$(BUILD)/src/%.o,$(wildcard src/backend/cuda/*.cu)) $(BUILD)/src/backend/cuda/backend.o
+NVCCFLAGS = -O3 -std=c++17 -Isrc -Xcompiler -fPIC,-Wall $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
+  -gencode arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
+endif
+
 SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c)
 LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
+.PHONY: test-gpu bench-gpu
 .PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test sanitize sanitize-run bench run install clean conformance valgrind \
   fuzz fuzz-build fuzz-smoke fuzz-corpus
 all: deps mls
@@ -42,8 +68,27 @@ deps:
 deps-install:
 	@tools/deps.sh --install
 
-mls: $(BUILD)/mls
+mls: $(BUILD)/mls $(CUDA_PLUGIN)
 	cp $(BUILD)/mls mls
+
+ifeq ($(CUDA),1)
+$(BUILD)/src/backend/cuda/%.o: src/backend/cuda/%.cu src/backend/cuda/cuda.h src/backend/cuda/cuda_impl.h src/backend/scalar.h src/ops.def
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+$(BUILD)/src/backend/cuda/backend.o: src/backend/cuda/backend.c src/backend/cuda/cuda.h src/backend/backend.h src/tensor.h \
+  src/ops.def $(BUILD)/gen/scalar_h.inc
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+
+# scalar.h as a C string: NVRTC compiles it into every generated kernel (fusion groups)
+$(BUILD)/gen/scalar_h.inc: src/backend/scalar.h
+	@mkdir -p $(dir $@)
+	sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< > $@
+
+$(CUDA_PLUGIN): $(CUDA_OBJS)
+	$(NVCC) -shared -o $@ $^ -lcublas -lnvrtc -lcudart -Xlinker -rpath=$(CUDA_HOME)/lib64 -Xlinker -z -Xlinker defs
+endif
 
 $(BUILD)/mls: $(BUILD)/src/main.o $(BUILD)/libmls.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -109,6 +154,15 @@ dml-test: mls
 	tests/dml/run.sh ./mls
 	tests/dml/nn/run.sh ./mls
 
+# The GPU suites (tests/gpu/run.sh, docs/gpu.md): parity, tests/lang eager and staged on the
+# GPU, the examples, compute-sanitizer. make test runs them where a CUDA device is present and
+# says why it skips them elsewhere (a build with nvcc still compiles the CUDA code).
+test-gpu: mls
+	tests/gpu/run.sh ./mls
+
+bench-gpu: mls
+	bench/gpu.sh ./mls
+
 # Writes that must not damage files, and signals in script mode (shell-level checks).
 robust-test: mls
 	tests/robustness/test_files.sh ./mls
@@ -124,6 +178,7 @@ test: deps-install
 	$(MAKE) install-test
 	$(MAKE) dml-test
 	$(MAKE) robust-test
+	tests/gpu/run.sh ./mls --if-available
 	$(MAKE) sanitize-run
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"

@@ -9,6 +9,13 @@ import torch
 
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 10
 reps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+dev = sys.argv[3] if len(sys.argv) > 3 else "cpu"          # "cuda": bench/gpu.sh
+
+
+def sync():
+    if dev != "cpu":
+        torch.cuda.synchronize()
+
 n = 128
 i = np.arange(n, dtype=np.float64)
 X = torch.tensor(np.mod(np.add.outer(i * 31, np.arange(784) * 17.0), 256) / 255)
@@ -17,6 +24,8 @@ W1 = torch.tensor(np.sin(np.arange(1, 784 * 256 + 1)).reshape(784, 256) * 0.05, 
 b1 = torch.full((1, 256), 0.01, dtype=torch.float64, requires_grad=True)
 W2 = torch.tensor(np.cos(np.arange(1, 256 * 10 + 1)).reshape(256, 10) * 0.1, requires_grad=True)
 b2 = torch.zeros((1, 10), dtype=torch.float64, requires_grad=True)
+X, y = X.to(dev), y.to(dev)
+W1, b1, W2, b2 = (t.detach().to(dev).requires_grad_() for t in (W1, b1, W2, b2))
 params = [W1, b1, W2, b2]
 
 
@@ -26,14 +35,17 @@ def loss_fn():
 
 
 for r in range(rounds):
+    sync()
     t0 = time.perf_counter_ns()
     with torch.no_grad():
         for k in range(reps):
             l = loss_fn()
+    sync()
     t1 = time.perf_counter_ns()
     for k in range(reps):
         l2 = loss_fn()
         g = torch.autograd.grad(l2, params)
+    sync()
     t2 = time.perf_counter_ns()
     print("fwd_ns %d" % ((t1 - t0) / reps))
     print("vg_ns %d" % ((t2 - t1) / reps))

@@ -197,7 +197,8 @@ static void shape(Value v, bool *num, int64_t *r, int64_t *c) {
 
 static Value ones(Interp *I, int64_t r, int64_t c) {
   Tensor *t = tensor_new(I, r, c);
-  for (int64_t i = 0; i < r * c; i++) tensor_data(t)[i] = 1;
+  double *d = tensor_data(t);
+  for (int64_t i = 0; i < r * c; i++) d[i] = 1;
   return T(I, val_mat(t));
 }
 
@@ -232,8 +233,8 @@ static Value matmul_t(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
   int64_t m = ta ? tensor_cols(A) : tensor_rows(A), k = ta ? tensor_rows(A) : tensor_cols(A);
   int64_t k2 = tb ? tensor_cols(B) : tensor_rows(B), n = tb ? tensor_rows(B) : tensor_cols(B);
   if (k != k2) mls_throw(I, sp, "internal error: matmul_t shapes %lldx%lld and %lldx%lld", (long long)m, (long long)k, (long long)k2, (long long)n);
-  Tensor *C = tensor_new(I, m, n);
-  C->st->be->gemm(ta, tb, 1.0, A, B, 0.0, C);
+  Tensor *C = tensor_new_on(I, be_place((Tensor *[]){ A, B }, 2), m, n);
+  op_gemm_run(I, ta, tb, A, B, C, sp);
   return val_mat(C);
 }
 
@@ -538,10 +539,10 @@ Value ad_place_add(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, in
   bool n;
   int64_t h, w;
   shape(v, &n, &h, &w);
-  Tensor *ri = tensor_new(I, h, 1), *ci;
+  Tensor *ri = tensor_new_on(I, &be_cpu, h, 1), *ci;      /* index lists: host data */
   T(I, val_mat(ri));
   for (int64_t i = 0; i < h; i++) tensor_data(ri)[i] = (double)(r0 + i + 1);
-  ci = tensor_new(I, w, 1);
+  ci = tensor_new_on(I, &be_cpu, w, 1);
   T(I, val_mat(ci));
   for (int64_t j = 0; j < w; j++) tensor_data(ci)[j] = (double)(c0 + j + 1);
   Value ex[5] = { val_num((double)rows), val_num((double)cols), val_num(2), val_mat(ri), val_mat(ci) };

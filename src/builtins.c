@@ -67,12 +67,14 @@ const Builtin builtin_table[] = {
   { "cos", bi_unary, "cos(x)", OP_COS, DIFF | BI_AD, "Cosine (radians), elementwise." },
   { "cosh", bi_unary, "cosh(x)", OP_COSH, DIFF | BI_AD, "Hyperbolic cosine, elementwise." },
   { "cov", bi_cov, "cov(X, Y, W=)", OP_NONE, DIFF | BI_AD, "Sample covariance of column vectors X and Y: sum((X - mean(X)) * (Y - mean(Y))) / (n - 1).\nWith weights W (counts): sum(W (X - mx)(Y - my)) / (sum(W) - 1), mx and my weighted means." },
+  { "cpu", bi_cpu, "cpu(x)", OP_NONE, 0, "A copy of x in the host's memory (a list: each element); x itself when it is there already.\nMatrices made from it afterwards are computed on the CPU. See gpu() and device()." },
   { "cummax", bi_cummax, "cummax(X)", OP_CUMMAX, DIFF | BI_AD, "Running maxima down each column (a row vector: along it), as DML's cummax.\nNaN propagates down its column. The derivative goes to the element each maximum came from\n(the latest on ties)." },
   { "cummin", bi_cummin, "cummin(X)", OP_CUMMIN, DIFF | BI_AD, "Running minima down each column (a row vector: along it), as DML's cummin.\nNaN propagates down its column. The derivative goes to the element each minimum came from\n(the latest on ties)." },
   { "cumprod", bi_cumprod, "cumprod(X)", OP_CUMPROD, DIFF | BI_AD, "Cumulative products down each column (a row vector: along it), as DML's colCumprod.\nA number gives itself; NaN propagates down its column." },
   { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
   { "cumsumprod", bi_cumsumprod, "cumsumprod(X)", OP_CUMSUMPROD, DIFF | BI_AD, "DML's cumulative sum-product of an n x 2 matrix: the n x 1 Y with Y[i] = X[i,1] + X[i,2] * Y[i-1],\nY[0] = 0 (a linear recurrence: X[,2] are the decay factors)." },
   { "det", bi_det, "det(A)", OP_NONE, DIFF | BI_AD, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
+  { "device", bi_device, "device(d=)", OP_NONE, BI_INVISIBLE, "Where new matrices live: device() is \"cpu\" or \"gpu\"; device(\"gpu\") makes it the GPU (as --device gpu)\nand returns the previous one; device(X) tells where matrix X lives. Ops run where their\nmatrix operands live; a GPU matrix combined with a CPU one is read by the CPU. Without a CUDA\nbuild or device, device(\"gpu\") is the error \"no CUDA device available\"." },
   { "diag", bi_diag, "diag(X)", OP_DIAG, DIFF | BI_AD, "A vector becomes a diagonal matrix; a square matrix gives its diagonal as a column vector.\nA vector is n x 1 or 1 x n; a number or 1x1 matrix gives a 1x1 matrix (not R's identity)." },
   { "dot", bi_dot, "dot(f, ..., file=)", OP_NONE, INV | BI_EFFECT,
     "Writes the optimized graph of f staged for the arguments as Graphviz to file (render it with\n"
@@ -89,6 +91,7 @@ const Builtin builtin_table[] = {
     "intermediate values. Returns, invisibly, list(before=, after=) with the node counts. f runs\n"
     "once while staging, so its effects happen." },
   { "floor", bi_unary, "floor(x)", OP_FLOOR, DIFF | BI_AD, "Largest whole number not above x, elementwise." },
+  { "gpu", bi_gpu, "gpu(x)", OP_NONE, 0, "A copy of x in GPU memory (a list: each element); x itself when it is there already.\nOps on GPU matrices run on the GPU (cuBLAS for %*%, CUDA kernels for the rest) and their\nresults stay there until printed, written or combined with a CPU matrix. Without a CUDA\nbuild or device: the error \"no CUDA device available\". See cpu(), device()." },
   { "grad", bi_grad, "grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
     "A function with f's parameters that returns the derivative of f with respect to argument\n"
     "argnum (a vector of positions gives a list). f must return a number or 1x1 matrix; the\n"

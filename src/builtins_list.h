@@ -35,3 +35,5 @@ BI_DECL(gradcheck) BI_DECL(jvp)
 /* autodiff_trace.c */
 BI_DECL(trace_grad)
 BI_DECL(jit) BI_DECL(explain) BI_DECL(dot)
+/* builtins_device.c */
+BI_DECL(device) BI_DECL(gpu) BI_DECL(cpu)

@@ -144,10 +144,11 @@ Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp) {
     cin[k] = tensor_contiguous(I, in[k].u.m);
     tmp_push(I, val_mat(cin[k]));
   }
-  Tensor *out = tensor_new(I, rows, cols);
+  Tensor *out = tensor_new_on(I, be_place(cin, 2), rows, cols);
   tmp_push(I, val_mat(out));
-  if (out->st->be->run(op, out, cin, &p) != 0)
-    mls_throw(I, sp, "the %s backend cannot run '%s'", out->st->be->name, op_info[op].sym);
+  const Backend *be = be_runner(op, out, cin, nin);
+  if (be->run(op, out, cin, &p) != 0)
+    mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].sym);
   if (I->nan_check && !all_finite(out)) {          /* --nan-check: only when the inputs were finite */
     bool fin = true;
     for (int k = 0; k < nin; k++) fin = fin && all_finite(cin[k]);

@@ -73,8 +73,10 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
     if (++*i >= argc) return usage_error(a, "needs a value");
     const char *v = argv[*i];
     if (!strcmp(a, "--device")) {
-      if (!strcmp(v, "gpu")) { fprintf(stderr, "mls: no CUDA device available\n"); return 2; }
-      if (strcmp(v, "cpu")) return usage_error("--device takes cpu or gpu, got", v);
+      if (strcmp(v, "cpu") && strcmp(v, "gpu")) return usage_error("--device takes cpu or gpu, got", v);
+      const Backend *be = be_find(v);
+      if (!be) { fprintf(stderr, "mls: %s\n", be_why()); return 2; }
+      be_set_default(be);
       return 1;
     }
     char *end;
@@ -84,7 +86,7 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
       if (n < 1 || n > 22) return usage_error(a, "takes 1 to 22");
       I->print_digits = (int)n;
     } else if (!strcmp(a, "--seed")) { I->seed = (uint64_t)n; I->seed_set = true; }
-    else { I->threads = (int)n; if (n > 0) be_default()->set_threads((int)n); }
+    else { I->threads = (int)n; if (n > 0) be_cpu.set_threads((int)n); }
     return 1;
   }
   if (!strcmp(a, "--max-memory") || !strcmp(a, "--max-depth")) {

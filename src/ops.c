@@ -58,12 +58,32 @@ static void nan_check_result(Interp *I, OpKind op, Tensor *out, Tensor *const in
 }
 
 static void run_or_throw(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p, Span sp) {
-  if (out->st->be->run(op, out, in, p) != 0) {
-    const char *be = out->st->be->name;
+  int nin = op_info[op].arity < 3 ? op_info[op].arity : 3;
+  const Backend *be = be_runner(op, out, in, nin);
+  if (be->run(op, out, in, p) != 0) {
     tensor_free_ref(out);
-    mls_throw(I, sp, "the %s backend cannot run '%s'", be, op_info[op].name);
+    if (be->error) mls_throw(I, sp, "the %s backend failed running '%s': %s", be->name, op_info[op].sym, be->error());
+    mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].name);
   }
-  if (I->nan_check) nan_check_result(I, op, out, in, op_info[op].arity < 3 ? op_info[op].arity : 3, p, sp);
+  if (I->nan_check) nan_check_result(I, op, out, in, nin, p, sp);
+}
+
+/* Operands on different devices: a small CPU matrix (a literal, a 1x1 from a number) joins
+** the device of the others, copied up (PyTorch lets a CPU scalar tensor join CUDA ones);
+** a larger one keeps the op on the CPU, which reads the device data (be_place). The copies go
+** on the tmp stack; in[] is updated in place. */
+static void align_devices(Interp *I, Tensor *in[], int n) {
+  const Backend *dev = NULL;
+  for (int k = 0; k < n && !dev; k++)
+    if (in[k] && in[k]->st->be != &be_cpu) dev = in[k]->st->be;
+  if (!dev) return;
+  for (int k = 0; k < n; k++)
+    if (in[k] && in[k]->st->be != dev && (in[k]->st->be != &be_cpu || tensor_numel(in[k]) > TENSOR_SMALL)) return;
+  for (int k = 0; k < n; k++)
+    if (in[k] && in[k]->st->be != dev) {
+      in[k] = tensor_to(I, in[k], dev);
+      tmp_push(I, val_mat(in[k]));
+    }
 }
 
 static int cmp_strings(OpKind op, const Str *a, const Str *b) {
@@ -97,7 +117,7 @@ Value op_concat(Interp *I, Value a, Value b, Span sp) {
 ** other C callers may pass values whose only reference is a container they still use. */
 static bool reusable(const Tensor *t, int64_t rows, int64_t cols) {
   return tensor_is_unique(t) && tensor_is_contiguous(t) && tensor_rows(t) == rows && tensor_cols(t) == cols &&
-         rows * cols > TENSOR_SMALL && t->st->be == be_default();
+         rows * cols > TENSOR_SMALL;
 }
 
 static Value op_binary_at(Interp *I, OpKind op, Value a, Value b, Span sp) {
@@ -154,10 +174,11 @@ static Value op_binary_at(Interp *I, OpKind op, Value a, Value b, Span sp) {
       cin[k] = tensor_clone(I, cin[k]);
       tmp_push(I, val_mat(cin[k]));
     }
+  align_devices(I, cin, 2);
   Tensor *out = NULL;
   for (int k = 0; k < 2 && !out; k++)       /* write into a temporary operand (NumPy does too) */
     if (inplace && in[k] && cin[k] == in[k] && p.bc[k] == BC_FULL && reusable(in[k], rows, cols)) { out = in[k]; out->refcount++; }
-  if (!out) out = tensor_new(I, rows, cols);
+  if (!out) out = tensor_new_on(I, be_place(cin, 2), rows, cols);
   run_or_throw(I, op, out, cin, &p, sp);
   tmp_release_to(I, mark);
   return val_mat(out);
@@ -167,7 +188,7 @@ static Value op_binary_at(Interp *I, OpKind op, Value a, Value b, Span sp) {
 static Tensor *run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols, Span sp) {
   Tensor *cx = tensor_contiguous(I, x);
   tmp_push(I, val_mat(cx));
-  Tensor *out = tensor_new(I, rows, cols);
+  Tensor *out = tensor_new_on(I, cx->st->be, rows, cols);
   Tensor *in[1] = { cx };
   run_or_throw(I, op, out, in, NULL, sp);
   tmp_pop(I, 1);
@@ -226,20 +247,26 @@ static Value op_matmul_at(Interp *I, Value a, Value b, Span sp) {
     mls_throw(I, sp, "non-conformable arguments for '%%*%%': %lldx%lld and %lldx%lld",
               (long long)ra, (long long)ca, (long long)rb, (long long)cb);
   bool ta, tb;                               /* t(X) %*% D: one GEMM on X with its 'T' flag */
-  Tensor *A = op_gemm_operand(I, a, &ta);
-  tmp_push(I, val_mat(A));
-  Tensor *B = op_gemm_operand(I, b, &tb);
-  tmp_push(I, val_mat(B));
-  Tensor *C = tensor_new(I, ra, cb);
-  if (C->st->be->gemm(ta, tb, 1.0, A, B, 0.0, C) != 0) {
-    const char *be = C->st->be->name;
-    tensor_free_ref(C);
-    mls_throw(I, sp, "matrix product failed on the %s backend", be);
-  }
-  tmp_pop(I, 2);
-  tensor_free_ref(B);
-  tensor_free_ref(A);
+  int mark = I->ntmp;
+  Tensor *ab[2];
+  ab[0] = op_gemm_operand(I, a, &ta);
+  tmp_push(I, val_mat(ab[0]));
+  ab[1] = op_gemm_operand(I, b, &tb);
+  tmp_push(I, val_mat(ab[1]));
+  align_devices(I, ab, 2);
+  Tensor *C = tensor_new_on(I, be_place(ab, 2), ra, cb);
+  op_gemm_run(I, ta, tb, ab[0], ab[1], C, sp);
+  tmp_release_to(I, mark);
   return val_mat(C);
+}
+
+void op_gemm_run(Interp *I, bool ta, bool tb, Tensor *A, Tensor *B, Tensor *C, Span sp) {
+  const Backend *be = be_runner(OP_MATMUL, C, (Tensor *[]){ A, B }, 2);
+  if (be->gemm(ta, tb, 1.0, A, B, 0.0, C) != 0) {
+    tensor_free_ref(C);
+    if (be->error) mls_throw(I, sp, "matrix product failed on the %s backend: %s", be->name, be->error());
+    mls_throw(I, sp, "matrix product failed on the %s backend", be->name);
+  }
 }
 
 Value op_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp) {
@@ -248,7 +275,13 @@ Value op_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp) {
   int64_t n = a.t == VT_MAT ? tensor_numel(a.u.m) : 1;
   if (rows * cols != n)
     mls_throw(I, sp, "cannot shape %lld values into a %lldx%lld matrix", (long long)n, (long long)rows, (long long)cols);
-  Tensor *t = tensor_new(I, rows, cols);
+  Tensor *t = tensor_new_on(I, a.t == VT_MAT ? a.u.m->st->be : be_default(), rows, cols);
+  if (a.t == VT_MAT && tensor_is_contiguous(a.u.m) && a.u.m->st->be->copy2d) {   /* on the device */
+    Tensor v = *a.u.m;
+    v.shape[0] = rows; v.shape[1] = cols; v.stride[0] = cols; v.stride[1] = 1;
+    if (t->st->be->copy2d(t, &v) != 0) { tensor_free_ref(t); mls_throw(I, sp, "reshape failed on the %s backend", t->st->be->name); }
+    return val_mat(t);
+  }
   double *d = tensor_data(t);
   if (a.t == VT_MAT) for (int64_t k = 0; k < n; k++) d[k] = tensor_at(a.u.m, k);
   else if (n) d[0] = numv(a);
@@ -287,7 +320,7 @@ static Tensor *red_input(Interp *I, OpKind op, Value a, Span sp) {
 static Tensor *run_red(Interp *I, OpKind op, Value a, int64_t rows, int64_t cols, Span sp) {
   Tensor *x = red_input(I, op, a, sp);
   tmp_push(I, val_mat(x));
-  Tensor *out = tensor_new(I, rows, cols);
+  Tensor *out = tensor_new_on(I, x->st->be, rows, cols);
   Tensor *in[1] = { x };
   run_or_throw(I, op, out, in, NULL, sp);
   tmp_pop(I, 1);
@@ -355,7 +388,7 @@ Value op_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp) {
     t[k] = red_input(I, op, in[k], sp);
     tmp_push(I, val_mat(t[k]));
   }
-  Tensor *out = tensor_new(I, tensor_rows(t[1]), tensor_cols(t[1]));   /* x's shape */
+  Tensor *out = tensor_new_on(I, be_place(t, nin), tensor_rows(t[1]), tensor_cols(t[1]));   /* x's shape */
   run_or_throw(I, op, out, t, NULL, sp);
   tmp_release_to(I, mark);
   if (in[1].t == VT_MAT) return val_mat(out);
@@ -406,7 +439,8 @@ Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
     in[k] = red_input(I, OP_IFELSE, v[k], sp);
     tmp_push(I, val_mat(in[k]));
   }
-  Tensor *out = tensor_new(I, r, c);
+  align_devices(I, in, 3);
+  Tensor *out = tensor_new_on(I, be_place(in, 3), r, c);
   run_or_throw(I, OP_IFELSE, out, in, NULL, sp);
   tmp_release_to(I, mark);
   return val_mat(out);

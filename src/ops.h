@@ -43,6 +43,8 @@ Value op_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp);
 ** or, when v is a transposed view, the matrix underneath with *flip set: the caller then
 ** toggles that operand's transpose flag instead of copying. */
 struct Tensor *op_gemm_operand(Interp *I, Value v, bool *flip);
+/* C = op(A) op(B) on the backend that can (be_runner); on failure frees C and throws. */
+void op_gemm_run(Interp *I, bool ta, bool tb, struct Tensor *A, struct Tensor *B, struct Tensor *C, Span sp);
 /* A reduction (OPF_RED without OPF_KEEP, not DIAG or IFELSE): sum, prod, max and min of all elements
 ** give a number; row* ops an nrow x 1 and col* ops a 1 x ncol matrix. A number is a 1x1
 ** matrix. Empty rows/columns have no max/min/index: "bad argument #1 to 'rowMaxs' (...)". */

@@ -15,11 +15,13 @@
 typedef struct SmallBlock { Tensor t; Storage st; double data[]; } SmallBlock;
 
 l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols);
-l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) {
+static l_noret tensor_oom_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) {
   char size[32], lim[32], used[32];
   double bytes = (double)rows * (double)cols * 8.0;
   if (bytes >= 18446744073709551615.0) snprintf(size, sizeof size, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
   else mem_format_size(size, sizeof size, (uint64_t)bytes);
+  if (be != &be_cpu)
+    mls_throw(I, I->call_span, "out of GPU memory allocating a %lldx%lld matrix (%s)", (long long)rows, (long long)cols, size);
   if (!mem_limit_is_set())
     mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld matrix (%s)", (long long)rows, (long long)cols, size);
   mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld matrix (%s): over the limit of %s "
@@ -27,14 +29,19 @@ l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) {
             mem_format_size(lim, sizeof lim, mem_limit()), mem_format_size(used, sizeof used, mem_stats.data_bytes));
 }
 
-Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) {
+l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) { tensor_oom_on(I, &be_cpu, rows, cols); }
+
+void tensor_host_access(const Storage *st) { st->be->host_access(st->data); }
+
+Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, be_default(), rows, cols); }
+
+Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0)
     mls_throw(I, I->call_span, "invalid matrix size %lldx%lld", (long long)rows, (long long)cols);
   if ((rows && (uint64_t)cols > UINT64_MAX / 8 / (uint64_t)rows) ||
       (uint64_t)rows * (uint64_t)cols * 8 > mem_limit() - (mem_stats.data_bytes < mem_limit() ? mem_stats.data_bytes : mem_limit()))
-    tensor_oom(I, rows, cols);
+    tensor_oom(I, rows, cols);                 /* --max-memory counts every device's matrices */
   size_t nbytes = (size_t)rows * (size_t)cols * sizeof(double);
-  const Backend *be = be_default();
   Tensor *t;
   Storage *st;
   if (rows * cols <= TENSOR_SMALL && be == &be_cpu) {
@@ -53,12 +60,13 @@ Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) {
       if (data) be->free(data, nbytes);
       mem_free(st);
       mem_free(t);
-      tensor_oom(I, rows, cols);
+      tensor_oom_on(I, be, rows, cols);
     }
     st->embedded = false;
     st->data = data;
   }
   st->refcount = 1;
+  st->dev = be->host_access != NULL;
   st->be = be;
   st->nbytes = nbytes;
   mem_stats.data_allocs++;
@@ -81,9 +89,32 @@ Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols) {
   return t;
 }
 
-Tensor *tensor_clone(Interp *I, const Tensor *t) {
+/* A device copies on the device; the host copies everything else (blocked for transposes). */
+static Tensor *clone_on(Interp *I, const Tensor *t, const Backend *be) {
   int64_t r = tensor_rows(t), c = tensor_cols(t);
-  Tensor *o = tensor_new(I, r, c);
+  Tensor *o = tensor_new_on(I, be, r, c);
+  if (be == t->st->be && be->copy2d) {
+    if (be->copy2d(o, t) != 0) {
+      tensor_free_ref(o);
+      mls_throw(I, I->call_span, "copying a %lldx%lld matrix failed on the %s backend: %s", (long long)r, (long long)c,
+                be->name, be->error ? be->error() : "unknown error");
+    }
+    return o;
+  }
+  const Backend *from = t->st->be;
+  if (from != be && tensor_is_contiguous(t)) {  /* between host and device: one bulk copy */
+    size_t bytes = (size_t)(r * c) * sizeof(double);
+    double *od = o->st->data + o->offset, *td = t->st->data + t->offset;
+    int rc = -1;
+    if (from == &be_cpu && be->upload) rc = be->upload(od, td, bytes);
+    else if (be == &be_cpu && from->download) rc = from->download(od, td, bytes);
+    if (rc > 0) {
+      tensor_free_ref(o);
+      mls_throw(I, I->call_span, "copying a %lldx%lld matrix between devices failed: %s", (long long)r, (long long)c,
+                from->error ? from->error() : be->error ? be->error() : "unknown error");
+    }
+    if (rc == 0) return o;
+  }
   double *d = tensor_data(o);
   if (tensor_is_contiguous(t)) {
     memcpy(d, tensor_data(t), (size_t)(r * c) * sizeof(double));
@@ -98,6 +129,10 @@ Tensor *tensor_clone(Interp *I, const Tensor *t) {
         for (int64_t j = j0; j < c && j < j0 + B; j++) d[i * c + j] = s[i * s0 + j * s1];
   return o;
 }
+
+Tensor *tensor_clone(Interp *I, const Tensor *t) { return clone_on(I, t, t->st->be); }
+
+Tensor *tensor_to(Interp *I, const Tensor *t, const Backend *be) { return clone_on(I, t, be); }
 
 Tensor *tensor_contiguous(Interp *I, Tensor *t) {
   if (tensor_is_contiguous(t)) { t->refcount++; return t; }

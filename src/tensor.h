@@ -16,6 +16,7 @@ struct Backend;
 typedef struct Storage {
   int32_t refcount;
   bool embedded;                  /* lives in one block with its first Tensor and the data */
+  bool dev;                       /* device memory the host reaches through be->host_access */
   const struct Backend *be;
   double *data;
   size_t nbytes;
@@ -30,13 +31,18 @@ typedef struct Tensor {
   Span origin;
 } Tensor;
 
-/* Allocates rows x cols on the CPU backend, uninitialized; throws "out of memory allocating
-** a RxC matrix (N GiB)" when too large. */
+/* Allocates rows x cols on the default backend (be_default(): the CPU unless --device gpu or
+** device("gpu")), uninitialized; throws "out of memory allocating a RxC matrix (N GiB)" (on a
+** GPU: "out of GPU memory ...") when too large. */
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols);
+/* The same on backend be. */
+Tensor *tensor_new_on(Interp *I, const struct Backend *be, int64_t rows, int64_t cols);
+/* A packed copy of t on backend be (+1): how gpu(X) and cpu(X) move data. */
+Tensor *tensor_to(Interp *I, const Tensor *t, const struct Backend *be);
 /* Matrices of at most this many elements live in one block: Tensor, Storage and data. */
 #define TENSOR_SMALL 64
 Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols);
-Tensor *tensor_clone(Interp *I, const Tensor *t);
+Tensor *tensor_clone(Interp *I, const Tensor *t);      /* on t's backend */
 Tensor *tensor_contiguous(Interp *I, Tensor *t);
 /* Rows r0 .. r0+n-1 of t (all columns) as a view sharing t's storage (+1): no data copied.
 ** t must have unit column stride; the view is contiguous. Writes to either copy first
@@ -57,10 +63,16 @@ static inline int64_t tensor_numel(const Tensor *t) { return t->shape[0] * t->sh
 static inline bool tensor_is_contiguous(const Tensor *t) {
   return t->stride[1] == 1 && (t->stride[0] == t->shape[1] || t->shape[0] <= 1);
 }
+/* The host is about to touch st's data: wait for the device (tensor.c; dev storages only). */
+void tensor_host_access(const Storage *st);
 /* The first element. Read it as a packed row-major array only when tensor_is_contiguous(t)
 ** (or numel <= 1): a view made by t() is not; use tensor_get/tensor_at or tensor_contiguous. */
-static inline double *tensor_data(const Tensor *t) { return t->st->data + t->offset; }
+static inline double *tensor_data(const Tensor *t) {
+  if (t->st->dev) tensor_host_access(t->st);
+  return t->st->data + t->offset;
+}
 static inline double tensor_get(const Tensor *t, int64_t i, int64_t j) {
+  if (t->st->dev) tensor_host_access(t->st);
   return t->st->data[t->offset + i * t->stride[0] + j * t->stride[1]];
 }
 /* Element k of t in row-major order (0-based), whatever its strides. */

@@ -67,12 +67,37 @@ typedef struct Backend {
   int (*run_fused)(const FusedProg *prog, Tensor *out, Tensor *const in[], const double *scalar);
   /* What it runs on, for `mls --version` (e.g. the BLAS library and its build). */
   const char *(*describe)(void);
+  /* ---- devices with their own memory (CUDA); NULL on the CPU ----
+  ** Data is managed memory the host can address: before host code reads or writes a
+  ** storage (tensor_data), host_access(base) waits for the device's queued work. */
+  int (*host_access)(const double *base);
+  /* out (packed) = in read through its strides (a transposed view), on the device. */
+  int (*copy2d)(Tensor *out, const Tensor *in);
+  /* 0 when the device is usable (called once, before anything else); else error() says why. */
+  int (*init)(void);
+  const char *(*error)(void);
 } Backend;
 
 extern const Backend be_cpu;
 
-/* registry.c: the backend for new matrices, and device lookup by name. */
+/* registry.c: the backend for new matrices, and device lookup by name ("cpu"; "gpu" or
+** "cuda" in a CUDA build, loaded on first use). be_find returns NULL when the device is not
+** there, and be_why() then says why ("no CUDA device available"). */
 const Backend *be_default(void);
+void be_set_default(const Backend *be);
 const Backend *be_find(const char *name);
+const char *be_why(void);
+/* Where an op's result lives: the backend all its matrix inputs (NULL entries: numbers) share,
+** the default one when it has none, the CPU when they are mixed (data moves to the host). */
+const Backend *be_place(Tensor *const in[], int nin);
+/* Who runs op into out: out's backend when it has the kernel and all inputs are there, else
+** the CPU (through host_access; counted in be_fallbacks). */
+const Backend *be_runner(int op, const Tensor *out, Tensor *const in[], int nin);
+/* Waits for every device's queued work (time() calls it, so timings include the GPU's). */
+void be_sync_all(void);
+/* Gives every backend's cached memory back (interp_free). */
+void be_trim_all(void);
+/* Counts ops that a device could not run and the CPU ran instead (--explain, device()). */
+extern uint64_t be_fallbacks;
 
 #endif

@@ -282,4 +282,8 @@ const Backend be_cpu = {
   /* .trim        = */ cpu_trim,
   /* .run_fused   = */ cpu_run_fused,
   /* .describe    = */ cpu_describe,
+  /* .host_access = */ NULL,
+  /* .copy2d      = */ NULL,
+  /* .init        = */ NULL,
+  /* .error       = */ NULL,
 };

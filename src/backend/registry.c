@@ -1,25 +1,115 @@
 /*
-** registry.c — the list of compiled-in backends. The only place that knows about MLS_CUDA.
+** registry.c — the list of backends and the default one. The only place that knows about
+** MLS_CUDA: a CUDA build loads the GPU backend (build/libmls_cuda.so, made by nvcc) on first
+** use with dlopen, so that a CPU session never pays for loading cuBLAS, and an mls binary
+** whose plugin or device is missing says "no CUDA device available" like a CPU-only build.
 */
+#include <stdio.h>
 #include <string.h>
 #include "backend/backend.h"
 
 #ifdef MLS_CUDA
-extern const Backend be_cuda;
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+#ifndef MLS_LIBDIR
+#define MLS_LIBDIR "/usr/local/lib/mls"
+#endif
 #endif
 
-static const Backend *const backends[] = {
-  &be_cpu,
+static const Backend *current = &be_cpu;
+static char why[256] = "no CUDA device available";
+uint64_t be_fallbacks;
+
+const Backend *be_default(void) { return current; }
+void be_set_default(const Backend *be) { current = be; }
+const char *be_why(void) { return why; }
+
 #ifdef MLS_CUDA
-  &be_cuda,
+static const Backend *load_cuda_loaded;       /* the GPU backend once loaded and started */
+/* The plugin: $MLS_CUDA_PLUGIN, else next to the executable (build/mls, or ./mls with build/
+** beside it), else the installed library directory. */
+static const Backend *load_cuda(void) {
+  static const Backend *be;
+  static bool tried;
+  if (tried) return be;
+  tried = true;
+  char exe[PATH_MAX], path[PATH_MAX + 64];
+  const char *cands[4];
+  int nc = 0;
+  const char *env = getenv("MLS_CUDA_PLUGIN");
+  if (env && *env) cands[nc++] = env;
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char here[PATH_MAX + 64], below[PATH_MAX + 64];
+  if (n > 0) {
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    snprintf(here, sizeof here, "%s/libmls_cuda.so", exe);
+    snprintf(below, sizeof below, "%s/build/libmls_cuda.so", exe);
+    cands[nc++] = here;
+    cands[nc++] = below;
+  }
+  snprintf(path, sizeof path, "%s/libmls_cuda.so", MLS_LIBDIR);
+  cands[nc++] = path;
+  void *h = NULL;
+  for (int i = 0; i < nc && !h; i++)
+    if (access(cands[i], R_OK) == 0) {
+      h = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
+      if (!h) snprintf(why, sizeof why, "no CUDA device available (%s)", dlerror());
+    }
+  if (!h) return NULL;
+  const Backend *b = dlsym(h, "be_cuda");
+  if (!b) return NULL;
+  if (b->init() != 0) {
+    snprintf(why, sizeof why, "%s", b->error());
+    return NULL;
+  }
+  be = load_cuda_loaded = b;
+  return be;
+}
 #endif
-  NULL
-};
 
-const Backend *be_default(void) { return &be_cpu; }
+void be_sync_all(void) {
+#ifdef MLS_CUDA
+  if (load_cuda_loaded) load_cuda_loaded->sync();
+#endif
+}
+
+void be_trim_all(void) {
+#ifdef MLS_CUDA
+  if (load_cuda_loaded) load_cuda_loaded->trim();
+#endif
+  be_cpu.trim();
+}
 
 const Backend *be_find(const char *name) {
-  for (int i = 0; backends[i]; i++)
-    if (strcmp(backends[i]->name, name) == 0) return backends[i];
+  if (strcmp(name, "cpu") == 0) return &be_cpu;
+#ifdef MLS_CUDA
+  if (strcmp(name, "gpu") == 0 || strcmp(name, "cuda") == 0) return load_cuda();
+#endif
   return NULL;
+}
+
+/* Who runs op into out: out's backend when it has the kernel and every input lives there;
+** else the CPU, which reaches device data through host_access (a fallback, counted). */
+const Backend *be_runner(int op, const Tensor *out, Tensor *const in[], int nin) {
+  const Backend *be = out->st->be;
+  if (be == &be_cpu) return be;
+  bool ok = be->supports_op && be->supports_op((OpKind)op);
+  for (int k = 0; k < nin && ok; k++) ok = !in[k] || in[k]->st->be == be;
+  if (ok) return be;
+  be_fallbacks++;
+  return &be_cpu;
+}
+
+const Backend *be_place(Tensor *const in[], int nin) {
+  const Backend *be = NULL;
+  for (int k = 0; k < nin; k++) {
+    if (!in[k]) continue;
+    if (!be) be = in[k]->st->be;
+    else if (be != in[k]->st->be) return &be_cpu;
+  }
+  return be ? be : current;
 }

@@ -6,31 +6,40 @@
 #define MLS_SCALAR_H
 
 #include <math.h>
+/* CUDA's kernels (backend/cuda/) compile the same formulas for the device: they define the
+** OP_ codes themselves (from ops.def) and get every function as __host__ __device__. */
+#ifdef __CUDACC__
+#define SC_FN static __host__ __device__ inline
+#else
+#define SC_FN static inline
 #include "ops.h"
+#endif
 
-static inline double sc_mod(double x, double y) {     /* R's %%: the sign of the divisor */
+SC_FN double sc_mod(double x, double y) {     /* R's %%: the sign of the divisor */
   if (y == 0) return NAN;
   double r = fmod(x, y);
   if (r != 0 && ((r < 0) != (y < 0))) r += y;
   return r;
 }
-static inline double sc_max(double x, double y) { return isnan(x) || isnan(y) ? NAN : x > y ? x : y; }
-static inline double sc_min(double x, double y) { return isnan(x) || isnan(y) ? NAN : x < y ? x : y; }
-static inline double sc_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
-static inline double sc_sigmoid(double x) {
+SC_FN double sc_max(double x, double y) { return isnan(x) || isnan(y) ? NAN : x > y ? x : y; }
+SC_FN double sc_min(double x, double y) { return isnan(x) || isnan(y) ? NAN : x < y ? x : y; }
+SC_FN double sc_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+SC_FN double sc_sigmoid(double x) {
   if (x >= 0) return 1.0 / (1.0 + exp(-x));
   double e = exp(x);
   return e / (1.0 + e);
 }
-static inline double sc_softplus(double x) {         /* log(1 + exp(x)) without overflow */
+SC_FN double sc_softplus(double x) {         /* log(1 + exp(x)) without overflow */
   return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
-static inline double sc_pnorm(double x) { return 0.5 * erfc(-x / M_SQRT2); }
+SC_FN double sc_pnorm(double x) { return 0.5 * erfc(-x / M_SQRT2); }
 /* The standard normal quantile: the x with sc_pnorm(x) = p (bisection to the last bit). */
+#ifndef __CUDACC__
 double sc_qnorm(double p);
-static inline double sc_pow(double x, double y) { return y == 2.0 ? x * x : pow(x, y); }
+#endif
+SC_FN double sc_pow(double x, double y) { return y == 2.0 ? x * x : pow(x, y); }
 
-static inline double sc_binary(int op, double x, double y) {
+SC_FN double sc_binary(int op, double x, double y) {
   switch (op) {
   case OP_ADD: return x + y;
   case OP_SUB: return x - y;
@@ -54,7 +63,7 @@ static inline double sc_binary(int op, double x, double y) {
   }
 }
 
-static inline double sc_unary(int op, double x) {
+SC_FN double sc_unary(int op, double x) {
   switch (op) {
   case OP_NEG: return -x;
   case OP_NOT: return x == 0;
@@ -78,7 +87,9 @@ static inline double sc_unary(int op, double x) {
   case OP_ACOS: return acos(x);
   case OP_ATAN: return atan(x);
   case OP_PNORM: return sc_pnorm(x);
+#ifndef __CUDACC__
   case OP_QNORM: return sc_qnorm(x);
+#endif
   default: return NAN;
   }
 }

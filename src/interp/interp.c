@@ -75,7 +75,10 @@ void interp_free(Interp *I) {
   mem_free(I->frames);
   mem_free(I->bi);
   mem_free(I);
-  if (be_default()->trim) be_default()->trim();
+  const char *stats = getenv("MLS_CUDA_STATS");
+  if (stats && *stats && *stats != '0' && be_fallbacks)
+    fprintf(stderr, "cuda: %llu ops ran on the CPU (no GPU kernel, or a CPU operand)\n", (unsigned long long)be_fallbacks);
+  be_trim_all();
 }
 
 void interp_report_error(Interp *I) {

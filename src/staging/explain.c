@@ -4,6 +4,7 @@
 */
 #include <stdio.h>
 #include <string.h>
+#include "backend/backend.h"
 #include "builtins.h"
 #include "staging/graph.h"
 #include "tensor.h"
@@ -63,6 +64,14 @@ void graph_print(Interp *I, const Graph *g, TextBuf *t) {
     tb_printf(t, "  %%%d = %s", i, lab);
     for (int k = 0; k < nd->nin; k++) tb_printf(t, " %%%d", nd->in[k]);
     tb_printf(t, "  : %s", sh);
+    const Backend *be = be_default();           /* --device gpu: ops the GPU has no kernel for */
+    bool fallback = false;
+    if (be != &be_cpu && be->supports_op) {
+      if (nd->kind == GN_OP) fallback = !be->supports_op((OpKind)nd->op);
+      if (nd->kind == GN_FUSED)
+        for (int q = 0; q < nd->fused->nins; q++) fallback = fallback || !be->supports_op((OpKind)nd->fused->ins[q].op);
+    }
+    if (fallback) tb_printf(t, "  [no %s kernel: runs on the CPU]", be->name);
     if (nd->src && nd->span.end > 0) {
       uint32_t line, col;
       diag_locate(nd->src, nd->span.start, &line, &col);

@@ -123,11 +123,8 @@ static Value matmul_flags(Interp *I, Value a, bool ta, Value b, bool tb, Span sp
   Tensor *B = tensor_contiguous(I, b.u.m);
   tmp_push(I, val_mat(B));
   int64_t m = ta ? tensor_cols(A) : tensor_rows(A), n = tb ? tensor_rows(B) : tensor_cols(B);
-  Tensor *C = tensor_new(I, m, n);
-  if (C->st->be->gemm(ta, tb, 1.0, A, B, 0.0, C) != 0) {
-    tensor_free_ref(C);
-    mls_throw(I, sp, "matrix product failed on the %s backend", A->st->be->name);
-  }
+  Tensor *C = tensor_new_on(I, be_place((Tensor *[]){ A, B }, 2), m, n);
+  op_gemm_run(I, ta, tb, A, B, C, sp);
   tmp_pop(I, 2);
   tensor_free_ref(B);
   tensor_free_ref(A);
@@ -162,7 +159,9 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
   bool plain = !I->nan_check;
   for (int k = 0; k < p->nin && plain; k++)
     plain = args[k].t == VT_MAT || args[k].t == VT_NUM || args[k].t == VT_BOOL;
-  const Backend *be = be_default();
+  Tensor *mats[64];
+  for (int k = 0; k < p->nin && k < 64; k++) mats[k] = args[k].t == VT_MAT ? args[k].u.m : NULL;
+  const Backend *be = plain ? be_place(mats, p->nin < 64 ? p->nin : 64) : be_default();
   if (!plain || !be->run_fused) return fused_unfused(I, nd, args);
   int mark = I->ntmp;
   Tensor *in[64];
@@ -177,7 +176,7 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
       sc[k] = args[k].t == VT_NUM ? args[k].u.n : args[k].u.b;
     }
   }
-  Tensor *out = p->red == OP_SUM ? tensor_new(I, 1, 1) : tensor_new(I, p->rows, p->cols);
+  Tensor *out = p->red == OP_SUM ? tensor_new_on(I, be, 1, 1) : tensor_new_on(I, be, p->rows, p->cols);
   if (be->run_fused(p, out, in, sc) != 0) {
     tensor_free_ref(out);
     tmp_release_to(I, mark);
@@ -218,7 +217,7 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
   tmp_push(I, val_list(hold));
   for (int i = 0; i < g->n; i++) list_push(hold, val_null(), NULL);
   Value *vals = hold->items;
-  Tensor *rt = tensor_new(I, 1, g->n > 0 ? g->n : 1);    /* uses left (held: freed on a throw) */
+  Tensor *rt = tensor_new_on(I, &be_cpu, 1, g->n > 0 ? g->n : 1);    /* uses left (held: freed on a throw) */
   tmp_push(I, val_mat(rt));
   double *rem = tensor_data(rt);
   for (int i = 0; i < g->n; i++) rem[i] = g->nodes[i].uses;

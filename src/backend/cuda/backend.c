@@ -1,0 +1,194 @@
+/*
+** backend.c — the CUDA backend's Backend (backend.h), built into the plugin libmls_cuda.so
+** with cuda.cu and the kernels. It translates Tensors and OpParams into the raw pointers and
+** sizes of cuda.h; only registry.c knows the plugin exists. It calls nothing of the
+** interpreter (the plugin is linked with -z defs): the data of a tensor is read from its
+** fields directly, because tensor_data() would wait for the device.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "backend/cuda/cuda.h"
+
+static double *dptr(const Tensor *t) { return t->st->data + t->offset; }
+
+static double *cu_alloc(size_t nbytes) { return mcu_alloc(nbytes); }
+static void cu_free(double *p, size_t nbytes) { (void)nbytes; mcu_free(p); }
+
+static int cu_upload(double *dst, const double *src, size_t nbytes) { return mcu_upload(dst, src, nbytes); }
+static int cu_download(double *dst, const double *src, size_t nbytes) { return mcu_download(dst, src, nbytes); }
+
+static bool binary_op(OpKind op) {
+  switch (op) {
+  case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD: case OP_INTDIV:
+  case OP_MIN2: case OP_MAX2: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+  case OP_AND: case OP_OR: case OP_MULZ:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool cu_supports(OpKind op) {
+  return mcu_ew_supported(op) || mcu_reduce_supported(op) || op == OP_IFELSE || op == OP_MATMUL;
+}
+
+/* Before a kernel touches a tensor: bring its pages back if the host had them. */
+static int to_device(const Tensor *t) { return t ? mcu_device_access(t->st->data) : 0; }
+
+static int cu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+  int nin = op == OP_IFELSE ? 3 : binary_op(op) ? 2 : 1;
+  for (int k = 0; k < nin; k++)
+    if (to_device(in[k])) return 1;
+  if (to_device(out)) return 1;
+  int64_t r = tensor_rows(out), c = tensor_cols(out);
+  if (binary_op(op)) {
+    McuArg a = { in[0] ? dptr(in[0]) : NULL, (int)p->bc[0], p->scalar[0] };
+    McuArg b = { in[1] ? dptr(in[1]) : NULL, (int)p->bc[1], p->scalar[1] };
+    return mcu_binary(op, dptr(out), a, b, r, c);
+  }
+  if (mcu_ew_supported(op)) return mcu_unary(op, dptr(out), dptr(in[0]), r * c);
+  if (op == OP_IFELSE)
+    return mcu_ifelse(dptr(out), dptr(in[0]), tensor_numel(in[0]) == 1, dptr(in[1]), tensor_numel(in[1]) == 1,
+                      dptr(in[2]), tensor_numel(in[2]) == 1, r * c);
+  if (mcu_reduce_supported(op))
+    return mcu_reduce(op, dptr(out), dptr(in[0]), tensor_rows(in[0]), tensor_cols(in[0]), r, c);
+  return 1;
+}
+
+/* The leading dimension cuBLAS needs: the row stride, at least the row's length. */
+static int64_t ld_of(const Tensor *t) {
+  int64_t ld = t->stride[0];
+  return tensor_rows(t) <= 1 || ld < tensor_cols(t) ? (tensor_cols(t) > 0 ? tensor_cols(t) : 1) : ld;
+}
+
+static int cu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
+  if (to_device(A) || to_device(B) || to_device(C)) return 1;
+  int64_t m = tensor_rows(C), n = tensor_cols(C), k = ta ? tensor_rows(A) : tensor_cols(A);
+  return mcu_gemm(ta, tb, m, n, k, alpha, dptr(A), ld_of(A), dptr(B), ld_of(B), beta, dptr(C), n > 0 ? n : 1);
+}
+
+static int cu_copy2d(Tensor *out, const Tensor *in) {
+  if (to_device(in) || to_device(out)) return 1;
+  return mcu_copy2d(dptr(out), dptr(in), tensor_rows(in), tensor_cols(in), in->stride[0], in->stride[1]);
+}
+
+/* ---- fusion groups: CUDA C written here, compiled by NVRTC (fused.cu) ----
+** The program #includes backend/scalar.h (its text is compiled into this file by the build),
+** so the generated kernel evaluates the very formulas of the CPU kernels. */
+static const char scalar_h[] =
+#include "scalar_h.inc"
+;
+static const char math_h[] =                 /* NVRTC has the math functions built in */
+  "#define NAN __longlong_as_double(0x7ff8000000000000LL)\n"
+  "#define M_SQRT2 1.41421356237309504880\n"
+  "#define isnan(x) ((x) != (x))\n";
+static const char ops_h[] =                  /* OP_ codes numbered as ops.h numbers them */
+  "enum {\n"
+#define OP(name, sym, arity, flags) "OP_" #name ",\n"
+#include "ops.def"
+#undef OP
+  "};\n";
+
+typedef struct Src { char *p; size_t n, cap; bool oom; } Src;
+static void put(Src *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(Src *s, const char *fmt, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int k = vsnprintf(s->p + s->n, s->cap - s->n, fmt, ap);
+    va_end(ap);
+    if (k < 0) { s->oom = true; return; }
+    if ((size_t)k < s->cap - s->n) { s->n += (size_t)k; return; }
+    size_t cap = (s->cap + (size_t)k) * 2;
+    char *q = realloc(s->p, cap);
+    if (!q) { s->oom = true; return; }
+    s->p = q;
+    s->cap = cap;
+  }
+}
+
+static int cu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
+  if (p->nins == 0 || p->nin > 64) return 1;
+  for (int q = 0; q < p->nins; q++)
+    if (!mcu_ew_supported(p->ins[q].op)) return 1;           /* qnorm: op by op (CPU) */
+  for (int k = 0; k < p->nin; k++)
+    if (to_device(in[k])) return 1;
+  if (to_device(out)) return 1;
+  bool sum = p->red == OP_SUM;
+  int64_t n = p->rows * p->cols;
+  if (n == 0 && !sum) return 0;
+  Src s = { malloc(1024), 0, 1024, false };
+  if (!s.p) return 1;
+  put(&s, "#include <math.h>\n#include \"ops.h\"\n#include \"scalar.h\"\n"
+          "extern \"C\" __global__ void mls_fused(double *o, double *part, long long n, long long cols");
+  for (int k = 0; k < p->nin; k++) put(&s, ", const double *p%d, double s%d", k, k);
+  put(&s, ") {\n  double acc = 0.0;\n"
+          "  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x) {\n");
+  for (int r = 0; r < p->nregs; r++) put(&s, "    double r%d;\n", r);
+  for (int k = 0; k < p->nin; k++) {
+    if (!in[k]) put(&s, "    r%d = s%d;\n", k, k);
+    else switch (p->bc[k]) {
+      case BC_FULL: put(&s, "    r%d = p%d[k];\n", k, k); break;
+      case BC_SCALAR: put(&s, "    r%d = p%d[0];\n", k, k); break;
+      case BC_ROW: put(&s, "    r%d = p%d[k %% cols];\n", k, k); break;
+      case BC_COL: put(&s, "    r%d = p%d[k / cols];\n", k, k); break;
+    }
+  }
+  for (int q = 0; q < p->nins; q++) {
+    const FusedIns *f = &p->ins[q];
+    if (f->b >= 0) put(&s, "    r%d = sc_binary(%d, r%d, r%d);\n", f->dst, f->op, f->a, f->b);
+    else put(&s, "    r%d = sc_unary(%d, r%d);\n", f->dst, f->op, f->a);
+  }
+  int last = p->ins[p->nins - 1].dst;
+  if (sum) {
+    put(&s, "    acc += r%d;\n  }\n"
+            "  __shared__ double sh[%d];\n  sh[threadIdx.x] = acc;\n  __syncthreads();\n"
+            "  for (int h = blockDim.x / 2; h > 0; h >>= 1) {\n"
+            "    if (threadIdx.x < h) sh[threadIdx.x] += sh[threadIdx.x + h];\n    __syncthreads();\n  }\n"
+            "  if (threadIdx.x == 0) part[blockIdx.x] = sh[0];\n}\n", last, 256);
+  } else {
+    put(&s, "    o[k] = r%d;\n  }\n}\n", last);
+  }
+  if (s.oom) { free(s.p); return 1; }
+  void *args[4 + 128];
+  double *o = dptr(out), *part = mcu_scratch_ptr();
+  long long nn = (long long)n, cols = (long long)(p->cols > 0 ? p->cols : 1);
+  const double *ptr[64];
+  args[0] = &o; args[1] = &part; args[2] = &nn; args[3] = &cols;
+  for (int k = 0; k < p->nin; k++) {
+    ptr[k] = in[k] ? dptr(in[k]) : NULL;
+    args[4 + 2 * k] = &ptr[k];
+    args[5 + 2 * k] = (void *)&scalar[k];
+  }
+  const char *hs[3] = { math_h, ops_h, scalar_h }, *hn[3] = { "math.h", "ops.h", "scalar.h" };
+  int rc = mcu_fused_run(s.p, hs, hn, 3, args, n, sum, o);
+  free(s.p);
+  return rc;
+}
+
+static void cu_sync(void) { mcu_sync(); }
+static void cu_trim(void) { mcu_trim(); }
+static int cu_host_access(const double *base) { return mcu_host_access(base); }
+
+const Backend be_cuda = {
+  /* .name        = */ "cuda",
+  /* .alloc       = */ cu_alloc,
+  /* .free        = */ cu_free,
+  /* .upload      = */ cu_upload,
+  /* .download    = */ cu_download,
+  /* .supports_op = */ cu_supports,
+  /* .run         = */ cu_run,
+  /* .gemm        = */ cu_gemm,
+  /* .sync        = */ cu_sync,
+  /* .set_threads = */ NULL,
+  /* .trim        = */ cu_trim,
+  /* .run_fused   = */ cu_run_fused,
+  /* .describe    = */ mcu_describe,
+  /* .host_access = */ cu_host_access,
+  /* .copy2d      = */ cu_copy2d,
+  /* .init        = */ mcu_init,
+  /* .error       = */ mcu_error,
+};

@@ -1,0 +1,217 @@
+/*
+** cuda.cu — the CUDA runtime side of the GPU backend: the device and its stream, the caching
+** allocator over managed memory, host/device residency, and products through cuBLAS.
+** Failures are status codes with the reason kept for mcu_error(); nothing here longjmps.
+*/
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unordered_map>
+#include <vector>
+#include <cublas_v2.h>
+#include "cuda_impl.h"
+
+cudaStream_t mcu_stream;
+double *mcu_scratch;
+
+static int state;                            /* 0 untried, 1 ready, -1 unusable */
+static int device;
+static bool concurrent_managed;              /* the host may touch managed memory at any time */
+static bool busy;                            /* work was queued since the last wait */
+static cublasHandle_t blas;
+static char errbuf[256];
+/* MLS_CUDA_STATS=1: counts printed when the interpreter ends (docs/gpu.md, reading them) */
+static struct { unsigned long long launches, waits, prefetches, mallocs, reuses, uploads, downloads; } st;
+static char descr[512];
+
+int mcu_fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+  va_end(ap);
+  return 1;
+}
+
+const char *mcu_error(void) { return errbuf[0] ? errbuf : "unknown CUDA failure"; }
+
+static int cuda_check(cudaError_t e, const char *what) {
+  if (e == cudaSuccess) return 0;
+  cudaGetLastError();                        /* clear a non-sticky error */
+  return mcu_fail("CUDA error in %s: %s", what, cudaGetErrorString(e));
+}
+
+int mcu_launched(const char *kernel) {
+  busy = true;
+  st.launches++;
+  return cuda_check(cudaGetLastError(), kernel);
+}
+
+int mcu_init(void) {
+  if (state) return state > 0 ? 0 : 1;
+  state = -1;
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return mcu_fail("no CUDA device available");
+  }
+  if (cuda_check(cudaSetDevice(device), "cudaSetDevice")) return 1;
+  int cma = 0;
+  cudaDeviceGetAttribute(&cma, cudaDevAttrConcurrentManagedAccess, device);
+  concurrent_managed = cma != 0;
+  if (cuda_check(cudaStreamCreateWithFlags(&mcu_stream, cudaStreamNonBlocking), "cudaStreamCreate")) return 1;
+  if (cuda_check(cudaMalloc((void **)&mcu_scratch, MCU_SCRATCH * sizeof(double)), "cudaMalloc")) return 1;
+  cudaDeviceProp p;
+  cudaGetDeviceProperties(&p, device);
+  int rt = 0;
+  cudaRuntimeGetVersion(&rt);
+  snprintf(descr, sizeof descr, "%.200s, %.0f GiB, sm_%d%d, CUDA runtime %d.%d, cuBLAS", p.name,
+           (double)p.totalGlobalMem / (1024.0 * 1024 * 1024), p.major, p.minor, rt / 1000, rt % 1000 / 10);
+  state = 1;
+  return 0;
+}
+
+const char *mcu_describe(void) { return state > 0 ? descr : "CUDA (no device)"; }
+
+/* ---- the caching allocator ---- */
+typedef struct Block { size_t size; bool host; } Block;
+static std::unordered_map<const void *, Block> blocks;           /* every block we own */
+static std::unordered_multimap<size_t, double *> cached;         /* free blocks by size */
+static size_t in_use, in_cache;
+
+static size_t round_size(size_t n) {
+  if (n < 512) return 512;
+  if (n < ((size_t)1 << 20)) return (n + 511) & ~(size_t)511;
+  return (n + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+}
+
+void mcu_trim(void) {
+  if (state <= 0) return;
+  const char *e = getenv("MLS_CUDA_STATS");
+  if (e && *e && *e != '0')
+    fprintf(stderr, "cuda: %llu launches, %llu waits, %llu prefetches, %llu cudaMallocManaged, %llu reused blocks, "
+            "%llu uploads, %llu downloads, %.1f MiB cached\n", st.launches, st.waits, st.prefetches, st.mallocs,
+            st.reuses, st.uploads, st.downloads, (double)in_cache / 1048576.0);
+  cudaStreamSynchronize(mcu_stream);
+  busy = false;
+  for (auto &c : cached) { blocks.erase(c.second); cudaFree(c.second); }
+  cached.clear();
+  in_cache = 0;
+}
+
+double *mcu_alloc(size_t nbytes) {
+  size_t sz = round_size(nbytes);
+  auto it = cached.find(sz);
+  if (it != cached.end()) {
+    double *p = it->second;
+    cached.erase(it);
+    st.reuses++;
+    in_cache -= sz;
+    in_use += sz;
+    return p;
+  }
+  size_t freeb = 0, total = 0;
+  cudaMemGetInfo(&freeb, &total);
+  size_t reserve = (size_t)1 << 30;           /* the context, cuBLAS and NVRTC's modules */
+  /* managed pages take device memory when first touched, so count what we handed out */
+  if (sz + in_use + in_cache + reserve > total) mcu_trim();
+  if (sz + in_use + reserve > total) {
+    mcu_fail("out of GPU memory");
+    return NULL;
+  }
+  double *p = NULL;
+  if (cudaMallocManaged((void **)&p, sz, cudaMemAttachGlobal) != cudaSuccess) {
+    cudaGetLastError();
+    mcu_trim();
+    if (cudaMallocManaged((void **)&p, sz, cudaMemAttachGlobal) != cudaSuccess) {
+      cudaGetLastError();
+      mcu_fail("out of GPU memory");
+      return NULL;
+    }
+  }
+  blocks[p] = Block{ sz, false };
+  st.mallocs++;
+  in_use += sz;
+  return p;
+}
+
+void mcu_free(double *p) {
+  if (!p) return;
+  auto b = blocks.find(p);
+  if (b == blocks.end()) return;
+  in_use -= b->second.size;
+  in_cache += b->second.size;
+  cached.emplace(b->second.size, p);          /* stream order keeps pending kernels safe */
+  if (in_cache > ((size_t)8 << 30)) mcu_trim();
+}
+
+size_t mcu_bytes_in_use(void) { return in_use; }
+double *mcu_scratch_ptr(void) { return mcu_scratch; }
+size_t mcu_bytes_cached(void) { return in_cache; }
+
+int mcu_sync(void) {
+  if (state <= 0 || !busy) return 0;
+  busy = false;
+  st.waits++;
+  return cuda_check(cudaStreamSynchronize(mcu_stream), "a kernel");
+}
+
+int mcu_host_access(const double *p) {
+  int rc = mcu_sync();
+  auto b = blocks.find(p);
+  if (b != blocks.end()) b->second.host = true;
+  return rc;
+}
+
+int mcu_device_access(const double *p) {
+  if (!p) return 0;
+  auto b = blocks.find(p);
+  if (b == blocks.end() || !b->second.host) return 0;
+  b->second.host = false;
+  if (!concurrent_managed) return 0;           /* pages migrate on fault instead */
+  cudaMemLocation loc;
+  memset(&loc, 0, sizeof loc);
+  loc.type = cudaMemLocationTypeDevice;
+  loc.id = device;
+  busy = true;
+  st.prefetches++;
+  return cuda_check(cudaMemPrefetchAsync(p, b->second.size, loc, 0, mcu_stream), "cudaMemPrefetchAsync");
+}
+
+int mcu_upload(double *dst, const double *src, size_t nbytes) {
+  if (nbytes == 0) return 0;
+  busy = true;
+  st.uploads++;
+  return cuda_check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, mcu_stream), "an upload");
+}
+
+int mcu_download(double *dst, const double *src, size_t nbytes) {
+  if (nbytes == 0) return 0;
+  if (cuda_check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, mcu_stream), "a download")) return 1;
+  st.downloads++;
+  busy = true;
+  return mcu_sync();
+}
+
+/* ---- cuBLAS ----
+** cuBLAS is column-major: a row-major m x n matrix with leading dimension ld is its n x m
+** transpose there. So C^T = op(B)^T op(A)^T: call with the operands swapped. */
+int mcu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
+             const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
+  if (m == 0 || n == 0) return 0;
+  if (!blas) {                               /* started on the first product: most runs need none */
+    if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) return mcu_fail("cuBLAS could not start");
+    cublasSetStream(blas, mcu_stream);
+  }
+  if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || lda > INT32_MAX || ldb > INT32_MAX || ldc > INT32_MAX)
+    return mcu_fail("matrix too large for cuBLAS");
+  if (k == 0) {                              /* C = beta C; cuBLAS would too, spelled out */
+    if (beta == 0) return cuda_check(cudaMemsetAsync(C, 0, (size_t)(m * ldc) * sizeof(double), mcu_stream), "memset");
+  }
+  busy = true;
+  cublasStatus_t s = cublasDgemm(blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
+                                 (int)k, &alpha, B, (int)(ldb > 0 ? ldb : 1), A, (int)(lda > 0 ? lda : 1), &beta, C,
+                                 (int)(ldc > 0 ? ldc : 1));
+  if (s != CUBLAS_STATUS_SUCCESS) return mcu_fail("cuBLAS dgemm failed (status %d)", (int)s);
+  return 0;
+}
