@@ -8,7 +8,8 @@
 #   4. the examples with --device gpu;
 #   5. compute-sanitizer memcheck and racecheck on the parity test, when it is installed.
 # With --if-available (make test), a machine without a CUDA device prints why and passes.
-# JOBS test files run at once (each case is a process that starts CUDA).
+# JOBS test files run at once (each case is a process that starts CUDA); SUITES and CS_TOOLS
+# choose among the suites of 3 and the tools of 5 (default: all).
 mls=${1:-./mls}
 mode=${2:-}
 JOBS=${JOBS:-8}
@@ -55,16 +56,20 @@ suite() {  # name, then the environment for --run-tests
   echo "== tests/lang $name: $p passed, $f failed"
   [ "$f" -eq 0 ] || fail=1
 }
-suite gpu MLS_TEST_FLAGS="--device gpu"
-suite gpu-staged MLS_TEST_COMPARE="--device gpu --staged"
-suite gpu-jit-all MLS_TEST_COMPARE="--device gpu --jit-all"
+for s in ${SUITES:-gpu gpu-staged gpu-jit-all}; do
+  case $s in
+  gpu) suite gpu MLS_TEST_FLAGS="--device gpu" ;;
+  gpu-staged) suite gpu-staged MLS_TEST_COMPARE="--device gpu --staged" ;;
+  gpu-jit-all) suite gpu-jit-all MLS_TEST_COMPARE="--device gpu --jit-all" ;;
+  esac
+done
 rm -rf "$logs"
 echo "== examples --device gpu"
 MLS_FLAGS="--device gpu" tools/run_examples.sh "$mls" | tail -3
 MLS_FLAGS="--device gpu" tools/run_examples.sh "$mls" | grep -q " 0 failed$" || fail=1
 cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -n "$cs" ]; then
-  for tool in memcheck racecheck; do
+  for tool in ${CS_TOOLS:-memcheck racecheck}; do
     echo "== compute-sanitizer --tool $tool on the parity test"
     "$cs" --tool "$tool" --error-exitcode 3 "$mls" tests/gpu/parity.mls > "${TMPDIR:-/tmp}/cs-$tool.log" 2>&1
     st=$?

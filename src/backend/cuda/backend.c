@@ -31,8 +31,10 @@ static bool binary_op(OpKind op) {
   }
 }
 
+/* t() is a view and a reshape a device copy (copy2d): neither needs run(), both stay here. */
 static bool cu_supports(OpKind op) {
-  return mcu_ew_supported(op) || mcu_reduce_supported(op) || op == OP_IFELSE || op == OP_MATMUL;
+  return mcu_ew_supported(op) || mcu_reduce_supported(op) || op == OP_IFELSE || op == OP_MATMUL || op == OP_TRANSPOSE ||
+         op == OP_RESHAPE;
 }
 
 /* Before a kernel touches a tensor: bring its pages back if the host had them. */
