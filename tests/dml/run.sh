@@ -75,6 +75,10 @@ run "GLM Bernoulli probit icpt=2" "" GLM.dml $L Y=$F/glml_probit_y.csv dfam=2 li
 run "GLM Bernoulli probit icpt=0" "" GLM.dml $L Y=$F/glml_probit_y.csv dfam=2 link=3 icpt=0 -- B.csv glml_probit_B0.csv
 run "GLM binomial cauchit"      "" GLM.dml $L Y=$F/glml_cauchit_y.csv dfam=2 link=5 icpt=1 -- B.csv glml_cauchit_B.csv
 run "GLM Bernoulli sqrt link"   "" GLM.dml $L Y=$F/glml_sqrt_y.csv dfam=2 link=1 lpow=0.5 icpt=1 tol=1e-15 -- B.csv glml_sqrt_B.csv
+run "GLM Poisson sqrt"          "" GLM.dml $L Y=$F/glml_pois_sqrt_y.csv dfam=1 vpow=1 link=1 lpow=0.5 icpt=1 tol=1e-15 -- B.csv glml_pois_sqrt_B.csv
+run "GLM Gamma inverse"         "" GLM.dml $L Y=$F/glml_gamma_inv_y.csv dfam=1 vpow=2 icpt=1 tol=1e-15 -- B.csv glml_gamma_inv_B.csv
+run "GLM inverse Gaussian"      "" GLM.dml $L Y=$F/glml_invgauss_y.csv dfam=1 vpow=3 icpt=1 tol=1e-15 -- B.csv glml_invgauss_B.csv
+run "GLM Gaussian log"          "" GLM.dml $L Y=$F/glml_gauss_log_y.csv dfam=1 link=1 lpow=0 icpt=1 tol=1e-15 -- B.csv glml_gauss_log_B.csv
 run "m-svm icpt=1"              "" m-svm.dml X=$F/mlr_X.csv Y=$F/mlr_y.csv model=$T/W.csv fmt=csv icpt=1 reg=0.5 tol=1e-14 maxiter=1000 -- W.csv msvm_W.csv
 W="X=$F/step_X.csv Y=$F/step_y.csv B=$T/B.csv S=$T/S.csv fmt=csv"
 run "StepLinearRegDS icpt=1"    "" StepLinearRegDS.dml $W icpt=1 -- "B.csv step_B_icpt1.csv; S.csv step_S_icpt1.csv --tol 0"
