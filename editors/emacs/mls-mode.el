@@ -21,6 +21,9 @@
   '("if" "else" "while" "for" "parfor" "in" "function" "return" "break" "next")
   "The keywords of the MLS lexer.")
 
+(defconst mls-contextual-keywords '("as")
+  "Keywords only in context: source(\"f.mls\") as ns.")
+
 (defconst mls-constants '("TRUE" "FALSE" "Inf" "NaN" "pi")
   "The constants: the lexer's TRUE, FALSE, Inf and NaN, and the name pi.")
 
@@ -34,6 +37,8 @@
 
 (defvar mls-font-lock-keywords
   `((,(regexp-opt mls-keywords 'symbols) . font-lock-keyword-face)
+    (,(concat ")\\s-*" (regexp-opt mls-contextual-keywords 'symbols) "\\s-+[A-Za-z_]")
+     1 font-lock-keyword-face)
     (,(regexp-opt mls-constants 'symbols) . font-lock-constant-face)
     (,(regexp-opt mls-types 'symbols) . font-lock-type-face)
     (,(regexp-opt mls-builtins 'symbols) . font-lock-builtin-face)

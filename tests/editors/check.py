@@ -38,13 +38,19 @@ def path(*p):
 
 
 def lexer_keywords():
+    """The words of the lexer's rules ("if" { ... }), then the words lex_token_name() spells
+    that no rule makes (the contextual 'as' of source(...) as ns)."""
     text = open(path("grammar", "lexer.re")).read()
-    return re.findall(r'^\s*"([A-Za-z_][A-Za-z0-9_.]*)"\s*\{', text, re.M)
+    kw = re.findall(r'^\s*"([A-Za-z_][A-Za-z0-9_.]*)"\s*\{', text, re.M)
+    for w in re.findall(r'return "\'([A-Za-z_][A-Za-z0-9_.]*)\'";', text):
+        if w not in kw:
+            kw.append(w)
+    return kw
 
 
 KW = lexer_keywords()
 check("lexer.re gives the keywords (%s)" % " ".join(KW),
-      len(KW) >= 10 and "if" in KW and "function" in KW and "TRUE" in KW)
+      len(KW) >= 10 and "if" in KW and "function" in KW and "TRUE" in KW and "as" in KW)
 
 # ---- VS Code / TextMate ----
 try:
@@ -72,24 +78,25 @@ def rules(entry, repo, seen):
     return out
 
 
-def scope_at(rs, text):
-    """The scope a TextMate engine gives the token at the start of text, and its length."""
+def scope_at(rs, text, before=""):
+    """The scope a TextMate engine gives the token at the start of text (after the line's
+    text before, which lookbehinds may see), and its length."""
+    line, at = before + text, len(before)
     best = None
     for i, r in enumerate(rs):
-        m = re.compile(r.get("match", r.get("begin"))).search(text)
+        m = re.compile(r.get("match", r.get("begin"))).search(line, at)
         if m and (best is None or m.start() < best[0].start()):
             best = (m, r)
     if best is None:
         return None, 0
     m, r = best
-    if m.start() != 0:
-        return None, 0
     name = r.get("name")
     for g, cap in r.get("captures", {}).items():   # the capture that starts the token
-        if m.group(int(g)) is not None and m.start(int(g)) == 0:
-            name = cap.get("name", name)
-            return name, m.end(int(g))
-    return name, m.end()
+        if m.group(int(g)) is not None and m.start(int(g)) == at:
+            return cap.get("name", name), m.end(int(g)) - at
+    if m.start() != at:
+        return None, 0
+    return name, m.end() - at
 
 
 if G is not None:
@@ -113,7 +120,10 @@ if G is not None:
                     bad.append("%s: %s" % (r[key], e))
     check("every regex compiles", not bad and bool(allr), "; ".join(bad))
     for kw in KW:
-        name, n = scope_at(top, kw)
+        # 'as' is a keyword only after source(...): it is looked for there
+        pre = 'source("f.mls") ' if kw == "as" else ""
+        text = pre + kw + " ns" if kw == "as" else kw
+        name, n = scope_at(top, text[len(pre):], text[:len(pre)])
         check("TextMate: keyword '%s' gets a keyword or constant scope (got %s)" % (kw, name),
               n == len(kw) and name is not None and
               (name.startswith("keyword.") or name.startswith("constant.")))
@@ -153,8 +163,10 @@ for line in syn.splitlines():
     t = line.split()
     if len(t) > 3 and t[0] in ("syn", "syntax") and t[1] == "keyword":
         words.update(w for w in t[3:] if w != "contained")
+    if len(t) > 3 and t[0] in ("syn", "syntax") and t[1] == "match":   # \<as\> in a pattern
+        words.update(re.findall(r"\\<([A-Za-z_][A-Za-z0-9_.]*)\\>", line))
 miss = [k for k in KW if k not in words]
-check("vim: every keyword is in a syn keyword line", not miss, "missing " + " ".join(miss))
+check("vim: every keyword is in a syn keyword line (or a syn match)", not miss, "missing " + " ".join(miss))
 ftd = open(path("editors", "vim", "ftdetect", "mls.vim")).read()
 check("vim: ftdetect claims *.mls and *.dml", "*.mls" in ftd and "*.dml" in ftd)
 vim = shutil.which("vim")
@@ -162,14 +174,15 @@ if vim:
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "t.dml")
         with open(src, "w") as f:
-            f.write("\n".join(KW) + "\n# comment\n\"str\"\n")
+            # each keyword alone on a line; the contextual 'as' after source(...)'s ')'
+            f.write("\n".join(k if k != "as" else ") as ns" for k in KW) + "\n# comment\n\"str\"\n")
         out = os.path.join(d, "out")
         cmd = [vim, "-Nu", "NONE", "-i", "NONE", "-Es",
                "-c", "set rtp^=" + os.path.abspath(path("editors", "vim")),
                "-c", "filetype plugin on", "-c", "syntax on", "-c", "edit " + src,
                "-c", "redir! > " + out,
                "-c", "for l in range(1, line('$')) | echo getline(l) . ' ' . "
-                     "synIDattr(synIDtrans(synID(l, 1, 1)), 'name') | endfor",
+                     "synIDattr(synIDtrans(synID(l, getline(l) =~ '^) ' ? 3 : 1, 1)), 'name') | endfor",
                "-c", "echo 'filetype ' . &filetype", "-c", "echo 'errmsg ' . v:errmsg",
                "-c", "redir END", "-c", "qa!"]
         subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -181,14 +194,16 @@ if vim:
               got.get("errmsg", "").strip() == "")
         groups = ("Conditional", "Repeat", "Statement", "Keyword", "Boolean", "Constant")
         for kw in KW:
-            check("vim: '%s' is highlighted (%s)" % (kw, got.get(kw)), got.get(kw) in groups)
+            g = got.get(kw if kw != "as" else ") as ns")
+            check("vim: '%s' is highlighted (%s)" % (kw, g), g in groups)
         check("vim: comments and strings", got.get("# comment") == "Comment" and got.get('"str"') in ("String", "Constant"))
 else:
     print("note: vim is not installed; its load and highlight check did not run")
 
 # ---- Emacs ----
 el = open(path("editors", "emacs", "mls-mode.el")).read()
-strings = set(re.findall(r'"((?:[^"\\]|\\.)*)"', el))
+code = re.sub(r'^\s*;.*$', "", el, flags=re.M)        # the strings of code, not of comments
+strings = set(re.findall(r'"((?:[^"\\]|\\.)*)"', code))
 miss = [k for k in KW if k not in strings]
 check("emacs: every keyword is a string in mls-mode.el", not miss, "missing " + " ".join(miss))
 

@@ -13,6 +13,8 @@ syn keyword mlsStatement   break next
 syn keyword mlsKeyword     function return
 syn keyword mlsBoolean     TRUE FALSE
 syn keyword mlsConstant    Inf NaN
+" 'as' is a keyword only in source("f.mls") as ns: after a ')' and before a name
+syn match   mlsKeyword     ")\@<=\s*\zs\<as\>\ze\s\+[A-Za-z_]"
 " names the language gives a meaning but the lexer reads as identifiers
 syn keyword mlsType        matrix double integer boolean string list frame unknown
 syn keyword mlsType        Matrix Double Integer Boolean String List Frame Unknown
