@@ -60,7 +60,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 
 .PHONY: test-gpu bench-gpu
 .PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test sanitize sanitize-run bench run install clean conformance valgrind \
-  fuzz fuzz-build fuzz-smoke fuzz-corpus
+  fuzz fuzz-build fuzz-smoke fuzz-corpus editors-test FORCE
 all: deps mls
 
 deps:
@@ -95,6 +95,12 @@ $(BUILD)/mls: $(BUILD)/src/main.o $(BUILD)/libmls.a
 
 $(BUILD)/libmls.a: $(OBJS)
 	rm -f $@ && ar rcs $@ $^
+
+# interp.o compiles PREFIX in (MLS_STDLIB_DIR): rebuilt when PREFIX differs from the last build's
+$(BUILD)/PREFIX: FORCE
+	@mkdir -p $(BUILD) && echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' >$@
+$(BUILD)/src/interp/interp.o: $(BUILD)/PREFIX
+FORCE:
 
 $(BUILD)/gen/lexer.c: grammar/lexer.re
 	@mkdir -p $(dir $@)
@@ -149,6 +155,10 @@ repl-test: mls
 install-test: mls
 	tests/install/test_install.sh
 
+# the editor files (editors/) against the lexer's keywords
+editors-test:
+	/usr/bin/python3 tests/editors/check.py
+
 # DML scripts (tests/dml/*.dml) run with -nvargs on tests/fixtures/dml, compared with R's results
 dml-test: mls
 	tests/dml/run.sh ./mls
@@ -176,6 +186,7 @@ test: deps-install
 	$(MAKE) staged-test
 	$(MAKE) repl-test
 	$(MAKE) install-test
+	$(MAKE) editors-test
 	$(MAKE) dml-test
 	$(MAKE) robust-test
 	tests/gpu/run.sh ./mls --if-available
@@ -255,11 +266,20 @@ run: deps-install
 	$(MAKE) mls
 	./mls examples/tour.mls
 
+# The binary is built with PREFIX compiled in (MLS_STDLIB_DIR); the man page names PREFIX's
+# paths; docs/ go to share/doc/mls, the editor files where Vim and Emacs look (editors/).
 install: mls
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mls/stdlib $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 mls $(DESTDIR)$(PREFIX)/bin/mls
 	cp -r stdlib/. $(DESTDIR)$(PREFIX)/share/mls/stdlib/
-	install -m 644 man/mls.1 $(DESTDIR)$(PREFIX)/share/man/man1/mls.1
+	sed 's|/usr/local/share/|$(PREFIX)/share/|g' man/mls.1 >$(DESTDIR)$(PREFIX)/share/man/man1/mls.1
+	chmod 644 $(DESTDIR)$(PREFIX)/share/man/man1/mls.1
+	install -d $(DESTDIR)$(PREFIX)/share/doc/mls $(DESTDIR)$(PREFIX)/share/emacs/site-lisp \
+	  $(addprefix $(DESTDIR)$(PREFIX)/share/vim/vimfiles/,syntax ftdetect ftplugin) $(DESTDIR)$(PREFIX)/share/mls/editors
+	cp -r docs/. $(DESTDIR)$(PREFIX)/share/doc/mls/
+	for d in syntax ftdetect ftplugin; do install -m 644 editors/vim/$$d/mls.vim $(DESTDIR)$(PREFIX)/share/vim/vimfiles/$$d/; done
+	install -m 644 editors/emacs/mls-mode.el $(DESTDIR)$(PREFIX)/share/emacs/site-lisp/
+	cp -r editors/vscode $(DESTDIR)$(PREFIX)/share/mls/editors/
 
 clean:
 	rm -rf build mls

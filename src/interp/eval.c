@@ -414,7 +414,9 @@ __attribute__((noinline)) static Value eval_clparam(Interp *I, AstNode *n) {
   const char *nm = n->u.sym->name;
   if (nm[0] >= '0' && nm[0] <= '9')
     mls_throw(I, n->span, "command-line value '$%s' was not given (pass it with -args)", nm);
-  mls_throw(I, n->span, "command-line value '$%s' was not given (pass -nvargs %s=...)", nm, nm);
+  char msg[900];
+  interp_missing_params_msg(I, nm, msg, sizeof msg);   /* all the script's missing ones at once */
+  mls_throw(I, n->span, "%s", msg);
 }
 
 __attribute__((noinline)) static Value eval_nsref(Interp *I, AstNode *n) {

@@ -125,6 +125,9 @@ void interp_free(Interp *I);
 /* Parses and runs a program. Returns the exit status: 0, 1 runtime error, 2 syntax error.
 ** Errors are reported on I->errf. echo: print the values of expression statements (REPL). */
 int interp_run_source(Interp *I, Source *src, bool echo);
+/* (clparam.c) The message for reading $name, not given: with every other $name the running
+** script reads outside ifdef and was not given, and the meaning of each from its header. */
+void interp_missing_params_msg(Interp *I, const char *name, char *buf, size_t cap);
 /* Like interp_run_source, but reports "at_eof" parse errors by returning -1 without printing
 ** (the REPL then reads another line). */
 int interp_run_repl_chunk(Interp *I, Source *src);

@@ -70,12 +70,27 @@ run "GLM Bernoulli logit icpt=2" "" GLM.dml $G Y=$F/glm_bern_y.csv dfam=2 icpt=2
 run "GLM Gamma log"             "" GLM.dml $G Y=$F/glm_gamma_y.csv dfam=1 vpow=2 link=1 lpow=0 icpt=1 -- B.csv glm_gamma_B.csv
 run "GLM binomial cloglog"      "" GLM.dml $G Y=$F/glm_binom_y.csv dfam=2 link=4 icpt=1 -- B.csv glm_binom_B.csv
 run "GLM Gaussian identity"     "" GLM.dml $G Y=$F/glm_gauss_y.csv -- B.csv glm_gauss_B.csv
+L="X=$F/glml_X.csv B=$T/B.csv fmt=csv tol=1e-12"
+run "GLM Bernoulli probit icpt=2" "" GLM.dml $L Y=$F/glml_probit_y.csv dfam=2 link=3 icpt=2 -- B.csv glml_probit_B.csv
+run "GLM Bernoulli probit icpt=0" "" GLM.dml $L Y=$F/glml_probit_y.csv dfam=2 link=3 icpt=0 -- B.csv glml_probit_B0.csv
+run "GLM binomial cauchit"      "" GLM.dml $L Y=$F/glml_cauchit_y.csv dfam=2 link=5 icpt=1 -- B.csv glml_cauchit_B.csv
+run "GLM Bernoulli sqrt link"   "" GLM.dml $L Y=$F/glml_sqrt_y.csv dfam=2 link=1 lpow=0.5 icpt=1 tol=1e-15 -- B.csv glml_sqrt_B.csv
+run "GLM Poisson sqrt"          "" GLM.dml $L Y=$F/glml_pois_sqrt_y.csv dfam=1 vpow=1 link=1 lpow=0.5 icpt=1 tol=1e-15 -- B.csv glml_pois_sqrt_B.csv
+run "GLM Gamma inverse"         "" GLM.dml $L Y=$F/glml_gamma_inv_y.csv dfam=1 vpow=2 icpt=1 tol=1e-15 -- B.csv glml_gamma_inv_B.csv
+run "GLM inverse Gaussian"      "" GLM.dml $L Y=$F/glml_invgauss_y.csv dfam=1 vpow=3 icpt=1 tol=1e-15 -- B.csv glml_invgauss_B.csv
+run "GLM Gaussian log"          "" GLM.dml $L Y=$F/glml_gauss_log_y.csv dfam=1 link=1 lpow=0 icpt=1 tol=1e-15 -- B.csv glml_gauss_log_B.csv
 run "m-svm icpt=1"              "" m-svm.dml X=$F/mlr_X.csv Y=$F/mlr_y.csv model=$T/W.csv fmt=csv icpt=1 reg=0.5 tol=1e-14 maxiter=1000 -- W.csv msvm_W.csv
 W="X=$F/step_X.csv Y=$F/step_y.csv B=$T/B.csv S=$T/S.csv fmt=csv"
 run "StepLinearRegDS icpt=1"    "" StepLinearRegDS.dml $W icpt=1 -- "B.csv step_B_icpt1.csv; S.csv step_S_icpt1.csv --tol 0"
 run "StepLinearRegDS icpt=0"    "" StepLinearRegDS.dml $W icpt=0 -- "B.csv step_B_icpt0.csv; S.csv step_S_icpt0.csv --tol 0"
 P="X=$F/pca_X.csv Xout=$T/Xo.csv M=$T/M.csv"
 run "pca"                       "" pca.dml $P K=2 -- "Xo.csv pca_Xout.csv --sign-columns; M.csv pca_M.csv --sign-columns"
+
+A="X=$F/als_X.csv U=$T/U.csv V=$T/V.csv fmt=csv"
+A3="rank=3 Uinit=$F/als_U0_r3.csv Vinit=$F/als_V0_r3.csv"
+run "ALS-CG L2 unchecked"       "" ALS-CG.dml $A $A3 reg=L2 lambda=0.01 maxi=8 check=FALSE -- "U.csv als_U_L2.csv; V.csv als_V_L2.csv"
+run "ALS-CG wL2 converges"      "" ALS-CG.dml $A $A3 reg=wL2 lambda=0.05 maxi=50 thr=0.001 -- "U.csv als_U_wL2.csv; V.csv als_V_wL2.csv"
+run "ALS-CG rank 2"             "" ALS-CG.dml $A rank=2 Uinit=$F/als_U0_r2.csv Vinit=$F/als_V0_r2.csv lambda=0.1 maxi=30 -- "U.csv als_U_r2.csv; V.csv als_V_r2.csv"
 
 # the same scripts staged: every block traced (--staged), every function call jit (--jit-all)
 for fl in --staged --jit-all; do
@@ -87,6 +102,8 @@ for fl in --staged --jit-all; do
   run "MultiLogReg icpt=2 reg $fl" $fl MultiLogReg.dml $M icpt=2 reg=0.5 -- B.csv mlr_B_icpt2.csv
   run "GLM Bernoulli logit icpt=2 $fl" $fl GLM.dml $G Y=$F/glm_bern_y.csv dfam=2 icpt=2 -- B.csv glm_bern_B.csv
   run "GLM Poisson log $fl"        $fl GLM.dml $G Y=$F/glm_pois_y.csv dfam=1 vpow=1 icpt=1 -- B.csv glm_pois_B.csv
+  run "GLM binomial cauchit $fl"  $fl GLM.dml $L Y=$F/glml_cauchit_y.csv dfam=2 link=5 icpt=1 -- B.csv glml_cauchit_B.csv
+  run "ALS-CG wL2 converges $fl"  $fl ALS-CG.dml $A $A3 reg=wL2 lambda=0.05 maxi=50 thr=0.001 -- "U.csv als_U_wL2.csv; V.csv als_V_wL2.csv"
   run "StepLinearRegDS icpt=1 $fl" $fl StepLinearRegDS.dml $W icpt=1 -- "B.csv step_B_icpt1.csv; S.csv step_S_icpt1.csv --tol 0"
 done
 
@@ -138,9 +155,16 @@ err_case "l2svm: one row is too few" 'w = l2svm([1, 2], [1])' \
   "STDLIB/builtin/l2svm.mls:16:5: error: L2SVM: Stopping due to invalid inputs: Not possible to learn a binary class classifier without at least 2 rows
   in l2svm() at -e:1:5"
 
-err_case "glm: an unsupported link" 'B = glm([1; 2], [0; 1], dfam = 2, link = 3)' \
-  "STDLIB/builtin/glm.mls:67:5: error: glm: distribution family 2 (vpow 0) with link 3 (lpow 1) and a 2-column Y is not supported
+err_case "glm: an unsupported link" 'B = glm([1; 2], [0; 1], dfam = 1, link = 3)' \
+  "STDLIB/builtin/glm.mls:68:5: error: glm: distribution family 1 (vpow 0) with link 3 (lpow 1) and a 1-column Y is not supported
   in glm() at -e:1:5"
+
+err_case "alsCG: an unknown regularization" '[U, V] = alsCG([1, 2; 3, 4], rank = 2, reg = "L1")' \
+  "STDLIB/builtin/alsCG.mls:56:5: error: alsCG: wrong regularization! L1 (\"L2\" or \"wL2\")
+  in alsCG() at -e:1:10"
+err_case "alsCG: a start of the wrong shape" '[U, V] = alsCG([1, 2; 3, 4], rank = 2, Uinit = [1, 2])' \
+  "STDLIB/builtin/alsCG.mls:32:5: error: alsCG: Uinit must be 2x2 (nrow(X) x rank), got 1x2
+  in alsCG() at -e:1:10"
 
 # from an installed tree, run from elsewhere with no MLS_PATH: the builtins come from
 # PREFIX/share/mls/stdlib/builtin

@@ -1,7 +1,9 @@
 #!/bin/sh
 # test_install.sh — `make install PREFIX=<tmp>` then the installed binary, run from another
 # directory with no MLS_PATH, finds its stdlib (../share/mls/stdlib beside bin/, whatever
-# PREFIX the binary was built with), and `man -l` formats the installed page.
+# PREFIX the binary was built with), and `man -l` formats the installed page. The binary has
+# PREFIX compiled in (a copy elsewhere still finds PREFIX's stdlib), the man page names PREFIX's
+# paths, docs/ are in share/doc/mls and the editor files where Vim and Emacs look.
 set -u
 top=$(pwd)
 p=$(mktemp -d /tmp/mls-install.XXXXXX)
@@ -17,6 +19,21 @@ check "mls --version names OpenBLAS (got: $ver)" 'echo "$ver" | grep -q "cpu bac
 page=$(MANPAGER=cat MANWIDTH=80 man -l "$p/share/man/man1/mls.1" 2>&1)
 check "man -l shows the installed page" 'echo "$page" | grep -q "interpreter for MLS"'
 check "man page documents --staged" 'echo "$page" | grep -q -- "--staged"'
+check "man page FILES names PREFIX's stdlib" 'grep -q "^\.I $p/share/mls/stdlib\$" "$p/share/man/man1/mls.1"'
+check "man page points to PREFIX/share/doc/mls" 'echo "$page" | grep -q "$p/share/doc/mls/language.md"'
+check "no /usr/local left in the installed man page" '! grep -q /usr/local "$p/share/man/man1/mls.1"'
+# a copy of the binary with no stdlib near it: the stdlib path compiled in is PREFIX's
+q=$(mktemp -d /tmp/mls-bin.XXXXXX)
+cp "$p/bin/mls" "$q/mls"
+out=$(cd / && env -u MLS_PATH "$q/mls" -e 'source("nn.mls") as nn; print(nn::relu([-1, 2]))' 2>&1)
+rm -rf "$q"
+check "a copy of the binary finds PREFIX's stdlib (got: $out)" '[ "$out" = "0 2" ]'
+check "docs/ installed in PREFIX/share/doc/mls" 'diff -r "$top/docs" "$p/share/doc/mls" >/dev/null'
+for f in syntax/mls.vim ftdetect/mls.vim ftplugin/mls.vim; do
+  check "vim file $f installed" 'cmp -s "$top/editors/vim/$f" "$p/share/vim/vimfiles/$f"'
+done
+check "emacs mode installed" 'cmp -s "$top/editors/emacs/mls-mode.el" "$p/share/emacs/site-lisp/mls-mode.el"'
+check "VS Code extension installed" 'diff -r "$top/editors/vscode" "$p/share/mls/editors/vscode" >/dev/null'
 cd "$top"
 [ $fail = 0 ] && echo "install: all passed"
 exit $fail

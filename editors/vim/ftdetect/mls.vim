@@ -1,0 +1,2 @@
+" ftdetect/mls.vim — .mls and .dml files are MLS (DML is read by the same interpreter).
+autocmd BufRead,BufNewFile *.mls,*.dml setfiletype mls
