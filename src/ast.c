@@ -261,6 +261,7 @@ AstNode *ast_index(Parse *P, AstNode *x, NodeList *ix, Token rb) {
   AstNode *n = node(P, AST_INDEX, span_join(x->span, tspan(rb)), ix->n + 1);
   n->kids[0] = x;
   for (uint32_t i = 0; i < ix->n; i++) n->kids[i + 1] = ix->items[i];   /* NULL = empty */
+  if (P->dml && ix->n == 1 && ix->items[0]) n->flags |= AST_F_DMLROW;
   return tall(P, n);
 }
 

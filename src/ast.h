@@ -21,7 +21,9 @@ typedef enum AstKind {      /* grep ORDER AST: ast_kind_name() follows this orde
   AST_KIND_COUNT
 } AstKind;
 
-enum { AST_F_PAREN = 1 };
+/* AST_F_DMLROW: an index X[i] written in a .dml file; on a matrix that is not a column vector
+** it is DML's row index X[i, ] (eval.c), anywhere else R's single index. */
+enum { AST_F_PAREN = 1, AST_F_DMLROW = 2 };
 
 /* Trees taller than this are rejected when parsing ("nested too deeply"), so evaluating
 ** one can never exhaust the C stack (the interpreter thread has 1 GiB). */
