@@ -1,0 +1,149 @@
+#!/bin/sh
+# systemds_nn_check.sh — loads every layer and optimizer file of SystemDS's scripts/nn library
+# unchanged and runs it: for each file a driver .dml does `source(".../x.dml") as L` and calls
+# its forward/backward (init/update for an optimizer) on small random inputs of the right shapes
+# (the table at the end of this script), then prints one line per file and the counts.
+#   tools/systemds_nn_check.sh DIR [MLS]
+# DIR is SystemDS's scripts/ directory (the one that holds nn/), or nn/ itself; MLS defaults to
+# ./mls. The files are not part of this repository (docs/dml.md, "SystemDS nn library").
+# Drivers run from a scratch directory that links nn -> DIR/nn (the library's files say
+# source("nn/util.dml")) and scripts -> DIR (conv2d_transpose.dml says
+# source("scripts/nn/util.dml")). A file passes "load" when sourcing it alone succeeds and
+# "run" when its driver prints OK; a file with no row in the table is "no driver" (a failure).
+# Exit status: 0 when every file passes both, else 1.
+set -u
+[ $# -ge 1 ] || { echo "usage: $0 DIR [MLS]" >&2; exit 2; }
+dir=$1
+[ -d "$dir/nn" ] || { [ -d "$dir/layers" ] && dir=$dir/..; }
+[ -d "$dir/nn/layers" ] || { echo "$0: no nn/layers under $1" >&2; exit 2; }
+dir=$(cd "$dir" && pwd)
+mls=${2:-./mls}
+case $mls in /*) ;; *) mls=$(pwd)/$mls ;; esac
+tmo=${NN_CHECK_TIMEOUT:-120}
+T=$(mktemp -d /tmp/mls-nncheck.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+ln -s "$dir/nn" "$T/nn"
+ln -s "$dir" "$T/scripts"
+self=$0
+
+# driver NAME: the table's body for NAME (layers/x or optim/x), empty when there is none
+driver() {
+  awk -v want="@@ $1" '$0 == want { on = 1; next } /^@@ / { on = 0 } on' "$self" | sed -n '/^#TABLE-END/q;p'
+}
+
+lpass=0 lfail=0 rpass=0 rfail=0
+printf '%-40s %-6s %s\n' file load run
+for f in "$dir"/nn/layers/*.dml "$dir"/nn/optim/*.dml; do
+  [ -f "$f" ] || continue
+  rel=${f#"$dir"/nn/}
+  name=${rel%.dml}
+  printf 'source("nn/%s") as L\nprint("OK")\n' "$rel" >"$T/load.dml"
+  if (cd "$T" && timeout "$tmo" "$mls" load.dml) >"$T/out" 2>&1 && tail -n 1 "$T/out" | grep -qx OK; then
+    load=pass; lpass=$((lpass + 1))
+  else
+    load=FAIL; lfail=$((lfail + 1)); cp "$T/out" "$T/load-$(echo "$name" | tr / _).err"
+  fi
+  body=$(driver "$name")
+  if [ -z "$body" ]; then
+    run="no driver"; rfail=$((rfail + 1))
+  else
+    { printf 'source("nn/%s") as L\n' "$rel"; printf '%s\n' "$body"; printf 'print("OK")\n'; } >"$T/run.dml"
+    if (cd "$T" && timeout "$tmo" "$mls" run.dml) >"$T/out" 2>&1 && tail -n 1 "$T/out" | grep -qx OK; then
+      run=pass; rpass=$((rpass + 1))
+    else
+      run=FAIL; rfail=$((rfail + 1))
+      first=$(grep -m1 'error' "$T/out" || tail -n 1 "$T/out")
+      run="FAIL  $first"
+    fi
+  fi
+  printf '%-40s %-6s %s\n' "$rel" "$load" "$run"
+  [ "$load" = FAIL ] && sed -n '1,3s/^/    /p' "$T/load-$(echo "$name" | tr / _).err"
+done
+echo "load: $lpass passed, $lfail failed; run: $rpass passed, $rfail failed"
+[ $lfail -eq 0 ] && [ $rfail -eq 0 ]
+exit $?
+
+# The table: "@@ layers/NAME" or "@@ optim/NAME", then the driver's body (DML; L is the file's
+# namespace). Shapes are small; N examples, C channels, Hin x Win images, and so on.
+@@ layers/affine
+X = rand(rows=4, cols=3, seed=1)
+[W, b] = L::init(3, 2, 7)
+out = L::forward(X, W, b)
+[dX, dW, db] = L::backward(out, X, W, b)
+@@ layers/attention
+q = rand(rows=2, cols=3*4, seed=1)
+k = rand(rows=2, cols=3*4, seed=2)
+v = rand(rows=2, cols=3*5, seed=3)
+out = L::forward(q, k, v, 3)
+[dq, dk, dv] = L::backward(out, q, k, v, 3)
+@@ layers/batch_norm1d
+X = rand(rows=5, cols=3, seed=1)
+[gamma, beta, em, ev] = L::init(3)
+[out, emu, evu, cm, cv, cn] = L::forward(X, gamma, beta, "train", em, ev, 0.9, 1e-5)
+[dX, dg, db] = L::backward(out, out, emu, evu, cm, cv, cn, X, gamma, beta, "train", em, ev, 0.9, 1e-5)
+[out, emu, evu, cm, cv, cn] = L::forward(X, gamma, beta, "test", em, ev, 0.9, 1e-5)
+@@ layers/batch_norm2d
+X = rand(rows=3, cols=2*3*3, seed=1)
+[gamma, beta, em, ev] = L::init(2)
+[out, emu, evu, cm, civ] = L::forward(X, gamma, beta, 2, 3, 3, "train", em, ev, 0.9, 1e-5)
+[dX, dg, db] = L::backward(out, cm, civ, X, gamma, 2, 3, 3, 1e-5)
+@@ layers/conv2d
+X = rand(rows=2, cols=2*5*5, seed=1)
+[W, b] = L::init(3, 2, 3, 3)
+[out, Hout, Wout] = L::forward(X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+[dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+@@ layers/conv2d_builtin
+X = rand(rows=2, cols=2*5*5, seed=1)
+[W, b] = L::init(3, 2, 3, 3)
+[out, Hout, Wout] = L::forward(X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+[dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+@@ layers/conv2d_depthwise
+X = rand(rows=2, cols=2*5*5, seed=1)
+[W, b] = L::init(2, 3, 3, 3)
+[out, Hout, Wout] = L::forward(X, W, b, 5, 5, 3, 3, 3, 1, 1, 1, 1)
+[dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 5, 5, 3, 3, 3, 1, 1, 1, 1)
+@@ layers/conv2d_transpose
+X = rand(rows=2, cols=2*3*3, seed=1)
+[W, b] = L::init(3, 2, 3, 3)
+[out, Hout, Wout] = L::forward(X, W, b, 2, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1)
+[dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 2, 3, 3, 3, 3, 2, 2, 1, 1)
+[Wb, bb] = L::init_bilinear(2, 4)
+@@ layers/dropout
+X = rand(rows=4, cols=5, seed=1)
+[out, mask] = L::forward(X, 0.5, 3)
+[out, mask] = L::forward(X, 0.5, -1)
+dX = L::backward(out, X, 0.5, mask)
+@@ layers/lstm
+N = 2
+T = 3
+D = 4
+M = 5
+X = rand(rows=N, cols=T*D, seed=1)
+[W, b, out0, c0] = L::init(N, D, M)
+[out, c, co, cc, ci] = L::forward(X, W, b, T, D, TRUE, out0, c0)
+[dX, dW, db, dout0, dc0] = L::backward(out, c, X, W, b, T, D, TRUE, out0, c0, co, cc, ci)
+[out, c, co, cc, ci] = L::forward(X, W, b, T, D, FALSE, out0, c0)
+[dX, dW, db, dout0, dc0] = L::backward(out, c, X, W, b, T, D, FALSE, out0, c0, co, cc, ci)
+@@ layers/max_pool2d
+X = rand(rows=2, cols=2*4*4, seed=1)
+[out, Hout, Wout] = L::forward(X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+[out, Hout, Wout] = L::forward(X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+@@ layers/relu
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+out = L::forward(X)
+dX = L::backward(out, X)
+@@ layers/sigmoid
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+out = L::forward(X)
+dX = L::backward(out, X)
+@@ layers/softmax
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+out = L::forward(X)
+dX = L::backward(out, X)
+@@ layers/tanh
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+out = L::forward(X)
+dX = L::backward(out, X)
+#TABLE-END
