@@ -108,6 +108,135 @@ X = rand(rows=2, cols=2*3*3, seed=1)
 [out, Hout, Wout] = L::forward(X, W, b, 2, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1)
 [dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 2, 3, 3, 3, 3, 2, 2, 1, 1)
 [Wb, bb] = L::init_bilinear(2, 4)
+@@ layers/cross_entropy_loss
+pred = rand(rows=4, cols=3, min=0.1, max=0.9, seed=1)
+y = rand(rows=4, cols=3, seed=2)
+loss = L::forward(pred, y)
+dpred = L::backward(pred, y)
+@@ layers/cross_entropy_loss2d
+pred = rand(rows=2, cols=3*2*2, min=0.1, max=0.9, seed=1)
+y = rand(rows=2, cols=3*2*2, seed=2)
+loss = L::forward(pred, y, 3)
+dpred = L::backward(pred, y, 3)
+@@ layers/elu
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+out = L::forward(X, 1)
+dX = L::backward(out, X, 1)
+@@ layers/l1_reg
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+loss = L::forward(X, 0.01)
+dX = L::backward(X, 0.01)
+@@ layers/l2_loss
+pred = rand(rows=4, cols=3, seed=1)
+y = rand(rows=4, cols=3, seed=2)
+loss = L::forward(pred, y)
+dpred = L::backward(pred, y)
+@@ layers/l2_loss2d
+pred = rand(rows=2, cols=3*2*2, seed=1)
+y = rand(rows=2, cols=3*2*2, seed=2)
+loss = L::forward(pred, y, 3)
+dpred = L::backward(pred, y, 3)
+@@ layers/l2_reg
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+loss = L::forward(X, 0.01)
+dX = L::backward(X, 0.01)
+@@ layers/leaky_relu
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+out = L::forward(X)
+dX = L::backward(out, X)
+@@ layers/log_loss
+pred = rand(rows=4, cols=1, min=0.1, max=0.9, seed=1)
+y = round(rand(rows=4, cols=1, seed=2))
+loss = L::forward(pred, y)
+dpred = L::backward(pred, y)
+@@ layers/logcosh_loss
+pred = rand(rows=4, cols=3, seed=1)
+y = rand(rows=4, cols=3, seed=2)
+loss = L::forward(pred, y)
+dpred = L::backward(pred, y)
+@@ layers/low_rank_affine
+X = rand(rows=4, cols=5, seed=1)
+[U, V, b] = L::init(5, 3, 2)
+out = L::forward(X, U, V, b)
+[dX, dU, dV, db] = L::backward(out, X, U, V, b)
+@@ layers/gelu
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+out = L::forward(X)
+dX = L::backward(out, X)
+@@ layers/prelu
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+out = L::forward(X, 1)
+dX = L::backward(out, X, 1)
+@@ layers/rnn
+N = 2
+T = 3
+D = 4
+M = 5
+X = rand(rows=N, cols=T*D, seed=1)
+[W, b, out0] = L::init(N, D, M)
+[out, co] = L::forward(X, W, b, T, D, TRUE, out0)
+[dX, dW, db, dout0] = L::backward(out, X, W, b, T, D, TRUE, out0, co)
+[out, co] = L::forward(X, W, b, T, D, FALSE, out0)
+[dX, dW, db, dout0] = L::backward(out, X, W, b, T, D, FALSE, out0, co)
+@@ layers/scale_shift1d
+X = rand(rows=4, cols=3, seed=1)
+[gamma, beta] = L::init(3)
+out = L::forward(X, gamma, beta)
+[dX, dg, db] = L::backward(out, out, X, gamma, beta)
+@@ layers/scale_shift2d
+X = rand(rows=3, cols=2*3*3, seed=1)
+[gamma, beta] = L::init(2)
+out = L::forward(X, gamma, beta, 2, 3, 3)
+[dX, dg, db] = L::backward(out, out, X, gamma, beta, 2, 3, 3)
+@@ layers/selu
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+out = L::forward(X)
+dX = L::backward(out, X)
+@@ layers/silu
+X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
+out = L::forward(X)
+dX = L::backward(out, X)
+@@ layers/softmax2d
+X = rand(rows=2, cols=3*2*2, min=-1, max=1, seed=1)
+out = L::forward(X, 3)
+dX = L::backward(out, X, 3)
+@@ layers/avg_pool2d_builtin
+X = rand(rows=2, cols=2*4*4, seed=1)
+[out, Hout, Wout] = L::forward(X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+[out, Hout, Wout] = L::forward(X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+@@ layers/max_pool2d_builtin
+X = rand(rows=2, cols=2*4*4, seed=1)
+[out, Hout, Wout] = L::forward(X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+[out, Hout, Wout] = L::forward(X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+@@ layers/upsample2d
+X = rand(rows=2, cols=2*3*3, seed=1)
+out = L::forward(X, 2, 3, 3, 2, 3)
+dX = L::backward(out, 2, 3, 3, 2, 3)
+@@ layers/zero_pad2d
+X = rand(rows=2, cols=2*3*3, seed=1)
+out = L::forward(X, 2, 3, 3, 1, 2, 0, 1)
+dX = L::backward(out, 2, 3, 3, 1, 2, 0, 1)
+@@ layers/global_avg_pool2d
+X = rand(rows=2, cols=2*3*3, seed=1)
+[out, Hout, Wout] = L::forward(X, 2, 3, 3)
+dX = L::backward(out, X, 2, 3, 3)
+@@ layers/softmax2d_loss
+X = rand(rows=2, cols=3*2*2, min=-1, max=1, seed=1)
+probs = L::forward(X, 3)
+@@ layers/softmax_cross_entropy_loss
+X = rand(rows=4, cols=3, min=-1, max=1, seed=1)
+y = table(seq(1, 4), matrix("1 3 2 3", rows=4, cols=1), 4, 3)
+loss = L::forward(X, y)
+dX = L::backward(X, y)
+@@ layers/softmax_loss
+X = rand(rows=4, cols=3, min=-1, max=1, seed=1)
+y = table(seq(1, 4), matrix("1 3 2 3", rows=4, cols=1), 4, 3)
+probs = L::forward(X)
+dX = L::backward(X, probs, y)
 @@ layers/dropout
 X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)
