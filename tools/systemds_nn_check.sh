@@ -251,6 +251,22 @@ X = rand(rows=4, cols=3, min=-1, max=1, seed=1)
 y = table(seq(1, 4), matrix("1 3 2 3", rows=4, cols=1), 4, 3)
 probs = L::forward(X)
 dX = L::backward(X, probs, y)
+@@ layers/conv1d
+X = rand(rows=2, cols=2*7, seed=1)
+W = rand(rows=3, cols=2*3, seed=2)
+b = rand(rows=3, cols=1, seed=3)
+out = L::forward(X, W, 1, 2, 2, 2, 7, 3, 3, b)
+@@ layers/embedding
+idx = matrix("2 1 4 2", rows=4, cols=1)
+E = L::init(5, 3, 7)
+out = L::forward(idx, E)
+dE = L::backward(out, idx, 5)
+dE = L::backward(out, idx, 5, 2)
+@@ layers/fm
+X = rand(rows=4, cols=3, seed=1)
+[w0, W, V] = L::init(3, 2)
+out = L::forward(X, w0, W, V)
+[dw0, dW, dV] = L::backward(out, X, w0, W, V)
 @@ layers/dropout
 X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)
