@@ -267,6 +267,20 @@ X = rand(rows=4, cols=3, seed=1)
 [w0, W, V] = L::init(3, 2)
 out = L::forward(X, w0, W, V)
 [dw0, dW, dV] = L::backward(out, X, w0, W, V)
+@@ layers/batch_norm2d_old
+X = rand(rows=3, cols=2*3*3, seed=1)
+[gamma, beta, em, ev] = L::init(2)
+[out, emu, evu, cm, civ] = L::forward(X, gamma, beta, 2, 3, 3, "train", em, ev, 0.9, 1e-5)
+[dX, dg, db] = L::backward(out, cm, civ, X, gamma, 2, 3, 3, 1e-5)
+@@ layers/conv2d_transpose_depthwise
+X = rand(rows=2, cols=4*3*3, seed=1)
+[W, b] = L::init(4, 2, 3, 3)
+[out, Hout, Wout] = L::forward(X, W, b, 4, 3, 3, 2, 3, 3, 2, 2, 1, 1, 1, 1)
+[dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 4, 3, 3, 2, 3, 3, 2, 2, 1, 1)
+@@ layers/lrn
+X = rand(rows=2, cols=4*2*3, seed=1)
+out = L::forward(X, 4, 2, 3, 3, 1e-4, 0.75, 2)
+dX = L::backward(out, X, 4, 2, 3, 3, 1e-4, 0.75, 2)
 @@ layers/dropout
 X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)
