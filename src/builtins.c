@@ -29,7 +29,7 @@ const Builtin builtin_table[] = {
   { "as.integer", bi_as_integer, "as.integer(x)", OP_NONE, 0, "Truncates toward zero, elementwise (numbers stay doubles)." },
   { "as.logical", bi_as_logical, "as.logical(x)", OP_NONE, 0, "Converts a number or string to TRUE/FALSE (nonzero is TRUE)." },
   { "as.matrix", bi_as_matrix, "as.matrix(x)", OP_NONE, 0, "Makes a number a 1x1 matrix; a matrix is returned as is." },
-  { "as.scalar", bi_as_scalar, "as.scalar(x)", OP_NONE, DIFF | BI_AD, "The number inside a 1x1 matrix (a number is returned as is)." },
+  { "as.scalar", bi_as_scalar, "as.scalar(x)", OP_NONE, DIFF | BI_AD, "The number inside a 1x1 matrix (a number or a string is returned as is, and a list of one\nsuch element gives the element, as SystemDS's as.scalar(L[\"name\"]))." },
   { "asin", bi_unary, "asin(x)", OP_ASIN, DIFF | BI_AD, "Arc sine (radians, in [-pi/2, pi/2]), elementwise; NaN outside [-1, 1]." },
   { "assert", bi_assert, "assert(cond, msg=)", OP_NONE, INV | BI_EFFECT,
     "Stops with 'assertion failed' (or msg) unless cond is TRUE (or nonzero)." },

@@ -11,7 +11,8 @@
 # source("scripts/nn/util.dml")). A file passes "load" when sourcing it alone succeeds and
 # "run" when its driver prints OK; a file with no row in the table is "no driver" (a failure). A
 # row "#EXPECT-FAIL reason" marks a file that is not valid DML (SystemDS rejects it too): it must
-# fail to load with a located error, and is counted apart.
+# fail to load with a located error, and is counted apart. A row holding "#EXPECT-ERROR text"
+# drives a call that SystemDS rejects as well: it passes when the driver fails with that text.
 # Exit status: 0 when every other file passes both, else 1.
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 DIR [MLS]" >&2; exit 2; }
@@ -62,7 +63,14 @@ for f in "$dir"/nn/layers/*.dml "$dir"/nn/optim/*.dml; do
     run="no driver"; rfail=$((rfail + 1))
   else
     { printf 'source("nn/%s") as L\n' "$rel"; printf '%s\n' "$body"; printf 'print("OK")\n'; } >"$T/run.dml"
-    if (cd "$T" && timeout "$tmo" "$mls" run.dml) >"$T/out" 2>&1 && tail -n 1 "$T/out" | grep -qx OK; then
+    want=$(printf '%s\n' "$body" | sed -n 's/^#EXPECT-ERROR //p')
+    if [ -n "$want" ]; then                 # SystemDS rejects this call too: it must fail so
+      if ! (cd "$T" && timeout "$tmo" "$mls" run.dml) >"$T/out" 2>&1 && grep -qF "$want" "$T/out"; then
+        run="pass  (an error, as in SystemDS: $want)"; rpass=$((rpass + 1))
+      else
+        run="FAIL  (expected the error: $want)"; rfail=$((rfail + 1))
+      fi
+    elif (cd "$T" && timeout "$tmo" "$mls" run.dml) >"$T/out" 2>&1 && tail -n 1 "$T/out" | grep -qx OK; then
       run=pass; rpass=$((rpass + 1))
     else
       run=FAIL; rfail=$((rfail + 1))
@@ -281,6 +289,26 @@ X = rand(rows=2, cols=4*3*3, seed=1)
 X = rand(rows=2, cols=4*2*3, seed=1)
 out = L::forward(X, 4, 2, 3, 3, 1e-4, 0.75, 2)
 dX = L::backward(out, X, 4, 2, 3, 3, 1e-4, 0.75, 2)
+@@ layers/affineBackwardPass
+layers = list(W1=rand(rows=3, cols=2), b1=rand(rows=1, cols=2), a1="relu")
+g = L::m_affineBackwardPass(list(), layers)
+#EXPECT-ERROR result 'gradients' of m_affineBackwardPass() was not assigned
+@@ layers/affineForwardPass
+layers = list(W1=rand(rows=3, cols=4, seed=1), b1=rand(rows=1, cols=4, seed=2),
+              W2=rand(rows=4, cols=2, seed=3), b2=rand(rows=1, cols=2, seed=4), activation="softmax")
+X = rand(rows=5, cols=3, seed=5)
+cache = L::affineForwardPass(X, layers)
+layers["activation"] = "logits"
+cache = L::affineForwardPass(X, layers)
+@@ layers/graph_conv
+X = rand(rows=4, cols=3, seed=1)
+E = matrix("1 2 2 3 3 3 4 1", rows=4, cols=2)
+w = matrix(1, rows=4, cols=1)
+[W, b] = L::init(3, 2, 7)
+out = L::forward(X, E, w, W, b, TRUE)
+[dX, dW, db] = L::backward(out, X, E, w, W, b, TRUE)
+out = L::forward(X, E, w, W, b, FALSE)
+[dX, dW, db] = L::backward(out, X, E, w, W, b, FALSE)
 @@ layers/dropout
 X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)
