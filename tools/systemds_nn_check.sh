@@ -309,6 +309,49 @@ out = L::forward(X, E, w, W, b, TRUE)
 [dX, dW, db] = L::backward(out, X, E, w, W, b, TRUE)
 out = L::forward(X, E, w, W, b, FALSE)
 [dX, dW, db] = L::backward(out, X, E, w, W, b, FALSE)
+@@ layers/feedForward
+layers = list(W1=rand(rows=3, cols=4, seed=1), b1=rand(rows=1, cols=4, seed=2),
+              W2=rand(rows=4, cols=2, seed=3), b2=rand(rows=1, cols=2, seed=4), activation="sigmoid")
+X = rand(rows=5, cols=3, seed=5)
+cache = L::feedForward(X, layers)
+cache = L::feedForward(X, layers, TRUE)
+@@ layers/lenetForwardPass
+C = 1
+Hin = 8
+Win = 8
+model = list(W1=rand(rows=2, cols=C*5*5, seed=1), b1=matrix(0, rows=2, cols=1),
+             W2=rand(rows=3, cols=2*5*5, seed=2), b2=matrix(0, rows=3, cols=1),
+             W3=rand(rows=3*2*2, cols=4, seed=3), b3=matrix(0, rows=1, cols=4),
+             W4=rand(rows=4, cols=3, seed=4), b4=matrix(0, rows=1, cols=3))
+X = rand(rows=2, cols=C*Hin*Win, seed=5)
+cache = L::lenetForward(X, C, Hin, Win, model)
+cache = L::lenetForward(X, C, Hin, Win, model, TRUE)
+@@ layers/lstm_builtin
+# the builtin's results are compared with SystemDS's own layers/lstm.dml (same gate order)
+source("nn/layers/lstm.dml") as ref
+N = 2
+T = 3
+D = 4
+M = 5
+X = rand(rows=N, cols=T*D, seed=1)
+[W, b, out0, c0] = L::init(N, D, M)
+b = rand(rows=1, cols=4*M, min=-0.5, max=0.5, seed=2)
+out0 = rand(rows=N, cols=M, seed=3)
+c0 = rand(rows=N, cols=M, seed=4)
+dc = rand(rows=N, cols=M, seed=6)
+for (k in 1:2) {
+  seqs = k == 1
+  [out, c, state] = L::forward(X, W, b, seqs, out0, c0)
+  [rout, rc, co, cc, ci] = ref::forward(X, W, b, T, D, seqs, out0, c0)
+  dout = rand(rows=N, cols=ncol(out), seed=5)
+  [dX, dW, db, dout0, dc0] = L::backward(dout, dc, X, W, b, seqs, out0, c0, state)
+  [rdX, rdW, rdb, rdout0, rdc0] = ref::backward(dout, dc, X, W, b, T, D, seqs, out0, c0, co, cc, ci)
+  e = max(max(abs(out - rout)), max(abs(c - rc)), max(abs(dX - rdX)), max(abs(dW - rdW)),
+          max(abs(db - rdb)), max(abs(dout0 - rdout0)), max(abs(dc0 - rdc0)))
+  if (e > 1e-12) stop("lstm builtin and layers/lstm.dml differ by " + e)
+}
+@@ layers/resnetForwardPass
+R = L::resnetForward(3)
 @@ layers/dropout
 X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)
