@@ -118,6 +118,7 @@ AstNode *ast_assign(Parse *P, AstNode *lhs, AstNode *rhs) {
       n->kids[i] = row->kids[i];
     }
     n->kids[row->nkids] = rhs;
+    if (P->dml) n->flags |= AST_F_DMLMULTI;
     return tall(P, n);
   }
   if (!is_lvalue(lhs)) parse_error_span(P, lhs->span, "invalid assignment target");

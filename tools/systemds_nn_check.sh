@@ -352,6 +352,33 @@ for (k in 1:2) {
 }
 @@ layers/resnetForwardPass
 R = L::resnetForward(3)
+@@ layers/bilstm
+N = 2
+T = 3
+D = 2
+M = 3
+X = rand(rows=N, cols=T*D, seed=1)
+W = rand(rows=D+M, cols=4*M, min=-0.5, max=0.5, seed=2)
+Wr = rand(rows=D+M, cols=4*M, min=-0.5, max=0.5, seed=3)
+b = rand(rows=1, cols=4*M, seed=4)
+br = rand(rows=1, cols=4*M, seed=5)
+out0 = matrix(0, rows=2*N, cols=M)
+c0 = matrix(0, rows=2*N, cols=M)
+[out, c, co, cc, ci] = L::forward(X, W, Wr, b, br, T, D, TRUE, out0, c0)
+[out, c, co, cc, ci] = L::forward(X, W, Wr, b, br, T, D, FALSE, out0, c0)
+@@ layers/lstm_staging
+# forward through the builtin lstm; backward (SystemDS's own loop) on the builtin's caches
+source("nn/layers/lstm.dml") as ref
+N = 2
+T = 3
+D = 4
+M = 5
+X = rand(rows=N, cols=T*D, seed=1)
+[W, b, out0, c0] = L::init(N, D, M)
+[out, c] = L::forward(X, W, b, TRUE, out0, c0)
+[rout, rc, co, cc, ci] = ref::forward(X, W, b, T, D, TRUE, out0, c0)
+if (max(abs(out - rout)) > 1e-12) stop("lstm_staging forward differs from lstm.dml")
+[dX, dW, db, dout0, dc0] = L::backward(out, c, X, W, b, T, D, TRUE, out0, c0, co, cc, ci)
 @@ layers/dropout
 X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)

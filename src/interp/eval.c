@@ -451,7 +451,8 @@ __attribute__((noinline)) static Value eval_massign(Interp *I, AstNode *n) {
   uint32_t nt = n->nkids - 1;
   Value v = eval(I, n->kids[nt]);
   char d[64];
-  if (v.t != VT_LIST || (uint32_t)v.u.l->n != nt) {
+  bool prefix = (n->flags & AST_F_DMLMULTI) && v.t == VT_LIST && v.u.l->multi && (uint32_t)v.u.l->n > nt;
+  if (!prefix && (v.t != VT_LIST || (uint32_t)v.u.l->n != nt)) {   /* .dml: the first nt results */
     val_describe(v, d, sizeof d);
     val_release(v);
     mls_throw(I, n->span, "the right side of [...] = must give %u values, got %s", nt, d);

@@ -142,7 +142,7 @@ err_case "glm: an unsupported link" 'B = glm([1; 2], [0; 1], dfam = 2, link = 3)
   "STDLIB/builtin/glm.mls:67:5: error: glm: distribution family 2 (vpow 0) with link 3 (lpow 1) and a 2-column Y is not supported
   in glm() at -e:1:5"
 err_case "lstm: a bias of the wrong width (nn-load)" 'o = lstm(matrix(1, rows=2, cols=6), matrix(0, rows=5, cols=12), matrix(0, rows=1, cols=11), matrix(0, rows=2, cols=3), matrix(0, rows=2, cols=3), TRUE)' \
-  "STDLIB/builtin/lstm.mls:20:5: error: lstm: b must be 1 x 12, got 1x11
+  "STDLIB/builtin/lstm.mls:23:5: error: lstm: b must be 1 x 12, got 1x11
   in lstm() at -e:1:5"
 
 # from an installed tree, run from elsewhere with no MLS_PATH: the builtins come from
