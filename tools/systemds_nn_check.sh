@@ -379,6 +379,20 @@ X = rand(rows=N, cols=T*D, seed=1)
 [rout, rc, co, cc, ci] = ref::forward(X, W, b, T, D, TRUE, out0, c0)
 if (max(abs(out - rout)) > 1e-12) stop("lstm_staging forward differs from lstm.dml")
 [dX, dW, db, dout0, dc0] = L::backward(out, c, X, W, b, T, D, TRUE, out0, c0, co, cc, ci)
+@@ layers/multi_attention
+B = 2
+T = 3
+H = 2
+D = 2
+Q = rand(rows=B, cols=T*H*D, seed=1)
+K = rand(rows=B, cols=T*H*D, seed=2)
+V = rand(rows=B, cols=T*H*D, seed=3)
+[ctx, att, mask] = L::forward(Q, K, V, H, T, D, 0.0)
+[dQ, dK, dV] = L::backward(ctx, mask, att, Q, K, V, H, T, D, 0.0)
+[ctx, att, mask] = L::forward(Q, K, V, H, T, D, 0.5)
+[dQ, dK, dV] = L::backward(ctx, mask, att, Q, K, V, H, T, D, 0.5)
+[ctx, att, mask] = L::forward_causal(Q, K, V, H, T, D, 0.0)
+[dQ, dK, dV] = L::backward(ctx, mask, att, Q, K, V, H, T, D, 0.0)
 @@ layers/dropout
 X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)
