@@ -393,6 +393,11 @@ V = rand(rows=B, cols=T*H*D, seed=3)
 [dQ, dK, dV] = L::backward(ctx, mask, att, Q, K, V, H, T, D, 0.5)
 [ctx, att, mask] = L::forward_causal(Q, K, V, H, T, D, 0.0)
 [dQ, dK, dV] = L::backward(ctx, mask, att, Q, K, V, H, T, D, 0.0)
+@@ layers/mbconv
+# the file cannot run in SystemDS either: init tests an undefined Expansion_factor (and passes
+# conv2d_builtin::init five arguments), forward reads model[0] and calls the namespace upsample
+params = L::init(2, 2, 3, 3, 2, 0.5)
+#EXPECT-ERROR object 'Expansion_factor' not found
 @@ layers/dropout
 X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)
