@@ -398,6 +398,33 @@ V = rand(rows=B, cols=T*H*D, seed=3)
 # conv2d_builtin::init five arguments), forward reads model[0] and calls the namespace upsample
 params = L::init(2, 2, 3, 3, 2, 0.5)
 #EXPECT-ERROR object 'Expansion_factor' not found
+@@ layers/bert_layer
+B = 2
+T = 3
+H = 2
+d = 2
+D = H * d
+I = 5
+X = rand(rows=B, cols=T*D, seed=1)
+WQ = rand(rows=D, cols=D, seed=2)
+WK = rand(rows=D, cols=D, seed=3)
+WV = rand(rows=D, cols=D, seed=4)
+WC = rand(rows=D, cols=D, seed=5)
+WI = rand(rows=D, cols=I, seed=6)
+WO = rand(rows=I, cols=D, seed=7)
+bD = rand(rows=1, cols=D, seed=8)
+bI = rand(rows=1, cols=I, seed=9)
+g1 = matrix(1, rows=1, cols=D)
+b1 = matrix(0, rows=1, cols=D)
+for (k in 1:2) {
+  act = ifelse(k == 1, "gelu", "tanh")
+  p = ifelse(k == 1, 0.0, 0.3)
+  [out, att, outs, mA, m1, m2, cm1, cv1, cn1, cm2, cv2, cn2] = L::forward(X, H, T, d, I, WQ, bD, WK, bD, WV, bD,
+      WC, bD, WI, bI, WO, bD, p, p, 1e-5, g1, b1, g1, b1, act)
+  [dX, dWQ, dbQ, dWK, dbK, dWV, dbV, dWC, dbC, dWI, dbI, dWO, dbO, dg1, db1, dg2, db2] = L::backward(out, mA, m1, m2,
+      cm1, cv1, cn1, cm2, cv2, cn2, outs, X, H, T, d, I, WQ, bD, WK, bD, WV, bD, WC, bD, WI, bI, WO, bD, p, p, 1e-5,
+      g1, b1, g1, b1, act)
+}
 @@ layers/dropout
 X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)
