@@ -425,6 +425,22 @@ for (k in 1:2) {
       cm1, cv1, cn1, cm2, cv2, cn2, outs, X, H, T, d, I, WQ, bD, WK, bD, WV, bD, WC, bD, WI, bI, WO, bD, p, p, 1e-5,
       g1, b1, g1, b1, act)
 }
+@@ layers/gpt2_layer
+B = 2
+T = 3
+H = 2
+d = 2
+D = H * d
+I = 5
+X = rand(rows=B, cols=T*D, seed=1)
+W = rand(rows=D, cols=D, seed=2)
+WI = rand(rows=D, cols=I, seed=6)
+WO = rand(rows=I, cols=D, seed=7)
+bD = rand(rows=1, cols=D, seed=8)
+bI = rand(rows=1, cols=I, seed=9)
+g = matrix(1, rows=1, cols=D)
+z = matrix(0, rows=1, cols=D)
+out = L::forward(X, H, T, d, I, W, bD, W, bD, W, bD, W, bD, WI, bI, WO, bD, 1e-5, g, z, g, z)
 @@ layers/dropout
 X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)
