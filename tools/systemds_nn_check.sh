@@ -13,6 +13,11 @@
 # row "#EXPECT-FAIL reason" marks a file that is not valid DML (SystemDS rejects it too): it must
 # fail to load with a located error, and is counted apart. A row holding "#EXPECT-ERROR text"
 # drives a call that SystemDS rejects as well: it passes when the driver fails with that text.
+# Lines after "#GRAD" in a row make a third driver (the row's lines and them) that compares
+# MLS's grad of sum(forward(...) * dout) with the layer's backward through gcheck (column
+# "grad"; "-" where a row has none); "#GRAD-DIFFERS what: reason" marks a layer whose backward
+# is not its forward's gradient in SystemDS's own code: the checks before it must pass and the
+# last, gcheck(..., "what"), must find the difference.
 # Exit status: 0 when every other file passes both, else 1.
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 DIR [MLS]" >&2; exit 2; }
@@ -34,8 +39,15 @@ driver() {
   awk -v want="@@ $1" '$0 == want { on = 1; next } /^@@ / { on = 0 } on' "$self" | sed -n '/^#TABLE-END/q;p'
 }
 
-lpass=0 lfail=0 rpass=0 rfail=0 xfail=0
-printf '%-40s %-6s %s\n' file load run
+# The grad check's driver starts with gcheck: the relative difference of grad's result g and the
+# layer's backward b must be at most 1e-8.
+gcheck='gcheck = function(matrix[double] g, matrix[double] b, string what) {
+  e = max(abs(g - b)) / max(1, max(abs(b)))
+  if (e > 1e-8) stop("grad and backward differ for " + what + " by " + e)
+}'
+
+lpass=0 lfail=0 rpass=0 rfail=0 xfail=0 gpass=0 gfail=0 gknown=0
+printf '%-40s %-6s %-6s %s\n' file load grad run
 for f in "$dir"/nn/layers/*.dml "$dir"/nn/optim/*.dml; do
   [ -f "$f" ] || continue
   rel=${f#"$dir"/nn/}
@@ -46,16 +58,18 @@ for f in "$dir"/nn/layers/*.dml "$dir"/nn/optim/*.dml; do
   else
     load=FAIL; lfail=$((lfail + 1)); cp "$T/out" "$T/load-$(echo "$name" | tr / _).err"
   fi
-  body=$(driver "$name")
+  block=$(driver "$name")
+  body=$(printf '%s\n' "$block" | sed '/^#GRAD$/,$d')
+  gbody=$(printf '%s\n' "$block" | sed '/^#GRAD$/d')
   expect=$(printf '%s\n' "$body" | sed -n 's/^#EXPECT-FAIL //p')
   if [ -n "$expect" ]; then               # a file that is not valid DML: it must fail to load
     if [ "$load" = FAIL ]; then
       lfail=$((lfail - 1)); xfail=$((xfail + 1))
-      printf '%-40s %-6s %s\n' "$rel" "FAIL" "expected: $expect"
+      printf '%-40s %-6s %-6s %s\n' "$rel" "FAIL" "-" "expected: $expect"
       sed -n '1s/^/    /p' "$T/load-$(echo "$name" | tr / _).err"
     else
       rfail=$((rfail + 1))
-      printf '%-40s %-6s %s\n' "$rel" "pass" "UNEXPECTED: marked not loadable ($expect)"
+      printf '%-40s %-6s %-6s %s\n' "$rel" "pass" "-" "UNEXPECTED: marked not loadable ($expect)"
     fi
     continue
   fi
@@ -78,11 +92,26 @@ for f in "$dir"/nn/layers/*.dml "$dir"/nn/optim/*.dml; do
       run="FAIL  $first"
     fi
   fi
-  printf '%-40s %-6s %s\n' "$rel" "$load" "$run"
+  grad=-                                  # grad of sum(forward * dout) against backward
+  if printf '%s\n' "$block" | grep -qx '#GRAD'; then
+    known=$(printf '%s\n' "$block" | sed -n 's/^#GRAD-DIFFERS //p')
+    kwhat=${known%%:*}
+    { printf 'source("nn/%s") as L\n%s\n' "$rel" "$gcheck"; printf '%s\n' "$gbody"; printf 'print("OK")\n'; } >"$T/grad.dml"
+    if (cd "$T" && timeout "$tmo" "$mls" grad.dml) >"$T/gout" 2>&1 && tail -n 1 "$T/gout" | grep -qx OK; then
+      if [ -n "$known" ]; then grad=UNEXP; gfail=$((gfail + 1)); run="$run  (grad: expected a difference: $known)"
+      else grad=pass; gpass=$((gpass + 1)); fi
+    elif [ -n "$known" ] && grep -qF "grad and backward differ for $kwhat by" "$T/gout"; then
+      grad=known; gknown=$((gknown + 1)); run="$run  (backward is not forward's gradient: $known)"
+    else
+      grad=FAIL; gfail=$((gfail + 1)); run="$run  (grad: $(grep -m1 'error' "$T/gout" || tail -n 1 "$T/gout"))"
+    fi
+  fi
+  printf '%-40s %-6s %-6s %s\n' "$rel" "$load" "$grad" "$run"
   [ "$load" = FAIL ] && sed -n '1,3s/^/    /p' "$T/load-$(echo "$name" | tr / _).err"
 done
 echo "load: $lpass passed, $lfail failed; run: $rpass passed, $rfail failed; $xfail not DML (fail as expected)"
-[ $lfail -eq 0 ] && [ $rfail -eq 0 ]
+echo "grad = backward: $gpass passed, $gfail failed, $gknown where SystemDS's backward is not the gradient"
+[ $lfail -eq 0 ] && [ $rfail -eq 0 ] && [ $gfail -eq 0 ]
 exit $?
 
 # The table: "@@ layers/NAME" or "@@ optim/NAME", then the driver's body (DML; L is the file's
@@ -92,103 +121,223 @@ X = rand(rows=4, cols=3, seed=1)
 [W, b] = L::init(3, 2, 7)
 out = L::forward(X, W, b)
 [dX, dW, db] = L::backward(out, X, W, b)
+#GRAD
+gcheck(grad(function(X) sum(L::forward(X, W, b) * out))(X), dX, "X")
+gcheck(grad(function(W) sum(L::forward(X, W, b) * out))(W), dW, "W")
+gcheck(grad(function(b) sum(L::forward(X, W, b) * out))(b), db, "b")
 @@ layers/attention
 q = rand(rows=2, cols=3*4, seed=1)
 k = rand(rows=2, cols=3*4, seed=2)
 v = rand(rows=2, cols=3*5, seed=3)
 out = L::forward(q, k, v, 3)
 [dq, dk, dv] = L::backward(out, q, k, v, 3)
+#GRAD
+dO = rand(rows=2, cols=3*5, min=-1, max=1, seed=9)
+[dq, dk, dv] = L::backward(dO, q, k, v, 3)
+gcheck(grad(function(q) sum(L::forward(q, k, v, 3) * dO))(q), dq, "query")
+gcheck(grad(function(k) sum(L::forward(q, k, v, 3) * dO))(k), dk, "key")
+gcheck(grad(function(v) sum(L::forward(q, k, v, 3) * dO))(v), dv, "value")
 @@ layers/batch_norm1d
 X = rand(rows=5, cols=3, seed=1)
 [gamma, beta, em, ev] = L::init(3)
 [out, emu, evu, cm, cv, cn] = L::forward(X, gamma, beta, "train", em, ev, 0.9, 1e-5)
 [dX, dg, db] = L::backward(out, out, emu, evu, cm, cv, cn, X, gamma, beta, "train", em, ev, 0.9, 1e-5)
 [out, emu, evu, cm, cv, cn] = L::forward(X, gamma, beta, "test", em, ev, 0.9, 1e-5)
+#GRAD
+dO = rand(rows=5, cols=3, min=-1, max=1, seed=9)
+[out, emu, evu, cm, cv, cn] = L::forward(X, gamma, beta, "train", em, ev, 0.9, 1e-5)
+[dX, dg, db] = L::backward(dO, out, emu, evu, cm, cv, cn, X, gamma, beta, "train", em, ev, 0.9, 1e-5)
+f = function(X, gamma, beta) {
+  [o, a1, a2, a3, a4, a5] = L::forward(X, gamma, beta, "train", em, ev, 0.9, 1e-5)
+  sum(o * dO)
+}
+gcheck(grad(function(X) f(X, gamma, beta))(X), dX, "X")
+gcheck(grad(function(g) f(X, g, beta))(gamma), dg, "gamma")
+gcheck(grad(function(b) f(X, gamma, b))(beta), db, "beta")
 @@ layers/batch_norm2d
 X = rand(rows=3, cols=2*3*3, seed=1)
 [gamma, beta, em, ev] = L::init(2)
 [out, emu, evu, cm, civ] = L::forward(X, gamma, beta, 2, 3, 3, "train", em, ev, 0.9, 1e-5)
 [dX, dg, db] = L::backward(out, cm, civ, X, gamma, 2, 3, 3, 1e-5)
+#GRAD
+dO = rand(rows=3, cols=2*3*3, min=-1, max=1, seed=9)
+[dX, dg, db] = L::backward(dO, cm, civ, X, gamma, 2, 3, 3, 1e-5)
+f = function(X, gamma, beta) {
+  [o, a1, a2, a3, a4] = L::forward(X, gamma, beta, 2, 3, 3, "train", em, ev, 0.9, 1e-5)
+  sum(o * dO)
+}
+gcheck(grad(function(X) f(X, gamma, beta))(X), dX, "X")
+gcheck(grad(function(g) f(X, g, beta))(gamma), dg, "gamma")
+gcheck(grad(function(b) f(X, gamma, b))(beta), db, "beta")
 @@ layers/conv2d
 X = rand(rows=2, cols=2*5*5, seed=1)
 [W, b] = L::init(3, 2, 3, 3)
 [out, Hout, Wout] = L::forward(X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
 [dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+#GRAD
+dO = rand(rows=nrow(out), cols=ncol(out), min=-1, max=1, seed=9)
+[dX, dW, db] = L::backward(dO, Hout, Wout, X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+f = function(X, W, b) {
+  [o, h, w] = L::forward(X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+  sum(o * dO)
+}
+gcheck(grad(function(X) f(X, W, b))(X), dX, "X")
+gcheck(grad(function(W) f(X, W, b))(W), dW, "W")
+gcheck(grad(function(b) f(X, W, b))(b), db, "b")
 @@ layers/conv2d_builtin
 X = rand(rows=2, cols=2*5*5, seed=1)
 [W, b] = L::init(3, 2, 3, 3)
 [out, Hout, Wout] = L::forward(X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
 [dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+#GRAD
+dO = rand(rows=nrow(out), cols=ncol(out), min=-1, max=1, seed=9)
+[dX, dW, db] = L::backward(dO, Hout, Wout, X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+f = function(X, W, b) {
+  [o, h, w] = L::forward(X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+  sum(o * dO)
+}
+gcheck(grad(function(X) f(X, W, b))(X), dX, "X")
+gcheck(grad(function(W) f(X, W, b))(W), dW, "W")
+gcheck(grad(function(b) f(X, W, b))(b), db, "b")
 @@ layers/conv2d_depthwise
 X = rand(rows=2, cols=2*5*5, seed=1)
 [W, b] = L::init(2, 3, 3, 3)
 [out, Hout, Wout] = L::forward(X, W, b, 5, 5, 3, 3, 3, 1, 1, 1, 1)
 [dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 5, 5, 3, 3, 3, 1, 1, 1, 1)
+#GRAD
+dO = rand(rows=nrow(out), cols=ncol(out), min=-1, max=1, seed=9)
+[dX, dW, db] = L::backward(dO, Hout, Wout, X, W, b, 5, 5, 3, 3, 3, 1, 1, 1, 1)
+f = function(X, W, b) {
+  [o, h, w] = L::forward(X, W, b, 5, 5, 3, 3, 3, 1, 1, 1, 1)
+  sum(o * dO)
+}
+gcheck(grad(function(X) f(X, W, b))(X), dX, "X")
+gcheck(grad(function(W) f(X, W, b))(W), dW, "W")
+gcheck(grad(function(b) f(X, W, b))(b), db, "b")
 @@ layers/conv2d_transpose
 X = rand(rows=2, cols=2*3*3, seed=1)
 [W, b] = L::init(3, 2, 3, 3)
 [out, Hout, Wout] = L::forward(X, W, b, 2, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1)
 [dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 2, 3, 3, 3, 3, 2, 2, 1, 1)
 [Wb, bb] = L::init_bilinear(2, 4)
+#GRAD
+dO = rand(rows=nrow(out), cols=ncol(out), min=-1, max=1, seed=9)
+[dX, dW, db] = L::backward(dO, Hout, Wout, X, W, b, 2, 3, 3, 3, 3, 2, 2, 1, 1)
+f = function(X, W, b) {
+  [o, h, w] = L::forward(X, W, b, 2, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1)
+  sum(o * dO)
+}
+gcheck(grad(function(X) f(X, W, b))(X), dX, "X")
+gcheck(grad(function(W) f(X, W, b))(W), dW, "W")
+gcheck(grad(function(b) f(X, W, b))(b), db, "b")
 @@ layers/cross_entropy_loss
 pred = rand(rows=4, cols=3, min=0.1, max=0.9, seed=1)
 y = rand(rows=4, cols=3, seed=2)
 loss = L::forward(pred, y)
 dpred = L::backward(pred, y)
+#GRAD
+dpred = L::backward(pred, y)
+gcheck(grad(function(pred) L::forward(pred, y))(pred), dpred, "pred")
 @@ layers/cross_entropy_loss2d
 pred = rand(rows=2, cols=3*2*2, min=0.1, max=0.9, seed=1)
 y = rand(rows=2, cols=3*2*2, seed=2)
 loss = L::forward(pred, y, 3)
 dpred = L::backward(pred, y, 3)
+#GRAD
+dpred = L::backward(pred, y, 3)
+gcheck(grad(function(pred) L::forward(pred, y, 3))(pred), dpred, "pred")
 @@ layers/elu
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 out = L::forward(X, 1)
 dX = L::backward(out, X, 1)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X, 1)
+gcheck(grad(function(X) sum(L::forward(X, 1) * dO))(X), dX, "X")
+#GRAD-DIFFERS X: its backward takes min(0, alpha + out), which is 0 where X < 0, where the gradient is alpha*exp(X)
 @@ layers/l1_reg
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 loss = L::forward(X, 0.01)
 dX = L::backward(X, 0.01)
+#GRAD
+dX = L::backward(X, 0.01)
+gcheck(grad(function(X) L::forward(X, 0.01))(X), dX, "X")
 @@ layers/l2_loss
 pred = rand(rows=4, cols=3, seed=1)
 y = rand(rows=4, cols=3, seed=2)
 loss = L::forward(pred, y)
 dpred = L::backward(pred, y)
+#GRAD
+dpred = L::backward(pred, y)
+gcheck(grad(function(pred) L::forward(pred, y))(pred), dpred, "pred")
 @@ layers/l2_loss2d
 pred = rand(rows=2, cols=3*2*2, seed=1)
 y = rand(rows=2, cols=3*2*2, seed=2)
 loss = L::forward(pred, y, 3)
 dpred = L::backward(pred, y, 3)
+#GRAD
+dpred = L::backward(pred, y, 3)
+gcheck(grad(function(pred) L::forward(pred, y, 3))(pred), dpred, "pred")
 @@ layers/l2_reg
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 loss = L::forward(X, 0.01)
 dX = L::backward(X, 0.01)
+#GRAD
+dX = L::backward(X, 0.01)
+gcheck(grad(function(X) L::forward(X, 0.01))(X), dX, "X")
 @@ layers/leaky_relu
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 out = L::forward(X)
 dX = L::backward(out, X)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X)
+gcheck(grad(function(X) sum(L::forward(X) * dO))(X), dX, "X")
 @@ layers/log_loss
 pred = rand(rows=4, cols=1, min=0.1, max=0.9, seed=1)
 y = round(rand(rows=4, cols=1, seed=2))
 loss = L::forward(pred, y)
 dpred = L::backward(pred, y)
+#GRAD
+dpred = L::backward(pred, y)
+gcheck(grad(function(pred) L::forward(pred, y))(pred), dpred, "pred")
 @@ layers/logcosh_loss
 pred = rand(rows=4, cols=3, seed=1)
 y = rand(rows=4, cols=3, seed=2)
 loss = L::forward(pred, y)
 dpred = L::backward(pred, y)
+#GRAD
+dpred = L::backward(pred, y)
+gcheck(grad(function(pred) L::forward(pred, y))(pred), dpred, "pred")
 @@ layers/low_rank_affine
 X = rand(rows=4, cols=5, seed=1)
 [U, V, b] = L::init(5, 3, 2)
 out = L::forward(X, U, V, b)
 [dX, dU, dV, db] = L::backward(out, X, U, V, b)
+#GRAD
+dO = rand(rows=4, cols=3, min=-1, max=1, seed=9)
+[dX, dU, dV, db] = L::backward(dO, X, U, V, b)
+gcheck(grad(function(X) sum(L::forward(X, U, V, b) * dO))(X), dX, "X")
+gcheck(grad(function(U) sum(L::forward(X, U, V, b) * dO))(U), dU, "U")
+gcheck(grad(function(V) sum(L::forward(X, U, V, b) * dO))(V), dV, "V")
+gcheck(grad(function(b) sum(L::forward(X, U, V, b) * dO))(b), db, "b")
 @@ layers/gelu
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 out = L::forward(X)
 dX = L::backward(out, X)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X)
+gcheck(grad(function(X) sum(L::forward(X) * dO))(X), dX, "X")
+#GRAD-DIFFERS X: its backward is ReLU's, (X > 0) * dout, not the gradient of the tanh approximation its forward computes
 @@ layers/prelu
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 out = L::forward(X, 1)
 dX = L::backward(out, X, 1)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X, 1)
+gcheck(grad(function(X) sum(L::forward(X, 1) * dO))(X), dX, "X")
 @@ layers/rnn
 N = 2
 T = 3
@@ -200,52 +349,137 @@ X = rand(rows=N, cols=T*D, seed=1)
 [dX, dW, db, dout0] = L::backward(out, X, W, b, T, D, TRUE, out0, co)
 [out, co] = L::forward(X, W, b, T, D, FALSE, out0)
 [dX, dW, db, dout0] = L::backward(out, X, W, b, T, D, FALSE, out0, co)
+#GRAD
+out0 = rand(rows=N, cols=M, min=-1, max=1, seed=8)
+dO = rand(rows=N, cols=T*M, min=-1, max=1, seed=9)
+[out, co] = L::forward(X, W, b, T, D, TRUE, out0)
+[dX, dW, db, dout0] = L::backward(dO, X, W, b, T, D, TRUE, out0, co)
+f = function(X, W, b, out0) {
+  [o, a1] = L::forward(X, W, b, T, D, TRUE, out0)
+  sum(o * dO)
+}
+gcheck(grad(function(X) f(X, W, b, out0))(X), dX, "X")
+gcheck(grad(function(W) f(X, W, b, out0))(W), dW, "W")
+gcheck(grad(function(b) f(X, W, b, out0))(b), db, "b")
+gcheck(grad(function(h) f(X, W, b, h))(out0), dout0, "out0")
 @@ layers/scale_shift1d
 X = rand(rows=4, cols=3, seed=1)
 [gamma, beta] = L::init(3)
 out = L::forward(X, gamma, beta)
 [dX, dg, db] = L::backward(out, out, X, gamma, beta)
+#GRAD
+gamma = rand(rows=1, cols=3, seed=7)
+dO = rand(rows=4, cols=3, min=-1, max=1, seed=9)
+[dX, dg, db] = L::backward(dO, out, X, gamma, beta)
+gcheck(grad(function(X) sum(L::forward(X, gamma, beta) * dO))(X), dX, "X")
+gcheck(grad(function(g) sum(L::forward(X, g, beta) * dO))(gamma), dg, "gamma")
+gcheck(grad(function(b) sum(L::forward(X, gamma, b) * dO))(beta), db, "beta")
 @@ layers/scale_shift2d
 X = rand(rows=3, cols=2*3*3, seed=1)
 [gamma, beta] = L::init(2)
 out = L::forward(X, gamma, beta, 2, 3, 3)
 [dX, dg, db] = L::backward(out, out, X, gamma, beta, 2, 3, 3)
+#GRAD
+gamma = rand(rows=2, cols=1, seed=7)
+dO = rand(rows=3, cols=2*3*3, min=-1, max=1, seed=9)
+[dX, dg, db] = L::backward(dO, out, X, gamma, beta, 2, 3, 3)
+gcheck(grad(function(X) sum(L::forward(X, gamma, beta, 2, 3, 3) * dO))(X), dX, "X")
+gcheck(grad(function(g) sum(L::forward(X, g, beta, 2, 3, 3) * dO))(gamma), dg, "gamma")
+gcheck(grad(function(b) sum(L::forward(X, gamma, b, 2, 3, 3) * dO))(beta), db, "beta")
 @@ layers/selu
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 out = L::forward(X)
 dX = L::backward(out, X)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X)
+gcheck(grad(function(X) sum(L::forward(X) * dO))(X), dX, "X")
 @@ layers/silu
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 out = L::forward(X)
 dX = L::backward(out, X)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X)
+gcheck(grad(function(X) sum(L::forward(X) * dO))(X), dX, "X")
 @@ layers/softmax2d
 X = rand(rows=2, cols=3*2*2, min=-1, max=1, seed=1)
 out = L::forward(X, 3)
 dX = L::backward(out, X, 3)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X, 3)
+gcheck(grad(function(X) sum(L::forward(X, 3) * dO))(X), dX, "X")
 @@ layers/avg_pool2d_builtin
 X = rand(rows=2, cols=2*4*4, seed=1)
 [out, Hout, Wout] = L::forward(X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
 dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
 [out, Hout, Wout] = L::forward(X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
 dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+#GRAD
+dO = rand(rows=2, cols=2*4*4, min=-1, max=1, seed=9)
+dX = L::backward(dO, 4, 4, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+f = function(X) {
+  [o, h, w] = L::forward(X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+  sum(o * dO)
+}
+gcheck(grad(f)(X), dX, "X")
+dO = rand(rows=2, cols=2*2*2, min=-1, max=1, seed=9)
+dX = L::backward(dO, 2, 2, X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+f = function(X) {
+  [o, h, w] = L::forward(X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+  sum(o * dO)
+}
+gcheck(grad(f)(X), dX, "X")
 @@ layers/max_pool2d_builtin
 X = rand(rows=2, cols=2*4*4, seed=1)
 [out, Hout, Wout] = L::forward(X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
 dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
 [out, Hout, Wout] = L::forward(X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
 dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+#GRAD
+dO = rand(rows=2, cols=2*4*4, min=-1, max=1, seed=9)
+dX = L::backward(dO, 4, 4, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+f = function(X) {
+  [o, h, w] = L::forward(X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+  sum(o * dO)
+}
+gcheck(grad(f)(X), dX, "X")
+dO = rand(rows=2, cols=2*2*2, min=-1, max=1, seed=9)
+dX = L::backward(dO, 2, 2, X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+f = function(X) {
+  [o, h, w] = L::forward(X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+  sum(o * dO)
+}
+gcheck(grad(f)(X), dX, "X")
 @@ layers/upsample2d
 X = rand(rows=2, cols=2*3*3, seed=1)
 out = L::forward(X, 2, 3, 3, 2, 3)
 dX = L::backward(out, 2, 3, 3, 2, 3)
+#GRAD
+dO = rand(rows=2, cols=2*6*9, min=-1, max=1, seed=9)
+dX = L::backward(dO, 2, 3, 3, 2, 3)
+gcheck(grad(function(X) sum(L::forward(X, 2, 3, 3, 2, 3) * dO))(X), dX, "X")
 @@ layers/zero_pad2d
 X = rand(rows=2, cols=2*3*3, seed=1)
 out = L::forward(X, 2, 3, 3, 1, 2, 0, 1)
 dX = L::backward(out, 2, 3, 3, 1, 2, 0, 1)
+#GRAD
+dO = rand(rows=2, cols=2*6*4, min=-1, max=1, seed=9)
+dX = L::backward(dO, 2, 3, 3, 1, 2, 0, 1)
+gcheck(grad(function(X) sum(L::forward(X, 2, 3, 3, 1, 2, 0, 1) * dO))(X), dX, "X")
 @@ layers/global_avg_pool2d
 X = rand(rows=2, cols=2*3*3, seed=1)
 [out, Hout, Wout] = L::forward(X, 2, 3, 3)
 dX = L::backward(out, X, 2, 3, 3)
+#GRAD
+dO = rand(rows=2, cols=2, min=-1, max=1, seed=9)
+dX = L::backward(dO, X, 2, 3, 3)
+f = function(X) {
+  [o, h, w] = L::forward(X, 2, 3, 3)
+  sum(o * dO)
+}
+gcheck(grad(f)(X), dX, "X")
 @@ layers/softmax2d_loss
 X = rand(rows=2, cols=3*2*2, min=-1, max=1, seed=1)
 probs = L::forward(X, 3)
@@ -254,11 +488,18 @@ X = rand(rows=4, cols=3, min=-1, max=1, seed=1)
 y = table(seq(1, 4), matrix("1 3 2 3", rows=4, cols=1), 4, 3)
 loss = L::forward(X, y)
 dX = L::backward(X, y)
+#GRAD
+dX = L::backward(X, y)
+gcheck(grad(function(X) L::forward(X, y))(X), dX, "logits")
 @@ layers/softmax_loss
 X = rand(rows=4, cols=3, min=-1, max=1, seed=1)
 y = table(seq(1, 4), matrix("1 3 2 3", rows=4, cols=1), 4, 3)
 probs = L::forward(X)
 dX = L::backward(X, probs, y)
+#GRAD
+source("nn/layers/cross_entropy_loss.dml") as cel
+dX = L::backward(X, L::forward(X), y)
+gcheck(grad(function(X) cel::forward(L::forward(X), y))(X), dX, "scores")
 @@ layers/conv1d
 X = rand(rows=2, cols=2*7, seed=1)
 W = rand(rows=3, cols=2*3, seed=2)
@@ -270,25 +511,61 @@ E = L::init(5, 3, 7)
 out = L::forward(idx, E)
 dE = L::backward(out, idx, 5)
 dE = L::backward(out, idx, 5, 2)
+#GRAD
+dO = rand(rows=4, cols=3, min=-1, max=1, seed=9)
+dE = L::backward(dO, idx, 5)
+gcheck(grad(function(E) sum(L::forward(idx, E) * dO))(E), dE, "embedding_dict")
 @@ layers/fm
 X = rand(rows=4, cols=3, seed=1)
 [w0, W, V] = L::init(3, 2)
 out = L::forward(X, w0, W, V)
 [dw0, dW, dV] = L::backward(out, X, w0, W, V)
+#GRAD
+V = rand(rows=3, cols=2, min=-1, max=1, seed=7)
+W = rand(rows=3, cols=1, min=-1, max=1, seed=8)
+dO = rand(rows=4, cols=1, min=-1, max=1, seed=9)
+[dw0, dW, dV] = L::backward(dO, X, w0, W, V)
+gcheck(grad(function(w0) sum(L::forward(X, w0, W, V) * dO))(w0), dw0, "w0")
+gcheck(grad(function(W) sum(L::forward(X, w0, W, V) * dO))(W), dW, "W")
+gcheck(grad(function(V) sum(L::forward(X, w0, W, V) * dO))(V), dV, "V")
 @@ layers/batch_norm2d_old
 X = rand(rows=3, cols=2*3*3, seed=1)
 [gamma, beta, em, ev] = L::init(2)
 [out, emu, evu, cm, civ] = L::forward(X, gamma, beta, 2, 3, 3, "train", em, ev, 0.9, 1e-5)
 [dX, dg, db] = L::backward(out, cm, civ, X, gamma, 2, 3, 3, 1e-5)
+#GRAD
+dO = rand(rows=3, cols=2*3*3, min=-1, max=1, seed=9)
+[dX, dg, db] = L::backward(dO, cm, civ, X, gamma, 2, 3, 3, 1e-5)
+f = function(X, gamma, beta) {
+  [o, a1, a2, a3, a4] = L::forward(X, gamma, beta, 2, 3, 3, "train", em, ev, 0.9, 1e-5)
+  sum(o * dO)
+}
+gcheck(grad(function(X) f(X, gamma, beta))(X), dX, "X")
+gcheck(grad(function(g) f(X, g, beta))(gamma), dg, "gamma")
+gcheck(grad(function(b) f(X, gamma, b))(beta), db, "beta")
 @@ layers/conv2d_transpose_depthwise
 X = rand(rows=2, cols=4*3*3, seed=1)
 [W, b] = L::init(4, 2, 3, 3)
 [out, Hout, Wout] = L::forward(X, W, b, 4, 3, 3, 2, 3, 3, 2, 2, 1, 1, 1, 1)
 [dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 4, 3, 3, 2, 3, 3, 2, 2, 1, 1)
+#GRAD
+dO = rand(rows=nrow(out), cols=ncol(out), min=-1, max=1, seed=9)
+[dX, dW, db] = L::backward(dO, Hout, Wout, X, W, b, 4, 3, 3, 2, 3, 3, 2, 2, 1, 1)
+f = function(X, W, b) {
+  [o, h, w] = L::forward(X, W, b, 4, 3, 3, 2, 3, 3, 2, 2, 1, 1, 1, 1)
+  sum(o * dO)
+}
+gcheck(grad(function(X) f(X, W, b))(X), dX, "X")
+gcheck(grad(function(W) f(X, W, b))(W), dW, "W")
+gcheck(grad(function(b) f(X, W, b))(b), db, "b")
 @@ layers/lrn
 X = rand(rows=2, cols=4*2*3, seed=1)
 out = L::forward(X, 4, 2, 3, 3, 1e-4, 0.75, 2)
 dX = L::backward(out, X, 4, 2, 3, 3, 1e-4, 0.75, 2)
+#GRAD
+dO = rand(rows=2, cols=4*2*3, min=-1, max=1, seed=9)
+dX = L::backward(dO, X, 4, 2, 3, 3, 1e-4, 0.75, 2)
+gcheck(grad(function(X) sum(L::forward(X, 4, 2, 3, 3, 1e-4, 0.75, 2) * dO))(X), dX, "X")
 @@ layers/affineBackwardPass
 layers = list(W1=rand(rows=3, cols=2), b1=rand(rows=1, cols=2), a1="relu")
 g = L::m_affineBackwardPass(list(), layers)
@@ -309,6 +586,15 @@ out = L::forward(X, E, w, W, b, TRUE)
 [dX, dW, db] = L::backward(out, X, E, w, W, b, TRUE)
 out = L::forward(X, E, w, W, b, FALSE)
 [dX, dW, db] = L::backward(out, X, E, w, W, b, FALSE)
+#GRAD
+dO = rand(rows=4, cols=2, min=-1, max=1, seed=9)
+for (k in 1:2) {
+  loops = k == 1
+  [dX, dW, db] = L::backward(dO, X, E, w, W, b, loops)
+  gcheck(grad(function(X) sum(L::forward(X, E, w, W, b, loops) * dO))(X), dX, "X")
+  gcheck(grad(function(W) sum(L::forward(X, E, w, W, b, loops) * dO))(W), dW, "W")
+  gcheck(grad(function(b) sum(L::forward(X, E, w, W, b, loops) * dO))(b), db, "b")
+}
 @@ layers/feedForward
 layers = list(W1=rand(rows=3, cols=4, seed=1), b1=rand(rows=1, cols=4, seed=2),
               W2=rand(rows=4, cols=2, seed=3), b2=rand(rows=1, cols=2, seed=4), activation="sigmoid")
@@ -350,6 +636,19 @@ for (k in 1:2) {
           max(abs(db - rdb)), max(abs(dout0 - rdout0)), max(abs(dc0 - rdc0)))
   if (e > 1e-12) stop("lstm builtin and layers/lstm.dml differ by " + e)
 }
+#GRAD
+dO = rand(rows=N, cols=T*M, min=-1, max=1, seed=9)
+[out, c, state] = L::forward(X, W, b, TRUE, out0, c0)
+[dX, dW, db, dout0, dc0] = L::backward(dO, dc, X, W, b, TRUE, out0, c0, state)
+f = function(X, W, b, out0, c0) {
+  [o, cT, s] = L::forward(X, W, b, TRUE, out0, c0)
+  sum(o * dO) + sum(cT * dc)
+}
+gcheck(grad(function(X) f(X, W, b, out0, c0))(X), dX, "X")
+gcheck(grad(function(W) f(X, W, b, out0, c0))(W), dW, "W")
+gcheck(grad(function(b) f(X, W, b, out0, c0))(b), db, "b")
+gcheck(grad(function(h) f(X, W, b, h, c0))(out0), dout0, "out0")
+gcheck(grad(function(c) f(X, W, b, out0, c))(c0), dc0, "c0")
 @@ layers/resnetForwardPass
 R = L::resnetForward(3)
 @@ layers/bilstm
@@ -393,6 +692,26 @@ V = rand(rows=B, cols=T*H*D, seed=3)
 [dQ, dK, dV] = L::backward(ctx, mask, att, Q, K, V, H, T, D, 0.5)
 [ctx, att, mask] = L::forward_causal(Q, K, V, H, T, D, 0.0)
 [dQ, dK, dV] = L::backward(ctx, mask, att, Q, K, V, H, T, D, 0.0)
+#GRAD
+dO = rand(rows=B, cols=T*H*D, min=-1, max=1, seed=9)
+[ctx, att, mask] = L::forward(Q, K, V, H, T, D, 0.0)
+[dQ, dK, dV] = L::backward(dO, mask, att, Q, K, V, H, T, D, 0.0)
+f = function(Q, K, V) {
+  [c1, a1, m1] = L::forward(Q, K, V, H, T, D, 0.0)
+  sum(c1 * dO)
+}
+gcheck(grad(function(Q) f(Q, K, V))(Q), dQ, "Q")
+gcheck(grad(function(K) f(Q, K, V))(K), dK, "K")
+gcheck(grad(function(V) f(Q, K, V))(V), dV, "V")
+[ctx, att, mask] = L::forward_causal(Q, K, V, H, T, D, 0.0)
+[dQ, dK, dV] = L::backward(dO, mask, att, Q, K, V, H, T, D, 0.0)
+fc = function(Q, K, V) {
+  [c1, a1, m1] = L::forward_causal(Q, K, V, H, T, D, 0.0)
+  sum(c1 * dO)
+}
+gcheck(grad(function(V) fc(Q, K, V))(V), dV, "V (causal)")
+gcheck(grad(function(Q) fc(Q, K, V))(Q), dQ, "Q (causal)")
+#GRAD-DIFFERS Q (causal): backward has no causal argument and recomputes the attention without the mask forward_causal applied (grad agrees with central differences there)
 @@ layers/mbconv
 # the file cannot run in SystemDS either: init tests an undefined Expansion_factor (and passes
 # conv2d_builtin::init five arguments), forward reads model[0] and calls the namespace upsample
@@ -446,6 +765,15 @@ X = rand(rows=4, cols=5, seed=1)
 [out, mask] = L::forward(X, 0.5, 3)
 [out, mask] = L::forward(X, 0.5, -1)
 dX = L::backward(out, X, 0.5, mask)
+#GRAD
+[out, mask] = L::forward(X, 0.5, 3)
+dO = rand(rows=4, cols=5, min=-1, max=1, seed=9)
+dX = L::backward(dO, X, 0.5, mask)
+f = function(X) {
+  [o, m] = L::forward(X, 0.5, 3)
+  sum(o * dO)
+}
+gcheck(grad(f)(X), dX, "X")
 @@ layers/lstm
 N = 2
 T = 3
@@ -457,28 +785,75 @@ X = rand(rows=N, cols=T*D, seed=1)
 [dX, dW, db, dout0, dc0] = L::backward(out, c, X, W, b, T, D, TRUE, out0, c0, co, cc, ci)
 [out, c, co, cc, ci] = L::forward(X, W, b, T, D, FALSE, out0, c0)
 [dX, dW, db, dout0, dc0] = L::backward(out, c, X, W, b, T, D, FALSE, out0, c0, co, cc, ci)
+#GRAD
+c0 = rand(rows=N, cols=M, min=-1, max=1, seed=7)
+out0 = rand(rows=N, cols=M, min=-1, max=1, seed=8)
+dO = rand(rows=N, cols=T*M, min=-1, max=1, seed=9)
+dC = rand(rows=N, cols=M, min=-1, max=1, seed=10)
+[out, c, co, cc, ci] = L::forward(X, W, b, T, D, TRUE, out0, c0)
+[dX, dW, db, dout0, dc0] = L::backward(dO, dC, X, W, b, T, D, TRUE, out0, c0, co, cc, ci)
+f = function(X, W, b, out0, c0) {
+  [o, cT, a1, a2, a3] = L::forward(X, W, b, T, D, TRUE, out0, c0)
+  sum(o * dO) + sum(cT * dC)
+}
+gcheck(grad(function(X) f(X, W, b, out0, c0))(X), dX, "X")
+gcheck(grad(function(W) f(X, W, b, out0, c0))(W), dW, "W")
+gcheck(grad(function(b) f(X, W, b, out0, c0))(b), db, "b")
+gcheck(grad(function(h) f(X, W, b, h, c0))(out0), dout0, "out0")
+gcheck(grad(function(c) f(X, W, b, out0, c))(c0), dc0, "c0")
 @@ layers/max_pool2d
 X = rand(rows=2, cols=2*4*4, seed=1)
 [out, Hout, Wout] = L::forward(X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
 dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
 [out, Hout, Wout] = L::forward(X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
 dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+#GRAD
+dO = rand(rows=2, cols=2*4*4, min=-1, max=1, seed=9)
+dX = L::backward(dO, 4, 4, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+f = function(X) {
+  [o, h, w] = L::forward(X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+  sum(o * dO)
+}
+gcheck(grad(f)(X), dX, "X")
+dO = rand(rows=2, cols=2*2*2, min=-1, max=1, seed=9)
+dX = L::backward(dO, 2, 2, X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+f = function(X) {
+  [o, h, w] = L::forward(X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+  sum(o * dO)
+}
+gcheck(grad(f)(X), dX, "X")
 @@ layers/relu
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 out = L::forward(X)
 dX = L::backward(out, X)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X)
+gcheck(grad(function(X) sum(L::forward(X) * dO))(X), dX, "X")
 @@ layers/sigmoid
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 out = L::forward(X)
 dX = L::backward(out, X)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X)
+gcheck(grad(function(X) sum(L::forward(X) * dO))(X), dX, "X")
 @@ layers/softmax
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 out = L::forward(X)
 dX = L::backward(out, X)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X)
+gcheck(grad(function(X) sum(L::forward(X) * dO))(X), dX, "X")
 @@ layers/tanh
 X = rand(rows=3, cols=4, min=-1, max=1, seed=1)
 out = L::forward(X)
 dX = L::backward(out, X)
+#GRAD
+dO = rand(rows=nrow(X), cols=ncol(X), min=-1, max=1, seed=9)
+dX = L::backward(dO, X)
+gcheck(grad(function(X) sum(L::forward(X) * dO))(X), dX, "X")
 @@ optim/adagrad
 X = rand(rows=3, cols=4, seed=1)
 dX = rand(rows=3, cols=4, seed=2)
