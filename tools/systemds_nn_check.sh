@@ -678,6 +678,17 @@ X = rand(rows=N, cols=T*D, seed=1)
 [rout, rc, co, cc, ci] = ref::forward(X, W, b, T, D, TRUE, out0, c0)
 if (max(abs(out - rout)) > 1e-12) stop("lstm_staging forward differs from lstm.dml")
 [dX, dW, db, dout0, dc0] = L::backward(out, c, X, W, b, T, D, TRUE, out0, c0, co, cc, ci)
+#GRAD
+dO = rand(rows=N, cols=T*M, min=-1, max=1, seed=9)
+dC = rand(rows=N, cols=M, min=-1, max=1, seed=10)
+[dX, dW, db, dout0, dc0] = L::backward(dO, dC, X, W, b, T, D, TRUE, out0, c0, co, cc, ci)
+f = function(X, W, b) {
+  [o, cT] = L::forward(X, W, b, TRUE, out0, c0)
+  sum(o * dO) + sum(cT * dC)
+}
+gcheck(grad(function(X) f(X, W, b))(X), dX, "X")
+gcheck(grad(function(W) f(X, W, b))(W), dW, "W")
+gcheck(grad(function(b) f(X, W, b))(b), db, "b")
 @@ layers/multi_attention
 B = 2
 T = 3
@@ -744,6 +755,28 @@ for (k in 1:2) {
       cm1, cv1, cn1, cm2, cv2, cn2, outs, X, H, T, d, I, WQ, bD, WK, bD, WV, bD, WC, bD, WI, bI, WO, bD, p, p, 1e-5,
       g1, b1, g1, b1, act)
 }
+#GRAD
+dO = rand(rows=B, cols=T*D, min=-1, max=1, seed=10)
+g1 = rand(rows=1, cols=D, seed=11)
+b1 = rand(rows=1, cols=D, seed=12)
+for (k in 1:2) {
+  act = ifelse(k == 1, "tanh", "gelu")
+  [out, att, outs, mA, m1, m2, cm1, cv1, cn1, cm2, cv2, cn2] = L::forward(X, H, T, d, I, WQ, bD, WK, bD, WV, bD,
+      WC, bD, WI, bI, WO, bD, 0.0, 0.0, 1e-5, g1, b1, g1, b1, act)
+  [dX, dWQ, dbQ, dWK, dbK, dWV, dbV, dWC, dbC, dWI, dbI, dWO, dbO, dg1, db1, dg2, db2] = L::backward(dO, mA, m1, m2,
+      cm1, cv1, cn1, cm2, cv2, cn2, outs, X, H, T, d, I, WQ, bD, WK, bD, WV, bD, WC, bD, WI, bI, WO, bD, 0.0, 0.0, 1e-5,
+      g1, b1, g1, b1, act)
+  f = function(X, WQ, WO, g2) {
+    [o, a, l, q0, q1, q2, c1, c2, c3, c4, c5, c6] = L::forward(X, H, T, d, I, WQ, bD, WK, bD, WV, bD,
+        WC, bD, WI, bI, WO, bD, 0.0, 0.0, 1e-5, g1, b1, g2, b1, act)
+    sum(o * dO)
+  }
+  gcheck(grad(function(WO) f(X, WQ, WO, g1))(WO), dWO, "W_out (" + act + ")")
+  gcheck(grad(function(g) f(X, WQ, WO, g))(g1), dg2, "gamma_ln2 (" + act + ")")
+  gcheck(grad(function(WQ) f(X, WQ, WO, g1))(WQ), dWQ, "W_Q (" + act + ")")
+  gcheck(grad(function(X) f(X, WQ, WO, g1))(X), dX, "states (" + act + ")")
+}
+#GRAD-DIFFERS W_Q (gelu): its backward goes through gelu.dml's backward, which is ReLU's (the tanh activation agrees)
 @@ layers/gpt2_layer
 B = 2
 T = 3
