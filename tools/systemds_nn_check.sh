@@ -191,6 +191,23 @@ X = rand(rows=3, cols=2*3*3, seed=1)
 [gamma, beta, em, ev] = L::init(2)
 [out, emu, evu, cm, civ] = L::forward(X, gamma, beta, 2, 3, 3, "train", em, ev, 0.9, 1e-5)
 [dX, dg, db] = L::backward(out, cm, civ, X, gamma, 2, 3, 3, 1e-5)
+# with 1x1 images it is layers/batch_norm1d.dml on the C features (gamma a row there)
+source("nn/layers/batch_norm1d.dml") as bn1
+X1 = rand(rows=5, cols=3, seed=2)
+g = rand(rows=3, cols=1, seed=3)
+be = rand(rows=3, cols=1, seed=4)
+dO = rand(rows=5, cols=3, min=-1, max=1, seed=5)
+[o2, e1, e2, cm2, civ2] = L::forward(X1, g, be, 3, 1, 1, "train", be, be, 0.9, 1e-5)
+[dX2, dg2, db2] = L::backward(dO, cm2, civ2, X1, g, 3, 1, 1, 1e-5)
+[o1, e1, e2, c1, c2, c3] = bn1::forward(X1, t(g), t(be), "train", t(be), t(be), 0.9, 1e-5)
+[dX1, dg1, db1] = bn1::backward(dO, o1, e1, e2, c1, c2, c3, X1, t(g), t(be), "train", t(be), t(be), 0.9, 1e-5)
+e = max(max(abs(o1 - o2)), max(abs(dX1 - dX2)), max(abs(t(dg1) - dg2)), max(abs(t(db1) - db2)))
+if (e > 1e-10) stop("batch_norm2d on 1x1 images and batch_norm1d differ by " + e)
+# a known answer: the columns of 1..16 (4 x 4) have mean j + 6 and variance 20
+Y = matrix(seq(1, 16), rows=4, cols=4)
+[o, a1, a2, a3, a4] = L::forward(Y, matrix(1, rows=4, cols=1), matrix(0, rows=4, cols=1), 4, 1, 1, "train",
+                                 matrix(0, rows=4, cols=1), matrix(1, rows=4, cols=1), 0.9, 0)
+if (max(abs(o - matrix("-6 -2 2 6", rows=4, cols=1) / sqrt(20))) > 1e-12) stop("batch_norm2d known answer")
 #GRAD
 dO = rand(rows=3, cols=2*3*3, min=-1, max=1, seed=9)
 [dX, dg, db] = L::backward(dO, cm, civ, X, gamma, 2, 3, 3, 1e-5)
@@ -304,6 +321,20 @@ X = rand(rows=2, cols=2*5*5, seed=1)
 [W, b] = L::init(3, 2, 3, 3)
 [out, Hout, Wout] = L::forward(X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
 [dX, dW, db] = L::backward(out, Hout, Wout, X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
+# MLS's conv2d builtins against SystemDS's im2col implementation in DML (layers/conv2d.dml)
+source("nn/layers/conv2d.dml") as ref
+b = rand(rows=3, cols=1, seed=4)
+for (k in 1:4) {
+  s = 1 + (k > 2)
+  p = (k %% 2 == 0)
+  [o1, h1, w1] = L::forward(X, W, b, 2, 5, 5, 3, 3, s, s, p, p)
+  [o2, h2, w2] = ref::forward(X, W, b, 2, 5, 5, 3, 3, s, s, p, p)
+  dO = rand(rows=2, cols=ncol(o1), min=-1, max=1, seed=5)
+  [dX1, dW1, db1] = L::backward(dO, h1, w1, X, W, b, 2, 5, 5, 3, 3, s, s, p, p)
+  [dX2, dW2, db2] = ref::backward(dO, h2, w2, X, W, b, 2, 5, 5, 3, 3, s, s, p, p)
+  e = max(max(abs(o1 - o2)), max(abs(dX1 - dX2)), max(abs(dW1 - dW2)), max(abs(db1 - db2)))
+  if (h1 != h2 | w1 != w2 | e > 1e-10) stop("conv2d builtin and layers/conv2d.dml differ by " + e)
+}
 #GRAD
 dO = rand(rows=nrow(out), cols=ncol(out), min=-1, max=1, seed=9)
 [dX, dW, db] = L::backward(dO, Hout, Wout, X, W, b, 2, 5, 5, 3, 3, 2, 2, 1, 1)
@@ -683,6 +714,23 @@ X = rand(rows=2, cols=2*4*4, seed=1)
 dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 2, 2, 2, 2, 0, 0)
 [out, Hout, Wout] = L::forward(X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
 dX = L::backward(out, Hout, Wout, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
+# MLS's max_pool builtins against SystemDS's im2col implementation in DML (layers/max_pool2d.dml)
+source("nn/layers/max_pool2d.dml") as ref
+X5 = rand(rows=2, cols=2*5*5, min=-1, max=1, seed=2)
+for (p in 0:1) for (s in 1:2) {
+  [o1, h1, w1] = L::forward(X5, 2, 5, 5, 2, 2, s, s, p, p)
+  [o2, h2, w2] = ref::forward(X5, 2, 5, 5, 2, 2, s, s, p, p)
+  dO = rand(rows=2, cols=ncol(o1), min=-1, max=1, seed=5)
+  dX1 = L::backward(dO, h1, w1, X5, 2, 5, 5, 2, 2, s, s, p, p)
+  dX2 = ref::backward(dO, h2, w2, X5, 2, 5, 5, 2, 2, s, s, p, p)
+  e = max(max(abs(o1 - o2)), max(abs(dX1 - dX2)))
+  if (h1 != h2 | w1 != w2 | e > 1e-12) stop("max_pool builtin and layers/max_pool2d.dml differ by " + e)
+}
+# a known answer: 2x2 pooling, stride 2, of 1..16 (row-major) and of its transpose
+K = matrix(seq(1, 16), rows=4, cols=4)
+K = matrix(rbind(K, t(K)), rows=1, cols=32)
+[o, h, w] = L::forward(K, 2, 4, 4, 2, 2, 2, 2, 0, 0)
+if (sum(abs(o - matrix("6 8 14 16 6 14 8 16", rows=1, cols=8))) != 0) stop("max_pool known answer")
 #GRAD
 dO = rand(rows=2, cols=2*4*4, min=-1, max=1, seed=9)
 dX = L::backward(dO, 4, 4, X, 2, 4, 4, 3, 3, 1, 1, 1, 1)
