@@ -17,8 +17,9 @@
 # MLS's grad of sum(forward(...) * dout) with the layer's backward through gcheck (column
 # "grad"; "-" where a row has none); "#GRAD-DIFFERS what: reason" marks a layer whose backward
 # is not its forward's gradient in SystemDS's own code: the checks before it must pass and the
-# last, gcheck(..., "what"), must find the difference.
-# Exit status: 0 when every other file passes both, else 1.
+# driver must stop at gcheck(..., "what") with the difference.
+# Each driver may run NN_CHECK_TIMEOUT seconds (default 120).
+# Exit status: 0 when every other file passes load, run and grad, else 1 (2: bad arguments).
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 DIR [MLS]" >&2; exit 2; }
 dir=$1
