@@ -118,6 +118,7 @@ AstNode *ast_assign(Parse *P, AstNode *lhs, AstNode *rhs) {
       n->kids[i] = row->kids[i];
     }
     n->kids[row->nkids] = rhs;
+    if (P->dml) n->flags |= AST_F_DMLMULTI;
     return tall(P, n);
   }
   if (!is_lvalue(lhs)) parse_error_span(P, lhs->span, "invalid assignment target");
@@ -261,6 +262,7 @@ AstNode *ast_index(Parse *P, AstNode *x, NodeList *ix, Token rb) {
   AstNode *n = node(P, AST_INDEX, span_join(x->span, tspan(rb)), ix->n + 1);
   n->kids[0] = x;
   for (uint32_t i = 0; i < ix->n; i++) n->kids[i + 1] = ix->items[i];   /* NULL = empty */
+  if (P->dml && ix->n == 1 && ix->items[0]) n->flags |= AST_F_DMLROW;
   return tall(P, n);
 }
 

@@ -293,8 +293,11 @@ Value bi_as_scalar(Interp *I, Args *a) {
     if (p.t == VT_NUM || p.t == VT_BOOL) { val_retain(v); return v; }
     bi_argerror(I, 1, "1x1 matrix expected, got %s", val_describe(p, d, sizeof d));
   }
+  if (v.t == VT_LIST && v.u.l->n == 1 && v.u.l->items[0].t != VT_LIST && v.u.l->items[0].t != VT_BOX)
+    v = v.u.l->items[0];                    /* DML: as.scalar of a one-element list is its element */
   if (v.t == VT_NUM) return v;
   if (v.t == VT_BOOL) return val_num(v.u.b);
+  if (v.t == VT_STR) { val_retain(v); return v; }   /* a string element of a list, as SystemDS */
   if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) return val_num(tensor_data(v.u.m)[0]);
   bi_argerror(I, 1, "1x1 matrix expected, got %s", val_describe(v, d, sizeof d));
 }

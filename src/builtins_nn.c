@@ -230,8 +230,28 @@ static Value call_nn(Interp *I, Args *a, int ishape, int fshape, int fshape_n, i
   return r;
 }
 
-/* conv2d(input, filter, input_shape, filter_shape, stride, padding) */
-Value bi_conv2d(Interp *I, Args *a) { return call_nn(I, a, 2, 3, 4, 4, 5); }
+/* conv2d(input, filter, input_shape, filter_shape, stride, padding, bias=): with bias (F x 1, as
+** SystemDS's nn/layers/conv1d.dml passes it) the result is bias_add(conv2d(...), bias). */
+Value bi_conv2d(Interp *I, Args *a) {
+  if (bi_given(a, 6)) {
+    double f4[4];
+    ints(I, a, 3, 4, 1, f4);
+    Value b = ad_primal(a->v[6]);
+    char d[64];
+    if (b.t == VT_MAT) snprintf(d, sizeof d, "%lldx%lld", (long long)tensor_rows(b.u.m), (long long)tensor_cols(b.u.m));
+    else val_describe(b, d, sizeof d);
+    if (b.t != VT_MAT || tensor_rows(b.u.m) != (int64_t)f4[0] || tensor_cols(b.u.m) != 1)
+      bi_argerror(I, 7, "a %g x 1 matrix expected (one bias per filter), got %s", f4[0], d);
+  }
+  Value r = call_nn(I, a, 2, 3, 4, 4, 5);
+  if (!bi_given(a, 6)) return r;
+  tmp_push(I, r);
+  Value in[2] = { r, a->v[6] };
+  Value o = op_nn(I, OP_BIAS_ADD, in, val_null(), a->span);
+  tmp_pop(I, 1);
+  val_release(r);
+  return o;
+}
 /* conv2d_backward_filter(input, dout, stride, padding, input_shape, filter_shape) */
 Value bi_conv2d_backward_filter(Interp *I, Args *a) { return call_nn(I, a, 4, 5, 4, 2, 3); }
 /* conv2d_backward_data(filter, dout, stride, padding, input_shape, filter_shape) */

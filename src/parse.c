@@ -204,8 +204,9 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
   uint32_t depth = 0, cap = 0;
   void *parser = mlsParserAlloc(malloc);
 
+  P.dml = is_dml_source(src);
   if (lex_all(&P, &v)) {
-    bool dml = is_dml_source(src);
+    bool dml = P.dml;
     int prev = TK_NEWLINE;
     bool header_pending = false;
     Token last = { TK_NEWLINE, 0, 0 };

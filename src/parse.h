@@ -19,6 +19,7 @@ typedef struct Parse {
   Span whole;
   int nerr;
   bool at_eof;             /* the error is "unexpected end of input": the REPL reads more */
+  bool dml;                /* a .dml file: DML's newline rule, and X[i] is row i of a matrix */
   Span err_span;
   char err[256];
 } Parse;

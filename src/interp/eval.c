@@ -453,7 +453,8 @@ __attribute__((noinline)) static Value eval_massign(Interp *I, AstNode *n) {
   uint32_t nt = n->nkids - 1;
   Value v = eval(I, n->kids[nt]);
   char d[64];
-  if (v.t != VT_LIST || (uint32_t)v.u.l->n != nt) {
+  bool prefix = (n->flags & AST_F_DMLMULTI) && v.t == VT_LIST && v.u.l->multi && (uint32_t)v.u.l->n > nt;
+  if (!prefix && (v.t != VT_LIST || (uint32_t)v.u.l->n != nt)) {   /* .dml: the first nt results */
     val_describe(v, d, sizeof d);
     val_release(v);
     mls_throw(I, n->span, "the right side of [...] = must give %u values, got %s", nt, d);
@@ -1053,11 +1054,20 @@ static void range_precheck(Interp *I, Value x, int nix, int i, Value a, Value b,
   if (to >= from ? bad <= to + 1e-10 : bad >= to - 1e-10) index_oob(I, sp, bad, m, dim);
 }
 
+/* X[i] in a .dml file is DML's X[i, ] on a matrix with more than one column (a column vector
+** keeps the single index, which there selects the same element). */
+static bool dml_row_index(const AstNode *n, Value x) {
+  if (!(n->flags & AST_F_DMLROW)) return false;
+  x = ad_primal(x);
+  return x.t == VT_MAT && tensor_cols(x.u.m) != 1;
+}
+
 __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
   int mark = I->ntmp;
   Value x = eval(I, n->kids[0]);
   tmp_push(I, x);
   uint32_t nix = n->nkids - 1;
+  uint32_t nuse = dml_row_index(n, x) ? 2 : nix;     /* DML's X[i] = X[i, ] */
   Value iv[2] = { val_unbound(), val_unbound() };
   for (uint32_t i = 0; i < nix; i++) {
     AstNode *k = n->kids[i + 1];
@@ -1067,14 +1077,14 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
       tmp_push(I, a);
       Value b = eval(I, k->kids[1]);
       tmp_push(I, b);
-      range_precheck(I, x, (int)nix, (int)i, a, b, n->span);
+      range_precheck(I, x, (int)nuse, (int)i, a, b, n->span);
       iv[i] = op_binary(I, OP_RANGE, a, b, k->span);
     } else {
       iv[i] = eval(I, k);
     }
     tmp_push(I, iv[i]);
   }
-  Value r = index_read(I, x, (int)nix, iv, n->span);
+  Value r = index_read(I, x, (int)nuse, iv, n->span);
   tmp_release_to(I, mark);
   return r;
 }
@@ -1109,6 +1119,7 @@ Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, con
 static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value *iv, Value rhs) {
   Span sp = ixnode->span;
   uint32_t nix = ixnode->nkids - 1;
+  if (dml_row_index(ixnode, *place)) nix = 2;          /* DML's X[i] = v is X[i, ] = v */
   if (place->t == VT_NUM || place->t == VT_BOOL) {    /* x = 5; x[1] = 3 */
     Tensor *t = tensor_new(I, 1, 1);
     tensor_data(t)[0] = place->t == VT_NUM ? place->u.n : place->u.b;

@@ -173,7 +173,8 @@ const char *interp_stdlib_dir(Interp *I, char *buf, size_t n) {
   return MLS_STDLIB_DIR;
 }
 
-/* Finds path: absolute, next to the calling script, then in the stdlib directory. */
+/* Finds path: absolute, next to the calling script, in the current directory, then in the
+** stdlib directory. */
 static bool find_source(Interp *I, const char *path, char *out, size_t n) {
   if (path[0] == '/') { snprintf(out, n, "%s", path); return readable(out); }
   if (I->src && I->src->name[0] != '<' && strcmp(I->src->name, "-e") != 0) {
@@ -183,10 +184,11 @@ static bool find_source(Interp *I, const char *path, char *out, size_t n) {
     if (strcmp(d, ".") == 0) snprintf(out, n, "%s", path);
     else snprintf(out, n, "%s/%s", d, path);
     if (readable(out)) return true;
-  } else {
-    snprintf(out, n, "%s", path);
-    if (readable(out)) return true;
   }
+  /* then the current directory, as SystemDS resolves source paths (its nn library's files
+  ** say source("nn/util.dml") and are run from the directory above nn/) */
+  snprintf(out, n, "%s", path);
+  if (readable(out)) return true;
   char buf[PATH_MAX];
   const char *lib = interp_stdlib_dir(I, buf, sizeof buf);
   snprintf(out, n, "%s/%s", lib, path);
@@ -226,7 +228,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   char full[PATH_MAX + 64];
   if (I->nframes >= I->maxframes) mls_throw(I, sp, "source: too deeply nested (more than %d calls and sources)", I->maxframes);
   if (!find_source(I, path, full, sizeof full))
-    mls_throw(I, sp, "source: cannot find '%s' (looked next to the script and in the standard library)", path);
+    mls_throw(I, sp, "source: cannot find '%s' (looked next to the script, in the current directory and in the standard library)", path);
   check_cycle(I, full, sp);
   Source *src = source_from_file(full, NULL);
   if (!src) mls_throw(I, sp, "source: cannot read '%s': %s", full, source_error());

@@ -158,6 +158,9 @@ err_case "l2svm: one row is too few" 'w = l2svm([1, 2], [1])' \
 err_case "glm: an unsupported link" 'B = glm([1; 2], [0; 1], dfam = 1, link = 3)' \
   "STDLIB/builtin/glm.mls:68:5: error: glm: distribution family 1 (vpow 0) with link 3 (lpow 1) and a 1-column Y is not supported
   in glm() at -e:1:5"
+err_case "lstm: a bias of the wrong width (nn-load)" 'o = lstm(matrix(1, rows=2, cols=6), matrix(0, rows=5, cols=12), matrix(0, rows=1, cols=11), matrix(0, rows=2, cols=3), matrix(0, rows=2, cols=3), TRUE)' \
+  "STDLIB/builtin/lstm.mls:23:5: error: lstm: b must be 1 x 12, got 1x11
+  in lstm() at -e:1:5"
 
 err_case "alsCG: an unknown regularization" '[U, V] = alsCG([1, 2; 3, 4], rank = 2, reg = "L1")' \
   "STDLIB/builtin/alsCG.mls:56:5: error: alsCG: wrong regularization! L1 (\"L2\" or \"wL2\")
