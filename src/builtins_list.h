@@ -35,3 +35,5 @@ BI_DECL(gradcheck) BI_DECL(jvp)
 /* autodiff_trace.c */
 BI_DECL(trace_grad)
 BI_DECL(jit) BI_DECL(explain) BI_DECL(dot)
+/* src/plot/plot_builtins.c: base graphics (issue 13) */
+BI_DECL(plot) BI_DECL(lines) BI_DECL(points) BI_DECL(hist) BI_DECL(legend) BI_DECL(title) BI_DECL(dev_off)
