@@ -211,8 +211,16 @@ static void draw_legend(cairo_t *cr, const Region *R, const PlotLegend *L) {
   }
 }
 
+/* The plot region: the margins from the edges, its sides on pixel centres so that the 1-unit
+** box and axis lines are crisp (one pixel row or column each). */
+static Region region_of(const Figure *f) {
+  Region R = { floor(PLOT_MAR_LEFT) + 0.5, floor(f->width - PLOT_MAR_RIGHT) + 0.5, floor(PLOT_MAR_TOP) + 0.5,
+               floor(f->height - PLOT_MAR_BOTTOM) + 0.5 };
+  return R;
+}
+
 void plot_render(const Figure *f, cairo_t *cr) {
-  Region R = { PLOT_MAR_LEFT, f->width - PLOT_MAR_RIGHT, PLOT_MAR_TOP, f->height - PLOT_MAR_BOTTOM };
+  Region R = region_of(f);
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_paint(cr);
   cairo_save(cr);                          /* the data, clipped to the plot region */
