@@ -109,6 +109,11 @@ dml-test: mls
 	tests/dml/run.sh ./mls
 	tests/dml/nn/run.sh ./mls
 
+# Plots through the mls command (issue 13): files, PNG pixels, SVG counts, errors, the REPL.
+.PHONY: plot-test
+plot-test: mls
+	/usr/bin/python3 tests/plot/check_plots.py ./mls
+
 # Writes that must not damage files, and signals in script mode (shell-level checks).
 robust-test: mls
 	tests/robustness/test_files.sh ./mls
@@ -124,6 +129,7 @@ test: deps-install
 	$(MAKE) install-test
 	$(MAKE) dml-test
 	$(MAKE) robust-test
+	$(MAKE) plot-test
 	$(MAKE) sanitize-run
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"
