@@ -112,6 +112,22 @@ static bool finite_range(const Args *a, int i, int64_t n, double r[2]) {
   return r[0] <= r[1];
 }
 
+/* A copy of s for the figure's text: bytes that are not UTF-8 become '?' (cairo draws only
+** valid UTF-8). */
+static char *text_dup(const char *s) {
+  char *c = mem_strdup(s);
+  unsigned char *p = (unsigned char *)c;
+  while (*p) {
+    int n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+    bool ok = n > 0 && !(n == 2 && *p < 0xC2) && !(n == 4 && *p > 0xF4);
+    for (int k = 1; ok && k < n; k++)
+      if ((p[k] & 0xC0) != 0x80) ok = false;
+    if (!ok) { *p++ = '?'; continue; }
+    p += n;
+  }
+  return c;
+}
+
 /* What plot() and hist() share: titles, the file and the size. */
 typedef struct FigOpts { const char *main, *xlab, *ylab, *file; PlotFormat fmt; int width, height; } FigOpts;
 
@@ -154,9 +170,9 @@ static Figure *fig_start(Interp *I, const FigOpts *o, const double lim[4], const
     snprintf(name, sizeof name, "mlsplot%03d.png", f->number);
     f->file = mem_strdup(name);
   }
-  f->main = o->main ? mem_strdup(o->main) : NULL;
-  f->xlab = mem_strdup(o->xlab ? o->xlab : xlab);
-  f->ylab = mem_strdup(o->ylab ? o->ylab : ylab);
+  f->main = o->main ? text_dup(o->main) : NULL;
+  f->xlab = text_dup(o->xlab ? o->xlab : xlab);
+  f->ylab = text_dup(o->ylab ? o->ylab : ylab);
   return f;
 }
 
@@ -440,7 +456,7 @@ Value bi_legend(Interp *I, Args *a) {
     Value v = item_of(labels, k);
     char num[32];
     if (v.t == VT_NUM) snprintf(num, sizeof num, "%g", v.u.n);
-    it->label = mem_strdup(v.t == VT_STR ? v.u.s->s : num);
+    it->label = text_dup(v.t == VT_STR ? v.u.s->s : num);
     L->n++;
     it->col = black;
     if (bi_given(a, 2)) color_of(I, item_of(a->v[2], k), 3, &it->col);
@@ -458,7 +474,7 @@ Value bi_title(Interp *I, Args *a) {
   char **slot[3] = { &f->main, &f->xlab, &f->ylab };
   for (int k = 0; k < 3; k++) {
     if (!s[k]) continue;
-    char *c = mem_strdup(s[k]);
+    char *c = text_dup(s[k]);
     mem_free(*slot[k]);
     *slot[k] = c;
   }

@@ -396,6 +396,14 @@ static void test_display_hook(void **state) {
   assert_string_equal(f->out, "");
 }
 
+/* text that is not UTF-8 is drawn with '?' (cairo refuses it: the figure would be lost) */
+static void test_text_not_utf8(void **state) {
+  Fix *f = *state;
+  ok(f, "plot(seq(1, 3), main=\"a\xff\xc3" "b\", file=\"u.svg\")\nlegend(list(\"\xe2\x82\"))\ntitle(xlab=\"\xc3\xa9t\xc3\")\ndev.off()\n");
+  assert_true(exists("u.svg"));
+  assert_string_equal(f->I->plot->cur ? "open" : "closed", "closed");
+}
+
 /* ---- errors ---- */
 
 static void test_errors_located(void **state) {
@@ -438,6 +446,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_pdf_header, setup, teardown),
     cmocka_unit_test_setup_teardown(test_default_files_and_finish, setup, teardown),
     cmocka_unit_test_setup_teardown(test_display_hook, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_text_not_utf8, setup, teardown),
     cmocka_unit_test_setup_teardown(test_errors_located, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
