@@ -151,8 +151,8 @@ const Builtin builtin_table[] = {
     "Adds a legend to the open figure: pos is \"topright\", \"topleft\", \"bottomright\", \"bottomleft\",\n"
     "\"top\", \"bottom\", \"left\", \"right\" or \"center\"; labels a string or list of strings.\n"
     "col, lty and pch give each label's sample (a list or vector is recycled over the labels):\n"
-    "a line of type lty (the default, 1, unless pch is given) and/or a point symbol pch.\n"
-    "legend(list(\"a\", \"b\")) alone puts the labels at the top right." },
+    "a line of type lty (the default, 1, unless pch is given; 0: none) and/or a point symbol pch\n"
+    "(NaN: none). legend(list(\"a\", \"b\")) alone puts the labels at the top right." },
   { "length", bi_length, "length(x)", OP_NONE, BI_SHAPE, "Number of elements of a matrix or list (1 for a number or string)." },
   { "lines", bi_lines, "lines(x, y=, col=, lwd=1, lty=1, type=\"l\")", OP_NONE, INV | BI_EFFECT,
     "Adds a line through the points (x[i], y[i]) to the open figure (lines(y): x = 1..n), in its\n"

@@ -436,8 +436,8 @@ Value bi_legend(Interp *I, Args *a) {
       Value v = item_of(a->v[j], k);
       if (v.t != VT_NUM) bi_argerror(I, j + 1, "number expected, got %s", val_describe(v, d, sizeof d));
       if (j == 3 && !(v.u.n == floor(v.u.n) && v.u.n >= 0 && v.u.n <= 6)) bi_argerror(I, 4, "lty must be a whole number 0-6, got %g", v.u.n);
-      if (j == 4 && !(v.u.n == floor(v.u.n) && ((v.u.n >= 0 && v.u.n <= 5) || (v.u.n >= 15 && v.u.n <= 20))))
-        bi_argerror(I, 5, "pch must be 0-5 or 15-20, got %g", v.u.n);
+      if (j == 4 && !isnan(v.u.n) && !(v.u.n == floor(v.u.n) && ((v.u.n >= 0 && v.u.n <= 5) || (v.u.n >= 15 && v.u.n <= 20))))
+        bi_argerror(I, 5, "pch must be 0-5, 15-20 or NaN (none), got %g", v.u.n);
     }
   }
   Figure *f = cur_figure(I);
@@ -460,7 +460,8 @@ Value bi_legend(Interp *I, Args *a) {
     L->n++;
     it->col = black;
     if (bi_given(a, 2)) color_of(I, item_of(a->v[2], k), 3, &it->col);
-    it->pch = bi_given(a, 4) ? (int)item_of(a->v[4], k).u.n : -1;
+    double pch = bi_given(a, 4) ? item_of(a->v[4], k).u.n : NAN;   /* NaN (R's NA): no symbol */
+    it->pch = isnan(pch) ? -1 : (int)pch;
     it->lty = bi_given(a, 3) ? (int)item_of(a->v[3], k).u.n : (bi_given(a, 4) ? 0 : 1);
   }
   return val_null();

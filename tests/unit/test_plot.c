@@ -429,7 +429,8 @@ static void test_errors_located(void **state) {
   expect_error(f, "legend(\"middle\", list(\"a\"))", 1, "bad argument #1 to 'legend' (unknown position 'middle' (topright, topleft, bottomright, bottomleft, top, bottom, left, right, center))");
   expect_error(f, "legend(list(\"a\", \"b\"), col=list(\"red\", \"nocolour\"))", 1, "bad argument #3 to 'legend' (unknown colour 'nocolour')");
   expect_error(f, "points(seq(1, 3), seq(1, 2))", 1, "points: x and y lengths differ (3 and 2)");
-  ok(f, "legend(list(\"a\", \"b\"), col=[2, 3], pch=16)\ntitle(xlab=\"t\")\ndev.off()\n");
+  expect_error(f, "legend(list(\"a\"), pch=7)", 1, "bad argument #5 to 'legend' (pch must be 0-5, 15-20 or NaN (none), got 7)");
+  ok(f, "legend(list(\"a\", \"b\"), col=[2, 3], pch=[16, 0/0], lty=[0, 2])\ntitle(xlab=\"t\")\ndev.off()\n");
   assert_true(exists("ok.png"));
   f->I->no_write = true;
   expect_error(f, "plot(seq(1, 3))", 1, "plot: cannot draw: writing files is turned off");
