@@ -9,6 +9,7 @@ Prints one line per check and "N passed, N failed"; exits 1 when a check failed.
 """
 import os
 import pty
+import shutil
 import select
 import struct
 import subprocess
@@ -161,6 +162,9 @@ def main():
           repr(buf[-200:]))
     os.write(fd, b"quit()\n")
     os.waitpid(pid, 0)
+    os.close(fd)
+    shutil.rmtree(rdir, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)
 
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
