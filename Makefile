@@ -172,6 +172,10 @@ test-gpu: mls
 
 bench-gpu: mls
 	bench/gpu.sh ./mls
+# Plots through the mls command (issue 13): files, PNG pixels, SVG counts, errors, the REPL.
+.PHONY: plot-test
+plot-test: mls
+	/usr/bin/python3 tests/plot/check_plots.py ./mls
 
 # Writes that must not damage files, and signals in script mode (shell-level checks).
 robust-test: mls
@@ -190,6 +194,7 @@ test: deps-install
 	$(MAKE) dml-test
 	$(MAKE) robust-test
 	tests/gpu/run.sh ./mls --if-available
+	$(MAKE) plot-test
 	$(MAKE) sanitize-run
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"

@@ -74,6 +74,11 @@ const Builtin builtin_table[] = {
   { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
   { "cumsumprod", bi_cumsumprod, "cumsumprod(X)", OP_CUMSUMPROD, DIFF | BI_AD, "DML's cumulative sum-product of an n x 2 matrix: the n x 1 Y with Y[i] = X[i,1] + X[i,2] * Y[i-1],\nY[0] = 0 (a linear recurrence: X[,2] are the decay factors)." },
   { "det", bi_det, "det(A)", OP_NONE, DIFF | BI_AD, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
+  { "dev.off", bi_dev_off, "dev.off()", OP_NONE, INV | BI_EFFECT,
+    "Finishes the open figure (R's name): writes it to its file now, or, under a front end that\n"
+    "shows images (Jupyter), hands it over at the end of the cell. Returns the file name\n"
+    "invisibly (NULL when no figure is open). Later lines(), points(), legend() need a new plot().\n"
+    "A figure is also finished by the next plot() or hist(), and at the end of the script or session." },
   { "device", bi_device, "device(d=)", OP_NONE, BI_INVISIBLE, "Where new matrices live: device() is \"cpu\" or \"gpu\"; device(\"gpu\") makes it the GPU (as --device gpu)\nand returns the previous one; device(X) tells where matrix X lives. Ops run where their\nmatrix operands live; a GPU matrix combined with a CPU one is read by the CPU. Without a CUDA\nbuild or device, device(\"gpu\") is the error \"no CUDA device available\"." },
   { "diag", bi_diag, "diag(X)", OP_DIAG, DIFF | BI_AD, "A vector becomes a diagonal matrix; a square matrix gives its diagonal as a column vector.\nA vector is n x 1 or 1 x n; a number or 1x1 matrix gives a 1x1 matrix (not R's identity)." },
   { "dot", bi_dot, "dot(f, ..., file=)", OP_NONE, INV | BI_EFFECT,
@@ -103,6 +108,12 @@ const Builtin builtin_table[] = {
   { "hessian", bi_hessian, "hessian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to a number, a function giving the n x n Hessian\n"
     "(the Jacobian of grad(f)). The result is not differentiated again." },
+  { "hist", bi_hist, "hist(x, breaks=, main=, xlab=, ylab=, col=\"lightgray\", xlim=, ylim=, file=, width=640, height=480, plot=TRUE)", OP_NONE, INV | BI_EFFECT,
+    "Histogram of the finite values of vector x, as R's hist: a new figure of bars filled with col.\n"
+    "breaks: a number of cells (default Sturges' ceiling(log2(n) + 1)), made round by pretty(), or\n"
+    "the vector of break points (increasing, spanning the data). Cells are right-closed (a, b], the\n"
+    "first also holds its left end. Returns, invisibly, list(breaks=, counts=, mids=, density=);\n"
+    "plot=FALSE only computes it. main=, file=, width=, height= as plot()." },
   { "icdf", bi_icdf, "icdf(target, dist, mean=0, sd=1, rate=1, df=, df1=, df2=)", OP_NONE, DIFF | BI_AD, "The quantile q with P[X <= q] = target for dist \"normal\", \"exp\", \"chisq\", \"t\" or \"f\"\n(parameters as cdf): icdf(target=p, dist=\"normal\") is qnorm(target=p).\nDifferentiable in target for \"normal\" and \"exp\"; grad through the others is an error." },
   { "identity", bi_identity, "identity(x)", OP_NONE, DIFF | BI_AD, "Returns x." },
   { "ifdef", bi_ifdef, "ifdef(value, default)", OP_NONE, BI_IFDEF,
@@ -139,7 +150,17 @@ const Builtin builtin_table[] = {
   { "jvp", bi_jvp, "jvp(f, x, v)", OP_NONE, BI_DIFF | BI_AD,
     "[value, tangent] = jvp(f, x, v): f(x) and the derivative of f at x along v (v has x's shape),\n"
     "computed in one forward pass with dual numbers (forward mode)." },
+  { "legend", bi_legend, "legend(pos=\"topright\", labels=, col=, lty=, pch=)", OP_NONE, INV | BI_EFFECT,
+    "Adds a legend to the open figure: pos is \"topright\", \"topleft\", \"bottomright\", \"bottomleft\",\n"
+    "\"top\", \"bottom\", \"left\", \"right\" or \"center\"; labels a string or list of strings.\n"
+    "col, lty and pch give each label's sample (a list or vector is recycled over the labels):\n"
+    "a line of type lty (the default, 1, unless pch is given; 0: none) and/or a point symbol pch\n"
+    "(NaN: none). legend(list(\"a\", \"b\")) alone puts the labels at the top right." },
   { "length", bi_length, "length(x)", OP_NONE, BI_SHAPE, "Number of elements of a matrix or list (1 for a number or string)." },
+  { "lines", bi_lines, "lines(x, y=, col=, lwd=1, lty=1, type=\"l\")", OP_NONE, INV | BI_EFFECT,
+    "Adds a line through the points (x[i], y[i]) to the open figure (lines(y): x = 1..n), in its\n"
+    "coordinates (what falls outside is clipped). lty: 1 solid, 2 dashed, 3 dotted, 4 dot-dash,\n"
+    "5 long dash, 6 two-dash, 0 none; a NaN or Inf value breaks the line. type as plot()." },
   { "list", bi_list, "list(...)", OP_NONE, DIFF | BI_AD, "A list of the arguments; named arguments become named elements." },
   { "load", bi_load, "load(path)", OP_NONE, BI_EFFECT, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32) is an error saying what is wrong." },
   { "log", bi_log, "log(x, base=)", OP_LOG, DIFF | BI_AD, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
@@ -169,9 +190,22 @@ const Builtin builtin_table[] = {
   { "pchisq", bi_pchisq, "pchisq(target, df, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Chi-squared distribution function with df degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
   { "pexp", bi_pexp, "pexp(target, rate=1, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Exponential distribution function 1 - exp(-rate * target) (elementwise); lower.tail=FALSE gives P[X > q].\nDifferentiable in target." },
   { "pf", bi_pf, "pf(target, df1, df2, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "F distribution function with df1 and df2 degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
+  { "plot", bi_plot, "plot(x, y=, type=\"p\", main=, xlab=, ylab=, col=, xlim=, ylim=, file=, width=640, height=480, lwd=1, lty=1, pch=1)", OP_NONE, INV | BI_EFFECT,
+    "Starts a new figure (R's base graphics, drawn with cairo; docs/plots.md) showing y against x,\n"
+    "vectors of one length (plot(y): x = 1..n). type \"p\" points, \"l\" a line, \"b\" both, \"n\" axes\n"
+    "only. The axes span xlim and ylim (default: the data) plus 4%, with pretty tick labels; col is\n"
+    "a colour name, \"#RRGGBB\" or a palette number. The figure goes to file (.png, .svg or .pdf;\n"
+    "width x height pixels or points) or, by default, mlsplot001.png, mlsplot002.png... in the\n"
+    "working directory, named when written. It is written when finished (the next plot() or\n"
+    "hist(), dev.off(), the end of the script) and, in the REPL, after each input; under Jupyter\n"
+    "it is shown below the cell instead. lines(), points(), legend() and title() add to it." },
   { "pmax", bi_minmax, "pmax(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "DML's other name of max: pmax(X, Y) is the elementwise maximum (numbers broadcast);\nmore arguments fold left; pmax(X) alone is the largest element." },
   { "pmin", bi_minmax, "pmin(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "DML's other name of min: pmin(X, Y) is the elementwise minimum (numbers broadcast);\nmore arguments fold left; pmin(X) alone is the smallest element." },
   { "pnorm", bi_pnorm, "pnorm(target, mean=0, sd=1, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Normal distribution function P[X <= target] (elementwise over a matrix); lower.tail=FALSE gives P[X > q].\nDifferentiable in target." },
+  { "points", bi_points, "points(x, y=, col=, pch=1, type=\"p\")", OP_NONE, INV | BI_EFFECT,
+    "Adds point symbols at (x[i], y[i]) to the open figure (points(y): x = 1..n). pch as R: 0 square,\n"
+    "1 circle, 2 triangle, 3 plus, 4 cross, 5 diamond; 15-18 filled square, circle, triangle,\n"
+    "diamond; 19 filled circle, 20 small filled circle." },
   { "print", bi_print, "print(x, digits=7)", OP_NONE, INV | BI_EFFECT,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
   { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD, "Product of all elements (a number; 1 for an empty matrix, as R)." },
@@ -244,6 +278,8 @@ const Builtin builtin_table[] = {
   { "tan", bi_unary, "tan(x)", OP_TAN, DIFF | BI_AD, "Tangent (radians), elementwise." },
   { "tanh", bi_unary, "tanh(x)", OP_TANH, DIFF | BI_AD, "Hyperbolic tangent, elementwise." },
   { "time", bi_time, "time()", OP_NONE, BI_EFFECT, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
+  { "title", bi_title, "title(main=, xlab=, ylab=)", OP_NONE, INV | BI_EFFECT,
+    "Sets the main title and the axis labels of the open figure (those given)." },
   { "toString", bi_toString, "toString(x)", OP_NONE, 0,
     "The full text of a value: numbers to 15 significant digits, matrices in full, one row a line." },
   { "tr", bi_trace, "tr(A)", OP_NONE, DIFF | BI_AD, "DML's other name of trace: the sum of the diagonal of a square matrix." },

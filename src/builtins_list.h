@@ -37,3 +37,5 @@ BI_DECL(trace_grad)
 BI_DECL(jit) BI_DECL(explain) BI_DECL(dot)
 /* builtins_device.c */
 BI_DECL(device) BI_DECL(gpu) BI_DECL(cpu)
+/* src/plot/plot_builtins.c: base graphics (issue 13) */
+BI_DECL(plot) BI_DECL(lines) BI_DECL(points) BI_DECL(hist) BI_DECL(legend) BI_DECL(title) BI_DECL(dev_off)

@@ -17,6 +17,7 @@
 #include <readline/readline.h>
 #include "builtins.h"
 #include "mem.h"
+#include "plot/plot.h"
 #include "print.h"
 #include "repl.h"
 
@@ -390,6 +391,7 @@ static bool repl_chunk(Repl *R) {
       Source *src = source_new("<stdin>", code.p, code.n);
       st = interp_run_repl_chunk(I, src);
       source_release(src);
+      if (st != -1) plot_flush(I);       /* the open figure's file is up to date after each input */
     }
     if (st != -1 || I->quitting) break;
     why = repl_readline(R, "+ ", &line);

@@ -1,5 +1,121 @@
-/* plot.c — figure state and rendering (cairo). Skeleton: figures are not drawn yet. */
-#include "plot/plot.h"
+/* plot.c — the figures' life cycle (docs/plots.md): plot() and hist() open a figure and finish
+** the one before; a finished figure is written to its file (default mlsplot%03d.png) or, with
+** I->display set, queued for plot_flush, which also brings the open figure up to date. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "builtins.h"
+#include "mem.h"
+#include "plot/plot_int.h"
 
-void plot_flush(Interp *I) { (void)I; }
-void plot_free(Interp *I) { (void)I; }
+PlotState *plot_state(Interp *I) {
+  if (!I->plot) I->plot = mem_calloc(1, sizeof(PlotState));
+  return I->plot;
+}
+
+void plot_figure_free(Figure *f) {
+  if (!f) return;
+  for (int i = 0; i < f->ns; i++) { mem_free(f->s[i].x); mem_free(f->s[i].y); }
+  mem_free(f->s);
+  for (int i = 0; i < f->nleg; i++) {
+    for (int j = 0; j < f->leg[i].n; j++) mem_free(f->leg[i].items[j].label);
+    mem_free(f->leg[i].items);
+  }
+  mem_free(f->leg);
+  mem_free(f->file);
+  mem_free(f->main);
+  mem_free(f->xlab);
+  mem_free(f->ylab);
+  mem_free(f);
+}
+
+bool plot_format_of(const char *path, PlotFormat *fmt) {
+  const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+  if (!dot || (slash && dot < slash) || dot == path || (slash && dot == slash + 1)) return false;
+  if (!strcasecmp(dot, ".png")) *fmt = PF_PNG;
+  else if (!strcasecmp(dot, ".svg")) *fmt = PF_SVG;
+  else if (!strcasecmp(dot, ".pdf")) *fmt = PF_PDF;
+  else return false;
+  return true;
+}
+
+/* Writes f to its file when it changed; the first write of a default-named file says so. */
+static bool write_figure(Interp *I, Figure *f, char *err, size_t n) {
+  if (!f->dirty) return true;
+  if (!plot_write_file(f, f->file, err, n)) return false;
+  if (!f->user_file && f->number > 0) {
+    fprintf(I->out, "plot: %s\n", f->file);
+    f->number = -f->number;                 /* announced once */
+  }
+  f->dirty = false;
+  return true;
+}
+
+static void display(Interp *I, Figure *f) {
+  char err[512];
+  size_t len;
+  unsigned char *png = plot_png_bytes(f, &len, err, sizeof err);
+  if (!png) { fprintf(I->errf, "plot: %s\n", err); return; }
+  I->display(I, "image/png", png, len, I->display_ctx);
+  free(png);
+  f->dirty = false;
+}
+
+void plot_finish(Interp *I, bool throw_errors) {
+  PlotState *st = I->plot;
+  if (!st || !st->cur) return;
+  Figure *f = st->cur;
+  st->cur = NULL;
+  if (!f->file) {                           /* the display's: shown at the next plot_flush */
+    if (!f->dirty) { plot_figure_free(f); return; }
+    if (st->ndone == st->capdone) {
+      int cap = st->capdone ? 2 * st->capdone : 4;
+      Figure **d = mem_try_realloc(st->done, (size_t)cap * sizeof *d);
+      if (!d) { plot_figure_free(f); return; }
+      st->done = d;
+      st->capdone = cap;
+    }
+    st->done[st->ndone++] = f;
+    return;
+  }
+  char err[600];
+  if (f->write_failed) f->dirty = true;
+  bool ok = write_figure(I, f, err, sizeof err);
+  plot_figure_free(f);
+  if (ok) return;
+  if (throw_errors) bi_error(I, "%s", err);
+  fprintf(I->errf, "plot: %s\n", err);
+}
+
+void plot_flush(Interp *I) {
+  PlotState *st = I->plot;
+  if (!st) return;
+  for (int i = 0; i < st->ndone; i++) {
+    if (I->display) display(I, st->done[i]);
+    plot_figure_free(st->done[i]);
+  }
+  st->ndone = 0;
+  Figure *f = st->cur;
+  if (!f || !f->dirty) return;
+  if (f->file) {
+    char err[600];
+    if (!write_figure(I, f, err, sizeof err)) {
+      fprintf(I->errf, "plot: %s\n", err);
+      f->dirty = false;                     /* said once; dev.off() tries again */
+      f->write_failed = true;
+    }
+  } else if (I->display) {
+    display(I, f);
+  }
+}
+
+void plot_free(Interp *I) {
+  if (!I->plot) return;
+  plot_finish(I, false);                    /* a script's last figure is written at its end */
+  PlotState *st = I->plot;
+  for (int i = 0; i < st->ndone; i++) plot_figure_free(st->done[i]);
+  mem_free(st->done);
+  mem_free(st);
+  I->plot = NULL;
+}

@@ -5,8 +5,9 @@
 #define MLS_PLOT_H
 #include "interp/interp.h"
 
-/* Hands every figure changed since the last call to I->display (as "image/png"); a no-op
-** when I->display is NULL or nothing changed. The Jupyter kernel calls it after each cell. */
+/* Brings the outputs up to date: hands every figure changed since the last call to I->display
+** (as "image/png"), or, without a display, writes the open figure to its file when it changed.
+** The Jupyter kernel calls it after each cell, the REPL after each input. */
 void plot_flush(Interp *I);
 /* Frees the figure state (interp_free calls it). */
 void plot_free(Interp *I);

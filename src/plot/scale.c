@@ -1,0 +1,118 @@
+/* scale.c — what the axes and colours of a figure need: round tick values (the idea of R's
+** pretty()), the 4% range extension of R's xaxs="r", tick label text, and colour names. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "plot/plot_int.h"
+
+/*
+** Ticks: the step is 1, 2, 5 or 10 times a power of ten U chosen so that about n intervals
+** cover [lo, hi]. Going up from U to 2U, 5U, 10U is taken while the larger step is "not much
+** further" from the ideal cell (hi - lo) / n than the smaller one is below it: the distances are
+** weighed with a bias of 1.5 (2.75 for the 5U step), so large round steps win ties, as R's
+** high.u.bias does. The ticks then run from the largest multiple of the step at or below lo to
+** the smallest at or above hi; fewer than min_n intervals are widened symmetrically.
+*/
+int plot_pretty(double lo, double hi, int n, int min_n, double *out, int max) {
+  if (!isfinite(lo) || !isfinite(hi) || max < 1) return 0;
+  if (lo > hi) { double t = lo; lo = hi; hi = t; }
+  if (n < 1) n = 1;
+  double dx = hi - lo, cell;
+  if (dx == 0 || dx < 1e-10 * fmax(fabs(lo), fabs(hi))) { cell = fabs(lo) > 0 ? fabs(lo) : 1; n = 1; if (min_n < 1) min_n = 1; }
+  else cell = dx / n;
+  const double bias = 1.5, bias5 = 0.5 + 1.5 * bias;
+  double U = pow(10.0, floor(log10(cell))), unit = U;
+  if (2 * U - cell < bias * (cell - unit)) {
+    unit = 2 * U;
+    if (5 * U - cell < bias5 * (cell - unit)) {
+      unit = 5 * U;
+      if (10 * U - cell < bias * (cell - unit)) unit = 10 * U;
+    }
+  }
+  double ns = floor(lo / unit + 1e-7), nu = ceil(hi / unit - 1e-7);
+  while (ns * unit > lo + 1e-10 * unit) ns--;
+  while (nu * unit < hi - 1e-10 * unit) nu++;
+  int k = (int)(0.5 + nu - ns);
+  if (k < min_n) {
+    k = min_n - k;
+    if (ns >= 0) { nu += k / 2; ns -= k / 2 + k % 2; }
+    else { ns -= k / 2; nu += k / 2 + k % 2; }
+  }
+  if (nu == ns) nu++;
+  int count = 0;
+  for (double i = ns; i <= nu + 0.5 && count < max; i++) {
+    double v = i * unit;
+    if (fabs(v) < 1e-12 * unit) v = 0;
+    out[count++] = v;
+  }
+  return count;
+}
+
+void plot_extend_range(double lo, double hi, double out[2]) {
+  if (lo == hi) {                               /* one value: R widens by 40% (or +-1 at zero) */
+    double d = lo == 0 ? 1 : 0.4 * fabs(lo);
+    lo -= d;
+    hi += d;
+  }
+  double d = 0.04 * (hi - lo);
+  out[0] = lo - d;
+  out[1] = hi + d;
+}
+
+void plot_tick_label(double v, double step, char *buf, size_t n) {
+  int dec = step > 0 ? (int)ceil(-log10(step) - 1e-9) : 0;
+  if (dec < 0) dec = 0;
+  if (fabs(v) >= 1e15 || dec > 12) snprintf(buf, n, "%g", v);
+  else snprintf(buf, n, "%.*f", dec, v);
+  if (buf[0] == '-') {                          /* "-0.0" is "0.0" */
+    bool zero = true;
+    for (const char *p = buf + 1; *p; p++)
+      if (*p != '0' && *p != '.') zero = false;
+    if (zero) memmove(buf, buf + 1, strlen(buf));
+  }
+}
+
+static const struct { const char *name; unsigned rgb; } color_names[] = {
+  { "black", 0x000000 }, { "white", 0xFFFFFF }, { "red", 0xFF0000 }, { "green", 0x00FF00 },
+  { "blue", 0x0000FF }, { "cyan", 0x00FFFF }, { "magenta", 0xFF00FF }, { "yellow", 0xFFFF00 },
+  { "gray", 0xBEBEBE }, { "grey", 0xBEBEBE }, { "orange", 0xFFA500 }, { "purple", 0xA020F0 },
+  { "brown", 0xA52A2A }, { "pink", 0xFFC0CB }, { "darkgreen", 0x006400 }, { "darkblue", 0x00008B },
+  { "darkred", 0x8B0000 }, { "darkorange", 0xFF8C00 }, { "lightblue", 0xADD8E6 },
+  { "lightgray", 0xD3D3D3 }, { "lightgrey", 0xD3D3D3 }, { "darkgray", 0xA9A9A9 },
+  { "darkgrey", 0xA9A9A9 }, { "navy", 0x000080 }, { "steelblue", 0x4682B4 }, { "skyblue", 0x87CEEB },
+  { "gold", 0xFFD700 }, { "violet", 0xEE82EE }, { "tomato", 0xFF6347 }, { "forestgreen", 0x228B22 },
+  { "firebrick", 0xB22222 },
+};
+
+static PlotColor rgb_of(unsigned rgb, double a) {
+  PlotColor c = { ((rgb >> 16) & 255) / 255.0, ((rgb >> 8) & 255) / 255.0, (rgb & 255) / 255.0, a };
+  return c;
+}
+
+bool plot_color_name(const char *name, PlotColor *c) {
+  if (name[0] == '#') {
+    size_t len = strlen(name + 1);
+    if (len != 6 && len != 8) return false;
+    for (size_t i = 1; i <= len; i++)
+      if (!strchr("0123456789abcdefABCDEF", name[i])) return false;
+    unsigned long v = strtoul(name + 1, NULL, 16);
+    *c = len == 6 ? rgb_of((unsigned)v, 1) : rgb_of((unsigned)(v >> 8), (v & 255) / 255.0);
+    return true;
+  }
+  if (!strcasecmp(name, "transparent")) { *c = rgb_of(0xFFFFFF, 0); return true; }
+  for (size_t i = 0; i < sizeof color_names / sizeof color_names[0]; i++)
+    if (!strcasecmp(name, color_names[i].name)) { *c = rgb_of(color_names[i].rgb, 1); return true; }
+  return false;
+}
+
+/* R 4's default palette() */
+static const unsigned palette[8] = { 0x000000, 0xDF536B, 0x61D04F, 0x2297E6, 0x28E2E5, 0xCD0BBC, 0xF5C710, 0x9E9E9E };
+
+bool plot_color_index(double k, PlotColor *c) {
+  if (!(k >= 0 && k == floor(k) && k < 1e9)) return false;
+  if (k == 0) { *c = rgb_of(0xFFFFFF, 1); return true; }   /* 0: the background */
+  *c = rgb_of(palette[((int)k - 1) % 8], 1);
+  return true;
+}
