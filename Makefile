@@ -24,7 +24,7 @@ LDLIBS = -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
 endif
 # plots (cairo), the Jupyter kernel (ZeroMQ, jansson): flags from pkg-config, asked when a recipe
 # runs (after tools/deps.sh has installed them), not when make reads this file
-PKGS = cairo libzmq jansson
+PKGS = cairo libzmq jansson libcrypto
 CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

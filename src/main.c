@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "builtins.h"
 #include "interp/interp.h"
+#include "kernel/kernel.h"
 #include "mem.h"
 #include "repl.h"
 #include "testrun.h"
@@ -39,6 +40,7 @@ static const char usage[] =
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
   "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
+  "  --jupyter-kernel CONNECTION_FILE  serve as a Jupyter kernel (docs/jupyter.md)\n"
   "  --builtins-md    print the builtin reference as Markdown (docs/builtins.md)\n"
   "  --version        print the version\n"
   "  --help           print this help\n";
@@ -152,6 +154,12 @@ static int run_main(int argc, char **argv) {
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); interp_free(I); return 0; }
     if (!strcmp(a, "--builtins-md")) { builtins_md(); interp_free(I); return 0; }
     if (!strcmp(a, "--run-tests")) { interp_free(I); return testrun_main(argc - i - 1, argv + i + 1); }
+    if (!strcmp(a, "--jupyter-kernel")) {
+      if (++i >= argc) { interp_free(I); return usage_error("--jupyter-kernel needs a connection file", NULL); }
+      status = kernel_main(I, argv[i]);
+      interp_free(I);
+      return status;
+    }
     if (!strcmp(a, "-e")) {
       if (++i >= argc) { interp_free(I); return usage_error("-e needs code", NULL); }
       code = argv[i];
