@@ -33,7 +33,7 @@ LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test sanitize sanitize-run bench run install clean conformance valgrind \
+.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test kernel-test sanitize sanitize-run bench run install clean conformance valgrind \
   fuzz fuzz-build fuzz-smoke fuzz-corpus
 all: deps mls
 
@@ -109,6 +109,10 @@ dml-test: mls
 	tests/dml/run.sh ./mls
 	tests/dml/nn/run.sh ./mls
 
+# The Jupyter kernel driven by jupyter_client, and examples/autodiff.ipynb run by nbconvert.
+kernel-test: mls
+	/usr/bin/python3 tests/kernel/test_kernel.py ./mls
+
 # Writes that must not damage files, and signals in script mode (shell-level checks).
 robust-test: mls
 	tests/robustness/test_files.sh ./mls
@@ -124,6 +128,7 @@ test: deps-install
 	$(MAKE) install-test
 	$(MAKE) dml-test
 	$(MAKE) robust-test
+	$(MAKE) kernel-test
 	$(MAKE) sanitize-run
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"
@@ -205,6 +210,8 @@ install: mls
 	install -m 755 mls $(DESTDIR)$(PREFIX)/bin/mls
 	cp -r stdlib/. $(DESTDIR)$(PREFIX)/share/mls/stdlib/
 	install -m 644 man/mls.1 $(DESTDIR)$(PREFIX)/share/man/man1/mls.1
+	install -d $(DESTDIR)$(PREFIX)/share/jupyter/kernels/mls
+	install -m 644 src/kernel/kernel.json $(DESTDIR)$(PREFIX)/share/jupyter/kernels/mls/kernel.json
 
 clean:
 	rm -rf build mls

@@ -17,6 +17,8 @@ check "mls --version names OpenBLAS (got: $ver)" 'echo "$ver" | grep -q "cpu bac
 page=$(MANPAGER=cat MANWIDTH=80 man -l "$p/share/man/man1/mls.1" 2>&1)
 check "man -l shows the installed page" 'echo "$page" | grep -q "interpreter for MLS"'
 check "man page documents --staged" 'echo "$page" | grep -q -- "--staged"'
+ks=$(JUPYTER_PATH="$p/share/jupyter" /usr/bin/python3 -c 'from jupyter_client.kernelspec import KernelSpecManager as M; print(M().get_kernel_spec("mls").argv)' 2>&1)
+check "kernelspec installed (got: $ks)" '[ "$ks" = "['"'"'mls'"'"', '"'"'--jupyter-kernel'"'"', '"'"'{connection_file}'"'"']" ]'
 cd "$top"
 [ $fail = 0 ] && echo "install: all passed"
 exit $fail
