@@ -4,6 +4,7 @@ python3-jupyter-client), as a notebook front end would, and runs examples/autodi
 headless with `jupyter nbconvert --execute`.
 
 usage: /usr/bin/python3 tests/kernel/test_kernel.py ./mls
+MLS_TEST_WRAP="valgrind ..." runs the kernel under that command (tools/valgrind.sh does).
 Each check prints "ok" or "FAIL"; the exit status is the number of failures (0 = all passed).
 """
 import json
@@ -24,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TMP = tempfile.mkdtemp(prefix="mls-kernel-")
 os.makedirs(os.path.join(TMP, "kernels", "mls"))
 with open(os.path.join(TMP, "kernels", "mls", "kernel.json"), "w") as f:
-    json.dump({"argv": [MLS, "--jupyter-kernel", "{connection_file}"], "display_name": "MLS",
+    json.dump({"argv": os.environ.get("MLS_TEST_WRAP", "").split() + [MLS, "--jupyter-kernel", "{connection_file}"], "display_name": "MLS",
                "language": "mls", "interrupt_mode": "signal"}, f)
 os.environ["JUPYTER_PATH"] = TMP
 os.environ["JUPYTER_RUNTIME_DIR"] = os.path.join(TMP, "runtime")
@@ -34,7 +35,7 @@ os.environ["JUPYTER_CONFIG_DIR"] = os.path.join(TMP, "config")
 from jupyter_client.manager import KernelManager  # noqa: E402  (after JUPYTER_PATH is set)
 
 failures = 0
-T = 20  # seconds any one reply may take
+T = 120 if os.environ.get("MLS_TEST_WRAP") else 20  # seconds any one reply may take
 
 
 def check(name, cond, detail=""):
@@ -98,7 +99,7 @@ km.start_kernel()
 kc = km.client()
 kc.start_channels()
 try:
-    kc.wait_for_ready(timeout=30)
+    kc.wait_for_ready(timeout=max(30, T))
 
     # kernel_info
     info = shell_request(kc, "kernel_info_request", {})
@@ -169,6 +170,10 @@ try:
     check("inspect a builtin", c["found"] and c["data"]["text/plain"] == want, c)
     c = shell_request(kc, "inspect_request", {"code": "nosuchthing", "cursor_pos": 3, "detail_level": 0})["content"]
     check("inspect an unknown name: not found", c["status"] == "ok" and not c["found"], c)
+    run(kc, "#' Sum of squares.\nss = function(x) {\n  sum(x ^ 2)\n}")
+    c = shell_request(kc, "inspect_request", {"code": "ss(3)", "cursor_pos": 1, "detail_level": 0})["content"]
+    check("inspect a user function: its definition and doc comment",
+          c["found"] and c["data"]["text/plain"] == "ss = function(x)\n\nSum of squares.\n", c)
     r, msgs = run(kc, "?rowSums")
     check("?name in a cell prints help", stdout_of(msgs) == want, msgs)
 
@@ -218,6 +223,25 @@ try:
     check("kernel exits after shutdown_request", not km.is_alive())
     proc = km.provisioner.process if km.provisioner else None
     check("kernel exit status 0", proc is not None and proc.poll() == 0, proc and proc.poll())
+finally:
+    kc.stop_channels()
+    if km.is_alive():
+        km.shutdown_kernel(now=True)
+    km.cleanup_resources()
+
+# quit() in a cell ends the kernel with its status
+km = KernelManager(kernel_name="mls")
+km.start_kernel()
+kc = km.client()
+kc.start_channels()
+try:
+    kc.wait_for_ready(timeout=max(30, T))
+    kc.execute("quit(3)")
+    deadline = time.time() + max(10, T)
+    while km.is_alive() and time.time() < deadline:
+        time.sleep(0.1)
+    check("quit(3) in a cell ends the kernel with status 3", not km.is_alive() and km.provisioner.process.poll() == 3,
+          km.provisioner.process.poll())
 finally:
     kc.stop_channels()
     if km.is_alive():
