@@ -147,6 +147,7 @@ sanitize-run:
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/*.test || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib MLS_TEST_FLAGS=--jit-all build/asan/mls --run-tests \
 	    tests/lang/staging.test tests/lang/grad.test tests/lang/functions.test tests/lang/control.test || fail=1; exit $$fail
+	ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib /usr/bin/python3 tests/kernel/test_kernel.py build/asan/mls
 
 # ---- fuzzing (tests/fuzz, docs/robustness.md): libFuzzer harnesses built by clang with ASan
 # and UBSan into build/fuzz. `make fuzz` runs each for FUZZ_SECONDS, FUZZ_JOBS at a time, and

@@ -40,7 +40,6 @@ static const char usage[] =
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
   "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
-  "  --jupyter-kernel CONNECTION_FILE  serve as a Jupyter kernel (docs/jupyter.md)\n"
   "  --builtins-md    print the builtin reference as Markdown (docs/builtins.md)\n"
   "  --version        print the version\n"
   "  --help           print this help\n";

@@ -394,6 +394,7 @@ static char *run_captured(Kernel *K, const char *name, const char *code, int *st
   I->out = of;
   I->errf = ef;
   Source *src = source_new(name, code, strlen(code));
+  I->interrupted = 0;               /* a Ctrl-C that came while idle is for the next cell */
   *st = interp_run_source(I, src, false);
   source_release(src);
   I->out = so;

@@ -108,6 +108,11 @@ try:
     check("kernel_info protocol 5.3", info["content"].get("protocol_version") == "5.3", info["content"])
     check("replies are signed with the connection key", info["header"]["msg_type"] == "kernel_info_reply")
 
+    deadline = time.time() + max(5, T / 2)
+    while not kc.hb_channel.is_beating() and time.time() < deadline:
+        time.sleep(0.1)
+    check("heartbeat answers", kc.hb_channel.is_beating())
+
     # execute, and state kept between cells
     r, msgs = run(kc, "x = 2 + 3")
     check("assignment: status ok", r["status"] == "ok", r)
