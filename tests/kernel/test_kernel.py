@@ -106,7 +106,19 @@ try:
     li = info["content"].get("language_info", {})
     check("kernel_info names the language", li.get("name") == "mls" and li.get("file_extension") == ".mls", li)
     check("kernel_info protocol 5.3", info["content"].get("protocol_version") == "5.3", info["content"])
-    check("replies are signed with the connection key", info["header"]["msg_type"] == "kernel_info_reply")
+    # jupyter_client checks the HMAC of every message it takes; the kernel must check ours:
+    # a request signed with another key gets no reply
+    from jupyter_client.session import Session
+    ci = km.get_connection_info()
+    sh = zmq.Context.instance().socket(zmq.DEALER)
+    sh.linger = 0
+    sh.connect("%s://%s:%d" % (ci["transport"], ci["ip"], ci["shell_port"]))
+    Session(key=b"not-the-key").send(sh, "kernel_info_request", {})
+    check("a request with a bad signature is dropped", sh.poll(1500) == 0)
+    kc.session.send(sh, "kernel_info_request", {})
+    check("the same request with the right key is answered", sh.poll(T * 1000) != 0
+          and kc.session.recv(sh, mode=0)[1]["msg_type"] == "kernel_info_reply")
+    sh.close()
 
     deadline = time.time() + max(5, T / 2)
     while not kc.hb_channel.is_beating() and time.time() < deadline:
@@ -218,6 +230,14 @@ try:
         r, msgs = run(kc, "k > 0")
         check("interrupt (%s): kernel alive, loop state kept" % how,
               of_type(msgs, "execute_result")[0]["data"]["text/plain"].strip() == "TRUE", msgs)
+
+    # restart (shutdown_request with restart=true, then a new process): a fresh interpreter
+    pid = km.provisioner.process.pid
+    km.restart_kernel()
+    kc.wait_for_ready(timeout=max(30, T))
+    r, msgs = run(kc, "x")
+    check("restart: a new process with fresh state", km.provisioner.process.pid != pid and r["status"] == "error"
+          and "'x'" in r["evalue"], r)
 
     # shutdown: the kernel answers and exits on its own with status 0
     r = control_request(km, kc, "shutdown_request", {"restart": False})
