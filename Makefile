@@ -24,7 +24,7 @@ LDLIBS = -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
 endif
 # plots (cairo), the Jupyter kernel (ZeroMQ, jansson): flags from pkg-config, asked when a recipe
 # runs (after tools/deps.sh has installed them), not when make reads this file
-PKGS = cairo libzmq jansson
+PKGS = cairo libzmq jansson libcrypto
 CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -59,7 +59,7 @@ OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .PHONY: test-gpu bench-gpu
-.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test sanitize sanitize-run bench run install clean conformance valgrind \
+.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test kernel-test sanitize sanitize-run bench run install clean conformance valgrind \
   fuzz fuzz-build fuzz-smoke fuzz-corpus editors-test FORCE
 all: deps mls
 
@@ -177,6 +177,10 @@ bench-gpu: mls
 plot-test: mls
 	/usr/bin/python3 tests/plot/check_plots.py ./mls
 
+# The Jupyter kernel driven by jupyter_client, and examples/autodiff.ipynb run by nbconvert.
+kernel-test: mls
+	/usr/bin/python3 tests/kernel/test_kernel.py ./mls
+
 # Writes that must not damage files, and signals in script mode (shell-level checks).
 robust-test: mls
 	tests/robustness/test_files.sh ./mls
@@ -195,6 +199,7 @@ test: deps-install
 	$(MAKE) robust-test
 	tests/gpu/run.sh ./mls --if-available
 	$(MAKE) plot-test
+	$(MAKE) kernel-test
 	$(MAKE) sanitize-run
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"
@@ -213,6 +218,7 @@ sanitize-run:
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/*.test || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib MLS_TEST_FLAGS=--jit-all build/asan/mls --run-tests \
 	    tests/lang/staging.test tests/lang/grad.test tests/lang/functions.test tests/lang/control.test || fail=1; exit $$fail
+	ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib /usr/bin/python3 tests/kernel/test_kernel.py build/asan/mls
 
 # ---- fuzzing (tests/fuzz, docs/robustness.md): libFuzzer harnesses built by clang with ASan
 # and UBSan into build/fuzz. `make fuzz` runs each for FUZZ_SECONDS, FUZZ_JOBS at a time, and
@@ -285,6 +291,9 @@ install: mls
 	for d in syntax ftdetect ftplugin; do install -m 644 editors/vim/$$d/mls.vim $(DESTDIR)$(PREFIX)/share/vim/vimfiles/$$d/; done
 	install -m 644 editors/emacs/mls-mode.el $(DESTDIR)$(PREFIX)/share/emacs/site-lisp/
 	cp -r editors/vscode $(DESTDIR)$(PREFIX)/share/mls/editors/
+	if [ -e $(BUILD)/libmls_cuda.so ]; then install -D -m 755 $(BUILD)/libmls_cuda.so $(DESTDIR)$(PREFIX)/lib/mls/libmls_cuda.so; fi
+	install -d $(DESTDIR)$(PREFIX)/share/jupyter/kernels/mls
+	install -m 644 src/kernel/kernel.json $(DESTDIR)$(PREFIX)/share/jupyter/kernels/mls/kernel.json
 
 clean:
 	rm -rf build mls

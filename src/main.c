@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "builtins.h"
 #include "interp/interp.h"
+#include "kernel/kernel.h"
 #include "mem.h"
 #include "repl.h"
 #include "testrun.h"
@@ -154,6 +155,12 @@ static int run_main(int argc, char **argv) {
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); interp_free(I); return 0; }
     if (!strcmp(a, "--builtins-md")) { builtins_md(); interp_free(I); return 0; }
     if (!strcmp(a, "--run-tests")) { interp_free(I); return testrun_main(argc - i - 1, argv + i + 1); }
+    if (!strcmp(a, "--jupyter-kernel")) {
+      if (++i >= argc) { interp_free(I); return usage_error("--jupyter-kernel needs a connection file", NULL); }
+      status = kernel_main(I, argv[i]);
+      interp_free(I);
+      return status;
+    }
     if (!strcmp(a, "-e")) {
       if (++i >= argc) { interp_free(I); return usage_error("-e needs code", NULL); }
       code = argv[i];

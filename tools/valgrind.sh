@@ -6,4 +6,5 @@ mls=${1:-./mls}
 export MLS_TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --child-silent-after-fork=yes"
 "$mls" --run-tests tests/lang/*.test
 for f in examples/tour.mls; do $MLS_TEST_WRAP "$mls" "$f" >/dev/null; done
+/usr/bin/python3 tests/kernel/test_kernel.py "$mls"   # the Jupyter kernel: exit status 99 fails it
 echo "valgrind: clean"

@@ -1320,7 +1320,8 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
         TextBuf t;
         tb_init(&t);
         fmt_display(I, &t, last, I->print_digits, true);
-        fprintf(I->out, "%s\n", t.p);
+        if (I->echo) I->echo(I, t.p, t.n, I->display_ctx);
+        else fprintf(I->out, "%s\n", t.p);
         tb_free(&t);
         val_retain(last);
         store(&I->last, last);

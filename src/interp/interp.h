@@ -117,6 +117,10 @@ struct Interp {
   ** mime ("image/png") bytes instead of writing a file. NULL: plots go to files. */
   void (*display)(struct Interp *I, const char *mime, const unsigned char *data, size_t len, void *ctx);
   void *display_ctx;
+  /* the REPL's echo of an expression statement's value (its printed text, no newline), handed
+  ** to a front end with display_ctx instead of printed on out when set (the Jupyter kernel
+  ** turns the last one into the cell's result). NULL: printed. */
+  void (*echo)(struct Interp *I, const char *text, size_t len, void *ctx);
   struct PlotState *plot;    /* figures of plot() and friends (src/plot/), NULL until the first */
 };
 

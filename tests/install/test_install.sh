@@ -34,6 +34,8 @@ for f in syntax/mls.vim ftdetect/mls.vim ftplugin/mls.vim; do
 done
 check "emacs mode installed" 'cmp -s "$top/editors/emacs/mls-mode.el" "$p/share/emacs/site-lisp/mls-mode.el"'
 check "VS Code extension installed" 'diff -r "$top/editors/vscode" "$p/share/mls/editors/vscode" >/dev/null'
+ks=$(JUPYTER_PATH="$p/share/jupyter" /usr/bin/python3 -c 'from jupyter_client.kernelspec import KernelSpecManager as M; print(M().get_kernel_spec("mls").argv)' 2>&1)
+check "kernelspec installed (got: $ks)" '[ "$ks" = "['"'"'mls'"'"', '"'"'--jupyter-kernel'"'"', '"'"'{connection_file}'"'"']" ]'
 cd "$top"
 [ $fail = 0 ] && echo "install: all passed"
 exit $fail
