@@ -35,3 +35,6 @@ BI_DECL(gradcheck) BI_DECL(jvp)
 /* autodiff_trace.c */
 BI_DECL(trace_grad)
 BI_DECL(jit) BI_DECL(explain) BI_DECL(dot)
+/* builtins_r.c: R habits (issue 13) */
+BI_DECL(c) BI_DECL(rep) BI_DECL(seq_len) BI_DECL(which) BI_DECL(nchar) BI_DECL(cat) BI_DECL(set_seed)
+BI_DECL(progress)

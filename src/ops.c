@@ -64,6 +64,7 @@ static void run_or_throw(Interp *I, OpKind op, Tensor *out, Tensor *const in[], 
     mls_throw(I, sp, "the %s backend cannot run '%s'", be, op_info[op].name);
   }
   if (I->nan_check) nan_check_result(I, op, out, in, op_info[op].arity < 3 ? op_info[op].arity : 3, p, sp);
+  out->logical = (op_info[op].flags & OPF_CMP) != 0;      /* also clears a reused operand's flag */
 }
 
 static int cmp_strings(OpKind op, const Str *a, const Str *b) {
