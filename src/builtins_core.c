@@ -3,6 +3,7 @@
 ** conversion, lists and text, output and control.
 */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -12,6 +13,8 @@
 #include "err.h"
 #include "mem.h"
 #include "print.h"
+#include "help_topics.h"
+#include <unistd.h>
 
 static Value mat_result(Tensor *t) { return val_mat(t); }
 
@@ -499,7 +502,32 @@ static void doc_comments(TextBuf *t, const Closure *c) {
   }
 }
 
-Value bi_help(Interp *I, Args *a) {
+/* help("ns::name"): name's function in namespace ns, a global list made by source() as ns, or
+** else the stdlib's ns.mls sourced for the purpose (not bound: ?nn::adam needs no source()).
+** Returns the function (+1), or VT_UNBOUND when the text is not ns::name. */
+static Value ns_function(Interp *I, const char *text, Span sp) {
+  const char *sep = strstr(text, "::");
+  if (!sep || sep == text || !sep[2]) return val_unbound();
+  Symbol *ns = sym_intern(&I->syms, text, (size_t)(sep - text));
+  Symbol *name = sym_intern(&I->syms, sep + 2, strlen(sep + 2));
+  Value l = ns->global;
+  if (l.t == VT_LIST) val_retain(l);
+  else {
+    char file[300];
+    snprintf(file, sizeof file, "%s.mls", ns->name);
+    l = interp_source(I, file, ns, sp);
+  }
+  tmp_push(I, l);
+  int k = l.t == VT_LIST ? list_find(l.u.l, name) : -1;
+  if (k < 0 || l.u.l->items[k].t != VT_FUNC) bi_error(I, "no help for '%s' ('%s' has no function %s)", text, ns->name, name->name);
+  Value f = l.u.l->items[k];
+  val_retain(f);
+  tmp_pop(I, 1);
+  val_release(l);
+  return f;
+}
+
+static Value help_body(Interp *I, Args *a) {
   if (!bi_given(a, 0)) {
     fprintf(I->out, "Builtins (help(\"name\") for one):\n");
     for (int i = 0; i < builtin_count; i++) {
@@ -523,7 +551,20 @@ Value bi_help(Interp *I, Args *a) {
       Value lf = interp_lib_function(I, sym_intern(&I->syms, v.u.s->s, v.u.s->len), a->span);
       if (lf.t == VT_FUNC) { tmp_push(I, lf); v = held = lf; }
     }
-    if (!b && v.t == VT_STR) bi_error(I, "no help for '%s'", v.u.s->s);
+    if (!b && v.t == VT_STR && help_topic(v.u.s->s)) {      /* ?for, ?"%*%" */
+      fprintf(I->out, "%s\n", help_topic(v.u.s->s));
+      return val_null();
+    }
+    if (!b && v.t == VT_STR && strstr(v.u.s->s, "::")) {    /* ?nn::adam */
+      Value nf = ns_function(I, v.u.s->s, a->span);
+      tmp_push(I, nf);
+      v = held = nf;
+    }
+    if (!b && v.t == VT_STR) {
+      char near[256];
+      interp_suggest(I, v.u.s->s, near, sizeof near);
+      bi_error(I, "no help for '%s'%s", v.u.s->s, near);
+    }
   } else if (v.t == VT_BUILTIN) {
     b = v.u.bi;
   }
@@ -555,6 +596,40 @@ Value bi_help(Interp *I, Args *a) {
   }
   char d[64];
   bi_argerror(I, 1, "a function or its name expected, got %s", val_describe(v, d, sizeof d));
+}
+
+typedef struct HelpRun { Args *a; } HelpRun;
+static void help_run(Interp *I, void *ud) { help_body(I, ((HelpRun *)ud)->a); }
+
+/* help(): at a terminal with $PAGER set, the text goes through the pager (as R's help does);
+** otherwise (a pipe, a file, no $PAGER) it is written as it is. */
+Value bi_help(Interp *I, Args *a) {
+  const char *pager = getenv("PAGER");
+  if (!pager || !*pager || I->out != stdout || !isatty(fileno(stdout))) return help_body(I, a);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  if (!mem) return help_body(I, a);
+  FILE *saved = I->out;
+  I->out = mem;
+  HelpRun hr = { a };
+  int err = mls_pcall(I, help_run, &hr);
+  I->out = saved;
+  fclose(mem);
+  if (err) { free(text); mls_rethrow(I); }
+  fflush(stdout);
+  void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);      /* the pager may quit before the end */
+  FILE *p = popen(pager, "w");
+  if (p) {
+    fwrite(text, 1, len, p);
+    pclose(p);
+    signal(SIGPIPE, old_pipe);
+  } else {
+    signal(SIGPIPE, old_pipe);
+    fwrite(text, 1, len, stdout);
+  }
+  free(text);
+  return val_null();
 }
 
 Value bi_system_time(Interp *I, Args *a) {

@@ -88,7 +88,9 @@ static Value eval_name(Interp *I, AstNode *n) {
   if (n->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = n->u.sym->bi; return v; }
   Value lf = interp_lib_function(I, n->u.sym, n->span);      /* stdlib/builtin/NAME.mls */
   if (lf.t != VT_UNBOUND) return lf;
-  mls_throw(I, n->span, "object '%s' not found", n->u.sym->name);
+  char near[256];
+  interp_suggest(I, n->u.sym->name, near, sizeof near);
+  mls_throw(I, n->span, "object '%s' not found%s", n->u.sym->name, near);
 }
 
 /* Where an assignment to name node n stores (creates the local or global binding). */
@@ -833,7 +835,9 @@ static Value lookup_function(Interp *I, AstNode *f) {
     char d[64];
     mls_throw(I, f->span, "'%s' is not a function (it is %s)", f->u.sym->name, val_describe(*p, d, sizeof d));
   }
-  mls_throw(I, f->span, "could not find function '%s'", f->u.sym->name);
+  char near[256];
+  interp_suggest(I, f->u.sym->name, near, sizeof near);
+  mls_throw(I, f->span, "could not find function '%s'%s", f->u.sym->name, near);
 }
 
 static bool param_given(Interp *I, Symbol *s) {
@@ -1392,7 +1396,11 @@ __attribute__((noinline)) static Value eval_assign_path(Interp *I, AstNode *n, V
   }
   if (!place) {
     if (chain[0]->kind == AST_MEMBER) place = assign_place(I, root);
-    else mls_throw(I, root->span, "object '%s' not found", root->u.sym->name);
+    else {
+      char near[256];
+      interp_suggest(I, root->u.sym->name, near, sizeof near);
+      mls_throw(I, root->span, "object '%s' not found%s", root->u.sym->name, near);
+    }
   }
   if (I->stage) {                              /* a staged block's output */
     Env *e = NULL;
