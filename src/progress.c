@@ -10,13 +10,13 @@
 #include "progress.h"
 
 int term_columns(int fd) {
+  struct winsize ws;                 /* the terminal's own size first: it follows a resize */
+  if (fd >= 0 && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 10) return ws.ws_col;
   const char *c = getenv("COLUMNS");
   if (c && *c) {
     int n = atoi(c);
     if (n >= 10 && n <= 10000) return n;
   }
-  struct winsize ws;
-  if (fd >= 0 && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 10) return ws.ws_col;
   return 80;
 }
 

@@ -16,7 +16,7 @@ void progress_start(Progress *p, FILE *f, int64_t total);
 void progress_step(Progress *p, int64_t done);
 /* Ends the bar's line (after the loop, broken out of or not). */
 void progress_end(Progress *p);
-/* The width of the terminal on fd: $COLUMNS when set, else the ioctl, else 80. */
+/* The width of the terminal on fd: its size (ioctl), else $COLUMNS, else 80. */
 int term_columns(int fd);
 
 #endif
