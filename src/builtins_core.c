@@ -2,6 +2,7 @@
 ** builtins_core.c — the bodies of the core builtins: construction, shape, aggregates,
 ** conversion, lists and text, output and control.
 */
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -513,8 +514,11 @@ static Value ns_function(Interp *I, const char *text, Span sp) {
   Value l = ns->global;
   if (l.t == VT_LIST) val_retain(l);
   else {
-    char file[300];
+    char file[300], dir[PATH_MAX], full[PATH_MAX + 320];
     snprintf(file, sizeof file, "%s.mls", ns->name);
+    snprintf(full, sizeof full, "%s/%s", interp_stdlib_dir(I, dir, sizeof dir), file);
+    if (access(file, R_OK) != 0 && access(full, R_OK) != 0)
+      bi_error(I, "no help for '%s' (no namespace '%s': source(\"%s\") as %s first)", text, ns->name, file, ns->name);
     l = interp_source(I, file, ns, sp);
   }
   tmp_push(I, l);
@@ -535,6 +539,9 @@ static Value help_body(Interp *I, Args *a) {
       fprintf(I->out, "  %-14s %.*s\n", builtin_table[i].name, nl ? (int)(nl - doc) : (int)strlen(doc), doc);
     }
     interp_lib_list(I, I->out);
+    fprintf(I->out, "Keywords and operators (help(\"for\"), ?for, ?\"%%*%%\"):\n ");
+    for (int i = 0; help_topic_name(i); i++) fprintf(I->out, " %s", help_topic_name(i));
+    fputs("\n", I->out);
     return val_null();
   }
   Value v = a->v[0], held = val_null();

@@ -1013,6 +1013,12 @@ static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out
   for (int i = 0; i < nix; i++) {
     out[i] = iv[i];
     Value v = iv[i].t == VT_BOX ? ad_concrete(I, iv[i], sp, "an index") : iv[i];   /* staged: dynamic */
+    if (v.t == VT_BOOL && !v.u.b) {                      /* x[x > 10] of a number: nothing */
+      out[i] = val_mat(tensor_new(I, 0, 1));
+      tmp_push(I, out[i]);
+      any = true;
+      continue;
+    }
     if (v.t != VT_MAT) continue;
     if (nix == 1 && rows != 1 && cols != 1) {          /* X[M]: M of X's shape */
       const Tensor *t = v.u.m;
