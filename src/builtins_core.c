@@ -538,10 +538,10 @@ static Value help_body(Interp *I, Args *a) {
       const char *doc = builtin_table[i].doc, *nl = strchr(doc, '\n');
       fprintf(I->out, "  %-14s %.*s\n", builtin_table[i].name, nl ? (int)(nl - doc) : (int)strlen(doc), doc);
     }
-    interp_lib_list(I, I->out);
     fprintf(I->out, "Keywords and operators (help(\"for\"), ?for, ?\"%%*%%\"):\n ");
     for (int i = 0; help_topic_name(i); i++) fprintf(I->out, " %s", help_topic_name(i));
     fputs("\n", I->out);
+    interp_lib_list(I, I->out);              /* last: tests/dml/run.sh reads it from the end */
     return val_null();
   }
   Value v = a->v[0], held = val_null();

@@ -92,8 +92,8 @@ Value bi_rep(Interp *I, Args *a) {
   int64_t each = bi_given(a, 2) ? count_arg(I, a, 2, "each") : 1;
   int mark = I->ntmp;
   /* the positions after each= */
+  if ((double)n * (double)each > 1e12) bi_error(I, "result too long (%g elements)", (double)n * (double)each);
   int64_t m = n * each;
-  if (m > (int64_t)1e12) bi_error(I, "result too long");
   int64_t total = 0;
   const Tensor *tv = NULL;
   int64_t times = 1;
@@ -112,6 +112,7 @@ Value bi_rep(Interp *I, Args *a) {
     } else {
       a->v[1] = tp;
       times = count_arg(I, a, 1, "times");
+      if ((double)m * (double)times > 1e12) bi_error(I, "result too long (%g elements)", (double)m * (double)times);
       total = m * times;
     }
   } else {
