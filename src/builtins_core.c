@@ -15,6 +15,7 @@
 #include "mem.h"
 #include "print.h"
 #include "help_topics.h"
+#include "progress.h"
 #include <unistd.h>
 
 static Value mat_result(Tensor *t) { return val_mat(t); }
@@ -27,6 +28,7 @@ Value bi_print(Interp *I, Args *a) {
   TextBuf t;
   tb_init(&t);
   fmt_display(I, &t, a->v[0], (int)d, false);
+  progress_clear(I->errf, &I->bar_open);      /* a loop's bar is redrawn below the line */
   fputs(t.p, I->out);
   fputc('\n', I->out);
   tb_free(&t);

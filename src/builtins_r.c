@@ -10,6 +10,7 @@
 #include "builtins.h"
 #include "mem.h"
 #include "print.h"
+#include "progress.h"
 #include "rng.h"
 
 /* The number of elements of v (a number, boolean or matrix), else an argument error. */
@@ -256,6 +257,7 @@ Value bi_cat(Interp *I, Args *a) {
   tb_init(&t);
   bool first = true;
   for (int i = 0; i < a->ndots; i++) cat_item(I, &t, a->dots[i], sep, &first, i + 1);
+  progress_clear(I->errf, &I->bar_open);
   fputs(t.p, I->out);
   tb_free(&t);
   return val_null();

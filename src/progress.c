@@ -26,8 +26,16 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void progress_start(Progress *p, FILE *f, int64_t total) {
+void progress_clear(FILE *f, bool *open) {
+  if (!*open) return;
+  fputs("\r\x1b[K", f);
+  fflush(f);
+  *open = false;
+}
+
+void progress_start(Progress *p, FILE *f, int64_t total, bool *open) {
   memset(p, 0, sizeof *p);
+  p->open = open;
   const char *env = getenv("MLS_PROGRESS");
   p->fd = f ? fileno(f) : -1;
   p->on = f && p->fd >= 0 && isatty(p->fd) && total > 0 && !(env && strcmp(env, "0") == 0);
@@ -48,7 +56,7 @@ static void fmt_time(char *buf, size_t n, double s) {
 void progress_step(Progress *p, int64_t done) {
   if (!p->on) return;
   double t = now_s();
-  if (done < p->total && p->last >= 0 && t - p->last < 0.1) return;
+  if (done < p->total && p->last >= 0 && t - p->last < 0.1 && *p->open) return;
   p->last = t;
   double el = t - p->t0, frac = (double)done / (double)p->total;
   char e[32], r[32], tail[128];
@@ -69,11 +77,14 @@ void progress_step(Progress *p, int64_t done) {
   fputs(tail, p->f);
   fputs("\x1b[K", p->f);                            /* clear what a longer line left */
   fflush(p->f);
+  *p->open = true;
 }
 
 void progress_end(Progress *p) {
   if (!p->on) return;
+  if (!*p->open) progress_step(p, p->total);      /* print() erased it: show the end state */
   fputc('\n', p->f);
   fflush(p->f);
+  *p->open = false;
   p->on = false;
 }

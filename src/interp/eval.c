@@ -326,7 +326,7 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
   }
   }
   Progress pb;
-  progress_start(&pb, bar ? I->errf : NULL, cnt);
+  progress_start(&pb, bar ? I->errf : NULL, cnt, &I->bar_open);
   for (int64_t i = 0; i < cnt; i++) {
     Value x;
     if (seq.t == VT_MAT) {

@@ -60,6 +60,7 @@ struct BiInfo;
 struct Interp {
   SymTab syms;
   FILE *out, *errf;
+  bool bar_open;             /* a progress bar's line is on errf, unfinished (progress.c) */
   /* errors */
   ErrJmp *errjmp;
   ErrInfo err;

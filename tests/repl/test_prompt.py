@@ -105,6 +105,20 @@ def check_progress():
              out == b"465\n" and "30/30 100%" in bar and "[" in bar and "=" in bar, repr(bar))
     last = bar.replace("\x1b[K", "").rstrip("\r\n").split("\r")[-1]
     tr.check("the bar fits the terminal's width (COLUMNS=60)", 0 < len(last) < 60, repr(last))
+    # stdout and stderr on one terminal: print() erases the bar before its line, and an error
+    # inside the loop starts on a line of its own
+    master, slave = pty.openpty()
+    code2 = 'for (i in progress(1:3)) { print(i * 10); if (i == 2) stop("boom") }\n'
+    p = subprocess.Popen([MLS, "-"], stdin=subprocess.PIPE, stdout=slave, stderr=slave, env=env_with(COLUMNS="60"))
+    os.close(slave)
+    p.communicate(code2.encode(), timeout=20)
+    both, _ = read_until(master, rb"\^~+", 5)
+    os.close(master)
+    t = both.decode("utf-8", "replace")
+    tr.check("print() in a loop with a bar erases the bar first (no text glued to it)",
+             "\r\x1b[K10\r\n" in t and "\r\x1b[K20\r\n" in t, repr(t))
+    tr.check("an error inside a loop with a bar starts on its own line",
+             "\r\n<stdin>:1:" in t and "error: boom" in t and p.returncode == 1, repr(t))
 
 
 def check_repl(home):
