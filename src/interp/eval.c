@@ -985,6 +985,7 @@ static bool is_mask(Interp *I, Value v, int64_t len, const char *dim, Span sp) {
     else if (x != 1) return false;
   }
   if (!t->logical && !zero) return false;
+  if (n == 1 && len != 1) return false;     /* a 1x1 TRUE is position 1, as a boolean index is */
   if (n != len)
     mls_throw(I, sp, "a logical mask of length %lld for %lld %s (a mask needs one TRUE/FALSE per %s)", (long long)n,
               (long long)len, dim, dim[0] == 'r' ? "row" : dim[0] == 'c' ? "column" : "element");
