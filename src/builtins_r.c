@@ -40,8 +40,9 @@ Value bi_c(Interp *I, Args *a) {
   if (parts == 0) return val_null();
   if (ad_any_active(a->ndots, a->dots)) {
     int mark = I->ntmp;
-    Value *pieces = mem_alloc((size_t)parts * sizeof(Value));
-    Symbol **names = mem_calloc((size_t)parts, sizeof(Symbol *));
+    Value pieces[parts];                       /* on the stack: nothing leaks on a throw */
+    Symbol *names[parts];
+    memset(names, 0, sizeof names);
     int k = 0;
     for (int i = 0; i < a->ndots; i++) {
       Value p = ad_primal(a->dots[i]);
@@ -53,8 +54,6 @@ Value bi_c(Interp *I, Args *a) {
     Value r;
     if (k == 1 && ad_primal(pieces[0]).t == VT_MAT) { r = pieces[0]; val_retain(r); }
     else r = bi_call(I, bi_find("rbind"), k, pieces, names, a->span);
-    mem_free(pieces);
-    mem_free(names);
     tmp_release_to(I, mark);
     return r;
   }
