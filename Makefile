@@ -151,6 +151,7 @@ staged-test: mls
 
 repl-test: mls
 	/usr/bin/python3 tests/repl/test_repl.py ./mls
+	/usr/bin/python3 tests/repl/test_prompt.py ./mls
 
 install-test: mls
 	tests/install/test_install.sh

@@ -2,7 +2,9 @@
 ** builtins_core.c — the bodies of the core builtins: construction, shape, aggregates,
 ** conversion, lists and text, output and control.
 */
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -13,6 +15,9 @@
 #include "err.h"
 #include "mem.h"
 #include "print.h"
+#include "help_topics.h"
+#include "progress.h"
+#include <unistd.h>
 
 static Value mat_result(Tensor *t) { return val_mat(t); }
 
@@ -24,6 +29,7 @@ Value bi_print(Interp *I, Args *a) {
   TextBuf t;
   tb_init(&t);
   fmt_display(I, &t, a->v[0], (int)d, false);
+  progress_clear(I->errf, &I->bar_open);      /* a loop's bar is redrawn below the line */
   fputs(t.p, I->out);
   fputc('\n', I->out);
   tb_free(&t);
@@ -505,14 +511,45 @@ static void doc_comments(TextBuf *t, const Closure *c) {
   }
 }
 
-Value bi_help(Interp *I, Args *a) {
+/* help("ns::name"): name's function in namespace ns, a global list made by source() as ns, or
+** else the stdlib's ns.mls sourced for the purpose (not bound: ?nn::adam needs no source()).
+** Returns the function (+1), or VT_UNBOUND when the text is not ns::name. */
+static Value ns_function(Interp *I, const char *text, Span sp) {
+  const char *sep = strstr(text, "::");
+  if (!sep || sep == text || !sep[2]) return val_unbound();
+  Symbol *ns = sym_intern(&I->syms, text, (size_t)(sep - text));
+  Symbol *name = sym_intern(&I->syms, sep + 2, strlen(sep + 2));
+  Value l = ns->global;
+  if (l.t == VT_LIST) val_retain(l);
+  else {
+    char file[300], dir[PATH_MAX], full[PATH_MAX + 320];
+    snprintf(file, sizeof file, "%s.mls", ns->name);
+    snprintf(full, sizeof full, "%s/%s", interp_stdlib_dir(I, dir, sizeof dir), file);
+    if (access(file, R_OK) != 0 && access(full, R_OK) != 0)
+      bi_error(I, "no help for '%s' (no namespace '%s': source(\"%s\") as %s first)", text, ns->name, file, ns->name);
+    l = interp_source(I, file, ns, sp);
+  }
+  tmp_push(I, l);
+  int k = l.t == VT_LIST ? list_find(l.u.l, name) : -1;
+  if (k < 0 || l.u.l->items[k].t != VT_FUNC) bi_error(I, "no help for '%s' ('%s' has no function %s)", text, ns->name, name->name);
+  Value f = l.u.l->items[k];
+  val_retain(f);
+  tmp_pop(I, 1);
+  val_release(l);
+  return f;
+}
+
+static Value help_body(Interp *I, Args *a) {
   if (!bi_given(a, 0)) {
     fprintf(I->out, "Builtins (help(\"name\") for one):\n");
     for (int i = 0; i < builtin_count; i++) {
       const char *doc = builtin_table[i].doc, *nl = strchr(doc, '\n');
       fprintf(I->out, "  %-14s %.*s\n", builtin_table[i].name, nl ? (int)(nl - doc) : (int)strlen(doc), doc);
     }
-    interp_lib_list(I, I->out);
+    fprintf(I->out, "Keywords and operators (help(\"for\"), ?for, ?\"%%*%%\"):\n ");
+    for (int i = 0; help_topic_name(i); i++) fprintf(I->out, " %s", help_topic_name(i));
+    fputs("\n", I->out);
+    interp_lib_list(I, I->out);              /* last: tests/dml/run.sh reads it from the end */
     return val_null();
   }
   Value v = a->v[0], held = val_null();
@@ -529,7 +566,20 @@ Value bi_help(Interp *I, Args *a) {
       Value lf = interp_lib_function(I, sym_intern(&I->syms, v.u.s->s, v.u.s->len), a->span);
       if (lf.t == VT_FUNC) { tmp_push(I, lf); v = held = lf; }
     }
-    if (!b && v.t == VT_STR) bi_error(I, "no help for '%s'", v.u.s->s);
+    if (!b && v.t == VT_STR && help_topic(v.u.s->s)) {      /* ?for, ?"%*%" */
+      fprintf(I->out, "%s\n", help_topic(v.u.s->s));
+      return val_null();
+    }
+    if (!b && v.t == VT_STR && strstr(v.u.s->s, "::")) {    /* ?nn::adam */
+      Value nf = ns_function(I, v.u.s->s, a->span);
+      tmp_push(I, nf);
+      v = held = nf;
+    }
+    if (!b && v.t == VT_STR) {
+      char near[256];
+      interp_suggest(I, v.u.s->s, near, sizeof near);
+      bi_error(I, "no help for '%s'%s", v.u.s->s, near);
+    }
   } else if (v.t == VT_BUILTIN) {
     b = v.u.bi;
   }
@@ -561,6 +611,40 @@ Value bi_help(Interp *I, Args *a) {
   }
   char d[64];
   bi_argerror(I, 1, "a function or its name expected, got %s", val_describe(v, d, sizeof d));
+}
+
+typedef struct HelpRun { Args *a; } HelpRun;
+static void help_run(Interp *I, void *ud) { help_body(I, ((HelpRun *)ud)->a); }
+
+/* help(): at a terminal with $PAGER set, the text goes through the pager (as R's help does);
+** otherwise (a pipe, a file, no $PAGER) it is written as it is. */
+Value bi_help(Interp *I, Args *a) {
+  const char *pager = getenv("PAGER");
+  if (!pager || !*pager || I->out != stdout || !isatty(fileno(stdout))) return help_body(I, a);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  if (!mem) return help_body(I, a);
+  FILE *saved = I->out;
+  I->out = mem;
+  HelpRun hr = { a };
+  int err = mls_pcall(I, help_run, &hr);
+  I->out = saved;
+  fclose(mem);
+  if (err) { free(text); mls_rethrow(I); }
+  fflush(stdout);
+  void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);      /* the pager may quit before the end */
+  FILE *p = popen(pager, "w");
+  if (p) {
+    fwrite(text, 1, len, p);
+    pclose(p);
+    signal(SIGPIPE, old_pipe);
+  } else {
+    signal(SIGPIPE, old_pipe);
+    fwrite(text, 1, len, stdout);
+  }
+  free(text);
+  return val_null();
 }
 
 Value bi_system_time(Interp *I, Args *a) {

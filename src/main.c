@@ -140,6 +140,9 @@ static void script_signals(Interp *I) {
 static int run_main(int argc, char **argv) {
   const char *script = NULL, *code = NULL;
   bool from_stdin = false;
+  /* stdout to a file or a pipe is line-buffered, as on a terminal: `mls train.mls | tee log`
+  ** shows each line when it is printed, not when a 4 KiB buffer fills (docs/repl.md) */
+  if (!isatty(1)) setvbuf(stdout, NULL, _IOLBF, 0);
   Interp *I = interp_new();
   int i = 1, status = 0;
   const char *fail = getenv("MLS_FAIL_ALLOC");     /* allocation-failure injection (mem.h) */
@@ -218,7 +221,7 @@ static int run_main(int argc, char **argv) {
   }
   if (src) {
     script_signals(I);
-    status = interp_run_source(I, src, false);
+    status = interp_run_source(I, src, code != NULL);    /* -e shows values, as Rscript -e */
     source_release(src);
     if (signal_got && status != 0) status = 128 + signal_got;
   } else {

@@ -66,6 +66,7 @@ static void run_or_throw(Interp *I, OpKind op, Tensor *out, Tensor *const in[], 
     mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].name);
   }
   if (I->nan_check) nan_check_result(I, op, out, in, nin, p, sp);
+  out->logical = (op_info[op].flags & OPF_CMP) != 0;      /* also clears a reused operand's flag */
 }
 
 /* Operands on different devices: a small CPU matrix (a literal, a 1x1 from a number) joins

@@ -11,6 +11,8 @@
 #include "interp/interp.h"
 #include "mem.h"
 #include "print.h"
+#include "progress.h"
+#include <unistd.h>
 #include "tensor.h"
 
 void tb_init(TextBuf *t) { t->cap = 64; t->n = 0; t->p = mem_alloc(t->cap); t->p[0] = '\0'; }
@@ -162,6 +164,85 @@ void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide, const volat
   mem_free(fmts);
 }
 
+/*
+** A matrix at a terminal `width` columns wide, as R prints it: "[,j]" over each column and
+** "[i,]" before each row, each column right-aligned in its own format. Columns that do not fit
+** are elided from the middle ("..." stands for them), keeping as many of the first and last as
+** the width allows; more than 20 rows show the first and last 10. A "[r x c matrix]" line
+** follows an elided matrix.
+*/
+static void fmt_matrix_tty(TextBuf *t, const Tensor *m, int digits, int width) {
+  int64_t r = tensor_rows(m), c = tensor_cols(m);
+  if (r == 0 || c == 0) { tb_printf(t, "[%lld x %lld matrix]", (long long)r, (long long)c); return; }
+  bool cut_r = r > 20;
+  int64_t rshow[20];
+  int nr = 0;
+  for (int64_t i = 0; i < r && nr < 20; i++) {
+    if (cut_r && i == 10) i = r - 10;
+    rshow[nr++] = i;
+  }
+  char buf[420];
+  int lab = snprintf(buf, sizeof buf, "[%lld,]", (long long)(rshow[nr - 1] + 1));
+  double *col = mem_alloc((size_t)nr * sizeof(double));
+  /* columns taken from the left and from the right, alternately, while they fit */
+  int64_t cap = c < 512 ? c : 512;               /* no terminal shows more */
+  int64_t *left = mem_alloc((size_t)cap * sizeof(int64_t)), *right = mem_alloc((size_t)cap * sizeof(int64_t));
+  NumFmt *lf = mem_alloc((size_t)cap * sizeof(NumFmt)), *rf = mem_alloc((size_t)cap * sizeof(NumFmt));
+  int *lw = mem_alloc((size_t)cap * sizeof(int)), *rw = mem_alloc((size_t)cap * sizeof(int));
+  int64_t nl = 0, nrt = 0;
+  int used = lab;
+  bool all = false;
+  for (int64_t step = 0; nl + nrt < c && nl + nrt < cap; step++) {
+    bool from_left = step % 2 == 0 || nl + nrt == c - 1;
+    int64_t j = from_left ? nl : c - 1 - nrt;
+    for (int q = 0; q < nr; q++) col[q] = tensor_get(m, rshow[q], j);
+    NumFmt f = choose_fmt(col, nr, 1, digits);
+    int hw = snprintf(buf, sizeof buf, "[,%lld]", (long long)(j + 1));
+    int w = f.width > hw ? f.width : hw;
+    bool last = nl + nrt + 1 == c;
+    int need = used + 1 + w + (last ? 0 : 4);  /* " ..." while columns remain hidden */
+    if (need > width && nl + nrt > 0) break;
+    used += 1 + w;
+    if (from_left) { left[nl] = j; lf[nl] = f; lw[nl++] = w; }
+    else { right[nrt] = j; rf[nrt] = f; rw[nrt++] = w; }
+    if (last) all = true;
+  }
+  bool cut_c = !all;
+  for (int pass = -1; pass < nr; pass++) {      /* -1: the header */
+    if (pass >= 0 && cut_r && pass == 10) {
+      tb_puts(t, "\n");
+      for (int k = 0; k < lab; k++) tb_putn(t, " ", 1);
+      tb_puts(t, " ...");
+    }
+    if (pass >= 0) tb_puts(t, "\n");
+    if (pass >= 0) snprintf(buf, sizeof buf, "[%lld,]", (long long)(rshow[pass] + 1));   /* right-aligned, as R */
+    else buf[0] = '\0';
+    pad_left(t, buf, lab);
+    for (int64_t s = 0; s < nl + nrt; s++) {
+      bool isl = s < nl;
+      int64_t j = isl ? left[s] : right[nrt - 1 - (s - nl)];
+      int w = isl ? lw[s] : rw[nrt - 1 - (s - nl)];
+      const NumFmt *f = isl ? &lf[s] : &rf[nrt - 1 - (s - nl)];
+      if (s == nl && cut_c) tb_puts(t, " ...");
+      tb_putn(t, " ", 1);
+      if (pass < 0) snprintf(buf, sizeof buf, "[,%lld]", (long long)(j + 1));
+      else fmt_with(buf, sizeof buf, tensor_get(m, rshow[pass], j), f);
+      pad_left(t, buf, w);
+    }
+    if (cut_c && nrt == 0) tb_puts(t, " ...");
+  }
+  if (cut_r || cut_c) tb_printf(t, "\n[%lld x %lld matrix]", (long long)r, (long long)c);
+  mem_free(col); mem_free(left); mem_free(right); mem_free(lf); mem_free(rf); mem_free(lw); mem_free(rw);
+}
+
+/* The terminal's width when display goes to one (I->out is a terminal), else 0. */
+static int display_width(Interp *I) {
+  if (!I || !I->out) return 0;
+  int fd = fileno(I->out);
+  if (fd < 0 || !isatty(fd)) return 0;
+  return term_columns(fd);
+}
+
 static void fmt_function(TextBuf *t, Value v) {
   if (v.t == VT_BUILTIN) { tb_printf(t, "builtin %s", v.u.bi->sig); return; }
   if (v.u.f->derived) { tb_printf(t, "%s(...)", v.u.f->dname); return; }
@@ -212,7 +293,12 @@ void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote) {
     }
     tb_putn(t, "\"", 1);
     break;
-  case VT_MAT: fmt_matrix(t, v.u.m, digits, true, NULL); break;
+  case VT_MAT: {
+    int w = display_width(I);
+    if (w > 0) fmt_matrix_tty(t, v.u.m, digits, w);
+    else fmt_matrix(t, v.u.m, digits, true, NULL);
+    break;
+  }
   case VT_LIST: fmt_list(I, t, v.u.l, digits, quote, ""); break;
   case VT_FUNC: case VT_BUILTIN: fmt_function(t, v); break;
   default: tb_puts(t, "<unbound>"); break;

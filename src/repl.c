@@ -360,9 +360,20 @@ static void rewrite_help(TextBuf *chunk, const char *line) {
   if (*p != '?') { tb_puts(chunk, line); return; }
   p++;
   while (*p == ' ' || *p == '\t') p++;
-  const char *s = p;
-  while (*p && (is_name_char((unsigned char)*p) || *p == ':')) p++;
-  const char *e = p;
+  const char *s = p, *e;
+  if (*p == '"' || *p == '\'' || *p == '`') {               /* ?"%*%", ?'for', ?`if` */
+    char q = *p++;
+    s = p;
+    while (*p && *p != q && *p != '\\') p++;
+    if (*p != q) { tb_puts(chunk, line); return; }
+    e = p++;
+  } else if (is_name_char((unsigned char)*p)) {                /* ?rowSums, ?nn::adam, ?for */
+    while (*p && (is_name_char((unsigned char)*p) || *p == ':')) p++;
+    e = p;
+  } else {                                                   /* ?%*%, ?+, ?[ */
+    while (*p && *p != ' ' && *p != '\t' && *p != '"') p++;
+    e = p;
+  }
   while (*p == ' ' || *p == '\t') p++;
   if (*p || e == s) { tb_puts(chunk, line); return; }          /* not "?name": let it fail */
   tb_printf(chunk, "help(\"%.*s\")", (int)(e - s), s);

@@ -73,6 +73,7 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
   mem_stats.data_bytes += nbytes;
   if (mem_stats.data_bytes > mem_stats.data_peak) mem_stats.data_peak = mem_stats.data_bytes;
   t->refcount = 1;
+  t->logical = false;
   t->st = st;
   t->offset = 0;
   t->shape[0] = rows;

@@ -24,6 +24,8 @@ typedef struct Storage {
 
 typedef struct Tensor {
   int32_t refcount;
+  bool logical;                   /* made by a comparison or !, &, |: its 0/1 are FALSE/TRUE, so
+                                  ** x[x > 1] is a mask, not positions (eval.c index_masks) */
   Storage *st;
   size_t offset;                  /* in elements */
   int64_t shape[MLS_MAX_DIMS];    /* rows, cols */

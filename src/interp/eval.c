@@ -14,6 +14,7 @@
 #include "mem.h"
 #include "ops.h"
 #include "print.h"
+#include "progress.h"
 #include "staging/stage.h"
 #include "tensor.h"
 
@@ -87,7 +88,9 @@ static Value eval_name(Interp *I, AstNode *n) {
   if (n->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = n->u.sym->bi; return v; }
   Value lf = interp_lib_function(I, n->u.sym, n->span);      /* stdlib/builtin/NAME.mls */
   if (lf.t != VT_UNBOUND) return lf;
-  mls_throw(I, n->span, "object '%s' not found", n->u.sym->name);
+  char near[256];
+  interp_suggest(I, n->u.sym->name, near, sizeof near);
+  mls_throw(I, n->span, "object '%s' not found%s", n->u.sym->name, near);
 }
 
 /* Where an assignment to name node n stores (creates the local or global binding). */
@@ -308,6 +311,9 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     seq = p;
   }
   tmp_push(I, seq);
+  /* for (i in progress(x)): a bar on a terminal's stderr (progress.c) */
+  bool bar = iter->kind == AST_CALL && iter->kids[0]->kind == AST_NAME && iter->kids[0]->u.sym->bi &&
+             iter->kids[0]->u.sym->bi->fn == bi_progress && iter->kids[0]->u.sym->global.t == VT_UNBOUND;
   int64_t cnt;
   switch (seq.t) {
   case VT_MAT: cnt = tensor_numel(seq.u.m); break;
@@ -319,6 +325,8 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     mls_throw(I, iter->span, "cannot iterate over %s", val_describe(seq, d, sizeof d));
   }
   }
+  Progress pb;
+  progress_start(&pb, bar ? I->errf : NULL, cnt, &I->bar_open);
   for (int64_t i = 0; i < cnt; i++) {
     Value x;
     if (seq.t == VT_MAT) {
@@ -333,7 +341,9 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     }
     assign_name(I, var, x);
     if (!loop_body(I, body, n->span)) break;
+    progress_step(&pb, i + 1);
   }
+  progress_end(&pb);
   tmp_pop(I, 1);
   val_release(seq);
   return val_null();
@@ -828,7 +838,9 @@ static Value lookup_function(Interp *I, AstNode *f) {
     char d[64];
     mls_throw(I, f->span, "'%s' is not a function (it is %s)", f->u.sym->name, val_describe(*p, d, sizeof d));
   }
-  mls_throw(I, f->span, "could not find function '%s'", f->u.sym->name);
+  char near[256];
+  interp_suggest(I, f->u.sym->name, near, sizeof near);
+  mls_throw(I, f->span, "could not find function '%s'%s", f->u.sym->name, near);
 }
 
 static bool param_given(Interp *I, Symbol *s) {
@@ -956,9 +968,101 @@ static Value list_index(Interp *I, Value x, Value k, Span sp) {
   return l->items[pos];
 }
 
+/* ---- logical masks (issue 13, docs/language.md "Logical masks") ----
+** MLS has no logical vector type: a comparison gives a matrix of 0/1 that carries the tensor's
+** `logical` flag. An index is a mask when it is a vector of only 0s and 1s, as long as the
+** dimension it indexes, and is logical or holds a 0 (never a valid position). A mask is turned
+** into the positions of its 1s before anything else, so grad and assignment see plain indices. */
+
+/* 1 when v (concrete) is a mask for a dimension of length len; a logical vector of another
+** length is an error (R would recycle it; a silent recycle hides a wrong shape). */
+static bool is_mask(Interp *I, Value v, int64_t len, const char *dim, Span sp) {
+  if (v.t != VT_MAT) return false;
+  const Tensor *t = v.u.m;
+  if (tensor_rows(t) != 1 && tensor_cols(t) != 1) return false;
+  int64_t n = tensor_numel(t);
+  bool zero = false;
+  for (int64_t k = 0; k < n; k++) {
+    double x = tensor_at(t, k);
+    if (x == 0) zero = true;
+    else if (x != 1) return false;
+  }
+  if (!t->logical && !zero) return false;
+  if (n == 1 && len != 1) return false;     /* a 1x1 TRUE is position 1, as a boolean index is */
+  if (n != len)
+    mls_throw(I, sp, "a logical mask of length %lld for %lld %s (a mask needs one TRUE/FALSE per %s)", (long long)n,
+              (long long)len, dim, dim[0] == 'r' ? "row" : dim[0] == 'c' ? "column" : "element");
+  return true;
+}
+
+/* The 1-based positions of the nonzero elements of t (row-major) as a column vector (+1). */
+static Value mask_positions(Interp *I, const Tensor *t) {
+  int64_t n = tensor_numel(t), cnt = 0;
+  for (int64_t k = 0; k < n; k++) cnt += tensor_at(t, k) != 0;
+  Tensor *o = tensor_new(I, cnt, 1);
+  double *d = tensor_data(o);
+  for (int64_t k = 0, j = 0; k < n; k++) if (tensor_at(t, k) != 0) d[j++] = (double)(k + 1);
+  return val_mat(o);
+}
+
+/* Rewrites the mask indices of x[iv...] as positions: out[] gets the new indices (positions
+** pushed on the temp stack) and *whole is set when X[M] is a matrix X with a mask M of its own
+** shape (then x must be read as the column of its elements, row-major). False: no mask. */
+static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out, bool *whole, Span sp) {
+  Value xp = ad_primal(x);
+  *whole = false;
+  if (nix < 1 || nix > 2 || (xp.t != VT_MAT && xp.t != VT_NUM && xp.t != VT_BOOL)) return false;
+  int64_t rows = xp.t == VT_MAT ? tensor_rows(xp.u.m) : 1, cols = xp.t == VT_MAT ? tensor_cols(xp.u.m) : 1;
+  bool any = false;
+  for (int i = 0; i < nix; i++) {
+    out[i] = iv[i];
+    Value v = iv[i].t == VT_BOX ? ad_concrete(I, iv[i], sp, "an index") : iv[i];   /* staged: dynamic */
+    if (v.t == VT_BOOL && !v.u.b) {                      /* x[x > 10] of a number: nothing */
+      out[i] = val_mat(tensor_new(I, 0, 1));
+      tmp_push(I, out[i]);
+      any = true;
+      continue;
+    }
+    if (v.t != VT_MAT) continue;
+    if (nix == 1 && rows != 1 && cols != 1) {          /* X[M]: M of X's shape */
+      const Tensor *t = v.u.m;
+      if (tensor_rows(t) != rows || tensor_cols(t) != cols) continue;
+      bool ok = true, zero = false;
+      for (int64_t k = 0; k < rows * cols && ok; k++) {
+        double e = tensor_at(t, k);
+        zero |= e == 0;
+        ok = e == 0 || e == 1;
+      }
+      if (!ok || (!t->logical && !zero)) continue;
+      *whole = true;
+    } else {
+      int64_t len = nix == 1 ? (rows == 1 ? cols : rows) : (i == 0 ? rows : cols);
+      const char *dim = nix == 1 ? "elements" : i == 0 ? "rows" : "columns";
+      if (!is_mask(I, v, len, dim, sp)) continue;
+    }
+    out[i] = mask_positions(I, v.u.m);
+    tmp_push(I, out[i]);
+    any = true;
+  }
+  return any;
+}
+
 /* x[iv...] for an evaluated x and indices (VT_UNBOUND or VT_NULL = the whole dimension).
 ** Used by the evaluator and, as the op INDEX, by grad. Arguments borrowed; result owned. */
 Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
+  Value conv[2];
+  bool whole;
+  int mark = I->ntmp;
+  if (index_masks(I, x, nix, ivin, conv, &whole, sp)) {
+    if (whole) {                                       /* X[M]: the column of X's elements */
+      Value xp = ad_primal(x);
+      x = op_reshape(I, x, tensor_numel(xp.u.m), 1, sp);
+      tmp_push(I, x);
+    }
+    Value r = index_read(I, x, nix, conv, sp);
+    tmp_release_to(I, mark);
+    return r;
+  }
   if (x.t == VT_BOX) return ad_index(I, x, nix, ivin, sp);
   Value iv[2] = { val_unbound(), val_unbound() };
   for (int i = 0; i < nix && i < 2; i++)
@@ -1125,9 +1229,44 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
     tensor_data(t)[0] = place->t == VT_NUM ? place->u.n : place->u.b;
     store(place, val_mat(t));
   }
+  Value conv[2];
+  bool whole;
+  int mark = I->ntmp;
+  if (index_masks(I, *place, (int)nix, iv, conv, &whole, sp)) {   /* x[x > 1] = 0 */
+    for (uint32_t k = 0; k < nix && k < 2; k++) iv[k] = conv[k];
+    if (whole) {                    /* X[M] = v: through the column of X's elements, row-major */
+      Value xp = ad_primal(*place);
+      int64_t r = tensor_rows(xp.u.m), c = tensor_cols(xp.u.m);
+      Value flat = op_reshape(I, *place, r * c, 1, sp);
+      tmp_push(I, flat);
+      Value nv;
+      if (flat.t == VT_BOX || rhs.t == VT_BOX) nv = ad_set_index(I, flat, 1, iv, rhs, sp);
+      else {                            /* flat is a fresh packed matrix: write into it */
+        const Tensor *pos = iv[0].u.m, *src = rhs.t == VT_MAT ? rhs.u.m : NULL;
+        int64_t n = tensor_numel(pos);
+        if (rhs.t != VT_NUM && rhs.t != VT_BOOL && !(src && (tensor_numel(src) == 1 || tensor_numel(src) == n))) {
+          char d[64];
+          mls_throw(I, sp, "cannot assign %s into the %lld elements a mask selects", val_describe(rhs, d, sizeof d),
+                    (long long)n);
+        }
+        double *d = tensor_data(flat.u.m);
+        for (int64_t k = 0; k < n; k++) {
+          double x = rhs.t == VT_NUM ? rhs.u.n : rhs.t == VT_BOOL ? rhs.u.b : tensor_at(src, tensor_numel(src) == 1 ? 0 : k);
+          d[(int64_t)tensor_data(pos)[k] - 1] = x;
+        }
+        nv = flat;
+        val_retain(nv);
+      }
+      tmp_push(I, nv);
+      store(place, op_reshape(I, nv, r, c, sp));
+      tmp_release_to(I, mark);
+      return;
+    }
+  }
   if (place->t == VT_BOX || rhs.t == VT_BOX) {        /* traced by grad: as ops */
     Value nv = ad_set_index(I, *place, (int)nix, iv, rhs, sp);
     store(place, nv);
+    tmp_release_to(I, mark);
     return;
   }
   if (place->t != VT_MAT) {
@@ -1178,6 +1317,8 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
       if (src) x = (tensor_rows(src) == ri.n && sc == ci.n) ? tensor_get(src, i, j) : tensor_at(src, k);
       d[ix_at(&ri, i) * cols + ix_at(&ci, j)] = x;
     }
+  m->logical = m->logical && (rhs.t == VT_BOOL || (rhs.t == VT_MAT && rhs.u.m->logical));
+  tmp_release_to(I, mark);
 }
 
 /* Makes *place a list only this place holds (copy-on-write); NULL/unbound become empty. */
@@ -1275,7 +1416,11 @@ __attribute__((noinline)) static Value eval_assign_path(Interp *I, AstNode *n, V
   }
   if (!place) {
     if (chain[0]->kind == AST_MEMBER) place = assign_place(I, root);
-    else mls_throw(I, root->span, "object '%s' not found", root->u.sym->name);
+    else {
+      char near[256];
+      interp_suggest(I, root->u.sym->name, near, sizeof near);
+      mls_throw(I, root->span, "object '%s' not found%s", root->u.sym->name, near);
+    }
   }
   if (I->stage) {                              /* a staged block's output */
     Env *e = NULL;

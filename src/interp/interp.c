@@ -82,6 +82,7 @@ void interp_free(Interp *I) {
 }
 
 void interp_report_error(Interp *I) {
+  if (I->bar_open) { fputc('\n', I->errf); I->bar_open = false; }   /* end a progress bar's line */
   diag_report(I->errf, I->err.src, I->err.span, "error", I->err.msg);
   fputs(I->err.trace, I->errf);
 }

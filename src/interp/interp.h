@@ -60,6 +60,7 @@ struct BiInfo;
 struct Interp {
   SymTab syms;
   FILE *out, *errf;
+  bool bar_open;             /* a progress bar's line is on errf, unfinished (progress.c) */
   /* errors */
   ErrJmp *errjmp;
   ErrInfo err;
@@ -197,5 +198,8 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp);
 Value interp_lib_function(Interp *I, Symbol *name, Span sp);
 /* Prints the names of the builtins written in MLS (the files builtin/NAME.mls), for help(). */
 void interp_lib_list(Interp *I, FILE *out);
+/* "; did you mean 'rowSums'?" (or "") for a name not found: the nearest names in scope, builtins
+** and stdlib builtins by edit distance (suggest.c). */
+void interp_suggest(Interp *I, const char *name, char *out, size_t n);
 
 #endif

@@ -115,6 +115,10 @@ static const Recipe recipes[] = {
   { "upper.tri", "upper.tri(target=X, values=TRUE) * X + upper.tri(target=X, diag=TRUE, values=TRUE)", "3x4,-;4x3,-;1x1,-", "X", -1, 1 },
   { "append", "append(X, Y)", "3x1,3x1;3x2,3x1;n,n", "XY", -1, 1 },
   { "scale", "[A, B, C] = scale(X); sum(A * A * X) + sum(B) + sum(C) + A", "3x4,-;4x1,-", "X", -1, 1 },
+  /* R habits (builtins_r.c, issue 13): c(), rep() and logical masks, read and assigned */
+  { "c", "c(X, 2 * Y, X ^ 2)", "3x4,3x4;n,3x4;1x1,n;4x1,1x5", "XY", -1, 1 },
+  { "rep", "rep(X, times=2, each=3) * rep(X, each=6) + sum(rep(X, length.out=5))", "3x4,-;n,-;4x1,-", "X", -1, 1 },
+  { "mask", "Z = X; Z[X < 0] = 0; Z * X + sum(X[X > -2]) + sum(Y[, Y[1, ] > 0])", "3x4,3x4;4x1,4x1", "XY", -1, 1 },
   /* DML's deep-learning builtins (builtins_nn.c): 2 images of 2 channels of 3x3, 3 filters of 2x2 */
   { "conv2d", "conv2d(X, Y, input_shape=[2,2,3,3], filter_shape=[3,2,2,2], stride=[1,1], padding=[1,1])", "2x18,3x8", "XY", -1, 1 },
   { "conv2d_backward_data", "conv2d_backward_data(X, Y, stride=[1,1], padding=[0,0], input_shape=[2,2,3,3], filter_shape=[3,2,2,2])",

@@ -1,0 +1,96 @@
+/*
+** suggest.c — "did you mean 'rowSums'?" for a name that is not found (issue 13): the names in
+** scope (locals of the running functions, globals), the builtins and the stdlib's builtins
+** written in MLS, nearest first by Levenshtein distance.
+*/
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "builtins.h"
+#include "interp/interp.h"
+#include "mem.h"
+
+#define MAX_SUGGEST 3
+
+typedef struct Near { const char *name[MAX_SUGGEST]; char own[MAX_SUGGEST][64]; int dist[MAX_SUGGEST]; int n; int limit; const char *want; } Near;
+
+/* Edit distance (insert, delete, substitute: 1 each), or limit + 1 once it exceeds limit. */
+static int levenshtein(const char *a, const char *b, int limit) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la > 60 || lb > 60 || la - lb > limit || lb - la > limit) return limit + 1;
+  int row[61];
+  for (int j = 0; j <= lb; j++) row[j] = j;
+  for (int i = 1; i <= la; i++) {
+    int prev = row[0], best;
+    row[0] = best = i;
+    for (int j = 1; j <= lb; j++) {
+      int cur = row[j];
+      int sub = prev + (a[i - 1] != b[j - 1]);
+      int v = row[j - 1] + 1 < cur + 1 ? row[j - 1] + 1 : cur + 1;
+      row[j] = sub < v ? sub : v;
+      if (row[j] < best) best = row[j];
+      prev = cur;
+    }
+    if (best > limit) return limit + 1;
+  }
+  return row[lb];
+}
+
+static void consider(Near *nr, const char *name) {
+  if (strcmp(name, nr->want) == 0) return;
+  int d = levenshtein(nr->want, name, nr->limit);
+  if (d > nr->limit) return;
+  for (int i = 0; i < nr->n; i++) if (strcmp(nr->name[i], name) == 0) return;
+  int pos = nr->n;
+  while (pos > 0 && (nr->dist[pos - 1] > d || (nr->dist[pos - 1] == d && strcmp(nr->name[pos - 1], name) > 0))) pos--;
+  if (pos >= MAX_SUGGEST) return;
+  int last = nr->n < MAX_SUGGEST ? nr->n : MAX_SUGGEST - 1;
+  for (int i = last; i > pos; i--) {
+    nr->dist[i] = nr->dist[i - 1];
+    memcpy(nr->own[i], nr->own[i - 1], sizeof nr->own[i]);
+    nr->name[i] = nr->own[i];
+  }
+  nr->dist[pos] = d;
+  snprintf(nr->own[pos], sizeof nr->own[pos], "%s", name);
+  nr->name[pos] = nr->own[pos];
+  if (nr->n < MAX_SUGGEST) nr->n++;
+}
+
+static int mls_file(const struct dirent *e) {
+  size_t n = strlen(e->d_name);
+  return n > 4 && strcmp(e->d_name + n - 4, ".mls") == 0 && e->d_name[0] != '.';
+}
+
+void interp_suggest(Interp *I, const char *name, char *out, size_t n) {
+  Near nr;
+  memset(&nr, 0, sizeof nr);
+  nr.want = name;
+  int len = (int)strlen(name);
+  nr.limit = len <= 2 ? 0 : len <= 5 ? 1 : len <= 9 ? 2 : 3;    /* about a third of the name */
+  out[0] = '\0';
+  if (nr.limit == 0) return;
+  for (Env *e = I->env; e; e = e->parent)
+    for (int i = 0; i < e->n; i++)
+      if (e->slots[i].t != VT_UNBOUND && e->fi->slots[i]) consider(&nr, e->fi->slots[i]->name);
+  for (uint32_t b = 0; b < I->syms.nbuckets; b++)
+    for (Symbol *s = I->syms.buckets[b]; s; s = s->next)
+      if (s->global.t != VT_UNBOUND || s->bi) consider(&nr, s->name);
+  char buf[PATH_MAX], dir[PATH_MAX + 16];
+  snprintf(dir, sizeof dir, "%s/builtin", interp_stdlib_dir(I, buf, sizeof buf));
+  struct dirent **names;
+  int k = scandir(dir, &names, mls_file, alphasort);
+  for (int i = 0; i < k; i++) {
+    names[i]->d_name[strlen(names[i]->d_name) - 4] = '\0';
+    consider(&nr, names[i]->d_name);
+    free(names[i]);
+  }
+  if (k > 0) free(names);
+  if (nr.n == 0) return;
+  while (nr.n > 1 && nr.dist[nr.n - 1] > nr.dist[0]) nr.n--;      /* only the nearest */
+  size_t w = (size_t)snprintf(out, n, "; did you mean ");
+  for (int i = 0; i < nr.n && w < n; i++)
+    w += (size_t)snprintf(out + w, n - w, "%s'%s'", i == 0 ? "" : i == nr.n - 1 ? " or " : ", ", nr.name[i]);
+  if (w < n) snprintf(out + w, n - w, "?");
+}
