@@ -1080,6 +1080,7 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
   else if (x.t == VT_NUM || x.t == VT_BOOL) {          /* a number is a 1x1 matrix here */
     oneval = x.t == VT_NUM ? x.u.n : x.u.b;
     memset(&one, 0, sizeof one);
+    memset(&onest, 0, sizeof onest);           /* a host storage (dev false) */
     onest.data = &oneval;
     one.st = &onest;
     one.shape[0] = one.shape[1] = 1;
