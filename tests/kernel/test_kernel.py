@@ -7,6 +7,7 @@ usage: /usr/bin/python3 tests/kernel/test_kernel.py ./mls
 MLS_TEST_WRAP="valgrind ..." runs the kernel under that command (tools/valgrind.sh does).
 Each check prints "ok" or "FAIL"; the exit status is the number of failures (0 = all passed).
 """
+import base64
 import json
 import math
 import os
@@ -141,6 +142,17 @@ try:
     r, msgs = run(kc, "y\nprint(\"after\")")
     check("a value echoed before more output is plain output",
           of_type(msgs, "execute_result") == [] and stdout_of(msgs) == "20\nafter\n", msgs)
+
+    # a plot shows inline: one display_data with a PNG (plot() of issue 13 item 1)
+    r, msgs = run(kc, "x = seq(1, 10)\nplot(x, x^2, type=\"l\", main=\"squares\")")
+    shown = [c for c in of_type(msgs, "display_data") if "image/png" in c["data"]]
+    png = base64.b64decode(shown[0]["data"]["image/png"]) if shown else b""
+    check("plot() in a cell gives one image/png display_data",
+          r["status"] == "ok" and len(shown) == 1 and png[:8] == b"\x89PNG\r\n\x1a\n", (r, [m["msg_type"] for m in msgs]))
+    w, h = (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) if len(png) > 24 else (0, 0)
+    check("the inline PNG has the figure's default size (640x480)", (w, h) == (640, 480), (w, h))
+    r, msgs = run(kc, "y = 1")
+    check("an unchanged figure is not shown again", of_type(msgs, "display_data") == [], msgs)
 
     # print output is streamed, in order, with UTF-8 intact
     r, msgs = run(kc, 'for (i in 1:3) { print(i * 10) }\nprint("h\u00e9llo \u2713")')
