@@ -29,6 +29,14 @@ CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c)
+# MPI (issue 14, docs/mpi.md): MPI=1 builds src/mpi/ against OpenMPI with mpicc's flags; the
+# default is 1 when mpicc is on PATH; MPI=0 builds the one-process version of the same builtins.
+MPI ?= $(if $(shell command -v mpicc 2>/dev/null),1,0)
+SRCS += $(wildcard src/mpi/*.c)
+ifeq ($(MPI),1)
+MPI_CPPFLAGS := -DMLS_MPI $(shell mpicc --showme:compile 2>/dev/null)
+LDLIBS += $(shell mpicc --showme:link 2>/dev/null)
+endif
 LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -65,6 +73,15 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
 $(BUILD)/src/%.o: src/%.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# src/mpi/*.o are rebuilt when MPI changes (build/mpi.mode holds the last value)
+$(BUILD)/mpi.mode: FORCE
+	@mkdir -p $(BUILD) && echo '$(MPI)' | cmp -s - $@ || echo '$(MPI)' > $@
+$(BUILD)/src/mpi/%.o: src/mpi/%.c $(BUILD)/gen/parser.h $(BUILD)/mpi.mode
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(MPI_CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+.PHONY: FORCE
+FORCE:
 
 # the fused kernels' loops vectorize at -O3 (gcc's -O2 leaves them scalar)
 $(BUILD)/src/backend/cpu_fused.o: OPT = -O3

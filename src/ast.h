@@ -21,7 +21,7 @@ typedef enum AstKind {      /* grep ORDER AST: ast_kind_name() follows this orde
   AST_KIND_COUNT
 } AstKind;
 
-enum { AST_F_PAREN = 1 };
+enum { AST_F_PAREN = 1, AST_F_REMOTE = 2 };   /* REMOTE: parfor (..., mode=REMOTE) */
 
 /* Trees taller than this are rejected when parsing ("nested too deeply"), so evaluating
 ** one can never exhaust the C stack (the interpreter thread has 1 GiB). */

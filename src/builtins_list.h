@@ -35,3 +35,5 @@ BI_DECL(gradcheck) BI_DECL(jvp)
 /* autodiff_trace.c */
 BI_DECL(trace_grad)
 BI_DECL(jit) BI_DECL(explain) BI_DECL(dot)
+/* mpi/builtins_mpi.c (issue 14) */
+BI_DECL(mpi_rank) BI_DECL(mpi_size) BI_DECL(allreduce) BI_DECL(bcast) BI_DECL(barrier)

@@ -13,6 +13,7 @@
 #include "builtins.h"
 #include "interp/interp.h"
 #include "mem.h"
+#include "mpi/mpi.h"
 #include "repl.h"
 #include "testrun.h"
 
@@ -209,7 +210,7 @@ static int run_main(int argc, char **argv) {
   }
   if (src) {
     script_signals(I);
-    status = interp_run_source(I, src, false);
+    status = mpi_run_script(I, src);         /* under mpirun: "rank R: " errors end the job */
     source_release(src);
     if (signal_got && status != 0) status = 128 + signal_got;
   } else {
@@ -227,6 +228,7 @@ static void *thread_main(void *p) {
 }
 
 int main(int argc, char **argv) {
+  mpi_start(&argc, &argv);                               /* only under mpirun (src/mpi/) */
   Job j = { argc, argv, 0 };
   pthread_attr_t attr;
   pthread_t th;
@@ -238,5 +240,6 @@ int main(int argc, char **argv) {
     pthread_join(th, NULL);
   }
   pthread_attr_destroy(&attr);
+  mpi_stop();
   return j.status;
 }
