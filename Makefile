@@ -130,6 +130,13 @@ dml-test: mls
 robust-test: mls
 	tests/robustness/test_files.sh ./mls
 
+# MPI (issue 14): tests/mpi/ under mpirun with 1 to 3 ranks, as one process and --staged;
+# skipped, saying why, without mpirun or with a build without MPI (MPI=0).
+.PHONY: mpi-test
+mpi-test: mls
+	tests/mpi/run.sh ./mls
+	MLS_FLAGS=--staged tests/mpi/run.sh ./mls
+
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
@@ -141,6 +148,7 @@ test: deps-install
 	$(MAKE) install-test
 	$(MAKE) dml-test
 	$(MAKE) robust-test
+	$(MAKE) mpi-test
 	$(MAKE) sanitize-run
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"

@@ -108,7 +108,9 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
     return bi_call(I, bi_find(op_info[op].sym), op_info[op].arity, (Value *)in, none, sp);
   }
   case OP_IFELSE: return op_ifelse(I, in[0], in[1], in[2], sp);
-  case OP_ALLREDUCE: return mpi_allreduce_value(I, in[0], (int)x[0].u.n, sp);   /* src/mpi/ */
+  case OP_ALLREDUCE:                       /* src/mpi/; still traced by an outer grad: record there */
+    if (ad_any_active(1, in)) return ad_apply(I, OP_ALLREDUCE, 1, in, 1, x, sp);
+    return mpi_allreduce_value(I, in[0], (int)x[0].u.n, sp);
   case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: case OP_CUMSUMPROD_GRAD: return op_grad_aux(I, op, 3, in, sp);
   case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: return op_grad_aux(I, op, 2, in, sp);
   case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);

@@ -9,17 +9,17 @@
 #include "builtins.h"
 #include "mpi/mpi.h"
 
-static void no_collective_in_parfor(Interp *I, const char *name) {
+static void no_collective_in_parfor(Interp *I) {
   if (mpi_size() > 1 && mpi_in_parfor())
-    bi_error(I, "'%s' inside parfor (mode=REMOTE): each rank runs other iterations, so a collective "
-             "there would wait forever", name);
+    bi_error(I, "not allowed inside parfor (mode=REMOTE): each rank runs other iterations, so a "
+             "collective there would wait forever");
 }
 
 Value bi_mpi_rank(Interp *I, Args *a) { (void)I; (void)a; return val_num(mpi_rank() + 1); }
 Value bi_mpi_size(Interp *I, Args *a) { (void)I; (void)a; return val_num(mpi_size()); }
 
 Value bi_barrier(Interp *I, Args *a) {
-  no_collective_in_parfor(I, "barrier");
+  no_collective_in_parfor(I);
   mpi_barrier(I, a->span);
   return val_null();
 }
@@ -33,7 +33,7 @@ Value bi_allreduce(Interp *I, Args *a) {
     else if (!strcmp(s, "min")) op = MPI_RED_MIN;
     else bi_argerror(I, 2, "\"sum\", \"max\" or \"min\" expected, got \"%s\"", s);
   }
-  no_collective_in_parfor(I, "allreduce");
+  no_collective_in_parfor(I);
   Value x = a->v[0];
   Value p = ad_primal(x);
   if (p.t != VT_NUM && p.t != VT_BOOL && p.t != VT_MAT) {
@@ -49,6 +49,6 @@ Value bi_bcast(Interp *I, Args *a) {
   double r = bi_opt_num(I, a, 1, 1);
   if (!(r >= 1 && r <= mpi_size() && r == floor(r)))
     bi_argerror(I, 2, "a rank from 1 to %d expected, got %g", mpi_size(), r);
-  no_collective_in_parfor(I, "bcast");
+  no_collective_in_parfor(I);
   return mpi_bcast_value(I, ad_primal(a->v[0]), (int)r - 1, a->span);
 }

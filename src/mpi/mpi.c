@@ -53,16 +53,24 @@ void mpi_stop(void) {
 int mpi_rank(void) { return g_rank; }
 int mpi_size(void) { return g_size; }
 
-/* Copies the report in buf to stderr with "rank R: " before every line. */
+/* Copies the report in buf to stderr with "rank R: " before every line, in one write (so the
+** ranks' reports, forwarded by mpirun line by line, do not interleave within one). */
 static void print_prefixed(const char *buf, size_t len) {
+  char *out = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&out, &n);
+  if (!f) { fwrite(buf, 1, len, stderr); return; }
   size_t i = 0;
   while (i < len) {
     size_t j = i;
     while (j < len && buf[j] != '\n') j++;
-    fprintf(stderr, "rank %d: %.*s\n", g_rank + 1, (int)(j - i), buf + i);
+    fprintf(f, "rank %d: %.*s\n", g_rank + 1, (int)(j - i), buf + i);
     i = j + 1;
   }
+  fclose(f);
+  fwrite(out, 1, n, stderr);
   fflush(stderr);
+  free(out);
 }
 
 int mpi_run_script(Interp *I, Source *src) {
