@@ -220,6 +220,12 @@ valgrind: mls
 
 bench: mls
 	bench/run.sh ./mls
+	$(MAKE) bench-mpi
+
+# 1-rank and 2-rank epoch times and the 64-machine estimate (issue 14, docs/mpi.md)
+.PHONY: bench-mpi
+bench-mpi: mls
+	bench/mpi.sh ./mls
 
 run: deps-install
 	$(MAKE) mls
