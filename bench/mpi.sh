@@ -21,7 +21,7 @@ LAT=${BENCH_NET_LAT_US:-20}
 export OPENBLAS_NUM_THREADS=1
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 
-echo "== (h) MPI data-parallel training on Fashion-MNIST: one epoch, global batch 100 (best of $ROUNDS processes)"
+echo "== (i) MPI data-parallel training on Fashion-MNIST: one epoch, global batch 100 (best of $ROUNDS processes)"
 if ! command -v mpirun >/dev/null 2>&1; then echo "  skipped: mpirun not found (openmpi-bin)"; exit 0; fi
 if [[ ! -r $DATA/train-images-idx3-ubyte.gz ]]; then echo "  skipped: Fashion-MNIST not found in $DATA (set BENCH_FASHION)"; exit 0; fi
 n=$("${MPIRUN[@]}" -np 2 "$MLS" -e 'print(mpi_size())' 2>/dev/null | sort -u)
