@@ -195,13 +195,13 @@ Value mpi_allreduce_value(Interp *I, Value x, int op, Span sp) {
     return out;
   }
   if (g_size == 1) { val_retain(x); return x; }
-  int64_t n = r * c;
   Tensor *in = tensor_contiguous(I, x.u.m);
   tmp_push(I, val_mat(in));
   Tensor *out = tensor_new(I, r, c);
   tmp_push(I, val_mat(out));
 #ifdef MLS_MPI
   /* gather to rank 1, reduce in rank order there, broadcast: a fixed order of the additions */
+  int64_t n = r * c;
   bool root = g_rank == 0;
   int64_t cap = n < CHUNK ? n : CHUNK;
   double *all = root && n ? mem_alloc((size_t)cap * (size_t)g_size * sizeof(double)) : NULL;
