@@ -34,6 +34,9 @@ SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/pl
 MPI ?= $(if $(shell command -v mpicc 2>/dev/null),1,0)
 SRCS += $(wildcard src/mpi/*.c)
 ifeq ($(MPI),1)
+ifeq ($(shell command -v mpicc 2>/dev/null),)
+$(error MPI=1 needs mpicc on PATH (apt-get install libopenmpi-dev openmpi-bin), or build with MPI=0)
+endif
 MPI_CPPFLAGS := -DMLS_MPI $(shell mpicc --showme:compile 2>/dev/null)
 LDLIBS += $(shell mpicc --showme:link 2>/dev/null)
 endif
