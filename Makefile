@@ -54,6 +54,17 @@ NVCCFLAGS = -O3 -std=c++17 -Isrc -Xcompiler -fPIC,-Wall $(foreach a,$(CUDA_ARCH)
 endif
 
 SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c)
+# MPI (issue 14, docs/mpi.md): MPI=1 builds src/mpi/ against OpenMPI with mpicc's flags; the
+# default is 1 when mpicc is on PATH; MPI=0 builds the one-process version of the same builtins.
+MPI ?= $(if $(shell command -v mpicc 2>/dev/null),1,0)
+SRCS += $(wildcard src/mpi/*.c)
+ifeq ($(MPI),1)
+ifeq ($(shell command -v mpicc 2>/dev/null),)
+$(error MPI=1 needs mpicc on PATH (apt-get install libopenmpi-dev openmpi-bin), or build with MPI=0)
+endif
+MPI_CPPFLAGS := -DMLS_MPI $(shell mpicc --showme:compile 2>/dev/null)
+LDLIBS += $(shell mpicc --showme:link 2>/dev/null)
+endif
 LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -116,6 +127,15 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
 $(BUILD)/src/%.o: src/%.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# src/mpi/*.o are rebuilt when MPI changes (build/mpi.mode holds the last value)
+$(BUILD)/mpi.mode: FORCE
+	@mkdir -p $(BUILD) && echo '$(MPI)' | cmp -s - $@ || echo '$(MPI)' > $@
+$(BUILD)/src/mpi/%.o: src/mpi/%.c $(BUILD)/gen/parser.h $(BUILD)/mpi.mode
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(MPI_CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+.PHONY: FORCE
+FORCE:
 
 # the fused kernels' loops vectorize at -O3 (gcc's -O2 leaves them scalar)
 $(BUILD)/src/backend/cpu_fused.o: OPT = -O3
@@ -186,6 +206,13 @@ kernel-test: mls
 robust-test: mls
 	tests/robustness/test_files.sh ./mls
 
+# MPI (issue 14): tests/mpi/ under mpirun with 1 to 3 ranks, as one process and --staged;
+# skipped, saying why, without mpirun or with a build without MPI (MPI=0).
+.PHONY: mpi-test
+mpi-test: mls
+	tests/mpi/run.sh ./mls
+	MLS_FLAGS=--staged tests/mpi/run.sh ./mls
+
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
@@ -201,6 +228,7 @@ test: deps-install
 	tests/gpu/run.sh ./mls --if-available
 	$(MAKE) plot-test
 	$(MAKE) kernel-test
+	$(MAKE) mpi-test
 	$(MAKE) sanitize-run
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"
@@ -273,6 +301,12 @@ valgrind: mls
 
 bench: mls
 	bench/run.sh ./mls
+	$(MAKE) bench-mpi
+
+# 1-rank and 2-rank epoch times and the 64-machine estimate (issue 14, docs/mpi.md)
+.PHONY: bench-mpi
+bench-mpi: mls
+	bench/mpi.sh ./mls
 
 run: deps-install
 	$(MAKE) mls

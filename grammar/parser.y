@@ -63,11 +63,12 @@ stmt(A) ::= IF(T) LP expr(C) RP stmt(S). [IFX]           { A = ast_if(P, T, C, S
 stmt(A) ::= IF(T) LP expr(C) RP stmt(S) ELSE stmt(E).    { A = ast_if(P, T, C, S, E); }
 stmt(A) ::= WHILE(T) LP expr(C) RP stmt(S). [IFX]        { A = ast_while(P, T, C, S); }
 stmt(A) ::= FOR(T) LP NAME(V) IN forseq(E) loopopts(O) RP stmt(S). [IFX]    { parse_loop_options(P, O); A = ast_for(P, T, V, E, S); }
-stmt(A) ::= PARFOR(T) LP NAME(V) IN forseq(E) loopopts(O) RP stmt(S). [IFX] { parse_loop_options(P, O); A = ast_for(P, T, V, E, S); }
+stmt(A) ::= PARFOR(T) LP NAME(V) IN forseq(E) loopopts(O) RP stmt(S). [IFX] { bool r = parse_loop_options(P, O); A = ast_for(P, T, V, E, S); if (r) A->flags |= AST_F_REMOTE; }
 forseq(A) ::= expr(E).                       { A = E; }
 forseq(A) ::= expr(L) IXCOLON expr(R).       { A = ast_binary(P, AST_BINARY, OP_RANGE, L, R); }
 /* DML's loop options (for (i in 1:n, check=0), parfor (..., par=4, mode=LOCAL)): checked by
-** parse_loop_options, never evaluated; both loops then run as one sequential for. */
+** parse_loop_options, never evaluated; both loops then run as one sequential for, except a
+** parfor with mode=REMOTE... under mpirun, spread over the ranks (src/mpi/parfor.c). */
 %type loopopts {NodeList*}
 loopopts(A) ::= .                            { A = ast_list_new(P); }
 loopopts(A) ::= loopopts(A) COMMA NAME(N) ASSIGN expr(E). { ast_list_add(P, A, ast_named_arg(P, N, E)); }

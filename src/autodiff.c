@@ -14,6 +14,7 @@
 #include "err.h"
 #include "interp/interp.h"
 #include "mem.h"
+#include "mpi/mpi.h"
 #include "staging/graph.h"
 #include "staging/stage.h"
 #include "tensor.h"
@@ -107,6 +108,9 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
     return bi_call(I, bi_find(op_info[op].sym), op_info[op].arity, (Value *)in, none, sp);
   }
   case OP_IFELSE: return op_ifelse(I, in[0], in[1], in[2], sp);
+  case OP_ALLREDUCE:                       /* src/mpi/; still traced by an outer grad: record there */
+    if (ad_any_active(1, in)) return ad_apply(I, OP_ALLREDUCE, 1, in, 1, x, sp);
+    return mpi_allreduce_value(I, in[0], (int)x[0].u.n, sp);
   case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: case OP_CUMSUMPROD_GRAD: return op_grad_aux(I, op, 3, in, sp);
   case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: return op_grad_aux(I, op, 2, in, sp);
   case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);
@@ -504,6 +508,13 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     if (want0) gin[0] = T(I, op_nn(I, OP_BIAS_MULTIPLY, (Value[]){ g, b }, val_null(), sp));
     if (want1) gin[1] = channel_sums(I, B2(OP_MUL, g, a), b, sp);
     break;
+  case OP_ALLREDUCE: {                      /* the loss is the sum of every rank's: each rank's */
+    Value red = nd->val[1];                 /* adjoints, summed over the ranks (mpi/mpi.h) */
+    Value gs = T(I, ad_apply(I, OP_ALLREDUCE, 1, &g, 1, (Value[]){ val_num(MPI_RED_SUM) }, sp));
+    if (red.u.n == MPI_RED_SUM) gin[0] = gs;
+    else gin[0] = B2(OP_MULZ, B2(OP_EQ, a, y), gs);   /* max / min: to every rank that holds it */
+    break;
+  }
   default:
     mls_throw(I, sp, "grad: '%s' has no derivative rule", op_info[nd->op].sym);
   }
@@ -644,6 +655,14 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_BIAS_ADD:
     if (tb.t == VT_NULL) return ta;
     return T(I, op_nn(I, OP_BIAS_ADD, (Value[]){ ta.t == VT_NULL ? B2(OP_MULZ, val_num(0), a) : ta, tb }, val_null(), sp));
+  case OP_ALLREDUCE: {                      /* max / min: the mean tangent of the ranks holding it */
+    if (ta.t == VT_NULL) return ta;
+    Value sum = val_num(MPI_RED_SUM);
+    if (ad_primal(x[0]).u.n == MPI_RED_SUM) return T(I, ad_apply(I, OP_ALLREDUCE, 1, &ta, 1, &sum, sp));
+    Value mask = B2(OP_EQ, a, y);
+    Value num = T(I, ad_apply(I, OP_ALLREDUCE, 1, (Value[]){ B2(OP_MULZ, mask, ta) }, 1, &sum, sp));
+    return B2(OP_DIV, num, T(I, ad_apply(I, OP_ALLREDUCE, 1, &mask, 1, &sum, sp)));
+  }
   default: break;
   }
   mls_throw(I, sp, "jvp: '%s' has no forward rule", op_info[op].sym);

@@ -42,3 +42,5 @@ BI_DECL(plot) BI_DECL(lines) BI_DECL(points) BI_DECL(hist) BI_DECL(legend) BI_DE
 /* builtins_r.c: R habits (issue 13) */
 BI_DECL(c) BI_DECL(rep) BI_DECL(seq_len) BI_DECL(which) BI_DECL(nchar) BI_DECL(cat) BI_DECL(set_seed)
 BI_DECL(progress)
+/* mpi/builtins_mpi.c (issue 14) */
+BI_DECL(mpi_rank) BI_DECL(mpi_size) BI_DECL(allreduce) BI_DECL(bcast) BI_DECL(barrier)

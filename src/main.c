@@ -14,6 +14,7 @@
 #include "interp/interp.h"
 #include "kernel/kernel.h"
 #include "mem.h"
+#include "mpi/mpi.h"
 #include "repl.h"
 #include "testrun.h"
 
@@ -221,7 +222,7 @@ static int run_main(int argc, char **argv) {
   }
   if (src) {
     script_signals(I);
-    status = interp_run_source(I, src, code != NULL);    /* -e shows values, as Rscript -e */
+    status = mpi_run_script(I, src, code != NULL);   /* -e shows values, as Rscript -e; under mpirun "rank R: " errors end the job */
     source_release(src);
     if (signal_got && status != 0) status = 128 + signal_got;
   } else {
@@ -239,6 +240,7 @@ static void *thread_main(void *p) {
 }
 
 int main(int argc, char **argv) {
+  mpi_start(&argc, &argv);                               /* only under mpirun (src/mpi/) */
   Job j = { argc, argv, 0 };
   pthread_attr_t attr;
   pthread_t th;
@@ -250,5 +252,6 @@ int main(int argc, char **argv) {
     pthread_join(th, NULL);
   }
   pthread_attr_destroy(&attr);
+  mpi_stop();
   return j.status;
 }

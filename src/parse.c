@@ -61,8 +61,11 @@ void parse_syntax_error(Parse *P, int major, Token tok) {
 
 /* DML's loop options (SystemDS's ParForStatementBlock): a name from this list, each once, with
 ** a constant value that is never evaluated (mode=LOCAL names no variable). MLS runs every
-** iteration in order, so the options change nothing; checking them still catches typos. */
-void parse_loop_options(Parse *P, NodeList *opts) {
+** iteration in order, so the options change nothing; checking them still catches typos. The one
+** exception: true when mode is REMOTE (or REMOTE_SPARK...): under mpirun such a parfor spreads
+** its iterations over the ranks (src/mpi/parfor.c). */
+bool parse_loop_options(Parse *P, NodeList *opts) {
+  bool remote = false;
   static const char *const known[] = { "check", "par", "mode", "opt", "taskpartitioner", "tasksize",
                                        "datapartitioner", "resultmerge", "log", "profile", NULL };
   for (uint32_t i = 0; i < opts->n; i++) {
@@ -74,25 +77,27 @@ void parse_loop_options(Parse *P, NodeList *opts) {
     if (!known[k]) {
       parse_error_span(P, at, "unknown loop option '%s' (DML's are check, par, mode, opt, taskpartitioner, "
                        "tasksize, datapartitioner, resultmerge, log and profile)", name);
-      return;
+      return false;
     }
     for (uint32_t j = 0; j < i; j++)
-      if (opts->items[j]->u.sym == a->u.sym) { parse_error_span(P, at, "loop option '%s' given twice", name); return; }
+      if (opts->items[j]->u.sym == a->u.sym) { parse_error_span(P, at, "loop option '%s' given twice", name); return false; }
     bool cl = v->kind == AST_CLPARAM;       /* $x: a -nvargs value, as in SystemDS */
     if (v->kind != AST_NUM && v->kind != AST_STR && v->kind != AST_NAME && v->kind != AST_BOOL && !cl) {
       parse_error_span(P, v->span, "loop option '%s' must be a constant (a number, a name or a $param)", name);
-      return;
+      return false;
     }
     if (!strcmp(name, "check") && !cl && !(v->kind == AST_NUM && (v->u.num == 0 || v->u.num == 1))) {
       parse_error_span(P, v->span, "loop option 'check' must be 0 or 1");
-      return;
+      return false;
     }
+    if (!strcmp(name, "mode") && v->kind == AST_NAME && !strncmp(v->u.sym->name, "REMOTE", 6)) remote = true;
     if ((!strcmp(name, "par") || !strcmp(name, "tasksize")) && !cl &&
         !(v->kind == AST_NUM && v->u.num >= 1 && v->u.num == (double)(long long)v->u.num)) {
       parse_error_span(P, v->span, "loop option '%s' must be a positive integer", name);
-      return;
+      return false;
     }
   }
+  return remote;
 }
 
 /* Tokens after which a newline cannot end a statement. */

@@ -33,7 +33,7 @@ void parse_syntax_error(Parse *P, int major, Token tok);
 void parse_error_at(Parse *P, Token tok, const char *msg);
 void parse_error_span(Parse *P, Span sp, const char *fmt, ...);
 /* Checks DML's loop options of for/parfor (names, and constant values); they are not kept. */
-void parse_loop_options(Parse *P, NodeList *opts);
+bool parse_loop_options(Parse *P, NodeList *opts);   /* true: mode=REMOTE... (src/mpi/parfor.c) */
 
 #endif
 

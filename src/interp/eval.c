@@ -11,6 +11,7 @@
 #include "backend/scalar.h"
 #include "builtins.h"
 #include "interp/interp.h"
+#include "mpi/mpi.h"
 #include "mem.h"
 #include "ops.h"
 #include "print.h"
@@ -283,6 +284,8 @@ static inline bool loop_body(Interp *I, AstNode *body, Span sp) {
   return go_on;
 }
 static void assign_name(Interp *I, AstNode *var, Value v) { store(assign_place(I, var), v); }
+Value *eval_name_place(Interp *I, AstNode *n) { return lookup_place(I, n); }
+void eval_assign_name(Interp *I, AstNode *n, Value v) { assign_name(I, n, v); }
 
 __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
   AstNode *var = n->kids[0], *iter = n->kids[1], *body = n->kids[2];
@@ -297,10 +300,17 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     if (!isfinite(from) || !isfinite(to)) mls_throw(I, iter->span, "the ends of ':' must be finite numbers");
     int64_t cnt = (int64_t)floor(fabs(to - from) + 1e-10) + 1;
     double step = to >= from ? 1.0 : -1.0;
-    for (int64_t i = 0; i < cnt; i++) {
+    int64_t lo = 0, hi = cnt;
+    ParforRun pr;                            /* parfor (..., mode=REMOTE) under mpirun */
+    bool remote = (n->flags & AST_F_REMOTE) && mpi_parfor_begin(I, n, cnt, &lo, &hi, &pr);
+    for (int64_t i = lo; i < hi; i++) {
       assign_name(I, var, val_num(from + step * (double)i));
-      if (!loop_body(I, body, n->span)) break;
+      if (!loop_body(I, body, n->span)) {
+        if (remote) mpi_parfor_stop(I, &pr, n->span);
+        break;
+      }
     }
+    if (remote) mpi_parfor_end(I, &pr);
     return val_null();
   }
   Value seq = eval(I, iter);
@@ -327,7 +337,10 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
   }
   Progress pb;
   progress_start(&pb, bar ? I->errf : NULL, cnt, &I->bar_open);
-  for (int64_t i = 0; i < cnt; i++) {
+  int64_t lo = 0, hi = cnt;
+  ParforRun pr;                              /* parfor (..., mode=REMOTE) under mpirun */
+  bool remote = (n->flags & AST_F_REMOTE) && mpi_parfor_begin(I, n, cnt, &lo, &hi, &pr);
+  for (int64_t i = lo; i < hi; i++) {
     Value x;
     if (seq.t == VT_MAT) {
       int64_t c = tensor_cols(seq.u.m);
@@ -340,10 +353,14 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
       val_retain(x);
     }
     assign_name(I, var, x);
-    if (!loop_body(I, body, n->span)) break;
+    if (!loop_body(I, body, n->span)) {
+      if (remote) mpi_parfor_stop(I, &pr, n->span);
+      break;
+    }
     progress_step(&pb, i + 1);
   }
   progress_end(&pb);
+  if (remote) mpi_parfor_end(I, &pr);
   tmp_pop(I, 1);
   val_release(seq);
   return val_null();

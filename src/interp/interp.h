@@ -180,6 +180,10 @@ bool call_types_ok(const Closure *c, int nargs, const Value *args, Symbol **name
 bool frame_push_staged(Interp *I, Value fn, Span sp);
 /* Evaluates the statements of a chunk at top level (I->env NULL). */
 Value eval_chunk(Interp *I, Chunk *ch, bool echo);
+/* For parfor (mode=REMOTE) (src/mpi/parfor.c): the place name node n refers to now (NULL when
+** unbound; borrowed), and an assignment to n (takes v). */
+Value *eval_name_place(Interp *I, AstNode *n);
+void eval_assign_name(Interp *I, AstNode *n, Value v);
 bool val_truth(Interp *I, Value v, Span sp);
 double val_to_num(Interp *I, Value v, Span sp, const char *what);
 void interp_check_interrupt(Interp *I, Span sp);

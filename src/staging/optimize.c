@@ -141,6 +141,7 @@ static void fold_constants(Interp *I, Graph *g) {
     GNode *nd = &g->nodes[i];
     if (!LIVE(nd) || nd->kind != GN_OP || (nd->flags & (GF_TA | GF_TB)) || nd->nin > 8) continue;
     if (nd->op == OP_INDEX || nd->op == OP_SCATTER) continue;
+    if (nd->op == OP_ALLREDUCE) continue;     /* a collective: every run takes part (src/mpi/) */
     bool all = true;
     Value in[8];
     for (int k = 0; k < nd->nin && all; k++) {

@@ -133,6 +133,8 @@ static const Recipe recipes[] = {
     "2x18,2x32", "XY", -1, 1 },
   { "bias_add", "bias_add(X, Y)", "2x6,3x1;1x4,1x1;3x4,4x1", "XY", -1, 1 },
   { "bias_multiply", "bias_multiply(X, Y)", "2x6,3x1;1x4,1x1;3x4,4x1", "XY", -1, 1 },
+  /* one process: X itself (tests/mpi/ checks 2 ranks against finite differences) */
+  { "allreduce", "allreduce(X) * X + allreduce(X, op=\"max\") + allreduce(X, \"min\")", EW, "X", -1, 1 },
 };
 
 typedef struct Job { const char *code; int status; char *out, *err; } Job;

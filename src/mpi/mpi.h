@@ -1,0 +1,55 @@
+/*
+** mpi.h — N ranks of one script over MPI (issue 14, docs/mpi.md). mpi.c gives the same functions
+** in both builds: built with MLS_MPI (make MPI=1, or mpicc on PATH) they talk to OpenMPI; without
+** it, or when the process was not started by mpirun, the program is rank 1 of 1.
+*/
+#ifndef MLS_MPI_H
+#define MLS_MPI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "interp/interp.h"
+
+/* The reductions of allreduce (its op= argument and OP_ALLREDUCE's extra). */
+enum { MPI_RED_SUM = 0, MPI_RED_MAX = 1, MPI_RED_MIN = 2 };
+
+/* main(): MPI_Init_thread when launched by mpirun (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE
+** set) and built with MPI; else nothing. mpi_stop() calls MPI_Finalize when mpi_start inited. */
+void mpi_start(int *argc, char ***argv);
+void mpi_stop(void);
+int mpi_rank(void);     /* 0-based; 0 without MPI */
+int mpi_size(void);     /* 1 without MPI */
+bool mpi_built(void);   /* built with MLS_MPI */
+
+/* Runs a script as interp_run_source does. With N > 1 ranks an error is printed with every
+** line prefixed "rank R: " (1-based) and the whole job is ended with MPI_Abort, so the other
+** ranks do not wait forever in a collective. Returns the run's exit status. */
+int mpi_run_script(Interp *I, Source *src, bool echo);
+
+/* allreduce of a number, boolean or matrix (x borrowed; +1 result): every rank gets the
+** elementwise sum / max / min over the ranks, computed in rank order on rank 1 and broadcast,
+** so the bits are the same on every rank and on every run with the same N. A number stays a
+** number. Shapes that differ across ranks are a located error on every rank. */
+Value mpi_allreduce_value(Interp *I, Value x, int op, Span sp);
+/* bcast: rank root's (0-based) number, boolean, string or matrix, on every rank (+1). */
+Value mpi_bcast_value(Interp *I, Value x, int root, Span sp);
+void mpi_barrier(Interp *I, Span sp);
+/* Every rank's n doubles, in rank order, into out (mpi_size() * n doubles). */
+void mpi_allgather_doubles(Interp *I, const double *in, int64_t n, double *out, Span sp);
+/* The same n on every rank: a located error on every rank when they differ ("what"). */
+void mpi_check_same(Interp *I, int64_t n, const char *what, Span sp);
+
+/* parfor (..., mode=REMOTE) (parfor.c): true when loop n is a remote parfor to spread over the
+** ranks (N > 1, not nested in another); [*lo, *hi) are then this rank's iterations of 0..cnt-1
+** (contiguous blocks in rank order). The snapshots of the loop's results sit on the temp stack
+** (pr->snap), so a throw frees them. mpi_parfor_end merges the results (parfor.c). */
+typedef struct ParforRun { AstNode *loop; List *snap; int64_t cnt; } ParforRun;
+bool mpi_parfor_begin(Interp *I, AstNode *n, int64_t cnt, int64_t *lo, int64_t *hi, ParforRun *pr);
+void mpi_parfor_end(Interp *I, ParforRun *pr);
+/* True inside the iterations of a remote parfor: collectives there are an error (each rank
+** runs different iterations, so they would wait for each other forever). */
+bool mpi_in_parfor(void);
+/* A break or return inside a remote parfor is an error (located at sp). */
+l_noret mpi_parfor_stop(Interp *I, ParforRun *pr, Span sp);
+
+#endif
