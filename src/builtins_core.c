@@ -21,11 +21,11 @@ Value bi_print(Interp *I, Args *a) {
   double d = bi_opt_num(I, a, 1, I->print_digits);
   if (!(d >= 1 && d <= 22)) bi_argerror(I, 2, "digits must be between 1 and 22");
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   fmt_display(I, &t, a->v[0], (int)d, false);
   fputs(t.p, I->out);
   fputc('\n', I->out);
-  tb_free(&t);
+  tb_close(I, &t);
   return val_null();
 }
 
@@ -388,32 +388,32 @@ Value bi_names(Interp *I, Args *a) {
 Value bi_paste(Interp *I, Args *a) {
   const char *sep = bi_given(a, 0) ? bi_str(I, a, 0) : " ";
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   for (int i = 0; i < a->ndots; i++) {
     if (i) tb_puts(&t, sep);
     fmt_value_text(I, &t, a->dots[i], a->span);
   }
   Value r = val_str(t.p, t.n);
-  tb_free(&t);
+  tb_close(I, &t);
   return r;
 }
 
 Value bi_toString(Interp *I, Args *a) {
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   fmt_value_text(I, &t, a->v[0], a->span);
   Value r = val_str(t.p, t.n);
-  tb_free(&t);
+  tb_close(I, &t);
   return r;
 }
 
 Value bi_stop(Interp *I, Args *a) {
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   fmt_value_text(I, &t, a->v[0], a->span);
   char msg[900];
   snprintf(msg, sizeof msg, "%s", t.p);
-  tb_free(&t);
+  tb_close(I, &t);
   mls_throw(I, a->span, "%s", msg);
 }
 
@@ -537,7 +537,7 @@ Value bi_help(Interp *I, Args *a) {
   }
   if (v.t == VT_FUNC) {
     TextBuf t;
-    tb_init(&t);
+    tb_open(I, &t);
     const Closure *c = v.u.f;
     const Source *s = c->chunk->src;
     Span sp = c->fi->span;
@@ -549,7 +549,7 @@ Value bi_help(Interp *I, Args *a) {
     tb_puts(&t, "\n\n");
     doc_comments(&t, c);
     fputs(t.p, I->out);
-    tb_free(&t);
+    tb_close(I, &t);
     if (held.t == VT_FUNC) { tmp_pop(I, 1); val_release(held); }
     return val_null();
   }
@@ -589,7 +589,7 @@ Value bi_quit(Interp *I, Args *a) {
 Value bi_sprintf(Interp *I, Args *a) {
   const char *fmt = bi_str(I, a, 0);
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   int argi = 0;
   for (const char *p = fmt; *p; p++) {
     if (*p != '%') { tb_putn(&t, p, 1); continue; }
@@ -600,25 +600,25 @@ Value bi_sprintf(Interp *I, Args *a) {
     p++;
     while (*p && strchr("-+ #0123456789.", *p) && k < 24) spec[k++] = *p++;
     char conv = *p;
-    if (!conv || !strchr("dioxXfFeEgGs", conv)) { tb_free(&t); bi_error(I, "bad format directive in \"%s\"", fmt); }
-    if (argi >= a->ndots) { tb_free(&t); bi_error(I, "too few arguments for the format \"%s\"", fmt); }
+    if (!conv || !strchr("dioxXfFeEgGs", conv)) { tb_close(I, &t); bi_error(I, "bad format directive in \"%s\"", fmt); }
+    if (argi >= a->ndots) { tb_close(I, &t); bi_error(I, "too few arguments for the format \"%s\"", fmt); }
     Value v = a->dots[argi++];
     char buf[512];
     if (conv == 's') {
       TextBuf s;
-      tb_init(&s);
+      tb_open(I, &s);
       fmt_value_text(I, &s, v, a->span);
       spec[k++] = 's';
       spec[k] = '\0';
       tb_printf(&t, spec, s.p);
-      tb_free(&s);
+      tb_close(I, &s);
       continue;
     }
     double x;
     if (v.t == VT_NUM) x = v.u.n;
     else if (v.t == VT_BOOL) x = v.u.b;
     else if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) x = tensor_data(v.u.m)[0];
-    else { tb_free(&t); bi_argerror(I, argi + 1, "number expected for %%%c", conv); }
+    else { tb_close(I, &t); bi_argerror(I, argi + 1, "number expected for %%%c", conv); }
     if (strchr("dioxX", conv)) {
       spec[k++] = 'l';
       spec[k++] = 'l';
@@ -633,7 +633,7 @@ Value bi_sprintf(Interp *I, Args *a) {
     tb_puts(&t, buf);
   }
   Value r = val_str(t.p, t.n);
-  tb_free(&t);
+  tb_close(I, &t);
   return r;
 }
 

@@ -81,12 +81,12 @@ static int cmp_strings(OpKind op, const Str *a, const Str *b) {
 
 Value op_concat(Interp *I, Value a, Value b, Span sp) {
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   fmt_value_text(I, &t, a, sp);
   fmt_value_text(I, &t, b, sp);
-  if (I->interrupted) { tb_free(&t); interp_check_interrupt(I, sp); }
+  if (I->interrupted) { tb_close(I, &t); interp_check_interrupt(I, sp); }
   Value r = val_str(t.p, t.n);
-  tb_free(&t);
+  tb_close(I, &t);
   return r;
 }
 

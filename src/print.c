@@ -16,10 +16,21 @@
 void tb_init(TextBuf *t) { t->cap = 64; t->n = 0; t->p = mem_alloc(t->cap); t->p[0] = '\0'; }
 void tb_free(TextBuf *t) { mem_free(t->p); t->p = NULL; }
 
+static void tb_cleanup(void *t) { tb_free(t); }
+void tb_open(Interp *I, TextBuf *t) { tb_init(t); mls_defer(I, tb_cleanup, t); }
+void tb_close(Interp *I, TextBuf *t) { mls_undefer(I, t); tb_free(t); }
+
 void tb_putn(TextBuf *t, const char *s, size_t n) {
   if (t->n + n + 1 > t->cap) {
-    while (t->n + n + 1 > t->cap) t->cap *= 2;
-    t->p = mem_realloc(t->p, t->cap);
+    size_t cap = t->cap;
+    while (t->n + n + 1 > cap) cap *= 2;
+    char *p = mem_try_realloc(t->p, cap);
+    if (!p) {                        /* the buffer goes before the error: a throw would lose it */
+      tb_free(t);
+      mem_oom(cap);
+    }
+    t->p = p;
+    t->cap = cap;
   }
   memcpy(t->p + t->n, s, n);
   t->n += n;
@@ -35,7 +46,11 @@ void tb_printf(TextBuf *t, const char *fmt, ...) {
   int k = vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   if (k < (int)sizeof buf) { tb_putn(t, buf, (size_t)k); return; }
-  char *big = mem_alloc((size_t)k + 1);
+  char *big = mem_try_alloc((size_t)k + 1);
+  if (!big) {
+    tb_free(t);
+    mem_oom((size_t)k + 1);
+  }
   va_start(ap, fmt);
   vsnprintf(big, (size_t)k + 1, fmt, ap);
   va_end(ap);
@@ -175,7 +190,7 @@ static void fmt_list(Interp *I, TextBuf *t, const List *l, int digits, bool quot
   if (l->n == 0) { tb_puts(t, "list()"); return; }
   for (int i = 0; i < l->n; i++) {
     TextBuf head;
-    tb_init(&head);
+    tb_open(I, &head);
     tb_puts(&head, prefix);
     if (l->names && l->names[i]) tb_printf(&head, "$%s", l->names[i]->name);
     else tb_printf(&head, "[[%d]]", i + 1);
@@ -188,7 +203,7 @@ static void fmt_list(Interp *I, TextBuf *t, const List *l, int digits, bool quot
       tb_puts(t, "\n");
       fmt_display(I, t, v, digits, quote);
     }
-    tb_free(&head);
+    tb_close(I, &head);
   }
 }
 

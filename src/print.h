@@ -16,6 +16,10 @@ void tb_free(TextBuf *t);
 void tb_putn(TextBuf *t, const char *s, size_t n);
 void tb_puts(TextBuf *t, const char *s);
 void tb_printf(TextBuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* tb_init, with t's buffer freed by any throw until tb_close (mls_defer): for a buffer built
+** while code that may throw runs (formatting a value, evaluating, allocating). */
+void tb_open(Interp *I, TextBuf *t);
+void tb_close(Interp *I, TextBuf *t);     /* frees the buffer, undoing tb_open's registration */
 
 /* One number with up to `digits` significant digits, R's choice of fixed or scientific. */
 void fmt_num(char *buf, size_t n, double x, int digits);

@@ -23,10 +23,18 @@ static Value eval_assign(Interp *I, AstNode *n);
 static Value eval_binary(Interp *I, AstNode *n);
 static Value eval_misc(Interp *I, AstNode *n);
 
-void tmp_grow(Interp *I);
-void tmp_grow(Interp *I) {
-  I->captmp = I->captmp ? I->captmp * 2 : 256;
-  I->tmp = mem_realloc(I->tmp, (size_t)I->captmp * sizeof(Value));
+/* Makes room on the temp stack for pending, which the caller hands over: if the stack cannot
+** grow, pending is released before the out-of-memory error is raised. */
+void tmp_grow(Interp *I, Value pending);
+void tmp_grow(Interp *I, Value pending) {
+  int cap = I->captmp ? I->captmp * 2 : 256;
+  Value *t = mem_try_realloc(I->tmp, (size_t)cap * sizeof(Value));
+  if (!t) {
+    val_release(pending);
+    mem_oom((size_t)cap * sizeof(Value));
+  }
+  I->tmp = t;
+  I->captmp = cap;
 }
 
 void tmp_release_to(Interp *I, int mark) {
@@ -683,13 +691,14 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   char here;
   if (I->stack_base && (size_t)(I->stack_base - &here) > I->stack_limit)
     mls_throw(I, sp, "stack overflow (%d nested calls used the C stack)", I->nframes);
+  if (I->nframes == I->capframes) {            /* room for the frame first: env is not held yet */
+    int cap = I->capframes ? I->capframes * 2 : 64;
+    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
+    I->capframes = cap;
+  }
   Env *env = env_new(fi, c->env);
   env->stage_id = I->stage ? I->stage->id : 0;   /* made while staging: its reads are not captures */
   /* the frame owns env from here on, so a throw below releases it */
-  if (I->nframes == I->capframes) {
-    I->capframes = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
-  }
   Frame *f = &I->frames[I->nframes++];
   f->fi = fi;
   f->src = c->chunk->src;
@@ -772,8 +781,9 @@ bool frame_push_staged(Interp *I, Value fn, Span sp) {
   if (fn.t != VT_FUNC || !fn.u.f->fi) return false;
   if (I->nframes >= I->maxframes) mls_throw(I, sp, "stack overflow (more than %d nested calls)", I->maxframes);
   if (I->nframes == I->capframes) {
-    I->capframes = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
+    int cap = I->capframes ? I->capframes * 2 : 64;
+    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
+    I->capframes = cap;
   }
   Frame *f = &I->frames[I->nframes++];
   f->fi = fn.u.f->fi;
@@ -1290,6 +1300,7 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
       if (I->ctl) { I->ctl = CTL_NONE; last = I->retval; I->retval = val_null(); break; }
       continue;
     }
+    I->call_span = s->span;                   /* where an error outside any call is reported */
     last = eval(I, s);
     if (I->ctl) {                             /* return() at top level ends the script */
       I->ctl = CTL_NONE;
@@ -1305,10 +1316,10 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
                        (s->kids[0]->u.sym->bi->flags & BI_INVISIBLE) && s->kids[0]->u.sym->global.t == VT_UNBOUND;
       if (!invisible) {
         TextBuf t;
-        tb_init(&t);
+        tb_open(I, &t);
         fmt_display(I, &t, last, I->print_digits, true);
         fprintf(I->out, "%s\n", t.p);
-        tb_free(&t);
+        tb_close(I, &t);
         val_retain(last);
         store(&I->last, last);
         Symbol *ans = sym_intern(&I->syms, "ans", 3);

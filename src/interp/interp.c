@@ -72,6 +72,7 @@ void interp_free(Interp *I) {
   sym_free(&I->syms);
   if (I->err.src) source_release(I->err.src);
   mem_free(I->tmp);
+  mem_free(I->defers);
   mem_free(I->frames);
   mem_free(I->bi);
   mem_free(I);
@@ -85,6 +86,16 @@ void interp_report_error(Interp *I) {
 
 typedef struct RunArgs { Chunk *ch; bool echo; } RunArgs;
 
+/* The allocator's failure hook while a program runs (mem.h): inside a protected call a failed
+** allocation is a located runtime error at the call or operator being run; outside one it
+** returns, and the allocator ends the process with its message. */
+static void oom_throw(void *ud, size_t n) {
+  Interp *I = ud;
+  if (!I->errjmp) return;
+  char size[32];
+  mls_throw(I, I->call_span, "out of memory (allocating %s)", mem_format_size(size, sizeof size, n));
+}
+
 static void run_protected(Interp *I, void *ud) {
   RunArgs *r = ud;
   Source *saved = I->src;
@@ -94,7 +105,16 @@ static void run_protected(Interp *I, void *ud) {
   I->src = saved;
 }
 
+static int run_hooked(Interp *I, Source *src, bool echo, bool repl);
+
 static int run(Interp *I, Source *src, bool echo, bool repl) {
+  MemOomHook old = mem_set_oom_handler((MemOomHook){ oom_throw, I });
+  int st = run_hooked(I, src, echo, repl);
+  mem_set_oom_handler(old);
+  return st;
+}
+
+static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
   ParseError pe;
   Chunk *ch = parse_chunk(&I->syms, src, &pe);
   if (!ch) {
@@ -239,8 +259,9 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   }
   if (!ch) {                 /* report at the file's own location, then "in source() at ..." */
     if (I->nframes == I->capframes) {
-      I->capframes = I->capframes ? I->capframes * 2 : 64;
-      I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
+      int cap = I->capframes ? I->capframes * 2 : 64;
+      I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
+      I->capframes = cap;
     }
     Frame *f = &I->frames[I->nframes++];
     memset(f, 0, sizeof *f);
@@ -253,8 +274,9 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   Source *saved_src = I->src;
   Env *saved_env = I->env;
   if (I->nframes == I->capframes) {
-    I->capframes = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
+    int cap = I->capframes ? I->capframes * 2 : 64;
+    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
+    I->capframes = cap;
   }
   ch->top.name = sym_intern(&I->syms, "source", 6);
   Env *env = ns ? env_new(&ch->top, NULL) : NULL;

@@ -43,6 +43,8 @@ typedef struct Frame {
   bool entered;              /* arguments bound: errors from here on are inside the callee */
 } Frame;
 
+typedef struct Defer { CleanupFn fn; void *p; } Defer;
+
 typedef struct CmdParam { Symbol *name; Value v; } CmdParam;
 
 enum { CTL_NONE, CTL_BREAK, CTL_NEXT, CTL_RETURN };
@@ -66,6 +68,9 @@ struct Interp {
   /* temporaries live across a possible throw (released by mls_pcall) */
   Value *tmp;
   int ntmp, captmp;
+  /* C-owned cleanups a throw runs (mls_defer, err.h) */
+  struct Defer *defers;
+  int ndefers, capdefers;
   /* call frames */
   Frame *frames;
   int nframes, capframes, maxframes;
@@ -138,8 +143,8 @@ const char *interp_stdlib_dir(Interp *I, char *buf, size_t n);
 
 /* temp stack */
 static inline void tmp_push(Interp *I, Value v) {
-  extern void tmp_grow(Interp *I);
-  if (I->ntmp == I->captmp) tmp_grow(I);
+  extern void tmp_grow(Interp *I, Value pending);
+  if (I->ntmp == I->captmp) tmp_grow(I, v);
   I->tmp[I->ntmp++] = v;
 }
 static inline void tmp_pop(Interp *I, int n) { I->ntmp -= n; }

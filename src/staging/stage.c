@@ -369,7 +369,7 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   }
   int mark = I->ntmp;
   TextBuf kb;                                    /* the key, and the leaves in it (held on the */
-  tb_init(&kb);                                  /* temporaries: a throw frees them) */
+  tb_open(I, &kb);                                  /* temporaries: a throw frees them) */
   List *lv = list_new(4);
   tmp_push(I, val_list(lv));
   for (int i = 0; i < nargs; i++) {
@@ -377,7 +377,7 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
     key_of(&kb, args[i], lv, NULL);
   }
   Value key = val_str(kb.p, kb.n);
-  tb_free(&kb);
+  tb_close(I, &kb);
   tmp_push(I, key);
   JitEntry **pe = &j->entries, *e = NULL;
   for (; *pe; pe = &(*pe)->next)
@@ -404,9 +404,9 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   List *statics = list_new(1);                     /* (args may point into the temporaries, */
   tmp_push(I, val_list(statics));                  /* which the trace can move: read them first) */
   TextBuf k2;
-  tb_init(&k2);
+  tb_open(I, &k2);
   for (int i = 0; i < nargs; i++) key_of(&k2, args[i], NULL, statics);
-  tb_free(&k2);
+  tb_close(I, &k2);
   bool graded = ad_any_grad(nargs, args);
   Value r;
   Graph *g = stage_trace(I, f, nargs, args, names, sp, &r, &j->tracing);
@@ -484,7 +484,7 @@ Value bi_explain(Interp *I, Args *a) {
   Value f = a->v[0];
   if (f.t != VT_FUNC && f.t != VT_BUILTIN) bi_argerror(I, 1, "function expected");
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   int mark = I->ntmp;
   tb_puts(&t, "explain: staged for (");
   Graph *g = stage_for_freeing(I, a, f, &t);
@@ -504,7 +504,7 @@ Value bi_explain(Interp *I, Args *a) {
   }
   fputs(t.p, I->out);
   fflush(I->out);
-  tb_free(&t);
+  tb_close(I, &t);
   List *l = list_new(2);
   Value r = val_list(l);
   list_push(l, val_num(g->before), sym_intern(&I->syms, "before", 6));
@@ -520,9 +520,9 @@ Value bi_dot(Interp *I, Args *a) {
   if (I->no_write) bi_error(I, "cannot write '%s': writing files is turned off", path);
   int mark = I->ntmp;
   TextBuf desc, t;
-  tb_init(&desc);
+  tb_open(I, &desc);
   Graph *g = stage_for_freeing(I, a, f, &desc);
-  tb_free(&desc);
+  tb_close(I, &desc);
   graph_hold(I, g);
   if (!g->dynamic) graph_optimize(I, g);
   Graph *gb = NULL;                        /* the backward graph: grad(f) staged the same way */
@@ -531,23 +531,23 @@ Value bi_dot(Interp *I, Args *a) {
     Symbol *none[1] = { NULL };
     Value gf = bi_call(I, bi_find("grad"), 1, &f, none, a->span);
     tmp_push(I, gf);
-    tb_init(&desc);
+    tb_open(I, &desc);
     gb = stage_for_freeing(I, a, gf, &desc);
-    tb_free(&desc);
+    tb_close(I, &desc);
     graph_hold(I, gb);
     if (!gb->dynamic) graph_optimize(I, gb);
   }
-  tb_init(&t);                             /* nothing below throws before it is freed */
+  tb_open(I, &t);                             /* nothing below throws before it is freed */
   tb_puts(&t, "digraph mls {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n");
   graph_dot(g, &t, "forward", "f");
   if (gb) graph_dot(gb, &t, "forward and backward (grad)", "b");
   tb_puts(&t, "}\n");
   FILE *fp = fopen(path, "w");
-  if (!fp) { tb_free(&t); bi_error(I, "cannot write '%s': %s", path, strerror(errno)); }
+  if (!fp) { tb_close(I, &t); bi_error(I, "cannot write '%s': %s", path, strerror(errno)); }
   size_t w = fwrite(t.p, 1, t.n, fp);
   int c = fclose(fp);
   size_t n = t.n;
-  tb_free(&t);
+  tb_close(I, &t);
   if (w != n || c != 0) bi_error(I, "cannot write '%s': %s", path, strerror(errno));
   tmp_release_to(I, mark);
   return val_str(path, strlen(path));
@@ -653,7 +653,7 @@ static void relativize(Interp *I, Graph *g, Span sp) {
 /* --explain: the block's lines and graph; after optimizing, what changed and the result. */
 static void explain_block(Interp *I, Graph *g, AstNode **s, int n, bool after) {
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   if (!after) {
     uint32_t l0, l1, c;
     diag_locate(I->src, s[0]->span.start, &l0, &c);
@@ -668,7 +668,7 @@ static void explain_block(Interp *I, Graph *g, AstNode **s, int n, bool after) {
     graph_print(I, g, &t);
   }
   fputs(t.p, I->out);
-  tb_free(&t);
+  tb_close(I, &t);
 }
 
 Value stage_block(Interp *I, AstNode **s, int n) {
