@@ -364,12 +364,13 @@ Value bi_is_na(Interp *I, Args *a) {
 }
 
 Value bi_list(Interp *I, Args *a) {
-  (void)I;
   List *l = list_new(a->ndots);
+  tmp_push(I, val_list(l));                   /* held while it grows */
   for (int i = 0; i < a->ndots; i++) {
     val_retain(a->dots[i]);
     list_push(l, a->dots[i], a->dotnames[i]);
   }
+  tmp_pop(I, 1);
   return val_list(l);
 }
 
@@ -378,10 +379,12 @@ Value bi_names(Interp *I, Args *a) {
   char d[64];
   if (v.t != VT_LIST) bi_argerror(I, 1, "list expected, got %s", val_describe(v, d, sizeof d));
   List *l = list_new(v.u.l->n);
+  tmp_push(I, val_list(l));                   /* held while it grows */
   for (int i = 0; i < v.u.l->n; i++) {
     const char *nm = v.u.l->names && v.u.l->names[i] ? v.u.l->names[i]->name : "";
     list_push(l, val_cstr(nm), NULL);
   }
+  tmp_pop(I, 1);
   return val_list(l);
 }
 

@@ -134,7 +134,7 @@ static void pad_left(TextBuf *t, const char *s, int width) {
   tb_puts(t, s);
 }
 
-void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide, const volatile sig_atomic_t *stop) {
+void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, bool poll) {
   int64_t r = tensor_rows(m), c = tensor_cols(m);
   if (r == 0 || c == 0) { tb_printf(t, "[%lld x %lld matrix]", (long long)r, (long long)c); return; }
   bool cut_r = elide && r > 20, cut_c = elide && c > 10;
@@ -149,8 +149,10 @@ void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide, const volat
     cshow[nc++] = j;
   }
   int64_t ncols = elide ? nc : c;
-  NumFmt *fmts = mem_alloc((size_t)ncols * sizeof(NumFmt));
-  double *col = mem_alloc((size_t)r * sizeof(double));
+  /* one scratch block, freed by a throw from the text buffer's growth (mls_defer) */
+  double *col = mem_alloc((size_t)r * sizeof(double) + (size_t)ncols * sizeof(NumFmt));
+  NumFmt *fmts = (NumFmt *)(col + r);
+  mls_defer(I, mem_free, col);
   for (int64_t k = 0; k < ncols; k++) {
     int64_t j = elide ? cshow[k] : k;
     int64_t cnt = 0;
@@ -160,7 +162,7 @@ void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide, const volat
   char buf[420];
   int64_t nrows = elide ? nr : r;
   for (int64_t q = 0; q < nrows; q++) {
-    if (stop && !elide && (q & 4095) == 4095 && *stop) break;   /* Ctrl-C: the caller raises it */
+    if (poll && !elide && (q & 4095) == 4095 && I->interrupted) break;   /* Ctrl-C: the caller raises it */
     int64_t i = elide ? rshow[q] : q;
     if (cut_r && q == 10) tb_puts(t, "...\n");
     for (int64_t k = 0; k < ncols; k++) {
@@ -173,8 +175,8 @@ void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide, const volat
     if (q + 1 < nrows) tb_puts(t, "\n");
   }
   if (cut_r || cut_c) tb_printf(t, "\n[%lld x %lld matrix]", (long long)r, (long long)c);
+  mls_undefer(I, col);
   mem_free(col);
-  mem_free(fmts);
 }
 
 static void fmt_function(TextBuf *t, Value v) {
@@ -227,7 +229,7 @@ void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote) {
     }
     tb_putn(t, "\"", 1);
     break;
-  case VT_MAT: fmt_matrix(t, v.u.m, digits, true, NULL); break;
+  case VT_MAT: fmt_matrix(I, t, v.u.m, digits, true, false); break;
   case VT_LIST: fmt_list(I, t, v.u.l, digits, quote, ""); break;
   case VT_FUNC: case VT_BUILTIN: fmt_function(t, v); break;
   default: tb_puts(t, "<unbound>"); break;
@@ -240,7 +242,7 @@ void fmt_value_text(Interp *I, TextBuf *t, Value v, Span sp) {
   switch (v.t) {
   case VT_NUM: fmt_num(buf, sizeof buf, v.u.n, 15); tb_puts(t, buf); break;
   case VT_STR: tb_putn(t, v.u.s->s, v.u.s->len); break;
-  case VT_MAT: fmt_matrix(t, v.u.m, 15, false, &I->interrupted); break;
+  case VT_MAT: fmt_matrix(I, t, v.u.m, 15, false, true); break;
   case VT_LIST:
     for (int i = 0; i < v.u.l->n; i++) {
       if (i) tb_puts(t, ", ");

@@ -28,8 +28,8 @@ void fmt_value_text(Interp *I, TextBuf *t, Value v, Span sp);
 /* Display form (print, REPL echo), with the elision of large matrices. quote: strings in "". */
 void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote);
 /* A matrix's rows, each column formatted R-style with `digits`; elide: cut big matrices. */
-/* stop (may be NULL): polled every 4096 rows; when it is set the text stops there (the caller
-** raises the interrupt). */
-void fmt_matrix(TextBuf *t, const struct Tensor *m, int digits, bool elide, const volatile sig_atomic_t *stop);
+/* poll: I->interrupted is polled every 4096 rows; when it is set the text stops there (the
+** caller raises the interrupt). */
+void fmt_matrix(Interp *I, TextBuf *t, const struct Tensor *m, int digits, bool elide, bool poll);
 
 #endif
