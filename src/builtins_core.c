@@ -144,7 +144,10 @@ Value bi_seq(Interp *I, Args *a) {
   if (cnt > 1e15) bi_error(I, "sequence too long");
   Tensor *t = tensor_new(I, (int64_t)cnt, 1);
   double *d = tensor_data(t);
-  for (int64_t i = 0; i < (int64_t)cnt; i++) d[i] = from + (double)i * by;
+  for (int64_t i = 0; i < (int64_t)cnt; i++) {
+    if (interp_poll(I, i)) { tensor_free_ref(t); interp_check_interrupt(I, a->span); }
+    d[i] = from + (double)i * by;
+  }
   return val_mat(t);
 }
 
@@ -395,6 +398,7 @@ Value bi_paste(Interp *I, Args *a) {
   for (int i = 0; i < a->ndots; i++) {
     if (i) tb_puts(&t, sep);
     fmt_value_text(I, &t, a->dots[i], a->span);
+    if (I->interrupted) interp_check_interrupt(I, a->span);   /* the text stopped short (tb freed) */
   }
   Value r = val_str(t.p, t.n);
   tb_close(I, &t);
@@ -405,6 +409,7 @@ Value bi_toString(Interp *I, Args *a) {
   TextBuf t;
   tb_open(I, &t);
   fmt_value_text(I, &t, a->v[0], a->span);
+  if (I->interrupted) interp_check_interrupt(I, a->span);     /* the text stopped short (tb freed) */
   Value r = val_str(t.p, t.n);
   tb_close(I, &t);
   return r;
@@ -611,6 +616,7 @@ Value bi_sprintf(Interp *I, Args *a) {
       TextBuf s;
       tb_open(I, &s);
       fmt_value_text(I, &s, v, a->span);
+      if (I->interrupted) interp_check_interrupt(I, a->span);
       spec[k++] = 's';
       spec[k] = '\0';
       tb_printf(&t, spec, s.p);

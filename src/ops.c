@@ -429,7 +429,10 @@ Value op_range(Interp *I, Value a, Value b, Span sp) {
   double step = to >= from ? 1.0 : -1.0;
   Tensor *out = tensor_new(I, n, 1);
   double *d = tensor_data(out);
-  for (int64_t i = 0; i < n; i++) d[i] = from + step * (double)i;
+  for (int64_t i = 0; i < n; i++) {
+    if (interp_poll(I, i)) { tensor_free_ref(out); interp_check_interrupt(I, sp); }
+    d[i] = from + step * (double)i;
+  }
   return val_mat(out);
 }
 

@@ -73,10 +73,12 @@ static void sig_exp(double x, int digits, int *nsig, int *e10) {
 typedef struct NumFmt { bool sci; int rgt; int mant; int width; } NumFmt;
 
 /* Common format for a set of values (R's formatReal). */
-static NumFmt choose_fmt(const double *x, int64_t n, int64_t stride, int digits) {
+/* stop (may be NULL): polled every 2^16 values; once set the scan ends (the caller stops too). */
+static NumFmt choose_fmt(const double *x, int64_t n, int64_t stride, int digits, const volatile sig_atomic_t *stop) {
   int mxsl = 1, rgt = 0, mxns = 1, mxe = 0, neg = 0, minexp = 0, maxexp = 0;
   bool any = false, naflag = false, inf = false, ninf = false;
   for (int64_t i = 0; i < n; i++) {
+    if (stop && (i & 65535) == 65535 && *stop) break;
     double v = x[i * stride];
     if (isnan(v)) { naflag = true; continue; }
     if (isinf(v)) { if (v < 0) ninf = true; else inf = true; continue; }
@@ -124,7 +126,7 @@ static int fmt_with(char *buf, size_t n, double x, const NumFmt *f) {
 }
 
 void fmt_num(char *buf, size_t n, double x, int digits) {
-  NumFmt f = choose_fmt(&x, 1, 1, digits);
+  NumFmt f = choose_fmt(&x, 1, 1, digits, NULL);
   fmt_with(buf, n, x, &f);
 }
 
@@ -157,7 +159,8 @@ void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, 
     int64_t j = elide ? cshow[k] : k;
     int64_t cnt = 0;
     for (int64_t q = 0; q < (elide ? nr : r); q++) col[cnt++] = tensor_get(m, elide ? rshow[q] : q, j);
-    fmts[k] = choose_fmt(col, cnt, 1, digits);
+    fmts[k] = choose_fmt(col, cnt, 1, digits, poll ? &I->interrupted : NULL);
+    if (poll && I->interrupted) goto done;           /* Ctrl-C: the caller raises it */
   }
   char buf[420];
   int64_t nrows = elide ? nr : r;
@@ -175,6 +178,7 @@ void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, 
     if (q + 1 < nrows) tb_puts(t, "\n");
   }
   if (cut_r || cut_c) tb_printf(t, "\n[%lld x %lld matrix]", (long long)r, (long long)c);
+done:
   mls_undefer(I, col);
   mem_free(col);
 }

@@ -180,6 +180,10 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo);
 bool val_truth(Interp *I, Value v, Span sp);
 double val_to_num(Interp *I, Value v, Span sp, const char *what);
 void interp_check_interrupt(Interp *I, Span sp);
+/* Coarse Ctrl-C polling for the long loops of builtins, readers and kernels run by the
+** evaluator: true when the flag is set and i is a multiple of 2^20 (the caller lets go of what
+** it holds, then calls interp_check_interrupt). */
+static inline bool interp_poll(const Interp *I, int64_t i) { return (i & ((1 << 20) - 1)) == 0 && I->interrupted; }
 /* --nan-check: the error for an op whose finite inputs gave a NaN or Inf. */
 l_noret nan_check_fail(Interp *I, const char *op, Span sp);
 /* x[i, j] on evaluated values (VT_NULL index = whole dimension); the op INDEX. */
