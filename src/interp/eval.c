@@ -287,7 +287,15 @@ static inline bool loop_body(Interp *I, AstNode *body, Span sp) {
   I->ctl = CTL_NONE;
   return go_on;
 }
-static void assign_name(Interp *I, AstNode *var, Value v) { store(assign_place(I, var), v); }
+/* Takes v. While staging, finding the place records the assignment, which may fail: v is
+** held on the temporaries meanwhile. */
+static void assign_name(Interp *I, AstNode *var, Value v) {
+  if (!I->stage) { store(assign_place(I, var), v); return; }
+  tmp_push(I, v);
+  Value *place = assign_place(I, var);
+  tmp_pop(I, 1);
+  store(place, v);
+}
 
 __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
   AstNode *var = n->kids[0], *iter = n->kids[1], *body = n->kids[2];
@@ -600,7 +608,11 @@ EV_ARITH(ev_ne, x != y, val_bool)
 static Value ev_assign_global(Interp *I, AstNode *n) {
   Value v = n->kids[1]->ev(I, n->kids[1]);
   Value *place = &n->kids[0]->u.sym->global;
-  if (I->stage) stage_assigned(I, place, n->kids[0]->u.sym, NULL);
+  if (I->stage) {                            /* (recording it may fail: v is held meanwhile) */
+    tmp_push(I, v);
+    stage_assigned(I, place, n->kids[0]->u.sym, NULL);
+    tmp_pop(I, 1);
+  }
   if (v.t == VT_NUM && place->t == VT_NUM) { place->u.n = v.u.n; return v; }   /* I->ctl is clear: a number came back */
   if (I->ctl) return v;
   val_retain(v);
@@ -1232,8 +1244,10 @@ static Value eval_assign(Interp *I, AstNode *n) {
   Value v = eval_operand(I, n->kids[1]);
   if (I->ctl) return v;
   if (lhs->kind != AST_NAME) return eval_assign_path(I, n, v);
+  if (I->stage) tmp_push(I, v);               /* the statement's reference, held (assign_name) */
   val_retain(v);
-  store(assign_place(I, lhs), v);
+  assign_name(I, lhs, v);
+  if (I->stage) tmp_pop(I, 1);
   return v;
 }
 

@@ -173,11 +173,7 @@ static void sweep(const Prog *p) {
 }
 
 #define SWEEP(i) static void test_sweep_##i(void **state) { (void)state; sweep(&progs[i]); }
-SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(5)
-/* Open findings (docs/robustness.md), not part of the suite: jit and staged blocks still leak
-** when an allocation fails while a graph is traced, optimized or fused. MLS_OOM_STAGING=1 runs
-** these two sweeps instead of the others. */
-SWEEP(3) SWEEP(4)
+SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5)
 
 /* The injection itself: the nth allocation fails, the count restarts, 0 turns it off. */
 static void test_injection_counts(void **state) {
@@ -202,9 +198,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_injection_counts),
     cmocka_unit_test(test_sweep_0), cmocka_unit_test(test_sweep_1), cmocka_unit_test(test_sweep_2),
-    cmocka_unit_test(test_sweep_5),
+    cmocka_unit_test(test_sweep_3), cmocka_unit_test(test_sweep_4), cmocka_unit_test(test_sweep_5),
   };
-  const struct CMUnitTest staging[] = { cmocka_unit_test(test_sweep_3), cmocka_unit_test(test_sweep_4) };
-  if (getenv("MLS_OOM_STAGING")) return cmocka_run_group_tests(staging, NULL, NULL);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
