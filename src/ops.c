@@ -63,6 +63,7 @@ static void run_or_throw(Interp *I, OpKind op, Tensor *out, Tensor *const in[], 
     tensor_free_ref(out);
     mls_throw(I, sp, "the %s backend cannot run '%s'", be, op_info[op].name);
   }
+  if (I->interrupted) { tensor_free_ref(out); interp_check_interrupt(I, sp); }   /* the kernel stopped early */
   if (I->nan_check) nan_check_result(I, op, out, in, op_info[op].arity < 3 ? op_info[op].arity : 3, p, sp);
 }
 

@@ -6,6 +6,7 @@
 #ifndef MLS_BACKEND_H
 #define MLS_BACKEND_H
 
+#include <signal.h>
 #include <stddef.h>
 #include "ops.h"
 #include "tensor.h"
@@ -67,6 +68,9 @@ typedef struct Backend {
   int (*run_fused)(const FusedProg *prog, Tensor *out, Tensor *const in[], const double *scalar);
   /* What it runs on, for `mls --version` (e.g. the BLAS library and its build). */
   const char *(*describe)(void);
+  /* The interrupt flag (Ctrl-C, NULL: none) that long kernels poll: once it is set they stop
+  ** early, leaving their output unfinished, and the caller raises the interrupt (optional). */
+  void (*set_stop)(const volatile sig_atomic_t *flag);
 } Backend;
 
 extern const Backend be_cpu;

@@ -282,4 +282,5 @@ const Backend be_cpu = {
   /* .trim        = */ cpu_trim,
   /* .run_fused   = */ cpu_run_fused,
   /* .describe    = */ cpu_describe,
+  /* .set_stop    = */ cpu_par_set_stop,
 };

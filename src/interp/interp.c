@@ -48,6 +48,7 @@ Interp *interp_new(void) {
   I->last = val_null();
   I->threads = 0;
   bi_open(I);
+  if (be_default()->set_stop) be_default()->set_stop(&I->interrupted);   /* kernels poll Ctrl-C */
   return I;
 }
 
@@ -76,6 +77,7 @@ void interp_free(Interp *I) {
   mem_free(I->frames);
   mem_free(I->bi);
   mem_free(I);
+  if (be_default()->set_stop) be_default()->set_stop(NULL);
   if (be_default()->trim) be_default()->trim();
 }
 
