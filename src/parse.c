@@ -229,6 +229,7 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
     if (err) {
       char size[32];
       err->at_eof = false;
+      err->oom = true;
       err->span = (Span){ j.P.last.start, j.P.last.end };
       snprintf(err->msg, sizeof err->msg, "out of memory while parsing (allocating %s)",
                mem_format_size(size, sizeof size, j.oom_bytes));
@@ -339,6 +340,7 @@ static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err)
   if (J->P.nerr || !J->P.root) {
     if (err) {
       err->at_eof = J->P.at_eof;
+      err->oom = false;
       err->span = J->P.err_span;
       snprintf(err->msg, sizeof err->msg, "%s", J->P.nerr ? J->P.err : "empty program");
     }

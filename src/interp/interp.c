@@ -122,7 +122,7 @@ static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
   if (!ch) {
     if (repl && pe.at_eof) return -1;
     diag_report(I->errf, src, pe.span, "error", pe.msg);
-    return 2;
+    return pe.oom ? 1 : 2;                  /* out of memory is a runtime failure, not a syntax error */
   }
   char msg[256];
   Span sp;

@@ -145,8 +145,8 @@ static void sweep(const Prog *p) {
       if (r.status == 0) {
         /* a failure the program got round (an optional cache, a fallback) must not show */
         if (strcmp(r.out, ref.out) != 0) why = "succeeded with different output";
-      } else if (!located_oom(r.err)) {
-        why = "failed without a located out-of-memory error";
+      } else if (r.status != 1 || !located_oom(r.err)) {
+        why = "failed without a located out-of-memory error and status 1";
       }
     } else if (r.status != 0 || strcmp(r.out, ref.out) != 0) {
       why = "the failure never came, yet the run differs";
