@@ -211,7 +211,7 @@ clean:
 	rm -rf build mls
 
 # ---- coverage (gcov/lcov, docs/robustness.md): an instrumented build in build/cov runs the unit,
-# golden (eager and staged), example, DML and robustness suites, then prints the line and branch
+# golden (eager, staged, jit-all), REPL, example, DML and robustness suites, then prints the line and branch
 # figures of src/ (the generated lexer and parser left out); the HTML report goes to build/cov/html.
 # A failing suite is reported but does not stop the figures.
 COV_BUILD ?= build/cov
@@ -223,6 +223,8 @@ coverage: deps-install
 	-@for t in $(patsubst $(BUILD)/%,$(COV_BUILD)/%,$(UNIT_TESTS)); do $$t >/dev/null 2>&1 || echo "coverage: $$t failed"; done
 	-MLS_PATH=$(CURDIR)/stdlib $(COV_BUILD)/mls --run-tests tests/lang/*.test
 	-MLS_PATH=$(CURDIR)/stdlib MLS_TEST_FLAGS=--staged $(COV_BUILD)/mls --run-tests tests/lang/*.test
+	-MLS_PATH=$(CURDIR)/stdlib MLS_TEST_FLAGS=--jit-all $(COV_BUILD)/mls --run-tests tests/lang/*.test
+	-MLS_PATH=$(CURDIR)/stdlib /usr/bin/python3 tests/repl/test_repl.py $(COV_BUILD)/mls
 	-MLS_PATH=$(CURDIR)/stdlib tools/run_examples.sh $(COV_BUILD)/mls
 	-MLS_PATH=$(CURDIR)/stdlib tests/dml/run.sh $(COV_BUILD)/mls
 	-MLS_PATH=$(CURDIR)/stdlib tests/robustness/test_files.sh $(COV_BUILD)/mls
