@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "diag.h"
 #include "interp/interp.h"
 #include "mem.h"
@@ -31,7 +32,9 @@ typedef struct Prog {
   const char *code;
 } Prog;
 
-static const Prog progs[] = {
+static char io_code[1024];          /* program 6: its file's path is made at run time (main) */
+
+static Prog progs[] = {
   { "parse and control flow", false,
     "f = function(a, b = 2) { if (a > b) { a - b } else { a + b } }\n"
     "s = 0\n"
@@ -79,6 +82,7 @@ static const Prog progs[] = {
     "print(\"n = \" + 1:3)\n"
     "print(paste(\"a\", 1, TRUE))\n"
     "print(list(a = 1, b = \"two\"))\n" },
+  { "indexing, files, lists, linear algebra", false, io_code },
 };
 
 /* Runs code on a fresh interpreter with the nth allocation failing (0: none). */
@@ -173,7 +177,7 @@ static void sweep(const Prog *p) {
 }
 
 #define SWEEP(i) static void test_sweep_##i(void **state) { (void)state; sweep(&progs[i]); }
-SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5)
+SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5) SWEEP(6)
 
 /* The injection itself: the nth allocation fails, the count restarts, 0 turns it off. */
 static void test_injection_counts(void **state) {
@@ -195,10 +199,29 @@ static void test_injection_counts(void **state) {
 }
 
 int main(void) {
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/mls-oom-sweep-%ld.csv", (long)getpid());
+  snprintf(io_code, sizeof io_code,
+           "X = matrix(seq(1, 12), rows=3, cols=4)\n"
+           "X[2, ] = [9, 9, 9, 9]\n"
+           "Y = X[1:2, 2:3]\n"
+           "write(Y, \"%s\", format=\"csv\")\n"
+           "print(read(\"%s\", format=\"csv\"))\n"
+           "L = list(1, 2)\n"
+           "L[[3]] = \"x\"\n"
+           "print(length(L))\n"
+           "print(solve([2, 1; 1, 3], [1; 2]))\n"
+           "print(rowSums(X)); print(t(X) %%*%% X)\n", path, path);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_injection_counts),
     cmocka_unit_test(test_sweep_0), cmocka_unit_test(test_sweep_1), cmocka_unit_test(test_sweep_2),
     cmocka_unit_test(test_sweep_3), cmocka_unit_test(test_sweep_4), cmocka_unit_test(test_sweep_5),
+    cmocka_unit_test(test_sweep_6),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  unlink(path);
+  char mtd[80];
+  snprintf(mtd, sizeof mtd, "%s.mtd", path);
+  unlink(mtd);
+  return failed;
 }
