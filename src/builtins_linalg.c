@@ -314,12 +314,19 @@ static Tensor *out_new(Interp *I, int64_t rows, int64_t cols) {
 /* Retains a result held on the temp stack so that it survives tmp_release_to. */
 static Value keep(Tensor *t) { t->refcount++; return val_mat(t); }
 
-/* The list of a multi-return builtin ([a, b] = f(...) unpacks it): names[i] for vals[i],
-** whose references it takes. */
-static Value multi(Interp *I, int n, const char *const names[], Value vals[]) {
+/* The list of a multi-return builtin ([a, b] = f(...) unpacks it): names[i] for vals[i], which
+** are borrowed (the caller holds them on the temp stack, so an allocation failing here frees
+** them there). */
+static Value multi(Interp *I, int n, const char *const names[], const Value vals[]) {
   List *l = list_new(n);
+  tmp_push(I, val_list(l));
   l->multi = true;
-  for (int i = 0; i < n; i++) list_push(l, vals[i], sym_intern(&I->syms, names[i], strlen(names[i])));
+  for (int i = 0; i < n; i++) {
+    Symbol *name = sym_intern(&I->syms, names[i], strlen(names[i]));
+    val_retain(vals[i]);
+    list_push(l, vals[i], name);
+  }
+  tmp_pop(I, 1);
   return val_list(l);
 }
 
@@ -404,9 +411,9 @@ Value bi_eigen(Interp *I, Args *a) {
   LaInfo st;
   if (tensor_rows(A) > 0 && la_eigen_sym(A, w, &st) != LA_OK) la_raise(I, &st);
   static const char *const names[] = { "values", "vectors" };
-  Value vals[2] = { keep(w), keep(A) };
+  Value r = multi(I, 2, names, (Value[]){ val_mat(w), val_mat(A) });
   tmp_release_to(I, mark);
-  return multi(I, 2, names, vals);
+  return r;
 }
 
 Value bi_qr(Interp *I, Args *a) {
@@ -417,9 +424,9 @@ Value bi_qr(Interp *I, Args *a) {
   LaInfo st;
   if (k > 0 && la_qr(A, Q, R, &st) != LA_OK) la_raise(I, &st);
   static const char *const names[] = { "Q", "R" };
-  Value vals[2] = { keep(Q), keep(R) };
+  Value r = multi(I, 2, names, (Value[]){ val_mat(Q), val_mat(R) });
   tmp_release_to(I, mark);
-  return multi(I, 2, names, vals);
+  return r;
 }
 
 Value bi_svd(Interp *I, Args *a) {
@@ -430,7 +437,7 @@ Value bi_svd(Interp *I, Args *a) {
   LaInfo st;
   if (k > 0 && la_svd(A, U, S, V, &st) != LA_OK) la_raise(I, &st);
   static const char *const names[] = { "U", "S", "V" };
-  Value vals[3] = { keep(U), keep(S), keep(V) };
+  Value r = multi(I, 3, names, (Value[]){ val_mat(U), val_mat(S), val_mat(V) });
   tmp_release_to(I, mark);
-  return multi(I, 3, names, vals);
+  return r;
 }
