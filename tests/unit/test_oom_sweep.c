@@ -83,6 +83,17 @@ static Prog progs[] = {
     "print(paste(\"a\", 1, TRUE))\n"
     "print(list(a = 1, b = \"two\"))\n" },
   { "indexing, files, lists, linear algebra", false, io_code },
+  { "DML data and statistics builtins", false,
+    "o = order(target=[3; 1; 2])\n"
+    "tb = table([1; 2; 2], [1; 1; 2])\n"
+    "r = removeEmpty(target=[1, 0; 0, 0], margin=\"rows\")\n"
+    "q = quantile([1; 2; 3; 4], 0.5)\n"
+    "md = median([4; 1; 3])\n"
+    "iq = interQuartileMean([1; 2; 3; 4; 5; 6])\n"
+    "e = eigen([2, 1; 1, 2])\n"
+    "[Q, R] = qr([1, 2; 3, 4])\n"
+    "a = aggregate(target=[1; 2; 3], groups=[1; 1; 2], fn=\"mean\")\n"
+    "print(o); print(tb); print(r); print(q); print(md); print(iq); print(e); print(R); print(a)\n" },
 };
 
 /* Runs code on a fresh interpreter with the nth allocation failing (0: none). */
@@ -177,7 +188,7 @@ static void sweep(const Prog *p) {
 }
 
 #define SWEEP(i) static void test_sweep_##i(void **state) { (void)state; sweep(&progs[i]); }
-SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5) SWEEP(6)
+SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5) SWEEP(6) SWEEP(7)
 
 /* The injection itself: the nth allocation fails, the count restarts, 0 turns it off. */
 static void test_injection_counts(void **state) {
@@ -216,7 +227,7 @@ int main(void) {
     cmocka_unit_test(test_injection_counts),
     cmocka_unit_test(test_sweep_0), cmocka_unit_test(test_sweep_1), cmocka_unit_test(test_sweep_2),
     cmocka_unit_test(test_sweep_3), cmocka_unit_test(test_sweep_4), cmocka_unit_test(test_sweep_5),
-    cmocka_unit_test(test_sweep_6),
+    cmocka_unit_test(test_sweep_6), cmocka_unit_test(test_sweep_7),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   unlink(path);
