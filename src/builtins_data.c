@@ -412,7 +412,8 @@ Value bi_sample(Interp *I, Args *a) {
   if (replace && range == 0 && size > 0) bi_argerror(I, 1, "cannot sample from an empty range");
   uint64_t local[4];
   uint64_t *st = rng_stream(I, bi_given(a, 3), bi_opt_num(I, a, 3, 0), local);
-  Tensor *out = tensor_new(I, size, 1);                  /* nothing below throws */
+  Tensor *out = tensor_new(I, size, 1);
+  tmp_push(I, val_mat(out));                             /* held: the scratch below may not come */
   double *o = tensor_data(out);
   if (replace) {
     for (int64_t i = 0; i < size; i++) o[i] = (double)(rng_below(st, (uint64_t)range) + 1);
@@ -441,6 +442,7 @@ Value bi_sample(Interp *I, Args *a) {
     }
     mem_free(set);
   }
+  tmp_pop(I, 1);
   return val_mat(out);
 }
 
