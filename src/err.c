@@ -93,6 +93,7 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
   Env *env = I->env;
   Source *src = I->src;
   const char *backward_of = I->ad_backward_of;
+  Span call_span = I->call_span;
   j.prev = I->errjmp;
   j.defer_mark = I->ndefers;
   I->errjmp = &j;
@@ -108,6 +109,7 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
     }
     I->env = env;
     I->src = src;
+    I->call_span = call_span;
     I->ad_backward_of = backward_of;
     I->inplace_ok = false;
     I->eval_depth = depth;

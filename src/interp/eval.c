@@ -747,8 +747,10 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   }
   Env *saved_env = I->env;
   Source *saved_src = I->src;
+  Span saved_call = I->call_span;
   I->env = env;
   I->src = c->chunk->src;
+  I->call_span = fi->span;                   /* a span in the callee's source (out-of-memory errors) */
   f->entered = true;
   for (int j = 0; j < fi->nparams; j++) {           /* defaults, at call time, in the callee */
     const Param *p = &fi->params[j];
@@ -784,6 +786,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   }
   I->env = saved_env;
   I->src = saved_src;
+  I->call_span = saved_call;
   I->nframes--;
   env_release(env);
   return r;
@@ -1304,6 +1307,7 @@ __attribute__((noinline)) static Value eval_assign_path(Interp *I, AstNode *n, V
 Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
   AstNode *root = ch->root;
   Value last = val_null();
+  Span saved_call = I->call_span;
   for (uint32_t i = 0; i < root->nkids; i++) {
     AstNode *s = root->kids[i];
     val_release(last);
@@ -1342,5 +1346,6 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
       }
     }
   }
+  I->call_span = saved_call;
   return last;
 }

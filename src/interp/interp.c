@@ -95,7 +95,9 @@ static void oom_throw(void *ud, size_t n) {
   Interp *I = ud;
   if (!I->errjmp) return;
   char size[32];
-  mls_throw(I, I->call_span, "out of memory (allocating %s)", mem_format_size(size, sizeof size, n));
+  Span sp = I->call_span;
+  if (!I->src || sp.end > I->src->len) sp = (Span){ 0, 0 };   /* (never a span of another source) */
+  mls_throw(I, sp, "out of memory (allocating %s)", mem_format_size(size, sizeof size, n));
 }
 
 static void run_protected(Interp *I, void *ud) {
@@ -241,6 +243,9 @@ static void check_cycle(Interp *I, const char *full, Span sp) {
   mls_throw(I, sp, "source: '%s' is already being sourced (a cycle: %s)", full, chain);
 }
 
+static void source_cleanup(void *src) { source_release(src); }
+static void chunk_cleanup(void *ch) { chunk_release(ch); }
+
 Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   char full[PATH_MAX + 64];
   if (I->nframes >= I->maxframes) mls_throw(I, sp, "source: too deeply nested (more than %d calls and sources)", I->maxframes);
@@ -249,6 +254,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   check_cycle(I, full, sp);
   Source *src = source_from_file(full, NULL);
   if (!src) mls_throw(I, sp, "source: cannot read '%s': %s", full, source_error());
+  mls_defer(I, source_cleanup, src);           /* until the chunk (or the error) holds it */
   ParseError pe;
   Chunk *ch = parse_chunk(&I->syms, src, &pe);
   char msg[256];
@@ -270,9 +276,12 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
     f->call_src = I->src;
     f->call_site = sp;
     f->entered = true;
+    mls_undefer(I, src);
     mls_throw_in(I, src, pe.span, "%s", pe.msg);
   }
-  source_release(src);
+  mls_undefer(I, src);
+  source_release(src);                         /* the chunk holds it */
+  mls_defer(I, chunk_cleanup, ch);             /* until the holder below does */
   Source *saved_src = I->src;
   Env *saved_env = I->env;
   if (I->nframes == I->capframes) {
@@ -291,6 +300,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   f->entered = true;
   /* the chunk must outlive the run and any closures it makes (they retain it) */
   Value holder = closure_new(&ch->top, NULL);
+  mls_undefer(I, ch);
   chunk_release(ch);
   tmp_push(I, holder);
   I->src = ch->src;
@@ -301,11 +311,13 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   Value result = val_null();
   if (ns) {
     List *l = list_new(env->n);
+    tmp_push(I, val_list(l));                  /* held while it grows */
     for (int i = 0; i < env->n; i++) {
       if (env->slots[i].t == VT_UNBOUND) continue;
       val_retain(env->slots[i]);
       list_push(l, env->slots[i], env->fi->slots[i]);
     }
+    tmp_pop(I, 1);
     result = val_list(l);
   }
   I->src = saved_src;
