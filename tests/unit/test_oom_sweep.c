@@ -32,7 +32,9 @@ typedef struct Prog {
   const char *code;
 } Prog;
 
-static char io_code[1024];          /* program 6: its file's path is made at run time (main) */
+static char io_code[1024];          /* programs 6 and 10: their files' paths are made at run time (main) */
+static char ckpt_code[1024];
+static char stdlib_abs[4096];        /* the repository's stdlib/ (make unit runs in its root) */
 
 static Prog progs[] = {
   { "parse and control flow", false,
@@ -94,6 +96,16 @@ static Prog progs[] = {
     "[Q, R] = qr([1, 2; 3, 4])\n"
     "a = aggregate(target=[1; 2; 3], groups=[1; 1; 2], fn=\"mean\")\n"
     "print(o); print(tb); print(r); print(q); print(md); print(iq); print(e); print(R); print(a)\n" },
+  { "source, readers, a builtin written in MLS", false,
+    "source(\"utils.mls\") as u\n"
+    "E = u::eye(3)\n"
+    "A = read(\"tests/fixtures/files/arr.mtx\")\n"
+    "B = read(\"tests/fixtures/files/np_f8_c.npy\")\n"
+    "C = read(\"tests/fixtures/files/i16.idx.gz\")\n"
+    "X = rand(rows=20, cols=2, seed=3)\n"
+    "w = lm(X=X, y=X %*% [1; 2] + 0.5, verbose=FALSE)\n"
+    "print(E); print(A); print(nrow(B)); print(ncol(C)); print(round(w * 1000))\n" },
+  { "more builtins: cbind, outer, sample, ifelse, conv2d, max_pool, det, inv, save, load", false, ckpt_code },
 };
 
 /* Runs code on a fresh interpreter with the nth allocation failing (0: none). */
@@ -104,6 +116,7 @@ static RunResult run_one(const Prog *p, uint64_t n) {
   size_t no = 0, ne = 0;
   Interp *I = interp_new();
   I->staged_mode = p->staged;
+  I->stdlib_dir = stdlib_abs;
   I->out = open_memstream(&r.out, &no);
   I->errf = open_memstream(&r.err, &ne);
   Source *src = source_new("t.mls", p->code, strlen(p->code));
@@ -188,7 +201,7 @@ static void sweep(const Prog *p) {
 }
 
 #define SWEEP(i) static void test_sweep_##i(void **state) { (void)state; sweep(&progs[i]); }
-SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5) SWEEP(6) SWEEP(7)
+SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5) SWEEP(6) SWEEP(7) SWEEP(8) SWEEP(9)
 
 /* The injection itself: the nth allocation fails, the count restarts, 0 turns it off. */
 static void test_injection_counts(void **state) {
@@ -210,6 +223,7 @@ static void test_injection_counts(void **state) {
 }
 
 int main(void) {
+  if (!realpath("stdlib", stdlib_abs)) snprintf(stdlib_abs, sizeof stdlib_abs, "stdlib");
   char path[64];
   snprintf(path, sizeof path, "/tmp/mls-oom-sweep-%ld.csv", (long)getpid());
   snprintf(io_code, sizeof io_code,
@@ -223,14 +237,30 @@ int main(void) {
            "print(length(L))\n"
            "print(solve([2, 1; 1, 3], [1; 2]))\n"
            "print(rowSums(X)); print(t(X) %%*%% X)\n", path, path);
+  char ckpt[64];
+  snprintf(ckpt, sizeof ckpt, "/tmp/mls-oom-sweep-%ld.ckpt", (long)getpid());
+  snprintf(ckpt_code, sizeof ckpt_code,
+           "X = cbind([1; 2; 3], [4; 5; 6])\n"
+           "Y = rbind(X, [7, 8])\n"
+           "Z = outer([1; 2], [1, 2, 3], \"*\")\n"
+           "s = sample(5, 3, seed=1)\n"
+           "i = ifelse(Y > 4, Y, 0)\n"
+           "c = conv2d([1, 2, 3, 4], [1, 1, 1, 1], input_shape=[1, 1, 2, 2], filter_shape=[1, 1, 2, 2], stride=[1, 1], padding=[0, 0])\n"
+           "m = max_pool([1, 2, 3, 4], input_shape=[1, 1, 2, 2], pool_size=[2, 2], stride=[1, 1], padding=[0, 0])\n"
+           "d = det([2, 1; 1, 3]); iv = inv([2, 1; 1, 3])\n"
+           "save(\"%s\", a=X, b=\"text\")\n"
+           "L = load(\"%s\")\n"
+           "print(Y); print(Z); print(s); print(i); print(c); print(m); print(d); print(iv); print(L)\n", ckpt, ckpt);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_injection_counts),
     cmocka_unit_test(test_sweep_0), cmocka_unit_test(test_sweep_1), cmocka_unit_test(test_sweep_2),
     cmocka_unit_test(test_sweep_3), cmocka_unit_test(test_sweep_4), cmocka_unit_test(test_sweep_5),
-    cmocka_unit_test(test_sweep_6), cmocka_unit_test(test_sweep_7),
+    cmocka_unit_test(test_sweep_6), cmocka_unit_test(test_sweep_7), cmocka_unit_test(test_sweep_8),
+    cmocka_unit_test(test_sweep_9),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   unlink(path);
+  unlink(ckpt);
   char mtd[80];
   snprintf(mtd, sizeof mtd, "%s.mtd", path);
   unlink(mtd);
