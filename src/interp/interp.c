@@ -128,10 +128,11 @@ static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
   }
   char msg[256];
   Span sp;
-  if (!resolve_chunk(I, ch, false, msg, sizeof msg, &sp)) {
+  bool oom;
+  if (!resolve_chunk(I, ch, false, msg, sizeof msg, &sp, &oom)) {
     diag_report(I->errf, src, sp, "error", msg);
     chunk_release(ch);
-    return 2;
+    return oom ? 1 : 2;
   }
   RunArgs ra = { ch, echo };
   char here;
@@ -259,7 +260,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   Chunk *ch = parse_chunk(&I->syms, src, &pe);
   char msg[256];
   Span rsp;
-  if (ch && !resolve_chunk(I, ch, ns != NULL, msg, sizeof msg, &rsp)) {
+  if (ch && !resolve_chunk(I, ch, ns != NULL, msg, sizeof msg, &rsp, NULL)) {
     chunk_release(ch);
     ch = NULL;
     pe.span = rsp;

@@ -160,8 +160,9 @@ void ad_derived_free(struct Derived *d);
 void closure_free(Closure *c);
 
 /* resolve.c: binds every name in the chunk to a slot or a global; reports errors like break
-** outside a loop into *err (returns false). module: top-level names become slots of ch->top. */
-bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan);
+** outside a loop into *err (returns false). module: top-level names become slots of ch->top.
+** *oom (may be NULL): the error is that memory ran out, not a mistake in the program. */
+bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan, bool *oom);
 
 /* eval.c */
 /* Evaluates n; the result is owned by the caller. */

@@ -139,9 +139,10 @@ static void resolve_walk(Interp *I, Chunk *ch, bool module, char *err, size_t er
   __attribute__((noinline));
 
 /* The chunk is the caller's either way; an out-of-memory is reported as an error at its start. */
-bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan) {
+bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan, bool *oom) {
   ResolveOom o;
   bool ok = false;
+  if (oom) *oom = false;
   MemOomHook old = mem_set_oom_handler((MemOomHook){ resolve_oom, &o });
   if (setjmp(o.jb) == 0) {
     resolve_walk(I, ch, module, err, errn, errspan, &ok);
@@ -149,6 +150,7 @@ bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Sp
     char size[32];
     snprintf(err, errn, "out of memory (allocating %s)", mem_format_size(size, sizeof size, o.n));
     *errspan = ch->root ? ch->root->span : (Span){ 0, 0 };
+    if (oom) *oom = true;
     ok = false;
   }
   mem_set_oom_handler(old);

@@ -53,14 +53,18 @@ static Prog progs[] = {
     "L = list(a = 1, b = \"x\", c = [1, 2; 3, 4])\n"
     "L$d = L$c %*% L$c\n"
     "print(fib(6)); print(ctr()); print(L$d); print(names(L))\n" },
-  { "grad", false,
+  { "grad, value_and_grad, jacobian, hessian, jvp, trace_grad", false,
     "f = function(x) { sum(x^2 * 3 + sin(x)) }\n"
     "print(grad(f)([1, 2, 3]))\n"
     "g = grad(grad(function(t) { t^3 }))\n"
     "print(g(2))\n"
     "vg = value_and_grad(function(W) { sum(W %*% [1; 2]) })\n"
     "r = vg([1, 2; 3, 4])\n"
-    "print(r)\n" },
+    "print(r)\n"
+    "print(jacobian(function(x) { x * 2 + x^2 })([1; 2]))\n"
+    "print(hessian(function(x) { sum(x^2) + prod(x) })([1; 2]))\n"
+    "print(jvp(function(x) { x^3 }, 2, 1))\n"
+    "t = trace_grad(function(x) { sin(x) * x }, 2)\n" },
   { "jit", false,
     "f = function(x, y) { sum((x - y)^2 * 0.5 + exp(-x)) }\n"
     "jf = jit(f)\n"
