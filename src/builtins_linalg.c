@@ -204,15 +204,14 @@ static LaStatus la_svd(Tensor *A, Tensor *U, Tensor *S, Tensor *V, LaInfo *st) {
   la_init(st);
   lapack_int m = (lapack_int)tensor_rows(A), n = (lapack_int)tensor_cols(A), k = m < n ? m : n;
   double *u = tensor_data(U), *sd = tensor_data(S), *v = tensor_data(V);
-  double *s = mem_alloc((size_t)k * sizeof *s), *vt = mem_alloc((size_t)k * (size_t)n * sizeof *vt);
-  double *save = mem_alloc((size_t)m * (size_t)n * sizeof *save);   /* dgesdd destroys A */
+  /* one block for s, vt, a copy of A (dgesdd destroys it) and dgesvd's superb: one failure point */
+  double *s = mem_alloc(((size_t)k * 2 + (size_t)k * (size_t)n + (size_t)m * (size_t)n) * sizeof *s);
+  double *vt = s + k, *save = vt + (size_t)k * (size_t)n, *superb = save + (size_t)m * (size_t)n;
   memcpy(save, tensor_data(A), (size_t)m * (size_t)n * sizeof *save);
   lapack_int info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', m, n, tensor_data(A), n, s, u, k, vt, n);
   if (info > 0) {
-    double *superb = mem_alloc((size_t)k * sizeof *superb);
     memcpy(tensor_data(A), save, (size_t)m * (size_t)n * sizeof *save);
     info = LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'S', 'S', m, n, tensor_data(A), n, s, u, k, vt, n, superb);
-    mem_free(superb);
     la_check(st, info, "dgesvd", LA_NOCONV);
   } else {
     la_check(st, info, "dgesdd", LA_NOCONV);
@@ -224,8 +223,6 @@ static LaStatus la_svd(Tensor *A, Tensor *U, Tensor *S, Tensor *V, LaInfo *st) {
       for (int64_t j = 0; j < k; j++) v[i * k + j] = vt[j * n + i];
     for (int64_t j = 0; j < k; j++) la_fix_sign(v, n, k, j, u, m);
   }
-  mem_free(save);
-  mem_free(vt);
   mem_free(s);
   return st->status;
 }

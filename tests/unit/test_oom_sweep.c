@@ -110,6 +110,18 @@ static Prog progs[] = {
     "w = lm(X=X, y=X %*% [1; 2] + 0.5, verbose=FALSE)\n"
     "print(E); print(A); print(nrow(B)); print(ncol(C)); print(round(w * 1000))\n" },
   { "more builtins: cbind, outer, sample, ifelse, conv2d, max_pool, det, inv, save, load", false, ckpt_code },
+  { "lists, strings, types, softmax, cholesky, svd", false,
+    "L = list(a = 1, b = [1, 2])\n"
+    "L$c = list(d = \"x\")\n"
+    "k = 0\n"
+    "while (TRUE) { k = k + 1; if (k > 3) break }\n"
+    "s = sprintf(\"%5.2f|%s|%d\", 3.14159, \"t\", 42)\n"
+    "ty = typeof(L); b = is.na([1, 0/0]); x = as.integer(3.7)\n"
+    "S = softmax([1, 2; 3, 4]); cs = cumprod([1; 2; 3])\n"
+    "Ch = cholesky([4, 2; 2, 3]); [U, D, V] = svd([1, 2; 3, 4])\n"
+    "M = matrix(1:6, rows=2, cols=3); M[, 2] = [0; 0]\n"
+    "print(names(L)); print(k); print(s); print(ty); print(b); print(x); print(S); print(cs)\n"
+    "print(Ch); print(D); print(t(M)); print(L$c$d)\n" },
 };
 
 /* Runs code on a fresh interpreter with the nth allocation failing (0: none). */
@@ -205,7 +217,7 @@ static void sweep(const Prog *p) {
 }
 
 #define SWEEP(i) static void test_sweep_##i(void **state) { (void)state; sweep(&progs[i]); }
-SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5) SWEEP(6) SWEEP(7) SWEEP(8) SWEEP(9)
+SWEEP(0) SWEEP(1) SWEEP(2) SWEEP(3) SWEEP(4) SWEEP(5) SWEEP(6) SWEEP(7) SWEEP(8) SWEEP(9) SWEEP(10)
 
 /* The injection itself: the nth allocation fails, the count restarts, 0 turns it off. */
 static void test_injection_counts(void **state) {
@@ -260,7 +272,7 @@ int main(void) {
     cmocka_unit_test(test_sweep_0), cmocka_unit_test(test_sweep_1), cmocka_unit_test(test_sweep_2),
     cmocka_unit_test(test_sweep_3), cmocka_unit_test(test_sweep_4), cmocka_unit_test(test_sweep_5),
     cmocka_unit_test(test_sweep_6), cmocka_unit_test(test_sweep_7), cmocka_unit_test(test_sweep_8),
-    cmocka_unit_test(test_sweep_9),
+    cmocka_unit_test(test_sweep_9), cmocka_unit_test(test_sweep_10),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   unlink(path);
