@@ -99,11 +99,23 @@ int list_find(const List *l, const struct Symbol *name) {
 }
 
 List *list_copy(const List *l) {
-  List *c = list_new(l->n);
+  List *c = list_new(l->n);                    /* room for every item: nothing grows below */
+  if (l->names) {
+    size_t nb = (size_t)c->cap * sizeof(Symbol *);
+    Symbol **names = mem_try_alloc(nb);
+    if (!names) {
+      val_release(val_list(c));
+      mem_oom(nb);
+    }
+    memset(names, 0, nb);
+    c->names = names;
+  }
   for (int i = 0; i < l->n; i++) {
     val_retain(l->items[i]);
-    list_push(c, l->items[i], l->names ? l->names[i] : NULL);
+    c->items[i] = l->items[i];
+    if (l->names) c->names[i] = l->names[i];
   }
+  c->n = l->n;
   c->multi = l->multi;
   return c;
 }

@@ -113,6 +113,8 @@ static Prog progs[] = {
   { "lists, strings, types, softmax, cholesky, svd", false,
     "L = list(a = 1, b = [1, 2])\n"
     "L$c = list(d = \"x\")\n"
+    "L2 = L\n"
+    "L2$e = 1\n"
     "k = 0\n"
     "while (TRUE) { k = k + 1; if (k > 3) break }\n"
     "s = sprintf(\"%5.2f|%s|%d\", 3.14159, \"t\", 42)\n"
@@ -121,7 +123,7 @@ static Prog progs[] = {
     "Ch = cholesky([4, 2; 2, 3]); [U, D, V] = svd([1, 2; 3, 4])\n"
     "M = matrix(1:6, rows=2, cols=3); M[, 2] = [0; 0]\n"
     "print(names(L)); print(k); print(s); print(ty); print(b); print(x); print(S); print(cs)\n"
-    "print(Ch); print(D); print(t(M)); print(L$c$d)\n" },
+    "print(Ch); print(D); print(t(M)); print(L$c$d); print(names(L2))\n" },
 };
 
 /* Runs code on a fresh interpreter with the nth allocation failing (0: none). */
