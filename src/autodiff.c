@@ -45,8 +45,12 @@ void ad_box_free(Box *b) {
 }
 
 Value ad_box_new(Tape *t, int node, Value v) { return box_new(t, node, v); }
-static Value box_new(Tape *t, int node, Value v) {    /* takes v */
-  Box *b = mem_alloc(sizeof *b);
+static Value box_new(Tape *t, int node, Value v) {    /* takes v (released if this fails) */
+  Box *b = mem_try_alloc(sizeof *b);
+  if (!b) {
+    val_release(v);
+    mem_oom(sizeof *b);
+  }
   b->refcount = 1;
   b->tape = t;
   t->refcount++;
@@ -941,11 +945,13 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   }
   Value result = grads;
   if (d->kind == 1) {                                  /* value_and_grad: [value, gradient] */
+    tmp_push(I, grads);                                /* held while the list is made */
     List *vl = list_new(2);
     vl->multi = true;
     val_retain(val);
     list_push(vl, val, NULL);
-    list_push(vl, grads, NULL);
+    list_push(vl, grads, NULL);                        /* (room for two: these cannot fail) */
+    tmp_pop(I, 1);
     result = val_list(vl);
   }
   tmp_push(I, result);
@@ -986,8 +992,13 @@ static Value make_derived(Interp *I, Args *a, int kind) {
   return closure_new_derived(d, derived_names[kind]);
 }
 
-Value ad_derived_jit(Value f, struct Jit *j) {
-  Derived *d = mem_calloc(1, sizeof *d);
+Value ad_derived_jit(Value f, struct Jit *j) {     /* takes j (freed on failure) */
+  Derived *d = mem_try_alloc(sizeof *d);
+  if (!d) {
+    stage_jit_free(j);
+    mem_oom(sizeof *d);
+  }
+  memset(d, 0, sizeof *d);
   d->kind = 4;
   d->f = f;
   val_retain(f);

@@ -639,8 +639,9 @@ Value bi_trace_grad(Interp *I, Args *a) {
   const char *yname = "y";
   for (int k = 0; k < n; k++) if (strcmp(labels[k], "y") == 0) yname = "out";
   Ctx c = { m, n, nn, root, (int)dg, ascii, labels, root < 0 ? scalar_of(r) : 0, yname };
-  double *work = mem_alloc((size_t)(nn > 0 ? nn : 1) * sizeof(double));
-  bool *has = mem_alloc((size_t)(nn > 0 ? nn : 1) * sizeof(bool));
+  size_t nw = (size_t)(nn > 0 ? nn : 1);
+  double *work = mem_alloc(nw * (sizeof(double) + sizeof(bool)));   /* one block: one failure point */
+  bool *has = (bool *)(work + nw);
   FILE *out = I->out;
   const char *fname = fi && fi->name ? fi->name->name : "f";
   char num[64];
@@ -681,7 +682,6 @@ Value bi_trace_grad(Interp *I, Args *a) {
     result = val_num(dy);
   }
   mem_free(work);
-  mem_free(has);
   val_retain(result);
   tmp_release_to(I, mark);
   return result;

@@ -531,3 +531,14 @@ Tensor *bi_mat(Interp *I, Args *a, int i) {
   }
   bi_argerror(I, i + 1, "matrix expected, got %s", val_describe(v, d, sizeof d));
 }
+
+void *bi_scratch(Interp *I, size_t n) {
+  void *p = mem_alloc(n);
+  mls_defer(I, mem_free, p);
+  return p;
+}
+
+void bi_scratch_free(Interp *I, void *p) {
+  mls_undefer(I, p);
+  mem_free(p);
+}

@@ -27,12 +27,12 @@ Value bi_print(Interp *I, Args *a) {
   double d = bi_opt_num(I, a, 1, I->print_digits);
   if (!(d >= 1 && d <= 22)) bi_argerror(I, 2, "digits must be between 1 and 22");
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   fmt_display(I, &t, a->v[0], (int)d, false);
   progress_clear(I->errf, &I->bar_open);      /* a loop's bar is redrawn below the line */
   fputs(t.p, I->out);
   fputc('\n', I->out);
-  tb_free(&t);
+  tb_close(I, &t);
   return val_null();
 }
 
@@ -152,7 +152,10 @@ Value bi_seq(Interp *I, Args *a) {
   if (cnt > 1e15) bi_error(I, "sequence too long");
   Tensor *t = tensor_new(I, (int64_t)cnt, 1);
   double *d = tensor_data(t);
-  for (int64_t i = 0; i < (int64_t)cnt; i++) d[i] = from + (double)i * by;
+  for (int64_t i = 0; i < (int64_t)cnt; i++) {
+    if (interp_poll(I, i)) { tensor_free_ref(t); interp_check_interrupt(I, a->span); }
+    d[i] = from + (double)i * by;
+  }
   return val_mat(t);
 }
 
@@ -375,12 +378,13 @@ Value bi_is_na(Interp *I, Args *a) {
 }
 
 Value bi_list(Interp *I, Args *a) {
-  (void)I;
   List *l = list_new(a->ndots);
+  tmp_push(I, val_list(l));                   /* held while it grows */
   for (int i = 0; i < a->ndots; i++) {
     val_retain(a->dots[i]);
     list_push(l, a->dots[i], a->dotnames[i]);
   }
+  tmp_pop(I, 1);
   return val_list(l);
 }
 
@@ -389,42 +393,46 @@ Value bi_names(Interp *I, Args *a) {
   char d[64];
   if (v.t != VT_LIST) bi_argerror(I, 1, "list expected, got %s", val_describe(v, d, sizeof d));
   List *l = list_new(v.u.l->n);
+  tmp_push(I, val_list(l));                   /* held while it grows */
   for (int i = 0; i < v.u.l->n; i++) {
     const char *nm = v.u.l->names && v.u.l->names[i] ? v.u.l->names[i]->name : "";
     list_push(l, val_cstr(nm), NULL);
   }
+  tmp_pop(I, 1);
   return val_list(l);
 }
 
 Value bi_paste(Interp *I, Args *a) {
   const char *sep = bi_given(a, 0) ? bi_str(I, a, 0) : " ";
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   for (int i = 0; i < a->ndots; i++) {
     if (i) tb_puts(&t, sep);
     fmt_value_text(I, &t, a->dots[i], a->span);
+    if (I->interrupted) interp_check_interrupt(I, a->span);   /* the text stopped short (tb freed) */
   }
   Value r = val_str(t.p, t.n);
-  tb_free(&t);
+  tb_close(I, &t);
   return r;
 }
 
 Value bi_toString(Interp *I, Args *a) {
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   fmt_value_text(I, &t, a->v[0], a->span);
+  if (I->interrupted) interp_check_interrupt(I, a->span);     /* the text stopped short (tb freed) */
   Value r = val_str(t.p, t.n);
-  tb_free(&t);
+  tb_close(I, &t);
   return r;
 }
 
 Value bi_stop(Interp *I, Args *a) {
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   fmt_value_text(I, &t, a->v[0], a->span);
   char msg[900];
   snprintf(msg, sizeof msg, "%s", t.p);
-  tb_free(&t);
+  tb_close(I, &t);
   mls_throw(I, a->span, "%s", msg);
 }
 
@@ -593,7 +601,7 @@ static Value help_body(Interp *I, Args *a) {
   }
   if (v.t == VT_FUNC) {
     TextBuf t;
-    tb_init(&t);
+    tb_open(I, &t);
     const Closure *c = v.u.f;
     const Source *s = c->chunk->src;
     Span sp = c->fi->span;
@@ -605,7 +613,7 @@ static Value help_body(Interp *I, Args *a) {
     tb_puts(&t, "\n\n");
     doc_comments(&t, c);
     fputs(t.p, I->out);
-    tb_free(&t);
+    tb_close(I, &t);
     if (held.t == VT_FUNC) { tmp_pop(I, 1); val_release(held); }
     return val_null();
   }
@@ -679,7 +687,7 @@ Value bi_quit(Interp *I, Args *a) {
 Value bi_sprintf(Interp *I, Args *a) {
   const char *fmt = bi_str(I, a, 0);
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   int argi = 0;
   for (const char *p = fmt; *p; p++) {
     if (*p != '%') { tb_putn(&t, p, 1); continue; }
@@ -690,25 +698,26 @@ Value bi_sprintf(Interp *I, Args *a) {
     p++;
     while (*p && strchr("-+ #0123456789.", *p) && k < 24) spec[k++] = *p++;
     char conv = *p;
-    if (!conv || !strchr("dioxXfFeEgGs", conv)) { tb_free(&t); bi_error(I, "bad format directive in \"%s\"", fmt); }
-    if (argi >= a->ndots) { tb_free(&t); bi_error(I, "too few arguments for the format \"%s\"", fmt); }
+    if (!conv || !strchr("dioxXfFeEgGs", conv)) { tb_close(I, &t); bi_error(I, "bad format directive in \"%s\"", fmt); }
+    if (argi >= a->ndots) { tb_close(I, &t); bi_error(I, "too few arguments for the format \"%s\"", fmt); }
     Value v = a->dots[argi++];
     char buf[512];
     if (conv == 's') {
       TextBuf s;
-      tb_init(&s);
+      tb_open(I, &s);
       fmt_value_text(I, &s, v, a->span);
+      if (I->interrupted) interp_check_interrupt(I, a->span);
       spec[k++] = 's';
       spec[k] = '\0';
       tb_printf(&t, spec, s.p);
-      tb_free(&s);
+      tb_close(I, &s);
       continue;
     }
     double x;
     if (v.t == VT_NUM) x = v.u.n;
     else if (v.t == VT_BOOL) x = v.u.b;
     else if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) x = tensor_data(v.u.m)[0];
-    else { tb_free(&t); bi_argerror(I, argi + 1, "number expected for %%%c", conv); }
+    else { tb_close(I, &t); bi_argerror(I, argi + 1, "number expected for %%%c", conv); }
     if (strchr("dioxX", conv)) {
       spec[k++] = 'l';
       spec[k++] = 'l';
@@ -723,7 +732,7 @@ Value bi_sprintf(Interp *I, Args *a) {
     tb_puts(&t, buf);
   }
   Value r = val_str(t.p, t.n);
-  tb_free(&t);
+  tb_close(I, &t);
   return r;
 }
 

@@ -57,6 +57,7 @@ typedef struct SortKeys {
   const int64_t *by;      /* 0-based key columns, most significant first */
   int nby;
   bool decreasing;
+  const volatile sig_atomic_t *stop;   /* Ctrl-C: the sort gives up (the caller raises it) */
 } SortKeys;
 
 /* <0, 0, >0 as row i sorts before, with, after row j: NaN last either way (R's na.last). */
@@ -76,7 +77,7 @@ static int cmp_rows(const SortKeys *k, int64_t i, int64_t j) {
 
 /* Stable merge sort of idx[0..n) (tmp is scratch of n). */
 static void merge_sort(const SortKeys *k, int64_t *idx, int64_t *tmp, int64_t n) {
-  if (n < 2) return;
+  if (n < 2 || (n >= 65536 && *k->stop)) return;
   if (n <= 16) {                                         /* insertion sort: stable */
     for (int64_t i = 1; i < n; i++) {
       int64_t v = idx[i], j = i;
@@ -147,11 +148,12 @@ Value bi_order(Interp *I, Args *a) {
   }
   Tensor *out = index_return ? tensor_new(I, r, 1) : tensor_new(I, r, c);
   tmp_push(I, val_mat(out));
-  if (r > 0) {                                           /* nothing below throws */
+  if (r > 0) {                                           /* nothing below throws but Ctrl-C */
     int64_t *idx = mem_alloc((size_t)r * 2 * sizeof(int64_t));
     for (int64_t i = 0; i < r; i++) idx[i] = i;
-    SortKeys k = { tensor_data(X), c, by, nby, dec };
+    SortKeys k = { tensor_data(X), c, by, nby, dec, &I->interrupted };
     merge_sort(&k, idx, idx + r, r);
+    if (I->interrupted) { mem_free(idx); interp_check_interrupt(I, a->span); }
     double *o = tensor_data(out);
     const double *d = tensor_data(X);
     if (index_return) for (int64_t i = 0; i < r; i++) o[i] = (double)(idx[i] + 1);
@@ -410,7 +412,8 @@ Value bi_sample(Interp *I, Args *a) {
   if (replace && range == 0 && size > 0) bi_argerror(I, 1, "cannot sample from an empty range");
   uint64_t local[4];
   uint64_t *st = rng_stream(I, bi_given(a, 3), bi_opt_num(I, a, 3, 0), local);
-  Tensor *out = tensor_new(I, size, 1);                  /* nothing below throws */
+  Tensor *out = tensor_new(I, size, 1);
+  tmp_push(I, val_mat(out));                             /* held: the scratch below may not come */
   double *o = tensor_data(out);
   if (replace) {
     for (int64_t i = 0; i < size; i++) o[i] = (double)(rng_below(st, (uint64_t)range) + 1);
@@ -439,6 +442,7 @@ Value bi_sample(Interp *I, Args *a) {
     }
     mem_free(set);
   }
+  tmp_pop(I, 1);
   return val_mat(out);
 }
 

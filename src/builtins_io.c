@@ -96,8 +96,9 @@ Tensor *io_result(Interp *I, IoJob *j, int64_t rows, int64_t cols, bool zero) {
 
 void io_push_cell(IoJob *j, double x) {
   if (j->ncells == j->capcells) {
-    j->capcells = j->capcells ? j->capcells * 2 : 4096;
-    j->cells = mem_realloc(j->cells, (size_t)j->capcells * sizeof(double));
+    int64_t cap = j->capcells ? j->capcells * 2 : 4096;          /* (cap after the realloc) */
+    j->cells = mem_realloc(j->cells, (size_t)cap * sizeof(double));
+    j->capcells = cap;
   }
   j->cells[j->ncells++] = x;
 }
@@ -182,8 +183,9 @@ char *rd_line(Interp *I, Reader *r) {
       bi_error(I, "'%s': line %lld is longer than %d MiB; is it a text file?", r->path, (long long)r->line + 1,
                (int)(RD_MAX_LINE >> 20));
     if (r->cap - r->end < (1 << 15)) {
-      r->cap = r->cap ? r->cap * 2 : 1 << 16;
-      r->buf = mem_realloc(r->buf, r->cap);
+      size_t cap = r->cap ? r->cap * 2 : 1 << 16;
+      r->buf = mem_realloc(r->buf, cap);
+      r->cap = cap;
     }
     int m = gzread(r->gz, r->buf + r->end, (unsigned)(r->cap - r->end - 1));
     if (m < 0) rd_zerror(I, r);
@@ -282,8 +284,8 @@ void out_open(Interp *I, Out *o, const char *path, bool gz) {
   o->crc_on = false;
   o->crc = (uint32_t)crc32(0L, Z_NULL, 0);
   if (!o->buf) {
+    o->buf = mem_alloc(1 << 16);
     o->cap = 1 << 16;
-    o->buf = mem_alloc(o->cap);
   }
 }
 
@@ -325,8 +327,10 @@ void out_write(Interp *I, Out *o, const void *p, size_t n) {
   o->bytes += n;
   if (o->fault) {                             /* keep everything: commit writes half of it */
     if (o->n + n > o->cap) {
-      while (o->n + n > o->cap) o->cap *= 2;
-      o->buf = mem_realloc(o->buf, o->cap);
+      size_t cap = o->cap;
+      while (o->n + n > cap) cap *= 2;
+      o->buf = mem_realloc(o->buf, cap);
+      o->cap = cap;
     }
   } else if (o->n + n > o->cap) {
     out_emit(I, o, o->buf, o->n);

@@ -204,15 +204,14 @@ static LaStatus la_svd(Tensor *A, Tensor *U, Tensor *S, Tensor *V, LaInfo *st) {
   la_init(st);
   lapack_int m = (lapack_int)tensor_rows(A), n = (lapack_int)tensor_cols(A), k = m < n ? m : n;
   double *u = tensor_data(U), *sd = tensor_data(S), *v = tensor_data(V);
-  double *s = mem_alloc((size_t)k * sizeof *s), *vt = mem_alloc((size_t)k * (size_t)n * sizeof *vt);
-  double *save = mem_alloc((size_t)m * (size_t)n * sizeof *save);   /* dgesdd destroys A */
+  /* one block for s, vt, a copy of A (dgesdd destroys it) and dgesvd's superb: one failure point */
+  double *s = mem_alloc(((size_t)k * 2 + (size_t)k * (size_t)n + (size_t)m * (size_t)n) * sizeof *s);
+  double *vt = s + k, *save = vt + (size_t)k * (size_t)n, *superb = save + (size_t)m * (size_t)n;
   memcpy(save, tensor_data(A), (size_t)m * (size_t)n * sizeof *save);
   lapack_int info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', m, n, tensor_data(A), n, s, u, k, vt, n);
   if (info > 0) {
-    double *superb = mem_alloc((size_t)k * sizeof *superb);
     memcpy(tensor_data(A), save, (size_t)m * (size_t)n * sizeof *save);
     info = LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'S', 'S', m, n, tensor_data(A), n, s, u, k, vt, n, superb);
-    mem_free(superb);
     la_check(st, info, "dgesvd", LA_NOCONV);
   } else {
     la_check(st, info, "dgesdd", LA_NOCONV);
@@ -224,8 +223,6 @@ static LaStatus la_svd(Tensor *A, Tensor *U, Tensor *S, Tensor *V, LaInfo *st) {
       for (int64_t j = 0; j < k; j++) v[i * k + j] = vt[j * n + i];
     for (int64_t j = 0; j < k; j++) la_fix_sign(v, n, k, j, u, m);
   }
-  mem_free(save);
-  mem_free(vt);
   mem_free(s);
   return st->status;
 }
@@ -314,12 +311,19 @@ static Tensor *out_new(Interp *I, int64_t rows, int64_t cols) {
 /* Retains a result held on the temp stack so that it survives tmp_release_to. */
 static Value keep(Tensor *t) { t->refcount++; return val_mat(t); }
 
-/* The list of a multi-return builtin ([a, b] = f(...) unpacks it): names[i] for vals[i],
-** whose references it takes. */
-static Value multi(Interp *I, int n, const char *const names[], Value vals[]) {
+/* The list of a multi-return builtin ([a, b] = f(...) unpacks it): names[i] for vals[i], which
+** are borrowed (the caller holds them on the temp stack, so an allocation failing here frees
+** them there). */
+static Value multi(Interp *I, int n, const char *const names[], const Value vals[]) {
   List *l = list_new(n);
+  tmp_push(I, val_list(l));
   l->multi = true;
-  for (int i = 0; i < n; i++) list_push(l, vals[i], sym_intern(&I->syms, names[i], strlen(names[i])));
+  for (int i = 0; i < n; i++) {
+    Symbol *name = sym_intern(&I->syms, names[i], strlen(names[i]));
+    val_retain(vals[i]);
+    list_push(l, vals[i], name);
+  }
+  tmp_pop(I, 1);
   return val_list(l);
 }
 
@@ -404,9 +408,9 @@ Value bi_eigen(Interp *I, Args *a) {
   LaInfo st;
   if (tensor_rows(A) > 0 && la_eigen_sym(A, w, &st) != LA_OK) la_raise(I, &st);
   static const char *const names[] = { "values", "vectors" };
-  Value vals[2] = { keep(w), keep(A) };
+  Value r = multi(I, 2, names, (Value[]){ val_mat(w), val_mat(A) });
   tmp_release_to(I, mark);
-  return multi(I, 2, names, vals);
+  return r;
 }
 
 Value bi_qr(Interp *I, Args *a) {
@@ -417,9 +421,9 @@ Value bi_qr(Interp *I, Args *a) {
   LaInfo st;
   if (k > 0 && la_qr(A, Q, R, &st) != LA_OK) la_raise(I, &st);
   static const char *const names[] = { "Q", "R" };
-  Value vals[2] = { keep(Q), keep(R) };
+  Value r = multi(I, 2, names, (Value[]){ val_mat(Q), val_mat(R) });
   tmp_release_to(I, mark);
-  return multi(I, 2, names, vals);
+  return r;
 }
 
 Value bi_svd(Interp *I, Args *a) {
@@ -430,7 +434,7 @@ Value bi_svd(Interp *I, Args *a) {
   LaInfo st;
   if (k > 0 && la_svd(A, U, S, V, &st) != LA_OK) la_raise(I, &st);
   static const char *const names[] = { "U", "S", "V" };
-  Value vals[3] = { keep(U), keep(S), keep(V) };
+  Value r = multi(I, 3, names, (Value[]){ val_mat(U), val_mat(S), val_mat(V) });
   tmp_release_to(I, mark);
-  return multi(I, 3, names, vals);
+  return r;
 }

@@ -245,7 +245,7 @@ static VW *sorted_values(Interp *I, Args *a, int wi, int64_t *n, double *sw) {
   if (wi >= 0 && ad_any_grad(1, &a->v[wi])) bi_error(I, "grad cannot differentiate in the weights W");
   Value x = ad_concrete(I, a->v[0], a->span, "an order statistic's order");
   Value w = wi >= 0 ? ad_concrete(I, a->v[wi], a->span, "an order statistic's weights") : val_null();
-  VW *p = mem_alloc((size_t)*n * sizeof(VW));
+  VW *p = bi_scratch(I, (size_t)*n * sizeof(VW));     /* the caller frees it (bi_scratch_free) */
   *sw = 0;
   for (int64_t i = 0; i < *n; i++) {
     p[i].v = x.t == VT_MAT ? tensor_at(x.u.m, i) : x.t == VT_NUM ? x.u.n : x.u.b;
@@ -253,14 +253,12 @@ static VW *sorted_values(Interp *I, Args *a, int wi, int64_t *n, double *sw) {
     p[i].i = i;
     if (!(p[i].w >= 0)) {
       double bad = p[i].w;
-      mem_free(p);
       bi_argerror(I, wi + 1, "weights must be non-negative, got %g", bad);
     }
     *sw += p[i].w;
   }
   if (wi >= 0 && *sw != floor(*sw)) {
     double t = *sw;
-    mem_free(p);
     bi_argerror(I, wi + 1, "weights must sum to a whole number (they are counts), got %g", t);
   }
   qsort(p, (size_t)*n, sizeof(VW), cmp_vw);
@@ -316,7 +314,7 @@ Value bi_quantile(Interp *I, Args *a) {
     double pos = ceil((P.t == VT_MAT ? tensor_at(P.u.m, i) : P.u.n) * sw);
     tensor_data(S)[i * n + p[at_pos(p, n, pos < 1 ? 1 : pos)].i] = 1;
   }
-  mem_free(p);
+  bi_scratch_free(I, p);
   return select_sum(I, a, S, P.t == VT_NUM);
 }
 
@@ -331,7 +329,7 @@ Value bi_median(Interp *I, Args *a) {
     tensor_data(S)[p[at_pos(p, n, pos)].i] += 0.5;
     tensor_data(S)[p[at_pos(p, n, pos + 1)].i] += 0.5;
   } else tensor_data(S)[p[at_pos(p, n, pos)].i] = 1;
-  mem_free(p);
+  bi_scratch_free(I, p);
   return select_sum(I, a, S, true);
 }
 
@@ -348,7 +346,7 @@ Value bi_interQuartileMean(Interp *I, Args *a) {
     if (hi > lo) tensor_data(S)[p[k].i] = (hi - lo) / (to - from);
     cum += p[k].w;
   }
-  mem_free(p);
+  bi_scratch_free(I, p);
   return select_sum(I, a, S, true);
 }
 
@@ -536,9 +534,9 @@ Value bi_aggregate(Interp *I, Args *a) {
     k = (int64_t)ng;
   }
   /* per group and column: weight, weighted sum, then central sums in a second pass */
-  double *sw = mem_calloc((size_t)(k * m + 1), sizeof(double));
-  double *s1 = mem_calloc((size_t)(k * m + 1), sizeof(double));
-  double *s2 = mem_calloc((size_t)(k * m + 1), sizeof(double));
+  size_t km = (size_t)(k * m + 1);
+  double *sw = bi_scratch(I, 3 * km * sizeof(double)), *s1 = sw + km, *s2 = s1 + km;   /* one block */
+  memset(sw, 0, 3 * km * sizeof(double));
   for (int64_t i = 0; i < n; i++) {
     int64_t gi = group_of(G, i, k);
     if (gi < 0) continue;
@@ -573,9 +571,7 @@ Value bi_aggregate(Interp *I, Args *a) {
       double w = W ? tensor_at(W, i) : 1, tot = sw[gi * m];
       ad[gi * n + i] = fn == AG_SUM ? w : tot == 0 ? 0 : w / tot;
     }
-    mem_free(sw);
-    mem_free(s1);
-    mem_free(s2);
+    bi_scratch_free(I, sw);
     Value r = op_matmul(I, val_mat(A), x0, a->span);
     tmp_release_to(I, mark);
     return r;
@@ -593,9 +589,7 @@ Value bi_aggregate(Interp *I, Args *a) {
     }
     tensor_data(out)[q] = r;
   }
-  mem_free(sw);
-  mem_free(s1);
-  mem_free(s2);
+  bi_scratch_free(I, sw);
   tmp_release_to(I, mark);
   return val_mat(out);
 }

@@ -253,12 +253,12 @@ Value bi_cat(Interp *I, Args *a) {
     cat_check(I, a->dots[i], i + 1);
   }
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);                             /* freed by a throw (mls_defer) */
   bool first = true;
   for (int i = 0; i < a->ndots; i++) cat_item(I, &t, a->dots[i], sep, &first, i + 1);
   progress_clear(I->errf, &I->bar_open);
-  fputs(t.p, I->out);
-  tb_free(&t);
+  fputs(t.p ? t.p : "", I->out);
+  tb_close(I, &t);
   return val_null();
 }
 

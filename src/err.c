@@ -9,6 +9,7 @@
 #include <string.h>
 #include "err.h"
 #include "interp/interp.h"
+#include "mem.h"
 
 static void record_trace(Interp *I) {
   size_t k = 0;
@@ -60,7 +61,30 @@ l_noret mls_rethrow(Interp *I) {
     fprintf(stderr, "mls: unprotected error: %s\n", I->err.msg);
     abort();
   }
+  while (I->ndefers > I->errjmp->defer_mark) {   /* the cleanups this throw passes, newest first */
+    Defer d = I->defers[--I->ndefers];
+    d.fn(d.p);
+  }
   longjmp(I->errjmp->buf, 1);
+}
+
+void mls_defer(Interp *I, CleanupFn fn, void *p) {
+  if (I->ndefers == I->capdefers) {
+    int cap = I->capdefers ? I->capdefers * 2 : 32;
+    Defer *d = mem_try_realloc(I->defers, (size_t)cap * sizeof(Defer));
+    if (!d) {
+      fn(p);
+      mem_oom((size_t)cap * sizeof(Defer));
+    }
+    I->defers = d;
+    I->capdefers = cap;
+  }
+  I->defers[I->ndefers++] = (Defer){ fn, p };
+}
+
+void mls_undefer(Interp *I, void *p) {
+  MLS_ASSERT(I->ndefers > 0 && I->defers[I->ndefers - 1].p == p);
+  I->ndefers--;
 }
 
 int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
@@ -69,7 +93,9 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
   Env *env = I->env;
   Source *src = I->src;
   const char *backward_of = I->ad_backward_of;
+  Span call_span = I->call_span;
   j.prev = I->errjmp;
+  j.defer_mark = I->ndefers;
   I->errjmp = &j;
   volatile int status = 0;
   if (setjmp(j.buf) == 0) {
@@ -83,6 +109,7 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
     }
     I->env = env;
     I->src = src;
+    I->call_span = call_span;
     I->ad_backward_of = backward_of;
     I->inplace_ok = false;
     I->eval_depth = depth;

@@ -85,6 +85,7 @@ static void read_elements(Interp *I, IoJob *j, int64_t rows, int64_t cols, Dtype
   double *d = tensor_data(io_result(I, j, rows, cols, false));
   uint64_t numel = (uint64_t)rows * (uint64_t)cols, per = CHUNK / (uint64_t)t.size, q = 0;
   mem_free(j->scratch);
+  j->scratch = NULL;                          /* (io_release frees it: never twice) */
   j->scratch = mem_alloc(CHUNK);
   bool raw = t.kind == 'f' && t.size == 8 && t.big == host_big() && (!fortran || cols <= 1 || rows <= 1);
   while (q < numel) {
@@ -563,6 +564,7 @@ static void ck_value(Cursor *c, List *parent, Symbol *name, int depth) {
   case CK_STR:
     if (len >= UINT32_MAX) ck_corrupt(c, "a string too long");
     mem_free(c->j->scratch);
+    c->j->scratch = NULL;
     c->j->scratch = mem_alloc((size_t)len + 1);
     ck_get(c, c->j->scratch, len);
     list_push(parent, val_str((const char *)c->j->scratch, (size_t)len), name);

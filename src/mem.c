@@ -87,26 +87,40 @@ _Noreturn void mem_oom(size_t n) {
 
 static void *oom(size_t n) { mem_oom(n); }
 
+/* Counts a block handed out (p != NULL) or taken back; atomic, since kernel workers allocate too. */
+static void *counted(void *p) {
+  if (p) __atomic_add_fetch(&mem_stats.blocks, 1, __ATOMIC_RELAXED);
+  return p;
+}
+
 void *mem_alloc(size_t n) {
-  void *p = mem_fail_now() ? NULL : malloc(n ? n : 1);
+  void *p = mem_fail_now() ? NULL : counted(malloc(n ? n : 1));
   return p ? p : oom(n);
 }
 
 void *mem_calloc(size_t n, size_t sz) {
-  void *p = mem_fail_now() ? NULL : calloc(n ? n : 1, sz ? sz : 1);
+  void *p = mem_fail_now() ? NULL : counted(calloc(n ? n : 1, sz ? sz : 1));
   return p ? p : oom(n * sz);
 }
 
 void *mem_realloc(void *p, size_t n) {
   void *q = mem_fail_now() ? NULL : realloc(p, n ? n : 1);
+  if (q && !p) counted(q);
   return q ? q : oom(n);
 }
 
-void *mem_try_alloc(size_t n) { return mem_fail_now() ? NULL : malloc(n ? n : 1); }
+void *mem_try_alloc(size_t n) { return mem_fail_now() ? NULL : counted(malloc(n ? n : 1)); }
 
-void *mem_try_realloc(void *p, size_t n) { return mem_fail_now() ? NULL : realloc(p, n ? n : 1); }
+void *mem_try_realloc(void *p, size_t n) {
+  void *q = mem_fail_now() ? NULL : realloc(p, n ? n : 1);
+  if (q && !p) counted(q);
+  return q;
+}
 
-void mem_free(void *p) { free(p); }
+void mem_free(void *p) {
+  if (p) __atomic_sub_fetch(&mem_stats.blocks, 1, __ATOMIC_RELAXED);
+  free(p);
+}
 
 char *mem_strndup(const char *s, size_t n) {
   char *d = mem_alloc(n + 1);

@@ -31,6 +31,7 @@ typedef struct MemStats {
   uint64_t data_allocs;     /* data buffers handed out since start */
   uint64_t data_bytes;      /* bytes live in data buffers now */
   uint64_t data_peak;       /* peak of data_bytes */
+  uint64_t blocks;          /* blocks of mem_alloc & co. live now (the OOM sweep's leak check) */
 } MemStats;
 extern MemStats mem_stats;    /* the one process-wide counter; read-only outside mem.c/cpu.c */
 

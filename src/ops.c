@@ -65,6 +65,7 @@ static void run_or_throw(Interp *I, OpKind op, Tensor *out, Tensor *const in[], 
     if (be->error) mls_throw(I, sp, "the %s backend failed running '%s': %s", be->name, op_info[op].sym, be->error());
     mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].name);
   }
+  if (I->interrupted) { tensor_free_ref(out); interp_check_interrupt(I, sp); }   /* the kernel stopped early */
   if (I->nan_check) nan_check_result(I, op, out, in, nin, p, sp);
   out->logical = (op_info[op].flags & OPF_CMP) != 0;      /* also clears a reused operand's flag */
 }
@@ -102,12 +103,12 @@ static int cmp_strings(OpKind op, const Str *a, const Str *b) {
 
 Value op_concat(Interp *I, Value a, Value b, Span sp) {
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   fmt_value_text(I, &t, a, sp);
   fmt_value_text(I, &t, b, sp);
-  if (I->interrupted) { tb_free(&t); interp_check_interrupt(I, sp); }
+  if (I->interrupted) { tb_close(I, &t); interp_check_interrupt(I, sp); }
   Value r = val_str(t.p, t.n);
-  tb_free(&t);
+  tb_close(I, &t);
   return r;
 }
 
@@ -464,7 +465,10 @@ Value op_range(Interp *I, Value a, Value b, Span sp) {
   double step = to >= from ? 1.0 : -1.0;
   Tensor *out = tensor_new(I, n, 1);
   double *d = tensor_data(out);
-  for (int64_t i = 0; i < n; i++) d[i] = from + step * (double)i;
+  for (int64_t i = 0; i < n; i++) {
+    if (interp_poll(I, i)) { tensor_free_ref(out); interp_check_interrupt(I, sp); }
+    d[i] = from + step * (double)i;
+  }
   return val_mat(out);
 }
 

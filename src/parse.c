@@ -6,6 +6,7 @@
 ** A .dml file also drops the newline before a line that DML's grammar would continue.
 */
 #include <ctype.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,60 +194,107 @@ static bool lex_all(Parse *P, TokVec *v) {
   }
 }
 
+/* What parse_chunk must free if an allocation fails half way (parse_run fills it in). */
+typedef struct ParseJob {
+  Chunk *ch;
+  Parse P;
+  TokVec v;
+  Open *stack;
+  void *parser;
+  jmp_buf oom;
+  size_t oom_bytes;
+} ParseJob;
+
+static void parse_oom(void *ud, size_t n) {
+  ParseJob *j = ud;
+  j->oom_bytes = n;
+  longjmp(j->oom, 1);
+}
+
+/* Lemon's allocator: the checked one, so that a failure takes the path above. */
+static void *parser_alloc(size_t n) { return mem_alloc(n); }
+
+static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err) __attribute__((noinline));
+
+/* Parses src. A failed allocation anywhere inside (the lexer's token list, the tree's arena,
+** Lemon's parser, a new symbol) is reported as an error at the last token read, with everything
+** made so far freed: the allocator's hook longjmps here (never through the caller's frames). */
 Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
-  Chunk *ch = mem_calloc(1, sizeof *ch);
+  ParseJob j;
+  memset(&j, 0, sizeof j);
+  MemOomHook old = mem_set_oom_handler((MemOomHook){ parse_oom, &j });
+  Chunk *ch = NULL;
+  if (setjmp(j.oom) == 0) {
+    ch = parse_run(&j, syms, src, err);
+  } else {
+    if (j.parser) mlsParserFree(j.parser, mem_free);
+    mem_free(j.v.t);
+    mem_free(j.stack);
+    chunk_release(j.ch);
+    if (err) {
+      char size[32];
+      err->at_eof = false;
+      err->oom = true;
+      err->span = (Span){ j.P.last.start, j.P.last.end };
+      snprintf(err->msg, sizeof err->msg, "out of memory while parsing (allocating %s)",
+               mem_format_size(size, sizeof size, j.oom_bytes));
+    }
+  }
+  mem_set_oom_handler(old);
+  return ch;
+}
+
+static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err) {
+  J->ch = mem_calloc(1, sizeof *J->ch);
+  Chunk *ch = J->ch;
   ch->refcount = 1;
   ch->src = src;
   source_retain(src);
-  Parse P;
-  memset(&P, 0, sizeof P);
-  P.chunk = ch;
-  P.syms = syms;
-  P.whole.start = 0;
-  P.whole.end = src->len;
-  TokVec v = { NULL, 0, 0 };
-  Open *stack = NULL;
+  J->P.chunk = ch;
+  J->P.syms = syms;
+  J->P.whole.start = 0;
+  J->P.whole.end = src->len;
   uint32_t depth = 0, cap = 0;
-  void *parser = mlsParserAlloc(malloc);
+  J->parser = mlsParserAlloc(parser_alloc);
 
-  P.dml = is_dml_source(src);
-  if (lex_all(&P, &v)) {
-    bool dml = P.dml;
+  J->P.dml = is_dml_source(src);
+  if (lex_all(&J->P, &J->v)) {
+    bool dml = J->P.dml;
     int prev = TK_NEWLINE;
     bool header_pending = false;
     Token last = { TK_NEWLINE, 0, 0 };
-    for (uint32_t i = 0; i < v.n && !P.nerr; i++) {
-      Token t = v.t[i];
-      int top = depth ? stack[depth - 1].kind : 0;
+    for (uint32_t i = 0; i < J->v.n && !J->P.nerr; i++) {
+      Token t = J->v.t[i];
+      int top = depth ? J->stack[depth - 1].kind : 0;
       if (t.kind == TK_EOF) break;
       if (t.kind == TK_NEWLINE) {
         if (top == TK_LP || top == TK_LB || header_pending || continues_line(prev)) continue;
-        uint32_t j = next_sig(&v, i + 1, false);
-        if (v.t[j].kind == TK_ELSE) continue;
-        if (dml && (dml_continues(v.t[j].kind) || (prev == TK_RP && v.t[j].kind == TK_NAME && j + 1 < v.n &&
-                    v.t[j].end - v.t[j].start == 2 && memcmp(src->text + v.t[j].start, "as", 2) == 0 &&
-                    v.t[j + 1].kind == TK_NAME)))
+        uint32_t j = next_sig(&J->v, i + 1, false);
+        if (J->v.t[j].kind == TK_ELSE) continue;
+        if (dml && (dml_continues(J->v.t[j].kind) || (prev == TK_RP && J->v.t[j].kind == TK_NAME && j + 1 < J->v.n &&
+                    J->v.t[j].end - J->v.t[j].start == 2 && memcmp(src->text + J->v.t[j].start, "as", 2) == 0 &&
+                    J->v.t[j + 1].kind == TK_NAME)))
           continue;                          /* DML: the next line goes on (x = a\n  + b; source(f)\nas m) */
       } else if (t.kind == TK_SEMI && top != TK_LB) {
-        uint32_t j = next_sig(&v, i + 1, true);
-        if (v.t[j].kind == TK_ELSE) continue;
+        uint32_t j = next_sig(&J->v, i + 1, true);
+        if (J->v.t[j].kind == TK_ELSE) continue;
         if (prev == TK_SEMI || prev == TK_NEWLINE) { /* keep: empty statements are fine */ }
       } else if (t.kind == TK_LP || t.kind == TK_LB || t.kind == TK_LBRACE) {
-        if (depth == cap) { cap = cap ? cap * 2 : 16; stack = mem_realloc(stack, cap * sizeof(Open)); }
-        stack[depth].kind = t.kind;
-        stack[depth].opener = prev;
-        stack[depth].at = t.start;
+        if (depth == cap) { cap = cap ? cap * 2 : 16; J->stack = mem_realloc(J->stack, cap * sizeof(Open)); }
+        J->stack[depth].kind = t.kind;
+        J->stack[depth].opener = prev;
+        J->stack[depth].at = t.start;
         depth++;
       } else if (t.kind == TK_RP || t.kind == TK_RB || t.kind == TK_RBRACE) {
         int want = t.kind == TK_RP ? TK_LP : t.kind == TK_RB ? TK_LB : TK_LBRACE;
-        if (depth && stack[depth - 1].kind == want) {
-          int opener = stack[--depth].opener;
+        if (depth && J->stack[depth - 1].kind == want) {
+          int opener = J->stack[--depth].opener;
           if (t.kind == TK_RP) {
-            if (opener == TK_FUNCTION) mark_dml_returns(&v, i);
+            if (opener == TK_FUNCTION) mark_dml_returns(&J->v, i);
             if (opener == TK_IF || opener == TK_WHILE || opener == TK_FOR || opener == TK_PARFOR ||
                 opener == TK_FUNCTION || opener == TK_RETURNS) {
-              P.last = t;
-              mlsParser(parser, t.kind, t, &P);
+              J->P.last = t;
+              mlsParser(J->parser, t.kind, t, &J->P);
               prev = t.kind;
               last = t;
               header_pending = true;
@@ -255,54 +303,59 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
           }
         }
       } else if (t.kind == TK_COLON && depth &&
-                 ((top == TK_LB && (stack[depth - 1].opener == TK_NAME || stack[depth - 1].opener == TK_RP ||
-                                    stack[depth - 1].opener == TK_RB)) ||
-                  (top == TK_LP && (stack[depth - 1].opener == TK_FOR || stack[depth - 1].opener == TK_PARFOR)))) {
+                 ((top == TK_LB && (J->stack[depth - 1].opener == TK_NAME || J->stack[depth - 1].opener == TK_RP ||
+                                    J->stack[depth - 1].opener == TK_RB)) ||
+                  (top == TK_LP && (J->stack[depth - 1].opener == TK_FOR || J->stack[depth - 1].opener == TK_PARFOR)))) {
         t.kind = TK_IXCOLON;                 /* an index's or a for header's top-level ':' (DML) */
       } else if (t.kind == TK_NAME && prev == TK_RP && t.end - t.start == 2 &&
-                 memcmp(src->text + t.start, "as", 2) == 0 && v.t[i + 1].kind == TK_NAME) {
+                 memcmp(src->text + t.start, "as", 2) == 0 && J->v.t[i + 1].kind == TK_NAME) {
         t.kind = TK_AS;
       }
-      P.last = t;
-      mlsParser(parser, t.kind, t, &P);
+      J->P.last = t;
+      mlsParser(J->parser, t.kind, t, &J->P);
       prev = t.kind;
       if (t.kind != TK_NEWLINE && t.kind != TK_SEMI) last = t;
       header_pending = false;
     }
-    if (!P.nerr) {
+    if (!J->P.nerr) {
       Token end = { 0, src->len, src->len };
-      bool in_parens = depth && stack[depth - 1].kind != TK_LBRACE;
+      bool in_parens = depth && J->stack[depth - 1].kind != TK_LBRACE;
       if (!in_parens && !header_pending && (!continues_line(prev) || prev == TK_SEMI)) {
         Token nl = { TK_NEWLINE, src->len, src->len };
-        mlsParser(parser, TK_NEWLINE, nl, &P);
+        mlsParser(J->parser, TK_NEWLINE, nl, &J->P);
       }
-      if (!P.nerr) {
+      if (!J->P.nerr) {
         end.start = end.end = last.end;
-        mlsParser(parser, 0, end, &P);
+        mlsParser(J->parser, 0, end, &J->P);
       }
-      if (P.nerr && P.at_eof && depth) {
+      if (J->P.nerr && J->P.at_eof && depth) {
         uint32_t line, col;
-        diag_locate(src, stack[depth - 1].at, &line, &col);
-        size_t k = strlen(P.err);
-        snprintf(P.err + k, sizeof P.err - k, " (%s at line %u is not closed)",
-                 lex_token_name(stack[depth - 1].kind), line);
+        diag_locate(src, J->stack[depth - 1].at, &line, &col);
+        size_t k = strlen(J->P.err);
+        snprintf(J->P.err + k, sizeof J->P.err - k, " (%s at line %u is not closed)",
+                 lex_token_name(J->stack[depth - 1].kind), line);
       }
     }
   }
-  mlsParserFree(parser, free);
-  mem_free(v.t);
-  mem_free(stack);
-  if (P.nerr || !P.root) {
+  mlsParserFree(J->parser, mem_free);
+  J->parser = NULL;
+  mem_free(J->v.t);
+  J->v.t = NULL;
+  mem_free(J->stack);
+  J->stack = NULL;
+  if (J->P.nerr || !J->P.root) {
     if (err) {
-      err->at_eof = P.at_eof;
-      err->span = P.err_span;
-      snprintf(err->msg, sizeof err->msg, "%s", P.nerr ? P.err : "empty program");
+      err->at_eof = J->P.at_eof;
+      err->oom = false;
+      err->span = J->P.err_span;
+      snprintf(err->msg, sizeof err->msg, "%s", J->P.nerr ? J->P.err : "empty program");
     }
     chunk_release(ch);
+    J->ch = NULL;
     return NULL;
   }
-  ch->root = P.root;
+  ch->root = J->P.root;
   ch->top.chunk = ch;
-  ch->top.body = P.root;
+  ch->top.body = J->P.root;
   return ch;
 }

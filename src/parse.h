@@ -25,7 +25,7 @@ typedef struct Parse {
 } Parse;
 
 /* Parses src into a new Chunk (returned +1, NULL on error with *err filled). */
-typedef struct ParseError { bool at_eof; Span span; char msg[256]; } ParseError;
+typedef struct ParseError { bool at_eof; bool oom; Span span; char msg[256]; } ParseError;   /* oom: out of memory, not a syntax error */
 struct Chunk *parse_chunk(struct SymTab *syms, struct Source *src, ParseError *err);
 
 /* Used by grammar actions and ast.c. */

@@ -18,10 +18,21 @@
 void tb_init(TextBuf *t) { t->cap = 64; t->n = 0; t->p = mem_alloc(t->cap); t->p[0] = '\0'; }
 void tb_free(TextBuf *t) { mem_free(t->p); t->p = NULL; }
 
+static void tb_cleanup(void *t) { tb_free(t); }
+void tb_open(Interp *I, TextBuf *t) { tb_init(t); mls_defer(I, tb_cleanup, t); }
+void tb_close(Interp *I, TextBuf *t) { mls_undefer(I, t); tb_free(t); }
+
 void tb_putn(TextBuf *t, const char *s, size_t n) {
   if (t->n + n + 1 > t->cap) {
-    while (t->n + n + 1 > t->cap) t->cap *= 2;
-    t->p = mem_realloc(t->p, t->cap);
+    size_t cap = t->cap;
+    while (t->n + n + 1 > cap) cap *= 2;
+    char *p = mem_try_realloc(t->p, cap);
+    if (!p) {                        /* the buffer goes before the error: a throw would lose it */
+      tb_free(t);
+      mem_oom(cap);
+    }
+    t->p = p;
+    t->cap = cap;
   }
   memcpy(t->p + t->n, s, n);
   t->n += n;
@@ -37,7 +48,11 @@ void tb_printf(TextBuf *t, const char *fmt, ...) {
   int k = vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   if (k < (int)sizeof buf) { tb_putn(t, buf, (size_t)k); return; }
-  char *big = mem_alloc((size_t)k + 1);
+  char *big = mem_try_alloc((size_t)k + 1);
+  if (!big) {
+    tb_free(t);
+    mem_oom((size_t)k + 1);
+  }
   va_start(ap, fmt);
   vsnprintf(big, (size_t)k + 1, fmt, ap);
   va_end(ap);
@@ -60,10 +75,12 @@ static void sig_exp(double x, int digits, int *nsig, int *e10) {
 typedef struct NumFmt { bool sci; int rgt; int mant; int width; } NumFmt;
 
 /* Common format for a set of values (R's formatReal). */
-static NumFmt choose_fmt(const double *x, int64_t n, int64_t stride, int digits) {
+/* stop (may be NULL): polled every 2^16 values; once set the scan ends (the caller stops too). */
+static NumFmt choose_fmt(const double *x, int64_t n, int64_t stride, int digits, const volatile sig_atomic_t *stop) {
   int mxsl = 1, rgt = 0, mxns = 1, mxe = 0, neg = 0, minexp = 0, maxexp = 0;
   bool any = false, naflag = false, inf = false, ninf = false;
   for (int64_t i = 0; i < n; i++) {
+    if (stop && (i & 65535) == 65535 && *stop) break;
     double v = x[i * stride];
     if (isnan(v)) { naflag = true; continue; }
     if (isinf(v)) { if (v < 0) ninf = true; else inf = true; continue; }
@@ -111,7 +128,7 @@ static int fmt_with(char *buf, size_t n, double x, const NumFmt *f) {
 }
 
 void fmt_num(char *buf, size_t n, double x, int digits) {
-  NumFmt f = choose_fmt(&x, 1, 1, digits);
+  NumFmt f = choose_fmt(&x, 1, 1, digits, NULL);
   fmt_with(buf, n, x, &f);
 }
 
@@ -121,7 +138,7 @@ static void pad_left(TextBuf *t, const char *s, int width) {
   tb_puts(t, s);
 }
 
-void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide, const volatile sig_atomic_t *stop) {
+void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, bool poll) {
   int64_t r = tensor_rows(m), c = tensor_cols(m);
   if (r == 0 || c == 0) { tb_printf(t, "[%lld x %lld matrix]", (long long)r, (long long)c); return; }
   bool cut_r = elide && r > 20, cut_c = elide && c > 10;
@@ -136,18 +153,21 @@ void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide, const volat
     cshow[nc++] = j;
   }
   int64_t ncols = elide ? nc : c;
-  NumFmt *fmts = mem_alloc((size_t)ncols * sizeof(NumFmt));
-  double *col = mem_alloc((size_t)r * sizeof(double));
+  /* one scratch block, freed by a throw from the text buffer's growth (mls_defer) */
+  double *col = mem_alloc((size_t)r * sizeof(double) + (size_t)ncols * sizeof(NumFmt));
+  NumFmt *fmts = (NumFmt *)(col + r);
+  mls_defer(I, mem_free, col);
   for (int64_t k = 0; k < ncols; k++) {
     int64_t j = elide ? cshow[k] : k;
     int64_t cnt = 0;
     for (int64_t q = 0; q < (elide ? nr : r); q++) col[cnt++] = tensor_get(m, elide ? rshow[q] : q, j);
-    fmts[k] = choose_fmt(col, cnt, 1, digits);
+    fmts[k] = choose_fmt(col, cnt, 1, digits, poll ? &I->interrupted : NULL);
+    if (poll && I->interrupted) goto done;           /* Ctrl-C: the caller raises it */
   }
   char buf[420];
   int64_t nrows = elide ? nr : r;
   for (int64_t q = 0; q < nrows; q++) {
-    if (stop && !elide && (q & 4095) == 4095 && *stop) break;   /* Ctrl-C: the caller raises it */
+    if (poll && !elide && (q & 4095) == 4095 && I->interrupted) break;   /* Ctrl-C: the caller raises it */
     int64_t i = elide ? rshow[q] : q;
     if (cut_r && q == 10) tb_puts(t, "...\n");
     for (int64_t k = 0; k < ncols; k++) {
@@ -160,8 +180,9 @@ void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide, const volat
     if (q + 1 < nrows) tb_puts(t, "\n");
   }
   if (cut_r || cut_c) tb_printf(t, "\n[%lld x %lld matrix]", (long long)r, (long long)c);
+done:
+  mls_undefer(I, col);
   mem_free(col);
-  mem_free(fmts);
 }
 
 /*
@@ -171,7 +192,7 @@ void fmt_matrix(TextBuf *t, const Tensor *m, int digits, bool elide, const volat
 ** the width allows; more than 20 rows show the first and last 10. A "[r x c matrix]" line
 ** follows an elided matrix.
 */
-static void fmt_matrix_tty(TextBuf *t, const Tensor *m, int digits, int width) {
+static void fmt_matrix_tty(Interp *I, TextBuf *t, const Tensor *m, int digits, int width) {
   int64_t r = tensor_rows(m), c = tensor_cols(m);
   if (r == 0 || c == 0) { tb_printf(t, "[%lld x %lld matrix]", (long long)r, (long long)c); return; }
   bool cut_r = r > 20;
@@ -183,12 +204,16 @@ static void fmt_matrix_tty(TextBuf *t, const Tensor *m, int digits, int width) {
   }
   char buf[420];
   int lab = snprintf(buf, sizeof buf, "[%lld,]", (long long)(rshow[nr - 1] + 1));
-  double *col = mem_alloc((size_t)nr * sizeof(double));
   /* columns taken from the left and from the right, alternately, while they fit */
   int64_t cap = c < 512 ? c : 512;               /* no terminal shows more */
-  int64_t *left = mem_alloc((size_t)cap * sizeof(int64_t)), *right = mem_alloc((size_t)cap * sizeof(int64_t));
-  NumFmt *lf = mem_alloc((size_t)cap * sizeof(NumFmt)), *rf = mem_alloc((size_t)cap * sizeof(NumFmt));
-  int *lw = mem_alloc((size_t)cap * sizeof(int)), *rw = mem_alloc((size_t)cap * sizeof(int));
+  /* one scratch block, freed by a throw from the text buffer's growth (mls_defer) */
+  size_t nb = (size_t)cap;
+  NumFmt *lf = mem_alloc(2 * nb * sizeof(NumFmt) + (size_t)nr * sizeof(double) + 2 * nb * sizeof(int64_t) + 2 * nb * sizeof(int));
+  mls_defer(I, mem_free, lf);
+  NumFmt *rf = lf + nb;
+  double *col = (double *)(rf + nb);
+  int64_t *left = (int64_t *)(col + nr), *right = left + nb;
+  int *lw = (int *)(right + nb), *rw = lw + nb;
   int64_t nl = 0, nrt = 0;
   int used = lab;
   bool all = false;
@@ -196,7 +221,7 @@ static void fmt_matrix_tty(TextBuf *t, const Tensor *m, int digits, int width) {
     bool from_left = step % 2 == 0 || nl + nrt == c - 1;
     int64_t j = from_left ? nl : c - 1 - nrt;
     for (int q = 0; q < nr; q++) col[q] = tensor_get(m, rshow[q], j);
-    NumFmt f = choose_fmt(col, nr, 1, digits);
+    NumFmt f = choose_fmt(col, nr, 1, digits, NULL);
     int hw = snprintf(buf, sizeof buf, "[,%lld]", (long long)(j + 1));
     int w = f.width > hw ? f.width : hw;
     bool last = nl + nrt + 1 == c;
@@ -232,7 +257,8 @@ static void fmt_matrix_tty(TextBuf *t, const Tensor *m, int digits, int width) {
     if (cut_c && nrt == 0) tb_puts(t, " ...");
   }
   if (cut_r || cut_c) tb_printf(t, "\n[%lld x %lld matrix]", (long long)r, (long long)c);
-  mem_free(col); mem_free(left); mem_free(right); mem_free(lf); mem_free(rf); mem_free(lw); mem_free(rw);
+  mls_undefer(I, lf);
+  mem_free(lf);
 }
 
 /* The terminal's width when display goes to one (I->out is a terminal), else 0. */
@@ -256,7 +282,7 @@ static void fmt_list(Interp *I, TextBuf *t, const List *l, int digits, bool quot
   if (l->n == 0) { tb_puts(t, "list()"); return; }
   for (int i = 0; i < l->n; i++) {
     TextBuf head;
-    tb_init(&head);
+    tb_open(I, &head);
     tb_puts(&head, prefix);
     if (l->names && l->names[i]) tb_printf(&head, "$%s", l->names[i]->name);
     else tb_printf(&head, "[[%d]]", i + 1);
@@ -269,7 +295,7 @@ static void fmt_list(Interp *I, TextBuf *t, const List *l, int digits, bool quot
       tb_puts(t, "\n");
       fmt_display(I, t, v, digits, quote);
     }
-    tb_free(&head);
+    tb_close(I, &head);
   }
 }
 
@@ -295,8 +321,8 @@ void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote) {
     break;
   case VT_MAT: {
     int w = display_width(I);
-    if (w > 0) fmt_matrix_tty(t, v.u.m, digits, w);
-    else fmt_matrix(t, v.u.m, digits, true, NULL);
+    if (w > 0) fmt_matrix_tty(I, t, v.u.m, digits, w);
+    else fmt_matrix(I, t, v.u.m, digits, true, false);
     break;
   }
   case VT_LIST: fmt_list(I, t, v.u.l, digits, quote, ""); break;
@@ -311,7 +337,7 @@ void fmt_value_text(Interp *I, TextBuf *t, Value v, Span sp) {
   switch (v.t) {
   case VT_NUM: fmt_num(buf, sizeof buf, v.u.n, 15); tb_puts(t, buf); break;
   case VT_STR: tb_putn(t, v.u.s->s, v.u.s->len); break;
-  case VT_MAT: fmt_matrix(t, v.u.m, 15, false, &I->interrupted); break;
+  case VT_MAT: fmt_matrix(I, t, v.u.m, 15, false, true); break;
   case VT_LIST:
     for (int i = 0; i < v.u.l->n; i++) {
       if (i) tb_puts(t, ", ");

@@ -16,6 +16,10 @@ void tb_free(TextBuf *t);
 void tb_putn(TextBuf *t, const char *s, size_t n);
 void tb_puts(TextBuf *t, const char *s);
 void tb_printf(TextBuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* tb_init, with t's buffer freed by any throw until tb_close (mls_defer): for a buffer built
+** while code that may throw runs (formatting a value, evaluating, allocating). */
+void tb_open(Interp *I, TextBuf *t);
+void tb_close(Interp *I, TextBuf *t);     /* frees the buffer, undoing tb_open's registration */
 
 /* One number with up to `digits` significant digits, R's choice of fixed or scientific. */
 void fmt_num(char *buf, size_t n, double x, int digits);
@@ -24,8 +28,8 @@ void fmt_value_text(Interp *I, TextBuf *t, Value v, Span sp);
 /* Display form (print, REPL echo), with the elision of large matrices. quote: strings in "". */
 void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote);
 /* A matrix's rows, each column formatted R-style with `digits`; elide: cut big matrices. */
-/* stop (may be NULL): polled every 4096 rows; when it is set the text stops there (the caller
-** raises the interrupt). */
-void fmt_matrix(TextBuf *t, const struct Tensor *m, int digits, bool elide, const volatile sig_atomic_t *stop);
+/* poll: I->interrupted is polled every 4096 rows; when it is set the text stops there (the
+** caller raises the interrupt). */
+void fmt_matrix(Interp *I, TextBuf *t, const struct Tensor *m, int digits, bool elide, bool poll);
 
 #endif

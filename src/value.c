@@ -46,23 +46,49 @@ Value val_mat(struct Tensor *m) { Value v; v.t = VT_MAT; v.u.m = m; return v; }
 Value val_list(List *l) { Value v; v.t = VT_LIST; v.u.l = l; return v; }
 
 List *list_new(int cap) {
-  List *l = mem_calloc(1, sizeof *l);
+  cap = cap > 0 ? cap : 4;
+  Value *items = mem_alloc((size_t)cap * sizeof(Value));
+  List *l = mem_try_alloc(sizeof *l);
+  if (!l) {
+    mem_free(items);
+    mem_oom(sizeof *l);
+  }
+  memset(l, 0, sizeof *l);
   l->refcount = 1;
-  l->cap = cap > 0 ? cap : 4;
-  l->items = mem_alloc((size_t)l->cap * sizeof(Value));
+  l->cap = cap;
+  l->items = items;
   return l;
 }
 
+/* Takes v; if the list cannot grow, v is released before the out-of-memory error (the list
+** stays as it was). */
 void list_push(List *l, Value v, struct Symbol *name) {
+  size_t need = 0;
   if (l->n == l->cap) {
-    l->cap *= 2;
-    l->items = mem_realloc(l->items, (size_t)l->cap * sizeof(Value));
-    if (l->names) l->names = mem_realloc(l->names, (size_t)l->cap * sizeof(Symbol *));
+    int cap = l->cap * 2;
+    Value *items = mem_try_realloc(l->items, (size_t)cap * sizeof(Value));
+    if (!items) { need = (size_t)cap * sizeof(Value); goto fail; }
+    l->items = items;                            /* bigger than cap says until both have grown */
+    if (l->names) {
+      Symbol **names = mem_try_realloc(l->names, (size_t)cap * sizeof(Symbol *));
+      if (!names) { need = (size_t)cap * sizeof(Symbol *); goto fail; }
+      l->names = names;
+    }
+    l->cap = cap;
   }
-  if (name && !l->names) l->names = mem_calloc((size_t)l->cap, sizeof(Symbol *));
+  if (name && !l->names) {
+    Symbol **names = mem_try_alloc((size_t)l->cap * sizeof(Symbol *));
+    if (!names) { need = (size_t)l->cap * sizeof(Symbol *); goto fail; }
+    memset(names, 0, (size_t)l->cap * sizeof(Symbol *));
+    l->names = names;
+  }
   l->items[l->n] = v;
   if (l->names) l->names[l->n] = name;
   l->n++;
+  return;
+fail:
+  val_release(v);
+  mem_oom(need);
 }
 
 int list_find(const List *l, const struct Symbol *name) {
@@ -73,11 +99,23 @@ int list_find(const List *l, const struct Symbol *name) {
 }
 
 List *list_copy(const List *l) {
-  List *c = list_new(l->n);
+  List *c = list_new(l->n);                    /* room for every item: nothing grows below */
+  if (l->names) {
+    size_t nb = (size_t)c->cap * sizeof(Symbol *);
+    Symbol **names = mem_try_alloc(nb);
+    if (!names) {
+      val_release(val_list(c));
+      mem_oom(nb);
+    }
+    memset(names, 0, nb);
+    c->names = names;
+  }
   for (int i = 0; i < l->n; i++) {
     val_retain(l->items[i]);
-    list_push(c, l->items[i], l->names ? l->names[i] : NULL);
+    c->items[i] = l->items[i];
+    if (l->names) c->names[i] = l->names[i];
   }
+  c->n = l->n;
   c->multi = l->multi;
   return c;
 }

@@ -6,6 +6,7 @@
 #ifndef MLS_BACKEND_H
 #define MLS_BACKEND_H
 
+#include <signal.h>
 #include <stddef.h>
 #include "ops.h"
 #include "tensor.h"
@@ -76,6 +77,9 @@ typedef struct Backend {
   /* 0 when the device is usable (called once, before anything else); else error() says why. */
   int (*init)(void);
   const char *(*error)(void);
+  /* The interrupt flag (Ctrl-C, NULL: none) that long kernels poll: once it is set they stop
+  ** early, leaving their output unfinished, and the caller raises the interrupt (optional). */
+  void (*set_stop)(const volatile sig_atomic_t *flag);
 } Backend;
 
 extern const Backend be_cpu;

@@ -286,4 +286,5 @@ const Backend be_cpu = {
   /* .copy2d      = */ NULL,
   /* .init        = */ NULL,
   /* .error       = */ NULL,
+  /* .set_stop    = */ cpu_par_set_stop,
 };

@@ -11,6 +11,9 @@
 #define PAR_MIN ((int64_t)1 << 18)
 typedef void (*ParFn)(void *ctx, int64_t lo, int64_t hi);
 void cpu_parallel_for(int64_t n, ParFn fn, void *ctx);
+/* The interrupt flag cpu_parallel_for polls: each part runs in 16 pieces, and once the flag
+** is set the pieces left are skipped (the caller raises the interrupt). NULL: none. */
+void cpu_par_set_stop(const volatile sig_atomic_t *flag);
 void cpu_par_set_threads(int n);
 /* Stops and joins the workers (at interp_free); a later job starts them again. */
 void cpu_par_shutdown(void);

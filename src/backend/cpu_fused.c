@@ -100,7 +100,10 @@ int cpu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const dou
   if (p->nregs > MAX_REGS || p->nins == 0) return 1;
   int64_t n = p->rows * p->cols, nblk = (n + FB - 1) / FB;
   FusedJob j = { p, p->red == OP_SUM ? NULL : out, in, scalar, NULL, n };
-  if (p->red == OP_SUM) j.partial = mem_alloc((size_t)(nblk > 0 ? nblk : 1) * sizeof(double));
+  if (p->red == OP_SUM) {      /* a backend never throws: no memory is a status (graph_run then runs the ops) */
+    j.partial = mem_try_alloc((size_t)(nblk > 0 ? nblk : 1) * sizeof(double));
+    if (!j.partial) return 2;
+  }
   if (n >= PAR_MIN) cpu_parallel_for(nblk, fused_range, &j);
   else fused_range(&j, 0, nblk);
   if (p->red == OP_SUM) {

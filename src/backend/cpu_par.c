@@ -5,6 +5,7 @@
 ** one contiguous part per thread; the caller runs part 0 and waits for the others.
 */
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <unistd.h>
 #include "backend/cpu.h"
@@ -28,6 +29,19 @@ typedef struct Pool {
 /* The process's pool: like malloc's arenas, a process-wide resource behind the backend. */
 static Pool pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, false, NULL, NULL, 0, { 0 } };
 
+/* The interrupt flag (cpu_par_set_stop): process-wide, as the signal that sets it. */
+static const volatile sig_atomic_t *stop_flag;
+
+void cpu_par_set_stop(const volatile sig_atomic_t *flag) { stop_flag = flag; }
+
+/* fn over [lo, hi) in 16 pieces, skipping the rest once the interrupt flag is set. */
+static void run_part(ParFn fn, void *ctx, int64_t lo, int64_t hi) {
+  const volatile sig_atomic_t *stop = stop_flag;
+  if (!stop || hi - lo < 32) { fn(ctx, lo, hi); return; }
+  int64_t step = (hi - lo + 15) / 16;
+  for (int64_t a = lo; a < hi && !*stop; a += step) fn(ctx, a, a + step < hi ? a + step : hi);
+}
+
 static void part(int k, int parts, int64_t n, int64_t *lo, int64_t *hi) {
   *lo = n * k / parts;
   *hi = n * (k + 1) / parts;
@@ -47,7 +61,7 @@ static void *worker(void *arg) {
     int64_t lo, hi;
     part(k, pool.nthreads, pool.n, &lo, &hi);
     pthread_mutex_unlock(&pool.mu);
-    if (lo < hi) fn(ctx, lo, hi);
+    if (lo < hi) run_part(fn, ctx, lo, hi);
     pthread_mutex_lock(&pool.mu);
     if (--pool.pending == 0) pthread_cond_signal(&pool.done);
   }
@@ -83,7 +97,7 @@ void cpu_parallel_for(int64_t n, ParFn fn, void *ctx) {
   }
   int nt = pool.nthreads;
   if (nt > n) nt = (int)n;
-  if (nt <= 1) { fn(ctx, 0, n); return; }
+  if (nt <= 1) { run_part(fn, ctx, 0, n); return; }
   pthread_mutex_lock(&pool.mu);
   while (pool.started < nt - 1) {                   /* workers 1 .. nt-1, made on first use */
     if (pthread_create(&pool.th[pool.started], NULL, worker, (void *)(intptr_t)(pool.started + 1)) != 0) break;
@@ -101,7 +115,7 @@ void cpu_parallel_for(int64_t n, ParFn fn, void *ctx) {
   pthread_mutex_unlock(&pool.mu);
   int64_t lo, hi;
   part(0, nt, n, &lo, &hi);
-  fn(ctx, lo, hi);
+  run_part(fn, ctx, lo, hi);
   pthread_mutex_lock(&pool.mu);
   while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.mu);
   pool.nthreads = saved;

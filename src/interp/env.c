@@ -6,6 +6,7 @@
 ** Longer cycles (through a list, or between two envs) are not collected: a known limitation
 ** until a cycle collector exists.
 */
+#include <string.h>
 #include "interp/interp.h"
 #include "mem.h"
 #include "staging/stage.h"
@@ -92,8 +93,13 @@ Value closure_new(const FuncInfo *fi, Env *env) {
   return v;
 }
 
-Value closure_new_derived(struct Derived *d, const char *name) {
-  Closure *c = mem_calloc(1, sizeof *c);
+Value closure_new_derived(struct Derived *d, const char *name) {   /* takes d (freed on failure) */
+  Closure *c = mem_try_alloc(sizeof *c);
+  if (!c) {
+    ad_derived_free(d);
+    mem_oom(sizeof *c);
+  }
+  memset(c, 0, sizeof *c);
   c->serial = ++closure_serial;
   c->refcount = 1;
   c->derived = d;

@@ -25,10 +25,18 @@ static Value eval_assign(Interp *I, AstNode *n);
 static Value eval_binary(Interp *I, AstNode *n);
 static Value eval_misc(Interp *I, AstNode *n);
 
-void tmp_grow(Interp *I);
-void tmp_grow(Interp *I) {
-  I->captmp = I->captmp ? I->captmp * 2 : 256;
-  I->tmp = mem_realloc(I->tmp, (size_t)I->captmp * sizeof(Value));
+/* Makes room on the temp stack for pending, which the caller hands over: if the stack cannot
+** grow, pending is released before the out-of-memory error is raised. */
+void tmp_grow(Interp *I, Value pending);
+void tmp_grow(Interp *I, Value pending) {
+  int cap = I->captmp ? I->captmp * 2 : 256;
+  Value *t = mem_try_realloc(I->tmp, (size_t)cap * sizeof(Value));
+  if (!t) {
+    val_release(pending);
+    mem_oom((size_t)cap * sizeof(Value));
+  }
+  I->tmp = t;
+  I->captmp = cap;
 }
 
 void tmp_release_to(Interp *I, int mark) {
@@ -283,7 +291,15 @@ static inline bool loop_body(Interp *I, AstNode *body, Span sp) {
   I->ctl = CTL_NONE;
   return go_on;
 }
-static void assign_name(Interp *I, AstNode *var, Value v) { store(assign_place(I, var), v); }
+/* Takes v. While staging, finding the place records the assignment, which may fail: v is
+** held on the temporaries meanwhile. */
+static void assign_name(Interp *I, AstNode *var, Value v) {
+  if (!I->stage) { store(assign_place(I, var), v); return; }
+  tmp_push(I, v);
+  Value *place = assign_place(I, var);
+  tmp_pop(I, 1);
+  store(place, v);
+}
 Value *eval_name_place(Interp *I, AstNode *n) { return lookup_place(I, n); }
 void eval_assign_name(Interp *I, AstNode *n, Value v) { assign_name(I, n, v); }
 
@@ -622,7 +638,11 @@ EV_ARITH(ev_ne, x != y, val_bool)
 static Value ev_assign_global(Interp *I, AstNode *n) {
   Value v = n->kids[1]->ev(I, n->kids[1]);
   Value *place = &n->kids[0]->u.sym->global;
-  if (I->stage) stage_assigned(I, place, n->kids[0]->u.sym, NULL);
+  if (I->stage) {                            /* (recording it may fail: v is held meanwhile) */
+    tmp_push(I, v);
+    stage_assigned(I, place, n->kids[0]->u.sym, NULL);
+    tmp_pop(I, 1);
+  }
   if (v.t == VT_NUM && place->t == VT_NUM) { place->u.n = v.u.n; return v; }   /* I->ctl is clear: a number came back */
   if (I->ctl) return v;
   val_retain(v);
@@ -713,13 +733,14 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   char here;
   if (I->stack_base && (size_t)(I->stack_base - &here) > I->stack_limit)
     mls_throw(I, sp, "stack overflow (%d nested calls used the C stack)", I->nframes);
+  if (I->nframes == I->capframes) {            /* room for the frame first: env is not held yet */
+    int cap = I->capframes ? I->capframes * 2 : 64;
+    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
+    I->capframes = cap;
+  }
   Env *env = env_new(fi, c->env);
   env->stage_id = I->stage ? I->stage->id : 0;   /* made while staging: its reads are not captures */
   /* the frame owns env from here on, so a throw below releases it */
-  if (I->nframes == I->capframes) {
-    I->capframes = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
-  }
   Frame *f = &I->frames[I->nframes++];
   f->fi = fi;
   f->src = c->chunk->src;
@@ -756,8 +777,10 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   }
   Env *saved_env = I->env;
   Source *saved_src = I->src;
+  Span saved_call = I->call_span;
   I->env = env;
   I->src = c->chunk->src;
+  I->call_span = fi->span;                   /* a span in the callee's source (out-of-memory errors) */
   f->entered = true;
   for (int j = 0; j < fi->nparams; j++) {           /* defaults, at call time, in the callee */
     const Param *p = &fi->params[j];
@@ -793,6 +816,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   }
   I->env = saved_env;
   I->src = saved_src;
+  I->call_span = saved_call;
   I->nframes--;
   env_release(env);
   return r;
@@ -802,8 +826,9 @@ bool frame_push_staged(Interp *I, Value fn, Span sp) {
   if (fn.t != VT_FUNC || !fn.u.f->fi) return false;
   if (I->nframes >= I->maxframes) mls_throw(I, sp, "stack overflow (more than %d nested calls)", I->maxframes);
   if (I->nframes == I->capframes) {
-    I->capframes = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
+    int cap = I->capframes ? I->capframes * 2 : 64;
+    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
+    I->capframes = cap;
   }
   Frame *f = &I->frames[I->nframes++];
   f->fi = fn.u.f->fi;
@@ -1394,8 +1419,10 @@ static Value eval_assign(Interp *I, AstNode *n) {
   Value v = eval_operand(I, n->kids[1]);
   if (I->ctl) return v;
   if (lhs->kind != AST_NAME) return eval_assign_path(I, n, v);
+  if (I->stage) tmp_push(I, v);               /* the statement's reference, held (assign_name) */
   val_retain(v);
-  store(assign_place(I, lhs), v);
+  assign_name(I, lhs, v);
+  if (I->stage) tmp_pop(I, 1);
   return v;
 }
 
@@ -1456,6 +1483,7 @@ __attribute__((noinline)) static Value eval_assign_path(Interp *I, AstNode *n, V
 Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
   AstNode *root = ch->root;
   Value last = val_null();
+  Span saved_call = I->call_span;
   for (uint32_t i = 0; i < root->nkids; i++) {
     AstNode *s = root->kids[i];
     val_release(last);
@@ -1466,6 +1494,7 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
       if (I->ctl) { I->ctl = CTL_NONE; last = I->retval; I->retval = val_null(); break; }
       continue;
     }
+    I->call_span = s->span;                   /* where an error outside any call is reported */
     last = eval(I, s);
     if (I->ctl) {                             /* return() at top level ends the script */
       I->ctl = CTL_NONE;
@@ -1481,11 +1510,11 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
                        (s->kids[0]->u.sym->bi->flags & BI_INVISIBLE) && s->kids[0]->u.sym->global.t == VT_UNBOUND;
       if (!invisible) {
         TextBuf t;
-        tb_init(&t);
+        tb_open(I, &t);
         fmt_display(I, &t, last, I->print_digits, true);
         if (I->echo) I->echo(I, t.p, t.n, I->display_ctx);
         else fprintf(I->out, "%s\n", t.p);
-        tb_free(&t);
+        tb_close(I, &t);
         val_retain(last);
         store(&I->last, last);
         Symbol *ans = sym_intern(&I->syms, "ans", 3);
@@ -1494,5 +1523,6 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
       }
     }
   }
+  I->call_span = saved_call;
   return last;
 }

@@ -48,6 +48,7 @@ Interp *interp_new(void) {
   I->last = val_null();
   I->threads = 0;
   bi_open(I);
+  if (be_cpu.set_stop) be_cpu.set_stop(&I->interrupted);   /* the CPU's kernels poll Ctrl-C */
   return I;
 }
 
@@ -72,12 +73,14 @@ void interp_free(Interp *I) {
   sym_free(&I->syms);
   if (I->err.src) source_release(I->err.src);
   mem_free(I->tmp);
+  mem_free(I->defers);
   mem_free(I->frames);
   mem_free(I->bi);
   mem_free(I);
   const char *stats = getenv("MLS_CUDA_STATS");
   if (stats && *stats && *stats != '0' && be_fallbacks)
     fprintf(stderr, "cuda: %llu ops ran on the CPU (no GPU kernel, or a CPU operand)\n", (unsigned long long)be_fallbacks);
+  if (be_cpu.set_stop) be_cpu.set_stop(NULL);
   be_trim_all();
 }
 
@@ -89,6 +92,18 @@ void interp_report_error(Interp *I) {
 
 typedef struct RunArgs { Chunk *ch; bool echo; } RunArgs;
 
+/* The allocator's failure hook while a program runs (mem.h): inside a protected call a failed
+** allocation is a located runtime error at the call or operator being run; outside one it
+** returns, and the allocator ends the process with its message. */
+static void oom_throw(void *ud, size_t n) {
+  Interp *I = ud;
+  if (!I->errjmp) return;
+  char size[32];
+  Span sp = I->call_span;
+  if (!I->src || sp.end > I->src->len) sp = (Span){ 0, 0 };   /* (never a span of another source) */
+  mls_throw(I, sp, "out of memory (allocating %s)", mem_format_size(size, sizeof size, n));
+}
+
 static void run_protected(Interp *I, void *ud) {
   RunArgs *r = ud;
   Source *saved = I->src;
@@ -98,20 +113,30 @@ static void run_protected(Interp *I, void *ud) {
   I->src = saved;
 }
 
+static int run_hooked(Interp *I, Source *src, bool echo, bool repl);
+
 static int run(Interp *I, Source *src, bool echo, bool repl) {
+  MemOomHook old = mem_set_oom_handler((MemOomHook){ oom_throw, I });
+  int st = run_hooked(I, src, echo, repl);
+  mem_set_oom_handler(old);
+  return st;
+}
+
+static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
   ParseError pe;
   Chunk *ch = parse_chunk(&I->syms, src, &pe);
   if (!ch) {
     if (repl && pe.at_eof) return -1;
     diag_report(I->errf, src, pe.span, "error", pe.msg);
-    return 2;
+    return pe.oom ? 1 : 2;                  /* out of memory is a runtime failure, not a syntax error */
   }
   char msg[256];
   Span sp;
-  if (!resolve_chunk(I, ch, false, msg, sizeof msg, &sp)) {
+  bool oom;
+  if (!resolve_chunk(I, ch, false, msg, sizeof msg, &sp, &oom)) {
     diag_report(I->errf, src, sp, "error", msg);
     chunk_release(ch);
-    return 2;
+    return oom ? 1 : 2;
   }
   RunArgs ra = { ch, echo };
   char here;
@@ -225,6 +250,9 @@ static void check_cycle(Interp *I, const char *full, Span sp) {
   mls_throw(I, sp, "source: '%s' is already being sourced (a cycle: %s)", full, chain);
 }
 
+static void source_cleanup(void *src) { source_release(src); }
+static void chunk_cleanup(void *ch) { chunk_release(ch); }
+
 Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   char full[PATH_MAX + 64];
   if (I->nframes >= I->maxframes) mls_throw(I, sp, "source: too deeply nested (more than %d calls and sources)", I->maxframes);
@@ -233,11 +261,12 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   check_cycle(I, full, sp);
   Source *src = source_from_file(full, NULL);
   if (!src) mls_throw(I, sp, "source: cannot read '%s': %s", full, source_error());
+  mls_defer(I, source_cleanup, src);           /* until the chunk (or the error) holds it */
   ParseError pe;
   Chunk *ch = parse_chunk(&I->syms, src, &pe);
   char msg[256];
   Span rsp;
-  if (ch && !resolve_chunk(I, ch, ns != NULL, msg, sizeof msg, &rsp)) {
+  if (ch && !resolve_chunk(I, ch, ns != NULL, msg, sizeof msg, &rsp, NULL)) {
     chunk_release(ch);
     ch = NULL;
     pe.span = rsp;
@@ -245,22 +274,27 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   }
   if (!ch) {                 /* report at the file's own location, then "in source() at ..." */
     if (I->nframes == I->capframes) {
-      I->capframes = I->capframes ? I->capframes * 2 : 64;
-      I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
+      int cap = I->capframes ? I->capframes * 2 : 64;
+      I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
+      I->capframes = cap;
     }
     Frame *f = &I->frames[I->nframes++];
     memset(f, 0, sizeof *f);
     f->call_src = I->src;
     f->call_site = sp;
     f->entered = true;
+    mls_undefer(I, src);
     mls_throw_in(I, src, pe.span, "%s", pe.msg);
   }
-  source_release(src);
+  mls_undefer(I, src);
+  source_release(src);                         /* the chunk holds it */
+  mls_defer(I, chunk_cleanup, ch);             /* until the holder below does */
   Source *saved_src = I->src;
   Env *saved_env = I->env;
   if (I->nframes == I->capframes) {
-    I->capframes = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)I->capframes * sizeof(Frame));
+    int cap = I->capframes ? I->capframes * 2 : 64;
+    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
+    I->capframes = cap;
   }
   ch->top.name = sym_intern(&I->syms, "source", 6);
   Env *env = ns ? env_new(&ch->top, NULL) : NULL;
@@ -273,6 +307,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   f->entered = true;
   /* the chunk must outlive the run and any closures it makes (they retain it) */
   Value holder = closure_new(&ch->top, NULL);
+  mls_undefer(I, ch);
   chunk_release(ch);
   tmp_push(I, holder);
   I->src = ch->src;
@@ -283,11 +318,13 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   Value result = val_null();
   if (ns) {
     List *l = list_new(env->n);
+    tmp_push(I, val_list(l));                  /* held while it grows */
     for (int i = 0; i < env->n; i++) {
       if (env->slots[i].t == VT_UNBOUND) continue;
       val_retain(env->slots[i]);
       list_push(l, env->slots[i], env->fi->slots[i]);
     }
+    tmp_pop(I, 1);
     result = val_list(l);
   }
   I->src = saved_src;

@@ -43,6 +43,8 @@ typedef struct Frame {
   bool entered;              /* arguments bound: errors from here on are inside the callee */
 } Frame;
 
+typedef struct Defer { CleanupFn fn; void *p; } Defer;
+
 typedef struct CmdParam { Symbol *name; Value v; } CmdParam;
 
 enum { CTL_NONE, CTL_BREAK, CTL_NEXT, CTL_RETURN };
@@ -67,6 +69,9 @@ struct Interp {
   /* temporaries live across a possible throw (released by mls_pcall) */
   Value *tmp;
   int ntmp, captmp;
+  /* C-owned cleanups a throw runs (mls_defer, err.h) */
+  struct Defer *defers;
+  int ndefers, capdefers;
   /* call frames */
   Frame *frames;
   int nframes, capframes, maxframes;
@@ -146,8 +151,8 @@ const char *interp_stdlib_dir(Interp *I, char *buf, size_t n);
 
 /* temp stack */
 static inline void tmp_push(Interp *I, Value v) {
-  extern void tmp_grow(Interp *I);
-  if (I->ntmp == I->captmp) tmp_grow(I);
+  extern void tmp_grow(Interp *I, Value pending);
+  if (I->ntmp == I->captmp) tmp_grow(I, v);
   I->tmp[I->ntmp++] = v;
 }
 static inline void tmp_pop(Interp *I, int n) { I->ntmp -= n; }
@@ -163,8 +168,9 @@ void ad_derived_free(struct Derived *d);
 void closure_free(Closure *c);
 
 /* resolve.c: binds every name in the chunk to a slot or a global; reports errors like break
-** outside a loop into *err (returns false). module: top-level names become slots of ch->top. */
-bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan);
+** outside a loop into *err (returns false). module: top-level names become slots of ch->top.
+** *oom (may be NULL): the error is that memory ran out, not a mistake in the program. */
+bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan, bool *oom);
 
 /* eval.c */
 /* Evaluates n; the result is owned by the caller. */
@@ -187,6 +193,10 @@ void eval_assign_name(Interp *I, AstNode *n, Value v);
 bool val_truth(Interp *I, Value v, Span sp);
 double val_to_num(Interp *I, Value v, Span sp, const char *what);
 void interp_check_interrupt(Interp *I, Span sp);
+/* Coarse Ctrl-C polling for the long loops of builtins, readers and kernels run by the
+** evaluator: true when the flag is set and i is a multiple of 2^20 (the caller lets go of what
+** it holds, then calls interp_check_interrupt). */
+static inline bool interp_poll(const Interp *I, int64_t i) { return (i & ((1 << 20) - 1)) == 0 && I->interrupted; }
 /* --nan-check: the error for an op whose finite inputs gave a NaN or Inf. */
 l_noret nan_check_fail(Interp *I, const char *op, Span sp);
 /* x[i, j] on evaluated values (VT_NULL index = whole dimension); the op INDEX. */

@@ -4,9 +4,11 @@
 ** slot of an outer function (closures), or the global binding carried by the symbol.
 ** Also rejects break/next outside a loop.
 */
+#include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 #include "interp/interp.h"
+#include "mem.h"
 
 typedef struct Scope { FuncInfo *fi; struct Scope *outer; int loops; } Scope;
 
@@ -124,7 +126,38 @@ static void walk_kind(Resolver *R, AstNode *n, Scope *sc) {
   }
 }
 
-bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan) {
+/* A failed allocation while resolving (the arena grows) ends the walk through here. */
+typedef struct ResolveOom { jmp_buf jb; size_t n; } ResolveOom;
+
+static void resolve_oom(void *ud, size_t n) {
+  ResolveOom *o = ud;
+  o->n = n;
+  longjmp(o->jb, 1);
+}
+
+static void resolve_walk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan, bool *ok)
+  __attribute__((noinline));
+
+/* The chunk is the caller's either way; an out-of-memory is reported as an error at its start. */
+bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan, bool *oom) {
+  ResolveOom o;
+  bool ok = false;
+  if (oom) *oom = false;
+  MemOomHook old = mem_set_oom_handler((MemOomHook){ resolve_oom, &o });
+  if (setjmp(o.jb) == 0) {
+    resolve_walk(I, ch, module, err, errn, errspan, &ok);
+  } else {
+    char size[32];
+    snprintf(err, errn, "out of memory (allocating %s)", mem_format_size(size, sizeof size, o.n));
+    *errspan = ch->root ? ch->root->span : (Span){ 0, 0 };
+    if (oom) *oom = true;
+    ok = false;
+  }
+  mem_set_oom_handler(old);
+  return ok;
+}
+
+static void resolve_walk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan, bool *ok) {
   (void)I;
   Resolver R;
   memset(&R, 0, sizeof R);
@@ -138,5 +171,5 @@ bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Sp
     top.fi = &ch->top;
   }
   walk(&R, ch->root, &top);
-  return !R.failed;
+  *ok = !R.failed;
 }

@@ -61,8 +61,9 @@ void graph_free(Graph *g) {
 
 int32_t graph_add(Graph *g, GKind k, Span sp, Source *src) {
   if (g->n == g->cap) {
-    g->cap = g->cap ? g->cap * 2 : 32;
-    g->nodes = mem_realloc(g->nodes, (size_t)g->cap * sizeof(GNode));
+    int cap = g->cap ? g->cap * 2 : 32;
+    g->nodes = mem_realloc(g->nodes, (size_t)cap * sizeof(GNode));
+    g->cap = cap;
   }
   GNode *nd = &g->nodes[g->n];
   memset(nd, 0, sizeof *nd);
@@ -183,6 +184,7 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
     return fused_unfused(I, nd, args);
   }
   tmp_release_to(I, mark);
+  if (I->interrupted) { tensor_free_ref(out); interp_check_interrupt(I, nd->span); }   /* stopped early */
   if (p->red == OP_SUM) {
     double s = tensor_data(out)[0];
     tensor_free_ref(out);

@@ -38,6 +38,19 @@ int32_t graph_live_count(const Graph *g) {
   return c;
 }
 
+/* Scratch memory of a pass, freed by a throw (an allocation failing half way) until the pass
+** frees it itself; frees go newest first. */
+static void *scratch_new(Interp *I, size_t n) {
+  void *p = mem_alloc(n);
+  mls_defer(I, mem_free, p);
+  return p;
+}
+
+static void scratch_free(Interp *I, void *p) {
+  mls_undefer(I, p);
+  mem_free(p);
+}
+
 static size_t node_bytes(const GNode *nd) {
   return nd->vt == VT_MAT ? (size_t)(nd->rows * nd->cols) * sizeof(double) : 0;
 }
@@ -81,13 +94,14 @@ static void replace_uses(Graph *g, int32_t from, int32_t to) {
 }
 
 static void set_op(GNode *nd, OpKind op, int nin, const int32_t *in) {
+  int32_t *ins = mem_alloc((size_t)(nin > 0 ? nin : 1) * sizeof(int32_t));   /* nd unchanged if it fails */
+  memcpy(ins, in, (size_t)nin * sizeof(int32_t));
   mem_free(nd->in);
   nd->kind = GN_OP;
   nd->op = (uint16_t)op;
   nd->nin = nin;
   nd->nextra = 0;
-  nd->in = mem_alloc((size_t)(nin > 0 ? nin : 1) * sizeof(int32_t));
-  memcpy(nd->in, in, (size_t)nin * sizeof(int32_t));
+  nd->in = ins;
 }
 
 /* A new op node (appended: the final topological sort puts it before its users). */
@@ -275,10 +289,10 @@ static bool node_same(const GNode *a, const GNode *b) {
   return true;
 }
 
-static void cse(Graph *g) {
+static void cse(Interp *I, Graph *g) {
   int cap = 64;
   while (cap < 2 * g->n) cap *= 2;
-  int32_t *tab = mem_alloc((size_t)cap * sizeof(int32_t));
+  int32_t *tab = scratch_new(I, (size_t)cap * sizeof(int32_t));
   for (int i = 0; i < cap; i++) tab[i] = -1;
   int merged = 0;
   for (int i = 0; i < g->n; i++) {
@@ -296,13 +310,14 @@ static void cse(Graph *g) {
       }
     }
   }
-  mem_free(tab);
+  scratch_free(I, tab);
   if (merged) graph_log(g, "  common subexpressions: %d op%s computed once", merged, merged == 1 ? "" : "s");
 }
 
 /* ---- DCE: only what an output or an effect needs ---- */
-static void dce(Graph *g) {
-  bool *need = mem_calloc((size_t)(g->n > 0 ? g->n : 1), sizeof(bool));
+static void dce(Interp *I, Graph *g) {
+  bool *need = scratch_new(I, (size_t)(g->n > 0 ? g->n : 1) * sizeof(bool));
+  memset(need, 0, (size_t)(g->n > 0 ? g->n : 1) * sizeof(bool));
   for (int i = 0; i < g->nout; i++) need[g->outs[i]] = true;
   for (int i = 0; i < g->n; i++)
     if (LIVE(&g->nodes[i]) && (g->nodes[i].flags & GF_EFFECT)) need[i] = true;
@@ -317,7 +332,7 @@ static void dce(Graph *g) {
     }
     for (int k = 0; k < nd->nin; k++) need[nd->in[k]] = true;
   }
-  mem_free(need);
+  scratch_free(I, need);
   if (removed) graph_log(g, "  dead code: %d node%s nothing needs removed", removed, removed == 1 ? "" : "s");
 }
 
@@ -377,9 +392,11 @@ static int collect(Group *gr, int32_t x, bool *claimed) {
   return gr->nins++;
 }
 
-static void fuse(Graph *g) {
-  bool *claimed = mem_calloc((size_t)(g->n > 0 ? g->n : 1), sizeof(bool));
-  int32_t *consumer = mem_alloc((size_t)(g->n > 0 ? g->n : 1) * sizeof(int32_t));
+static void fuse(Interp *I, Graph *g) {
+  size_t n1 = (size_t)(g->n > 0 ? g->n : 1);
+  int32_t *consumer = scratch_new(I, n1 * (sizeof(int32_t) + 2 * sizeof(bool)));
+  bool *claimed = (bool *)(consumer + n1), *mark = claimed + n1;
+  memset(claimed, 0, n1 * sizeof(bool));
   for (int i = 0; i < g->n; i++) consumer[i] = -1;
   for (int i = 0; i < g->n; i++)
     if (LIVE(&g->nodes[i]))
@@ -393,23 +410,30 @@ static void fuse(Graph *g) {
     gr.g = g;
     gr.R = root->rows;
     gr.C = root->cols;
-    bool *mark = mem_alloc((size_t)g->n * sizeof(bool));
     memcpy(mark, claimed, (size_t)g->n * sizeof(bool));
     collect(&gr, r, mark);
     int32_t sum = -1;
     if (root->uses == 1 && consumer[r] >= 0 && is_op(g, consumer[r], OP_SUM) && g->nodes[consumer[r]].nin == 1) sum = consumer[r];
-    if (gr.full || gr.nins + (sum >= 0) < 2) { mem_free(mark); continue; }
+    if (gr.full || gr.nins + (sum >= 0) < 2) continue;
+    /* everything the group needs first (held as scratch): the graph is only edited after */
+    FusedIns *ins = scratch_new(I, (size_t)gr.nins * sizeof(FusedIns));
+    BcastMode *bc = scratch_new(I, (size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(BcastMode));
+    int32_t *newin = scratch_new(I, (size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(int32_t));
+    FusedProg *p = scratch_new(I, sizeof *p);
+    memset(p, 0, sizeof *p);
+    mls_undefer(I, p);                     /* from here nothing allocates: the node owns them */
+    mls_undefer(I, newin);
+    mls_undefer(I, bc);
+    mls_undefer(I, ins);
     memcpy(claimed, mark, (size_t)g->n * sizeof(bool));
-    mem_free(mark);
-    FusedProg *p = mem_calloc(1, sizeof *p);
     p->nin = gr.nin;
     p->nins = gr.nins;
     p->nregs = gr.nin + gr.nins;
     p->rows = gr.R;
     p->cols = gr.C;
     p->red = sum >= 0 ? OP_SUM : OP_NONE;
-    p->ins = mem_alloc((size_t)gr.nins * sizeof(FusedIns));
-    p->bc = mem_alloc((size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(BcastMode));
+    p->ins = ins;
+    p->bc = bc;
     for (int q = 0; q < gr.nins; q++) {
       FusedIns in = gr.ins[q];
       int16_t a = in.a < 0 ? (int16_t)(-1 - in.a) : (int16_t)(gr.nin + in.a);
@@ -429,7 +453,7 @@ static void fuse(Graph *g) {
     if (sum >= 0) { drop_node(g, r); at = sum; claimed[sum] = true; }
     GNode *fn = &g->nodes[at];
     mem_free(fn->in);
-    fn->in = mem_alloc((size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(int32_t));
+    fn->in = newin;
     memcpy(fn->in, gr.inputs, (size_t)gr.nin * sizeof(int32_t));
     fn->nin = gr.nin;
     fn->kind = GN_FUSED;
@@ -437,19 +461,23 @@ static void fuse(Graph *g) {
     groups++;
     fused_ops += gr.nins + (sum >= 0);
   }
-  mem_free(consumer);
-  mem_free(claimed);
+  scratch_free(I, consumer);
   if (groups)
     graph_log(g, "  fusion: %d group%s of %d ops, each one pass over memory without temporaries", groups,
               groups == 1 ? "" : "s", fused_ops);
 }
 
 /* ---- order and compaction ---- */
-static void toposort_compact(Graph *g) {
+static void toposort_compact(Interp *I, Graph *g) {
   int n = g->n;
-  int32_t *order = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t)), no = 0;
-  uint8_t *state = mem_calloc((size_t)(n > 0 ? n : 1), 1);          /* 0 new, 1 open, 2 done */
-  int32_t *stack = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t) * 2);
+  size_t n1 = (size_t)(n > 0 ? n : 1);
+  /* one scratch block (order, stack, map, state) and the new node array, both made before
+  ** the graph changes: a failure leaves it as it was */
+  int32_t *order = scratch_new(I, n1 * (4 * sizeof(int32_t) + 1)), no = 0;
+  int32_t *stack = order + n1, *map = stack + 2 * n1;
+  uint8_t *state = (uint8_t *)(map + n1);                           /* 0 new, 1 open, 2 done */
+  memset(state, 0, n1);
+  GNode *nodes = mem_alloc(n1 * sizeof(GNode));
   for (int i = 0; i < n; i++) {
     if (!LIVE(&g->nodes[i]) || state[i]) continue;
     int sp = 0;
@@ -467,9 +495,7 @@ static void toposort_compact(Graph *g) {
       }
     }
   }
-  int32_t *map = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
   for (int i = 0; i < n; i++) map[i] = -1;
-  GNode *nodes = mem_alloc((size_t)(no > 0 ? no : 1) * sizeof(GNode));
   for (int j = 0; j < no; j++) { nodes[j] = g->nodes[order[j]]; map[order[j]] = j; }
   for (int i = 0; i < n; i++) {                               /* free what was dropped */
     if (map[i] >= 0) continue;
@@ -495,27 +521,24 @@ static void toposort_compact(Graph *g) {
     if (o->node >= 0) o->node = map[o->node];
     for (int i = 0; i < o->n && o->kids && top < 256; i++) st[top++] = &o->kids[i];
   }
-  mem_free(map);
-  mem_free(stack);
-  mem_free(state);
-  mem_free(order);
+  scratch_free(I, order);
 }
 
 void graph_optimize(Interp *I, Graph *g) {
   graph_count_uses(g);
   fold_constants(I, g);
-  dce(g);                          /* rewrites see only what is needed */
-  toposort_compact(g);
+  dce(I, g);                          /* rewrites see only what is needed */
+  toposort_compact(I, g);
   graph_count_uses(g);
   rewrite(g);
-  toposort_compact(g);             /* nodes a rewrite added go before their users */
+  toposort_compact(I, g);             /* nodes a rewrite added go before their users */
   graph_count_uses(g);
-  cse(g);
-  dce(g);
-  toposort_compact(g);
+  cse(I, g);
+  dce(I, g);
+  toposort_compact(I, g);
   graph_count_uses(g);
-  fuse(g);
-  toposort_compact(g);
+  fuse(I, g);
+  toposort_compact(I, g);
   graph_count_uses(g);
   g->after = graph_live_count(g);
   g->peak_after = graph_peak_bytes(g);

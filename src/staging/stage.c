@@ -309,11 +309,16 @@ static Value strip_deep(Interp *I, Value v, Tape *t) {
   return r;
 }
 
+static void graph_free_cb(void *g) { graph_free(g); }
+
 /* Stages f on these arguments: runs it once with its leaves traced (so its effects and result
-** are this call's), recording the graph. *result: f's result (owned). */
+** are this call's), recording the graph. *result: f's result (owned). The graph is returned
+** registered with mls_defer (a throw frees it): the caller calls mls_undefer(I, g) once it has
+** stored it. */
 static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp, Value *result, int *tracing) {
   int mark = I->ntmp;
   Graph *g = graph_new();
+  mls_defer(I, graph_free_cb, g);
   Tape *t = ad_stage_tape(I, g);
   List *boxed = list_new(nargs > 0 ? nargs : 1);
   tmp_push(I, val_list(boxed));
@@ -332,19 +337,18 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   t->active = false;
   if (err) {
     t->graph = NULL;
-    graph_free(g);
-    mls_rethrow(I);
+    mls_rethrow(I);                              /* (which frees g) */
   }
   Value r = job.r;
   tmp_push(I, r);
   make_gout(&g->out, r, t, g);
   collect_outs(g, &g->out);
+  graph_count_uses(g);
+  g->before = graph_live_count(g);
+  g->peak_before = graph_peak_bytes(g);         /* (allocates: before the result is made) */
   *result = strip_deep(I, r, t);
   t->graph = NULL;
   tmp_release_to(I, mark);
-  graph_count_uses(g);
-  g->before = graph_live_count(g);
-  g->peak_before = graph_peak_bytes(g);
   return g;
 }
 
@@ -369,7 +373,7 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   }
   int mark = I->ntmp;
   TextBuf kb;                                    /* the key, and the leaves in it (held on the */
-  tb_init(&kb);                                  /* temporaries: a throw frees them) */
+  tb_open(I, &kb);                                  /* temporaries: a throw frees them) */
   List *lv = list_new(4);
   tmp_push(I, val_list(lv));
   for (int i = 0; i < nargs; i++) {
@@ -377,7 +381,7 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
     key_of(&kb, args[i], lv, NULL);
   }
   Value key = val_str(kb.p, kb.n);
-  tb_free(&kb);
+  tb_close(I, &kb);
   tmp_push(I, key);
   JitEntry **pe = &j->entries, *e = NULL;
   for (; *pe; pe = &(*pe)->next)
@@ -404,18 +408,25 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   List *statics = list_new(1);                     /* (args may point into the temporaries, */
   tmp_push(I, val_list(statics));                  /* which the trace can move: read them first) */
   TextBuf k2;
-  tb_init(&k2);
+  tb_open(I, &k2);
   for (int i = 0; i < nargs; i++) key_of(&k2, args[i], NULL, statics);
-  tb_free(&k2);
+  tb_close(I, &k2);
   bool graded = ad_any_grad(nargs, args);
   Value r;
   Graph *g = stage_trace(I, f, nargs, args, names, sp, &r, &j->tracing);
   tmp_push(I, r);
   if (!g->dynamic) graph_optimize(I, g);
   else gout_clear(g);                              /* never run: hold nothing (no cycles) */
-  e = mem_calloc(1, sizeof *e);                    /* cached first: the graph is owned from here */
-  e->key = mem_strdup(key.u.s->s);
+  char *k = mem_strdup(key.u.s->s);
+  e = mem_try_alloc(sizeof *e);                    /* cached first: the graph is owned from here */
+  if (!e) {
+    mem_free(k);
+    mem_oom(sizeof *e);
+  }
+  memset(e, 0, sizeof *e);
+  e->key = k;
   e->g = g;
+  mls_undefer(I, g);
   val_retain(val_list(statics));
   e->statics = statics;
   e->next = j->entries;
@@ -484,7 +495,7 @@ Value bi_explain(Interp *I, Args *a) {
   Value f = a->v[0];
   if (f.t != VT_FUNC && f.t != VT_BUILTIN) bi_argerror(I, 1, "function expected");
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   int mark = I->ntmp;
   tb_puts(&t, "explain: staged for (");
   Graph *g = stage_for_freeing(I, a, f, &t);
@@ -504,7 +515,7 @@ Value bi_explain(Interp *I, Args *a) {
   }
   fputs(t.p, I->out);
   fflush(I->out);
-  tb_free(&t);
+  tb_close(I, &t);
   List *l = list_new(2);
   Value r = val_list(l);
   list_push(l, val_num(g->before), sym_intern(&I->syms, "before", 6));
@@ -520,10 +531,10 @@ Value bi_dot(Interp *I, Args *a) {
   if (I->no_write) bi_error(I, "cannot write '%s': writing files is turned off", path);
   int mark = I->ntmp;
   TextBuf desc, t;
-  tb_init(&desc);
+  tb_open(I, &desc);
   Graph *g = stage_for_freeing(I, a, f, &desc);
-  tb_free(&desc);
   graph_hold(I, g);
+  tb_close(I, &desc);
   if (!g->dynamic) graph_optimize(I, g);
   Graph *gb = NULL;                        /* the backward graph: grad(f) staged the same way */
   if (g->out.node >= 0 && (g->nodes[g->out.node].vt == VT_NUM ||
@@ -531,36 +542,48 @@ Value bi_dot(Interp *I, Args *a) {
     Symbol *none[1] = { NULL };
     Value gf = bi_call(I, bi_find("grad"), 1, &f, none, a->span);
     tmp_push(I, gf);
-    tb_init(&desc);
+    tb_open(I, &desc);
     gb = stage_for_freeing(I, a, gf, &desc);
-    tb_free(&desc);
     graph_hold(I, gb);
+    tb_close(I, &desc);
     if (!gb->dynamic) graph_optimize(I, gb);
   }
-  tb_init(&t);                             /* nothing below throws before it is freed */
+  tb_open(I, &t);                             /* nothing below throws before it is freed */
   tb_puts(&t, "digraph mls {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n");
   graph_dot(g, &t, "forward", "f");
   if (gb) graph_dot(gb, &t, "forward and backward (grad)", "b");
   tb_puts(&t, "}\n");
   FILE *fp = fopen(path, "w");
-  if (!fp) { tb_free(&t); bi_error(I, "cannot write '%s': %s", path, strerror(errno)); }
+  if (!fp) { tb_close(I, &t); bi_error(I, "cannot write '%s': %s", path, strerror(errno)); }
   size_t w = fwrite(t.p, 1, t.n, fp);
   int c = fclose(fp);
   size_t n = t.n;
-  tb_free(&t);
+  tb_close(I, &t);
   if (w != n || c != 0) bi_error(I, "cannot write '%s': %s", path, strerror(errno));
   tmp_release_to(I, mark);
   return val_str(path, strlen(path));
 }
 
 /* Keeps g on the temp stack (freed with it, or by a throw) inside a jit function value. */
+/* Takes g from the defer list (stage_trace): a jit value on the temporaries owns it from here. */
 static void graph_hold(Interp *I, Graph *g) {
-  Jit *j = mem_calloc(1, sizeof *j);
-  JitEntry *e = mem_calloc(1, sizeof *e);
-  e->key = mem_strdup("");
+  Jit *j = mem_try_alloc(sizeof *j);
+  JitEntry *e = mem_try_alloc(sizeof *e);
+  char *key = mem_try_alloc(1);
+  if (!j || !e || !key) {                  /* (g is freed by the throw) */
+    mem_free(j);
+    mem_free(e);
+    mem_free(key);
+    mem_oom(sizeof *j + sizeof *e + 1);
+  }
+  memset(j, 0, sizeof *j);
+  memset(e, 0, sizeof *e);
+  key[0] = '\0';
+  e->key = key;
   e->g = g;
   j->entries = e;
   j->n = 1;
+  mls_undefer(I, g);
   tmp_push(I, ad_derived_jit(val_null(), j));
 }
 
@@ -653,7 +676,7 @@ static void relativize(Interp *I, Graph *g, Span sp) {
 /* --explain: the block's lines and graph; after optimizing, what changed and the result. */
 static void explain_block(Interp *I, Graph *g, AstNode **s, int n, bool after) {
   TextBuf t;
-  tb_init(&t);
+  tb_open(I, &t);
   if (!after) {
     uint32_t l0, l1, c;
     diag_locate(I->src, s[0]->span.start, &l0, &c);
@@ -668,7 +691,7 @@ static void explain_block(Interp *I, Graph *g, AstNode **s, int n, bool after) {
     graph_print(I, g, &t);
   }
   fputs(t.p, I->out);
-  tb_free(&t);
+  tb_close(I, &t);
 }
 
 Value stage_block(Interp *I, AstNode **s, int n) {
@@ -729,6 +752,7 @@ Value stage_block(Interp *I, AstNode **s, int n) {
   sb->b[bi].busy = true;
   int mark = I->ntmp;
   Graph *g = graph_new();
+  mls_defer(I, graph_free_cb, g);                  /* a throw frees it until the table holds it */
   g->block = true;
   g->benv = I->env;
   Tape *t = ad_stage_tape(I, g);
@@ -739,6 +763,7 @@ Value stage_block(Interp *I, AstNode **s, int n) {
   I->stage = saved;
   t->active = false;
   I->blocks->b[bi].busy = false;
+  if (!err) tmp_push(I, job.last);                 /* held from here: what follows allocates */
   /* the assigned variables: their values (without this stage's boxes) and the outputs; then
   ** the last statement's value */
   g->out.node = -2;
@@ -753,7 +778,6 @@ Value stage_block(Interp *I, AstNode **s, int n) {
   }
   Value last = val_null();
   if (!err) {
-    tmp_push(I, job.last);
     make_gout(&g->out.kids[g->nasg], job.last, t, g);
     last = strip_deep(I, job.last, t);             /* owned */
   } else {
@@ -762,10 +786,7 @@ Value stage_block(Interp *I, AstNode **s, int n) {
   }
   t->graph = NULL;
   tmp_release_to(I, mark);
-  if (err) {
-    graph_free(g);
-    mls_rethrow(I);
-  }
+  if (err) mls_rethrow(I);                         /* (which frees g) */
   tmp_push(I, last);
   if (I->ctl) graph_mark_dynamic(g, I, s[0]->span, "a return, break or next ends it");
   if (I->env) relativize(I, g, s[0]->span);
@@ -779,6 +800,7 @@ Value stage_block(Interp *I, AstNode **s, int n) {
   if (I->explain_staged) explain_block(I, g, s, n, true);
   sb = I->blocks;                                  /* (a call inside may have grown the table) */
   if (sb->b[bi].g) graph_free(sb->b[bi].g);
+  mls_undefer(I, g);
   sb->b[bi].g = g;
   tmp_pop(I, 1);
   return last;

@@ -11,7 +11,7 @@ static void parse_as(Interp *I, const char *name, const uint8_t *data, size_t si
   if (ch) {
     char msg[256];
     Span sp;
-    if (!resolve_chunk(I, ch, false, msg, sizeof msg, &sp)) diag_report(I->errf, src, sp, "error", msg);
+    if (!resolve_chunk(I, ch, false, msg, sizeof msg, &sp, NULL)) diag_report(I->errf, src, sp, "error", msg);
     chunk_release(ch);
   } else {
     diag_report(I->errf, src, pe.span, "error", pe.msg);

@@ -193,4 +193,5 @@ const Backend be_cuda = {
   /* .copy2d      = */ cu_copy2d,
   /* .init        = */ mcu_init,
   /* .error       = */ mcu_error,
+  /* .set_stop    = */ NULL,
 };
