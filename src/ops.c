@@ -74,7 +74,7 @@ static void run_or_throw(Interp *I, OpKind op, Tensor *out, Tensor *const in[], 
 ** the device of the others, copied up (PyTorch lets a CPU scalar tensor join CUDA ones);
 ** a larger one keeps the op on the CPU, which reads the device data (be_place). The copies go
 ** on the tmp stack; in[] is updated in place. */
-static void align_devices(Interp *I, Tensor *in[], int n) {
+void op_align_devices(Interp *I, Tensor *in[], int n) {
   const Backend *dev = NULL;
   for (int k = 0; k < n && !dev; k++)
     if (in[k] && in[k]->st->be != &be_cpu) dev = in[k]->st->be;
@@ -176,7 +176,7 @@ static Value op_binary_at(Interp *I, OpKind op, Value a, Value b, Span sp) {
       cin[k] = tensor_clone(I, cin[k]);
       tmp_push(I, val_mat(cin[k]));
     }
-  align_devices(I, cin, 2);
+  op_align_devices(I, cin, 2);
   Tensor *out = NULL;
   for (int k = 0; k < 2 && !out; k++)       /* write into a temporary operand (NumPy does too) */
     if (inplace && in[k] && cin[k] == in[k] && p.bc[k] == BC_FULL && reusable(in[k], rows, cols)) { out = in[k]; out->refcount++; }
@@ -255,7 +255,7 @@ static Value op_matmul_at(Interp *I, Value a, Value b, Span sp) {
   tmp_push(I, val_mat(ab[0]));
   ab[1] = op_gemm_operand(I, b, &tb);
   tmp_push(I, val_mat(ab[1]));
-  align_devices(I, ab, 2);
+  op_align_devices(I, ab, 2);
   Tensor *C = tensor_new_on(I, be_place(ab, 2), ra, cb);
   op_gemm_run(I, ta, tb, ab[0], ab[1], C, sp);
   tmp_release_to(I, mark);
@@ -441,7 +441,7 @@ Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
     in[k] = red_input(I, OP_IFELSE, v[k], sp);
     tmp_push(I, val_mat(in[k]));
   }
-  align_devices(I, in, 3);
+  op_align_devices(I, in, 3);
   Tensor *out = tensor_new_on(I, be_place(in, 3), r, c);
   run_or_throw(I, OP_IFELSE, out, in, NULL, sp);
   tmp_release_to(I, mark);

@@ -43,6 +43,10 @@ Value op_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp);
 ** or, when v is a transposed view, the matrix underneath with *flip set: the caller then
 ** toggles that operand's transpose flag instead of copying. */
 struct Tensor *op_gemm_operand(Interp *I, Value v, bool *flip);
+/* Operands on different devices: a CPU matrix of at most TENSOR_SMALL elements among device
+** ones is copied to their device (the copy held on the tmp stack, in[] updated); with a larger
+** one nothing moves, and the op runs on the CPU (be_place). */
+void op_align_devices(Interp *I, struct Tensor *in[], int n);
 /* C = op(A) op(B) on the backend that can (be_runner); on failure frees C and throws. */
 void op_gemm_run(Interp *I, bool ta, bool tb, struct Tensor *A, struct Tensor *B, struct Tensor *C, Span sp);
 /* A reduction (OPF_RED without OPF_KEEP, not DIAG or IFELSE): sum, prod, max and min of all elements

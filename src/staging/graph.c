@@ -160,10 +160,7 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
   bool plain = !I->nan_check;
   for (int k = 0; k < p->nin && plain; k++)
     plain = args[k].t == VT_MAT || args[k].t == VT_NUM || args[k].t == VT_BOOL;
-  Tensor *mats[64];
-  for (int k = 0; k < p->nin && k < 64; k++) mats[k] = args[k].t == VT_MAT ? args[k].u.m : NULL;
-  const Backend *be = plain ? be_place(mats, p->nin < 64 ? p->nin : 64) : be_default();
-  if (!plain || !be->run_fused) return fused_unfused(I, nd, args);
+  if (!plain) return fused_unfused(I, nd, args);
   int mark = I->ntmp;
   Tensor *in[64];
   double sc[64];
@@ -176,6 +173,12 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
     } else {
       sc[k] = args[k].t == VT_NUM ? args[k].u.n : args[k].u.b;
     }
+  }
+  op_align_devices(I, in, p->nin);           /* a small CPU matrix joins GPU inputs */
+  const Backend *be = be_place(in, p->nin);  /* where the inputs live (mixed: the CPU) */
+  if (!be->run_fused) {
+    tmp_release_to(I, mark);
+    return fused_unfused(I, nd, args);
   }
   Tensor *out = p->red == OP_SUM ? tensor_new_on(I, be, 1, 1) : tensor_new_on(I, be, p->rows, p->cols);
   if (be->run_fused(p, out, in, sc) != 0) {
