@@ -27,13 +27,12 @@ void be_set_default(const Backend *be) { current = be; }
 const char *be_why(void) { return why; }
 
 #ifdef MLS_CUDA
-static const Backend *load_cuda_loaded;       /* the GPU backend once loaded and started */
+static const Backend *cuda;                   /* the GPU backend once loaded and started */
 /* The plugin: $MLS_CUDA_PLUGIN, else next to the executable (build/mls, or ./mls with build/
 ** beside it), else the installed library directory. */
 static const Backend *load_cuda(void) {
-  static const Backend *be;
   static bool tried;
-  if (tried) return be;
+  if (tried) return cuda;
   tried = true;
   char exe[PATH_MAX], path[PATH_MAX + 64];
   const char *cands[4];
@@ -66,20 +65,20 @@ static const Backend *load_cuda(void) {
     snprintf(why, sizeof why, "%s", b->error());
     return NULL;
   }
-  be = load_cuda_loaded = b;
-  return be;
+  cuda = b;
+  return cuda;
 }
 #endif
 
 void be_sync_all(void) {
 #ifdef MLS_CUDA
-  if (load_cuda_loaded) load_cuda_loaded->sync();
+  if (cuda) cuda->sync();
 #endif
 }
 
 void be_trim_all(void) {
 #ifdef MLS_CUDA
-  if (load_cuda_loaded) load_cuda_loaded->trim();
+  if (cuda) cuda->trim();
 #endif
   be_cpu.trim();
 }
