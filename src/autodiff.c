@@ -241,9 +241,7 @@ static Value matmul_t(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
   int64_t m = ta ? tensor_cols(A) : tensor_rows(A), k = ta ? tensor_rows(A) : tensor_cols(A);
   int64_t k2 = tb ? tensor_cols(B) : tensor_rows(B), n = tb ? tensor_rows(B) : tensor_cols(B);
   if (k != k2) mls_throw(I, sp, "internal error: matmul_t shapes %lldx%lld and %lldx%lld", (long long)m, (long long)k, (long long)k2, (long long)n);
-  Tensor *C = tensor_new_on(I, be_place((Tensor *[]){ A, B }, 2), m, n);
-  op_gemm_run(I, ta, tb, A, B, C, sp);
-  return val_mat(C);
+  return val_mat(op_gemm_new(I, ta, tb, A, B, sp));
 }
 
 /* OPF_NN helpers: op on (x, y) with node nd's parameter matrix (a temp); the sums of g

@@ -256,19 +256,21 @@ static Value op_matmul_at(Interp *I, Value a, Value b, Span sp) {
   ab[1] = op_gemm_operand(I, b, &tb);
   tmp_push(I, val_mat(ab[1]));
   op_align_devices(I, ab, 2);
-  Tensor *C = tensor_new_on(I, be_place(ab, 2), ra, cb);
-  op_gemm_run(I, ta, tb, ab[0], ab[1], C, sp);
+  Tensor *C = op_gemm_new(I, ta, tb, ab[0], ab[1], sp);
   tmp_release_to(I, mark);
   return val_mat(C);
 }
 
-void op_gemm_run(Interp *I, bool ta, bool tb, Tensor *A, Tensor *B, Tensor *C, Span sp) {
+Tensor *op_gemm_new(Interp *I, bool ta, bool tb, Tensor *A, Tensor *B, Span sp) {
+  int64_t m = ta ? tensor_cols(A) : tensor_rows(A), n = tb ? tensor_rows(B) : tensor_cols(B);
+  Tensor *C = tensor_new_on(I, be_place((Tensor *[]){ A, B }, 2), m, n);
   const Backend *be = be_runner(OP_MATMUL, C, (Tensor *[]){ A, B }, 2);
   if (be->gemm(ta, tb, 1.0, A, B, 0.0, C) != 0) {
     tensor_free_ref(C);
     if (be->error) mls_throw(I, sp, "matrix product failed on the %s backend: %s", be->name, be->error());
     mls_throw(I, sp, "matrix product failed on the %s backend", be->name);
   }
+  return C;
 }
 
 Value op_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp) {

@@ -47,8 +47,9 @@ struct Tensor *op_gemm_operand(Interp *I, Value v, bool *flip);
 ** ones is copied to their device (the copy held on the tmp stack, in[] updated); with a larger
 ** one nothing moves, and the op runs on the CPU (be_place). */
 void op_align_devices(Interp *I, struct Tensor *in[], int n);
-/* C = op(A) op(B) on the backend that can (be_runner); on failure frees C and throws. */
-void op_gemm_run(Interp *I, bool ta, bool tb, struct Tensor *A, struct Tensor *B, struct Tensor *C, Span sp);
+/* A new C = op(A) op(B) (+1), where A and B live (be_place), computed by the backend that can
+** (be_runner); a failure is a located error. */
+struct Tensor *op_gemm_new(Interp *I, bool ta, bool tb, struct Tensor *A, struct Tensor *B, Span sp);
 /* A reduction (OPF_RED without OPF_KEEP, not DIAG or IFELSE): sum, prod, max and min of all elements
 ** give a number; row* ops an nrow x 1 and col* ops a 1 x ncol matrix. A number is a 1x1
 ** matrix. Empty rows/columns have no max/min/index: "bad argument #1 to 'rowMaxs' (...)". */

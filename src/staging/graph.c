@@ -123,9 +123,7 @@ static Value matmul_flags(Interp *I, Value a, bool ta, Value b, bool tb, Span sp
   tmp_push(I, val_mat(A));
   Tensor *B = tensor_contiguous(I, b.u.m);
   tmp_push(I, val_mat(B));
-  int64_t m = ta ? tensor_cols(A) : tensor_rows(A), n = tb ? tensor_rows(B) : tensor_cols(B);
-  Tensor *C = tensor_new_on(I, be_place((Tensor *[]){ A, B }, 2), m, n);
-  op_gemm_run(I, ta, tb, A, B, C, sp);
+  Tensor *C = op_gemm_new(I, ta, tb, A, B, sp);
   tmp_pop(I, 2);
   tensor_free_ref(B);
   tensor_free_ref(A);
