@@ -20,20 +20,9 @@ static void cu_free(double *p, size_t nbytes) { (void)nbytes; mcu_free(p); }
 static int cu_upload(double *dst, const double *src, size_t nbytes) { return mcu_upload(dst, src, nbytes); }
 static int cu_download(double *dst, const double *src, size_t nbytes) { return mcu_download(dst, src, nbytes); }
 
-static bool binary_op(OpKind op) {
-  switch (op) {
-  case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD: case OP_INTDIV:
-  case OP_MIN2: case OP_MAX2: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
-  case OP_AND: case OP_OR: case OP_MULZ:
-    return true;
-  default:
-    return false;
-  }
-}
-
 /* t() is a view and a reshape a device copy (copy2d): neither needs run(), both stay here. */
 static bool cu_supports(OpKind op) {
-  return mcu_ew_supported(op) || mcu_reduce_supported(op) || op == OP_IFELSE || op == OP_MATMUL || op == OP_TRANSPOSE ||
+  return mcu_ew_arity(op) != 0 || mcu_reduce_supported(op) || op == OP_IFELSE || op == OP_MATMUL || op == OP_TRANSPOSE ||
          op == OP_RESHAPE;
 }
 
@@ -41,17 +30,18 @@ static bool cu_supports(OpKind op) {
 static int to_device(const Tensor *t) { return t ? mcu_device_access(t->st->data) : 0; }
 
 static int cu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
-  int nin = op == OP_IFELSE ? 3 : binary_op(op) ? 2 : 1;
+  int arity = mcu_ew_arity(op);               /* 0: not elementwise */
+  int nin = op == OP_IFELSE ? 3 : arity == 2 ? 2 : 1;
   for (int k = 0; k < nin; k++)
     if (to_device(in[k])) return 1;
   if (to_device(out)) return 1;
   int64_t r = tensor_rows(out), c = tensor_cols(out);
-  if (binary_op(op)) {
+  if (arity == 2) {
     McuArg a = { in[0] ? dptr(in[0]) : NULL, (int)p->bc[0], p->scalar[0] };
     McuArg b = { in[1] ? dptr(in[1]) : NULL, (int)p->bc[1], p->scalar[1] };
     return mcu_binary(op, dptr(out), a, b, r, c);
   }
-  if (mcu_ew_supported(op)) return mcu_unary(op, dptr(out), dptr(in[0]), r * c);
+  if (arity == 1) return mcu_unary(op, dptr(out), dptr(in[0]), r * c);
   if (op == OP_IFELSE)
     return mcu_ifelse(dptr(out), dptr(in[0]), tensor_numel(in[0]) == 1, dptr(in[1]), tensor_numel(in[1]) == 1,
                       dptr(in[2]), tensor_numel(in[2]) == 1, r * c);
@@ -115,7 +105,7 @@ static void put(Src *s, const char *fmt, ...) {
 static int cu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
   if (p->nins == 0 || p->nin > 64) return 1;
   for (int q = 0; q < p->nins; q++)
-    if (!mcu_ew_supported(p->ins[q].op)) return 1;           /* qnorm: op by op (CPU) */
+    if (!mcu_ew_arity(p->ins[q].op)) return 1;           /* qnorm: op by op (CPU) */
   for (int k = 0; k < p->nin; k++)
     if (to_device(in[k])) return 1;
   if (to_device(out)) return 1;

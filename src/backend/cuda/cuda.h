@@ -50,7 +50,8 @@ int mcu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, co
 typedef struct McuArg { const double *p; int bc; double s; } McuArg;
 int mcu_binary(int op, double *out, McuArg a, McuArg b, int64_t rows, int64_t cols);
 int mcu_unary(int op, double *out, const double *x, int64_t n);
-bool mcu_ew_supported(int op);
+/* 2 for a binary op with a kernel here, 1 for a unary one, 0 for an op without one. */
+int mcu_ew_arity(int op);
 /* out (packed rows x cols) = in read with element strides s0, s1 (a transposed view). */
 int mcu_copy2d(double *out, const double *in, int64_t rows, int64_t cols, int64_t s0, int64_t s1);
 /* out = t ? y : n elementwise (NaN where t is NaN); an input of 1 element broadcasts. */

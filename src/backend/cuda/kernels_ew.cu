@@ -80,17 +80,18 @@ static void launch_fast(double *o, McuArg a, McuArg b, int64_t n) {
     k_binary_scalar<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(o, x, y, n, swap);
 }
 
-bool mcu_ew_supported(int op) {
+int mcu_ew_arity(int op) {
   switch (op) {
   case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD: case OP_INTDIV:
   case OP_MIN2: case OP_MAX2: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
   case OP_AND: case OP_OR: case OP_MULZ:
+    return 2;
   case OP_NEG: case OP_NOT: case OP_ABS: case OP_EXP: case OP_LOG: case OP_SQRT: case OP_SIN: case OP_COS:
   case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN:
   case OP_SOFTPLUS: case OP_SINH: case OP_COSH: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_PNORM:
-    return true;
+    return 1;
   default:
-    return false;                            /* QNORM (a bisection) runs on the CPU */
+    return 0;                                /* QNORM (a bisection) runs on the CPU */
   }
 }
 
