@@ -213,7 +213,15 @@ static int type_kind(Interp *I, Args *a, int i, const char *dflt) {
   bi_argerror(I, i + 1, "type must be \"p\", \"l\", \"b\", \"o\" or \"n\", got \"%s\"", t);
 }
 
-static void fill_series(PlotSeries *s, const Args *a, int ix, int iy, int64_t n) {
+/* A new series of f drawn as kind with that style, through the points (x, y) of the arguments. */
+static void add_xy_series(Figure *f, int kind, PlotColor col, double lwd, int lty, int pch, const Args *a, int ix, int iy,
+                          int64_t n) {
+  PlotSeries *s = add_series(f);
+  s->kind = kind;
+  s->col = col;
+  s->lwd = lwd;
+  s->lty = lty;
+  s->pch = pch;
   s->x = vec_copy(a, ix, n);
   s->y = vec_copy(a, iy, n);
   s->n = n;
@@ -236,14 +244,7 @@ Value bi_plot(Interp *I, Args *a) {
   if (!gx && !finite_range(a, ix, n, lim)) bi_error(I, "x has no finite values: give xlim");
   if (!gy && !finite_range(a, iy, n, lim + 2)) bi_error(I, "y has no finite values: give ylim");
   Figure *f = fig_start(I, &o, lim, ix < 0 ? "Index" : "x", ix < 0 ? "y" : "y");
-  if (!kind) return val_null();
-  PlotSeries *s = add_series(f);
-  s->kind = kind;
-  s->col = col;
-  s->lwd = lwd;
-  s->lty = lty;
-  s->pch = pch;
-  fill_series(s, a, ix, iy, n);
+  if (kind) add_xy_series(f, kind, col, lwd, lty, pch, a, ix, iy, n);
   return val_null();
 }
 
@@ -257,14 +258,7 @@ static Value add_xy(Interp *I, Args *a, bool is_points) {
   int kind = type_kind(I, a, is_points ? 4 : 5, is_points ? "p" : "l");
   Figure *f = cur_figure(I);
   f->dirty = true;
-  if (!kind) return val_null();
-  PlotSeries *s = add_series(f);
-  s->kind = kind;
-  s->col = col;
-  s->lwd = lwd;
-  s->lty = lty;
-  s->pch = pch;
-  fill_series(s, a, ix, iy, n);
+  if (kind) add_xy_series(f, kind, col, lwd, lty, pch, a, ix, iy, n);
   return val_null();
 }
 
