@@ -1005,6 +1005,12 @@ Value ad_derived_jit(Value f, struct Jit *j) {     /* takes j (freed on failure)
   return closure_new_derived(d, "jit");
 }
 
+void ad_derived_children(const Derived *d, GcVisit fn, void *ctx) {
+  gc_visit_value(d->f, fn, ctx);
+  gc_visit_value(d->argnum, fn, ctx);
+  if (d->jit) stage_jit_children(d->jit, fn, ctx);
+}
+
 void ad_derived_free(Derived *d) {
   if (d->jit) stage_jit_free(d->jit);
   val_release(d->f);

@@ -104,6 +104,12 @@ const Builtin builtin_table[] = {
     "intermediate values. Returns, invisibly, list(before=, after=) with the node counts. f runs\n"
     "once while staging, so its effects happen." },
   { "floor", bi_unary, "floor(x)", OP_FLOOR, DIFF | BI_AD, "Largest whole number not above x, elementwise." },
+  { "gc", bi_gc, "gc()", OP_NONE, BI_EFFECT,
+    "Runs the cycle collector now and returns how many objects (lists, functions and function\n"
+    "environments) it freed. Memory is freed as soon as nothing refers to it; what that leaves\n"
+    "are cycles (a function stored in the environment it captured, through a list or a grad or\n"
+    "jit function), which the collector also frees by itself after every ~10000 new objects.\n"
+    "Unlike R's gc() it returns a count, not a table of memory use." },
   { "gpu", bi_gpu, "gpu(x)", OP_NONE, 0, "A copy of x in GPU memory (a list: each element); x itself when it is there already.\nOps on GPU matrices run on the GPU (cuBLAS for %*%, CUDA kernels for the rest) and their\nresults stay there until printed, written or combined with a CPU matrix. Without a CUDA\nbuild or device: the error \"no CUDA device available\". See cpu(), device()." },
   { "grad", bi_grad, "grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
     "A function with f's parameters that returns the derivative of f with respect to argument\n"

@@ -450,6 +450,11 @@ Value bi_time(Interp *I, Args *a) {
   return val_num((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);
 }
 
+Value bi_gc(Interp *I, Args *a) {
+  (void)I; (void)a;
+  return val_num((double)gc_collect());
+}
+
 Value bi_exists(Interp *I, Args *a) {
   const char *name = bi_str(I, a, 0);
   Symbol *s = sym_lookup(&I->syms, name, strlen(name));

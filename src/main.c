@@ -148,6 +148,8 @@ static int run_main(int argc, char **argv) {
   int i = 1, status = 0;
   const char *fail = getenv("MLS_FAIL_ALLOC");     /* allocation-failure injection (mem.h) */
   if (fail && *fail) mem_fail_at(strtoull(fail, NULL, 10));
+  const char *gcmin = getenv("MLS_GC_MIN");        /* cycle collections after this many new objects (gc.c) */
+  if (gcmin && *gcmin) gc_set_min(strtoll(gcmin, NULL, 10));
   for (; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--version")) {

@@ -211,8 +211,22 @@ static void parse_oom(void *ud, size_t n) {
   longjmp(j->oom, 1);
 }
 
-/* Lemon's allocator: the checked one, so that a failure takes the path above. */
-static void *parser_alloc(size_t n) { return mem_alloc(n); }
+/* Lemon's allocator: the checked one, so that a failure takes the path above. The parser is
+** large (its stack has %stack_size entries, about 600 KB) and every parse needs one, so the
+** last one freed is kept for the next parse on the thread: a fresh one per REPL line, source()
+** or fuzzing input was mapped and zeroed anew each time. */
+static _Thread_local void *spare_parser;
+
+static void *parser_alloc(size_t n) {
+  void *p = spare_parser;
+  spare_parser = NULL;
+  return p ? p : mem_alloc(n);
+}
+
+static void parser_free(void *p) {
+  if (!spare_parser) spare_parser = p;
+  else mem_free(p);
+}
 
 static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err) __attribute__((noinline));
 
@@ -227,7 +241,7 @@ Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
   if (setjmp(j.oom) == 0) {
     ch = parse_run(&j, syms, src, err);
   } else {
-    if (j.parser) mlsParserFree(j.parser, mem_free);
+    if (j.parser) mlsParserFree(j.parser, parser_free);
     mem_free(j.v.t);
     mem_free(j.stack);
     chunk_release(j.ch);
@@ -337,7 +351,7 @@ static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err)
       }
     }
   }
-  mlsParserFree(J->parser, mem_free);
+  mlsParserFree(J->parser, parser_free);
   J->parser = NULL;
   mem_free(J->v.t);
   J->v.t = NULL;

@@ -15,6 +15,7 @@ void val_free_heap(Value v) {
   case VT_MAT: tensor_free(v.u.m); break;
   case VT_LIST: {
     List *l = v.u.l;
+    gc_untrack(&l->gc);
     for (int i = 0; i < l->n; i++) val_release(l->items[i]);
     mem_free(l->items);
     mem_free(l->names);
@@ -57,6 +58,7 @@ List *list_new(int cap) {
   l->refcount = 1;
   l->cap = cap;
   l->items = items;
+  gc_track(&l->gc, GC_LIST);
   return l;
 }
 

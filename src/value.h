@@ -46,12 +46,25 @@ typedef struct Value {
   } u;
 } Value;
 
+/* Cycle collection (interp/gc.c). Every list, closure and function env is linked on one list
+** while it lives, so that reference cycles among them (an env holding a closure that holds the
+** env, through any number of lists, closures and envs) can be found and freed. */
+typedef struct GcLink {
+  struct GcLink *prev, *next;  /* NULL while untracked */
+  int32_t gc_refs;             /* during a collection: references from outside the tracked objects */
+  uint8_t kind, state;         /* GC_LIST, GC_CLOSURE, GC_ENV; a collection's mark */
+} GcLink;
+enum { GC_LIST = 1, GC_CLOSURE, GC_ENV };
+void gc_track(GcLink *g, int kind);
+void gc_untrack(GcLink *g);
+
 typedef struct List {
   int32_t refcount;
   bool multi;               /* the results of a multi-return call: [a, b] = f() unpacks */
   int32_t n, cap;
   Value *items;
   struct Symbol **names;    /* NULL, or one per item (NULL = unnamed) */
+  GcLink gc;
 } List;
 
 static inline Value val_unbound(void) { Value v; v.t = VT_UNBOUND; v.u.n = 0; return v; }

@@ -3,8 +3,8 @@
 ** one reference and each closure created inside holds another. A closure stored in the env
 ** it captured (in one slot or several) makes a cycle (env -> slot -> closure -> env); it is
 ** freed as soon as nothing but such closures holds the env (env_release, closure_unref).
-** Longer cycles (through a list, or between two envs) are not collected: a known limitation
-** until a cycle collector exists.
+** Longer cycles (through a list, a grad or jit function, or between two envs) are left to the
+** cycle collector (gc.c).
 */
 #include <string.h>
 #include "interp/interp.h"
@@ -20,10 +20,12 @@ Env *env_new(const FuncInfo *fi, Env *parent) {
   e->fi = fi;
   e->stage_id = 0;
   for (int i = 0; i < e->n; i++) e->slots[i] = val_unbound();
+  gc_track(&e->gc, GC_ENV);
   return e;
 }
 
 static void env_destroy(Env *e) {
+  gc_untrack(&e->gc);
   for (int i = 0; i < e->n; i++) val_release(e->slots[i]);
   Env *p = e->parent;
   mem_free(e);
@@ -87,6 +89,7 @@ Value closure_new(const FuncInfo *fi, Env *env) {
   c->derived = NULL;
   c->jit = NULL;
   c->dname = NULL;
+  gc_track(&c->gc, GC_CLOSURE);
   Value v;
   v.t = VT_FUNC;
   v.u.f = c;
@@ -104,6 +107,7 @@ Value closure_new_derived(struct Derived *d, const char *name) {   /* takes d (f
   c->refcount = 1;
   c->derived = d;
   c->dname = name;
+  gc_track(&c->gc, GC_CLOSURE);
   Value v;
   v.t = VT_FUNC;
   v.u.f = c;
@@ -114,6 +118,7 @@ void closure_free(Closure *c) {
   Env *e = c->env;
   Chunk *ch = c->chunk;
   struct Derived *d = c->derived;
+  gc_untrack(&c->gc);
   if (c->jit) stage_jit_free(c->jit);
   mem_free(c);
   if (d) ad_derived_free(d);

@@ -819,6 +819,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   I->call_span = saved_call;
   I->nframes--;
   env_release(env);
+  gc_maybe();                                /* a call's env is where cycles form */
   return r;
 }
 
@@ -1487,6 +1488,8 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
   for (uint32_t i = 0; i < root->nkids; i++) {
     AstNode *s = root->kids[i];
     val_release(last);
+    last = val_null();
+    gc_maybe();
     if (!echo && staging_blocks(I) && stageable(s)) {   /* --staged */
       val_release(run_staged(I, root->kids, root->nkids, &i));
       i--;

@@ -25,8 +25,12 @@ typedef struct LibFn { Symbol *name; Value fn; } LibFn;   /* fn: VT_NULL while l
 #define MLS_STDLIB_DIR "/usr/local/share/mls/stdlib"
 #endif
 
-/* How much of the current thread's C stack the interpreter may use: all but a margin. */
+/* How much of the current thread's C stack the interpreter may use: all but a margin. Found
+** once per thread: on the main thread glibc reads /proc/self/maps to answer, which cost a
+** REPL line or a fuzzing harness's input more than running it. */
 static size_t stack_budget(void) {
+  static _Thread_local size_t budget;
+  if (budget) return budget;
   pthread_attr_t attr;
   size_t size = 8u << 20;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -34,7 +38,8 @@ static size_t stack_budget(void) {
     pthread_attr_destroy(&attr);
   }
   size_t margin = size / 8 > (1u << 20) ? (1u << 20) : size / 8;
-  return size > margin * 2 ? size - margin * 2 : size / 2;
+  budget = size > margin * 2 ? size - margin * 2 : size / 2;
+  return budget;
 }
 
 Interp *interp_new(void) {
@@ -70,6 +75,7 @@ void interp_free(Interp *I) {
       s->global = val_unbound();
       val_release(v);
     }
+  gc_collect();                               /* cycles the globals held */
   sym_free(&I->syms);
   if (I->err.src) source_release(I->err.src);
   mem_free(I->tmp);

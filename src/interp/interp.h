@@ -20,6 +20,7 @@ typedef struct Env {
   struct Env *parent;        /* the defining function's env; NULL = the global scope */
   int32_t stage_id;          /* the stage tape active when it was made (0 = none) */
   const FuncInfo *fi;        /* names of the slots */
+  GcLink gc;
   Value slots[];
 } Env;
 
@@ -32,6 +33,7 @@ typedef struct Closure {
   struct Jit *jit;           /* --jit-all: this function's staged graphs (stage.c), or NULL */
   const char *dname;         /* "grad" or "value_and_grad" when derived */
   uint64_t serial;           /* unique for the process: staged graphs check a function by it */
+  GcLink gc;
 } Closure;
 
 typedef struct Frame {
@@ -166,6 +168,24 @@ Value closure_new(const FuncInfo *fi, Env *env);
 Value closure_new_derived(struct Derived *d, const char *name);
 void ad_derived_free(struct Derived *d);
 void closure_free(Closure *c);
+
+/* gc.c: the cycle collector. Reference counting frees everything else at once; what it cannot
+** free is a cycle, and gc_collect finds the lists, closures and envs that only other such
+** objects hold and frees them (CPython's algorithm: subtract the references the objects make
+** to one another; whatever still has references left is held from outside, and so is all it
+** reaches). Returns how many objects it freed. gc_maybe collects when the tracked objects have
+** grown past a threshold (at least gc_set_min new ones, and as many as lived after the last
+** collection; gc_set_min(0): at every call, a test mode); the evaluator calls it where no C code holds an uncounted reference: when a
+** function call returns and between top-level statements. */
+int64_t gc_collect(void);
+void gc_maybe(void);
+void gc_set_min(int64_t n);
+int64_t gc_tracked(void);          /* lists, closures and envs alive */
+typedef void (*GcVisit)(GcLink *child, void *ctx);
+void gc_visit_value(Value v, GcVisit fn, void *ctx);
+/* The counted references of what autodiff.c and stage.c own: a grad/jit function's Derived
+** (its function and argnum) and a Jit's cache (the functions kept in its keys). */
+void ad_derived_children(const struct Derived *d, GcVisit fn, void *ctx);
 
 /* resolve.c: binds every name in the chunk to a slot or a global; reports errors like break
 ** outside a loop into *err (returns false). module: top-level names become slots of ch->top.

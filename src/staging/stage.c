@@ -211,6 +211,11 @@ void stage_jit_free(Jit *j) {
   mem_free(j);
 }
 
+void stage_jit_children(const Jit *j, GcVisit fn, void *ctx) {
+  for (const JitEntry *e = j->entries; e; e = e->next)
+    if (e->statics) gc_visit_value(val_list(e->statics), fn, ctx);
+}
+
 /* Appends v's part of the cache key: numbers and matrices are traced leaves (their shapes are
 ** the key), booleans, strings and functions are static (their values are). */
 static void key_of(TextBuf *k, Value v, List *lv, List *statics) {

@@ -43,5 +43,7 @@ struct Jit;
 struct Jit *stage_jit_new(void);
 Value stage_call_jit(Interp *I, struct Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp);
 void stage_jit_free(struct Jit *j);
+/* The cycle collector's view of a Jit (interp/gc.c): the lists of functions its cache keeps. */
+void stage_jit_children(const struct Jit *j, GcVisit fn, void *ctx);
 
 #endif

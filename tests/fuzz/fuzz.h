@@ -24,7 +24,7 @@
 
 #define FUZZ_MAX_MEMORY ((uint64_t)64 << 20)   /* matrix data live at once */
 #define FUZZ_MAX_FRAMES 200                    /* calls and sources */
-#define FUZZ_CPU_MS 250                        /* then the run is interrupted, as by Ctrl-C */
+#define FUZZ_CPU_MS 50                         /* then the run is interrupted, as by Ctrl-C */
 
 static Interp *volatile fuzz_running;           /* the interpreter the timer interrupts */
 static FILE *fuzz_null;
@@ -63,6 +63,7 @@ static Interp *fuzz_interp(FILE *out, FILE *err) {
   mem_set_limit(FUZZ_MAX_MEMORY);
   I->no_write = true;
   I->threads = 1;
+  gc_set_min(0);           /* the cycle collector runs at every call's return: its bugs show at once */
   return I;
 }
 
