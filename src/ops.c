@@ -265,7 +265,9 @@ Tensor *op_gemm_new(Interp *I, bool ta, bool tb, Tensor *A, Tensor *B, Span sp) 
   int64_t m = ta ? tensor_cols(A) : tensor_rows(A), n = tb ? tensor_rows(B) : tensor_cols(B);
   Tensor *C = tensor_new_on(I, be_place((Tensor *[]){ A, B }, 2), m, n);
   const Backend *be = be_runner(OP_MATMUL, C, (Tensor *[]){ A, B }, 2);
-  if (be->gemm(ta, tb, 1.0, A, B, 0.0, C) != 0) {
+  int rc = be->gemm(ta, tb, 1.0, A, B, 0.0, C);
+  if (I->interrupted) { tensor_free_ref(C); interp_check_interrupt(I, sp); }   /* stopped between panels */
+  if (rc != 0) {
     tensor_free_ref(C);
     if (be->error) mls_throw(I, sp, "matrix product failed on the %s backend: %s", be->name, be->error());
     mls_throw(I, sp, "matrix product failed on the %s backend", be->name);

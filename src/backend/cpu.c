@@ -233,6 +233,8 @@ static int gemm_ld(const Tensor *t) {
   return tensor_cols(t) > 1 ? (int)tensor_cols(t) : 1;
 }
 
+#define GEMM_POLL_FLOPS 2e9
+
 static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
   int64_t m = tensor_rows(C), n = tensor_cols(C);
   int64_t k = ta ? tensor_rows(A) : tensor_cols(A);
@@ -244,9 +246,29 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
                 alpha, tensor_data(A), gemm_ld(A), tensor_data(B), incx, beta, tensor_data(C), 1);
     return 0;
   }
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              (int)m, (int)n, (int)k, alpha, tensor_data(A), gemm_ld(A),
-              tensor_data(B), gemm_ld(B), beta, tensor_data(C), (int)n);
+  const double *a = tensor_data(A), *b = tensor_data(B);
+  double *c = tensor_data(C);
+  int lda = gemm_ld(A), ldb = gemm_ld(B);
+  /* One OpenBLAS call cannot be stopped, so a product of more than GEMM_POLL_FLOPS runs as 16
+  ** panels of C's rows (or columns, when it has few rows), polling the interrupt flag between
+  ** them (the caller raises it): Ctrl-C then ends a long product within a sixteenth of it. A
+  ** panel still has at least 256 rows, enough for OpenBLAS's own blocking and threads. */
+  const volatile sig_atomic_t *stop = cpu_par_stop_flag();
+  int64_t along = m >= n ? m : n, pieces = 16;
+  if (!stop || 2.0 * (double)m * (double)n * (double)k < GEMM_POLL_FLOPS || along < 2 * 256) pieces = 1;
+  else if (along / pieces < 256) pieces = along / 256;
+  for (int64_t p = 0; p < pieces && !(p > 0 && *stop); p++) {
+    int64_t lo = along * p / pieces, hi = along * (p + 1) / pieces;
+    if (m >= n) {                               /* rows lo..hi of C: those rows of op(A) */
+      const double *ap = ta ? a + lo : a + lo * lda;
+      cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)(hi - lo), (int)n,
+                  (int)k, alpha, ap, lda, b, ldb, beta, c + lo * n, (int)n);
+    } else {                                    /* columns lo..hi of C: those columns of op(B) */
+      const double *bp = tb ? b + lo * ldb : b + lo;
+      cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)(hi - lo),
+                  (int)k, alpha, a, lda, bp, ldb, beta, c + lo, (int)n);
+    }
+  }
   return 0;
 }
 

@@ -14,6 +14,8 @@ void cpu_parallel_for(int64_t n, ParFn fn, void *ctx);
 /* The interrupt flag cpu_parallel_for polls: each part runs in 16 pieces, and once the flag
 ** is set the pieces left are skipped (the caller raises the interrupt). NULL: none. */
 void cpu_par_set_stop(const volatile sig_atomic_t *flag);
+/* The flag set by cpu_par_set_stop (NULL: none): long work outside cpu_parallel_for polls it. */
+const volatile sig_atomic_t *cpu_par_stop_flag(void);
 void cpu_par_set_threads(int n);
 /* Stops and joins the workers (at interp_free); a later job starts them again. */
 void cpu_par_shutdown(void);

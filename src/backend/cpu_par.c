@@ -33,6 +33,7 @@ static Pool pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREA
 static const volatile sig_atomic_t *stop_flag;
 
 void cpu_par_set_stop(const volatile sig_atomic_t *flag) { stop_flag = flag; }
+const volatile sig_atomic_t *cpu_par_stop_flag(void) { return stop_flag; }
 
 /* fn over [lo, hi) in 16 pieces, skipping the rest once the interrupt flag is set. */
 static void run_part(ParFn fn, void *ctx, int64_t lo, int64_t hi) {

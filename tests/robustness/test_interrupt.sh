@@ -32,4 +32,5 @@ case_int "paste of 5*10^6 numbers" 's = paste("a", 1:5e6)' 5
 case_int "sprintf %s of 5*10^6 numbers" 's = sprintf("%s", 1:5e6)' 5
 case_int "a loop of ranges" 'for (i in 1:100000) { x = 1:2e6 }' '1|27'
 case_int "a loop of seq" 'for (i in 1:100000) { x = seq(1, 2e6) }' '1|27'
+case_int "a 4000x4000 matrix product" 'A = rand(rows=4000, cols=4000, seed=1); B = A %*% A' 45
 exit $fail
