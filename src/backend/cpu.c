@@ -233,7 +233,8 @@ static int gemm_ld(const Tensor *t) {
   return tensor_cols(t) > 1 ? (int)tensor_cols(t) : 1;
 }
 
-#define GEMM_POLL_FLOPS 2e9
+static double gemm_panel_flops = 16e9;
+void cpu_gemm_set_panel_flops(double flops) { gemm_panel_flops = flops; }
 
 static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
   int64_t m = tensor_rows(C), n = tensor_cols(C);
@@ -249,14 +250,18 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   const double *a = tensor_data(A), *b = tensor_data(B);
   double *c = tensor_data(C);
   int lda = gemm_ld(A), ldb = gemm_ld(B);
-  /* One OpenBLAS call cannot be stopped, so a product of more than GEMM_POLL_FLOPS runs as 16
-  ** panels of C's rows (or columns, when it has few rows), polling the interrupt flag between
-  ** them (the caller raises it): Ctrl-C then ends a long product within a sixteenth of it. A
-  ** panel still has at least 256 rows, enough for OpenBLAS's own blocking and threads. */
+  /* One OpenBLAS call cannot be stopped, so a product of more than 2 gemm_panel_flops (16e9) runs as
+  ** panels of C's rows (or columns, when it has fewer rows), one per gemm_panel_flops (at most
+  ** 16, each at least 512 rows), polling the interrupt flag between them (the caller raises
+  ** it): Ctrl-C then ends a long product within a panel, about 0.3 s of one core. Each call
+  ** packs op(B) again, so the panels are kept large: a 3000x3000 product is 2 of them, and
+  ** costs about 1% more than one call. */
   const volatile sig_atomic_t *stop = cpu_par_stop_flag();
-  int64_t along = m >= n ? m : n, pieces = 16;
-  if (!stop || 2.0 * (double)m * (double)n * (double)k < GEMM_POLL_FLOPS || along < 2 * 256) pieces = 1;
-  else if (along / pieces < 256) pieces = along / 256;
+  int64_t along = m >= n ? m : n;
+  double flops = 2.0 * (double)m * (double)n * (double)k;
+  int64_t pieces = flops < 2 * gemm_panel_flops || !stop ? 1 : (int64_t)(flops / gemm_panel_flops);
+  if (pieces > 16) pieces = 16;
+  if (pieces > along / 512) pieces = along / 512 > 0 ? along / 512 : 1;
   for (int64_t p = 0; p < pieces && !(p > 0 && *stop); p++) {
     int64_t lo = along * p / pieces, hi = along * (p + 1) / pieces;
     if (m >= n) {                               /* rows lo..hi of C: those rows of op(A) */

@@ -16,6 +16,9 @@ void cpu_parallel_for(int64_t n, ParFn fn, void *ctx);
 void cpu_par_set_stop(const volatile sig_atomic_t *flag);
 /* The flag set by cpu_par_set_stop (NULL: none): long work outside cpu_parallel_for polls it. */
 const volatile sig_atomic_t *cpu_par_stop_flag(void);
+/* A product of more than twice this many flops runs in panels, polling the flag between them
+** (cpu.c; 16e9 by default). The unit tests lower it to check the panels on small products. */
+void cpu_gemm_set_panel_flops(double flops);
 void cpu_par_set_threads(int n);
 /* Stops and joins the workers (at interp_free); a later job starts them again. */
 void cpu_par_shutdown(void);

@@ -19,6 +19,7 @@
 #include "interp/interp.h"
 #include "capture.h"
 #include "mem.h"
+#include "backend/cpu.h"
 
 typedef struct Fix { Interp *I; char *out, *err; size_t nout, nerr; } Fix;
 
@@ -74,6 +75,44 @@ static void test_fused(void **state) {      /* jit: exp(A) * 2 + A and the sum r
   expect_interrupted(f, "z = jf(X)", "t.mls:2:19: error:");   /* the cached graph: f's body */
 }
 
+/* %*% in panels (cpu_gemm): with the panel size lowered, a product stops after its first panel */
+static void test_gemm(void **state) {
+  cpu_gemm_set_panel_flops(1e6);
+  expect_interrupted(*state, "Y = X %*% t(X)", "t.mls:1:5: error:");
+  cpu_gemm_set_panel_flops(16e9);
+}
+
+/* ... and every transpose form of the panels (rows of C when it has more rows, columns when it
+** has more columns) gives the product: entries checked against sums of elementwise products */
+static void test_gemm_panels(void **state) {
+  Fix *f = *state;
+  cpu_gemm_set_panel_flops(1e6);
+  const char *prog =
+    "chk = function(A, B, C) {\n"
+    "  worst = 0\n"
+    "  for (s in 1:40) {\n"
+    "    i = 1 + (s * 37) %% nrow(C)\n"
+    "    j = 1 + (s * 101) %% ncol(C)\n"
+    "    ref = sum(A[i, ] * t(B[, j]))\n"
+    "    worst = max(worst, abs(C[i, j] - ref) / (1 + abs(ref)))\n"
+    "  }\n"
+    "  worst < 1e-12\n"
+    "}\n"
+    "A = rand(rows=1100, cols=300, seed=1, min=-1, max=1); Ak = rand(rows=300, cols=1100, seed=2, min=-1, max=1)\n"
+    "B = rand(rows=300, cols=1000, seed=3, min=-1, max=1); Bk = rand(rows=1000, cols=300, seed=4, min=-1, max=1)\n"
+    "print(chk(A, B, A %*% B)); print(chk(t(Ak), B, t(Ak) %*% B))\n"
+    "print(chk(A, t(Bk), A %*% t(Bk))); print(chk(t(Ak), t(Bk), t(Ak) %*% t(Bk)))\n"
+    "A2 = rand(rows=600, cols=300, seed=5, min=-1, max=1); A2k = rand(rows=300, cols=600, seed=6, min=-1, max=1)\n"
+    "B2 = rand(rows=300, cols=2100, seed=7, min=-1, max=1); B2k = rand(rows=2100, cols=300, seed=8, min=-1, max=1)\n"
+    "print(chk(A2, B2, A2 %*% B2)); print(chk(t(A2k), B2, t(A2k) %*% B2))\n"
+    "print(chk(A2, t(B2k), A2 %*% t(B2k))); print(chk(t(A2k), t(B2k), t(A2k) %*% t(B2k)))\n";
+  int st = run_captured(f->I, prog, false, &f->out, &f->nout, &f->err, &f->nerr);
+  cpu_gemm_set_panel_flops(16e9);
+  if (st != 0) print_error("%s", f->err);
+  assert_int_equal(st, 0);
+  assert_string_equal(f->out, "TRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_elementwise, setup, teardown),
@@ -81,6 +120,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_reduction, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rows, setup, teardown),
     cmocka_unit_test_setup_teardown(test_fused, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_gemm, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_gemm_panels, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
