@@ -8,12 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 #include "mem.h"
+#include "mls.h"
 
 MemStats mem_stats;
 
 /* Process-wide, like malloc's own state: the limit, the failure hook and the test counter. */
 static uint64_t limit_bytes;           /* 0: the default, physical memory */
-static _Thread_local MemOomHook oom_hook;   /* per thread: kernel workers have none */
+static _Thread_local MemOomHook oom_hook;   /* per thread: only the interpreter's has one */
+static _Thread_local bool forbidden;         /* mem_forbid_thread */
 static uint64_t fail_at, fail_count;
 static bool fail_hit;
 
@@ -72,7 +74,10 @@ void mem_fail_at(uint64_t n) { fail_at = n; fail_count = 0; fail_hit = false; }
 uint64_t mem_fail_count(void) { return fail_count; }
 bool mem_fail_hit(void) { return fail_hit; }
 
-bool mem_fail_now(void) {
+void mem_forbid_thread(void) { forbidden = true; }
+
+bool mem_fail_now(void) {                  /* (every allocation passes here) */
+  MLS_ASSERT(!forbidden && "an allocation on a thread that must not allocate (mem_forbid_thread)");
   if (!fail_at) return false;
   if (++fail_count != fail_at) return false;
   fail_hit = true;
@@ -87,7 +92,7 @@ _Noreturn void mem_oom(size_t n) {
 
 static void *oom(size_t n) { mem_oom(n); }
 
-/* Counts a block handed out (p != NULL) or taken back; atomic, since kernel workers allocate too. */
+/* Counts a block handed out (p != NULL) or taken back; atomic, as frees may come from any thread. */
 static void *counted(void *p) {
   if (p) __atomic_add_fetch(&mem_stats.blocks, 1, __ATOMIC_RELAXED);
   return p;

@@ -52,6 +52,13 @@ typedef void (*MemOomHandler)(void *ud, size_t n);
 typedef struct MemOomHook { MemOomHandler fn; void *ud; } MemOomHook;
 MemOomHook mem_set_oom_handler(MemOomHook h);
 
+/* Marks the calling thread as one that must not allocate: the CPU kernels' pool threads
+** (cpu_par.c) and the Jupyter kernel's heartbeat and control threads. Only the interpreter's
+** thread has a failure handler, so an allocation elsewhere could only end the process on
+** failure; instead every allocation there is an assertion failure, found by any test that
+** takes the path, whether or not memory runs out. */
+void mem_forbid_thread(void);
+
 /* Allocation-failure injection (tests; $MLS_FAIL_ALLOC for the command line): counts every
 ** allocation from now on, and the nth one (1-based) fails as if malloc had returned NULL;
 ** 0 turns it off. mem_fail_count() is the number counted so far, mem_fail_hit() whether the

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <unistd.h>
 #include "backend/cpu.h"
+#include "mem.h"
 
 #define MAX_THREADS 64
 
@@ -51,6 +52,7 @@ static void part(int k, int parts, int64_t n, int64_t *lo, int64_t *hi) {
 static void *worker(void *arg) {
   int k = (int)(intptr_t)arg;
   uint64_t seen = 0;
+  mem_forbid_thread();                             /* no failure handler here: kernels must not allocate */
   pthread_mutex_lock(&pool.mu);
   for (;;) {
     while (pool.job == seen && !pool.quit) pthread_cond_wait(&pool.go, &pool.mu);

@@ -16,6 +16,7 @@
 #include "builtins.h"
 #include "kernel/kernel.h"
 #include "kernel/wire.h"
+#include "mem.h"
 #include "parse.h"
 #include "plot/plot.h"
 #include "print.h"
@@ -488,6 +489,7 @@ static void handle_shell(Kernel *K, const WireMsg *m) {
 ** it ends when the context is shut down. */
 static void *hb_main(void *p) {
   Kernel *K = p;
+  mem_forbid_thread();                     /* only the interpreter's thread may allocate (mem.h) */
   zmq_proxy(K->hb, K->hb, NULL);
   zmq_close(K->hb);
   return NULL;
@@ -497,6 +499,7 @@ static void *hb_main(void *p) {
 ** sets the interpreter's interrupt flag, shutdown_request ends the kernel. */
 static void *control_main(void *p) {
   Kernel *K = p;
+  mem_forbid_thread();
   for (;;) {
     WireMsg m;
     int rc = wire_recv(&K->wire, K->control, &m);

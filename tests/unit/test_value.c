@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "diag.h"
 #include "err.h"
 #include "interp/interp.h"
@@ -560,8 +563,32 @@ static void test_oom_is_an_error(void **state) {
   assert_string_equal(f->out, "2\n");
 }
 
+/* A thread marked mem_forbid_thread (the kernels' pool, the Jupyter kernel's side threads) has
+** no out-of-memory handler: any allocation there is an internal error, at once (in a child). */
+static void test_forbidden_thread(void **state) {
+  (void)state;
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stderr);
+    mem_forbid_thread();
+    void *p = mem_try_alloc(16);
+    (void)p;
+    _exit(0);                                  /* not reached */
+  }
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+  /* this thread allocates as before */
+  void *p = mem_alloc(16);
+  assert_non_null(p);
+  mem_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_forbidden_thread),
     cmocka_unit_test(test_str_refcount),
     cmocka_unit_test(test_unboxed_values),
     cmocka_unit_test_setup_teardown(test_list_push_find, setup, teardown),
