@@ -90,6 +90,22 @@ Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols) {
   return t;
 }
 
+Tensor *tensor_block_on_device(Interp *I, const Tensor *m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, Span sp) {
+  const Backend *be = m->st->be;
+  if (!m->st->dev || !be->copy2d) return NULL;
+  Tensor v = *m;                                /* the block as a strided view, copied packed */
+  v.offset += r0 * m->stride[0] + c0 * m->stride[1];
+  v.shape[0] = nr;
+  v.shape[1] = nc;
+  Tensor *o = tensor_new_on(I, be, nr, nc);
+  if (be->copy2d(o, &v) != 0) {
+    tensor_free_ref(o);
+    mls_throw(I, sp, "indexing a %lldx%lld block failed on the %s backend: %s", (long long)nr, (long long)nc, be->name,
+              be->error ? be->error() : "unknown error");
+  }
+  return o;
+}
+
 /* A device copies on the device; the host copies everything else (blocked for transposes). */
 static Tensor *clone_on(Interp *I, const Tensor *t, const Backend *be) {
   int64_t r = tensor_rows(t), c = tensor_cols(t);

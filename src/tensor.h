@@ -56,6 +56,9 @@ Tensor *tensor_view_rows(Tensor *t, int64_t r0, int64_t n);
 ** an empty matrix gets the strides of a packed one, so its transpose stays contiguous. Writes
 ** to either copy first (copy-on-write checks the storage's refcount). */
 Tensor *tensor_view_t(Tensor *t);
+/* Rows r0..r0+nr-1 and columns c0..c0+nc-1 (0-based) of a matrix in device memory, copied
+** there (X[a:b, c:d] of a GPU matrix); NULL when m is in host memory. */
+Tensor *tensor_block_on_device(Interp *I, const Tensor *m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, Span sp);
 void tensor_free(Tensor *t);     /* the refcount reached zero */
 static inline void tensor_free_ref(Tensor *t) { if (--t->refcount == 0) tensor_free(t); }
 

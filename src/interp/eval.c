@@ -1092,6 +1092,13 @@ static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out
 
 /* x[iv...] for an evaluated x and indices (VT_UNBOUND or VT_NULL = the whole dimension).
 ** Used by the evaluator and, as the op INDEX, by grad. Arguments borrowed; result owned. */
+/* Whether the selection is consecutive positions (all, one, or a run a:b). */
+static bool index_run(const Index *ix) {
+  for (int64_t i = 1; i < ix->n; i++)
+    if (ix_at(ix, i) != ix_at(ix, 0) + i) return false;
+  return true;
+}
+
 Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
   Value conv[2];
   bool whole;
@@ -1159,6 +1166,10 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
       bool consecutive = true;                 /* X[a:b, ] or X[i, ]: a view, nothing copied */
       for (int64_t i = 1; i < ri.n && consecutive; i++) consecutive = ix_at(&ri, i) == ix_at(&ri, 0) + i;
       if (consecutive) return val_mat(tensor_view_rows(x.u.m, ix_at(&ri, 0), ri.n));
+    }
+    if (m->st->dev && ri.n > 0 && ci.n > 0 && index_run(&ri) && index_run(&ci)) {   /* X[a:b, c:d] on a GPU */
+      Tensor *o = tensor_block_on_device(I, m, ix_at(&ri, 0), ri.n, ix_at(&ci, 0), ci.n, sp);
+      if (o) return val_mat(o);
     }
     Tensor *o = tensor_new(I, ri.n, ci.n);
     double *d = tensor_data(o);
