@@ -106,6 +106,42 @@ Tensor *tensor_block_on_device(Interp *I, const Tensor *m, int64_t r0, int64_t n
   return o;
 }
 
+bool tensor_write_block_on_device(Interp *I, Tensor *m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, const Tensor *src,
+                                  double fill, Span sp) {
+  const Backend *be = m->st->be;
+  if (!m->st->dev || !be->copy2d || !be->upload) return false;
+  Tensor in, *one = NULL;
+  if (src) {
+    if (src->st->be != be || tensor_numel(src) != nr * nc) return false;   /* a host operand: the host writes */
+    in = *src;
+    if (tensor_rows(src) != nr) {                /* a vector into a row or column: read along it */
+      int64_t s = tensor_rows(src) == 1 ? src->stride[1] : src->stride[0];
+      in.stride[0] = nr == 1 ? 0 : s;
+      in.stride[1] = nc == 1 ? 0 : s;
+    }
+  } else {                                       /* one value: a 1x1 device matrix read with strides 0 */
+    one = tensor_new_on(I, be, 1, 1);
+    if (be->upload(one->st->data + one->offset, &fill, sizeof fill) != 0) {
+      tensor_free_ref(one);
+      return false;
+    }
+    in = *one;
+    in.stride[0] = in.stride[1] = 0;
+  }
+  in.shape[0] = nr;
+  in.shape[1] = nc;
+  Tensor out = *m;                               /* the block of m, written through m's strides */
+  out.offset += r0 * m->stride[0] + c0 * m->stride[1];
+  out.shape[0] = nr;
+  out.shape[1] = nc;
+  int rc = be->copy2d(&out, &in);
+  if (one) tensor_free_ref(one);
+  if (rc != 0)
+    mls_throw(I, sp, "assigning a %lldx%lld block failed on the %s backend: %s", (long long)nr, (long long)nc, be->name,
+              be->error ? be->error() : "unknown error");
+  return true;
+}
+
 /* A device copies on the device; the host copies everything else (blocked for transposes). */
 static Tensor *clone_on(Interp *I, const Tensor *t, const Backend *be) {
   int64_t r = tensor_rows(t), c = tensor_cols(t);

@@ -59,6 +59,11 @@ Tensor *tensor_view_t(Tensor *t);
 /* Rows r0..r0+nr-1 and columns c0..c0+nc-1 (0-based) of a matrix in device memory, copied
 ** there (X[a:b, c:d] of a GPU matrix); NULL when m is in host memory. */
 Tensor *tensor_block_on_device(Interp *I, const Tensor *m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, Span sp);
+/* Writes src (nr x nc, or a vector of nr * nc; NULL: fill) into that block of m, which the
+** caller owns alone, on the device (X[a:b, c:d] = Y of GPU matrices). false, with nothing
+** written, when m is in host memory or src is not on m's device: the host writes then. */
+bool tensor_write_block_on_device(Interp *I, Tensor *m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, const Tensor *src,
+                                  double fill, Span sp);
 void tensor_free(Tensor *t);     /* the refcount reached zero */
 static inline void tensor_free_ref(Tensor *t) { if (--t->refcount == 0) tensor_free(t); }
 

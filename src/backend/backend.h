@@ -72,7 +72,9 @@ typedef struct Backend {
   ** Data is managed memory the host can address: before host code reads or writes a
   ** storage (tensor_data), host_access(base) waits for the device's queued work. */
   int (*host_access)(const double *base);
-  /* out (packed) = in read through its strides (a transposed view), on the device. */
+  /* out = in, on the device, each read and written through its own strides: a packed copy of
+  ** a transposed view or a block, a block of out written (left indexing), or one value filled
+  ** in (in with strides 0, 0). The shape is in's. */
   int (*copy2d)(Tensor *out, const Tensor *in);
   /* 0 when the device is usable (called once, before anything else); else error() says why. */
   int (*init)(void);

@@ -1364,6 +1364,12 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
     store(place, val_mat(c));
     m = c;
   }
+  if (m->st->dev && ri.n > 0 && ci.n > 0 && index_run(&ri) && index_run(&ci) &&   /* a block of a GPU matrix */
+      tensor_write_block_on_device(I, m, ix_at(&ri, 0), ri.n, ix_at(&ci, 0), ci.n, src, fill, sp)) {
+    m->logical = m->logical && (rhs.t == VT_BOOL || (rhs.t == VT_MAT && rhs.u.m->logical));
+    tmp_release_to(I, mark);
+    return;
+  }
   double *d = tensor_data(m);
   int64_t k = 0, sc = src ? tensor_cols(src) : 0;
   for (int64_t i = 0; i < ri.n; i++)

@@ -64,7 +64,8 @@ static int cu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor
 
 static int cu_copy2d(Tensor *out, const Tensor *in) {
   if (to_device(in) || to_device(out)) return 1;
-  return mcu_copy2d(dptr(out), dptr(in), tensor_rows(in), tensor_cols(in), in->stride[0], in->stride[1]);
+  return mcu_copy2d(dptr(out), out->stride[0], out->stride[1], dptr(in), tensor_rows(in), tensor_cols(in), in->stride[0],
+                    in->stride[1]);
 }
 
 /* ---- fusion groups: CUDA C written here, compiled by NVRTC (fused.cu) ----

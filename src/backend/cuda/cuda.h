@@ -52,8 +52,9 @@ int mcu_binary(int op, double *out, McuArg a, McuArg b, int64_t rows, int64_t co
 int mcu_unary(int op, double *out, const double *x, int64_t n);
 /* 2 for a binary op with a kernel here, 1 for a unary one, 0 for an op without one. */
 int mcu_ew_arity(int op);
-/* out (packed rows x cols) = in read with element strides s0, s1 (a transposed view). */
-int mcu_copy2d(double *out, const double *in, int64_t rows, int64_t cols, int64_t s0, int64_t s1);
+/* out (rows x cols, written with element strides o0, o1: packed is cols, 1) = in read with
+** element strides s0, s1 (a transposed view, a block, or 0, 0 for one value filled in). */
+int mcu_copy2d(double *out, int64_t o0, int64_t o1, const double *in, int64_t rows, int64_t cols, int64_t s0, int64_t s1);
 /* out = t ? y : n elementwise (NaN where t is NaN); an input of 1 element broadcasts. */
 int mcu_ifelse(double *out, const double *t, bool t1, const double *y, bool y1, const double *f, bool f1, int64_t n);
 

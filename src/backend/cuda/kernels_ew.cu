@@ -150,7 +150,7 @@ int mcu_unary(int op, double *out, const double *x, int64_t n) {
 }
 
 /* A transpose through shared memory: 32x32 tiles, both sides coalesced. */
-__global__ void k_transpose(double *o, const double *in, int64_t rows, int64_t cols, int64_t s1) {
+__global__ void k_transpose(double *o, int64_t o0, const double *in, int64_t rows, int64_t cols, int64_t s1) {
   __shared__ double tile[32][33];
   int64_t j0 = (int64_t)blockIdx.x * 32, i0 = (int64_t)blockIdx.y * 32;
   for (int d = threadIdx.y; d < 32; d += blockDim.y) {       /* read along in's rows: i varies slowest in o */
@@ -160,23 +160,26 @@ __global__ void k_transpose(double *o, const double *in, int64_t rows, int64_t c
   __syncthreads();
   for (int d = threadIdx.y; d < 32; d += blockDim.y) {
     int64_t i = i0 + d, j = j0 + threadIdx.x;
-    if (i < rows && j < cols) o[i * cols + j] = tile[threadIdx.x][d];
+    if (i < rows && j < cols) o[i * o0 + j] = tile[threadIdx.x][d];
   }
 }
 
-__global__ void k_copy2d(double *o, const double *in, int64_t n, int64_t cols, int64_t s0, int64_t s1) {
-  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x)
-    o[k] = in[(k / cols) * s0 + (k % cols) * s1];
+__global__ void k_copy2d(double *o, int64_t o0, int64_t o1, const double *in, int64_t n, int64_t cols, int64_t s0,
+                         int64_t s1) {
+  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) {
+    int64_t i = k / cols, j = k % cols;
+    o[i * o0 + j * o1] = in[i * s0 + j * s1];
+  }
 }
 
-int mcu_copy2d(double *out, const double *in, int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
+int mcu_copy2d(double *out, int64_t o0, int64_t o1, const double *in, int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
   int64_t n = rows * cols;
   if (n == 0) return 0;
-  if (s0 == 1 && rows > 1 && cols > 1 && (cols + 31) / 32 < 65536 * 1024 && (rows + 31) / 32 < 65536) {
+  if (s0 == 1 && s1 != 0 && o1 == 1 && rows > 1 && cols > 1 && (cols + 31) / 32 < 65536 * 1024 && (rows + 31) / 32 < 65536) {
     dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32)), block(32, 8);
-    k_transpose<<<grid, block, 0, mcu_stream>>>(out, in, rows, cols, s1);
+    k_transpose<<<grid, block, 0, mcu_stream>>>(out, o0, in, rows, cols, s1);
   } else {
-    k_copy2d<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(out, in, n, cols, s0, s1);
+    k_copy2d<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(out, o0, o1, in, n, cols, s0, s1);
   }
   return mcu_launched("copy");
 }
