@@ -98,7 +98,7 @@ $(BUILD)/gen/scalar_h.inc: src/backend/scalar.h
 	sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< > $@
 
 $(CUDA_PLUGIN): $(CUDA_OBJS)
-	$(NVCC) -shared -o $@ $^ -lcublas -lnvrtc -lcudart -Xlinker -rpath=$(CUDA_HOME)/lib64 -Xlinker -z -Xlinker defs
+	$(NVCC) -shared -o $@ $^ -lcublas -lcusolver -lnvrtc -lcudart -Xlinker -rpath=$(CUDA_HOME)/lib64 -Xlinker -z -Xlinker defs
 endif
 
 $(BUILD)/mls: $(BUILD)/src/main.o $(BUILD)/libmls.a

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "autodiff.h"
+#include "backend/backend.h"
 #include "builtins.h"
 #include "err.h"
 #include "mem.h"
@@ -227,6 +228,133 @@ static LaStatus la_svd(Tensor *A, Tensor *U, Tensor *S, Tensor *V, LaInfo *st) {
   return st->status;
 }
 
+static l_noret la_raise(Interp *I, const LaInfo *st);
+
+/* ==== The same on a device (Backend getrf/getrs: cuSOLVER) ==============================
+** The device factors a column-major copy of A, made on the device by a transposing copy, so
+** that the factors, the pivots and the position of a zero pivot are those dgetrf gives on the
+** CPU; the condition estimate (dgecon, on the host from the factors) is the CPU's too, so the
+** same matrices are refused with the same messages. Results are made and stay on the device.
+*/
+
+static const Backend *la_device(const Tensor *A) {
+  const Backend *be = A->st->be;
+  return A->st->dev && be->getrf && be->getrs && be->copy2d ? be : NULL;
+}
+
+/* The column-major copy of M (its transpose, packed) on M's device, on the temp stack. */
+static Tensor *dev_transposed(Interp *I, const Tensor *M) {
+  Tensor v = *M;
+  v.shape[0] = M->shape[1];
+  v.shape[1] = M->shape[0];
+  v.stride[0] = M->stride[1];
+  v.stride[1] = M->stride[0];
+  Tensor *t = tensor_clone(I, &v);
+  tmp_push(I, val_mat(t));
+  return t;
+}
+
+static double *dev_ptr(const Tensor *t) { return t->st->data + t->offset; }   /* no host access */
+
+static l_noret dev_fail(Interp *I, const Backend *be) {
+  bi_error(I, "failed on the %s backend: %s", be->name, be->error ? be->error() : "unknown error");
+}
+
+/* LU of the n x n A (contiguous, on device be): the column-major factors (temp stack) and the
+** pivots; st as la_lu sets it (cond: also estimate the condition, as solve and inv do). */
+static Tensor *la_lu_dev(Interp *I, const Backend *be, const Tensor *A, int32_t *ipiv, bool cond, LaInfo *st) {
+  la_init(st);
+  lapack_int n = (lapack_int)tensor_rows(A);
+  double anorm = cond ? LAPACKE_dlange(LAPACK_ROW_MAJOR, '1', n, n, tensor_data(A), n) : 0;
+  Tensor *F = dev_transposed(I, A);
+  int64_t info = 0;
+  if (be->getrf(dev_ptr(F), n, ipiv, &info) != 0) dev_fail(I, be);
+  if (info > 0) {
+    st->status = LA_SINGULAR;
+    st->index = info;
+    st->routine = "dgetrf";
+    return F;
+  }
+  if (cond) {
+    double rcond = 0;
+    if (!la_check(st, LAPACKE_dgecon(LAPACK_COL_MAJOR, '1', n, tensor_data(F), n, anorm, &rcond), "dgecon", LA_INTERNAL))
+      return F;
+    st->rcond = rcond;
+    if (!(rcond >= DBL_EPSILON)) { st->status = LA_ILLCOND; st->routine = "dgecon"; }
+  }
+  return F;
+}
+
+/* solve(A, B) with A on device be: X on the device. */
+static Value solve_dev(Interp *I, const Backend *be, Tensor *A, Tensor *B) {
+  int64_t n = tensor_rows(A), k = tensor_cols(B);
+  if (B->st->be != be) {
+    B = tensor_to(I, B, be);
+    tmp_push(I, val_mat(B));
+  }
+  int32_t *ipiv = bi_scratch(I, (size_t)n * sizeof *ipiv);
+  LaInfo st;
+  Tensor *F = la_lu_dev(I, be, A, ipiv, true, &st);
+  if (st.status != LA_OK) la_raise(I, &st);
+  Tensor *X;
+  if (k == 1) {                                 /* a column is the same in both orders */
+    X = tensor_clone(I, B);
+    tmp_push(I, val_mat(X));
+  } else {
+    X = dev_transposed(I, B);
+  }
+  if (be->getrs(dev_ptr(F), n, ipiv, dev_ptr(X), k) != 0) dev_fail(I, be);
+  bi_scratch_free(I, ipiv);
+  if (k != 1) X = dev_transposed(I, X);         /* k x n row-major is X column-major: back */
+  X->refcount++;
+  return val_mat(X);
+}
+
+/* inv(A) with A on device be: A^-1 = the solution of A X = I, on the device. */
+static Value inv_dev(Interp *I, const Backend *be, Tensor *A) {
+  int64_t n = tensor_rows(A);
+  int32_t *ipiv = bi_scratch(I, (size_t)n * sizeof *ipiv);
+  LaInfo st;
+  Tensor *F = la_lu_dev(I, be, A, ipiv, true, &st);
+  if (st.status != LA_OK) la_raise(I, &st);
+  Tensor *E = tensor_zeros(I, n, n);            /* the identity, made on the host and moved */
+  tmp_push(I, val_mat(E));
+  double *e = tensor_data(E);
+  for (int64_t i = 0; i < n; i++) e[i * n + i] = 1;
+  Tensor *X = E->st->be == be ? E : tensor_to(I, E, be);
+  if (X != E) tmp_push(I, val_mat(X));
+  if (be->getrs(dev_ptr(F), n, ipiv, dev_ptr(X), n) != 0) dev_fail(I, be);
+  bi_scratch_free(I, ipiv);
+  X = dev_transposed(I, X);
+  X->refcount++;
+  return val_mat(X);
+}
+
+/* det(A) with A on device be: the pivots' product, read from the factors on the host. */
+static double det_dev(Interp *I, const Backend *be, Tensor *A) {
+  int64_t n = tensor_rows(A);
+  int32_t *ipiv = bi_scratch(I, (size_t)n * sizeof *ipiv);
+  LaInfo st;
+  Tensor *F = la_lu_dev(I, be, A, ipiv, false, &st);
+  double det = 0;
+  if (st.status == LA_OK) {                     /* (a zero pivot: the determinant is 0) */
+    const double *f = tensor_data(F);
+    double m = 1;
+    long e = 0;
+    for (int64_t i = 0; i < n; i++) {           /* as la_det: mantissa and exponent */
+      int ex;
+      m = frexp(m * f[i * n + i], &ex);
+      e += ex;
+      if (ipiv[i] != i + 1) m = -m;
+    }
+    if (e > 100000) e = 100000;
+    if (e < -100000) e = -100000;
+    det = ldexp(m, (int)e);
+  }
+  bi_scratch_free(I, ipiv);
+  return det;
+}
+
 /* ==== Builtins ========================================================================= */
 
 /* Turns a kernel's failure into the builtin's error. */
@@ -335,6 +463,12 @@ Value bi_solve(Interp *I, Args *a) {
   if (tensor_rows(B) != tensor_rows(A))
     bi_argerror(I, 2, "a matrix with %lld rows expected, got %lldx%lld", (long long)tensor_rows(A),
                 (long long)tensor_rows(B), (long long)tensor_cols(B));
+  const Backend *be = la_device(A);
+  if (be && tensor_rows(A) > 0) {
+    Value r = solve_dev(I, be, A, B);
+    tmp_release_to(I, mark);
+    return r;
+  }
   LaInfo st;
   if (tensor_rows(A) > 0 && la_solve(A, B, &st) != LA_OK) la_raise(I, &st);
   Value r = keep(B);
@@ -346,6 +480,12 @@ Value bi_inv(Interp *I, Args *a) {
   if (ad_any_active(1, a->v)) return ad_apply(I, OP_INV, 1, a->v, 0, NULL, a->span);
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, true);
+  const Backend *be = la_device(A);
+  if (be && tensor_rows(A) > 0) {
+    Value r = inv_dev(I, be, A);
+    tmp_release_to(I, mark);
+    return r;
+  }
   LaInfo st;
   if (tensor_rows(A) > 0 && la_inv(A, &st) != LA_OK) la_raise(I, &st);
   Value r = keep(A);
@@ -359,7 +499,9 @@ Value bi_det(Interp *I, Args *a) {
   Tensor *A = arg_copy(I, a, 0, true);
   double det = 1;                                     /* of the 0x0 matrix, as R */
   LaInfo st;
-  if (tensor_rows(A) > 0 && la_det(A, &det, &st) != LA_OK) la_raise(I, &st);
+  const Backend *be = la_device(A);
+  if (be && tensor_rows(A) > 0) det = det_dev(I, be, A);
+  else if (tensor_rows(A) > 0 && la_det(A, &det, &st) != LA_OK) la_raise(I, &st);
   tmp_release_to(I, mark);
   return val_num(det);
 }

@@ -82,6 +82,12 @@ typedef struct Backend {
   /* The interrupt flag (Ctrl-C, NULL: none) that long kernels poll: once it is set they stop
   ** early, leaving their output unfinished, and the caller raises the interrupt (optional). */
   void (*set_stop)(const volatile sig_atomic_t *flag);
+  /* Dense LU on the device, for solve, inv and det (optional; NULL: LAPACK on the host).
+  ** getrf factors the n x n column-major a (this device's memory) in place as LAPACK's dgetrf
+  ** does: ipiv (host, n) gets the 1-based pivots, *info LAPACK's info (> 0: U[info, info]
+  ** is exactly zero). getrs then overwrites the n x k column-major b by the solution. */
+  int (*getrf)(double *a, int64_t n, int32_t *ipiv, int64_t *info);
+  int (*getrs)(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k);
 } Backend;
 
 extern const Backend be_cpu;

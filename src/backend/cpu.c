@@ -314,4 +314,6 @@ const Backend be_cpu = {
   /* .init        = */ NULL,
   /* .error       = */ NULL,
   /* .set_stop    = */ cpu_par_set_stop,
+  /* .getrf       = */ NULL,
+  /* .getrs       = */ NULL,
 };

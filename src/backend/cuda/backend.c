@@ -162,6 +162,17 @@ static int cu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], con
   return rc;
 }
 
+/* cuSOLVER's LU (solver.cu); the matrices are moved to the device first if the host had them */
+static int cu_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info) {
+  if (mcu_device_access(a)) return 1;
+  return mcu_getrf(a, n, ipiv, info);
+}
+
+static int cu_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k) {
+  if (mcu_device_access(lu) || mcu_device_access(b)) return 1;
+  return mcu_getrs(lu, n, ipiv, b, k);
+}
+
 static void cu_sync(void) { mcu_sync(); }
 static void cu_trim(void) { mcu_trim(); }
 static int cu_host_access(const double *base) { return mcu_host_access(base); }
@@ -185,4 +196,6 @@ const Backend be_cuda = {
   /* .init        = */ mcu_init,
   /* .error       = */ mcu_error,
   /* .set_stop    = */ NULL,
+  /* .getrf       = */ cu_getrf,
+  /* .getrs       = */ cu_getrs,
 };

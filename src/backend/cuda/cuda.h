@@ -44,6 +44,12 @@ size_t mcu_bytes_cached(void);
 int mcu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
              const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 
+/* ---- solver.cu: cuSOLVER's LU (column-major, as LAPACK's dgetrf/dgetrs) ----
+** getrf factors the n x n a in place; ipiv (host memory, n) gets the 1-based pivots and
+** *info dgetrf's info. getrs overwrites the n x k b by the solution of A X = B. */
+int mcu_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info);
+int mcu_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k);
+
 /* ---- kernels_ew.cu: elementwise ----
 ** An operand of a binary op: a pointer read as bc says (0 full, 1 scalar, 2 row, 3 column:
 ** backend.h's BcastMode), or, when p is NULL, the number s. */
