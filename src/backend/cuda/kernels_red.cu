@@ -135,14 +135,24 @@ __global__ void k_row_index(double *out, const double *x, int64_t rows, int64_t 
   if (lane == 0) out[i] = nan || cols == 0 ? NAN : (double)(k + 1);
 }
 
-/* ---- scans down each column (a 1 x n row vector: along it) ---- */
+/* ---- scans down each column (a 1 x n row vector: along it) ----
+** One step of cumsum, cumprod, cummax, cummin; a running extreme keeps a NaN once met (as the
+** CPU's scan_ext, cpu_stats.c). */
+__device__ static inline double scan_step(int op, double s, double x) {
+  switch (op) {
+  case OP_CUMSUM: return s + x;
+  case OP_CUMPROD: return s * x;
+  case OP_CUMMAX: return x > s || x != x ? x : s;
+  default: return x < s || x != x ? x : s;
+  }
+}
+
 __global__ void k_scan_cols(double *o, const double *a, int64_t rows, int64_t cols, int op) {
   for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < cols; j += (int64_t)gridDim.x * blockDim.x) {
     double s = a[j];
     o[j] = s;
     for (int64_t i = 1; i < rows; i++) {
-      double x = a[i * cols + j];
-      s = op == OP_CUMSUM ? s + x : s * x;
+      s = scan_step(op, s, a[i * cols + j]);
       o[i * cols + j] = s;
     }
   }
@@ -151,7 +161,7 @@ __global__ void k_scan_cols(double *o, const double *a, int64_t rows, int64_t co
 __global__ void k_scan_row(double *o, const double *a, int64_t n, int op) {
   double s = a[0];
   o[0] = s;
-  for (int64_t j = 1; j < n; j++) { s = op == OP_CUMSUM ? s + a[j] : s * a[j]; o[j] = s; }
+  for (int64_t j = 1; j < n; j++) { s = scan_step(op, s, a[j]); o[j] = s; }
 }
 
 /* ---- row-wise softmax / log-softmax, a warp per row: max, exp, sum, scale ---- */
@@ -198,7 +208,7 @@ bool mcu_reduce_supported(int op) {
   case OP_ROWSUMS: case OP_ROWMAXS: case OP_ROWMINS: case OP_ROWPRODS:
   case OP_COLSUMS: case OP_COLMAXS: case OP_COLMINS: case OP_COLPRODS:
   case OP_ROWINDEXMAX: case OP_ROWINDEXMIN:
-  case OP_CUMSUM: case OP_CUMPROD: case OP_SOFTMAX: case OP_LOGSOFTMAX: case OP_DIAG:
+  case OP_CUMSUM: case OP_CUMPROD: case OP_CUMMAX: case OP_CUMMIN: case OP_SOFTMAX: case OP_LOGSOFTMAX: case OP_DIAG:
     return true;
   default:
     return false;
@@ -224,7 +234,7 @@ int mcu_reduce(int op, double *out, const double *x, int64_t r, int64_t c, int64
     if (r == 0) return 0;
     k_row_index<<<mcu_blocks(r, 8), 256, 0, mcu_stream>>>(out, x, r, c, op == OP_ROWINDEXMAX);
     return mcu_launched("rowIndexMax");
-  case OP_CUMSUM: case OP_CUMPROD:
+  case OP_CUMSUM: case OP_CUMPROD: case OP_CUMMAX: case OP_CUMMIN:
     if (n == 0) return 0;
     if (r == 1) k_scan_row<<<1, 1, 0, mcu_stream>>>(out, x, c, op);
     else k_scan_cols<<<mcu_blocks(c, 128), 128, 0, mcu_stream>>>(out, x, r, c, op);
