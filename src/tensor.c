@@ -34,6 +34,7 @@ l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) { tensor_oom_on(I, &be
 void tensor_host_access(const Storage *st) { st->be->host_access(st->data); }
 
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, be_default(), rows, cols); }
+Tensor *tensor_new_host(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, &be_cpu, rows, cols); }
 
 Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0)
@@ -103,6 +104,32 @@ Tensor *tensor_block_on_device(Interp *I, const Tensor *m, int64_t r0, int64_t n
     mls_throw(I, sp, "indexing a %lldx%lld block failed on the %s backend: %s", (long long)nr, (long long)nc, be->name,
               be->error ? be->error() : "unknown error");
   }
+  return o;
+}
+
+/* A host vector of positions on device be (NULL stays NULL), on the temp stack. */
+static Tensor *positions_to(Interp *I, const Backend *be, Tensor *pos) {
+  if (!pos) return NULL;
+  Tensor *d = tensor_new_on(I, be, tensor_numel(pos), 1);
+  tmp_push(I, val_mat(d));
+  if (be->upload(d->st->data + d->offset, pos->st->data + pos->offset, (size_t)tensor_numel(pos) * sizeof(double)) != 0)
+    mls_throw(I, I->call_span, "moving index positions to the %s backend failed: %s", be->name,
+              be->error ? be->error() : "unknown error");
+  return d;
+}
+
+Tensor *tensor_gather_on_device(Interp *I, const Tensor *m, Tensor *rpos, int64_t nr, int64_t r0, Tensor *cpos, int64_t nc,
+                                int64_t c0, Span sp) {
+  const Backend *be = m->st->be;
+  if (!m->st->dev || !be->gather || !be->upload) return NULL;
+  int mark = I->ntmp;
+  Tensor *r = positions_to(I, be, rpos), *c = positions_to(I, be, cpos);
+  Tensor *o = tensor_new_on(I, be, nr, nc);
+  if (be->gather(o, m, r, r0, c, c0) != 0) {
+    tensor_free_ref(o);
+    mls_throw(I, sp, "indexing failed on the %s backend: %s", be->name, be->error ? be->error() : "unknown error");
+  }
+  tmp_release_to(I, mark);
   return o;
 }
 

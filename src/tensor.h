@@ -39,6 +39,8 @@ typedef struct Tensor {
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols);
 /* The same on backend be. */
 Tensor *tensor_new_on(Interp *I, const struct Backend *be, int64_t rows, int64_t cols);
+/* In host memory whatever the default device (scratch the host fills, such as positions). */
+Tensor *tensor_new_host(Interp *I, int64_t rows, int64_t cols);
 /* A packed copy of t on backend be (+1): how gpu(X) and cpu(X) move data. */
 Tensor *tensor_to(Interp *I, const Tensor *t, const struct Backend *be);
 /* Matrices of at most this many elements live in one block: Tensor, Storage and data. */
@@ -59,6 +61,11 @@ Tensor *tensor_view_t(Tensor *t);
 /* Rows r0..r0+nr-1 and columns c0..c0+nc-1 (0-based) of a matrix in device memory, copied
 ** there (X[a:b, c:d] of a GPU matrix); NULL when m is in host memory. */
 Tensor *tensor_block_on_device(Interp *I, const Tensor *m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, Span sp);
+/* X[v, w] of a matrix in device memory, gathered there: rpos and cpos are host vectors
+** (packed, CPU memory) of nr and nc 0-based positions, or NULL for r0 + i and c0 + j. NULL
+** when m is in host memory. */
+Tensor *tensor_gather_on_device(Interp *I, const Tensor *m, Tensor *rpos, int64_t nr, int64_t r0, Tensor *cpos, int64_t nc,
+                                int64_t c0, Span sp);
 /* Writes src (nr x nc, or a vector of nr * nc; NULL: fill) into that block of m, which the
 ** caller owns alone, on the device (X[a:b, c:d] = Y of GPU matrices). false, with nothing
 ** written, when m is in host memory or src is not on m's device: the host writes then. */

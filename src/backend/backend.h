@@ -88,6 +88,10 @@ typedef struct Backend {
   ** is exactly zero). getrs then overwrites the n x k column-major b by the solution. */
   int (*getrf)(double *a, int64_t n, int32_t *ipiv, int64_t *info);
   int (*getrs)(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k);
+  /* out[i, j] = in[r[i], c[j]] on the device (X[v, w]): r and c are packed vectors of 0-based
+  ** positions (as doubles) in this device's memory, one per row and per column of out; NULL
+  ** for r0 + i (c0 + j). in is read through its strides (optional). */
+  int (*gather)(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0);
 } Backend;
 
 extern const Backend be_cpu;

@@ -316,4 +316,5 @@ const Backend be_cpu = {
   /* .set_stop    = */ cpu_par_set_stop,
   /* .getrf       = */ NULL,
   /* .getrs       = */ NULL,
+  /* .gather      = */ NULL,
 };

@@ -1099,6 +1099,15 @@ static bool index_run(const Index *ix) {
   return true;
 }
 
+/* The 0-based positions of a selection as a packed host vector (on the temp stack). */
+static Tensor *index_positions(Interp *I, const Index *ix) {
+  Tensor *p = tensor_new_host(I, ix->n, 1);
+  tmp_push(I, val_mat(p));
+  double *d = tensor_data(p);
+  for (int64_t i = 0; i < ix->n; i++) d[i] = (double)ix_at(ix, i);
+  return p;
+}
+
 Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
   Value conv[2];
   bool whole;
@@ -1167,8 +1176,12 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
       for (int64_t i = 1; i < ri.n && consecutive; i++) consecutive = ix_at(&ri, i) == ix_at(&ri, 0) + i;
       if (consecutive) return val_mat(tensor_view_rows(x.u.m, ix_at(&ri, 0), ri.n));
     }
-    if (m->st->dev && ri.n > 0 && ci.n > 0 && index_run(&ri) && index_run(&ci)) {   /* X[a:b, c:d] on a GPU */
-      Tensor *o = tensor_block_on_device(I, m, ix_at(&ri, 0), ri.n, ix_at(&ci, 0), ci.n, sp);
+    if (m->st->dev && ri.n > 0 && ci.n > 0) {          /* a GPU matrix: indexed there */
+      bool rrun = index_run(&ri), crun = index_run(&ci);
+      Tensor *o = rrun && crun ? tensor_block_on_device(I, m, ix_at(&ri, 0), ri.n, ix_at(&ci, 0), ci.n, sp)
+                               : tensor_gather_on_device(I, m, rrun ? NULL : index_positions(I, &ri), ri.n, ix_at(&ri, 0),
+                                                         crun ? NULL : index_positions(I, &ci), ci.n, ix_at(&ci, 0), sp);
+      tmp_release_to(I, mark);                         /* the positions */
       if (o) return val_mat(o);
     }
     Tensor *o = tensor_new(I, ri.n, ci.n);

@@ -173,6 +173,12 @@ static int cu_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b,
   return mcu_getrs(lu, n, ipiv, b, k);
 }
 
+static int cu_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0) {
+  if (to_device(in) || to_device(out) || to_device(r) || to_device(c)) return 1;
+  return mcu_gather(dptr(out), dptr(in), in->stride[0], in->stride[1], r ? dptr(r) : NULL, r0, c ? dptr(c) : NULL, c0,
+                    tensor_rows(out), tensor_cols(out));
+}
+
 static void cu_sync(void) { mcu_sync(); }
 static void cu_trim(void) { mcu_trim(); }
 static int cu_host_access(const double *base) { return mcu_host_access(base); }
@@ -198,4 +204,5 @@ const Backend be_cuda = {
   /* .set_stop    = */ NULL,
   /* .getrf       = */ cu_getrf,
   /* .getrs       = */ cu_getrs,
+  /* .gather      = */ cu_gather,
 };

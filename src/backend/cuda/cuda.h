@@ -61,6 +61,10 @@ int mcu_ew_arity(int op);
 /* out (rows x cols, written with element strides o0, o1: packed is cols, 1) = in read with
 ** element strides s0, s1 (a transposed view, a block, or 0, 0 for one value filled in). */
 int mcu_copy2d(double *out, int64_t o0, int64_t o1, const double *in, int64_t rows, int64_t cols, int64_t s0, int64_t s1);
+/* out (rows x cols, packed)[i, j] = in[r[i] * s0 + c[j] * s1]: r and c hold 0-based positions
+** (as doubles) on the device; NULL: r0 + i (c0 + j). */
+int mcu_gather(double *out, const double *in, int64_t s0, int64_t s1, const double *r, int64_t r0, const double *c,
+               int64_t c0, int64_t rows, int64_t cols);
 /* out = t ? y : n elementwise (NaN where t is NaN); an input of 1 element broadcasts. */
 int mcu_ifelse(double *out, const double *t, bool t1, const double *y, bool y1, const double *f, bool f1, int64_t n);
 
