@@ -49,6 +49,12 @@ static double whole_arg(Interp *I, Args *a, int i, double lo, double hi, const c
   return x;
 }
 
+/* seed= of rand and sample: a whole number within +-2^53 (as set.seed), or 0 when not given. */
+static double seed_arg(Interp *I, Args *a, int i) {
+  const double lim = 9007199254740992.0;
+  return bi_given(a, i) ? whole_arg(I, a, i, -lim, lim, "a whole number seed") : 0;
+}
+
 /* ---- order ---- */
 
 typedef struct SortKeys {
@@ -411,7 +417,7 @@ Value bi_sample(Interp *I, Args *a) {
     bi_argerror(I, 2, "cannot take %lld values from %lld without replacement", (long long)size, (long long)range);
   if (replace && range == 0 && size > 0) bi_argerror(I, 1, "cannot sample from an empty range");
   uint64_t local[4];
-  uint64_t *st = rng_stream(I, bi_given(a, 3), bi_opt_num(I, a, 3, 0), local);
+  uint64_t *st = rng_stream(I, bi_given(a, 3), seed_arg(I, a, 3), local);
   Tensor *out = tensor_new(I, size, 1);
   tmp_push(I, val_mat(out));                             /* held: the scratch below may not come */
   double *o = tensor_data(out);
@@ -498,7 +504,7 @@ Value bi_rand(Interp *I, Args *a) {
   if (!(sparsity >= 0 && sparsity <= 1)) bi_argerror(I, 6, "sparsity must be in [0, 1]");
   if (!(lo <= hi)) bi_error(I, "min must not exceed max");
   uint64_t local[4];
-  uint64_t *s = rng_stream(I, bi_given(a, 6), bi_opt_num(I, a, 6, 0), local);
+  uint64_t *s = rng_stream(I, bi_given(a, 6), seed_arg(I, a, 6), local);
   Tensor *t = tensor_new(I, rows, cols);
   double *d = tensor_data(t);
   for (int64_t i = 0; i < rows * cols; i++) {
