@@ -539,6 +539,14 @@ Value ad_set_index(Interp *I, Value X, int nidx, const Value *iv, Value v, Span 
   int64_t r, c;
   shape(X, &n, &r, &c);
   Value ex[5] = { val_num((double)r), val_num((double)c), val_num(nidx), idx_extra(iv, nidx, 0), idx_extra(iv, nidx, 1) };
+  Tensor *lw = index_last_writes(I, r, c, nidx, ex + 3, sp);   /* a cell selected twice: the last wins */
+  if (lw) {
+    T(I, val_mat(lw));
+    Value vp = ad_primal(v);
+    if (vp.t == VT_MAT && (tensor_rows(vp.u.m) != tensor_rows(lw) || tensor_cols(vp.u.m) != tensor_cols(lw)))
+      v = T(I, op_reshape(I, v, tensor_rows(lw), tensor_cols(lw), sp));   /* a vector given to a single index */
+    v = B2(OP_MUL, v, val_mat(lw));
+  }
   Value cnt = T(I, index_scatter(I, val_num(1), r, c, nidx, ex + 3, sp));
   Value keep = B2(OP_MULZ, B2(OP_EQ, cnt, val_num(0)), X);           /* the cells not assigned */
   Value put = T(I, ad_apply(I, OP_SCATTER, 1, &v, 5, ex, sp));

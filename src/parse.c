@@ -228,6 +228,11 @@ static void parser_free(void *p) {
   else mem_free(p);
 }
 
+void parse_free_spare(void) {
+  mem_free(spare_parser);
+  spare_parser = NULL;
+}
+
 static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err) __attribute__((noinline));
 
 /* Parses src. A failed allocation anywhere inside (the lexer's token list, the tree's arena,

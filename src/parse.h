@@ -27,6 +27,8 @@ typedef struct Parse {
 /* Parses src into a new Chunk (returned +1, NULL on error with *err filled). */
 typedef struct ParseError { bool at_eof; bool oom; Span span; char msg[256]; } ParseError;   /* oom: out of memory, not a syntax error */
 struct Chunk *parse_chunk(struct SymTab *syms, struct Source *src, ParseError *err);
+/* Frees the parser kept for the thread's next parse (parse.c); interp_free calls it. */
+void parse_free_spare(void);
 
 /* Used by grammar actions and ast.c. */
 void parse_syntax_error(Parse *P, int major, Token tok);

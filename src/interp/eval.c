@@ -1287,6 +1287,92 @@ Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, con
 }
 
 /* ---- assignment ---- */
+/* The checks of m[iv...] = rhs, which the traced path (grad, staging) makes on the values too:
+** a single index needs a vector, the positions are in bounds, and rhs is a number or a matrix
+** of the selection's shape (a vector of as many elements, for a single index). Sets the
+** selection (ri, ci) and what is written: src, or fill when src is NULL. */
+static void assign_checks(Interp *I, const Tensor *m, uint32_t nix, const Value *iv, Value rhs, Span sp, Index *rip, Index *cip,
+                          const Tensor **srcp, double *fillp) {
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m);
+  Index ri, ci;
+  if (nix == 1) {
+    if (rows != 1 && cols != 1)
+      mls_throw(I, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
+                (long long)rows, (long long)cols);
+    if (rows == 1) { make_index(I, &ri, val_unbound(), 1, m, "rows", sp); make_index(I, &ci, iv[0], cols, m, "columns", sp); }
+    else { make_index(I, &ri, iv[0], rows, m, "rows", sp); make_index(I, &ci, val_unbound(), 1, m, "columns", sp); }
+  } else {
+    make_index(I, &ri, iv[0], rows, m, "rows", sp);
+    make_index(I, &ci, iv[1], cols, m, "columns", sp);
+  }
+  const Tensor *src = NULL;
+  double fill = 0;
+  if (rhs.t == VT_NUM || rhs.t == VT_BOOL) fill = rhs.t == VT_NUM ? rhs.u.n : rhs.u.b;
+  else if (rhs.t == VT_MAT && tensor_numel(rhs.u.m) == 1) fill = tensor_data(rhs.u.m)[0];
+  else if (rhs.t == VT_MAT) {
+    src = rhs.u.m;
+    bool same = tensor_rows(src) == ri.n && tensor_cols(src) == ci.n;
+    bool vec = (ri.n == 1 || ci.n == 1) && tensor_numel(src) == ri.n * ci.n &&
+               (tensor_rows(src) == 1 || tensor_cols(src) == 1);
+    if (!same && !(nix == 1 && vec))
+      mls_throw(I, sp, "cannot assign a %lldx%lld matrix into a %lldx%lld selection", (long long)tensor_rows(src),
+                (long long)tensor_cols(src), (long long)ri.n, (long long)ci.n);
+  } else {
+    char d[64];
+    mls_throw(I, sp, "cannot assign %s into a matrix", val_describe(rhs, d, sizeof d));
+  }
+  *rip = ri;
+  *cip = ci;
+  *srcp = src;
+  *fillp = fill;
+}
+
+/* For the traced X[iv...] = v (autodiff.c ad_set_index): NULL when every selected cell is
+** distinct; else a ri.n x ci.n host matrix, 1 where the selection's element is the last one
+** written to its cell (row-major order, as the eager loop writes), 0 where a later one
+** overwrites it. */
+Tensor *index_last_writes(Interp *I, int64_t rows, int64_t cols, int nix, const Value *ivin, Span sp) {
+  Tensor shape;
+  memset(&shape, 0, sizeof shape);
+  shape.shape[0] = rows;
+  shape.shape[1] = cols;
+  Value iv[2] = { val_unbound(), val_unbound() };
+  for (int i = 0; i < nix && i < 2; i++) iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_primal(ivin[i]);
+  Index ri, ci;
+  if (nix == 1 && rows == 1) { make_index(I, &ri, val_unbound(), 1, &shape, "rows", sp); make_index(I, &ci, iv[0], cols, &shape, "columns", sp); }
+  else if (nix == 1) { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, val_unbound(), 1, &shape, "columns", sp); }
+  else { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, iv[1], cols, &shape, "columns", sp); }
+  bool dup = false;
+  if (!index_run(&ri) || !index_run(&ci)) {         /* ranges never repeat a position */
+    Tensor *seen = tensor_zeros(I, rows, cols);       /* (host or device: read by the host) */
+    tmp_push(I, val_mat(seen));
+    double *sd = tensor_data(seen);
+    for (int64_t i = 0; i < ri.n && !dup; i++)
+      for (int64_t j = 0; j < ci.n && !dup; j++) {
+        double *c = &sd[ix_at(&ri, i) * cols + ix_at(&ci, j)];
+        dup = *c != 0;
+        *c = 1;
+      }
+    tmp_pop(I, 1);
+    tensor_free_ref(seen);
+  }
+  if (!dup) return NULL;
+  Tensor *seen = tensor_new_host(I, rows, cols), *last = tensor_new_host(I, ri.n, ci.n);
+  tmp_push(I, val_mat(last));
+  tmp_push(I, val_mat(seen));
+  double *sd = tensor_data(seen), *ld = tensor_data(last);
+  memset(sd, 0, (size_t)(rows * cols) * sizeof(double));
+  for (int64_t i = ri.n - 1; i >= 0; i--)             /* backwards: the first met is the last written */
+    for (int64_t j = ci.n - 1; j >= 0; j--) {
+      double *c = &sd[ix_at(&ri, i) * cols + ix_at(&ci, j)];
+      ld[i * ci.n + j] = *c == 0;
+      *c = 1;
+    }
+  tmp_pop(I, 2);
+  tensor_free_ref(seen);
+  return last;
+}
+
 /* Writes rhs into the selection of matrix *place (copy-on-write). */
 static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value *iv, Value rhs) {
   Span sp = ixnode->span;
@@ -1331,7 +1417,16 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
       return;
     }
   }
-  if (place->t == VT_BOX || rhs.t == VT_BOX) {        /* traced by grad: as ops */
+  if (place->t == VT_BOX || rhs.t == VT_BOX) {        /* traced by grad or staging: as ops */
+    Value pp = ad_primal(*place);
+    if (pp.t == VT_MAT) {                               /* the checks below, on the values */
+      Value pv[2] = { val_unbound(), val_unbound() };
+      for (uint32_t k = 0; k < nix && k < 2; k++) pv[k] = ad_primal(iv[k]);
+      Index ri, ci;
+      const Tensor *src;
+      double fill;
+      assign_checks(I, pp.u.m, nix, pv, ad_primal(rhs), sp, &ri, &ci, &src, &fill);
+    }
     Value nv = ad_set_index(I, *place, (int)nix, iv, rhs, sp);
     store(place, nv);
     tmp_release_to(I, mark);
@@ -1344,34 +1439,11 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
   for (uint32_t k = 0; k < nix && k < 2; k++)         /* a staged index (h[j, 1] = v, j captured) */
     if (iv[k].t == VT_BOX) iv[k] = ad_concrete(I, iv[k], sp, "an index");
   Tensor *m = place->u.m;
-  int64_t rows = tensor_rows(m), cols = tensor_cols(m);
+  int64_t cols = tensor_cols(m);
   Index ri, ci;
-  if (nix == 1) {
-    if (rows != 1 && cols != 1)
-      mls_throw(I, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
-                (long long)rows, (long long)cols);
-    if (rows == 1) { make_index(I, &ri, val_unbound(), 1, m, "rows", sp); make_index(I, &ci, iv[0], cols, m, "columns", sp); }
-    else { make_index(I, &ri, iv[0], rows, m, "rows", sp); make_index(I, &ci, val_unbound(), 1, m, "columns", sp); }
-  } else {
-    make_index(I, &ri, iv[0], rows, m, "rows", sp);
-    make_index(I, &ci, iv[1], cols, m, "columns", sp);
-  }
-  const Tensor *src = NULL;
-  double fill = 0;
-  if (rhs.t == VT_NUM || rhs.t == VT_BOOL) fill = rhs.t == VT_NUM ? rhs.u.n : rhs.u.b;
-  else if (rhs.t == VT_MAT && tensor_numel(rhs.u.m) == 1) fill = tensor_data(rhs.u.m)[0];
-  else if (rhs.t == VT_MAT) {
-    src = rhs.u.m;
-    bool same = tensor_rows(src) == ri.n && tensor_cols(src) == ci.n;
-    bool vec = (ri.n == 1 || ci.n == 1) && tensor_numel(src) == ri.n * ci.n &&
-               (tensor_rows(src) == 1 || tensor_cols(src) == 1);
-    if (!same && !(nix == 1 && vec))
-      mls_throw(I, sp, "cannot assign a %lldx%lld matrix into a %lldx%lld selection", (long long)tensor_rows(src),
-                (long long)tensor_cols(src), (long long)ri.n, (long long)ci.n);
-  } else {
-    char d[64];
-    mls_throw(I, sp, "cannot assign %s into a matrix", val_describe(rhs, d, sizeof d));
-  }
+  const Tensor *src;
+  double fill;
+  assign_checks(I, m, nix, iv, rhs, sp, &ri, &ci, &src, &fill);
   if (!tensor_is_unique(m) || !tensor_is_contiguous(m)) {     /* copy-on-write */
     Tensor *c = tensor_clone(I, m);
     store(place, val_mat(c));

@@ -76,6 +76,7 @@ void interp_free(Interp *I) {
       val_release(v);
     }
   gc_collect();                               /* cycles the globals held */
+  parse_free_spare();
   sym_free(&I->syms);
   if (I->err.src) source_release(I->err.src);
   mem_free(I->tmp);

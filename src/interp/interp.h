@@ -221,6 +221,9 @@ static inline bool interp_poll(const Interp *I, int64_t i) { return (i & ((1 << 
 l_noret nan_check_fail(Interp *I, const char *op, Span sp);
 /* x[i, j] on evaluated values (VT_NULL index = whole dimension); the op INDEX. */
 Value index_read(Interp *I, Value x, int nix, const Value *iv, Span sp);
+/* For a traced X[i, j] = v: NULL when the selected cells are distinct, else a host matrix of
+** the selection's shape, 1 where its element is the last written to its cell (eval.c). */
+struct Tensor *index_last_writes(Interp *I, int64_t rows, int64_t cols, int nix, const Value *iv, Span sp);
 /* zeros(rows, cols) with v added at [i, j]; the op SCATTER. */
 Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, const Value *iv, Span sp);
 /* Runs the file as source() does; binds names in ns if not NULL. */

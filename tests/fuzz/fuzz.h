@@ -63,7 +63,8 @@ static Interp *fuzz_interp(FILE *out, FILE *err) {
   mem_set_limit(FUZZ_MAX_MEMORY);
   I->no_write = true;
   I->threads = 1;
-  gc_set_min(0);           /* the cycle collector runs at every call's return: its bugs show at once */
+  const char *gc = getenv("MLS_GC_MIN");   /* default 0: the cycle collector runs at every call's */
+  gc_set_min(gc && *gc ? strtoll(gc, NULL, 10) : 0);   /* return, so that its bugs show at once */
   return I;
 }
 
