@@ -91,6 +91,15 @@ Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols) {
   return t;
 }
 
+double tensor_get1(const Tensor *t, int64_t i, int64_t j) {
+  const Backend *be = t->st->be;
+  double x;
+  if (t->st->dev && be->download &&
+      be->download(&x, t->st->data + t->offset + i * t->stride[0] + j * t->stride[1], sizeof x) == 0)
+    return x;
+  return tensor_get(t, i, j);
+}
+
 Tensor *tensor_block_on_device(Interp *I, const Tensor *m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, Span sp) {
   const Backend *be = m->st->be;
   if (!m->st->dev || !be->copy2d) return NULL;

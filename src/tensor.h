@@ -92,6 +92,9 @@ static inline double tensor_get(const Tensor *t, int64_t i, int64_t j) {
   if (t->st->dev) tensor_host_access(t->st);
   return t->st->data[t->offset + i * t->stride[0] + j * t->stride[1]];
 }
+/* Element (i, j) read once by the host (X[i, j]): from device memory it is copied (8 bytes)
+** instead of bringing the matrix's pages to the host, which the next kernel would move back. */
+double tensor_get1(const Tensor *t, int64_t i, int64_t j);
 /* Element k of t in row-major order (0-based), whatever its strides. */
 static inline double tensor_at(const Tensor *t, int64_t k) {
   int64_t c = t->shape[1];

@@ -1169,7 +1169,7 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
     make_index(I, &ci, iv[1], cols, m, "columns", sp);
   }
   if (ri.scalar && ci.scalar && ri.n == 1 && ci.n == 1 && (nix == 2 ? (!ri.all && !ci.all) : true)) {
-    r = val_num(tensor_get(m, ix_at(&ri, 0), ix_at(&ci, 0)));
+    r = val_num(tensor_get1(m, ix_at(&ri, 0), ix_at(&ci, 0)));   /* (a GPU's element: copied, not migrated) */
   } else {
     if (ci.all && m->stride[1] == 1 && x.t == VT_MAT && ri.n > 0 && ri.n * ci.n > TENSOR_SMALL) {
       bool consecutive = true;                 /* X[a:b, ] or X[i, ]: a view, nothing copied */
