@@ -1090,8 +1090,6 @@ static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out
   return any;
 }
 
-/* x[iv...] for an evaluated x and indices (VT_UNBOUND or VT_NULL = the whole dimension).
-** Used by the evaluator and, as the op INDEX, by grad. Arguments borrowed; result owned. */
 /* Whether the selection is consecutive positions (all, one, or a run a:b). */
 static bool index_run(const Index *ix) {
   for (int64_t i = 1; i < ix->n; i++)
@@ -1108,6 +1106,8 @@ static Tensor *index_positions(Interp *I, const Index *ix) {
   return p;
 }
 
+/* x[iv...] for an evaluated x and indices (VT_UNBOUND or VT_NULL = the whole dimension).
+** Used by the evaluator and, as the op INDEX, by grad. Arguments borrowed; result owned. */
 Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
   Value conv[2];
   bool whole;
@@ -1327,6 +1327,29 @@ static void assign_checks(Interp *I, const Tensor *m, uint32_t nix, const Value 
   *fillp = fill;
 }
 
+/* flag[i] = 1 when position i of the selection is the last occurrence of its value (len: the
+** dimension's extent). Returns whether any value occurs twice. */
+static bool last_occurrences(Interp *I, const Index *ix, int64_t len, double *flag) {
+  if (index_run(ix)) {                              /* ranges never repeat a position */
+    for (int64_t i = 0; i < ix->n; i++) flag[i] = 1;
+    return false;
+  }
+  Tensor *seen = tensor_new_host(I, len, 1);
+  tmp_push(I, val_mat(seen));
+  double *sd = tensor_data(seen);
+  memset(sd, 0, (size_t)len * sizeof(double));
+  bool dup = false;
+  for (int64_t i = ix->n - 1; i >= 0; i--) {        /* backwards: the first met is the last */
+    double *c = &sd[ix_at(ix, i)];
+    flag[i] = *c == 0;
+    dup = dup || *c != 0;
+    *c = 1;
+  }
+  tmp_pop(I, 1);
+  tensor_free_ref(seen);
+  return dup;
+}
+
 /* For the traced X[iv...] = v (autodiff.c ad_set_index): NULL when every selected cell is
 ** distinct; else a ri.n x ci.n host matrix, 1 where the selection's element is the last one
 ** written to its cell (row-major order, as the eager loop writes), 0 where a later one
@@ -1342,34 +1365,24 @@ Tensor *index_last_writes(Interp *I, int64_t rows, int64_t cols, int nix, const 
   if (nix == 1 && rows == 1) { make_index(I, &ri, val_unbound(), 1, &shape, "rows", sp); make_index(I, &ci, iv[0], cols, &shape, "columns", sp); }
   else if (nix == 1) { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, val_unbound(), 1, &shape, "columns", sp); }
   else { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, iv[1], cols, &shape, "columns", sp); }
-  bool dup = false;
-  if (!index_run(&ri) || !index_run(&ci)) {         /* ranges never repeat a position */
-    Tensor *seen = tensor_zeros(I, rows, cols);       /* (host or device: read by the host) */
-    tmp_push(I, val_mat(seen));
-    double *sd = tensor_data(seen);
-    for (int64_t i = 0; i < ri.n && !dup; i++)
-      for (int64_t j = 0; j < ci.n && !dup; j++) {
-        double *c = &sd[ix_at(&ri, i) * cols + ix_at(&ci, j)];
-        dup = *c != 0;
-        *c = 1;
-      }
-    tmp_pop(I, 1);
-    tensor_free_ref(seen);
+  /* Cell (ri[i], ci[j]) is written again later (row-major order) exactly when ri[i] comes
+  ** again after i, or ci[j] after j: the last writes are those where both are the last
+  ** occurrences of their positions, an outer product of two flags. */
+  Tensor *lr = tensor_new_host(I, ri.n, 1), *lc = tensor_new_host(I, ci.n, 1);
+  tmp_push(I, val_mat(lr));
+  tmp_push(I, val_mat(lc));
+  bool dup = last_occurrences(I, &ri, rows, tensor_data(lr));
+  dup = last_occurrences(I, &ci, cols, tensor_data(lc)) || dup;
+  Tensor *last = NULL;
+  if (dup) {
+    last = tensor_new_host(I, ri.n, ci.n);
+    double *ld = tensor_data(last), *a = tensor_data(lr), *b = tensor_data(lc);
+    for (int64_t i = 0; i < ri.n; i++)
+      for (int64_t j = 0; j < ci.n; j++) ld[i * ci.n + j] = a[i] * b[j];
   }
-  if (!dup) return NULL;
-  Tensor *seen = tensor_new_host(I, rows, cols), *last = tensor_new_host(I, ri.n, ci.n);
-  tmp_push(I, val_mat(last));
-  tmp_push(I, val_mat(seen));
-  double *sd = tensor_data(seen), *ld = tensor_data(last);
-  memset(sd, 0, (size_t)(rows * cols) * sizeof(double));
-  for (int64_t i = ri.n - 1; i >= 0; i--)             /* backwards: the first met is the last written */
-    for (int64_t j = ci.n - 1; j >= 0; j--) {
-      double *c = &sd[ix_at(&ri, i) * cols + ix_at(&ci, j)];
-      ld[i * ci.n + j] = *c == 0;
-      *c = 1;
-    }
   tmp_pop(I, 2);
-  tensor_free_ref(seen);
+  tensor_free_ref(lr);
+  tensor_free_ref(lc);
   return last;
 }
 
