@@ -142,30 +142,42 @@ Tensor *tensor_gather_on_device(Interp *I, const Tensor *m, Tensor *rpos, int64_
   return o;
 }
 
+/* What is written into an nr x nc selection of device matrix m: src read as that shape (a
+** vector along it), or fill as a 1x1 device matrix read with strides 0 (*one holds it). false
+** when src is not on m's device. */
+static bool write_source(Interp *I, const Tensor *m, int64_t nr, int64_t nc, const Tensor *src, double fill, Tensor *in,
+                         Tensor **one) {
+  const Backend *be = m->st->be;
+  *one = NULL;
+  if (src) {
+    if (src->st->be != be || tensor_numel(src) != nr * nc) return false;   /* a host operand: the host writes */
+    *in = *src;
+    if (tensor_rows(src) != nr) {                /* a vector into a row or column: read along it */
+      int64_t s = tensor_rows(src) == 1 ? src->stride[1] : src->stride[0];
+      in->stride[0] = nr == 1 ? 0 : s;
+      in->stride[1] = nc == 1 ? 0 : s;
+    }
+  } else {
+    Tensor *o = tensor_new_on(I, be, 1, 1);
+    if (be->upload(o->st->data + o->offset, &fill, sizeof fill) != 0) {
+      tensor_free_ref(o);
+      return false;
+    }
+    *in = *o;
+    in->stride[0] = in->stride[1] = 0;
+    *one = o;
+  }
+  in->shape[0] = nr;
+  in->shape[1] = nc;
+  return true;
+}
+
 bool tensor_write_block_on_device(Interp *I, Tensor *m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, const Tensor *src,
                                   double fill, Span sp) {
   const Backend *be = m->st->be;
   if (!m->st->dev || !be->copy2d || !be->upload) return false;
-  Tensor in, *one = NULL;
-  if (src) {
-    if (src->st->be != be || tensor_numel(src) != nr * nc) return false;   /* a host operand: the host writes */
-    in = *src;
-    if (tensor_rows(src) != nr) {                /* a vector into a row or column: read along it */
-      int64_t s = tensor_rows(src) == 1 ? src->stride[1] : src->stride[0];
-      in.stride[0] = nr == 1 ? 0 : s;
-      in.stride[1] = nc == 1 ? 0 : s;
-    }
-  } else {                                       /* one value: a 1x1 device matrix read with strides 0 */
-    one = tensor_new_on(I, be, 1, 1);
-    if (be->upload(one->st->data + one->offset, &fill, sizeof fill) != 0) {
-      tensor_free_ref(one);
-      return false;
-    }
-    in = *one;
-    in.stride[0] = in.stride[1] = 0;
-  }
-  in.shape[0] = nr;
-  in.shape[1] = nc;
+  Tensor in, *one;
+  if (!write_source(I, m, nr, nc, src, fill, &in, &one)) return false;
   Tensor out = *m;                               /* the block of m, written through m's strides */
   out.offset += r0 * m->stride[0] + c0 * m->stride[1];
   out.shape[0] = nr;
@@ -175,6 +187,22 @@ bool tensor_write_block_on_device(Interp *I, Tensor *m, int64_t r0, int64_t nr, 
   if (rc != 0)
     mls_throw(I, sp, "assigning a %lldx%lld block failed on the %s backend: %s", (long long)nr, (long long)nc, be->name,
               be->error ? be->error() : "unknown error");
+  return true;
+}
+
+bool tensor_scatter_on_device(Interp *I, Tensor *m, Tensor *rpos, int64_t nr, int64_t r0, Tensor *cpos, int64_t nc, int64_t c0,
+                              const Tensor *src, double fill, Span sp) {
+  const Backend *be = m->st->be;
+  if (!m->st->dev || !be->scatter || !be->upload) return false;
+  int mark = I->ntmp;
+  Tensor in, *one;
+  if (!write_source(I, m, nr, nc, src, fill, &in, &one)) return false;
+  if (one) tmp_push(I, val_mat(one));
+  Tensor *r = positions_to(I, be, rpos), *c = positions_to(I, be, cpos);
+  if (be->scatter(m, r, r0, c, c0, &in) != 0)
+    mls_throw(I, sp, "assigning into a %lldx%lld selection failed on the %s backend: %s", (long long)nr, (long long)nc,
+              be->name, be->error ? be->error() : "unknown error");
+  tmp_release_to(I, mark);
   return true;
 }
 

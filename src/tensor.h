@@ -71,6 +71,9 @@ Tensor *tensor_gather_on_device(Interp *I, const Tensor *m, Tensor *rpos, int64_
 ** written, when m is in host memory or src is not on m's device: the host writes then. */
 bool tensor_write_block_on_device(Interp *I, Tensor *m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, const Tensor *src,
                                   double fill, Span sp);
+/* The same for X[v, w] = Y: rpos and cpos as for tensor_gather_on_device, distinct. */
+bool tensor_scatter_on_device(Interp *I, Tensor *m, Tensor *rpos, int64_t nr, int64_t r0, Tensor *cpos, int64_t nc, int64_t c0,
+                              const Tensor *src, double fill, Span sp);
 void tensor_free(Tensor *t);     /* the refcount reached zero */
 static inline void tensor_free_ref(Tensor *t) { if (--t->refcount == 0) tensor_free(t); }
 

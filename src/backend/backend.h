@@ -92,6 +92,9 @@ typedef struct Backend {
   ** positions (as doubles) in this device's memory, one per row and per column of out; NULL
   ** for r0 + i (c0 + j). in is read through its strides (optional). */
   int (*gather)(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0);
+  /* out[r[i], c[j]] = in[i, j] (X[v, w] = Y; in's shape, read through its strides, 0 strides
+  ** for one value), the positions as for gather and distinct (optional). */
+  int (*scatter)(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in);
 } Backend;
 
 extern const Backend be_cpu;

@@ -317,4 +317,5 @@ const Backend be_cpu = {
   /* .getrf       = */ NULL,
   /* .getrs       = */ NULL,
   /* .gather      = */ NULL,
+  /* .scatter     = */ NULL,
 };

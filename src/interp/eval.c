@@ -1452,7 +1452,7 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
   for (uint32_t k = 0; k < nix && k < 2; k++)         /* a staged index (h[j, 1] = v, j captured) */
     if (iv[k].t == VT_BOX) iv[k] = ad_concrete(I, iv[k], sp, "an index");
   Tensor *m = place->u.m;
-  int64_t cols = tensor_cols(m);
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m);
   Index ri, ci;
   const Tensor *src;
   double fill;
@@ -1462,11 +1462,24 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
     store(place, val_mat(c));
     m = c;
   }
-  if (m->st->dev && ri.n > 0 && ci.n > 0 && index_run(&ri) && index_run(&ci) &&   /* a block of a GPU matrix */
-      tensor_write_block_on_device(I, m, ix_at(&ri, 0), ri.n, ix_at(&ci, 0), ci.n, src, fill, sp)) {
-    m->logical = m->logical && (rhs.t == VT_BOOL || (rhs.t == VT_MAT && rhs.u.m->logical));
-    tmp_release_to(I, mark);
-    return;
+  if (m->st->dev && ri.n > 0 && ci.n > 0) {           /* a GPU matrix: written there */
+    bool rrun = index_run(&ri), crun = index_run(&ci), done;
+    if (rrun && crun) done = tensor_write_block_on_device(I, m, ix_at(&ri, 0), ri.n, ix_at(&ci, 0), ci.n, src, fill, sp);
+    else {
+      int pm = I->ntmp;
+      Tensor *fr = tensor_new_host(I, ri.n, 1), *fc = tensor_new_host(I, ci.n, 1);
+      tmp_push(I, val_mat(fr));
+      tmp_push(I, val_mat(fc));
+      bool dup = last_occurrences(I, &ri, rows, tensor_data(fr)) || last_occurrences(I, &ci, cols, tensor_data(fc));
+      done = !dup && tensor_scatter_on_device(I, m, rrun ? NULL : index_positions(I, &ri), ri.n, ix_at(&ri, 0),
+                                              crun ? NULL : index_positions(I, &ci), ci.n, ix_at(&ci, 0), src, fill, sp);
+      tmp_release_to(I, pm);                           /* (a position twice: the host writes, in order) */
+    }
+    if (done) {
+      m->logical = m->logical && (rhs.t == VT_BOOL || (rhs.t == VT_MAT && rhs.u.m->logical));
+      tmp_release_to(I, mark);
+      return;
+    }
   }
   double *d = tensor_data(m);
   int64_t k = 0, sc = src ? tensor_cols(src) : 0;

@@ -179,6 +179,12 @@ static int cu_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0,
                     tensor_rows(out), tensor_cols(out));
 }
 
+static int cu_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in) {
+  if (to_device(in) || to_device(out) || to_device(r) || to_device(c)) return 1;
+  return mcu_scatter(dptr(out), out->stride[0], out->stride[1], r ? dptr(r) : NULL, r0, c ? dptr(c) : NULL, c0, dptr(in),
+                     in->stride[0], in->stride[1], tensor_rows(in), tensor_cols(in));
+}
+
 static void cu_sync(void) { mcu_sync(); }
 static void cu_trim(void) { mcu_trim(); }
 static int cu_host_access(const double *base) { return mcu_host_access(base); }
@@ -205,4 +211,5 @@ const Backend be_cuda = {
   /* .getrf       = */ cu_getrf,
   /* .getrs       = */ cu_getrs,
   /* .gather      = */ cu_gather,
+  /* .scatter     = */ cu_scatter,
 };

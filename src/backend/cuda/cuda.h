@@ -65,6 +65,10 @@ int mcu_copy2d(double *out, int64_t o0, int64_t o1, const double *in, int64_t ro
 ** (as doubles) on the device; NULL: r0 + i (c0 + j). */
 int mcu_gather(double *out, const double *in, int64_t s0, int64_t s1, const double *r, int64_t r0, const double *c,
                int64_t c0, int64_t rows, int64_t cols);
+/* out[r[i] * o0 + c[j] * o1] = in[i * s0 + j * s1] for the rows x cols of in (distinct
+** positions; NULL r or c: r0 + i, c0 + j). */
+int mcu_scatter(double *out, int64_t o0, int64_t o1, const double *r, int64_t r0, const double *c, int64_t c0,
+                const double *in, int64_t s0, int64_t s1, int64_t rows, int64_t cols);
 /* out = t ? y : n elementwise (NaN where t is NaN); an input of 1 element broadcasts. */
 int mcu_ifelse(double *out, const double *t, bool t1, const double *y, bool y1, const double *f, bool f1, int64_t n);
 

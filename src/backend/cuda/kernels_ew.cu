@@ -201,6 +201,23 @@ int mcu_gather(double *out, const double *in, int64_t s0, int64_t s1, const doub
   return mcu_launched("gather");
 }
 
+__global__ void k_scatter(double *o, int64_t o0, int64_t o1, const double *r, int64_t r0, const double *c, int64_t c0,
+                          const double *in, int64_t s0, int64_t s1, int64_t n, int64_t cols) {
+  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) {
+    int64_t i = k / cols, j = k % cols;
+    int64_t ri = r ? (int64_t)r[i] : r0 + i, cj = c ? (int64_t)c[j] : c0 + j;
+    o[ri * o0 + cj * o1] = in[i * s0 + j * s1];
+  }
+}
+
+int mcu_scatter(double *out, int64_t o0, int64_t o1, const double *r, int64_t r0, const double *c, int64_t c0,
+                const double *in, int64_t s0, int64_t s1, int64_t rows, int64_t cols) {
+  int64_t n = rows * cols;
+  if (n == 0) return 0;
+  k_scatter<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(out, o0, o1, r, r0, c, c0, in, s0, s1, n, cols);
+  return mcu_launched("scatter");
+}
+
 __global__ void k_ifelse(double *o, const double *t, int64_t st, const double *y, int64_t sy, const double *f,
                          int64_t sf, int64_t n) {
   for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) {
