@@ -97,9 +97,24 @@ static LaStatus la_inv(Tensor *A, LaInfo *st) {
   return st->status;
 }
 
-/* The determinant of the n x n A (overwritten by its LU factors); exactly 0 for a zero pivot.
+/* The determinant from dgetrf's factors (either order: only the diagonal is read) and pivots.
 ** The product of the pivots is kept as mantissa and exponent, so that it overflows or
 ** underflows only when the determinant itself does. */
+static double lu_det(const double *lu, lapack_int n, const lapack_int *ipiv) {
+  double m = 1;
+  long e = 0;
+  for (lapack_int i = 0; i < n; i++) {
+    int ex;
+    m = frexp(m * lu[(int64_t)i * n + i], &ex);
+    e += ex;
+    if (ipiv[i] != i + 1) m = -m;
+  }
+  if (e > 100000) e = 100000;          /* ldexp saturates to Inf or 0 anyway */
+  if (e < -100000) e = -100000;
+  return ldexp(m, (int)e);
+}
+
+/* The determinant of the n x n A (overwritten by its LU factors); exactly 0 for a zero pivot. */
 static LaStatus la_det(Tensor *A, double *det, LaInfo *st) {
   la_init(st);
   lapack_int n = (lapack_int)tensor_rows(A);
@@ -111,19 +126,7 @@ static LaStatus la_det(Tensor *A, double *det, LaInfo *st) {
     mem_free(ipiv);
     return LA_OK;                        /* singular: the determinant is 0 */
   }
-  if (la_check(st, info, "dgetrf", LA_INTERNAL)) {
-    double m = 1;
-    long e = 0;
-    for (lapack_int i = 0; i < n; i++) {
-      int ex;
-      m = frexp(m * a[(int64_t)i * n + i], &ex);
-      e += ex;
-      if (ipiv[i] != i + 1) m = -m;
-    }
-    if (e > 100000) e = 100000;          /* ldexp saturates to Inf or 0 anyway */
-    if (e < -100000) e = -100000;
-    *det = ldexp(m, (int)e);
-  }
+  if (la_check(st, info, "dgetrf", LA_INTERNAL)) *det = lu_det(a, n, ipiv);
   mem_free(ipiv);
   return st->status;
 }
@@ -237,6 +240,8 @@ static l_noret la_raise(Interp *I, const LaInfo *st);
 ** same matrices are refused with the same messages. Results are made and stay on the device.
 */
 
+_Static_assert(sizeof(lapack_int) == sizeof(int32_t), "the device LU takes LAPACK's 32-bit pivots");
+
 static const Backend *la_device(const Tensor *A) {
   const Backend *be = A->st->be;
   return A->st->dev && be->getrf && be->getrs && be->copy2d ? be : NULL;
@@ -262,13 +267,13 @@ static l_noret dev_fail(Interp *I, const Backend *be) {
 
 /* LU of the n x n A (contiguous, on device be): the column-major factors (temp stack) and the
 ** pivots; st as la_lu sets it (cond: also estimate the condition, as solve and inv do). */
-static Tensor *la_lu_dev(Interp *I, const Backend *be, const Tensor *A, int32_t *ipiv, bool cond, LaInfo *st) {
+static Tensor *la_lu_dev(Interp *I, const Backend *be, const Tensor *A, lapack_int *ipiv, bool cond, LaInfo *st) {
   la_init(st);
   lapack_int n = (lapack_int)tensor_rows(A);
   double anorm = cond ? LAPACKE_dlange(LAPACK_ROW_MAJOR, '1', n, n, tensor_data(A), n) : 0;
   Tensor *F = dev_transposed(I, A);
   int64_t info = 0;
-  if (be->getrf(dev_ptr(F), n, ipiv, &info) != 0) dev_fail(I, be);
+  if (be->getrf(dev_ptr(F), n, (int32_t *)ipiv, &info) != 0) dev_fail(I, be);
   if (info > 0) {
     st->status = LA_SINGULAR;
     st->index = info;
@@ -292,7 +297,7 @@ static Value solve_dev(Interp *I, const Backend *be, Tensor *A, Tensor *B) {
     B = tensor_to(I, B, be);
     tmp_push(I, val_mat(B));
   }
-  int32_t *ipiv = bi_scratch(I, (size_t)n * sizeof *ipiv);
+  lapack_int *ipiv = bi_scratch(I, (size_t)n * sizeof *ipiv);
   LaInfo st;
   Tensor *F = la_lu_dev(I, be, A, ipiv, true, &st);
   if (st.status != LA_OK) la_raise(I, &st);
@@ -303,54 +308,32 @@ static Value solve_dev(Interp *I, const Backend *be, Tensor *A, Tensor *B) {
   } else {
     X = dev_transposed(I, B);
   }
-  if (be->getrs(dev_ptr(F), n, ipiv, dev_ptr(X), k) != 0) dev_fail(I, be);
+  if (be->getrs(dev_ptr(F), n, (const int32_t *)ipiv, dev_ptr(X), k) != 0) dev_fail(I, be);
   bi_scratch_free(I, ipiv);
   if (k != 1) X = dev_transposed(I, X);         /* k x n row-major is X column-major: back */
   X->refcount++;
   return val_mat(X);
 }
 
-/* inv(A) with A on device be: A^-1 = the solution of A X = I, on the device. */
+/* inv(A) with A on device be: the solution of A X = I, on the device. */
 static Value inv_dev(Interp *I, const Backend *be, Tensor *A) {
   int64_t n = tensor_rows(A);
-  int32_t *ipiv = bi_scratch(I, (size_t)n * sizeof *ipiv);
-  LaInfo st;
-  Tensor *F = la_lu_dev(I, be, A, ipiv, true, &st);
-  if (st.status != LA_OK) la_raise(I, &st);
-  Tensor *E = tensor_zeros(I, n, n);            /* the identity, made on the host and moved */
+  Tensor *E = tensor_new_host(I, n, n);         /* the identity, made on the host and moved */
   tmp_push(I, val_mat(E));
   double *e = tensor_data(E);
+  memset(e, 0, (size_t)(n * n) * sizeof(double));
   for (int64_t i = 0; i < n; i++) e[i * n + i] = 1;
-  Tensor *X = E->st->be == be ? E : tensor_to(I, E, be);
-  if (X != E) tmp_push(I, val_mat(X));
-  if (be->getrs(dev_ptr(F), n, ipiv, dev_ptr(X), n) != 0) dev_fail(I, be);
-  bi_scratch_free(I, ipiv);
-  X = dev_transposed(I, X);
-  X->refcount++;
-  return val_mat(X);
+  return solve_dev(I, be, A, E);
 }
 
 /* det(A) with A on device be: the pivots' product, read from the factors on the host. */
 static double det_dev(Interp *I, const Backend *be, Tensor *A) {
   int64_t n = tensor_rows(A);
-  int32_t *ipiv = bi_scratch(I, (size_t)n * sizeof *ipiv);
+  lapack_int *ipiv = bi_scratch(I, (size_t)n * sizeof *ipiv);
   LaInfo st;
   Tensor *F = la_lu_dev(I, be, A, ipiv, false, &st);
-  double det = 0;
-  if (st.status == LA_OK) {                     /* (a zero pivot: the determinant is 0) */
-    const double *f = tensor_data(F);
-    double m = 1;
-    long e = 0;
-    for (int64_t i = 0; i < n; i++) {           /* as la_det: mantissa and exponent */
-      int ex;
-      m = frexp(m * f[i * n + i], &ex);
-      e += ex;
-      if (ipiv[i] != i + 1) m = -m;
-    }
-    if (e > 100000) e = 100000;
-    if (e < -100000) e = -100000;
-    det = ldexp(m, (int)e);
-  }
+  double det = 0;                               /* (a zero pivot: the determinant is 0) */
+  if (st.status == LA_OK) det = lu_det(tensor_data(F), (lapack_int)n, ipiv);
   bi_scratch_free(I, ipiv);
   return det;
 }
