@@ -59,6 +59,16 @@ void graph_free(Graph *g) {
   mem_free(g);
 }
 
+static void gout_children(const GOut *o, GcVisit fn, void *ctx) {
+  gc_visit_value(o->v, fn, ctx);
+  for (int i = 0; i < o->n && o->kids; i++) gout_children(&o->kids[i], fn, ctx);
+}
+
+void graph_children(const Graph *g, GcVisit fn, void *ctx) {   /* what graph_free releases */
+  for (int i = 0; i < g->n; i++) gc_visit_value(g->nodes[i].v, fn, ctx);
+  gout_children(&g->out, fn, ctx);
+}
+
 int32_t graph_add(Graph *g, GKind k, Span sp, Source *src) {
   if (g->n == g->cap) {
     int cap = g->cap ? g->cap * 2 : 32;

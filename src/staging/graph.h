@@ -96,6 +96,8 @@ typedef struct Graph {
 
 Graph *graph_new(void);
 void graph_free(Graph *g);
+/* The cycle collector's view (interp/gc.c): the values graph_free releases (constants, outputs). */
+void graph_children(const Graph *g, GcVisit fn, void *ctx);
 /* Drops the result description (a dynamic graph, which never runs, then holds no values). */
 void gout_clear(Graph *g);
 /* Appends a node of kind k (returned index); the node's fields are set by the caller. */

@@ -212,8 +212,10 @@ void stage_jit_free(Jit *j) {
 }
 
 void stage_jit_children(const Jit *j, GcVisit fn, void *ctx) {
-  for (const JitEntry *e = j->entries; e; e = e->next)
+  for (const JitEntry *e = j->entries; e; e = e->next) {
     if (e->statics) gc_visit_value(val_list(e->statics), fn, ctx);
+    if (e->g) graph_children(e->g, fn, ctx);
+  }
 }
 
 /* Appends v's part of the cache key: numbers and matrices are traced leaves (their shapes are
