@@ -314,6 +314,7 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     double to = val_to_num(I, b, iter->kids[1]->span, "the end of ':'");
     tmp_release_to(I, I->ntmp - 2);
     if (!isfinite(from) || !isfinite(to)) mls_throw(I, iter->span, "the ends of ':' must be finite numbers");
+    if (fabs(to - from) >= 1e15) mls_throw(I, iter->span, "the range of ':' is too long");   /* as op_range */
     int64_t cnt = (int64_t)floor(fabs(to - from) + 1e-10) + 1;
     double step = to >= from ? 1.0 : -1.0;
     int64_t lo = 0, hi = cnt;
