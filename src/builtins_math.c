@@ -476,7 +476,7 @@ typedef enum { AG_SUM, AG_COUNT, AG_MEAN, AG_VAR, AG_CM, AG_MIN, AG_MAX } AgFn;
 /* The 0-based group of row i, or -1 when the row is skipped (a NaN group, or one above k). */
 static int64_t group_of(const Tensor *G, int64_t i, int64_t k) {
   double g = tensor_at(G, i);
-  return g != g || (int64_t)floor(g) > k ? -1 : (int64_t)floor(g) - 1;
+  return g != g || floor(g) > (double)k ? -1 : (int64_t)floor(g) - 1;   /* (compared as doubles: g may be 1e300) */
 }
 
 /* aggregate(target=X, groups=G, fn=, ngroups=, weights=, order=): row k of the result is fn of
@@ -526,11 +526,16 @@ Value bi_aggregate(Interp *I, Args *a) {
     double g = tensor_at(G, i);
     if (g != g) continue;
     if (g < 1) bi_argerror(I, 2, "groups must be at least 1, got %g", g);
+    if (!(g < 4503599627370496.0)) {          /* dropped by ngroups=, else too many groups */
+      if (!bi_given(a, 3)) bi_argerror(I, 2, "groups must be below 2^52, got %g", g);
+      continue;
+    }
     if (floor(g) > k) k = (int64_t)floor(g);
   }
   if (bi_given(a, 3)) {
     double ng = bi_num(I, a, 3);
-    if (!(ng >= 0) || ng != floor(ng)) bi_argerror(I, 4, "a whole number >= 0 expected, got %g", ng);
+    if (!(ng >= 0 && ng < 4503599627370496.0) || ng != floor(ng))
+      bi_argerror(I, 4, "a whole number from 0 below 2^52 expected, got %g", ng);
     k = (int64_t)ng;
   }
   /* per group and column: weight, weighted sum, then central sums in a second pass */
