@@ -466,6 +466,7 @@ Value bi_exists(Interp *I, Args *a) {
 }
 
 static void describe_for_ls(Value v, char *buf, size_t n) {
+  v = ad_primal(v);                          /* a value traced by grad or staged: what it holds */
   if (v.t == VT_MAT) snprintf(buf, n, "%lldx%lld matrix", (long long)tensor_rows(v.u.m), (long long)tensor_cols(v.u.m));
   else if (v.t == VT_LIST) snprintf(buf, n, "list of %d", v.u.l->n);
   else snprintf(buf, n, "%s", val_type_name(v));
