@@ -1433,6 +1433,10 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
   }
   if (place->t == VT_BOX || rhs.t == VT_BOX) {        /* traced by grad or staging: as ops */
     Value pp = ad_primal(*place);
+    if (pp.t != VT_MAT && pp.t != VT_NUM && pp.t != VT_BOOL) {
+      char d[64];
+      mls_throw(I, sp, "cannot assign into an index of %s", val_describe(pp, d, sizeof d));
+    }
     if (pp.t == VT_MAT) {                               /* the checks below, on the values */
       Value pv[2] = { val_unbound(), val_unbound() };
       for (uint32_t k = 0; k < nix && k < 2; k++) pv[k] = ad_primal(iv[k]);
