@@ -5,13 +5,14 @@
 ** whose plugin or device is missing says "no CUDA device available" like a CPU-only build.
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "backend/backend.h"
+#include "backend/sim.h"
 
 #ifdef MLS_CUDA
 #include <dlfcn.h>
 #include <limits.h>
-#include <stdlib.h>
 #include <unistd.h>
 #ifndef MLS_LIBDIR
 #define MLS_LIBDIR "/usr/local/lib/mls"
@@ -85,6 +86,8 @@ void be_trim_all(void) {
 
 const Backend *be_find(const char *name) {
   if (strcmp(name, "cpu") == 0) return &be_cpu;
+  const char *sim = getenv("MLS_SIM_GPU");          /* the simulated GPU (sim.c), for tests */
+  if (sim && *sim && strcmp(sim, "0") && (strcmp(name, "gpu") == 0 || strcmp(name, "cuda") == 0)) return &be_sim;
 #ifdef MLS_CUDA
   if (strcmp(name, "gpu") == 0 || strcmp(name, "cuda") == 0) return load_cuda();
 #endif
