@@ -6,6 +6,7 @@
 ** A .dml file also drops the newline before a line that DML's grammar would continue.
 */
 #include <ctype.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -213,24 +214,37 @@ static void parse_oom(void *ud, size_t n) {
 
 /* Lemon's allocator: the checked one, so that a failure takes the path above. The parser is
 ** large (its stack has %stack_size entries, about 600 KB) and every parse needs one, so the
-** last one freed is kept for the next parse on the thread: a fresh one per REPL line, source()
-** or fuzzing input was mapped and zeroed anew each time. */
-static _Thread_local void *spare_parser;
+** last one freed is kept for the next parse on the same thread (a thread key, whose
+** destructor frees it when the thread ends; interp_free frees the calling thread's): a fresh
+** one per REPL line, source() or fuzzing input was mapped and zeroed anew each time. */
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_make_key(void) {
+  if (pthread_key_create(&spare_key, mem_free) != 0) abort();
+}
 
 static void *parser_alloc(size_t n) {
-  void *p = spare_parser;
-  spare_parser = NULL;
-  return p ? p : mem_alloc(n);
+  pthread_once(&spare_once, spare_make_key);
+  void *p = pthread_getspecific(spare_key);
+  if (p) {
+    pthread_setspecific(spare_key, NULL);
+    return p;
+  }
+  return mem_alloc(n);
 }
 
 static void parser_free(void *p) {
-  if (!spare_parser) spare_parser = p;
-  else mem_free(p);
+  pthread_once(&spare_once, spare_make_key);
+  if (!pthread_getspecific(spare_key) && pthread_setspecific(spare_key, p) == 0) return;
+  mem_free(p);
 }
 
 void parse_free_spare(void) {
-  mem_free(spare_parser);
-  spare_parser = NULL;
+  pthread_once(&spare_once, spare_make_key);
+  void *p = pthread_getspecific(spare_key);
+  pthread_setspecific(spare_key, NULL);
+  mem_free(p);
 }
 
 static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err) __attribute__((noinline));
