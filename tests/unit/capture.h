@@ -27,6 +27,31 @@ static inline int run_captured(Interp *I, const char *code, bool echo, char **ou
   return st;
 }
 
+/* The fixture most unit tests share: a fresh interpreter per test, its output captured per
+** run into out and err (cmocka's setup and teardown). */
+typedef struct Fix {
+  Interp *I;
+  char *out, *err;
+  size_t nout, nerr;
+} Fix;
+
+static inline int fix_setup(void **state) {
+  Fix *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  f->I = interp_new();
+  *state = f;
+  return 0;
+}
+
+static inline int fix_teardown(void **state) {
+  Fix *f = *state;
+  interp_free(f->I);
+  free(f->out);
+  free(f->err);
+  free(f);
+  return 0;
+}
+
 /* err's first report line "t.mls:L:C: error: MSG" carries exactly msg (needs cmocka.h). */
 static inline void assert_error_message(const char *code, const char *err, const char *msg) {
   const char *p = strstr(err, ": error: ");

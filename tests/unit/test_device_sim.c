@@ -22,24 +22,10 @@
 #include "interp/interp.h"
 #include "tensor.h"
 
-typedef struct Fix { Interp *I; char *out, *err; size_t nout, nerr; } Fix;
-
-static int setup(void **state) {
-  Fix *f = calloc(1, sizeof *f);
-  if (!f) return -1;
-  f->I = interp_new();
-  *state = f;
-  return 0;
-}
 
 static int teardown(void **state) {
-  Fix *f = *state;
   be_set_default(&be_cpu);
-  interp_free(f->I);
-  free(f->out);
-  free(f->err);
-  free(f);
-  return 0;
+  return fix_teardown(state);
 }
 
 /* Runs code with new matrices on the CPU (keeping its globals), then check with them on the
@@ -126,10 +112,10 @@ static void test_solver_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_indexing, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_left_indexing, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_solvers, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_solver_errors, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_indexing, fix_setup, teardown),
+    cmocka_unit_test_setup_teardown(test_left_indexing, fix_setup, teardown),
+    cmocka_unit_test_setup_teardown(test_solvers, fix_setup, teardown),
+    cmocka_unit_test_setup_teardown(test_solver_errors, fix_setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,28 +22,8 @@
 
 /* ---- fixture: a fresh interpreter per test, output captured per run ---- */
 
-typedef struct Fix {
-  Interp *I;
-  char *out, *err;
-  size_t nout, nerr;
-} Fix;
 
-static int setup(void **state) {
-  Fix *f = calloc(1, sizeof *f);
-  if (!f) return -1;
-  f->I = interp_new();
-  *state = f;
-  return 0;
-}
 
-static int teardown(void **state) {
-  Fix *f = *state;
-  interp_free(f->I);
-  free(f->out);
-  free(f->err);
-  free(f);
-  return 0;
-}
 
 static int run_echo(Fix *f, const char *code, bool echo) {
   return run_captured(f->I, code, echo, &f->out, &f->nout, &f->err, &f->nerr);
@@ -551,29 +531,29 @@ static void test_errors_then_free(void **state) { on_big_stack(errors_then_free_
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_arithmetic, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_short_circuit, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_strings, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_broadcasting, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_matmul, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_builtins, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_indexing, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_left_indexing, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_functions, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_dml_functions, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_closures, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_cycles, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_recursion, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_stack_overflow, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_arithmetic, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_short_circuit, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_strings, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_broadcasting, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_matmul, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_builtins, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_indexing, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_left_indexing, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_functions, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_dml_functions, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_closures, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_cycles, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_recursion, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_stack_overflow, fix_setup, fix_teardown),
     cmocka_unit_test(test_stack_overflow_default_stack),
-    cmocka_unit_test_setup_teardown(test_break_next, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_lists, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_echo, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_repl_chunks, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_runtime_error_report, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_syntax_error_status, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_errors_keep_globals, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_errors_then_free, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_break_next, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_lists, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_echo, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_repl_chunks, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_runtime_error_report, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_syntax_error_status, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_errors_keep_globals, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_errors_then_free, fix_setup, fix_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,12 +24,12 @@
 #include "capture.h"
 #include "mem.h"
 
-typedef struct Fix {
+typedef struct DirFix {
   Interp *I;
   char *out, *err;
   size_t nout, nerr;
   char dir[256], cwd[4096];
-} Fix;
+} DirFix;
 
 static void rm_tree(const char *dir) {
   DIR *d = opendir(dir);
@@ -47,7 +47,7 @@ static void rm_tree(const char *dir) {
 }
 
 static int setup(void **state) {
-  Fix *f = calloc(1, sizeof *f);
+  DirFix *f = calloc(1, sizeof *f);
   if (!f) return -1;
   if (!getcwd(f->cwd, sizeof f->cwd)) return -1;
   snprintf(f->dir, sizeof f->dir, "/tmp/mls_test_files_XXXXXX");
@@ -58,7 +58,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   interp_free(f->I);
   if (chdir(f->cwd) != 0) return -1;
   rm_tree(f->dir);
@@ -70,11 +70,11 @@ static int teardown(void **state) {
   return 0;
 }
 
-static int run(Fix *f, const char *code) {
+static int run(DirFix *f, const char *code) {
   return run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr);
 }
 
-static void expect_out(Fix *f, const char *code, const char *want) {
+static void expect_out(DirFix *f, const char *code, const char *want) {
   int st = run(f, code);
   if (st != 0) print_error("'%s' failed (%d): %s\n", code, st, f->err);
   assert_int_equal(st, 0);
@@ -83,7 +83,7 @@ static void expect_out(Fix *f, const char *code, const char *want) {
 }
 
 /* code must fail with exactly the message msg (after "t.mls:L:C: error: "). */
-static void expect_error(Fix *f, const char *code, const char *msg) {
+static void expect_error(DirFix *f, const char *code, const char *msg) {
   int got = run(f, code);
   if (got != 1) print_error("'%s': status %d, stderr: %s\n", code, got, f->err);
   assert_int_equal(got, 1);
@@ -150,7 +150,7 @@ static void put_npy(const char *name, const char *dict, const void *data, size_t
 /* ---- exact bytes written ---- */
 
 static void test_written_bytes(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   expect_out(f, "write([0.1, 1/3, 100; -0.5, NaN, -Inf], \"a.csv\", header=TRUE)\n"
                 "write([0, 1.5; 0, 0; 0, 0], \"a.txt\")\nwrite([1, 2; 3, 4], \"a.npy\")\n"
                 "write([1, 2; 3, 4], \"a.tsv\", format=\"csv\", sep=\"\\t\")\n", "");
@@ -186,7 +186,7 @@ static void test_written_bytes(void **state) {
 /* ---- csv details only C can write ---- */
 
 static void test_csv_crlf_bom(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   put("w.csv", "\xEF\xBB\xBF" "1,2\r\n3,4\r\n", 13);
   expect_out(f, "print(read(\"w.csv\"))\n", "1 2\n3 4\n");
   put("n.csv", "1,2\n3,\x01\n", 8);
@@ -195,7 +195,7 @@ static void test_csv_crlf_bom(void **state) {
 
 /* ---- atomic writes ---- */
 
-static void check_survives(Fix *f, const char *code, const char *file, const char *msg) {
+static void check_survives(DirFix *f, const char *code, const char *file, const char *msg) {
   size_t n0, n1;
   unsigned char *before = get(file, &n0);
   setenv("MLS_FAULT_WRITE", "1", 1);
@@ -210,7 +210,7 @@ static void check_survives(Fix *f, const char *code, const char *file, const cha
 }
 
 static void test_fault_injection(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   expect_out(f, "write([1, 2; 3, 4], \"old.csv\")\nwrite([1, 2; 3, 4], \"old.npy.gz\")\nsave(\"old.ckpt\", a=1)\n", "");
   check_survives(f, "write(matrix(7, rows=20, cols=30), \"old.csv\")\n", "old.csv",
                  "write: cannot write 'old.csv': injected fault after 600 of 1200 bytes (MLS_FAULT_WRITE)");
@@ -229,7 +229,7 @@ static void test_fault_injection(void **state) {
 /* Ctrl-C in the REPL sets I->interrupted: a write in progress stops at its next check and
 ** cleans up. The flag is set before the write starts, so the test does not race a thread. */
 static void test_interrupted_write(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   expect_out(f, "write([1, 2], \"old.csv\")\nX = rand(rows=2000, cols=1000, seed=1)\n", "");
   size_t n0, n1;
   unsigned char *before = get("old.csv", &n0);
@@ -246,7 +246,7 @@ static void test_interrupted_write(void **state) {
 }
 
 static void test_failed_rename(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   assert_int_equal(mkdir("d.csv", 0700), 0);
   put("d.csv/keep", "x", 1);
   expect_error(f, "write([1, 2], \"d.csv\")\n", "write: cannot write 'd.csv': it is a directory");
@@ -255,7 +255,7 @@ static void test_failed_rename(void **state) {
 }
 
 static void test_readonly_dir(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   assert_int_equal(mkdir("ro", 0700), 0);
   put("ro/x.csv", "1,2\n", 4);
   chmod("ro", 0500);
@@ -286,7 +286,7 @@ static void test_readonly_dir(void **state) {
 /* ---- malformed npy ---- */
 
 static void test_npy_errors(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   double v[4] = { 1, 2, 3, 4 };
   put_npy("ok.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", v, 32);
   expect_out(f, "print(read(\"ok.npy\"))\n", "1 2\n3 4\n");
@@ -345,7 +345,7 @@ static void test_npy_errors(void **state) {
 /* ---- malformed idx ---- */
 
 static void test_idx_errors(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   put("m.idx", "PK\x03\x04", 4);
   expect_error(f, "x = read(\"m.idx\")\n", "read: 'm.idx' is not an idx file (it must start with the bytes 00 00 type dims)");
   put("t.idx", "\x00\x00\x07\x01\x00\x00\x00\x01", 8);
@@ -383,7 +383,7 @@ static void test_idx_errors(void **state) {
 /* ---- checkpoints ---- */
 
 static void test_ckpt_errors(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   expect_out(f, "save(\"f.ckpt\", a=1, b=\"two\", c=[1, 2; 3, 4], d=TRUE, e=list(x=1, 2))\n", "");
   size_t n;
   unsigned char *b = get("f.ckpt", &n);

@@ -21,8 +21,6 @@
 #include "mem.h"
 #include "backend/cpu.h"
 
-typedef struct Fix { Interp *I; char *out, *err; size_t nout, nerr; } Fix;
-
 static int setup(void **state) {
   Fix *f = calloc(1, sizeof *f);
   if (!f) return -1;
@@ -35,14 +33,6 @@ static int setup(void **state) {
   return 0;
 }
 
-static int teardown(void **state) {
-  Fix *f = *state;
-  interp_free(f->I);
-  free(f->out);
-  free(f->err);
-  free(f);
-  return 0;
-}
 
 /* code runs with the flag set: it must fail with "interrupted" at line:col, leaving nothing. */
 static void expect_interrupted(Fix *f, const char *code, const char *where) {
@@ -115,13 +105,13 @@ static void test_gemm_panels(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_elementwise, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_binary, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_reduction, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_rows, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_fused, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_gemm, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_gemm_panels, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_elementwise, setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_binary, setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_reduction, setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_rows, setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_fused, setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_gemm, setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_gemm_panels, setup, fix_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

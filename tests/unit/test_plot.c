@@ -21,12 +21,12 @@
 #include "interp/interp.h"
 #include "plot/plot_int.h"
 
-typedef struct Fix {
+typedef struct DirFix {
   Interp *I;
   char *out, *err;
   size_t nout, nerr;
   char dir[256], cwd[4096];
-} Fix;
+} DirFix;
 
 static void rm_dir(const char *dir) {
   DIR *d = opendir(dir);
@@ -43,7 +43,7 @@ static void rm_dir(const char *dir) {
 }
 
 static int setup(void **state) {
-  Fix *f = calloc(1, sizeof *f);
+  DirFix *f = calloc(1, sizeof *f);
   if (!f || !getcwd(f->cwd, sizeof f->cwd)) return -1;
   snprintf(f->dir, sizeof f->dir, "/tmp/mls_test_plot_XXXXXX");
   if (!mkdtemp(f->dir) || chdir(f->dir) != 0) return -1;
@@ -53,7 +53,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   interp_free(f->I);
   if (chdir(f->cwd) != 0) return -1;
   rm_dir(f->dir);
@@ -63,14 +63,14 @@ static int teardown(void **state) {
   return 0;
 }
 
-static void ok(Fix *f, const char *code) {
+static void ok(DirFix *f, const char *code) {
   int st = run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr);
   if (st != 0) print_error("'%s' failed (%d): %s\n", code, st, f->err);
   assert_int_equal(st, 0);
 }
 
 /* code must fail with exactly msg (after "t.mls:L:C: error: ") at line 1, column col. */
-static void expect_error(Fix *f, const char *code, int col, const char *msg) {
+static void expect_error(DirFix *f, const char *code, int col, const char *msg) {
   int st = run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr);
   if (st != 1) print_error("'%s': status %d, stderr: %s\n", code, st, f->err);
   assert_int_equal(st, 1);
@@ -177,7 +177,7 @@ static void test_tick_labels_and_colours(void **state) {
 }
 
 static void test_hist_as_R(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   /* R: hist(x1, plot=FALSE) and hist(x1, breaks=[0, 1, 2, 5, 10]), hist(x2, breaks=20) */
   ok(f, "x1 = matrix(\"0.5 1 1 1.5 2 2 2 2.5 3 3.5 4 4 4.2 5 7.3 9.9 10\", rows=17, cols=1)\n"
         "h = hist(x1, plot=FALSE); print(toString(t(h$breaks))); print(toString(t(h$counts)))\n"
@@ -230,7 +230,7 @@ static double band_of(const Png *p, bool (*pred)(uint32_t), bool rows, bool from
 }
 
 static void test_png_lines_land_where_expected(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   ok(f, "plot([0, 10], [0.5, 0.5], type=\"l\", col=\"red\", xlim=[0, 10], ylim=[0, 2], file=\"h.png\", width=400, height=300)\n"
         "lines([0, 10], [1.5, 1.5], col=\"blue\")\nr = dev.off()\nprint(r)\n");
   assert_string_equal(f->out, "h.png\n");
@@ -278,7 +278,7 @@ static void test_png_lines_land_where_expected(void **state) {
 }
 
 static void test_png_points_and_clipping(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   /* plot(y) alone: x = 1..3; a point far outside the limits is clipped away */
   ok(f, "plot([1, 2, 3], type=\"n\", xlim=[1, 3], ylim=[1, 3], file=\"p.png\")\n"
         "points([1, 2, 3], [1, 2, 3], pch=16, col=\"blue\")\npoints([50], [50], pch=16, col=\"red\")\ndev.off()\n");
@@ -302,7 +302,7 @@ static void test_png_points_and_clipping(void **state) {
 /* ---- SVG and PDF ---- */
 
 static void test_svg_elements(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   ok(f, "plot(seq(1, 5), type=\"l\", col=\"red\", file=\"a.svg\", main=\"svg\")\nlines(seq(5, 1), col=\"blue\", lty=2)\n"
         "points([1, 2, 3], [2, 2, 2], col=\"#00FF00\", pch=1)\n"
         "legend(\"topleft\", list(\"up\", \"down\"), col=list(\"red\", \"blue\"), lty=[1, 2])\n"
@@ -323,7 +323,7 @@ static void test_svg_elements(void **state) {
 }
 
 static void test_pdf_header(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   ok(f, "plot(seq(1, 10), seq(1, 10)^2, type=\"b\", file=\"q.PDF\", width=300, height=200)\ndev.off()\n");
   size_t n;
   char *s = slurp("q.PDF", &n);
@@ -336,7 +336,7 @@ static void test_pdf_header(void **state) {
 /* ---- when figures are finished, default names, the display hook ---- */
 
 static void test_default_files_and_finish(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   ok(f, "plot(seq(1, 3))\n");
   assert_string_equal(f->out, "");                          /* open: not written yet */
   assert_false(exists("mlsplot001.png"));
@@ -373,7 +373,7 @@ static void on_display(Interp *I, const char *mime, const unsigned char *data, s
 }
 
 static void test_display_hook(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   Shown sh = { 0 };
   f->I->display = on_display;
   f->I->display_ctx = &sh;
@@ -398,7 +398,7 @@ static void test_display_hook(void **state) {
 
 /* text that is not UTF-8 is drawn with '?' (cairo refuses it: the figure would be lost) */
 static void test_text_not_utf8(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   ok(f, "plot(seq(1, 3), main=\"a\xff\xc3" "b\", file=\"u.svg\")\nlegend(list(\"\xe2\x82\"))\ntitle(xlab=\"\xc3\xa9t\xc3\")\ndev.off()\n");
   assert_true(exists("u.svg"));
   assert_string_equal(f->I->plot->cur ? "open" : "closed", "closed");
@@ -407,7 +407,7 @@ static void test_text_not_utf8(void **state) {
 /* ---- errors ---- */
 
 static void test_errors_located(void **state) {
-  Fix *f = *state;
+  DirFix *f = *state;
   expect_error(f, "plot(seq(1, 3), file=\"a.jpg\")", 1, "bad argument #10 to 'plot' (file 'a.jpg' must end in .png, .svg or .pdf)");
   expect_error(f, "plot(seq(1, 3), file=\"png\")", 1, "bad argument #10 to 'plot' (file 'png' must end in .png, .svg or .pdf)");
   expect_error(f, "x = 1; plot(seq(1, 3), seq(1, 4))", 8, "plot: x and y lengths differ (3 and 4)");

@@ -25,28 +25,8 @@
 
 /* ---- fixtures: a fresh interpreter per test, output captured ---- */
 
-typedef struct Fix {
-  Interp *I;
-  char *out, *err;
-  size_t nout, nerr;
-} Fix;
 
-static int setup(void **state) {
-  Fix *f = calloc(1, sizeof *f);
-  if (!f) return -1;
-  f->I = interp_new();
-  *state = f;
-  return 0;
-}
 
-static int teardown(void **state) {
-  Fix *f = *state;
-  interp_free(f->I);
-  free(f->out);
-  free(f->err);
-  free(f);
-  return 0;
-}
 
 /* Runs code on the fixture's interpreter; f->out / f->err hold what it printed. */
 static int run(Fix *f, const char *code) {
@@ -591,20 +571,20 @@ int main(void) {
     cmocka_unit_test(test_forbidden_thread),
     cmocka_unit_test(test_str_refcount),
     cmocka_unit_test(test_unboxed_values),
-    cmocka_unit_test_setup_teardown(test_list_push_find, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_list_push_find, fix_setup, fix_teardown),
     cmocka_unit_test(test_list_refcounts),
-    cmocka_unit_test_setup_teardown(test_list_copy, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_list_copy, fix_setup, fix_teardown),
     cmocka_unit_test(test_symbols),
-    cmocka_unit_test_setup_teardown(test_tensor_new_shape, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_tensor_zeros_clone, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_tensor_strided_view, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_tensor_view_t_shapes, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_matrix_value_refcount, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_tensor_new_errors, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_cow_1e8_elements, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_cow_assign_and_call, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_cow_lists, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_oom_is_an_error, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_tensor_new_shape, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_tensor_zeros_clone, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_tensor_strided_view, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_tensor_view_t_shapes, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_matrix_value_refcount, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_tensor_new_errors, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_cow_1e8_elements, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_cow_assign_and_call, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_cow_lists, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_oom_is_an_error, fix_setup, fix_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
