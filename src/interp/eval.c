@@ -1173,9 +1173,7 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
     r = val_num(tensor_get1(m, ix_at(&ri, 0), ix_at(&ci, 0)));   /* (a GPU's element: copied, not migrated) */
   } else {
     if (ci.all && m->stride[1] == 1 && x.t == VT_MAT && ri.n > 0 && ri.n * ci.n > TENSOR_SMALL) {
-      bool consecutive = true;                 /* X[a:b, ] or X[i, ]: a view, nothing copied */
-      for (int64_t i = 1; i < ri.n && consecutive; i++) consecutive = ix_at(&ri, i) == ix_at(&ri, 0) + i;
-      if (consecutive) return val_mat(tensor_view_rows(x.u.m, ix_at(&ri, 0), ri.n));
+      if (index_run(&ri)) return val_mat(tensor_view_rows(x.u.m, ix_at(&ri, 0), ri.n));   /* X[a:b, ], X[i, ]: a view */
     }
     if (m->st->dev && ri.n > 0 && ci.n > 0) {          /* a GPU matrix: indexed there */
       bool rrun = index_run(&ri), crun = index_run(&ci);

@@ -24,50 +24,11 @@
 #include "capture.h"
 #include "mem.h"
 
-typedef struct DirFix {
-  Interp *I;
-  char *out, *err;
-  size_t nout, nerr;
-  char dir[256], cwd[4096];
-} DirFix;
-
-static void rm_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  char p[1024];
-  while ((e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) { chmod(p, 0700); rm_tree(p); rmdir(p); }
-    else unlink(p);
-  }
-  closedir(d);
-}
-
-static int setup(void **state) {
-  DirFix *f = calloc(1, sizeof *f);
-  if (!f) return -1;
-  if (!getcwd(f->cwd, sizeof f->cwd)) return -1;
-  snprintf(f->dir, sizeof f->dir, "/tmp/mls_test_files_XXXXXX");
-  if (!mkdtemp(f->dir) || chdir(f->dir) != 0) return -1;
-  f->I = interp_new();
-  *state = f;
-  return 0;
-}
+static int setup(void **state) { return dir_fix_setup(state, "files"); }
 
 static int teardown(void **state) {
-  DirFix *f = *state;
-  interp_free(f->I);
-  if (chdir(f->cwd) != 0) return -1;
-  rm_tree(f->dir);
-  rmdir(f->dir);
   unsetenv("MLS_FAULT_WRITE");
-  free(f->out);
-  free(f->err);
-  free(f);
-  return 0;
+  return dir_fix_teardown(state);
 }
 
 static int run(DirFix *f, const char *code) {

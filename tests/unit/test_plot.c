@@ -21,47 +21,7 @@
 #include "interp/interp.h"
 #include "plot/plot_int.h"
 
-typedef struct DirFix {
-  Interp *I;
-  char *out, *err;
-  size_t nout, nerr;
-  char dir[256], cwd[4096];
-} DirFix;
-
-static void rm_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  char p[1024];
-  while ((e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-      unlink(p);
-    }
-  closedir(d);
-  rmdir(dir);
-}
-
-static int setup(void **state) {
-  DirFix *f = calloc(1, sizeof *f);
-  if (!f || !getcwd(f->cwd, sizeof f->cwd)) return -1;
-  snprintf(f->dir, sizeof f->dir, "/tmp/mls_test_plot_XXXXXX");
-  if (!mkdtemp(f->dir) || chdir(f->dir) != 0) return -1;
-  f->I = interp_new();
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  DirFix *f = *state;
-  interp_free(f->I);
-  if (chdir(f->cwd) != 0) return -1;
-  rm_dir(f->dir);
-  free(f->out);
-  free(f->err);
-  free(f);
-  return 0;
-}
+static int setup(void **state) { return dir_fix_setup(state, "plot"); }
 
 static void ok(DirFix *f, const char *code) {
   int st = run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr);
@@ -440,15 +400,15 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_pretty_as_R),
     cmocka_unit_test(test_tick_labels_and_colours),
-    cmocka_unit_test_setup_teardown(test_hist_as_R, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_png_lines_land_where_expected, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_png_points_and_clipping, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_svg_elements, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_pdf_header, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_default_files_and_finish, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_display_hook, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_text_not_utf8, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_errors_located, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_hist_as_R, setup, dir_fix_teardown),
+    cmocka_unit_test_setup_teardown(test_png_lines_land_where_expected, setup, dir_fix_teardown),
+    cmocka_unit_test_setup_teardown(test_png_points_and_clipping, setup, dir_fix_teardown),
+    cmocka_unit_test_setup_teardown(test_svg_elements, setup, dir_fix_teardown),
+    cmocka_unit_test_setup_teardown(test_pdf_header, setup, dir_fix_teardown),
+    cmocka_unit_test_setup_teardown(test_default_files_and_finish, setup, dir_fix_teardown),
+    cmocka_unit_test_setup_teardown(test_display_hook, setup, dir_fix_teardown),
+    cmocka_unit_test_setup_teardown(test_text_not_utf8, setup, dir_fix_teardown),
+    cmocka_unit_test_setup_teardown(test_errors_located, setup, dir_fix_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
