@@ -95,6 +95,18 @@ typedef struct Backend {
   /* out[r[i], c[j]] = in[i, j] (X[v, w] = Y; in's shape, read through its strides, 0 strides
   ** for one value), the positions as for gather and distinct (optional). */
   int (*scatter)(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in);
+  /* ---- captured launches (CUDA graphs; optional) ----
+  ** capture_begin: from now on the device records the work it is given instead of running it.
+  ** capture_end stops and returns a replay of what was recorded, or NULL (why says why, in at
+  ** most nwhy bytes) when something needed the host meanwhile (a wait, a copy from or to host
+  ** memory): then nothing ran, and the caller runs the work again uncaptured. The recording
+  ** keeps the addresses it saw, so memory allocated while capturing belongs to the replay until
+  ** replay_free: when its tensor frees it, it is kept for the replay, never handed out again.
+  ** replay queues one run of the recording. */
+  int (*capture_begin)(void);
+  void *(*capture_end)(char *why, size_t nwhy);
+  int (*replay)(void *r);
+  void (*replay_free)(void *r);
 } Backend;
 
 extern const Backend be_cpu;

@@ -318,4 +318,8 @@ const Backend be_cpu = {
   /* .getrs       = */ NULL,
   /* .gather      = */ NULL,
   /* .scatter     = */ NULL,
+  /* .capture_begin = */ NULL,
+  /* .capture_end = */ NULL,
+  /* .replay      = */ NULL,
+  /* .replay_free = */ NULL,
 };

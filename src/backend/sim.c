@@ -7,9 +7,18 @@
 ** reference loops and column-major LAPACK with the contracts of backend.h. The interpreter's
 ** side of a device (placement, copies, indexing and solvers on the device, fallbacks) runs
 ** as with the GPU; only the CUDA kernels themselves are not checked here.
+**
+** Capture (CUDA graphs) is simulated as CUDA does it: while capturing, the kernels are not
+** run but recorded with the addresses they were given (copies of their Tensors and
+** Storages), and a replay runs the recording again on those addresses. Memory allocated
+** while capturing belongs to the replay, and what needs the host (host_access, a copy from
+** or to host memory, a wait, the LU's pivots) breaks the capture. So a caller that let a
+** replay's buffer be handed out again, or read a captured result before the launch, gets
+** wrong numbers (or an ASan report) here, as it would on a GPU.
 */
 #include <lapacke.h>
 #undef I
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend.h"
@@ -17,24 +26,222 @@
 
 SimCalls sim_calls;
 
-static double *sim_alloc(size_t n) { return malloc(n ? n : 1); }
-static void sim_free(double *p, size_t n) { (void)n; free(p); }
-static int sim_upload(double *dst, const double *src, size_t n) { memcpy(dst, src, n); return 0; }
-static int sim_download(double *dst, const double *src, size_t n) { sim_calls.download++; memcpy(dst, src, n); return 0; }
-static bool sim_supports(OpKind op) { return be_cpu.supports_op(op); }
-static int sim_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) { return be_cpu.run(op, out, in, p); }
-static int sim_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
-  return be_cpu.gemm(ta, tb, alpha, A, B, beta, C);
+/* ---- capture: a recording of kernel calls, and the blocks it owns ---- */
+typedef enum RecKind { R_RUN, R_GEMM, R_FUSED, R_COPY2D, R_GATHER, R_SCATTER } RecKind;
+typedef struct Rec {
+  RecKind kind;
+  OpKind op;
+  Tensor *t[66];              /* copies of the Tensors given (each with its own Storage copy) */
+  OpParams p;
+  bool hasp;                  /* run() was given p (else NULL) */
+  NnParams nn;
+  const FusedProg *prog;      /* the graph's, which outlives its replay */
+  double *sc;
+  bool ta, tb;
+  double alpha, beta;
+  int64_t r0, c0;
+} Rec;
+
+typedef struct Owned { double *p; bool alive; } Owned;
+typedef struct Capture {
+  Rec *rec;
+  int n, cap;
+  Owned *own;
+  int nown, capown;
+  bool broken;
+  char why[128];
+  struct Capture *next;       /* every live replay (the blocks' owners) */
+} Capture;
+
+static Capture *capturing, *replays;
+
+static void cap_break(const char *why) {
+  if (!capturing || capturing->broken) return;
+  capturing->broken = true;
+  snprintf(capturing->why, sizeof capturing->why, "%s", why);
 }
-static void sim_sync(void) {}
+
+static Tensor *snap(const Tensor *t) {
+  if (!t) return NULL;
+  Tensor *c = malloc(sizeof *c);
+  Storage *st = malloc(sizeof *st);
+  if (!c || !st) abort();
+  *c = *t;
+  *st = *t->st;
+  c->st = st;
+  return c;
+}
+
+static Rec *record(RecKind k) {
+  Capture *c = capturing;
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 16;
+    c->rec = realloc(c->rec, (size_t)c->cap * sizeof *c->rec);
+    if (!c->rec) abort();
+  }
+  Rec *r = &c->rec[c->n++];
+  memset(r, 0, sizeof *r);
+  r->kind = k;
+  return r;
+}
+
+/* The owner of block p among the capture and the live replays, and its entry. */
+static Owned *owned(double *p) {
+  for (Capture *c = capturing ? capturing : replays; c; c = c == capturing ? replays : c->next)
+    for (int i = 0; i < c->nown; i++)
+      if (c->own[i].p == p) return &c->own[i];
+  return NULL;
+}
+
+static double *sim_alloc(size_t n) {
+  double *p = malloc(n ? n : 1);
+  if (p && capturing) {
+    Capture *c = capturing;
+    if (c->nown == c->capown) {
+      c->capown = c->capown ? 2 * c->capown : 16;
+      c->own = realloc(c->own, (size_t)c->capown * sizeof *c->own);
+      if (!c->own) abort();
+    }
+    c->own[c->nown++] = (Owned){ p, true };
+  }
+  return p;
+}
+
+static void sim_free(double *p, size_t n) {
+  (void)n;
+  Owned *o = capturing || replays ? owned(p) : NULL;
+  if (o) { o->alive = false; return; }       /* the recording writes it: kept until replay_free */
+  free(p);
+}
+
+static int sim_capture_begin(void) {
+  if (capturing) return 1;
+  capturing = calloc(1, sizeof *capturing);
+  return capturing ? 0 : 1;
+}
+
+/* Gives a capture's blocks back: the dead ones are freed, the live ones (results still held)
+** are left to their tensors. */
+static void capture_release(Capture *c) {
+  for (int i = 0; i < c->nown; i++)
+    if (!c->own[i].alive) free(c->own[i].p);
+  for (int i = 0; i < c->n; i++) {
+    for (int k = 0; k < 66; k++)
+      if (c->rec[i].t[k]) { free(c->rec[i].t[k]->st); free(c->rec[i].t[k]); }
+    free(c->rec[i].sc);
+  }
+  free(c->rec);
+  free(c->own);
+  free(c);
+}
+
+static void *sim_capture_end(char *why, size_t nwhy) {
+  Capture *c = capturing;
+  if (!c) return NULL;
+  capturing = NULL;
+  if (c->broken) {
+    sim_calls.capture_broken++;
+    snprintf(why, nwhy, "%s", c->why);
+    capture_release(c);
+    return NULL;
+  }
+  sim_calls.capture++;
+  c->next = replays;
+  replays = c;
+  return c;
+}
+
+static int sim_copy2d(Tensor *out, const Tensor *in);
+static int sim_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0);
+static int sim_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in);
+
+static int sim_replay(void *h) {
+  Capture *c = h;
+  sim_calls.replay++;
+  for (int i = 0; i < c->n; i++) {
+    Rec *r = &c->rec[i];
+    int rc = 0;
+    switch (r->kind) {
+    case R_RUN: rc = be_cpu.run(r->op, r->t[0], r->t + 1, r->hasp ? &r->p : NULL); break;
+    case R_GEMM: rc = be_cpu.gemm(r->ta, r->tb, r->alpha, r->t[1], r->t[2], r->beta, r->t[0]); break;
+    case R_FUSED: rc = be_cpu.run_fused(r->prog, r->t[0], r->t + 1, r->sc); break;
+    case R_COPY2D: rc = sim_copy2d(r->t[0], r->t[1]); break;
+    case R_GATHER: rc = sim_gather(r->t[0], r->t[1], r->t[2], r->r0, r->t[3], r->c0); break;
+    case R_SCATTER: rc = sim_scatter(r->t[0], r->t[2], r->r0, r->t[3], r->c0, r->t[1]); break;
+    }
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static void sim_replay_free(void *h) {
+  Capture *c = h, **q = &replays;
+  while (*q && *q != c) q = &(*q)->next;
+  if (*q) *q = c->next;
+  capture_release(c);
+}
+
+static int sim_upload(double *dst, const double *src, size_t n) {
+  if (capturing) { cap_break("a copy from host memory"); return 0; }
+  memcpy(dst, src, n);
+  return 0;
+}
+static int sim_download(double *dst, const double *src, size_t n) {
+  if (capturing) { cap_break("a copy to host memory"); return 0; }
+  sim_calls.download++;
+  memcpy(dst, src, n);
+  return 0;
+}
+static bool sim_supports(OpKind op) { return be_cpu.supports_op(op); }
+
+/* Inputs of run(): as many as the op's arity. */
+static int sim_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+  if (!capturing) return be_cpu.run(op, out, in, p);
+  int nin = op_info[op].arity;
+  Rec *r = record(R_RUN);
+  r->op = op;
+  r->t[0] = snap(out);
+  for (int k = 0; k < nin; k++) r->t[1 + k] = snap(in[k]);
+  r->hasp = p != NULL;
+  if (p) r->p = *p;
+  if (p && p->nn) { r->nn = *p->nn; r->p.nn = &r->nn; }
+  return 0;
+}
+static int sim_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
+  if (!capturing) return be_cpu.gemm(ta, tb, alpha, A, B, beta, C);
+  Rec *r = record(R_GEMM);
+  r->ta = ta; r->tb = tb; r->alpha = alpha; r->beta = beta;
+  r->t[0] = snap(C); r->t[1] = snap(A); r->t[2] = snap(B);
+  return 0;
+}
+static void sim_sync(void) { cap_break("the host waited for the device"); }
 static int sim_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *sc) {
-  return be_cpu.run_fused(p, out, in, sc);
+  if (!capturing) return be_cpu.run_fused(p, out, in, sc);
+  if (p->nin > 64) { cap_break("a fusion group of more than 64 inputs"); return 0; }
+  Rec *r = record(R_FUSED);
+  r->prog = p;
+  r->t[0] = snap(out);
+  for (int k = 0; k < p->nin; k++) r->t[1 + k] = snap(in[k]);
+  r->sc = malloc((size_t)(p->nin > 0 ? p->nin : 1) * sizeof *r->sc);
+  if (!r->sc) abort();
+  memcpy(r->sc, sc, (size_t)p->nin * sizeof *sc);
+  return 0;
 }
 static const char *sim_describe(void) { return "a simulated GPU ($MLS_SIM_GPU): host memory, the CPU's kernels"; }
-static int sim_host_access(const double *base) { (void)base; return 0; }
+static int sim_host_access(const double *base) {
+  (void)base;
+  cap_break("the host read or wrote device memory");
+  return 0;
+}
 static double *at(const Tensor *t) { return t->st->data + t->offset; }
 
 static int sim_copy2d(Tensor *out, const Tensor *in) {
+  if (capturing) {
+    Rec *r = record(R_COPY2D);
+    r->t[0] = snap(out);
+    r->t[1] = snap(in);
+    return 0;
+  }
   sim_calls.copy2d++;
   double *o = at(out);
   const double *s = at(in);
@@ -44,6 +251,12 @@ static int sim_copy2d(Tensor *out, const Tensor *in) {
 }
 
 static int sim_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0) {
+  if (capturing) {
+    Rec *q = record(R_GATHER);
+    q->t[0] = snap(out); q->t[1] = snap(in); q->t[2] = snap(r); q->t[3] = snap(c);
+    q->r0 = r0; q->c0 = c0;
+    return 0;
+  }
   sim_calls.gather++;
   double *o = at(out);
   for (int64_t i = 0; i < out->shape[0]; i++)
@@ -55,6 +268,12 @@ static int sim_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0
 }
 
 static int sim_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in) {
+  if (capturing) {
+    Rec *q = record(R_SCATTER);
+    q->t[0] = snap(out); q->t[1] = snap(in); q->t[2] = snap(r); q->t[3] = snap(c);
+    q->r0 = r0; q->c0 = c0;
+    return 0;
+  }
   sim_calls.scatter++;
   for (int64_t i = 0; i < in->shape[0]; i++)
     for (int64_t j = 0; j < in->shape[1]; j++) {
@@ -65,12 +284,14 @@ static int sim_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c
 }
 
 static int sim_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info) {
+  if (capturing) { cap_break("the LU's pivots are read on the host"); return 1; }
   sim_calls.getrf++;
   *info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, a, (lapack_int)n, ipiv);
   return *info < 0;
 }
 
 static int sim_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k) {
+  if (capturing) { cap_break("the LU's pivots come from the host"); return 1; }
   sim_calls.getrs++;
   return LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)k, lu, (lapack_int)n, ipiv, b, (lapack_int)n) != 0;
 }
@@ -101,4 +322,8 @@ const Backend be_sim = {
   /* .getrs       = */ sim_getrs,
   /* .gather      = */ sim_gather,
   /* .scatter     = */ sim_scatter,
+  /* .capture_begin = */ sim_capture_begin,
+  /* .capture_end = */ sim_capture_end,
+  /* .replay      = */ sim_replay,
+  /* .replay_free = */ sim_replay_free,
 };

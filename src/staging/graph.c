@@ -36,6 +36,7 @@ void gout_clear(Graph *g) {
 
 void graph_free(Graph *g) {
   if (!g) return;
+  graph_replay_free(g);                      /* first: its recording uses the fusion programs */
   for (int i = 0; i < g->n; i++) {
     GNode *nd = &g->nodes[i];
     val_release(nd->v);
@@ -224,6 +225,12 @@ Value *graph_place(Interp *I, Value *p, int32_t depth, int32_t slot) {
 }
 
 Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
+  Value r;
+  if (graph_replay(I, g, leaves, stale, &r)) return r;
+  return graph_run_nodes(I, g, leaves, NULL, stale);
+}
+
+Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale) {
   *stale = false;
   int mark = I->ntmp;
   List *hold = list_new(g->n > 0 ? g->n : 1);            /* node values: released on a throw */
@@ -262,7 +269,7 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
     switch ((GKind)nd->kind) {
     case GN_PARAM: r = leaves[nd->param]; val_retain(r); break;
     case GN_CAPTURE:
-      r = *(g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place);
+      r = capv ? capv[i] : *(g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place);
       if (!same_shape(nd, r)) { *stale = true; goto done; }
       val_retain(r);
       break;

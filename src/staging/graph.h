@@ -92,7 +92,13 @@ typedef struct Graph {
   size_t peak_before, peak_after;   /* planned peak bytes of intermediate values */
   char log[2048];           /* what the optimizer did, one line each */
   size_t loglen;
+  /* replay.c: the graph captured as one device launch (CUDA graphs) */
+  struct Replay *rep;
+  int8_t repok;             /* 0: not known yet; 1: its nodes may be captured; -1: never */
+  int32_t runs;             /* plain runs of a capturable graph so far */
 } Graph;
+
+typedef struct Replay Replay;
 
 Graph *graph_new(void);
 void graph_free(Graph *g);
@@ -119,6 +125,14 @@ Value *graph_place(Interp *I, Value *p, int32_t depth, int32_t slot);
 ** returns VT_UNBOUND when a captured variable no longer has the type and shape it was staged
 ** with (the caller stages again). Errors are located at the node's own span. */
 Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale);
+/* graph_run's work: with capv (per node; GN_CAPTURE nodes take capv[i] instead of reading
+** their place) or without (NULL). */
+Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale);
+
+/* replay.c: runs g as its captured device launch when it can (true, *res set), capturing it
+** on its second run; false: the caller runs it plainly. graph_replay_free drops the capture. */
+bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res);
+void graph_replay_free(Graph *g);
 
 /* explain's and dot's text (explain.c). */
 void graph_print(Interp *I, const Graph *g, TextBuf *t);

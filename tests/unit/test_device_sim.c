@@ -110,12 +110,58 @@ static void test_solver_errors(void **state) {
   same_error(*state, "x = inv([1, 1; 1, 1 + 4e-16])");
 }
 
+/* A staged function on the device runs as one captured launch from its second call (replay.c;
+** sim.c records the kernels instead of running them while capturing, and a replay runs the
+** recording on the addresses it saw). Its results must be the eager CPU run's, each call's
+** result must stay as it was after later calls (a launch rewrites the recording's own
+** matrices, not the ones handed out), and what cannot be captured must run plainly. */
+static void test_replay(void **state) {
+  Fix *f = *state;
+  cpu_then_sim(f,
+               "f = function(W, x, y) { p = softmax(x %*% W); t(x) %*% (p - y) / nrow(x) }\n"
+               "W = matrix(seq(1, 12), rows = 4, cols = 3) / 10; G = list()\n"
+               "for (i in 1:5) { x = matrix(sin(seq(1, 20) * i), rows = 5, cols = 4)\n"
+               "  y = matrix(cos(seq(1, 15) * i), rows = 5, cols = 3); G[[i]] = f(W, x, y); W = W - 0.5 * G[[i]] }\n"
+               "Wc = W\n",
+               "jf = jit(f); W = matrix(seq(1, 12), rows = 4, cols = 3) / 10; H = list()\n"
+               "for (i in 1:5) { x = matrix(sin(seq(1, 20) * i), rows = 5, cols = 4)\n"
+               "  y = matrix(cos(seq(1, 15) * i), rows = 5, cols = 3); H[[i]] = jf(W, x, y); W = W - 0.5 * H[[i]] }\n"
+               "for (i in 1:5) print(max(abs(H[[i]] - G[[i]])) < 1e-14)\n"
+               "print(max(abs(W - Wc)) < 1e-14); print(device(H[[5]]) == \"gpu\")\n");
+  assert_int_equal(sim_calls.capture, 1);       /* at the second call */
+  assert_int_equal(sim_calls.replay, 4);        /* that call's launch, then calls 3 to 5 */
+  assert_int_equal(sim_calls.capture_broken, 0);
+
+  /* a number argument is baked into the recording: another number runs plainly */
+  cpu_then_sim(f,
+               "g = function(W, s) { exp(W * s) + W }\nWg = matrix(seq(1, 6), rows = 2, cols = 3) / 7\n"
+               "r1 = g(Wg, 0.5); r2 = g(Wg, 0.25)\n",
+               "jg = jit(g); V = matrix(seq(1, 6), rows = 2, cols = 3) / 7\n"
+               "a = jg(V, 0.5); b = jg(V, 0.5); c = jg(V, 0.25); d = jg(V, 0.5)\n"
+               "print(max(abs(a - r1)) == 0); print(max(abs(b - r1)) == 0); print(max(abs(c - r2)) == 0)\n"
+               "print(max(abs(d - r1)) == 0)\n");
+  assert_int_equal(sim_calls.capture, 1);
+  assert_int_equal(sim_calls.replay, 2);        /* b and d; c ran plainly */
+
+  /* not captured: a result that is a number (a host read), and a gather whose positions are
+  ** copied from the host (the capture breaks; the run is made plainly, and never captured again) */
+  cpu_then_sim(f,
+               "h = function(W) { sum(W * W) }\nk = function(W) { W[[3; 1], ] * 2 }\nWh = matrix(seq(1, 6), rows = 3, cols = 2)\n"
+               "s1 = h(Wh); k1 = k(Wh)\n",
+               "jh = jit(h); jk = jit(k); U = matrix(seq(1, 6), rows = 3, cols = 2)\n"
+               "for (i in 1:3) { print(jh(U) == s1); print(sum(jk(U) != k1) == 0) }\n");
+  assert_int_equal(sim_calls.capture, 0);
+  assert_int_equal(sim_calls.replay, 0);
+  assert_int_equal(sim_calls.capture_broken, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_indexing, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_left_indexing, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_solvers, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_solver_errors, fix_setup, teardown),
+    cmocka_unit_test_setup_teardown(test_replay, fix_setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

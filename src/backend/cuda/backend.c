@@ -212,4 +212,8 @@ const Backend be_cuda = {
   /* .getrs       = */ cu_getrs,
   /* .gather      = */ cu_gather,
   /* .scatter     = */ cu_scatter,
+  /* .capture_begin = */ mcu_capture_begin,
+  /* .capture_end = */ mcu_capture_end,
+  /* .replay      = */ mcu_replay,
+  /* .replay_free = */ mcu_replay_free,
 };

@@ -19,10 +19,14 @@ static int state;                            /* 0 untried, 1 ready, -1 unusable 
 static int device;
 static bool concurrent_managed;              /* the host may touch managed memory at any time */
 static bool busy;                            /* work was queued since the last wait */
+struct Capture;
+static Capture *capturing;                   /* the stream capture in progress, or NULL */
+static void cap_break(const char *why);
+static void capture_keep(Capture *c, double *p);
 static cublasHandle_t blas;
 static char errbuf[256];
 /* MLS_CUDA_STATS=1: counts printed when the interpreter ends (docs/gpu.md, reading them) */
-static struct { unsigned long long launches, waits, prefetches, mallocs, reuses, uploads, downloads; } st;
+static struct { unsigned long long launches, waits, prefetches, mallocs, reuses, uploads, downloads, captures, replays; } st;
 static char descr[512];
 
 int mcu_fail(const char *fmt, ...) {
@@ -73,8 +77,13 @@ int mcu_init(void) {
 
 const char *mcu_describe(void) { return state > 0 ? descr : "CUDA (no device)"; }
 
-/* ---- the caching allocator ---- */
-typedef struct Block { size_t size; bool host; } Block;
+/* ---- the caching allocator ----
+** A block handed out while a graph is being captured belongs to that capture (owner): the
+** captured kernels read and write it at every replay, so when its tensor frees it, it is kept
+** for the capture (reused by the capture's later allocations) instead of going back to the
+** cache, until the replay is freed. */
+struct Capture;
+typedef struct Block { size_t size; bool host, alive; Capture *owner; } Block;
 static std::unordered_map<const void *, Block> blocks;           /* every block we own */
 static std::unordered_multimap<size_t, double *> cached;         /* free blocks by size */
 static size_t in_use, in_cache;
@@ -87,11 +96,13 @@ static size_t round_size(size_t n) {
 
 void mcu_trim(void) {
   if (state <= 0) return;
+  if (capturing) { cap_break("the cache was given back"); return; }
   const char *e = getenv("MLS_CUDA_STATS");
   if (e && *e && *e != '0')
     fprintf(stderr, "cuda: %llu launches, %llu waits, %llu prefetches, %llu cudaMallocManaged, %llu reused blocks, "
-            "%llu uploads, %llu downloads, %.1f MiB cached\n", st.launches, st.waits, st.prefetches, st.mallocs,
-            st.reuses, st.uploads, st.downloads, (double)in_cache / 1048576.0);
+            "%llu uploads, %llu downloads, %llu graphs captured, %llu graph launches, %.1f MiB cached\n", st.launches,
+            st.waits, st.prefetches, st.mallocs, st.reuses, st.uploads, st.downloads, st.captures, st.replays,
+            (double)in_cache / 1048576.0);
   cudaStreamSynchronize(mcu_stream);
   busy = false;
   for (auto &c : cached) { blocks.erase(c.second); cudaFree(c.second); }
@@ -99,8 +110,14 @@ void mcu_trim(void) {
   in_cache = 0;
 }
 
+static double *handed_out(double *p);
+static double *capture_spare(size_t sz);
+
 double *mcu_alloc(size_t nbytes) {
   size_t sz = round_size(nbytes);
+  if (capturing) {
+    if (double *p = capture_spare(sz)) return p;
+  }
   auto it = cached.find(sz);
   if (it != cached.end()) {
     double *p = it->second;
@@ -108,13 +125,14 @@ double *mcu_alloc(size_t nbytes) {
     st.reuses++;
     in_cache -= sz;
     in_use += sz;
-    return p;
+    return handed_out(p);
   }
   size_t freeb = 0, total = 0;
   cudaMemGetInfo(&freeb, &total);
   size_t reserve = (size_t)1 << 30;           /* the context, cuBLAS and NVRTC's modules */
   /* managed pages take device memory when first touched, so count what we handed out */
   if (sz + in_use + in_cache + reserve > total) mcu_trim();
+  if (capturing && sz + in_use + in_cache + reserve > total) return NULL;   /* (the capture is broken) */
   if (sz + in_use + reserve > total) {
     mcu_fail("out of GPU memory");
     return NULL;
@@ -129,10 +147,10 @@ double *mcu_alloc(size_t nbytes) {
       return NULL;
     }
   }
-  blocks[p] = Block{ sz, false };
+  blocks[p] = Block{ sz, false, false, NULL };
   st.mallocs++;
   in_use += sz;
-  return p;
+  return handed_out(p);
 }
 
 void mcu_free(double *p) {
@@ -140,6 +158,8 @@ void mcu_free(double *p) {
   auto b = blocks.find(p);
   if (b == blocks.end()) return;
   in_use -= b->second.size;
+  b->second.alive = false;
+  if (b->second.owner) { capture_keep(b->second.owner, p); return; }   /* a replay's buffer */
   in_cache += b->second.size;
   cached.emplace(b->second.size, p);          /* stream order keeps pending kernels safe */
   if (in_cache > ((size_t)8 << 30)) mcu_trim();
@@ -150,6 +170,7 @@ double *mcu_scratch_ptr(void) { return mcu_scratch; }
 size_t mcu_bytes_cached(void) { return in_cache; }
 
 int mcu_sync(void) {
+  if (capturing) { cap_break("the host waited for the device"); return 0; }
   if (state <= 0 || !busy) return 0;
   busy = false;
   st.waits++;
@@ -169,6 +190,7 @@ int mcu_device_access(const double *p) {
   if (b == blocks.end() || !b->second.host) return 0;
   b->second.host = false;
   if (!concurrent_managed) return 0;           /* pages migrate on fault instead */
+  if (capturing) { cap_break("a buffer the host had touched"); return 0; }
   cudaMemLocation loc;
   memset(&loc, 0, sizeof loc);
   loc.type = cudaMemLocationTypeDevice;
@@ -180,6 +202,7 @@ int mcu_device_access(const double *p) {
 
 int mcu_upload(double *dst, const double *src, size_t nbytes) {
   if (nbytes == 0) return 0;
+  if (capturing) { cap_break("a copy from host memory"); return 0; }
   busy = true;
   st.uploads++;
   return cuda_check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, mcu_stream), "an upload");
@@ -187,6 +210,7 @@ int mcu_upload(double *dst, const double *src, size_t nbytes) {
 
 int mcu_download(double *dst, const double *src, size_t nbytes) {
   if (nbytes == 0) return 0;
+  if (capturing) { cap_break("a copy to host memory"); return 0; }
   if (cuda_check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, mcu_stream), "a download")) return 1;
   st.downloads++;
   busy = true;
@@ -200,8 +224,14 @@ int mcu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, co
              const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
   if (m == 0 || n == 0) return 0;
   if (!blas) {                               /* started on the first product: most runs need none */
+    if (capturing) { cap_break("cuBLAS started"); return 0; }
     if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) return mcu_fail("cuBLAS could not start");
     cublasSetStream(blas, mcu_stream);
+    /* a workspace of our own (NVIDIA's advice for Hopper: 32 MiB), so that a captured product
+    ** never asks cuBLAS to allocate */
+    void *ws = NULL;
+    if (cudaMalloc(&ws, (size_t)32 << 20) == cudaSuccess) cublasSetWorkspace(blas, ws, (size_t)32 << 20);
+    else cudaGetLastError();
   }
   if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || lda > INT32_MAX || ldb > INT32_MAX || ldc > INT32_MAX)
     return mcu_fail("matrix too large for cuBLAS");
@@ -214,4 +244,122 @@ int mcu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, co
                                  (int)(ldc > 0 ? ldc : 1));
   if (s != CUBLAS_STATUS_SUCCESS) return mcu_fail("cuBLAS dgemm failed (status %d)", (int)s);
   return 0;
+}
+
+/* ---- graph capture (CUDA graphs, issue 10 item 5) ----
+** mcu_capture_begin starts recording the stream's work instead of running it (relaxed mode:
+** allocation is allowed); what would need the host (a wait, a copy from or to host memory, a
+** prefetch, the cache given back, cuSOLVER's host pivots) breaks the capture instead, and
+** mcu_capture_end then returns NULL: nothing ran, the caller runs the work again uncaptured.
+** Otherwise it returns the instantiated graph with the blocks the capture allocated. */
+struct Capture {
+  std::vector<double *> owned;               /* every block allocated while capturing */
+  std::vector<double *> spare;               /* of those, freed: the capture's later allocations reuse them */
+  cudaGraphExec_t exec;
+  bool broken;
+  char why[128];
+};
+
+static void cap_break(const char *why) {
+  if (!capturing || capturing->broken) return;
+  capturing->broken = true;
+  snprintf(capturing->why, sizeof capturing->why, "%s", why);
+}
+
+static void capture_keep(Capture *c, double *p) {
+  if (c == capturing) c->spare.push_back(p);
+}
+
+static double *handed_out(double *p) {
+  Block &b = blocks[p];
+  b.alive = true;
+  if (capturing) {
+    b.owner = capturing;
+    capturing->owned.push_back(p);
+  }
+  return p;
+}
+
+static double *capture_spare(size_t sz) {
+  std::vector<double *> &sp = capturing->spare;
+  for (size_t i = 0; i < sp.size(); i++) {
+    Block &b = blocks[sp[i]];
+    if (b.size != sz) continue;
+    double *p = sp[i];
+    sp.erase(sp.begin() + (long)i);
+    b.alive = true;
+    in_use += sz;
+    return p;
+  }
+  return NULL;
+}
+
+bool mcu_capturing(void) { return capturing != NULL; }
+
+int mcu_capture_refuse(const char *what) {
+  if (!capturing) return 0;
+  cap_break(what);
+  return mcu_fail("%s cannot be captured in a CUDA graph", what);
+}
+
+int mcu_capture_begin(void) {
+  if (state <= 0) return mcu_fail("no CUDA device");
+  if (capturing) return mcu_fail("a capture is already in progress");
+  if (mcu_sync()) return 1;                  /* nothing in flight: a broken capture's host reads are safe */
+  Capture *c = new Capture();
+  cudaError_t e = cudaStreamBeginCapture(mcu_stream, cudaStreamCaptureModeRelaxed);
+  if (e != cudaSuccess) { delete c; return cuda_check(e, "cudaStreamBeginCapture"); }
+  capturing = c;
+  return 0;
+}
+
+/* Gives a capture's blocks back: free ones to the cache, live ones (results still held) to
+** their tensors, which free them as any other block. */
+static void capture_release(Capture *c) {
+  for (double *p : c->owned) {
+    auto b = blocks.find(p);
+    if (b == blocks.end() || b->second.owner != c) continue;
+    b->second.owner = NULL;
+    if (!b->second.alive) {
+      in_cache += b->second.size;
+      cached.emplace(b->second.size, p);
+    }
+  }
+  delete c;
+}
+
+void *mcu_capture_end(char *why, size_t nwhy) {
+  Capture *c = capturing;
+  if (!c) return NULL;
+  capturing = NULL;
+  cudaGraph_t g = NULL;
+  cudaError_t e = cudaStreamEndCapture(mcu_stream, &g);
+  if (e == cudaSuccess && !c->broken && g) e = cudaGraphInstantiate(&c->exec, g, 0);
+  else if (e == cudaSuccess && !c->broken) e = cudaErrorStreamCaptureInvalidated;
+  if (g) cudaGraphDestroy(g);
+  if (c->broken || e != cudaSuccess) {
+    if (!c->broken) snprintf(c->why, sizeof c->why, "%s", cudaGetErrorString(e));
+    cudaGetLastError();
+    snprintf(why, nwhy, "%s", c->why);
+    capture_release(c);
+    return NULL;
+  }
+  st.captures++;
+  return c;
+}
+
+int mcu_replay(void *r) {
+  Capture *c = (Capture *)r;
+  busy = true;
+  st.replays++;
+  return cuda_check(cudaGraphLaunch(c->exec, mcu_stream), "cudaGraphLaunch");
+}
+
+void mcu_replay_free(void *r) {
+  Capture *c = (Capture *)r;
+  if (!c) return;
+  cudaStreamSynchronize(mcu_stream);          /* a replay may still be running */
+  busy = false;
+  cudaGraphExecDestroy(c->exec);
+  capture_release(c);
 }

@@ -39,6 +39,20 @@ int mcu_download(double *dst, const double *src, size_t nbytes);
 size_t mcu_bytes_in_use(void);
 size_t mcu_bytes_cached(void);
 
+/* ---- CUDA graphs (cuda.cu) ----
+** capture_begin records the stream's work from now on instead of running it; capture_end
+** stops and returns the instantiated graph (a replay), or NULL with the reason in why when
+** something needed the host meanwhile (then nothing ran). The blocks allocated while
+** capturing belong to the replay until replay_free: freeing them keeps them for it. replay
+** queues one launch of the whole graph. While capturing, mcu_capture_refuse(what) fails the
+** capture and returns 1 (0 when not capturing): for entries that cannot be captured. */
+int mcu_capture_begin(void);
+void *mcu_capture_end(char *why, size_t nwhy);
+int mcu_replay(void *r);
+void mcu_replay_free(void *r);
+bool mcu_capturing(void);
+int mcu_capture_refuse(const char *what);
+
 /* ---- cuBLAS (cuda.cu) ----
 ** Row-major C (m x n, leading dimension ldc) = alpha op(A) op(B) + beta C, op(X) = X or X^T. */
 int mcu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,

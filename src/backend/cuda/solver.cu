@@ -19,6 +19,7 @@ static int start(void) {
 
 int mcu_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info) {
   *info = 0;
+  if (mcu_capture_refuse("cuSOLVER's LU (its pivots are read on the host)")) return 1;
   if (n == 0) return 0;
   if (n > INT32_MAX / 2) return mcu_fail("matrix too large for cuSOLVER");
   if (start()) return 1;
@@ -50,6 +51,7 @@ int mcu_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info) {
 }
 
 int mcu_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k) {
+  if (mcu_capture_refuse("cuSOLVER's LU (its pivots come from the host)")) return 1;
   if (n == 0 || k == 0) return 0;
   if (n > INT32_MAX / 2 || k > INT32_MAX) return mcu_fail("matrix too large for cuSOLVER");
   if (start()) return 1;

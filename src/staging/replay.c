@@ -1,0 +1,261 @@
+/*
+** replay.c — a staged graph run as one captured device launch (CUDA graphs; docs/gpu.md).
+**
+** A graph's first run is plain (graph_run_nodes: fused kernels compiled, the memory cache
+** warm). Its second run, when every matrix it reads lives on a device that can capture
+** (Backend.capture_begin) and none of its nodes needs the host (no builtin calls, no effects,
+** no op whose result is a number), is captured: the inputs are first copied into matrices of
+** the graph's own, then the nodes run while the device records their kernels instead of
+** running them, and the recording is launched once. Every later run copies its inputs into
+** those matrices, launches the recording, and copies the results out (a launch rewrites
+** them). So a staged training step costs one graph launch and a copy per input and result,
+** whatever its number of ops.
+**
+** A recording bakes in what its kernels were given: addresses (hence the input matrices of
+** its own, and the backend keeping every buffer the capture allocated) and numbers (a run
+** whose numbers differ from the captured ones runs plain). A capture that something broke (a
+** read on the host, a copy from host memory) is dropped, nothing of it having run: the run is
+** made plain, and the graph is never captured again. MLS_REPLAY=0 turns capture off;
+** MLS_REPLAY_LOG=1 prints each decision to standard error.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "err.h"
+#include "mem.h"
+#include "staging/graph.h"
+#include "tensor.h"
+
+struct Replay {
+  const Backend *be;
+  void *h;                 /* the backend's recording */
+  int32_t nleaf;
+  Value *leafv;            /* per argument leaf: the matrix of our own (owned) or the number captured */
+  Value *capv;             /* per node: for GN_CAPTURE, the same; else NULL */
+  Value out;               /* the captured run's result: its matrices are what each launch rewrites */
+  int32_t n;               /* the graph's nodes (capv's length) */
+};
+
+static int mode = -1;      /* MLS_REPLAY: 1 on (default), 0 off; bit 2: log */
+
+static void say(const Graph *g, const char *what) {
+  if (mode & 2) fprintf(stderr, "mls: staged graph of %d nodes: %s\n", (int)g->n, what);
+}
+
+/* Can this graph be captured at all (its nodes, whatever its inputs)? */
+static bool capturable(const Graph *g, const char **why) {
+  for (int i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (nd->flags & GF_DEAD) continue;
+    if (nd->kind == GN_CALL || (nd->flags & GF_EFFECT)) { *why = "a builtin call or an effect runs on the host"; return false; }
+    if ((nd->kind == GN_OP || nd->kind == GN_FUSED) && nd->vt != VT_MAT) {
+      *why = "an op's result is a number (read on the host)";
+      return false;
+    }
+  }
+  return true;
+}
+
+/* A value a recording can take: a plain matrix on be, or a number. be is set by the first matrix. */
+static bool usable(Value v, const Backend **be) {
+  if (v.t == VT_NUM || v.t == VT_BOOL) return true;
+  if (v.t != VT_MAT) return false;
+  const Backend *b = v.u.m->st->be;
+  if (!b->capture_begin) return false;
+  if (*be && *be != b) return false;
+  *be = b;
+  return true;
+}
+
+/* Does v fit what the recording took (ours): the same shape, or the same number? */
+static bool fits(Value v, Value ours, const Backend *be) {
+  if (v.t != ours.t) return false;
+  if (v.t == VT_NUM) return memcmp(&v.u.n, &ours.u.n, sizeof v.u.n) == 0;
+  if (v.t == VT_BOOL) return v.u.b == ours.u.b;
+  const Tensor *a = v.u.m, *b = ours.u.m;
+  return a->st->be == be && tensor_rows(a) == tensor_rows(b) && tensor_cols(a) == tensor_cols(b);
+}
+
+static Value *capture_place(Interp *I, const Graph *g, const GNode *nd) {
+  return g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
+}
+
+static void replay_drop(void *p) {
+  Replay *R = p;
+  if (!R) return;
+  int32_t n = R->n;
+  if (R->h) R->be->replay_free(R->h);
+  val_release(R->out);
+  for (int32_t k = 0; k < R->nleaf; k++) val_release(R->leafv[k]);
+  for (int32_t i = 0; R->capv && i < n; i++) val_release(R->capv[i]);
+  mem_free(R->leafv);
+  mem_free(R->capv);
+  mem_free(R);
+}
+
+void graph_replay_free(Graph *g) {
+  replay_drop(g->rep);
+  g->rep = NULL;
+}
+
+/* A copy of the captured result whose matrices are new (the next launch rewrites ours). */
+static Value copy_out(Interp *I, Value v) {
+  if (v.t == VT_MAT) return val_mat(tensor_clone(I, v.u.m));
+  if (v.t != VT_LIST) { val_retain(v); return v; }
+  List *src = v.u.l, *l = list_new(src->n > 0 ? src->n : 1);
+  l->multi = src->multi;
+  Value r = val_list(l);
+  tmp_push(I, r);
+  for (int32_t i = 0; i < src->n; i++) list_push(l, copy_out(I, src->items[i]), src->names ? src->names[i] : NULL);
+  tmp_pop(I, 1);
+  return r;
+}
+
+/* Copies v into ours (a matrix of the recording's) on the device. */
+static void refresh(Interp *I, Value v, Value ours, Span sp) {
+  if (v.t != VT_MAT) return;
+  const Backend *be = ours.u.m->st->be;
+  if (be->copy2d(ours.u.m, v.u.m) != 0)
+    mls_throw(I, sp, "copying an input of a captured graph failed on the %s backend: %s", be->name,
+              be->error ? be->error() : "unknown error");
+}
+
+typedef struct CapJob { Graph *g; const Value *leaves; const Value *capv; bool stale; Value r; } CapJob;
+
+static void cap_job(Interp *I, void *ud) {
+  CapJob *j = ud;
+  j->r = graph_run_nodes(I, j->g, j->leaves, j->capv, &j->stale);
+}
+
+static Span graph_span(const Graph *g) {
+  for (int i = 0; i < g->n; i++)
+    if (g->nodes[i].kind == GN_OP || g->nodes[i].kind == GN_FUSED) return g->nodes[i].span;
+  return g->n ? g->nodes[0].span : (Span){ 0, 0 };
+}
+
+/* The run's inputs into R (after fits() said yes for each), then one launch, then the result. */
+static Value launch(Interp *I, Graph *g, const Value *leaves) {
+  Replay *R = g->rep;
+  Span sp = graph_span(g);
+  for (int32_t k = 0; k < R->nleaf; k++) refresh(I, leaves[k], R->leafv[k], sp);
+  for (int32_t i = 0; i < g->n; i++)
+    if (R->capv[i].t == VT_MAT) refresh(I, *capture_place(I, g, &g->nodes[i]), R->capv[i], sp);
+  if (R->be->replay(R->h) != 0)
+    mls_throw(I, sp, "launching a captured graph failed on the %s backend: %s", R->be->name,
+              R->be->error ? R->be->error() : "unknown error");
+  return copy_out(I, R->out);
+}
+
+/* Do this run's inputs fit the recording? (Places that are gone: no; the plain run says stale.) */
+static bool run_fits(Interp *I, Graph *g, const Value *leaves) {
+  Replay *R = g->rep;
+  for (int32_t k = 0; k < R->nleaf; k++)
+    if (!fits(leaves[k], R->leafv[k], R->be)) return false;
+  for (int32_t i = 0; i < g->n; i++) {
+    if (g->nodes[i].kind != GN_CAPTURE || (g->nodes[i].flags & GF_DEAD)) continue;
+    Value *at = capture_place(I, g, &g->nodes[i]);
+    if (!at || !fits(*at, R->capv[i], R->be)) return false;
+  }
+  for (int i = 0; i < g->nfg; i++) {                     /* the guards of inlined functions */
+    const struct FnGuard *q = &g->fg[i];
+    Value *at = g->relative ? graph_place(I, q->place, q->depth, q->slot) : q->place;
+    if (!at) return false;
+    Value now = *at;
+    if (now.t != q->t || (now.t == VT_BUILTIN ? (const void *)now.u.bi != q->bi : now.u.f->serial != q->serial)) return false;
+  }
+  return true;
+}
+
+/* Our copy of an input value: a new matrix on the device for a matrix, else the value. */
+static Value own_copy(Interp *I, Value v) {
+  if (v.t == VT_MAT) return val_mat(tensor_clone(I, v.u.m));
+  return v;
+}
+
+/* Tries to capture this run; true with *res set when it did (and launched it). */
+static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res) {
+  const Backend *be = NULL;
+  for (int32_t k = 0; k < g->nparams; k++)
+    if (!usable(leaves[k], &be)) return false;            /* (this run only: plain) */
+  for (int32_t i = 0; i < g->n; i++) {
+    if (g->nodes[i].kind != GN_CAPTURE || (g->nodes[i].flags & GF_DEAD)) continue;
+    Value *at = capture_place(I, g, &g->nodes[i]);
+    if (!at || !usable(*at, &be)) return false;
+  }
+  if (!be) return false;                                  /* nothing on a device */
+  int mark = I->ntmp;
+  Replay *R = mem_calloc(1, sizeof *R);
+  R->be = be;
+  R->n = g->n;
+  R->nleaf = g->nparams;
+  R->leafv = mem_calloc((size_t)(g->nparams > 0 ? g->nparams : 1), sizeof *R->leafv);
+  R->capv = mem_calloc((size_t)(g->n > 0 ? g->n : 1), sizeof *R->capv);
+  R->out = val_null();
+  for (int32_t k = 0; k < R->nleaf; k++) R->leafv[k] = val_null();
+  for (int32_t i = 0; i < g->n; i++) R->capv[i] = val_null();
+  mls_defer(I, replay_drop, R);                           /* a copy may throw (out of memory) */
+  for (int32_t k = 0; k < R->nleaf; k++) R->leafv[k] = own_copy(I, leaves[k]);
+  for (int32_t i = 0; i < g->n; i++)
+    if (g->nodes[i].kind == GN_CAPTURE && !(g->nodes[i].flags & GF_DEAD)) R->capv[i] = own_copy(I, *capture_place(I, g, &g->nodes[i]));
+  mls_undefer(I, R);
+  if (be->capture_begin() != 0) {
+    replay_drop(R);
+    g->repok = -1;
+    say(g, "not captured: the device could not start a capture");
+    return false;
+  }
+  CapJob j = { g, R->leafv, R->capv, false, val_null() };
+  int err = mls_pcall(I, cap_job, &j);
+  char why[160] = "";
+  R->h = be->capture_end(why, sizeof why);
+  tmp_release_to(I, mark);
+  if (err || j.stale || !R->h) {                          /* nothing ran: the run is made plain */
+    val_release(j.r);
+    replay_drop(R);
+    if (j.stale) return false;
+    g->repok = -1;
+    if (mode & 2) {
+      char line[256];
+      snprintf(line, sizeof line, "not captured: %s", R->h || !why[0] ? "an error while capturing" : why);
+      say(g, line);
+    }
+    return false;
+  }
+  R->out = j.r;
+  g->rep = R;
+  say(g, "captured as one device launch");
+  *stale = false;
+  if (R->be->replay(R->h) != 0)
+    mls_throw(I, graph_span(g), "launching a captured graph failed on the %s backend: %s", be->name,
+              be->error ? be->error() : "unknown error");
+  *res = copy_out(I, R->out);
+  return true;
+}
+
+bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res) {
+  if (mode < 0) {
+    const char *e = getenv("MLS_REPLAY"), *l = getenv("MLS_REPLAY_LOG");
+    mode = (e && *e == '0' ? 0 : 1) | (l && *l && *l != '0' ? 2 : 0);
+  }
+  if (!(mode & 1) || g->repok < 0 || I->nan_check) return false;
+  if (g->rep) {
+    if (!run_fits(I, g, leaves)) return false;
+    *stale = false;
+    *res = launch(I, g, leaves);
+    return true;
+  }
+  if (g->repok == 0) {
+    const char *why = NULL;
+    g->repok = capturable(g, &why) ? 1 : -1;
+    if (g->repok < 0) {
+      if (mode & 2) {
+        char line[256];
+        snprintf(line, sizeof line, "not captured: %s", why);
+        say(g, line);
+      }
+      return false;
+    }
+  }
+  if (g->runs++ == 0) return false;                      /* the first run is plain */
+  return capture(I, g, leaves, stale, res);
+}
