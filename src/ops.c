@@ -365,6 +365,7 @@ static Value op_reduce_at(Interp *I, OpKind op, Value a, Span sp) {
   if (is_numlike(a) && op == OP_SUM) return val_num(numv(a));      /* the common fast path */
   Tensor *out = run_red(I, op, a, orows, ocols, sp);
   if (op == OP_SUM || op == OP_PROD || op == OP_MAX || op == OP_MIN || is_numlike(a)) {
+    if (I->dev_scalars && out->st->dev) return val_mat(out);        /* (replay.c) */
     double s = tensor_data(out)[0];
     tensor_free_ref(out);
     return val_num(s);

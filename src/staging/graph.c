@@ -198,6 +198,7 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
   tmp_release_to(I, mark);
   if (I->interrupted) { tensor_free_ref(out); interp_check_interrupt(I, nd->span); }   /* stopped early */
   if (p->red == OP_SUM) {
+    if (I->dev_scalars && out->st->dev) return val_mat(out);        /* (replay.c) */
     double s = tensor_data(out)[0];
     tensor_free_ref(out);
     return val_num(s);

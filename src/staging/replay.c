@@ -3,12 +3,14 @@
 **
 ** A graph's first run is plain (graph_run_nodes: fused kernels compiled, the memory cache
 ** warm). Its second run, when every matrix it reads lives on a device that can capture
-** (Backend.capture_begin) and none of its nodes needs the host (no builtin calls, no effects,
-** no op whose result is a number), is captured: the inputs are first copied into matrices of
+** (Backend.capture_begin) and none of its nodes needs the host (no builtin calls, no effects),
+** is captured: the inputs are first copied into matrices of
 ** the graph's own, then the nodes run while the device records their kernels instead of
 ** running them, and the recording is launched once. Every later run copies its inputs into
 ** those matrices, launches the recording, and copies the results out (a launch rewrites
-** them). So a staged training step costs one graph launch and a copy per input and result,
+** them). A reduction to a number stays on the device while capturing (a 1x1 matrix, which
+** the ops after it broadcast as they would the number), and is read after the launch. So a
+** staged training step costs one graph launch and a copy per input and result,
 ** whatever its number of ops.
 **
 ** A recording bakes in what its kernels were given: addresses (hence the input matrices of
@@ -48,8 +50,8 @@ static bool capturable(const Graph *g, const char **why) {
     const GNode *nd = &g->nodes[i];
     if (nd->flags & GF_DEAD) continue;
     if (nd->kind == GN_CALL || (nd->flags & GF_EFFECT)) { *why = "a builtin call or an effect runs on the host"; return false; }
-    if ((nd->kind == GN_OP || nd->kind == GN_FUSED) && nd->vt != VT_MAT) {
-      *why = "an op's result is a number (read on the host)";
+    if ((nd->kind == GN_OP || nd->kind == GN_FUSED) && nd->vt != VT_MAT && nd->vt != VT_NUM && nd->vt != VT_BOOL) {
+      *why = "an op's result is neither a matrix nor a number";
       return false;
     }
   }
@@ -98,17 +100,26 @@ void graph_replay_free(Graph *g) {
   g->rep = NULL;
 }
 
-/* A copy of the captured result whose matrices are new (the next launch rewrites ours). */
-static Value copy_out(Interp *I, Value v) {
+/* A copy of the captured result (o describes it) whose matrices are new: the next launch
+** rewrites ours. A number the capture kept on the device as a 1x1 matrix (I->dev_scalars) is
+** read now, after the launch: a number again. */
+static Value copy_out(Interp *I, const Graph *g, const GOut *o, Value v) {
+  if (o->node == -2 && v.t == VT_LIST && v.u.l->n == o->n) {
+    List *src = v.u.l, *l = list_new(src->n > 0 ? src->n : 1);
+    l->multi = src->multi;
+    Value r = val_list(l);
+    tmp_push(I, r);
+    for (int32_t i = 0; i < src->n; i++) list_push(l, copy_out(I, g, &o->kids[i], src->items[i]), src->names ? src->names[i] : NULL);
+    tmp_pop(I, 1);
+    return r;
+  }
+  if (v.t == VT_MAT && o->node >= 0 && g->nodes[o->node].vt != VT_MAT && tensor_numel(v.u.m) == 1) {
+    double d = tensor_data(v.u.m)[0];
+    return g->nodes[o->node].vt == VT_BOOL ? val_bool(d != 0) : val_num(d);
+  }
   if (v.t == VT_MAT) return val_mat(tensor_clone(I, v.u.m));
-  if (v.t != VT_LIST) { val_retain(v); return v; }
-  List *src = v.u.l, *l = list_new(src->n > 0 ? src->n : 1);
-  l->multi = src->multi;
-  Value r = val_list(l);
-  tmp_push(I, r);
-  for (int32_t i = 0; i < src->n; i++) list_push(l, copy_out(I, src->items[i]), src->names ? src->names[i] : NULL);
-  tmp_pop(I, 1);
-  return r;
+  val_retain(v);
+  return v;
 }
 
 /* Copies v into ours (a matrix of the recording's) on the device. */
@@ -124,7 +135,9 @@ typedef struct CapJob { Graph *g; const Value *leaves; const Value *capv; bool s
 
 static void cap_job(Interp *I, void *ud) {
   CapJob *j = ud;
+  I->dev_scalars = true;
   j->r = graph_run_nodes(I, j->g, j->leaves, j->capv, &j->stale);
+  I->dev_scalars = false;
 }
 
 static Span graph_span(const Graph *g) {
@@ -143,7 +156,7 @@ static Value launch(Interp *I, Graph *g, const Value *leaves) {
   if (R->be->replay(R->h) != 0)
     mls_throw(I, sp, "launching a captured graph failed on the %s backend: %s", R->be->name,
               R->be->error ? R->be->error() : "unknown error");
-  return copy_out(I, R->out);
+  return copy_out(I, g, &g->out, R->out);
 }
 
 /* Do this run's inputs fit the recording? (Places that are gone: no; the plain run says stale.) */
@@ -206,6 +219,7 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
   }
   CapJob j = { g, R->leafv, R->capv, false, val_null() };
   int err = mls_pcall(I, cap_job, &j);
+  I->dev_scalars = false;
   char why[160] = "";
   R->h = be->capture_end(why, sizeof why);
   tmp_release_to(I, mark);
@@ -216,7 +230,8 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
     g->repok = -1;
     if (mode & 2) {
       char line[256];
-      snprintf(line, sizeof line, "not captured: %s", R->h || !why[0] ? "an error while capturing" : why);
+      if (err) snprintf(line, sizeof line, "not captured: an error while capturing: %.200s", I->err.msg);
+      else snprintf(line, sizeof line, "not captured: %s", why[0] ? why : "the device could not instantiate it");
       say(g, line);
     }
     return false;
@@ -228,7 +243,7 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
   if (R->be->replay(R->h) != 0)
     mls_throw(I, graph_span(g), "launching a captured graph failed on the %s backend: %s", be->name,
               be->error ? be->error() : "unknown error");
-  *res = copy_out(I, R->out);
+  *res = copy_out(I, g, &g->out, R->out);
   return true;
 }
 

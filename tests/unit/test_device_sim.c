@@ -143,16 +143,32 @@ static void test_replay(void **state) {
   assert_int_equal(sim_calls.capture, 1);
   assert_int_equal(sim_calls.replay, 2);        /* b and d; c ran plainly */
 
-  /* not captured: a result that is a number (a host read), and a gather whose positions are
-  ** copied from the host (the capture breaks; the run is made plainly, and never captured again) */
+  /* a result that is a number is read after the launch (captured: h), while a gather whose
+  ** positions are copied from the host breaks the capture (k: the run is made plainly, and the
+  ** graph is never captured again) */
   cpu_then_sim(f,
                "h = function(W) { sum(W * W) }\nk = function(W) { W[[3; 1], ] * 2 }\nWh = matrix(seq(1, 6), rows = 3, cols = 2)\n"
                "s1 = h(Wh); k1 = k(Wh)\n",
                "jh = jit(h); jk = jit(k); U = matrix(seq(1, 6), rows = 3, cols = 2)\n"
                "for (i in 1:3) { print(jh(U) == s1); print(sum(jk(U) != k1) == 0) }\n");
-  assert_int_equal(sim_calls.capture, 0);
-  assert_int_equal(sim_calls.replay, 0);
+  assert_int_equal(sim_calls.capture, 1);
+  assert_int_equal(sim_calls.replay, 2);
   assert_int_equal(sim_calls.capture_broken, 1);
+
+  /* numbers made on the device inside the graph (a loss, a comparison, ops on them), used by
+  ** later ops and returned: a list of a number, a logical and a matrix, as eagerly */
+  cpu_then_sim(f,
+               "v = function(W, x) { l = sum((x %*% W)^2) / nrow(x); list(loss = l, big = l > 1, W = W - 0.01 * l * W) }\n"
+               "Wv = matrix(seq(1, 6), rows = 3, cols = 2) / 5; E = list()\n"
+               "for (i in 1:4) { E[[i]] = v(Wv, matrix(cos(seq(1, 12) * i), rows = 4, cols = 3)); Wv = E[[i]]$W }\n",
+               "jv = jit(v); Z = matrix(seq(1, 6), rows = 3, cols = 2) / 5; F = list()\n"
+               "for (i in 1:4) { F[[i]] = jv(Z, matrix(cos(seq(1, 12) * i), rows = 4, cols = 3)); Z = F[[i]]$W }\n"
+               "for (i in 1:4) { print(is.numeric(F[[i]]$loss) & !is.matrix(F[[i]]$loss)); print(abs(F[[i]]$loss - E[[i]]$loss) < 1e-13)\n"
+               "  print(F[[i]]$big == E[[i]]$big); print(max(abs(F[[i]]$W - E[[i]]$W)) < 1e-14) }\n"
+               "print(E[[1]]$big != E[[4]]$big)\n");
+  assert_int_equal(sim_calls.capture, 1);
+  assert_int_equal(sim_calls.replay, 3);
+  assert_int_equal(sim_calls.capture_broken, 0);
 }
 
 int main(void) {
