@@ -2,9 +2,10 @@
 ** replay.c — a staged graph run as one captured device launch (CUDA graphs; docs/gpu.md).
 **
 ** A graph's first run is plain (graph_run_nodes: fused kernels compiled, the memory cache
-** warm). Its second run, when every matrix it reads lives on a device that can capture
-** (Backend.capture_begin) and none of its nodes needs the host (no builtin calls, no effects),
-** is captured: the inputs are first copied into matrices of
+** warm); its second run too, but with numbers kept on the device as a capture keeps them
+** (below), so that every kernel a capture launches is compiled. Its third run, when every
+** matrix it reads lives on a device that can capture (Backend.capture_begin) and none of its
+** nodes needs the host (no builtin calls, no effects), is captured: the inputs are first copied into matrices of
 ** the graph's own, then the nodes run while the device records their kernels instead of
 ** running them, and the recording is launched once. Every later run copies its inputs into
 ** those matrices, launches the recording, and copies the results out (a launch rewrites
@@ -103,13 +104,13 @@ void graph_replay_free(Graph *g) {
 /* A copy of the captured result (o describes it) whose matrices are new: the next launch
 ** rewrites ours. A number the capture kept on the device as a 1x1 matrix (I->dev_scalars) is
 ** read now, after the launch: a number again. */
-static Value copy_out(Interp *I, const Graph *g, const GOut *o, Value v) {
+static Value copy_out(Interp *I, const Graph *g, const GOut *o, Value v, bool clone) {
   if (o->node == -2 && v.t == VT_LIST && v.u.l->n == o->n) {
     List *src = v.u.l, *l = list_new(src->n > 0 ? src->n : 1);
     l->multi = src->multi;
     Value r = val_list(l);
     tmp_push(I, r);
-    for (int32_t i = 0; i < src->n; i++) list_push(l, copy_out(I, g, &o->kids[i], src->items[i]), src->names ? src->names[i] : NULL);
+    for (int32_t i = 0; i < src->n; i++) list_push(l, copy_out(I, g, &o->kids[i], src->items[i], clone), src->names ? src->names[i] : NULL);
     tmp_pop(I, 1);
     return r;
   }
@@ -117,7 +118,7 @@ static Value copy_out(Interp *I, const Graph *g, const GOut *o, Value v) {
     double d = tensor_data(v.u.m)[0];
     return g->nodes[o->node].vt == VT_BOOL ? val_bool(d != 0) : val_num(d);
   }
-  if (v.t == VT_MAT) return val_mat(tensor_clone(I, v.u.m));
+  if (v.t == VT_MAT && clone) return val_mat(tensor_clone(I, v.u.m));
   val_retain(v);
   return v;
 }
@@ -156,7 +157,7 @@ static Value launch(Interp *I, Graph *g, const Value *leaves) {
   if (R->be->replay(R->h) != 0)
     mls_throw(I, sp, "launching a captured graph failed on the %s backend: %s", R->be->name,
               R->be->error ? R->be->error() : "unknown error");
-  return copy_out(I, g, &g->out, R->out);
+  return copy_out(I, g, &g->out, R->out, true);
 }
 
 /* Do this run's inputs fit the recording? (Places that are gone: no; the plain run says stale.) */
@@ -185,17 +186,53 @@ static Value own_copy(Interp *I, Value v) {
   return v;
 }
 
-/* Tries to capture this run; true with *res set when it did (and launched it). */
-static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res) {
+/* The device of this run's matrices when a recording could take them all, else NULL. */
+static const Backend *run_device(Interp *I, Graph *g, const Value *leaves) {
   const Backend *be = NULL;
   for (int32_t k = 0; k < g->nparams; k++)
-    if (!usable(leaves[k], &be)) return false;            /* (this run only: plain) */
+    if (!usable(leaves[k], &be)) return NULL;
   for (int32_t i = 0; i < g->n; i++) {
     if (g->nodes[i].kind != GN_CAPTURE || (g->nodes[i].flags & GF_DEAD)) continue;
     Value *at = capture_place(I, g, &g->nodes[i]);
-    if (!at || !usable(*at, &be)) return false;
+    if (!at || !usable(*at, &be)) return NULL;
   }
-  if (!be) return false;                                  /* nothing on a device */
+  return be;
+}
+
+/* The second run: plain, but with the reductions to numbers kept on the device as a capture
+** keeps them, so that every kernel the capture will launch (a fusion group reading a 1x1
+** matrix where the first run had a number is another program) is compiled before it: a
+** capture should not load modules. An error here (an op that takes no 1x1 matrix for a
+** number) means the graph is never captured, and the run is made plainly. */
+static bool warm_run(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res) {
+  CapJob j = { g, leaves, NULL, false, val_null() };
+  int mark = I->ntmp;
+  int err = mls_pcall(I, cap_job, &j);
+  I->dev_scalars = false;
+  if (err || j.stale) {
+    tmp_release_to(I, mark);
+    val_release(j.r);
+    if (err) {
+      g->repok = -1;
+      if (mode & 2) {
+        char line[320];
+        snprintf(line, sizeof line, "not captured: an error with numbers kept on the device: %.200s", I->err.msg);
+        say(g, line);
+      }
+    }
+    return false;
+  }
+  tmp_push(I, j.r);
+  *res = copy_out(I, g, &g->out, j.r, false);
+  tmp_release_to(I, mark);
+  *stale = false;
+  return true;
+}
+
+/* Tries to capture this run; true with *res set when it did (and launched it). */
+static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res) {
+  const Backend *be = run_device(I, g, leaves);
+  if (!be) return false;                                  /* (this run only: plain) */
   int mark = I->ntmp;
   Replay *R = mem_calloc(1, sizeof *R);
   R->be = be;
@@ -243,7 +280,7 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
   if (R->be->replay(R->h) != 0)
     mls_throw(I, graph_span(g), "launching a captured graph failed on the %s backend: %s", be->name,
               be->error ? be->error() : "unknown error");
-  *res = copy_out(I, g, &g->out, R->out);
+  *res = copy_out(I, g, &g->out, R->out, true);
   return true;
 }
 
@@ -252,7 +289,8 @@ bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *
     const char *e = getenv("MLS_REPLAY"), *l = getenv("MLS_REPLAY_LOG");
     mode = (e && *e == '0' ? 0 : 1) | (l && *l && *l != '0' ? 2 : 0);
   }
-  if (!(mode & 1) || g->repok < 0 || I->nan_check) return false;
+  /* (while a graph is being staged, its ops give traced values: this run is part of a trace) */
+  if (!(mode & 1) || g->repok < 0 || I->nan_check || I->stage) return false;
   if (g->rep) {
     if (!run_fits(I, g, leaves)) return false;
     *stale = false;
@@ -271,6 +309,8 @@ bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *
       return false;
     }
   }
-  if (g->runs++ == 0) return false;                      /* the first run is plain */
+  if (g->runs == 0) { g->runs++; return false; }        /* the first run is plain */
+  if (!run_device(I, g, leaves)) return false;
+  if (g->runs++ == 1) return warm_run(I, g, leaves, stale, res);
   return capture(I, g, leaves, stale, res);
 }
