@@ -252,7 +252,7 @@ sanitize-run:
 	  ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_PATH=$(CURDIR)/stdlib MLS_TEST_FLAGS=--jit-all build/asan/mls --run-tests \
 	    tests/lang/staging.test tests/lang/grad.test tests/lang/functions.test tests/lang/control.test || fail=1; \
 	  for m in "--device gpu --jit-all" "--device gpu --staged"; do \
-	    ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_SIM_GPU=1 MLS_PATH=$(CURDIR)/stdlib MLS_TEST_COMPARE="$$m" build/asan/mls --run-tests \
+	    ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_SIM_GPU=1 MLS_REPLAY=2 MLS_PATH=$(CURDIR)/stdlib MLS_TEST_COMPARE="$$m" build/asan/mls --run-tests \
 	      tests/lang/staging.test tests/lang/grad.test tests/lang/functions.test tests/lang/control.test tests/lang/matrices.test \
 	      tests/lang/indexing.test tests/lang/broadcast.test || fail=1; done; exit $$fail
 	ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib /usr/bin/python3 tests/kernel/test_kernel.py build/asan/mls

@@ -18,8 +18,9 @@
 ** its own, and the backend keeping every buffer the capture allocated) and numbers (a run
 ** whose numbers differ from the captured ones runs plain). A capture that something broke (a
 ** read on the host, a copy from host memory) is dropped, nothing of it having run: the run is
-** made plain, and the graph is never captured again. MLS_REPLAY=0 turns capture off;
-** MLS_REPLAY_LOG=1 prints each decision to standard error.
+** made plain, and the graph is never captured again. Nor is a graph whose copies would cost
+** more than the launches it saves (worth_it). MLS_REPLAY=0 turns capture off, MLS_REPLAY=2
+** captures whatever can be (tests); MLS_REPLAY_LOG=1 prints each decision to standard error.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,10 @@ struct Replay {
   int32_t n;               /* the graph's nodes (capv's length) */
 };
 
-static int mode = -1;      /* MLS_REPLAY: 1 on (default), 0 off; bit 2: log */
+static int mode = -1;      /* 1: on (MLS_REPLAY unset or 1; 0: off); 2: log (MLS_REPLAY_LOG); 4: capture even
+                           ** when the copies cost more than the launches saved (MLS_REPLAY=2, for tests) */
+
+void graph_replay_mode(int m) { mode = m; }
 
 static void say(const Graph *g, const char *what) {
   if (mode & 2) fprintf(stderr, "mls: staged graph of %d nodes: %s\n", (int)g->n, what);
@@ -199,6 +203,33 @@ static const Backend *run_device(Interp *I, Graph *g, const Value *leaves) {
   return be;
 }
 
+/* Is a capture worth its copies? Each call copies the matrices it reads into the recording's
+** and the results out of it: about bytes / 1.5 TB/s (a read and a write at an H100's ~3 TB/s)
+** plus a launch each, against the ~4 us of launch and queueing each op costs uncaptured. A
+** chain over a 1e7-element matrix (one fused kernel, 160 MB to copy) is not worth it; a
+** training step of small matrices is. */
+static bool worth_it(Interp *I, const Graph *g, const Value *leaves, double *mb) {
+  double bytes = 0;
+  int ops = 0, copies = 0;
+  for (int32_t k = 0; k < g->nparams; k++)
+    if (leaves[k].t == VT_MAT) { bytes += 8.0 * (double)tensor_numel(leaves[k].u.m); copies++; }
+  for (int32_t i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (nd->flags & GF_DEAD) continue;
+    if (nd->kind == GN_OP || nd->kind == GN_FUSED) ops++;
+    if (nd->kind == GN_CAPTURE) {
+      Value *at = capture_place(I, g, nd);
+      if (at && at->t == VT_MAT) { bytes += 8.0 * (double)tensor_numel(at->u.m); copies++; }
+    }
+  }
+  for (int32_t k = 0; k < g->nout; k++) {
+    const GNode *nd = &g->nodes[g->outs[k]];
+    if (nd->vt == VT_MAT) { bytes += 8.0 * (double)nd->rows * (double)nd->cols; copies++; }
+  }
+  *mb = bytes / 1048576.0;
+  return bytes / 1.5e12 + (copies + 1) * 3e-6 < ops * 4e-6;
+}
+
 /* The second run: plain, but with the reductions to numbers kept on the device as a capture
 ** keeps them, so that every kernel the capture will launch (a fusion group reading a 1x1
 ** matrix where the first run had a number is another program) is compiled before it: a
@@ -285,9 +316,9 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
 }
 
 bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res) {
-  if (mode < 0) {
+  if (mode < 0) {                                        /* (once, or again after graph_replay_mode(-1)) */
     const char *e = getenv("MLS_REPLAY"), *l = getenv("MLS_REPLAY_LOG");
-    mode = (e && *e == '0' ? 0 : 1) | (l && *l && *l != '0' ? 2 : 0);
+    mode = (e && *e == '0' ? 0 : 1) | (e && *e == '2' ? 4 : 0) | (l && *l && *l != '0' ? 2 : 0);
   }
   /* (while a graph is being staged, its ops give traced values: this run is part of a trace) */
   if (!(mode & 1) || g->repok < 0 || I->nan_check || I->stage) return false;
@@ -311,6 +342,16 @@ bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *
   }
   if (g->runs == 0) { g->runs++; return false; }        /* the first run is plain */
   if (!run_device(I, g, leaves)) return false;
+  double mb = 0;
+  if (!worth_it(I, g, leaves, &mb) && !(mode & 4)) {
+    g->repok = -1;
+    if (mode & 2) {
+      char line[256];
+      snprintf(line, sizeof line, "not captured: copying its %.1f MiB of arguments and results would cost more than the launches it saves", mb);
+      say(g, line);
+    }
+    return false;
+  }
   if (g->runs++ == 1) return warm_run(I, g, leaves, stale, res);
   return capture(I, g, leaves, stale, res);
 }

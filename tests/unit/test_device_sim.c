@@ -20,6 +20,7 @@
 #include "backend/sim.h"
 #include "capture.h"
 #include "interp/interp.h"
+#include "staging/graph.h"
 #include "tensor.h"
 
 
@@ -117,6 +118,7 @@ static void test_solver_errors(void **state) {
 ** matrices, not the ones handed out), and what cannot be captured must run plainly. */
 static void test_replay(void **state) {
   Fix *f = *state;
+  graph_replay_mode(1 | 4);                     /* these graphs are small: capture them anyway */
   cpu_then_sim(f,
                "f = function(W, x, y) { p = softmax(x %*% W); t(x) %*% (p - y) / nrow(x) }\n"
                "W = matrix(seq(1, 12), rows = 4, cols = 3) / 10; G = list()\n"
@@ -169,6 +171,20 @@ static void test_replay(void **state) {
   assert_int_equal(sim_calls.capture, 1);
   assert_int_equal(sim_calls.replay, 2);
   assert_int_equal(sim_calls.capture_broken, 0);
+
+  /* by default, a capture must save more launches than its copies cost: not one fused kernel
+  ** over 2e5 elements (3.2 MB to copy per call), but a step of 8 ops on small matrices */
+  graph_replay_mode(1);
+  cpu_then_sim(f,
+               "c = function(X) (X * 2 + 1) * sigmoid(X) - tanh(X) / 3\nXc = matrix(sin(seq(1, 200000)), rows = 400, cols = 500)\n"
+               "m = function(W, x) { h = tanh(x %*% W); l = sum(h^2); list(l, t(x) %*% (h * (1 - h^2)) * exp(-l)) }\n"
+               "cm = c(Xc); mm = m(Xc[1:3, 1:4], Xc[5:9, 1:3])\n",
+               "jc = jit(c); jm = jit(m); Xd = matrix(sin(seq(1, 200000)), rows = 400, cols = 500)\n"
+               "for (i in 1:4) { print(max(abs(jc(Xd) - cm)) == 0); r = jm(Xd[1:3, 1:4], Xd[5:9, 1:3])\n"
+               "  print(abs(r[[1]] - mm[[1]]) < 1e-14); print(max(abs(r[[2]] - mm[[2]])) < 1e-14) }\n");
+  assert_int_equal(sim_calls.capture, 1);       /* jm */
+  assert_int_equal(sim_calls.replay, 2);
+  graph_replay_mode(-1);
 }
 
 int main(void) {
