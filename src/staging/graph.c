@@ -225,6 +225,17 @@ Value *graph_place(Interp *I, Value *p, int32_t depth, int32_t slot) {
   return e && slot < e->n ? &e->slots[slot] : NULL;
 }
 
+bool graph_guards_hold(Interp *I, const Graph *g) {
+  for (int i = 0; i < g->nfg; i++) {
+    const struct FnGuard *q = &g->fg[i];
+    Value *at = g->relative ? graph_place(I, q->place, q->depth, q->slot) : q->place;
+    if (!at) return false;
+    Value now = *at;
+    if (now.t != q->t || (now.t == VT_BUILTIN ? (const void *)now.u.bi != q->bi : now.u.f->serial != q->serial)) return false;
+  }
+  return true;
+}
+
 Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
   Value r;
   if (graph_replay(I, g, leaves, stale, &r)) return r;
@@ -244,16 +255,7 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
   for (int i = 0; i < g->n; i++) rem[i] = g->nodes[i].uses;
   Source *saved_src = I->src;
   Value args[64];
-  for (int i = 0; i < g->nfg; i++) {                     /* guards first: no effect has run yet */
-    const struct FnGuard *q = &g->fg[i];
-    Value *at = g->relative ? graph_place(I, q->place, q->depth, q->slot) : q->place;
-    if (!at) { *stale = true; goto done; }
-    Value now = *at;
-    if (now.t != q->t || (now.t == VT_BUILTIN ? (const void *)now.u.bi != q->bi : now.u.f->serial != q->serial)) {
-      *stale = true;
-      goto done;
-    }
-  }
+  if (!graph_guards_hold(I, g)) { *stale = true; goto done; }   /* guards first: no effect has run yet */
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
     if (nd->kind != GN_CAPTURE) continue;

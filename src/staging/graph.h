@@ -121,6 +121,8 @@ size_t graph_peak_bytes(const Graph *g);
 /* Where place (depth, slot; slot < 0: p itself) is for the running env; NULL if there is none. */
 Value *graph_place(Interp *I, Value *p, int32_t depth, int32_t slot);
 
+/* Do the places of the functions inlined while staging still hold them (Graph.fg)? */
+bool graph_guards_hold(Interp *I, const Graph *g);
 /* Runs g with the flattened argument leaves; returns the result (owned). Sets *stale and
 ** returns VT_UNBOUND when a captured variable no longer has the type and shape it was staged
 ** with (the caller stages again). Errors are located at the node's own span. */

@@ -174,14 +174,7 @@ static bool run_fits(Interp *I, Graph *g, const Value *leaves) {
     Value *at = capture_place(I, g, &g->nodes[i]);
     if (!at || !fits(*at, R->capv[i], R->be)) return false;
   }
-  for (int i = 0; i < g->nfg; i++) {                     /* the guards of inlined functions */
-    const struct FnGuard *q = &g->fg[i];
-    Value *at = g->relative ? graph_place(I, q->place, q->depth, q->slot) : q->place;
-    if (!at) return false;
-    Value now = *at;
-    if (now.t != q->t || (now.t == VT_BUILTIN ? (const void *)now.u.bi != q->bi : now.u.f->serial != q->serial)) return false;
-  }
-  return true;
+  return graph_guards_hold(I, g);                        /* the inlined functions are still there */
 }
 
 /* Our copy of an input value: a new matrix on the device for a matrix, else the value. */
