@@ -286,7 +286,7 @@ const Builtin builtin_table[] = {
     "Runs a file in the global scope; relative paths are looked up next to the calling script,\n"
     "then in the standard library ($MLS_PATH or stdlib/). source(path) as ns binds ns::name instead." },
   { "sprintf", bi_sprintf, "sprintf(fmt, ...)", OP_NONE, 0,
-    "Formats numbers and strings C-style: %d %i %f %e %g %s %x %%, with flags, width and precision." },
+    "Formats numbers and strings C-style: %d %i %f %e %g %s %x %%, with flags, width and precision; as in R, %d %i %x take whole numbers only." },
   { "sqrt", bi_unary, "sqrt(x)", OP_SQRT, DIFF | BI_AD, "Square root, elementwise; sqrt(-1) is NaN." },
   { "stop", bi_stop, "stop(msg)", OP_NONE, BI_EFFECT, "Stops the program with the error message msg (exit status 1)." },
   { "stop_gradient", bi_stop_gradient, "stop_gradient(x)", OP_NONE, BI_DIFF | BI_AD,

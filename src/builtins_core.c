@@ -725,6 +725,10 @@ Value bi_sprintf(Interp *I, Args *a) {
     else if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) x = tensor_data(v.u.m)[0];
     else { tb_close(I, &t); bi_argerror(I, argi + 1, "number expected for %%%c", conv); }
     if (strchr("dioxX", conv)) {
+      if (!(x == floor(x) && fabs(x) < 9.2e18)) {   /* as R: %d is for whole numbers only */
+        tb_close(I, &t);
+        bi_argerror(I, argi + 1, "%%%c needs a whole number below 2^63, got %.15g (use %%f, %%e or %%g)", conv, x);
+      }
       spec[k++] = 'l';
       spec[k++] = 'l';
       spec[k++] = conv;

@@ -186,8 +186,9 @@ static Value eval_unary(Interp *I, AstNode *n) {
 __attribute__((noinline)) static bool scalar_truth(Interp *I, AstNode *n, const char *op) {
   Value v = eval(I, n);
   char d[64];
-  if (v.t == VT_MAT && tensor_numel(v.u.m) != 1) {
-    val_describe(v, d, sizeof d);
+  Value p = ad_primal(v);                  /* staged, a box: its shape is known (fuzz_diff) */
+  if (p.t == VT_MAT && tensor_numel(p.u.m) != 1) {
+    val_describe(p, d, sizeof d);
     val_release(v);
     mls_throw(I, n->span, "'%s' takes a boolean or a number, got %s (use '%c' for elementwise)", op, d, op[0]);
   }
@@ -284,6 +285,7 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
 static inline bool loop_body(Interp *I, AstNode *body, Span sp) {
   Value r = eval(I, body);
   val_release(r);
+  interp_burn(I);
   if (I->interrupted) interp_check_interrupt(I, sp);
   if (!I->ctl) return true;
   if (I->ctl == CTL_RETURN) return false;
@@ -730,6 +732,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   const FuncInfo *fi = c->fi;
   const char *fname = fi->name ? fi->name->name : "function";
   if (I->nframes >= I->maxframes) mls_throw(I, sp, "stack overflow (more than %d nested calls)", I->maxframes);
+  interp_burn(I);
   if (I->interrupted) interp_check_interrupt(I, sp);     /* Ctrl-C in deep recursion */
   char here;
   if (I->stack_base && (size_t)(I->stack_base - &here) > I->stack_limit)
@@ -935,7 +938,11 @@ __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
   if (fn.t == VT_BUILTIN && nargs == 1 && !names[0] && fn.u.bi->op != OP_NONE &&
       (op_info[fn.u.bi->op].flags & OPF_EW) && I->tmp[base].t == VT_MAT)
     I->inplace_ok = true;
-  Value r = call_value(I, fn, nargs, &I->tmp[base], names, n->span);
+  /* the callee gets a copy: a tmp_push of its own may move the temp stack (which still holds
+  ** the references) while it reads its arguments (fuzz_eval: grad of a function calling grad) */
+  Value args[nargs > 0 ? nargs : 1];
+  memcpy(args, &I->tmp[base], (size_t)nargs * sizeof(Value));
+  Value r = call_value(I, fn, nargs, args, names, n->span);
   I->inplace_ok = false;
   tmp_release_to(I, mark);
   return r;

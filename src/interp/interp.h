@@ -101,6 +101,9 @@ struct Interp {
   bool repl;                 /* echo expression values */
   const char *stdlib_dir;
   volatile sig_atomic_t interrupted;
+  int64_t fuel;              /* fuzz builds (MLS_FUZZ): loop iterations and calls left, then as
+                             ** Ctrl-C; a budget that, unlike a timer, stops a run at the same
+                             ** place every time (0: none) */
   bool quitting;             /* quit() was called: unwind, report nothing, exit quit_status */
   int quit_status;
   char *stack_base;          /* C stack at the first entry, for the stack-depth guard */
@@ -215,6 +218,11 @@ void eval_assign_name(Interp *I, AstNode *n, Value v);
 bool val_truth(Interp *I, Value v, Span sp);
 double val_to_num(Interp *I, Value v, Span sp, const char *what);
 void interp_check_interrupt(Interp *I, Span sp);
+#ifdef MLS_FUZZ
+#define interp_burn(I) ((I)->fuel > 0 && --(I)->fuel == 0 ? (void)((I)->interrupted = SIGINT) : (void)0)
+#else
+#define interp_burn(I) ((void)0)
+#endif
 /* Coarse Ctrl-C polling for the long loops of builtins, readers and kernels run by the
 ** evaluator: true when the flag is set and i is a multiple of 2^20 (the caller lets go of what
 ** it holds, then calls interp_check_interrupt). */

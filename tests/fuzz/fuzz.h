@@ -24,7 +24,11 @@
 
 #define FUZZ_MAX_MEMORY ((uint64_t)64 << 20)   /* matrix data live at once */
 #define FUZZ_MAX_FRAMES 200                    /* calls and sources */
-#define FUZZ_CPU_MS 50                         /* then the run is interrupted, as by Ctrl-C */
+#define FUZZ_FUEL 20000                        /* loop iterations and calls (about 50 ms), then
+                                               ** the run is interrupted as by Ctrl-C: at the
+                                               ** same place every time, so a fixed -seed and
+                                               ** -runs repeat a campaign (make fuzz-smoke) */
+#define FUZZ_CPU_MS 400                        /* the same, for long builtins: a backstop */
 
 static Interp *volatile fuzz_running;           /* the interpreter the timer interrupts */
 static FILE *fuzz_null;
@@ -73,6 +77,7 @@ static inline int fuzz_run(Interp *I, Source *src) {
   struct itimerval on = { { 0, 0 }, { FUZZ_CPU_MS / 1000, (FUZZ_CPU_MS % 1000) * 1000 } }, off;
   memset(&off, 0, sizeof off);
   fuzz_running = I;
+  I->fuel = FUZZ_FUEL;
   setitimer(ITIMER_VIRTUAL, &on, NULL);
   int st = interp_run_source(I, src, false);
   setitimer(ITIMER_VIRTUAL, &off, NULL);
