@@ -39,21 +39,31 @@ static int slots_holding(const Env *e, const Closure *c) {
   return m;
 }
 
-/* References to e from closures held only by e's own slots (one slot or several: `a = f = function() ...`). */
+/* References to e from closures held only by e's own slots (one slot or several: `a = f = function() ...`).
+** Linear in e's slots: each such closure's count is lowered by the slots holding it, those at 0
+** are counted once (marked by a large negative count), and the counts are put back. */
+static bool own_closure(const Env *e, Value v) { return v.t == VT_FUNC && v.u.f->env == e; }
 static int self_refs(const Env *e) {
+  enum { MARK = INT32_MIN / 2 };
   int k = 0;
+  for (int i = 0; i < e->n; i++)
+    if (own_closure(e, e->slots[i])) e->slots[i].u.f->refcount--;
+  for (int i = 0; i < e->n; i++)
+    if (own_closure(e, e->slots[i]) && e->slots[i].u.f->refcount == 0) { e->slots[i].u.f->refcount = MARK; k++; }
   for (int i = 0; i < e->n; i++) {
-    Value v = e->slots[i];
-    if (v.t != VT_FUNC || v.u.f->env != e) continue;
-    bool first = true;                         /* count each closure once */
-    for (int j = 0; j < i && first; j++) first = !(e->slots[j].t == VT_FUNC && e->slots[j].u.f == v.u.f);
-    if (first && v.u.f->refcount == slots_holding(e, v.u.f)) k++;
+    if (!own_closure(e, e->slots[i])) continue;
+    Closure *c = e->slots[i].u.f;
+    if (c->refcount <= MARK / 2) c->refcount = 0;    /* the first of its slots: it was only theirs */
+    c->refcount++;
   }
   return k;
 }
 
 /* When only closures stored in e's own slots keep e alive, e and they are garbage. */
 static void break_if_dead_cycle(Env *e) {
+  int own = 0;                               /* an upper bound of self_refs, in one pass */
+  for (int i = 0; i < e->n; i++) own += own_closure(e, e->slots[i]);
+  if (e->refcount > own) return;             /* (the usual case: held from outside) */
   if (e->refcount == self_refs(e)) {
     e->refcount++;                          /* hold it while the slots let go */
     for (int i = 0; i < e->n; i++) {
