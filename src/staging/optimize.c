@@ -268,7 +268,8 @@ static uint64_t node_hash(const GNode *nd) {
   for (int k = 0; k < nd->nin; k++) h = (h ^ (uint64_t)nd->in[k]) * 1099511628211ull;
   if (nd->kind == GN_CONST) {
     if (nd->v.t == VT_NUM) { uint64_t b; memcpy(&b, &nd->v.u.n, 8); h ^= b * 31; }
-    else h ^= (uint64_t)(uintptr_t)nd->v.u.rc;
+    else if (nd->v.t == VT_MAT) h ^= (uint64_t)tensor_rows(nd->v.u.m) * 31 + (uint64_t)tensor_cols(nd->v.u.m);
+    else h ^= nd->v.t;               /* not the address: the same buckets on every run (fuzz-smoke) */
   }
   return h;
 }

@@ -24,10 +24,12 @@
 
 #define FUZZ_MAX_MEMORY ((uint64_t)64 << 20)   /* matrix data live at once */
 #define FUZZ_MAX_FRAMES 200                    /* calls and sources */
+#ifndef FUZZ_FUEL
 #define FUZZ_FUEL 20000                        /* loop iterations and calls (about 50 ms), then
                                                ** the run is interrupted as by Ctrl-C: at the
                                                ** same place every time, so a fixed -seed and
                                                ** -runs repeat a campaign (make fuzz-smoke) */
+#endif
 #define FUZZ_CPU_MS 400                        /* the same, for long builtins: a backstop */
 
 static Interp *volatile fuzz_running;           /* the interpreter the timer interrupts */

@@ -6,6 +6,7 @@
 ** memory, depth) is not compared: the two modes may reach a limit at different points; nor is a
 ** program that reads the clock (time, system.time).
 */
+#define FUZZ_FUEL 5000   /* a run that reaches the budget is not compared: a smaller one wastes less */
 #include "fuzz.h"
 #include "testrun.h"
 
