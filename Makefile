@@ -2,7 +2,7 @@
 #   make            build ./mls          make test      every test (installs missing deps as root)
 #   make run        build and run the main example       make sanitize  tests under ASan+UBSan
 #   make bench      benchmarks against R, NumPy and C    make install PREFIX=...
-#   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each   make fuzz-smoke  30 s each (in make test)
+#   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each   make fuzz-smoke  a fixed count each (in make test)
 PREFIX ?= /usr/local
 BUILD ?= build
 CC ?= cc
