@@ -6,6 +6,7 @@
 ** A .dml file also drops the newline before a line that DML's grammar would continue.
 */
 #include <ctype.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -94,7 +95,7 @@ bool parse_loop_options(Parse *P, NodeList *opts) {
     }
     if (!strcmp(name, "mode") && v->kind == AST_NAME && !strncmp(v->u.sym->name, "REMOTE", 6)) remote = true;
     if ((!strcmp(name, "par") || !strcmp(name, "tasksize")) && !cl &&
-        !(v->kind == AST_NUM && v->u.num >= 1 && v->u.num == (double)(long long)v->u.num)) {
+        !(v->kind == AST_NUM && v->u.num >= 1 && v->u.num < 9.2e18 && v->u.num == floor(v->u.num))) {
       parse_error_span(P, v->span, "loop option '%s' must be a positive integer", name);
       return false;
     }
