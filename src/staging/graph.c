@@ -164,12 +164,26 @@ static Value fused_unfused(Interp *I, const GNode *nd, const Value *args) {
   return res;
 }
 
+/* Is v the operand the kernel was made for: its shape as traced? A builtin's result can take
+** another shape on a later run (seq(0, n - 2) as n changes), and the kernel would read past it. */
+static bool fused_fits(const FusedProg *p, int k, Value v) {
+  if (v.t == VT_NUM || v.t == VT_BOOL) return p->bc[k] == BC_SCALAR;
+  if (v.t != VT_MAT) return false;
+  int64_t r = tensor_rows(v.u.m), c = tensor_cols(v.u.m);
+  switch (p->bc[k]) {
+  case BC_FULL: return r == p->rows && c == p->cols;
+  case BC_SCALAR: return r == 1 && c == 1;
+  case BC_ROW: return r == 1 && c == p->cols;
+  case BC_COL: return r == p->rows && c == 1;
+  }
+  return false;
+}
+
 static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
   const FusedProg *p = nd->fused;
   bool plain = !I->nan_check;
-  for (int k = 0; k < p->nin && plain; k++)
-    plain = args[k].t == VT_MAT || args[k].t == VT_NUM || args[k].t == VT_BOOL;
-  if (!plain) return fused_unfused(I, nd, args);
+  for (int k = 0; k < p->nin && plain; k++) plain = fused_fits(p, k, args[k]);
+  if (!plain) return fused_unfused(I, nd, args);   /* op by op, as eager: the same result or error */
   int mark = I->ntmp;
   Tensor *in[64];
   double sc[64];
