@@ -269,12 +269,13 @@ FUZZ_SMOKE_RUNS = $(or $(FUZZ_SMOKE_RUNS_$*),150000)
 FUZZ_SMOKE_RUNS_parse = 250000
 FUZZ_SMOKE_RUNS_eval = 50000
 FUZZ_SMOKE_RUNS_diff = 25000
+FUZZ_SMOKE_RUNS_gpu = 30000
 FUZZ_SMOKE_RUNS_read_csv = 70000
 FUZZ_SMOKE_RUNS_read_mtd = 80000
 FUZZ_SMOKE_RUNS_read_ckpt = 300000
 FUZZ_JOBS ?= 2
 FUZZ_READERS := csv text mm npy idx ckpt mtd gz
-FUZZERS := parse eval diff $(addprefix read_,$(FUZZ_READERS))
+FUZZERS := parse eval diff gpu $(addprefix read_,$(FUZZ_READERS))
 FUZZ_BINS = $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
 # FUZZ_SAN=-fsanitize=undefined FUZZ_BUILD=build/fuzz-ub: a build without ASan, 3-5 times faster
 FUZZ_SAN ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -287,13 +288,16 @@ fuzz-build: deps-install
 $(FUZZ_BUILD)/fuzz_read_%: tests/fuzz/fuzz_read.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
 	$(FUZZ_LINK) -DFUZZ_FORMAT=$* -o $@ $< $(FUZZ_BUILD)/libmls.a $(LDLIBS)
 
+$(FUZZ_BUILD)/fuzz_gpu: tests/fuzz/fuzz_diff.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
+	$(FUZZ_LINK) -DFUZZ_DIFF_GPU -o $@ $< $(FUZZ_BUILD)/libmls.a $(LDLIBS)
+
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
 	$(FUZZ_LINK) -o $@ $< $(FUZZ_BUILD)/libmls.a $(LDLIBS)
 
 # one harness: fuzz-run-NAME (FUZZ_TIME seconds, and the directory new inputs go to)
 fuzz-run-%:
 	@mkdir -p $(NEWDIR)/$*
-	@case $* in parse|eval|diff) o="-dict=tests/fuzz/mls.dict tests/fuzz/corpus/programs";; *) o=tests/fuzz/corpus/$*;; esac; \
+	@case $* in parse|eval|diff|gpu) o="-dict=tests/fuzz/mls.dict tests/fuzz/corpus/programs";; *) o=tests/fuzz/corpus/$*;; esac; \
 	  norand=; if setarch $$(uname -m) -R true 2>/dev/null; then norand="setarch $$(uname -m) -R"; fi; \
 	  if OPENBLAS_NUM_THREADS=1 $$norand $(FUZZ_BUILD)/fuzz_$* -max_total_time=$(FUZZ_TIME) $(FUZZ_SEED) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	       -artifact_prefix=$(FUZZ_BUILD)/crash-$*- $(NEWDIR)/$* $$o </dev/null >$(FUZZ_BUILD)/$*.log 2>&1; \

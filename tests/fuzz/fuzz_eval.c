@@ -1,6 +1,6 @@
 /*
 ** fuzz_eval.c — libFuzzer harness: parse and run any bytes as a script, under the limits of
-** fuzz.h (64 MiB of matrices, 200 frames, 50 ms of CPU, no file writes). Errors are fine;
+** fuzz.h (64 MiB of matrices, 200 frames, a budget of steps, no file writes). Errors are fine;
 ** a crash, a sanitizer report, a leak or a hang is a bug.
 */
 #include "fuzz.h"
