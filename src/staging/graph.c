@@ -120,6 +120,15 @@ static bool same_shape(const GNode *nd, Value v) {
   return p.t != VT_MAT || (tensor_rows(p.u.m) == nd->rows && tensor_cols(p.u.m) == nd->cols);
 }
 
+/* Has r the type and shape the trace gave node nd? (A number or logical a capture keeps on
+** the device is a 1x1 matrix, replay.c.) */
+static bool as_traced(const Interp *I, const GNode *nd, Value r) {
+  if (nd->vt == VT_UNBOUND) return true;     /* (a call whose NULL was not recorded) */
+  if (same_shape(nd, r)) return true;
+  Value p = ad_primal(r);
+  return I->dev_scalars && (nd->vt == VT_NUM || nd->vt == VT_BOOL) && p.t == VT_MAT && tensor_numel(p.u.m) == 1;
+}
+
 /* A %*% B with the transpose flags of a rewritten product (plain matrices: one GEMM). */
 static Value matmul_flags(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
   if (a.t != VT_MAT || b.t != VT_MAT) {       /* traced by grad, or numbers: through the ops */
@@ -269,6 +278,7 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
   for (int i = 0; i < g->n; i++) rem[i] = g->nodes[i].uses;
   Source *saved_src = I->src;
   Value args[64];
+  bool effects = false;                      /* has an effect run? then the run cannot be dropped */
   if (!graph_guards_hold(I, g)) { *stale = true; goto done; }   /* guards first: no effect has run yet */
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
@@ -303,10 +313,18 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
       I->inplace_ok = false;
       break;
     }
-    case GN_CALL: r = bi_call(I, nd->bi, nin, args, nd->names, nd->span); break;
+    case GN_CALL:
+      r = bi_call(I, nd->bi, nin, args, nd->names, nd->span);
+      break;
     case GN_FUSED: r = run_fused(I, nd, args); break;
     }
+    if ((nd->kind == GN_OP || nd->kind == GN_CALL) && !effects && !(nd->flags & GF_EFFECT) && !as_traced(I, nd, r)) {
+      val_release(r);                        /* another shape than traced (seq(1, n), X[1:n, ]): the */
+      *stale = true;                         /* kernels and rewrites after it assumed the old one; */
+      goto done;                             /* traced again (stage.c marks eager where effects ran) */
+    }
     vals[i] = r;
+    effects = effects || (nd->flags & GF_EFFECT);
     for (int k = 0; k < nin; k++) {          /* memory plan: free a value after its last use */
       int32_t s = nd->in[k];
       if (--rem[s] == 0) { Value d = vals[s]; vals[s] = val_null(); val_release(d); }

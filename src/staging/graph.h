@@ -87,6 +87,7 @@ typedef struct Graph {
   int32_t *asgdepth, *asgslot;
   /* staging found something that cannot be staged: the calls run eagerly */
   bool dynamic;
+  bool effects;             /* an effect was recorded (stage_call) */
   char why[256];
   int32_t before, after;    /* live node counts before and after optimization */
   size_t peak_before, peak_after;   /* planned peak bytes of intermediate values */

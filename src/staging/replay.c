@@ -285,9 +285,10 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
   R->h = be->capture_end(why, sizeof why);
   tmp_release_to(I, mark);
   if (err || j.stale || !R->h) {                          /* nothing ran: the run is made plain */
+    bool broken = !R->h;                                  /* (then what the run saw means nothing) */
     val_release(j.r);
     replay_drop(R);
-    if (j.stale) return false;
+    if (j.stale && !err && !broken) return false;
     g->repok = -1;
     if (mode & 2) {
       char line[256];

@@ -69,6 +69,42 @@ static int32_t node_of(Interp *I, Tape *t, Value v, Span sp) {
   return id;
 }
 
+/* Can a later run of node nd give a result of another shape, its inputs' shapes the same: a
+** builtin's matrix, a range, an index by a mask or a flag, a reshape or a convolution whose
+** sizes are staged values? graph_run_nodes then drops that run as stale and the block is
+** traced again, safe while no effect has run in it; so such a node that is an effect
+** (rand(rows = n)) or comes after one makes the block eager. */
+static bool shape_varies(const Graph *g, const GNode *nd) {
+  if (nd->vt != VT_MAT || (nd->flags & GF_CONSTANT)) return false;
+  int from = 0;
+  if (nd->kind == GN_OP) {
+    switch ((OpKind)nd->op) {
+    case OP_RANGE: break;
+    case OP_INDEX:
+      for (int k = 1; k < nd->nin; k++) {
+        const GNode *x = &g->nodes[nd->in[k]];
+        if (!(x->flags & GF_CONSTANT) && (x->vt == VT_MAT || x->vt == VT_BOOL)) return true;
+      }
+      return false;
+    case OP_RESHAPE: case OP_CONV2D: case OP_CONV2D_BWD_DATA: case OP_CONV2D_BWD_FILT: case OP_MAX_POOL:
+    case OP_MAX_POOL_BWD: case OP_MAX_POOL_GATHER: case OP_AVG_POOL: case OP_AVG_POOL_BWD:
+      from = nd->nin - nd->nextra;               /* the sizes */
+      break;
+    default: return false;
+    }
+  }
+  for (int k = from; k < nd->nin; k++)
+    if (!(g->nodes[nd->in[k]].flags & GF_CONSTANT)) return true;
+  return false;
+}
+
+static void effect_shapes(Interp *I, Graph *g, const GNode *nd, const char *what, Span sp) {
+  if ((g->effects || (nd->flags & GF_EFFECT)) && shape_varies(g, nd))
+    graph_mark_dynamic(g, I, sp, "'%s' gives a matrix whose shape may change, %s", what,
+                       nd->flags & GF_EFFECT ? "and is an effect" : "after an effect");
+  if (nd->flags & GF_EFFECT) g->effects = true;
+}
+
 Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, int nextra, const Value *extra,
                       Value out, Span sp) {
   tmp_push(I, out);
@@ -88,6 +124,7 @@ Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, i
   for (int k = 0; k < n; k++) cst = cst && (g->nodes[ins[k]].flags & GF_CONSTANT);
   if (cst) nd->flags |= GF_CONSTANT;
   set_shape(nd, out);
+  effect_shapes(I, g, nd, op_info[op].name, sp);
   tmp_pop(I, 1);
   return ad_box_new(t, id, out);
 }
@@ -129,7 +166,11 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
   for (int k = 0; k < nargs; k++) un[k] = unbox(args[k], t);
   Job job = { val_null(), b, nargs, un, names, sp, val_null() };
   Value r = with_stage(I, NULL, &job);           /* the call itself records nothing */
-  if (r.t == VT_NULL || r.t == VT_UNBOUND) { tmp_release_to(I, mark); return r; }
+  if (r.t == VT_NULL || r.t == VT_UNBOUND) {      /* print(x): an effect, nothing to trace */
+    if (b->flags & BI_EFFECT) g->effects = true;
+    tmp_release_to(I, mark);
+    return r;
+  }
   if (r.t != VT_NUM && r.t != VT_BOOL && r.t != VT_MAT && r.t != VT_STR) {   /* a list: not traced */
     graph_mark_dynamic(g, I, sp, "'%s' gives a %s computed from staged values", b->name, val_type_name(r));
     tmp_release_to(I, mark);
@@ -137,6 +178,7 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
   }
   nd = &g->nodes[id];
   set_shape(nd, r);
+  effect_shapes(I, g, nd, b->name, sp);
   tmp_release_to(I, mark);
   return ad_box_new(t, id, r);
 }
