@@ -422,11 +422,15 @@ Value bi_sample(Interp *I, Args *a) {
   tmp_push(I, val_mat(out));                             /* held: the scratch below may not come */
   double *o = tensor_data(out);
   if (replace) {
-    for (int64_t i = 0; i < size; i++) o[i] = (double)(rng_below(st, (uint64_t)range) + 1);
+    for (int64_t i = 0; i < size; i++) {
+      if (interp_poll(I, i)) interp_check_interrupt(I, a->span);   /* (out is on the temp stack) */
+      o[i] = (double)(rng_below(st, (uint64_t)range) + 1);
+    }
   } else if (range <= 2 * size) {                        /* partial Fisher-Yates */
     int64_t *perm = mem_alloc((size_t)(range > 0 ? range : 1) * sizeof(int64_t));
     for (int64_t i = 0; i < range; i++) perm[i] = i + 1;
     for (int64_t i = 0; i < size; i++) {
+      if (interp_poll(I, i)) { mem_free(perm); interp_check_interrupt(I, a->span); }
       int64_t j = i + (int64_t)rng_below(st, (uint64_t)(range - i));
       int64_t t = perm[i];
       perm[i] = perm[j];
@@ -438,7 +442,8 @@ Value bi_sample(Interp *I, Args *a) {
     uint64_t cap = 16;
     while (cap < (uint64_t)size * 2) cap *= 2;
     int64_t *set = mem_calloc(cap, sizeof(int64_t));     /* open addressing; 0 = empty */
-    for (int64_t i = 0; i < size;) {
+    for (int64_t i = 0, tries = 0; i < size; tries++) {
+      if (interp_poll(I, tries)) { mem_free(set); interp_check_interrupt(I, a->span); }
       int64_t v = (int64_t)rng_below(st, (uint64_t)range) + 1;
       uint64_t h = ((uint64_t)v * 0x9e3779b97f4a7c15ull) & (cap - 1);
       while (set[h] && set[h] != v) h = (h + 1) & (cap - 1);

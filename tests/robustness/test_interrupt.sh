@@ -28,6 +28,7 @@ case_int() {
 
 case_int "order of 10^7 rows" 'x = order(rand(rows=1e7, cols=1, seed=1))' 5
 case_int "toString of 5*10^6 numbers" 's = toString(1:5e6)' 5
+case_int "sample of 2*10^7 from 10^15 (no repeats)" 'x = sample(1e15, 2e7, seed=1)' 5
 case_int "paste of 5*10^6 numbers" 's = paste("a", 1:5e6)' 5
 case_int "sprintf %s of 5*10^6 numbers" 's = sprintf("%s", 1:5e6)' 5
 case_int "a loop of ranges" 'for (i in 1:100000) { x = 1:2e6 }' '1|27'
