@@ -211,9 +211,10 @@ Value bi_minmax(Interp *I, Args *a) {
   OpKind op = I->cur_bi->op;
   if (!bi_given(a, 1) && a->ndots == 0) return op_reduce(I, op == OP_MAX2 ? OP_MAX : OP_MIN, a->v[0], a->span);
   if (!bi_given(a, 1)) bi_argerror(I, 2, "y missing before the further arguments");
+  for (int i = 0; i < a->ndots; i++)               /* (before r is made: a throw would leak it) */
+    if (a->dotnames[i]) mls_throw(I, a->span, "unknown argument '%s' to '%s'", a->dotnames[i]->name, I->cur_bi->name);
   Value r = op_binary(I, op, a->v[0], a->v[1], a->span);
   for (int i = 0; i < a->ndots; i++) {             /* DML's n-ary max(a, b, c, ...) */
-    if (a->dotnames[i]) mls_throw(I, a->span, "unknown argument '%s' to '%s'", a->dotnames[i]->name, I->cur_bi->name);
     tmp_push(I, r);
     Value n = op_binary(I, op, r, a->dots[i], a->span);
     tmp_pop(I, 1);
