@@ -313,9 +313,7 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
       I->inplace_ok = false;
       break;
     }
-    case GN_CALL:
-      r = bi_call(I, nd->bi, nin, args, nd->names, nd->span);
-      break;
+    case GN_CALL: r = bi_call(I, nd->bi, nin, args, nd->names, nd->span); break;
     case GN_FUSED: r = run_fused(I, nd, args); break;
     }
     if ((nd->kind == GN_OP || nd->kind == GN_CALL) && !effects && !(nd->flags & GF_EFFECT) && !as_traced(I, nd, r)) {
