@@ -283,7 +283,12 @@ FUZZ_BUILD ?= build/fuzz
 FUZZ_LINK = $(CC) $(CPPFLAGS) $(CFLAGS) -DMLS_FUZZ_STDLIB='"$(CURDIR)/stdlib"' -fsanitize=fuzzer $(FUZZ_SAN)
 
 fuzz-build: deps-install
-	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 EXTRA_CFLAGS='-DMLS_FUZZ -fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist=$(CURDIR)/tests/fuzz/nocov.txt $(FUZZ_SAN)' $(FUZZ_BINS)
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 FUZZ_NOCOV=tests/fuzz/nocov.txt EXTRA_CFLAGS='-DMLS_FUZZ -fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist=$(CURDIR)/tests/fuzz/nocov.txt $(FUZZ_SAN)' $(FUZZ_BINS)
+
+# the fuzz build's objects are compiled again when the list of code left untraced changes
+ifdef FUZZ_NOCOV
+$(OBJS): $(FUZZ_NOCOV)
+endif
 
 $(FUZZ_BUILD)/fuzz_read_%: tests/fuzz/fuzz_read.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
 	$(FUZZ_LINK) -DFUZZ_FORMAT=$* -o $@ $< $(FUZZ_BUILD)/libmls.a $(LDLIBS)
