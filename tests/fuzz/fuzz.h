@@ -22,7 +22,9 @@
 #define MLS_FUZZ_STDLIB "stdlib"
 #endif
 
+#ifndef FUZZ_MAX_MEMORY
 #define FUZZ_MAX_MEMORY ((uint64_t)64 << 20)   /* matrix data live at once */
+#endif
 #define FUZZ_MAX_FRAMES 200                    /* calls and sources */
 #ifndef FUZZ_FUEL
 #define FUZZ_FUEL 20000                        /* loop iterations and calls (about 50 ms), then

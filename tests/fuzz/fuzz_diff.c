@@ -11,6 +11,8 @@
 ** program that names a device (device, gpu, cpu) is skipped.
 */
 #define FUZZ_FUEL 5000   /* a run that reaches the budget is not compared: a smaller one wastes less */
+#define FUZZ_MAX_MEMORY ((uint64_t)16 << 20)   /* large matrices find no more differences and cost a
+                                               ** third of each run under ASan (mmap, page faults) */
 #include "fuzz.h"
 #include "testrun.h"
 #ifdef FUZZ_DIFF_GPU
