@@ -78,6 +78,15 @@ const char *bi_str(Interp *I, Args *a, int i);
 /* A matrix argument; numbers are made 1x1 (returned +1 either way). */
 Tensor *bi_mat(Interp *I, Args *a, int i);
 
+/* Linear algebra on a worker thread (builtins_linalg.c): a LAPACK call estimated at `flops` or
+** more (default 1e9) runs on one, so that Ctrl-C ends the builtin at once; an interrupted call's
+** worker runs on to its end alone. la_busy: some such worker still runs (main() then ends the
+** process without the library destructors); la_wait_abandoned waits for them and frees what
+** they held (tests). */
+void la_set_thread_flops(double flops);
+bool la_busy(void);
+void la_wait_abandoned(void);
+
 /* Bodies (builtins_*.c) */
 #define BI_DECL(name) Value bi_##name(Interp *I, Args *a);
 #include "builtins_list.h"

@@ -13,8 +13,12 @@
 #undef I          /* <complex.h> (via lapacke.h) defines I; MLS uses I for the interpreter */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include "autodiff.h"
 #include "backend/backend.h"
 #include "builtins.h"
@@ -229,6 +233,162 @@ static LaStatus la_svd(Tensor *A, Tensor *U, Tensor *S, Tensor *V, LaInfo *st) {
   }
   mem_free(s);
   return st->status;
+}
+
+/* ==== Ctrl-C during a long factorization ============================================
+** LAPACK cannot be stopped part-way. A call estimated at la_thread_flops or more therefore runs
+** on a worker thread while the interpreter's thread waits for it, polling the interrupt flag
+** every 10 ms: on Ctrl-C the builtin raises "interrupted" at once (R would wait for the end).
+** The worker goes on to its end alone; the job holds a reference to each of its matrices, so
+** the interpreter's unwinding frees none of them under it, and the interpreter's thread drops
+** them at its next such call (la_reap), or the process ends first (la_busy: main() then skips
+** the library destructors that would free OpenBLAS's buffers under the worker). A worker
+** allocates only its la_* scratch, through mem_alloc, with an OOM hook of its own: a failure
+** there is LA_NOMEM, never the interpreter's error. */
+typedef enum LaKind { LJ_SOLVE, LJ_INV, LJ_DET, LJ_CHOL, LJ_EIGEN, LJ_QR, LJ_SVD } LaKind;
+
+typedef struct LaJob {
+  LaKind kind;
+  Tensor *t[4];                 /* the la_* function's matrices, in its order (NULL: unused) */
+  double det;
+  LaInfo st;
+  LaStatus status;
+  bool done;                    /* under mu */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t th;
+  jmp_buf oom;
+  struct LaJob *next;           /* in la_abandoned */
+} LaJob;
+
+static double la_thread_flops = 1e9;          /* about 0.1 s of one core */
+static LaJob *la_abandoned;                   /* jobs whose caller was interrupted */
+static pthread_mutex_t la_abandoned_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void la_set_thread_flops(double flops) { la_thread_flops = flops; }
+
+static LaStatus la_job_body(LaJob *j) {
+  switch (j->kind) {
+  case LJ_SOLVE: return la_solve(j->t[0], j->t[1], &j->st);
+  case LJ_INV: return la_inv(j->t[0], &j->st);
+  case LJ_DET: return la_det(j->t[0], &j->det, &j->st);
+  case LJ_CHOL: return la_cholesky(j->t[0], &j->st);
+  case LJ_EIGEN: return la_eigen_sym(j->t[0], j->t[1], &j->st);
+  case LJ_QR: return la_qr(j->t[0], j->t[1], j->t[2], &j->st);
+  case LJ_SVD: return la_svd(j->t[0], j->t[1], j->t[2], j->t[3], &j->st);
+  }
+  return LA_INTERNAL;
+}
+
+static void la_job_oom(void *ud, size_t n) {
+  (void)n;
+  longjmp(((LaJob *)ud)->oom, 1);    /* each la_* allocates once, before anything to undo */
+}
+
+static void *la_worker(void *p) {
+  LaJob *j = p;
+  mem_set_oom_handler((MemOomHook){ la_job_oom, j });
+  LaStatus s;
+  if (setjmp(j->oom) == 0) s = la_job_body(j);
+  else { j->st.status = LA_NOMEM; j->st.routine = "workspace"; s = LA_NOMEM; }
+  pthread_mutex_lock(&j->mu);
+  j->status = s;
+  j->done = true;
+  pthread_cond_signal(&j->cv);
+  pthread_mutex_unlock(&j->mu);
+  return NULL;
+}
+
+static void la_job_free(LaJob *j) {
+  pthread_join(j->th, NULL);
+  for (int i = 0; i < 4; i++)
+    if (j->t[i]) tensor_free_ref(j->t[i]);
+  pthread_mutex_destroy(&j->mu);
+  pthread_cond_destroy(&j->cv);
+  mem_free(j);
+}
+
+/* Frees the abandoned jobs that have ended; with wait, waits for all of them first. */
+static void la_reap_jobs(bool wait) {
+  pthread_mutex_lock(&la_abandoned_mu);
+  LaJob **pp = &la_abandoned;
+  while (*pp) {
+    LaJob *j = *pp;
+    pthread_mutex_lock(&j->mu);
+    while (wait && !j->done) pthread_cond_wait(&j->cv, &j->mu);
+    bool done = j->done;
+    pthread_mutex_unlock(&j->mu);
+    if (done) { *pp = j->next; la_job_free(j); }
+    else pp = &j->next;
+  }
+  pthread_mutex_unlock(&la_abandoned_mu);
+}
+
+void la_wait_abandoned(void) { la_reap_jobs(true); }
+
+bool la_busy(void) {
+  la_reap_jobs(false);
+  pthread_mutex_lock(&la_abandoned_mu);
+  bool busy = la_abandoned != NULL;
+  pthread_mutex_unlock(&la_abandoned_mu);
+  return busy;
+}
+
+/* Runs la_* kind on t[0..3] (at most 4, NULL-padded): on this thread when it is estimated at
+** under la_thread_flops, else on a worker (above). det gets la_det's result. */
+static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0, Tensor *t1, Tensor *t2,
+                       Tensor *t3, double *det, LaInfo *st) {
+  la_reap_jobs(false);
+  LaJob here = { .kind = kind, .t = { t0, t1, t2, t3 } };   /* (its scratch may throw: not on the heap) */
+  if (flops < la_thread_flops) {
+    LaStatus s = la_job_body(&here);
+    *st = here.st;
+    if (det) *det = here.det;
+    return s;
+  }
+  LaJob *j = mem_alloc(sizeof *j);
+  memcpy(j, &here, sizeof *j);
+  pthread_mutex_init(&j->mu, NULL);
+  pthread_cond_init(&j->cv, NULL);
+  sigset_t all, old;                            /* the worker takes no signal: Ctrl-C and the */
+  sigfillset(&all);                             /* fuzzers' timers go to the interpreter */
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  bool started = pthread_create(&j->th, NULL, la_worker, j) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!started) {                               /* no thread: run it here, uninterruptible */
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    mem_free(j);
+    LaStatus s = la_job_body(&here);
+    *st = here.st;
+    if (det) *det = here.det;
+    return s;
+  }
+  for (int i = 0; i < 4; i++)
+    if (j->t[i]) j->t[i]->refcount++;           /* the worker's: they outlive an unwinding */
+  pthread_mutex_lock(&j->mu);
+  for (;;) {                                    /* the flag first: a call made with it set */
+    if (I->interrupted) {                       /* always raises, as the kernels' polls do */
+      pthread_mutex_unlock(&j->mu);
+      pthread_mutex_lock(&la_abandoned_mu);
+      j->next = la_abandoned;
+      la_abandoned = j;
+      pthread_mutex_unlock(&la_abandoned_mu);
+      interp_check_interrupt(I, sp);            /* raises "interrupted" */
+    }
+    if (j->done) break;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 10 * 1000 * 1000;
+    if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+    pthread_cond_timedwait(&j->cv, &j->mu, &until);
+  }
+  pthread_mutex_unlock(&j->mu);
+  LaStatus s = j->status;
+  *st = j->st;
+  if (det) *det = j->det;
+  la_job_free(j);                               /* the caller's references remain */
+  return s;
 }
 
 static l_noret la_raise(Interp *I, const LaInfo *st);
@@ -453,7 +613,9 @@ Value bi_solve(Interp *I, Args *a) {
     return r;
   }
   LaInfo st;
-  if (tensor_rows(A) > 0 && la_solve(A, B, &st) != LA_OK) la_raise(I, &st);
+  double n = (double)tensor_rows(A);
+  if (n > 0 && la_run(I, a->span, LJ_SOLVE, n * n * (2 * n / 3 + 2 * (double)tensor_cols(B)), A, B, NULL, NULL, NULL, &st) != LA_OK)
+    la_raise(I, &st);
   Value r = keep(B);
   tmp_release_to(I, mark);
   return r;
@@ -470,7 +632,8 @@ Value bi_inv(Interp *I, Args *a) {
     return r;
   }
   LaInfo st;
-  if (tensor_rows(A) > 0 && la_inv(A, &st) != LA_OK) la_raise(I, &st);
+  double n = (double)tensor_rows(A);
+  if (n > 0 && la_run(I, a->span, LJ_INV, 2 * n * n * n, A, NULL, NULL, NULL, NULL, &st) != LA_OK) la_raise(I, &st);
   Value r = keep(A);
   tmp_release_to(I, mark);
   return r;
@@ -484,7 +647,10 @@ Value bi_det(Interp *I, Args *a) {
   LaInfo st;
   const Backend *be = la_device(A);
   if (be && tensor_rows(A) > 0) det = det_dev(I, be, A);
-  else if (tensor_rows(A) > 0 && la_det(A, &det, &st) != LA_OK) la_raise(I, &st);
+  else if (tensor_rows(A) > 0) {
+    double n = (double)tensor_rows(A);
+    if (la_run(I, a->span, LJ_DET, 2 * n * n * n / 3, A, NULL, NULL, NULL, &det, &st) != LA_OK) la_raise(I, &st);
+  }
   tmp_release_to(I, mark);
   return val_num(det);
 }
@@ -519,7 +685,8 @@ Value bi_cholesky(Interp *I, Args *a) {
   Tensor *A = arg_copy(I, a, 0, true);
   check_symmetric(I, A, 0);
   LaInfo st;
-  if (tensor_rows(A) > 0 && la_cholesky(A, &st) != LA_OK) la_raise(I, &st);
+  double n = (double)tensor_rows(A);
+  if (n > 0 && la_run(I, a->span, LJ_CHOL, n * n * n / 3, A, NULL, NULL, NULL, NULL, &st) != LA_OK) la_raise(I, &st);
   Value r = keep(A);
   tmp_release_to(I, mark);
   return r;
@@ -531,7 +698,8 @@ Value bi_eigen(Interp *I, Args *a) {
   check_symmetric(I, A, 0);
   Tensor *w = out_new(I, tensor_rows(A), 1);
   LaInfo st;
-  if (tensor_rows(A) > 0 && la_eigen_sym(A, w, &st) != LA_OK) la_raise(I, &st);
+  double n = (double)tensor_rows(A);
+  if (n > 0 && la_run(I, a->span, LJ_EIGEN, 9 * n * n * n, A, w, NULL, NULL, NULL, &st) != LA_OK) la_raise(I, &st);
   static const char *const names[] = { "values", "vectors" };
   Value r = multi(I, 2, names, (Value[]){ val_mat(w), val_mat(A) });
   tmp_release_to(I, mark);
@@ -544,7 +712,8 @@ Value bi_qr(Interp *I, Args *a) {
   int64_t m = tensor_rows(A), n = tensor_cols(A), k = m < n ? m : n;
   Tensor *Q = out_new(I, m, k), *R = out_new(I, k, n);
   LaInfo st;
-  if (k > 0 && la_qr(A, Q, R, &st) != LA_OK) la_raise(I, &st);
+  if (k > 0 && la_run(I, a->span, LJ_QR, 4 * (double)m * (double)n * (double)k, A, Q, R, NULL, NULL, &st) != LA_OK)
+    la_raise(I, &st);
   static const char *const names[] = { "Q", "R" };
   Value r = multi(I, 2, names, (Value[]){ val_mat(Q), val_mat(R) });
   tmp_release_to(I, mark);
@@ -557,7 +726,8 @@ Value bi_svd(Interp *I, Args *a) {
   int64_t m = tensor_rows(A), n = tensor_cols(A), k = m < n ? m : n;
   Tensor *U = out_new(I, m, k), *S = out_new(I, k, k), *V = out_new(I, n, k);
   LaInfo st;
-  if (k > 0 && la_svd(A, U, S, V, &st) != LA_OK) la_raise(I, &st);
+  if (k > 0 && la_run(I, a->span, LJ_SVD, 14 * (double)m * (double)n * (double)k, A, U, S, V, NULL, &st) != LA_OK)
+    la_raise(I, &st);
   static const char *const names[] = { "U", "S", "V" };
   Value r = multi(I, 3, names, (Value[]){ val_mat(U), val_mat(S), val_mat(V) });
   tmp_release_to(I, mark);

@@ -255,5 +255,9 @@ int main(int argc, char **argv) {
   }
   pthread_attr_destroy(&attr);
   mpi_stop();
+  if (la_busy()) {              /* an interrupted solve/eigen/svd still runs on its worker: */
+    fflush(NULL);               /* exit() would run OpenBLAS's destructor under it */
+    _exit(j.status);
+  }
   return j.status;
 }

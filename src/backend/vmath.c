@@ -15,10 +15,14 @@ __m128d _ZGVbN2v_log(__m128d x);
 __attribute__((target("avx2"))) __m256d _ZGVdN4v_exp(__m256d x);   /* (clang wants the target */
 __attribute__((target("avx2"))) __m256d _ZGVdN4v_log(__m256d x);   /* on the declaration too) */
 
-static int have_avx2(void) {
+static int have_avx2(void) {          /* the kernels' threads may ask at once: atomic, relaxed */
   static int known = -1;
-  if (known < 0) known = __builtin_cpu_supports("avx2") ? 1 : 0;
-  return known;
+  int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+  if (k < 0) {
+    k = __builtin_cpu_supports("avx2") ? 1 : 0;
+    __atomic_store_n(&known, k, __ATOMIC_RELAXED);
+  }
+  return k;
 }
 
 #define VM_AVX2(NAME, FN)                                                       \

@@ -34,4 +34,8 @@ case_int "sprintf %s of 5*10^6 numbers" 's = sprintf("%s", 1:5e6)' 5
 case_int "a loop of ranges" 'for (i in 1:100000) { x = 1:2e6 }' '1|27'
 case_int "a loop of seq" 'for (i in 1:100000) { x = seq(1, 2e6) }' '1|27'
 case_int "a 4000x4000 matrix product" 'A = rand(rows=4000, cols=4000, seed=1); B = A %*% A' 45
+# LAPACK runs on a worker thread past 1e9 flops: the builtin ends at once, the worker alone
+case_int "eigen of 2500x2500" 'A = rand(rows=2500, cols=2500, seed=1); S = A + t(A); E = eigen(S)' 59
+case_int "svd of 2000x2000" 'A = rand(rows=2000, cols=2000, seed=1); D = svd(A)' 45
+case_int "solve with 3000 right-hand sides" 'A = rand(rows=3000, cols=3000, seed=1); x = solve(A, A)' 45
 exit $fail

@@ -20,6 +20,7 @@
 #include "capture.h"
 #include "mem.h"
 #include "backend/cpu.h"
+#include "builtins.h"
 
 static int setup(void **state) {
   Fix *f = calloc(1, sizeof *f);
@@ -46,6 +47,7 @@ static void expect_interrupted(Fix *f, const char *code, const char *where) {
   assert_error_message(code, f->err, "interrupted");
   assert_non_null(strstr(f->err, where));
   assert_int_equal(f->I->interrupted, 0);
+  la_wait_abandoned();                     /* an interrupted LAPACK call's worker, if any */
   source_release(f->I->err.src);           /* the error keeps its source for reporting: not a leak */
   f->I->err.src = NULL;
   assert_int_equal(mem_stats.data_bytes, bytes);
@@ -103,6 +105,72 @@ static void test_gemm_panels(void **state) {
   assert_string_equal(f->out, "TRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\n");
 }
 
+/* LAPACK on a worker thread (builtins_linalg.c la_run): with the threshold at 0 every call takes
+** that path. Interrupted, each builtin raises at its own span at once and, once its worker has
+** ended, nothing is left; run to the end, each gives bit for bit what it gives on this thread,
+** errors included. */
+static const char *la_setup =
+  "A = rand(rows=60, cols=60, seed=2, min=-1, max=1); S = A %*% t(A) + diag(matrix(1, 60, 1))\n"
+  "B = rand(rows=60, cols=3, seed=3); W = rand(rows=70, cols=40, seed=4)\n";
+
+static void test_lapack_interrupted(void **state) {
+  Fix *f = *state;
+  assert_int_equal(run_captured(f->I, la_setup, false, &f->out, &f->nout, &f->err, &f->nerr), 0);
+  la_set_thread_flops(0);
+  expect_interrupted(f, "x = solve(S, B)", "t.mls:1:5: error:");
+  expect_interrupted(f, "x = inv(S)", "t.mls:1:5: error:");
+  expect_interrupted(f, "x = det(S)", "t.mls:1:5: error:");
+  expect_interrupted(f, "x = cholesky(S)", "t.mls:1:5: error:");
+  expect_interrupted(f, "x = eigen(S)", "t.mls:1:5: error:");
+  expect_interrupted(f, "x = qr(W)", "t.mls:1:5: error:");
+  expect_interrupted(f, "x = svd(W)", "t.mls:1:5: error:");
+  expect_interrupted(f, "x = 1 + det(S)", "t.mls:1:9: error:");
+  la_set_thread_flops(1e9);
+}
+
+static void test_lapack_threaded(void **state) {
+  Fix *f = *state;
+  const char *prog =
+    "p = function(M) { print(sprintf(\"%.17g\", sum(M * M)) + \" \" + sprintf(\"%.17g\", M[1, 1])) }\n"
+    "p(solve(S, B)); p(inv(S)); print(sprintf(\"%.17g\", det(S))); p(cholesky(S))\n"
+    "[v, V] = eigen(S); p(v); p(V); [Q, R] = qr(W); p(Q); p(R); [U, D, V2] = svd(W); p(U); p(D); p(V2)\n"
+    "g = grad(function(M) { det(M) + sum(solve(M, B)) }); p(g(S))\n";
+  assert_int_equal(run_captured(f->I, la_setup, false, &f->out, &f->nout, &f->err, &f->nerr), 0);
+  int st = run_captured(f->I, prog, false, &f->out, &f->nout, &f->err, &f->nerr);
+  if (st != 0) print_error("%s", f->err);
+  assert_int_equal(st, 0);
+  char *here = strdup(f->out);
+  uint64_t blocks = mem_stats.blocks, bytes = mem_stats.data_bytes;
+  la_set_thread_flops(0);
+  st = run_captured(f->I, prog, false, &f->out, &f->nout, &f->err, &f->nerr);
+  la_set_thread_flops(1e9);
+  if (st != 0) print_error("%s", f->err);
+  assert_int_equal(st, 0);
+  assert_string_equal(f->out, here);
+  assert_int_equal(mem_stats.data_bytes, bytes);
+  assert_int_equal(mem_stats.blocks, blocks);
+  free(here);
+  /* LAPACK's refusals: the same error either way */
+  static const char *const bad[][2] = {
+    { "x = solve(matrix(1, 60, 60), B)", "singular" },
+    { "x = inv(A - A)", "singular" },
+    { "x = cholesky(-S)", "not positive definite" },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(run_captured(f->I, bad[i][0], false, &f->out, &f->nout, &f->err, &f->nerr), 1);
+    here = strdup(f->err);
+    assert_non_null(strstr(here, bad[i][1]));
+    la_set_thread_flops(0);
+    st = run_captured(f->I, bad[i][0], false, &f->out, &f->nout, &f->err, &f->nerr);
+    la_set_thread_flops(1e9);
+    assert_int_equal(st, 1);
+    assert_string_equal(f->err, here);
+    free(here);
+    source_release(f->I->err.src);
+    f->I->err.src = NULL;
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_elementwise, setup, fix_teardown),
@@ -112,6 +180,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_fused, setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_gemm, setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_gemm_panels, setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_lapack_interrupted, setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_lapack_threaded, setup, fix_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
