@@ -182,9 +182,10 @@ const Builtin builtin_table[] = {
   { "lower.tri", bi_lower_tri, "lower.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The lower triangle of target (below the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
   { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT, "Lists the variables in scope with their types and shapes." },
   { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, DIFF | BI_AD,
-    "Builds a rows x cols matrix from v: a number (filled), a string of numbers \"1 2 3 4\",\n"
-    "or a matrix to reshape (row-major; byrow=FALSE fills column by column as R does).\n"
-    "Either rows or cols may be left out when v has the elements." },
+    "Builds a rows x cols matrix from v: a number or 1x1 matrix (filled, as R recycles it),\n"
+    "a string of numbers \"1 2 3 4\", or a matrix to reshape (row-major; byrow=FALSE fills\n"
+    "column by column as R does). Either rows or cols may be left out when v has the elements;\n"
+    "a filling value with one of them gives a row or a column." },
   { "max", bi_minmax, "max(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "Largest element of x, or elementwise maximum of x and y (more arguments fold left, as DML).\nNaN propagates; max of an empty matrix is an error (R warns and gives -Inf)." },
   { "max_pool", bi_max_pool, "max_pool(input, input_shape, pool_size, stride, padding)", OP_MAX_POOL, DIFF | BI_AD,
     "Max pooling of N images (N x C*H*W) over pool_size=[Hf,Wf] windows: N x C*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nAs SystemDS, padded cells are ignored (not zeros) and NaN propagates." },

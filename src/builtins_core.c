@@ -80,11 +80,12 @@ Value bi_matrix(Interp *I, Args *a) {
       bi_argerror(I, 1, "number, string or matrix expected, got %s", val_describe(p, d, sizeof d));
     }
     int64_t n = p.t == VT_MAT ? tensor_numel(p.u.m) : 1, rows, cols;
+    bool fill = n == 1;                      /* as below: one value fills the shape */
     if (bi_given(a, 1) && bi_given(a, 2)) { rows = dim_arg(I, a, 1); cols = dim_arg(I, a, 2); }
-    else if (bi_given(a, 1)) { rows = dim_arg(I, a, 1); cols = rows ? n / rows : 0; }
-    else if (bi_given(a, 2)) { cols = dim_arg(I, a, 2); rows = cols ? n / cols : 0; }
+    else if (bi_given(a, 1)) { rows = dim_arg(I, a, 1); cols = fill ? 1 : rows ? n / rows : 0; }
+    else if (bi_given(a, 2)) { cols = dim_arg(I, a, 2); rows = fill ? 1 : cols ? n / cols : 0; }
     else { rows = n; cols = 1; }
-    if (n == 1 && rows * cols > 1) {         /* a number filling the matrix: times ones */
+    if (fill && rows * cols != 1) {          /* a number filling the matrix: times ones */
       Tensor *o = tensor_new(I, rows, cols);
       double *od = tensor_data(o);
       for (int64_t k = 0; k < rows * cols; k++) od[k] = 1;
@@ -106,7 +107,9 @@ Value bi_matrix(Interp *I, Args *a) {
     return rt;
   }
   Tensor *src = NULL;
+  double x = v.t == VT_NUM ? v.u.n : v.t == VT_BOOL ? v.u.b : 0;
   if (v.t == VT_STR) src = parse_numbers(I, v.u.s->s);
+  else if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) x = tensor_get1(v.u.m, 0, 0);   /* fills, as R */
   else if (v.t == VT_MAT) { src = tensor_contiguous(I, v.u.m); }
   else if (v.t != VT_NUM && v.t != VT_BOOL) {
     char d[64];
@@ -126,7 +129,6 @@ Value bi_matrix(Interp *I, Args *a) {
   double *d = tensor_data(t);
   int64_t total = rows * cols;
   if (!src) {
-    double x = v.t == VT_NUM ? v.u.n : v.u.b;
     for (int64_t i = 0; i < total; i++) d[i] = x;
   } else if (byrow) {
     memcpy(d, tensor_data(src), (size_t)total * sizeof(double));
