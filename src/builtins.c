@@ -180,7 +180,7 @@ const Builtin builtin_table[] = {
   { "log", bi_log, "log(x, base=)", OP_LOG, DIFF | BI_AD, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
   { "logsoftmax", bi_logsoftmax, "logsoftmax(X)", OP_LOGSOFTMAX, DIFF | BI_AD, "Row-wise log(softmax(X)), computed stably as X - max - log(sum(exp(X - max))): finite\nwhere softmax underflows to 0. A number gives 0." },
   { "lower.tri", bi_lower_tri, "lower.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The lower triangle of target (below the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
-  { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT, "Lists the variables in scope with their types and shapes." },
+  { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT | BI_VARS, "Lists the variables in scope with their types and shapes." },
   { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, DIFF | BI_AD,
     "Builds a rows x cols matrix from v: a number or 1x1 matrix (filled, as R recycles it),\n"
     "a string of numbers \"1 2 3 4\", or a matrix to reshape (row-major; byrow=FALSE fills\n"

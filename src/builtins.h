@@ -35,6 +35,7 @@ enum {
   BI_AD = 16,        /* differentiable and ready: it computes through ops, or is a grad builtin */
   BI_EFFECT = 32,    /* an effect or fresh randomness: a staged graph calls it again at every run */
   BI_SHAPE = 64,     /* the result depends only on types and shapes: a constant while staging */
+  BI_VARS = 128,     /* reads the variables in scope (ls): a staged block runs eagerly from it */
 };
 
 typedef struct Builtin {

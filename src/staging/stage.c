@@ -131,6 +131,13 @@ Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, i
 
 bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args) {
   if (!I->stage->active || (b->flags & (BI_SHAPE | BI_LAZY))) return false;
+  if (b->flags & BI_VARS) {
+    /* ls() at a graph's run would see the block's assignments not yet written back: the block
+    ** is not a graph, it runs eagerly from here */
+    graph_mark_dynamic(I->stage->graph, I, (Span){ 0, 0 }, "'%s' reads the variables", b->name);
+    I->stage->active = false;
+    return false;
+  }
   if (b->flags & BI_EFFECT) return true;
   if (b->flags & BI_DIFF) return false;      /* computes through ops: those are recorded */
   bool staged = false;
