@@ -68,6 +68,15 @@ static int64_t dim_arg(Interp *I, Args *a, int i) {
   return (int64_t)d;
 }
 
+/* matrix()'s shape for n values: rows= and cols= as given; one of them left out follows from n,
+** or is 1 when the value fills (one value: a number, a boolean, a 1x1 matrix); neither: a column. */
+static void matrix_shape(Interp *I, Args *a, int64_t n, bool fill, int64_t *rows, int64_t *cols) {
+  if (bi_given(a, 1) && bi_given(a, 2)) { *rows = dim_arg(I, a, 1); *cols = dim_arg(I, a, 2); }
+  else if (bi_given(a, 1)) { *rows = dim_arg(I, a, 1); *cols = fill ? 1 : *rows ? n / *rows : 0; }
+  else if (bi_given(a, 2)) { *cols = dim_arg(I, a, 2); *rows = fill ? 1 : *cols ? n / *cols : 0; }
+  else { *rows = n; *cols = 1; }
+}
+
 Value bi_matrix(Interp *I, Args *a) {
   for (int k = 1; k < 4; k++)                /* the shape is concrete, also while staging */
     if (bi_given(a, k)) a->v[k] = ad_concrete(I, a->v[k], a->span, "a matrix's shape");
@@ -81,10 +90,7 @@ Value bi_matrix(Interp *I, Args *a) {
     }
     int64_t n = p.t == VT_MAT ? tensor_numel(p.u.m) : 1, rows, cols;
     bool fill = n == 1;                      /* as below: one value fills the shape */
-    if (bi_given(a, 1) && bi_given(a, 2)) { rows = dim_arg(I, a, 1); cols = dim_arg(I, a, 2); }
-    else if (bi_given(a, 1)) { rows = dim_arg(I, a, 1); cols = fill ? 1 : rows ? n / rows : 0; }
-    else if (bi_given(a, 2)) { cols = dim_arg(I, a, 2); rows = fill ? 1 : cols ? n / cols : 0; }
-    else { rows = n; cols = 1; }
+    matrix_shape(I, a, n, fill, &rows, &cols);
     if (fill && rows * cols != 1) {          /* a number filling the matrix: times ones */
       Tensor *o = tensor_new(I, rows, cols);
       double *od = tensor_data(o);
@@ -118,11 +124,7 @@ Value bi_matrix(Interp *I, Args *a) {
   if (src) tmp_push(I, val_mat(src));
   int64_t n = src ? tensor_numel(src) : 1;
   int64_t rows, cols;
-  if (bi_given(a, 1) && bi_given(a, 2)) { rows = dim_arg(I, a, 1); cols = dim_arg(I, a, 2); }
-  else if (bi_given(a, 1)) { rows = dim_arg(I, a, 1); cols = rows ? n / rows : 0; if (!src) cols = 1; }
-  else if (bi_given(a, 2)) { cols = dim_arg(I, a, 2); rows = cols ? n / cols : 0; if (!src) rows = 1; }
-  else if (src) { rows = n; cols = 1; }
-  else { rows = cols = 1; }
+  matrix_shape(I, a, n, !src, &rows, &cols);
   if (src && rows * cols != n)
     bi_error(I, "cannot shape %lld values into a %lldx%lld matrix", (long long)n, (long long)rows, (long long)cols);
   Tensor *t = tensor_new(I, rows, cols);

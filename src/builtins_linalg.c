@@ -334,20 +334,10 @@ bool la_busy(void) {
   return busy;
 }
 
-/* Runs la_* kind on t[0..3] (at most 4, NULL-padded): on this thread when it is estimated at
-** under la_thread_flops, else on a worker (above). det gets la_det's result. */
-static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0, Tensor *t1, Tensor *t2,
-                       Tensor *t3, double *det, LaInfo *st) {
-  la_reap_jobs(false);
-  LaJob here = { .kind = kind, .t = { t0, t1, t2, t3 } };   /* (its scratch may throw: not on the heap) */
-  if (flops < la_thread_flops) {
-    LaStatus s = la_job_body(&here);
-    *st = here.st;
-    if (det) *det = here.det;
-    return s;
-  }
+/* A copy of job on the heap, its worker started; NULL (nothing held) when no thread starts. */
+static LaJob *la_start(const LaJob *job) {
   LaJob *j = mem_alloc(sizeof *j);
-  memcpy(j, &here, sizeof *j);
+  memcpy(j, job, sizeof *j);
   pthread_mutex_init(&j->mu, NULL);
   pthread_cond_init(&j->cv, NULL);
   sigset_t all, old;                            /* the worker takes no signal: Ctrl-C and the */
@@ -355,10 +345,21 @@ static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0
   pthread_sigmask(SIG_SETMASK, &all, &old);
   bool started = pthread_create(&j->th, NULL, la_worker, j) == 0;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (!started) {                               /* no thread: run it here, uninterruptible */
-    pthread_mutex_destroy(&j->mu);
-    pthread_cond_destroy(&j->cv);
-    mem_free(j);
+  if (started) return j;
+  pthread_mutex_destroy(&j->mu);
+  pthread_cond_destroy(&j->cv);
+  mem_free(j);
+  return NULL;
+}
+
+/* Runs la_* kind on t[0..3] (at most 4, NULL-padded): on this thread when it is estimated at
+** under la_thread_flops or no thread starts, else on a worker (above). det gets la_det's result. */
+static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0, Tensor *t1, Tensor *t2,
+                       Tensor *t3, double *det, LaInfo *st) {
+  la_reap_jobs(false);
+  LaJob here = { .kind = kind, .t = { t0, t1, t2, t3 } };   /* (its scratch may throw: not on the heap) */
+  LaJob *j = flops >= la_thread_flops ? la_start(&here) : NULL;
+  if (!j) {
     LaStatus s = la_job_body(&here);
     *st = here.st;
     if (det) *det = here.det;
