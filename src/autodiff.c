@@ -533,29 +533,37 @@ Value ad_index(Interp *I, Value x, int nidx, const Value *iv, Span sp) {
   return ad_apply(I, OP_INDEX, 1, &x, 3, ex, sp);
 }
 
+/* X[iv] = v traced: X where no cell is selected, else v's value scattered there. A choice,
+** not a sum of masked parts: 0 + -0 is 0 and Inf * 0 is NaN, where the eager assignment
+** copies. A cell selected twice takes its last write, as the eager loop does. */
 Value ad_set_index(Interp *I, Value X, int nidx, const Value *iv, Value v, Span sp) {
   int mark = I->ntmp;
   bool n;
-  int64_t r, c;
+  int64_t r, c, sr, sc;
   shape(X, &n, &r, &c);
   Value ex[5] = { val_num((double)r), val_num((double)c), val_num(nidx), idx_extra(iv, nidx, 0), idx_extra(iv, nidx, 1) };
-  Tensor *lw = index_last_writes(I, r, c, nidx, ex + 3, sp);   /* a cell selected twice: the last wins */
-  if (lw) {
-    T(I, val_mat(lw));
+  Value keep[2], at[2];
+  if (index_last_writes(I, r, c, nidx, ex + 3, keep, at, &sr, &sc, sp)) {
     Value vp = ad_primal(v);
-    if (vp.t == VT_MAT && (tensor_rows(vp.u.m) != tensor_rows(lw) || tensor_cols(vp.u.m) != tensor_cols(lw)))
-      v = T(I, op_reshape(I, v, tensor_rows(lw), tensor_cols(lw), sp));   /* a vector given to a single index */
-    v = B2(OP_MUL, v, val_mat(lw));
+    if (vp.t == VT_MAT && tensor_numel(vp.u.m) != 1) {    /* v's elements that are written last */
+      if (tensor_rows(vp.u.m) != sr || tensor_cols(vp.u.m) != sc)
+        v = T(I, op_reshape(I, v, sr, sc, sp));             /* a vector given to a single index */
+      v = T(I, ad_index(I, v, 2, keep, sp));
+    }
+    ex[2] = val_num(2);
+    ex[3] = at[0];
+    ex[4] = at[1];
   }
-  Value cnt = T(I, index_scatter(I, val_num(1), r, c, nidx, ex + 3, sp));
-  Value keep = B2(OP_MULZ, B2(OP_EQ, cnt, val_num(0)), X);           /* the cells not assigned */
+  Value hit = T(I, index_scatter(I, val_num(1), r, c, (int)ex[2].u.n, ex + 3, sp));
   Value put = T(I, ad_apply(I, OP_SCATTER, 1, &v, 5, ex, sp));
-  Value res = op_binary(I, OP_ADD, keep, put, sp);
+  Value res = op_ifelse(I, hit, put, X, sp);
   tmp_release_to(I, mark);
   return res;
 }
 
-Value ad_place_add(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_t r0, int64_t c0, Span sp) {
+/* acc with v's block written at [r0, c0] (a rows x cols matrix; acc a number fills the rest):
+** matrix literals and cbind/rbind traced by grad or staged. */
+Value ad_place(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_t r0, int64_t c0, Span sp) {
   int mark = I->ntmp;
   bool n;
   int64_t h, w;
@@ -568,7 +576,8 @@ Value ad_place_add(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, in
   for (int64_t j = 0; j < w; j++) tensor_data(ci)[j] = (double)(c0 + j + 1);
   Value ex[5] = { val_num((double)rows), val_num((double)cols), val_num(2), val_mat(ri), val_mat(ci) };
   Value placed = T(I, ad_apply(I, OP_SCATTER, 1, &v, 5, ex, sp));
-  Value res = op_binary(I, OP_ADD, acc, placed, sp);
+  Value hit = T(I, index_scatter(I, val_num(1), rows, cols, 2, ex + 3, sp));
+  Value res = op_ifelse(I, hit, placed, acc, sp);      /* a choice: a sum would turn -0 into 0 */
   tmp_release_to(I, mark);
   return res;
 }

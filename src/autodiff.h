@@ -75,9 +75,9 @@ Value ad_concrete(Interp *I, Value v, Span sp, const char *what);
 Value ad_index(Interp *I, Value x, int nidx, const Value *iv, Span sp);
 /* X with X[iv] replaced by v (a number fills); X or v may be boxes. */
 Value ad_set_index(Interp *I, Value X, int nidx, const Value *iv, Value v, Span sp);
-/* acc + (v placed at rows r0.., cols c0.. of a rows x cols zero matrix), owned: how matrix
-** literals and cbind/rbind of traced values are built block by block. */
-Value ad_place_add(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_t r0, int64_t c0, Span sp);
+/* acc (a rows x cols matrix, or a number filling one) with v written at rows r0.., cols
+** c0.., owned: how matrix literals and cbind/rbind of traced values are built block by block. */
+Value ad_place(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_t r0, int64_t c0, Span sp);
 
 /* grad / value_and_grad: the derived function's call. */
 struct Closure;

@@ -259,13 +259,13 @@ static Value bind(Interp *I, Args *a, bool cols) {
     total += cols ? c : r;
   }
   if (other < 0) other = 0;
-  if (ad_any_active(a->ndots, a->dots)) {     /* grad: the sum of the placed blocks */
+  if (ad_any_active(a->ndots, a->dots)) {     /* grad or staged: each block placed in turn */
     int64_t R = cols ? other : total, C = cols ? total : other, off = 0;
     int mark = I->ntmp;
     Value acc = val_num(0);
     for (int i = 0; i < a->ndots; i++) {
       Value p = ad_primal(a->dots[i]);
-      acc = ad_place_add(I, acc, a->dots[i], R, C, cols ? 0 : off, cols ? off : 0, a->span);
+      acc = ad_place(I, acc, a->dots[i], R, C, cols ? 0 : off, cols ? off : 0, a->span);
       tmp_push(I, acc);
       off += p.t == VT_MAT ? (cols ? tensor_cols(p.u.m) : tensor_rows(p.u.m)) : 1;
     }

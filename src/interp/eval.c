@@ -232,7 +232,7 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
     width = w;
     total_rows += h;
   }
-  if (any_box) {                     /* traced by grad: the sum of each block placed */
+  if (any_box) {                     /* traced by grad or staged: each block placed in turn */
     Value acc = val_num(0);
     int idx = mark;
     int64_t r0 = 0;
@@ -243,7 +243,7 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
         Value v = I->tmp[idx++];
         Value p = ad_primal(v);
         h = p.t == VT_MAT ? tensor_rows(p.u.m) : 1;
-        acc = ad_place_add(I, acc, v, total_rows, width, r0, c0, n->span);
+        acc = ad_place(I, acc, v, total_rows, width, r0, c0, n->span);
         tmp_push(I, acc);                 /* each acc stays on the stack until the mark */
         c0 += p.t == VT_MAT ? tensor_cols(p.u.m) : 1;
       }
@@ -1267,27 +1267,39 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
   return r;
 }
 
-/* zeros(rows, cols) with v added at [iv...]: v a number (added to every selected cell) or a
-** matrix of the selection's shape. The op SCATTER, the adjoint of INDEX. */
-Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, const Value *ivin, Span sp) {
-  v = ad_primal(v);
+/* A selection's positions, for scatter and the traced assignment: ri, ci as make_index builds
+** them for a rows x cols matrix (one index: into a row or a column vector). */
+static void selection(Interp *I, int64_t rows, int64_t cols, int nix, const Value *ivin, Index *ri, Index *ci, Span sp) {
   Tensor shape;
   memset(&shape, 0, sizeof shape);
   shape.shape[0] = rows;
   shape.shape[1] = cols;
   Value iv[2] = { val_unbound(), val_unbound() };
   for (int i = 0; i < nix && i < 2; i++) iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_concrete(I, ivin[i], sp, "an index");
+  if (nix == 1 && rows == 1) { make_index(I, ri, val_unbound(), 1, &shape, "rows", sp); make_index(I, ci, iv[0], cols, &shape, "columns", sp); }
+  else if (nix == 1) { make_index(I, ri, iv[0], rows, &shape, "rows", sp); make_index(I, ci, val_unbound(), 1, &shape, "columns", sp); }
+  else { make_index(I, ri, iv[0], rows, &shape, "rows", sp); make_index(I, ci, iv[1], cols, &shape, "columns", sp); }
+}
+
+static bool last_occurrences(Interp *I, const Index *ix, int64_t len, double *flag);
+
+/* zeros(rows, cols) with v added at [iv...]: v a number (added to every selected cell) or a
+** matrix of the selection's shape. The op SCATTER, the adjoint of INDEX. Where every selected
+** cell is distinct each is written, not added to a zero: 0 + -0 is 0, and a matrix literal or
+** an assignment traced by grad or staged must keep a -0 as the eager one does (fuzz_diff). */
+Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, const Value *ivin, Span sp) {
+  v = ad_primal(v);
   Index ri, ci;
-  if (nix == 1 && rows == 1) { make_index(I, &ri, val_unbound(), 1, &shape, "rows", sp); make_index(I, &ci, iv[0], cols, &shape, "columns", sp); }
-  else if (nix == 1) { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, val_unbound(), 1, &shape, "columns", sp); }
-  else { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, iv[1], cols, &shape, "columns", sp); }
+  selection(I, rows, cols, nix, ivin, &ri, &ci, sp);
+  bool sum = last_occurrences(I, &ri, rows, NULL) || last_occurrences(I, &ci, cols, NULL);
   Tensor *o = tensor_zeros(I, rows, cols);
   double *d = tensor_data(o);
   int64_t k = 0;
   for (int64_t i = 0; i < ri.n; i++)
     for (int64_t j = 0; j < ci.n; j++, k++) {
       double x = v.t == VT_MAT ? tensor_at(v.u.m, k % tensor_numel(v.u.m)) : v.t == VT_NUM ? v.u.n : v.u.b;
-      d[ix_at(&ri, i) * cols + ix_at(&ci, j)] += x;
+      double *c = &d[ix_at(&ri, i) * cols + ix_at(&ci, j)];
+      *c = sum ? *c + x : x;
     }
   return val_mat(o);
 }
@@ -1334,10 +1346,10 @@ static void assign_checks(Interp *I, const Tensor *m, uint32_t nix, const Value 
 }
 
 /* flag[i] = 1 when position i of the selection is the last occurrence of its value (len: the
-** dimension's extent). Returns whether any value occurs twice. */
+** dimension's extent). Returns whether any value occurs twice; with flag NULL, only that. */
 static bool last_occurrences(Interp *I, const Index *ix, int64_t len, double *flag) {
   if (index_run(ix)) {                              /* ranges never repeat a position */
-    for (int64_t i = 0; i < ix->n; i++) flag[i] = 1;
+    for (int64_t i = 0; flag && i < ix->n; i++) flag[i] = 1;
     return false;
   }
   Tensor *seen = tensor_new_host(I, len, 1);
@@ -1345,9 +1357,9 @@ static bool last_occurrences(Interp *I, const Index *ix, int64_t len, double *fl
   double *sd = tensor_data(seen);
   memset(sd, 0, (size_t)len * sizeof(double));
   bool dup = false;
-  for (int64_t i = ix->n - 1; i >= 0; i--) {        /* backwards: the first met is the last */
+  for (int64_t i = ix->n - 1; i >= 0 && (flag || !dup); i--) {   /* backwards: the first met is the last */
     double *c = &sd[ix_at(ix, i)];
-    flag[i] = *c == 0;
+    if (flag) flag[i] = *c == 0;
     dup = dup || *c != 0;
     *c = 1;
   }
@@ -1356,40 +1368,47 @@ static bool last_occurrences(Interp *I, const Index *ix, int64_t len, double *fl
   return dup;
 }
 
-/* For the traced X[iv...] = v (autodiff.c ad_set_index): NULL when every selected cell is
-** distinct; else a ri.n x ci.n host matrix, 1 where the selection's element is the last one
-** written to its cell (row-major order, as the eager loop writes), 0 where a later one
-** overwrites it. */
-Tensor *index_last_writes(Interp *I, int64_t rows, int64_t cols, int nix, const Value *ivin, Span sp) {
-  Tensor shape;
-  memset(&shape, 0, sizeof shape);
-  shape.shape[0] = rows;
-  shape.shape[1] = cols;
-  Value iv[2] = { val_unbound(), val_unbound() };
-  for (int i = 0; i < nix && i < 2; i++) iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_primal(ivin[i]);
+/* The 1-based positions i where flag[i] is 1 (keep), and the 1-based matrix positions they
+** select (at), as host columns pushed on the temporaries. */
+static void kept(Interp *I, const Index *ix, const double *flag, Value *keep, Value *at) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < ix->n; i++) n += flag[i] != 0;
+  Tensor *k = tensor_new_host(I, n, 1);
+  tmp_push(I, val_mat(k));
+  Tensor *a = tensor_new_host(I, n, 1);
+  tmp_push(I, val_mat(a));
+  for (int64_t i = 0, m = 0; i < ix->n; i++)
+    if (flag[i] != 0) {
+      tensor_data(k)[m] = (double)(i + 1);
+      tensor_data(a)[m++] = (double)(ix_at(ix, i) + 1);
+    }
+  *keep = val_mat(k);
+  *at = val_mat(a);
+}
+
+/* For the traced X[iv...] = v (autodiff.c ad_set_index) where the eager loop writes a cell
+** twice and the last write wins: false when every selected cell is distinct. Else the
+** selection reduced to its last writes: the cell (ri[i], ci[j]) is written again later
+** (row-major order) exactly when ri[i] comes again after i, or ci[j] after j, so the last
+** writes are the rows keep[0] x the columns keep[1] of the selection (1-based, to index v
+** with), writing X's rows at[0] and columns at[1]. All four are host columns pushed on the
+** temporaries; *selr x *selc is the selection's shape. */
+bool index_last_writes(Interp *I, int64_t rows, int64_t cols, int nix, const Value *ivin, Value keep[2], Value at[2],
+                       int64_t *selr, int64_t *selc, Span sp) {
   Index ri, ci;
-  if (nix == 1 && rows == 1) { make_index(I, &ri, val_unbound(), 1, &shape, "rows", sp); make_index(I, &ci, iv[0], cols, &shape, "columns", sp); }
-  else if (nix == 1) { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, val_unbound(), 1, &shape, "columns", sp); }
-  else { make_index(I, &ri, iv[0], rows, &shape, "rows", sp); make_index(I, &ci, iv[1], cols, &shape, "columns", sp); }
-  /* Cell (ri[i], ci[j]) is written again later (row-major order) exactly when ri[i] comes
-  ** again after i, or ci[j] after j: the last writes are those where both are the last
-  ** occurrences of their positions, an outer product of two flags. */
+  selection(I, rows, cols, nix, ivin, &ri, &ci, sp);
   Tensor *lr = tensor_new_host(I, ri.n, 1), *lc = tensor_new_host(I, ci.n, 1);
   tmp_push(I, val_mat(lr));
   tmp_push(I, val_mat(lc));
   bool dup = last_occurrences(I, &ri, rows, tensor_data(lr));
   dup = last_occurrences(I, &ci, cols, tensor_data(lc)) || dup;
-  Tensor *last = NULL;
   if (dup) {
-    last = tensor_new_host(I, ri.n, ci.n);
-    double *ld = tensor_data(last), *a = tensor_data(lr), *b = tensor_data(lc);
-    for (int64_t i = 0; i < ri.n; i++)
-      for (int64_t j = 0; j < ci.n; j++) ld[i * ci.n + j] = a[i] * b[j];
+    kept(I, &ri, tensor_data(lr), &keep[0], &at[0]);
+    kept(I, &ci, tensor_data(lc), &keep[1], &at[1]);
   }
-  tmp_pop(I, 2);
-  tensor_free_ref(lr);
-  tensor_free_ref(lc);
-  return last;
+  *selr = ri.n;
+  *selc = ci.n;
+  return dup;
 }
 
 /* Writes rhs into the selection of matrix *place (copy-on-write). */

@@ -231,10 +231,12 @@ static inline bool interp_poll(const Interp *I, int64_t i) { return (i & ((1 << 
 l_noret nan_check_fail(Interp *I, const char *op, Span sp);
 /* x[i, j] on evaluated values (VT_NULL index = whole dimension); the op INDEX. */
 Value index_read(Interp *I, Value x, int nix, const Value *iv, Span sp);
-/* For a traced X[i, j] = v: NULL when the selected cells are distinct, else a host matrix of
-** the selection's shape, 1 where its element is the last written to its cell (eval.c). */
-struct Tensor *index_last_writes(Interp *I, int64_t rows, int64_t cols, int nix, const Value *iv, Span sp);
-/* zeros(rows, cols) with v added at [i, j]; the op SCATTER. */
+/* For a traced X[i, j] = v: false when the selected cells are distinct, else the selection
+** reduced to the last write of each cell: the selection's rows and columns keep[] (1-based) and
+** X's rows and columns at[] they write, host columns on the temporaries (eval.c). */
+bool index_last_writes(Interp *I, int64_t rows, int64_t cols, int nix, const Value *iv, Value keep[2], Value at[2],
+                       int64_t *selr, int64_t *selc, Span sp);
+/* zeros(rows, cols) with v at [i, j] (added where a cell is selected twice); the op SCATTER. */
 Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, const Value *iv, Span sp);
 /* Runs the file as source() does; binds names in ns if not NULL. */
 Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp);
