@@ -657,28 +657,23 @@ Value bi_det(Interp *I, Args *a) {
 }
 
 /* No LAPACK: a sum, so NaN and Inf propagate as in sum(). */
+/* sum(diag(A)) through the ops, eager or traced alike: the staged and the eager trace add
+** the diagonal in the same order (a loop here differed from the graph's in the last bit). */
 Value bi_trace(Interp *I, Args *a) {
-  Value v = a->v[0];
-  if (v.t == VT_BOX) {                          /* grad: trace = sum(diag(A)) through ops */
-    Value p = ad_primal(v);
-    if (p.t == VT_MAT && tensor_rows(p.u.m) != tensor_cols(p.u.m))
-      bi_argerror(I, 1, "square matrix expected, got %lldx%lld", (long long)tensor_rows(p.u.m), (long long)tensor_cols(p.u.m));
-    if (p.t != VT_MAT) { val_retain(v); return v; }
-    Value d = op_diag(I, v, a->span);
-    tmp_push(I, d);
-    Value s = op_reduce(I, OP_SUM, d, a->span);
-    tmp_pop(I, 1);
-    val_release(d);
-    return s;
+  Value v = a->v[0], p = ad_primal(v);
+  if (p.t == VT_NUM || p.t == VT_BOOL) {
+    if (v.t == VT_BOX) { val_retain(v); return v; }
+    return val_num(bi_num(I, a, 0));
   }
-  if (v.t == VT_NUM || v.t == VT_BOOL) return val_num(bi_num(I, a, 0));
-  if (v.t != VT_MAT) { char d[64]; bi_argerror(I, 1, "matrix expected, got %s", val_describe(v, d, sizeof d)); }
-  const Tensor *m = v.u.m;
-  if (tensor_rows(m) != tensor_cols(m))
-    bi_argerror(I, 1, "square matrix expected, got %lldx%lld", (long long)tensor_rows(m), (long long)tensor_cols(m));
-  double s = 0;
-  for (int64_t i = 0; i < tensor_rows(m); i++) s += tensor_get(m, i, i);
-  return val_num(s);
+  if (p.t != VT_MAT) { char d[64]; bi_argerror(I, 1, "matrix expected, got %s", val_describe(p, d, sizeof d)); }
+  if (tensor_rows(p.u.m) != tensor_cols(p.u.m))
+    bi_argerror(I, 1, "square matrix expected, got %lldx%lld", (long long)tensor_rows(p.u.m), (long long)tensor_cols(p.u.m));
+  Value d = op_diag(I, v, a->span);
+  tmp_push(I, d);
+  Value s = op_reduce(I, OP_SUM, d, a->span);
+  tmp_pop(I, 1);
+  val_release(d);
+  return s;
 }
 
 Value bi_cholesky(Interp *I, Args *a) {

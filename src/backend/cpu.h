@@ -23,6 +23,13 @@ void cpu_par_set_threads(int n);
 /* Stops and joins the workers (at interp_free); a later job starts them again. */
 void cpu_par_shutdown(void);
 
+/* The sum of n elements is the pairwise tree of its leaves of SUM_LEAF elements (cpu_reduce.c):
+** leaf[l0 .. l1) of a's leaves, and the tree over nleaf leaf sums, so that a kernel summing
+** its own leaves (cpu_fused.c) gives the eager sum to the last bit. */
+#define SUM_LEAF ((int64_t)128)
+void cpu_sum_leaf_range(const double *a, int64_t n, double *leaf, int64_t l0, int64_t l1);
+double cpu_sum_leaves(const double *leaf, int64_t nleaf);
+
 /* Reductions (ops with OPF_RED): out has the reduced shape; in[0] is contiguous. */
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 

@@ -1,8 +1,9 @@
 /*
 ** cpu_fused.c — runs a fusion group of a staged graph (FusedProg, backend.h) in one pass over
 ** memory: blocks of FB elements go through the whole program while they sit in L1, split
-** across the cores by block; a final sum adds per-block partials in block order, so the
-** result does not depend on the thread count.
+** across the cores by block. A final sum keeps the sums of its leaves (SUM_LEAF elements,
+** FB / SUM_LEAF to a block) and combines them as cpu_reduce.c does: the result is the eager
+** sum's to the last bit, whatever the thread count.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "mem.h"
 
 #define FB 256                 /* elements per block */
+_Static_assert(FB % SUM_LEAF == 0, "a block holds whole leaves of a sum");
 #define MAX_REGS 40
 
 typedef struct FusedJob {
@@ -21,7 +23,7 @@ typedef struct FusedJob {
   Tensor *out;
   Tensor *const *in;
   const double *scalar;
-  double *partial;             /* red == OP_SUM: one per block */
+  double *partial;             /* red == OP_SUM: one per leaf */
   int64_t n;
 } FusedJob;
 
@@ -85,14 +87,8 @@ static void fused_range(void *ctx, int64_t blo, int64_t bhi) {
       ew_block((OpKind)in->op, o, r[in->a], in->b >= 0 ? r[in->b] : r[in->a], n);
       r[in->dst] = o;
     }
-    if (p->red == OP_SUM) {
-      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;        /* four chains: adds overlap */
-      const double *v = r[last];
-      int64_t i = 0;
-      for (; i + 4 <= n; i += 4) { s0 += v[i]; s1 += v[i + 1]; s2 += v[i + 2]; s3 += v[i + 3]; }
-      for (; i < n; i++) s0 += v[i];
-      j->partial[blk] = (s0 + s1) + (s2 + s3);
-    }
+    if (p->red == OP_SUM)            /* this block's leaves, indexed from the block's */
+      cpu_sum_leaf_range(r[last], n, j->partial + lo / SUM_LEAF, 0, (n + SUM_LEAF - 1) / SUM_LEAF);
   }
 }
 
@@ -100,16 +96,15 @@ int cpu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const dou
   if (p->nregs > MAX_REGS || p->nins == 0) return 1;
   int64_t n = p->rows * p->cols, nblk = (n + FB - 1) / FB;
   FusedJob j = { p, p->red == OP_SUM ? NULL : out, in, scalar, NULL, n };
+  int64_t nleaf = (n + SUM_LEAF - 1) / SUM_LEAF;
   if (p->red == OP_SUM) {      /* a backend never throws: no memory is a status (graph_run then runs the ops) */
-    j.partial = mem_try_alloc((size_t)(nblk > 0 ? nblk : 1) * sizeof(double));
+    j.partial = mem_try_alloc((size_t)(nleaf > 0 ? nleaf : 1) * sizeof(double));
     if (!j.partial) return 2;
   }
   if (n >= PAR_MIN) cpu_parallel_for(nblk, fused_range, &j);
   else fused_range(&j, 0, nblk);
   if (p->red == OP_SUM) {
-    double s = 0;
-    for (int64_t b = 0; b < nblk; b++) s += j.partial[b];
-    tensor_data(out)[0] = s;
+    tensor_data(out)[0] = cpu_sum_leaves(j.partial, nleaf);
     mem_free(j.partial);
   }
   return 0;

@@ -9,17 +9,46 @@
 #include "backend/cpu.h"
 #include "backend/vmath.h"
 
-static double sum_pairwise(const double *a, int64_t n) {   /* accurate and vectorizable */
-  if (n <= 128) {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) { s0 += a[i]; s1 += a[i + 1]; s2 += a[i + 2]; s3 += a[i + 3]; }
-    for (; i < n; i++) s0 += a[i];
-    return (s0 + s1) + (s2 + s3);
-  }
-  int64_t h = n / 2;
-  return sum_pairwise(a, h) + sum_pairwise(a + h, n - h);
+/* A sum is one tree, whoever computes it: leaves of SUM_LEAF elements from the start, each
+** summed by four chains, combined pairwise by splitting the leaves at the middle one. The
+** parallel sum below computes subtrees apart, and a staged graph's fused reduction
+** (cpu_fused.c) its leaves, combined by cpu_sum_leaves: eager, staged and threaded sums
+** agree to the last bit. */
+static double sum_leaf(const double *a, int64_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) { s0 += a[i]; s1 += a[i + 1]; s2 += a[i + 2]; s3 += a[i + 3]; }
+  for (; i < n; i++) s0 += a[i];
+  return (s0 + s1) + (s2 + s3);
 }
+
+static double sum_tree(const double *a, int64_t n, int64_t l0, int64_t l1) {   /* leaves l0 .. l1-1 */
+  if (l1 - l0 == 1) {
+    int64_t at = l0 * SUM_LEAF;
+    return sum_leaf(a + at, n - at < SUM_LEAF ? n - at : SUM_LEAF);
+  }
+  int64_t m = l0 + (l1 - l0) / 2;
+  return sum_tree(a, n, l0, m) + sum_tree(a, n, m, l1);
+}
+
+static double sum_pairwise(const double *a, int64_t n) {   /* accurate and vectorizable */
+  return n <= SUM_LEAF ? sum_leaf(a, n) : sum_tree(a, n, 0, (n + SUM_LEAF - 1) / SUM_LEAF);
+}
+
+void cpu_sum_leaf_range(const double *a, int64_t n, double *leaf, int64_t l0, int64_t l1) {
+  for (int64_t l = l0; l < l1; l++) {
+    int64_t at = l * SUM_LEAF;
+    leaf[l] = sum_leaf(a + at, n - at < SUM_LEAF ? n - at : SUM_LEAF);
+  }
+}
+
+static double leaves_tree(const double *leaf, int64_t l0, int64_t l1) {
+  if (l1 - l0 == 1) return leaf[l0];
+  int64_t m = l0 + (l1 - l0) / 2;
+  return leaves_tree(leaf, l0, m) + leaves_tree(leaf, m, l1);
+}
+
+double cpu_sum_leaves(const double *leaf, int64_t nleaf) { return nleaf == 0 ? 0 : leaves_tree(leaf, 0, nleaf); }
 
 static double prod_all(const double *a, int64_t n) {       /* 1 for n = 0, as R */
   double p0 = 1, p1 = 1, p2 = 1, p3 = 1;
@@ -156,10 +185,11 @@ static void ifelse(Tensor *const in[], Tensor *out) {
   }
 }
 
-/* Large inputs use both cores (cpu_parallel_for). Whole-matrix reductions are cut into fixed
-** chunks of CHUNK elements, reduced in parallel and combined in chunk order, so the result
-** does not depend on the number of threads (runs are reproducible). Row-wise work splits by
-** rows and column sums by columns. */
+/* Large inputs use both cores (cpu_parallel_for). A whole-matrix maximum or minimum is cut
+** into fixed chunks of CHUNK elements, reduced in parallel and combined in chunk order; a sum
+** computes subtrees of the one tree (above) in parallel and combines them: the result does
+** not depend on the number of threads (runs are reproducible). Row-wise work splits by rows
+** and column sums by columns. */
 #define CHUNK ((int64_t)1 << 15)
 
 typedef struct RedJob {
@@ -173,18 +203,55 @@ static void chunks_range(void *ctx, int64_t lo, int64_t hi) {   /* chunks lo .. 
   RedJob *j = ctx;
   for (int64_t k = lo; k < hi; k++) {
     int64_t a0 = k * CHUNK, a1 = a0 + CHUNK < j->n ? a0 + CHUNK : j->n;
-    j->o[k] = j->op == OP_SUM ? sum_pairwise(j->a + a0, a1 - a0) : extreme(j->a + a0, a1 - a0, j->op == OP_MAX);
+    j->o[k] = extreme(j->a + a0, a1 - a0, j->op == OP_MAX);
   }
+}
+
+/* The parallel sum computes the tree's nodes at depth SUM_DEPTH (the subtrees of its leaves,
+** cut as sum_tree cuts them) apart, then combines them as sum_tree does: the same sum. */
+#define SUM_DEPTH 6
+
+typedef struct SumJob { const double *a; int64_t n, node[1 << SUM_DEPTH][2]; double val[1 << SUM_DEPTH]; int nnode; } SumJob;
+
+static void sum_nodes(SumJob *j, int64_t l0, int64_t l1, int depth) {   /* in order */
+  if (depth == 0 || l1 - l0 == 1) {
+    j->node[j->nnode][0] = l0;
+    j->node[j->nnode++][1] = l1;
+    return;
+  }
+  int64_t m = l0 + (l1 - l0) / 2;
+  sum_nodes(j, l0, m, depth - 1);
+  sum_nodes(j, m, l1, depth - 1);
+}
+
+static void nodes_range(void *ctx, int64_t lo, int64_t hi) {
+  SumJob *j = ctx;
+  for (int64_t k = lo; k < hi; k++) j->val[k] = sum_tree(j->a, j->n, j->node[k][0], j->node[k][1]);
+}
+
+static double sum_combine(const SumJob *j, int64_t l0, int64_t l1, int depth, int *k) {
+  if (depth == 0 || l1 - l0 == 1) return j->val[(*k)++];
+  int64_t m = l0 + (l1 - l0) / 2;
+  double left = sum_combine(j, l0, m, depth - 1, k);
+  return left + sum_combine(j, m, l1, depth - 1, k);
 }
 
 /* sum, max or min of n elements */
 static double whole(OpKind op, const double *a, int64_t n) {
   if (n < PAR_MIN) return op == OP_SUM ? sum_pairwise(a, n) : extreme(a, n, op == OP_MAX);
+  if (op == OP_SUM) {
+    int64_t nl = (n + SUM_LEAF - 1) / SUM_LEAF;
+    SumJob j = { .a = a, .n = n };
+    sum_nodes(&j, 0, nl, SUM_DEPTH);
+    cpu_parallel_for(j.nnode, nodes_range, &j);
+    int k = 0;
+    return sum_combine(&j, 0, nl, SUM_DEPTH, &k);
+  }
   int64_t nc = (n + CHUNK - 1) / CHUNK;
   double part[nc];
   RedJob j = { op, a, part, n, 0, 0 };
   cpu_parallel_for(nc, chunks_range, &j);
-  return op == OP_SUM ? sum_pairwise(part, nc) : extreme(part, nc, op == OP_MAX);
+  return extreme(part, nc, op == OP_MAX);
 }
 
 static void cols_range(void *ctx, int64_t j0, int64_t j1) {      /* column sums j0 .. j1-1 */
