@@ -1611,11 +1611,25 @@ __attribute__((noinline)) static Value eval_assign_path(Interp *I, AstNode *n, V
     }
   }
   Value *place = lookup_place(I, root);
+  Value cur = val_unbound();
+  if (place && I->stage) {
+    /* While staging, the target is read as the block's input before it is written: X[i] = v
+    ** updates the value X holds when the graph runs, not the one it held when traced. */
+    cur = staged_read(I, root, place);
+    tmp_push(I, cur);
+  }
   if (root->slot >= 0 && place != assign_place(I, root)) {
     /* R semantics: modifying an outer variable inside a function makes a local copy */
     Value *local = assign_place(I, root);
-    if (place) { val_retain(*place); store(local, *place); }
+    if (place) {
+      Value x = cur.t != VT_UNBOUND ? cur : *place;
+      val_retain(x);
+      store(local, x);
+    }
     place = local;
+  } else if (cur.t != VT_UNBOUND) {
+    val_retain(cur);
+    store(place, cur);
   }
   if (!place) {
     if (chain[0]->kind == AST_MEMBER) place = assign_place(I, root);

@@ -122,6 +122,55 @@ static bool same_shape(const GNode *nd, Value v) {
 
 /* Has r the type and shape the trace gave node nd? (A number or logical a capture keeps on
 ** the device is a 1x1 matrix, replay.c.) */
+/* Can a later run of node nd give a result of another shape, its inputs' shapes the same: a
+** builtin's matrix, a range, an index by a mask or a flag, a reshape or a convolution whose
+** sizes are staged values? graph_run_nodes then drops that run as stale and the block is
+** traced again, safe while no effect has run in it; so such a node that is an effect
+** (rand(rows = n)) or comes after one makes the block eager. */
+bool graph_shape_varies(const Graph *g, const GNode *nd) {
+  if (nd->vt != VT_MAT || (nd->flags & GF_CONSTANT)) return false;
+  int from = 0;
+  if (nd->kind == GN_OP) {
+    switch ((OpKind)nd->op) {
+    case OP_RANGE: break;
+    case OP_INDEX:
+      for (int k = 1; k < nd->nin; k++) {
+        const GNode *x = &g->nodes[nd->in[k]];
+        if (!(x->flags & GF_CONSTANT) && (x->vt == VT_MAT || x->vt == VT_BOOL)) return true;
+      }
+      return false;
+    case OP_RESHAPE: case OP_CONV2D: case OP_CONV2D_BWD_DATA: case OP_CONV2D_BWD_FILT: case OP_MAX_POOL:
+    case OP_MAX_POOL_BWD: case OP_MAX_POOL_GATHER: case OP_AVG_POOL: case OP_AVG_POOL_BWD:
+      from = nd->nin - nd->nextra;               /* the sizes */
+      break;
+    default: return false;
+    }
+  }
+  for (int k = from; k < nd->nin; k++)
+    if (!(g->nodes[nd->in[k]].flags & GF_CONSTANT)) return true;
+  return false;
+}
+
+/* Can a later run of nd raise an error its traced run did not, its inputs' shapes the same?
+** Such nodes (and the captures, whose shapes are the guards) are kept by dead-code
+** elimination: it removes computations, never an error the program would raise. */
+bool graph_may_fail(const Graph *g, const GNode *nd) {
+  switch ((GKind)nd->kind) {
+  case GN_PARAM: case GN_CAPTURE: case GN_CALL: return true;
+  case GN_CONST: return false;
+  case GN_OP: case GN_FUSED: break;
+  }
+  if (nd->kind == GN_FUSED) return false;
+  switch ((OpKind)nd->op) {
+  case OP_RANGE: case OP_SOLVE: case OP_INV: case OP_DET: case OP_ALLREDUCE: return true;
+  case OP_INDEX: case OP_SCATTER:
+    for (int k = 1; k < nd->nin; k++)
+      if (!(g->nodes[nd->in[k]].flags & GF_CONSTANT)) return true;
+    return false;
+  default: return graph_shape_varies(g, nd);
+  }
+}
+
 static bool as_traced(const Interp *I, const GNode *nd, Value r) {
   if (nd->vt == VT_UNBOUND) return true;     /* (a call whose NULL was not recorded) */
   if (same_shape(nd, r)) return true;

@@ -113,6 +113,11 @@ int32_t graph_add(Graph *g, GKind k, Span sp, Source *src);
 void graph_mark_dynamic(Graph *g, Interp *I, Span sp, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void graph_log(Graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Can a later run of nd give a result of another shape than traced, its inputs' shapes the
+** same (graph.c)? Can it raise an error the traced run did not (kept by dead-code elimination)? */
+bool graph_shape_varies(const Graph *g, const GNode *nd);
+bool graph_may_fail(const Graph *g, const GNode *nd);
+
 /* Optimizes in place (optimize.c): constant folding, rewrites, CSE, DCE, fusion, memory plan. */
 void graph_optimize(Interp *I, Graph *g);
 void graph_count_uses(Graph *g);

@@ -315,13 +315,13 @@ static void cse(Interp *I, Graph *g) {
   if (merged) graph_log(g, "  common subexpressions: %d op%s computed once", merged, merged == 1 ? "" : "s");
 }
 
-/* ---- DCE: only what an output or an effect needs ---- */
+/* ---- DCE: only what an output, an effect or an error needs (graph_may_fail) ---- */
 static void dce(Interp *I, Graph *g) {
   bool *need = scratch_new(I, (size_t)(g->n > 0 ? g->n : 1) * sizeof(bool));
   memset(need, 0, (size_t)(g->n > 0 ? g->n : 1) * sizeof(bool));
   for (int i = 0; i < g->nout; i++) need[g->outs[i]] = true;
   for (int i = 0; i < g->n; i++)
-    if (LIVE(&g->nodes[i]) && (g->nodes[i].flags & GF_EFFECT)) need[i] = true;
+    if (LIVE(&g->nodes[i]) && ((g->nodes[i].flags & GF_EFFECT) || graph_may_fail(g, &g->nodes[i]))) need[i] = true;
   int removed = 0;
   for (int i = g->n - 1; i >= 0; i--) {
     GNode *nd = &g->nodes[i];

@@ -69,37 +69,8 @@ static int32_t node_of(Interp *I, Tape *t, Value v, Span sp) {
   return id;
 }
 
-/* Can a later run of node nd give a result of another shape, its inputs' shapes the same: a
-** builtin's matrix, a range, an index by a mask or a flag, a reshape or a convolution whose
-** sizes are staged values? graph_run_nodes then drops that run as stale and the block is
-** traced again, safe while no effect has run in it; so such a node that is an effect
-** (rand(rows = n)) or comes after one makes the block eager. */
-static bool shape_varies(const Graph *g, const GNode *nd) {
-  if (nd->vt != VT_MAT || (nd->flags & GF_CONSTANT)) return false;
-  int from = 0;
-  if (nd->kind == GN_OP) {
-    switch ((OpKind)nd->op) {
-    case OP_RANGE: break;
-    case OP_INDEX:
-      for (int k = 1; k < nd->nin; k++) {
-        const GNode *x = &g->nodes[nd->in[k]];
-        if (!(x->flags & GF_CONSTANT) && (x->vt == VT_MAT || x->vt == VT_BOOL)) return true;
-      }
-      return false;
-    case OP_RESHAPE: case OP_CONV2D: case OP_CONV2D_BWD_DATA: case OP_CONV2D_BWD_FILT: case OP_MAX_POOL:
-    case OP_MAX_POOL_BWD: case OP_MAX_POOL_GATHER: case OP_AVG_POOL: case OP_AVG_POOL_BWD:
-      from = nd->nin - nd->nextra;               /* the sizes */
-      break;
-    default: return false;
-    }
-  }
-  for (int k = from; k < nd->nin; k++)
-    if (!(g->nodes[nd->in[k]].flags & GF_CONSTANT)) return true;
-  return false;
-}
-
 static void effect_shapes(Interp *I, Graph *g, const GNode *nd, const char *what, Span sp) {
-  if ((g->effects || (nd->flags & GF_EFFECT)) && shape_varies(g, nd))
+  if ((g->effects || (nd->flags & GF_EFFECT)) && graph_shape_varies(g, nd))
     graph_mark_dynamic(g, I, sp, "'%s' gives a matrix whose shape may change, %s", what,
                        nd->flags & GF_EFFECT ? "and is an effect" : "after an effect");
   if (nd->flags & GF_EFFECT) g->effects = true;
