@@ -146,6 +146,10 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/capture.h $(BUILD)/libmls.a
 
 -include $(shell find $(BUILD)/src $(BUILD)/gen -name '*.d' 2>/dev/null)
 
+# the program generator's differential runner (tests/gen, docs/robustness.md)
+$(BUILD)/gen_diff: tests/gen/gen_diff.c tests/gen/progen.c tests/gen/progen.h tests/gen/gendiff.h tests/fuzz/fuzz.h $(BUILD)/libmls.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DMLS_FUZZ_STDLIB='"$(CURDIR)/stdlib"' $(LDFLAGS) -o $@ tests/gen/gen_diff.c tests/gen/progen.c $(BUILD)/libmls.a $(LDLIBS)
+
 # ---- tests ----
 unit: $(UNIT_TESTS)
 	@fail=0; for t in $(UNIT_TESTS); do $$t || fail=1; done; exit $$fail

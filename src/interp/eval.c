@@ -1432,15 +1432,16 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
       Value flat = op_reshape(I, *place, r * c, 1, sp);
       tmp_push(I, flat);
       Value nv;
+      Value rp = ad_primal(rhs);        /* the check, on the values when traced (grad, staging) */
+      const Tensor *pos = iv[0].u.m, *src = rp.t == VT_MAT ? rp.u.m : NULL;
+      int64_t n = tensor_numel(pos);
+      if (rp.t != VT_NUM && rp.t != VT_BOOL && !(src && (tensor_numel(src) == 1 || tensor_numel(src) == n))) {
+        char d[64];
+        mls_throw(I, sp, "cannot assign %s into the %lld elements a mask selects", val_describe(rp, d, sizeof d),
+                  (long long)n);
+      }
       if (flat.t == VT_BOX || rhs.t == VT_BOX) nv = ad_set_index(I, flat, 1, iv, rhs, sp);
       else {                            /* flat is a fresh packed matrix: write into it */
-        const Tensor *pos = iv[0].u.m, *src = rhs.t == VT_MAT ? rhs.u.m : NULL;
-        int64_t n = tensor_numel(pos);
-        if (rhs.t != VT_NUM && rhs.t != VT_BOOL && !(src && (tensor_numel(src) == 1 || tensor_numel(src) == n))) {
-          char d[64];
-          mls_throw(I, sp, "cannot assign %s into the %lld elements a mask selects", val_describe(rhs, d, sizeof d),
-                    (long long)n);
-        }
         double *d = tensor_data(flat.u.m);
         for (int64_t k = 0; k < n; k++) {
           double x = rhs.t == VT_NUM ? rhs.u.n : rhs.t == VT_BOOL ? rhs.u.b : tensor_at(src, tensor_numel(src) == 1 ? 0 : k);
@@ -1461,12 +1462,18 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
       char d[64];
       mls_throw(I, sp, "cannot assign into an index of %s", val_describe(pp, d, sizeof d));
     }
-    if (pp.t == VT_MAT) {                               /* the checks below, on the values */
+    {                                                   /* the checks below, on the values */
       Value pv[2] = { val_unbound(), val_unbound() };
       for (uint32_t k = 0; k < nix && k < 2; k++) pv[k] = ad_primal(iv[k]);
       Index ri, ci;
       const Tensor *src;
       double fill;
+      if (pp.t != VT_MAT) {                             /* a number: as the 1x1 matrix it becomes */
+        Tensor *one = tensor_new_host(I, 1, 1);
+        tensor_data(one)[0] = pp.t == VT_NUM ? pp.u.n : pp.u.b;
+        tmp_push(I, val_mat(one));
+        pp = val_mat(one);
+      }
       assign_checks(I, pp.u.m, nix, pv, ad_primal(rhs), sp, &ri, &ci, &src, &fill);
     }
     Value nv = ad_set_index(I, *place, (int)nix, iv, rhs, sp);

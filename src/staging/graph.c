@@ -11,6 +11,7 @@
 #include "err.h"
 #include "mem.h"
 #include "staging/graph.h"
+#include "staging/stage.h"
 #include "tensor.h"
 
 Graph *graph_new(void) {
@@ -310,7 +311,7 @@ bool graph_guards_hold(Interp *I, const Graph *g) {
 
 Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
   Value r;
-  if (graph_replay(I, g, leaves, stale, &r)) return r;
+  if (!(I->stage && I->stage->active) && graph_replay(I, g, leaves, stale, &r)) return r;
   return graph_run_nodes(I, g, leaves, NULL, stale);
 }
 
@@ -347,6 +348,17 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
     case GN_CAPTURE:
       r = capv ? capv[i] : *(g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place);
       if (!same_shape(nd, r)) { *stale = true; goto done; }
+      if (!capv && I->stage && I->stage->active) {  /* run while another graph is traced (a jit */
+        Value *at = nd->place;                      /* call in a block): a capture of that one too */
+        Env *env = nd->penv;
+        if (g->relative && nd->pslot >= 0) {
+          env = I->env;
+          for (int32_t d = 0; d < nd->pdepth && env; d++) env = env->parent;
+          at = &env->slots[nd->pslot];
+        }
+        r = stage_read(I, at, env, nd->sym, nd->span);
+        break;
+      }
       val_retain(r);
       break;
     case GN_CONST: r = nd->v; val_retain(r); break;

@@ -415,6 +415,10 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
     if (strcmp((*pe)->key, key.u.s->s) == 0) { e = *pe; break; }
   if (e && e->g->dynamic) {                      /* not stageable as a whole: f's body in blocks */
     tmp_release_to(I, mark);
+    if (I->stage) {                              /* (inside another trace: inlined into it) */
+      I->jit_bypass = I->jit_all;
+      return call_value(I, f, nargs, args, names, sp);
+    }
     return call_in_blocks(I, f, nargs, args, names, sp);
   }
   if (e && f.t == VT_FUNC && !call_types_ok(f.u.f, nargs, args, names)) {
@@ -472,6 +476,12 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
     Value r2 = graph_run(I, g, lv->items, &stale);
     if (!stale) { tmp_release_to(I, mark); return r2; }   /* (the trace's r is released there) */
   }
+  /* Called while another graph is traced (a --staged block, a jit function calling this one):
+  ** the graph runs above read their captures as that graph's (graph_run_nodes), but this
+  ** trace read them as values, so its result would be a constant there: that graph runs
+  ** eagerly instead. */
+  if (I->stage && I->stage->active && I->stage->graph)
+    graph_mark_dynamic(I->stage->graph, I, sp, "a jit function with effects is traced inside it");
   val_retain(r);
   tmp_release_to(I, mark);
   return r;

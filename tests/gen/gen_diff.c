@@ -1,0 +1,90 @@
+/*
+** gen_diff.c — generated programs (progen.c) run eagerly and in every staged and device mode,
+** compared (gendiff.h). make test runs a fixed count from a fixed seed; campaigns run more.
+**   gen_diff [--seed S] [--count N] [--from K] [--modes staged,jit,gpu-staged,gpu-jit]
+**            [--keep-going] [--save DIR] [--show K]
+** Program k of seed S is the same on every machine. Exit status 1 when any mode differs.
+*/
+#include <inttypes.h>
+#include <sys/stat.h>
+#include "gendiff.h"
+#include "progen.h"
+
+static void usage(void) {
+  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K]\n");
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  uint64_t seed = 1, count = 1000, from = 0;
+  int64_t show = -1;
+  bool keep = false, want[GD_NMODES] = { false, true, true, true, true };
+  const char *save = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (i + 1 < argc && !strcmp(a, "--seed")) seed = strtoull(argv[++i], NULL, 10);
+    else if (i + 1 < argc && !strcmp(a, "--count")) count = strtoull(argv[++i], NULL, 10);
+    else if (i + 1 < argc && !strcmp(a, "--from")) from = strtoull(argv[++i], NULL, 10);
+    else if (i + 1 < argc && !strcmp(a, "--show")) show = strtoll(argv[++i], NULL, 10);
+    else if (i + 1 < argc && !strcmp(a, "--save")) save = argv[++i];
+    else if (!strcmp(a, "--keep-going")) keep = true;
+    else if (i + 1 < argc && !strcmp(a, "--modes")) {
+      const char *m = argv[++i];
+      for (int k = 1; k < GD_NMODES; k++) want[k] = false;
+      want[GD_STAGED] = strstr(m, "staged") && (strstr(m, "staged") == m || strstr(m, ",staged"));
+      want[GD_JIT] = strstr(m, "jit") && (strstr(m, "jit") == m || strstr(m, ",jit"));
+      want[GD_GPU_STAGED] = strstr(m, "gpu-staged") != NULL;
+      want[GD_GPU_JIT] = strstr(m, "gpu-jit") != NULL;
+    } else usage();
+  }
+  if (show >= 0) {                           /* print program k and nothing else */
+    Pick p;
+    pick_seed(&p, seed * 1000003u + (uint64_t)show);
+    size_t n;
+    char *prog = progen(&p, &n);
+    if (!prog) return 2;
+    fwrite(prog, 1, n, stdout);
+    free(prog);
+    return 0;
+  }
+  uint64_t diffs = 0, errs = 0, limits = 0, ran = 0;
+  for (uint64_t k = from; k < from + count; k++) {
+    Pick p;
+    pick_seed(&p, seed * 1000003u + k);
+    size_t n;
+    char *prog = progen(&p, &n);
+    if (!prog) { fprintf(stderr, "gen_diff: out of memory\n"); return 2; }
+    GdRun e;
+    gd_run(prog, n, GD_EAGER, &e);
+    ran++;
+    if (e.status) errs++;
+    if (gd_hit_limit(e.err)) limits++;
+    for (int m = 1; m < GD_NMODES; m++) {
+      if (!want[m]) continue;
+      GdRun s;
+      gd_run(prog, n, (GdMode)m, &s);
+      if (!gd_same(&e, &s)) {
+        diffs++;
+        fprintf(stderr, "gen_diff: program %" PRIu64 " of seed %" PRIu64 ": eager and %s differ\n", k, seed, gd_mode_name[m]);
+        gd_report(stderr, prog, n, (GdMode)m, &e, &s);
+        if (save) {
+          mkdir(save, 0777);
+          char path[4096];
+          snprintf(path, sizeof path, "%s/diff-%" PRIu64 "-%" PRIu64 ".mls", save, seed, k);
+          FILE *f = fopen(path, "w");
+          if (f) { fwrite(prog, 1, n, f); fclose(f); }
+        }
+        gd_free(&s);
+        if (!keep) { gd_free(&e); free(prog); goto end; }
+        break;
+      }
+      gd_free(&s);
+    }
+    gd_free(&e);
+    free(prog);
+  }
+end:
+  printf("gen_diff: seed %" PRIu64 ", %" PRIu64 " programs (%" PRIu64 " ended in an error, %" PRIu64
+         " reached a limit), %" PRIu64 " differ%s\n", seed, ran, errs, limits, diffs, diffs == 1 ? "s" : "");
+  return diffs ? 1 : 0;
+}

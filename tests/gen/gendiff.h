@@ -1,0 +1,70 @@
+/*
+** gendiff.h — runs one program in several modes and compares them with the eager CPU run
+** (the differential check of gen_diff and fuzz_prog): stdout with numbers equal to 1e-12
+** relative (testrun_same_up_to_rounding, as MLS_TEST_COMPARE), stderr and the status exactly.
+** A run that hit a limit of fuzz.h (time, memory, depth, an interrupt) is not compared.
+*/
+#ifndef MLS_GENDIFF_H
+#define MLS_GENDIFF_H
+
+#include "../fuzz/fuzz.h"
+#include "backend/backend.h"
+#include "staging/graph.h"
+#include "testrun.h"
+
+typedef enum GdMode { GD_EAGER, GD_STAGED, GD_JIT, GD_GPU_STAGED, GD_GPU_JIT, GD_NMODES } GdMode;
+static const char *const gd_mode_name[GD_NMODES] = { "eager", "--staged", "--jit-all", "--device gpu --staged (simulated)",
+                                                     "--device gpu --jit-all (simulated)" };
+
+typedef struct GdRun { char *out, *err; size_t nout, nerr; int status; } GdRun;
+
+/* Runs prog in mode m (the GPU modes on sim.c's simulated device, every graph that can be
+** captured as one launch captured from its third run, as MLS_REPLAY=2). r's texts are owned
+** by the caller (free). */
+static void gd_run(const char *prog, size_t n, GdMode m, GdRun *r) {
+  static const Backend *cpu, *gpu;
+  if (!cpu) {
+    setenv("MLS_SIM_GPU", "1", 1);
+    cpu = be_default();
+    gpu = be_find("gpu");
+    graph_replay_mode(1 | 4);
+  }
+  bool ongpu = m == GD_GPU_STAGED || m == GD_GPU_JIT;
+  if (ongpu && !gpu) abort();
+  be_set_default(ongpu ? gpu : cpu);
+  FILE *out = open_memstream(&r->out, &r->nout), *err = open_memstream(&r->err, &r->nerr);
+  Interp *I = fuzz_interp(out, err);
+  I->staged_mode = m == GD_STAGED || m == GD_GPU_STAGED;
+  I->jit_all = m == GD_JIT || m == GD_GPU_JIT;
+  I->print_digits = 17;
+  Source *src = source_new("gen.mls", prog, n);
+  r->status = fuzz_run(I, src);
+  source_release(src);
+  interp_free(I);
+  fclose(out);
+  fclose(err);
+  be_set_default(cpu);
+}
+
+static void gd_free(GdRun *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static bool gd_hit_limit(const char *err) {
+  return strstr(err, "error: interrupted") || strstr(err, "out of memory") || strstr(err, "out of GPU memory") ||
+         strstr(err, "too deeply nested") || strstr(err, "stack overflow");
+}
+
+/* Do runs a (eager) and b agree? Runs that reached a limit count as agreeing. */
+static bool gd_same(const GdRun *a, const GdRun *b) {
+  if (gd_hit_limit(a->err) || gd_hit_limit(b->err)) return true;
+  return a->status == b->status && strcmp(a->err, b->err) == 0 && testrun_same_up_to_rounding(a->out, b->out);
+}
+
+static void gd_report(FILE *f, const char *prog, size_t n, GdMode m, const GdRun *e, const GdRun *s) {
+  fprintf(f, "--- program\n%.*s--- eager (status %d)\n%s%s--- %s (status %d)\n%s%s", (int)n, prog, e->status, e->out,
+          e->err, gd_mode_name[m], s->status, s->out, s->err);
+}
+
+#endif

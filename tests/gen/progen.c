@@ -1,0 +1,523 @@
+/*
+** progen.c — the program generator of progen.h. Productions are typed by a shape class
+** (a number, a 3x1 column, a 1x3 row, a 3x3 matrix), so most programs run for many
+** statements; a few choices break the types on purpose (a shape change, a non-conformable
+** operand, an index out of bounds, stop()), so errors happen in live and in dead code.
+** Choice 0 of every production is its smallest, so a byte string that runs out ends the
+** program quickly.
+*/
+#include "progen.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void pick_bytes(Pick *p, const uint8_t *data, size_t n) {
+  p->data = data;
+  p->n = n;
+  p->at = 0;
+  p->rng = 0;
+}
+
+void pick_seed(Pick *p, uint64_t seed) {
+  p->data = NULL;
+  p->n = p->at = 0;
+  p->rng = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+  if (!p->rng) p->rng = 1;
+}
+
+/* a number in [0, n) */
+static unsigned pick(Pick *p, unsigned n) {
+  if (n <= 1) return 0;
+  if (p->data) return p->at < p->n ? p->data[p->at++] % n : 0;
+  uint64_t x = p->rng;                    /* xorshift64* */
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  p->rng = x;
+  return (unsigned)(((x * 0x2545F4914F6CDD1Dull) >> 33) % n);
+}
+
+/* ---- output ---- */
+typedef struct Buf { char *p; size_t n, cap; bool oom; } Buf;
+
+static void put(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(Buf *b, const char *fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+    va_end(ap);
+    if (k < 0) { b->oom = true; return; }
+    if ((size_t)k < b->cap - b->n) { b->n += (size_t)k; return; }
+    size_t cap = (b->cap + (size_t)k + 1) * 2;
+    char *q = realloc(b->p, cap);
+    if (!q) { b->oom = true; return; }
+    b->p = q;
+    b->cap = cap;
+  }
+}
+
+/* ---- the generator's state ---- */
+enum { SH_S, SH_V, SH_R, SH_M, SH_N };    /* number, 3x1, 1x3, 3x3 */
+
+typedef struct Var { const char *name; int sh; } Var;
+
+typedef struct Fn {
+  char name[8];       /* f1, f2 */
+  int argsh[2];       /* shapes of its two parameters */
+  int ressh;          /* of its result */
+  bool jit, grad;     /* jf1 = jit(f1) and gf1 = grad(...) exist */
+} Fn;
+
+typedef struct Gen {
+  Pick *p;
+  Buf b;
+  Var vars[16];
+  int nvars, nglobals;
+  Fn fns[3];
+  int nfns;
+  int indent;
+  int loops;          /* loops around the statement being written (loop variables i1.., k1..) */
+  int depth;          /* statement nesting */
+  bool in_fn;
+  int stmts;          /* statements written so far: a bound on the program's size */
+} Gen;
+
+#define P(n) pick(g->p, (n))
+#define MAX_STMTS 60
+
+static void expr(Gen *g, int sh, int d);
+
+static void ind(Gen *g) {
+  for (int i = 0; i < g->indent; i++) put(&g->b, "  ");
+}
+
+static const char *lits[] = { "1", "2", "0", "-1", "0.5", "3", "-2.5", "1e-3", "10", "0.25", "-0" };
+
+static void lit(Gen *g) { put(&g->b, "%s", lits[P(sizeof lits / sizeof *lits)]); }
+
+/* a variable of shape sh if there is one (else a literal of that shape) */
+static bool var_of(Gen *g, int sh) {
+  int c[16], n = 0;
+  for (int i = 0; i < g->nvars; i++)
+    if (g->vars[i].sh == sh) c[n++] = i;
+  if (!n) return false;
+  put(&g->b, "%s", g->vars[c[P((unsigned)n)]].name);
+  return true;
+}
+
+/* an index into 1..3: a literal, a loop variable, or (rarely) one out of bounds */
+static void index1(Gen *g) {
+  unsigned k = P(16);
+  if (k < 9 || (k < 13 && !g->loops)) put(&g->b, "%u", 1 + P(3));
+  else if (k < 13) put(&g->b, "i%u", 1 + P((unsigned)g->loops));
+  else if (k == 13) put(&g->b, "%u", 1 + P(4));             /* 4: out of bounds */
+  else put(&g->b, "%s", P(2) ? "1:2" : "c(3, 1)");
+}
+
+static void leaf(Gen *g, int sh) {
+  switch (sh) {
+  case SH_S:
+    if (P(3) == 0 || !var_of(g, SH_S)) lit(g);
+    return;
+  case SH_V:
+    if (P(4) == 0 || !var_of(g, SH_V)) {
+      put(&g->b, "[");
+      lit(g);
+      put(&g->b, "; ");
+      lit(g);
+      put(&g->b, "; ");
+      lit(g);
+      put(&g->b, "]");
+    }
+    return;
+  case SH_R:
+    if (P(3) == 0 || !var_of(g, SH_R)) {
+      put(&g->b, "[");
+      lit(g);
+      put(&g->b, ", ");
+      lit(g);
+      put(&g->b, ", ");
+      lit(g);
+      put(&g->b, "]");
+    }
+    return;
+  default:
+    if (P(4) == 0 || !var_of(g, SH_M)) {
+      switch (P(3)) {
+      case 0: put(&g->b, "matrix("); lit(g); put(&g->b, ", rows = 3, cols = 3)"); break;
+      case 1: put(&g->b, "diag(3)"); break;
+      default: put(&g->b, "[1, 2, 0; -1, 3, 1; 0.5, 0, 2]"); break;
+      }
+    }
+    return;
+  }
+}
+
+/* something to index: a variable, or a literal in parentheses */
+static void indexable(Gen *g, int sh) {
+  if (var_of(g, sh)) return;
+  put(&g->b, "(");
+  leaf(g, sh);
+  put(&g->b, ")");
+}
+
+static const char *unops[] = { "abs", "exp", "sqrt", "tanh", "sigmoid", "sin", "cos", "floor", "sign", "round" };
+static const char *binops[] = { "+", "-", "*", "/", "^", "%%", "min", "max" };
+
+static void binary(Gen *g, int sh, int sa, int sb, int d) {
+  unsigned o = P(sizeof binops / sizeof *binops);
+  if (o >= 6) {
+    put(&g->b, "%s(", binops[o]);
+    expr(g, sa, d + 1);
+    put(&g->b, ", ");
+    expr(g, sb, d + 1);
+    put(&g->b, ")");
+    return;
+  }
+  put(&g->b, "(");
+  expr(g, sa, d + 1);
+  put(&g->b, " %s ", o == 5 ? "%%" : binops[o]);
+  if (o == 4) put(&g->b, "%s", P(2) ? "2" : "0.5");       /* a power: keep values finite */
+  else expr(g, sb, d + 1);
+  put(&g->b, ")");
+  (void)sh;
+}
+
+/* the call of a user function whose result has shape sh */
+static bool call_fn(Gen *g, int sh, int d) {
+  int c[3], n = 0;
+  for (int i = 0; i < g->nfns; i++)
+    if (g->fns[i].ressh == sh || (g->fns[i].grad && g->fns[i].argsh[0] == sh)) c[n++] = i;
+  if (!n || g->in_fn) return false;
+  Fn *f = &g->fns[c[P((unsigned)n)]];
+  unsigned k = P(3);
+  if (f->ressh != sh) k = 2;
+  const char *pre = k == 0 ? "" : k == 1 && f->jit ? "j" : f->grad && f->argsh[0] == sh ? "g" : "";
+  put(&g->b, "%s%s(", pre, f->name);
+  expr(g, f->argsh[0], d + 1);
+  put(&g->b, ", ");
+  expr(g, f->argsh[1], d + 1);
+  put(&g->b, ")");
+  return true;
+}
+
+static void expr(Gen *g, int sh, int d) {
+  if (d > 3 || g->b.n > 6000) { leaf(g, sh); return; }
+  unsigned k = P(24);
+  if (k == 23 && d > 0) sh = (int)P(SH_N);   /* an operand of another shape (non-conformable) */
+  if (k < 7) { leaf(g, sh); return; }
+  if (k < 11) {                             /* elementwise with a number on one side */
+    switch (P(3)) {
+    case 0: binary(g, sh, sh, sh, d); return;
+    case 1: binary(g, sh, sh, SH_S, d); return;
+    default: binary(g, sh, SH_S, sh, d); return;
+    }
+  }
+  if (k < 13) {
+    unsigned u = P(sizeof unops / sizeof *unops);
+    put(&g->b, "%s(", unops[u]);
+    if (u == 2) put(&g->b, "abs(");
+    expr(g, sh, d + 1);
+    put(&g->b, u == 2 ? "))" : ")");
+    return;
+  }
+  if (k == 13 && call_fn(g, sh, d)) return;
+  if (k == 14) {                            /* ifelse over a mask */
+    put(&g->b, "ifelse(");
+    expr(g, sh, d + 1);
+    put(&g->b, " > ");
+    lit(g);
+    put(&g->b, ", ");
+    expr(g, sh, d + 1);
+    put(&g->b, ", ");
+    expr(g, P(2) ? SH_S : sh, d + 1);
+    put(&g->b, ")");
+    return;
+  }
+  if (k == 15 && !g->in_fn) {               /* an anonymous jit or grad on the spot */
+    if (P(2)) {
+      put(&g->b, "jit(function(x) ");
+      g->vars[g->nvars++] = (Var){ "x", sh };
+      expr(g, sh, d + 2);
+      g->nvars--;
+      put(&g->b, ")(");
+      expr(g, sh, d + 1);
+      put(&g->b, ")");
+    } else {
+      put(&g->b, "grad(function(x) sum(");
+      g->vars[g->nvars++] = (Var){ "x", sh };
+      expr(g, sh, d + 2);
+      g->nvars--;
+      put(&g->b, "))(");
+      expr(g, sh, d + 1);
+      put(&g->b, ")");
+    }
+    return;
+  }
+  switch (sh) {
+  case SH_S:
+    switch (P(10)) {
+    case 0: put(&g->b, "sum("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 1: put(&g->b, "mean("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 2: put(&g->b, "max("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    case 3: put(&g->b, "nrow("); expr(g, (int)P(SH_N), d + 1); put(&g->b, ")"); return;
+    case 4: indexable(g, SH_V); put(&g->b, "["); index1(g); put(&g->b, "]"); return;
+    case 5: indexable(g, SH_M); put(&g->b, "["); index1(g); put(&g->b, ", "); index1(g); put(&g->b, "]"); return;
+    case 6: put(&g->b, "as.scalar(t("); expr(g, SH_V, d + 1); put(&g->b, ") %%*%% "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 7: put(&g->b, "prod("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 8: if (g->loops) { put(&g->b, "i%u", 1 + P((unsigned)g->loops)); return; } lit(g); return;
+    default: put(&g->b, "sum(rowSums("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
+    }
+  case SH_V:
+    switch (P(9)) {
+    case 0: put(&g->b, "("); expr(g, SH_M, d + 1); put(&g->b, " %%*%% "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 1: put(&g->b, "rowSums("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 2: put(&g->b, "t("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    case 3: put(&g->b, "cumsum("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 4: indexable(g, SH_M); put(&g->b, "[, "); put(&g->b, "%u", 1 + P(3)); put(&g->b, "]"); return;
+    case 5: put(&g->b, "rev("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 6: put(&g->b, "matrix("); expr(g, SH_S, d + 1); put(&g->b, ", rows = 3, cols = 1)"); return;
+    case 7: put(&g->b, "diag("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    default: put(&g->b, "["); expr(g, SH_S, d + 1); put(&g->b, "; "); expr(g, SH_S, d + 1); put(&g->b, "; "); expr(g, SH_S, d + 1); put(&g->b, "]"); return;
+    }
+  case SH_R:
+    switch (P(5)) {
+    case 0: put(&g->b, "t("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 1: put(&g->b, "colSums("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 2: indexable(g, SH_M); put(&g->b, "["); put(&g->b, "%u", 1 + P(3)); put(&g->b, ", ]"); return;
+    case 3: put(&g->b, "("); expr(g, SH_R, d + 1); put(&g->b, " %%*%% "); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    default: put(&g->b, "cumsum("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    }
+  default:
+    switch (P(8)) {
+    case 0: put(&g->b, "("); expr(g, SH_M, d + 1); put(&g->b, " %%*%% "); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 1: put(&g->b, "t("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 2: put(&g->b, "("); expr(g, SH_V, d + 1); put(&g->b, " %%*%% "); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    case 3: put(&g->b, "diag("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 4: put(&g->b, "cbind("); expr(g, SH_V, d + 1); put(&g->b, ", "); expr(g, SH_V, d + 1); put(&g->b, ", "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 5: put(&g->b, "rbind("); expr(g, SH_R, d + 1); put(&g->b, ", "); expr(g, SH_R, d + 1); put(&g->b, ", "); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    case 6:
+      if (P(3)) { put(&g->b, "abs("); expr(g, SH_M, d + 1); put(&g->b, ")"); return; }
+      put(&g->b, "solve("); expr(g, SH_M, d + 1); put(&g->b, " + diag(3) * 4, "); expr(g, SH_M, d + 1); put(&g->b, ")");
+      return;
+    default: put(&g->b, "matrix("); expr(g, SH_S, d + 1); put(&g->b, ", rows = 3, cols = 3)"); return;
+    }
+  }
+}
+
+/* a condition: on numbers known while staging, or on staged values (data-dependent) */
+static void cond(Gen *g) {
+  switch (P(7)) {
+  case 0: put(&g->b, "TRUE"); return;
+  case 1: put(&g->b, "FALSE"); return;
+  case 2: if (g->loops) { put(&g->b, "i%u == %u", 1 + P((unsigned)g->loops), 1 + P(3)); return; } put(&g->b, "TRUE"); return;
+  case 3: put(&g->b, "nrow("); expr(g, (int)P(SH_N), 2); put(&g->b, ") > 2"); return;
+  default:
+    put(&g->b, "sum(");
+    expr(g, (int)P(SH_N), 1);
+    put(&g->b, ") %s ", P(2) ? ">" : "<");
+    lit(g);
+    return;
+  }
+}
+
+static void block(Gen *g, int n);
+
+/* a variable that may be assigned (not a loop variable or counter) */
+static Var *target(Gen *g) { return &g->vars[P((unsigned)g->nvars)]; }
+
+static void stmt(Gen *g) {
+  g->stmts++;
+  ind(g);
+  bool deep = g->depth >= 3 || g->stmts > MAX_STMTS || g->b.n > 6000;
+  unsigned k = P(deep ? 8 : 20);
+  Var *t = target(g);
+  switch (k) {
+  case 0: case 1: case 2:                   /* x = e, of its shape */
+    put(&g->b, "%s = ", t->name);
+    expr(g, t->sh, 0);
+    break;
+  case 3: case 4:                           /* left-indexing */
+    switch (t->sh) {
+    case SH_S: put(&g->b, "%s = ", t->name); expr(g, SH_S, 0); break;
+    case SH_V: case SH_R: put(&g->b, "%s[", t->name); index1(g); put(&g->b, "] = "); expr(g, SH_S, 1); break;
+    default:
+      switch (P(3)) {
+      case 0: put(&g->b, "%s[", t->name); index1(g); put(&g->b, ", "); index1(g); put(&g->b, "] = "); expr(g, SH_S, 1); break;
+      case 1: put(&g->b, "%s[%u, ] = ", t->name, 1 + P(3)); expr(g, SH_R, 1); break;
+      default: put(&g->b, "%s[, %u] = ", t->name, 1 + P(3)); expr(g, SH_V, 1); break;
+      }
+    }
+    break;
+  case 5:                                   /* masked */
+    if (t->sh == SH_S) { put(&g->b, "%s = -%s", t->name, t->name); break; }
+    put(&g->b, "%s[%s %s ", t->name, t->name, P(2) ? ">" : "<=");
+    lit(g);
+    put(&g->b, "] = ");
+    expr(g, SH_S, 1);
+    break;
+  case 6:
+    put(&g->b, "print(");
+    expr(g, (int)P(SH_N), 1);
+    put(&g->b, ")");
+    break;
+  case 7:                                   /* a shape change */
+    put(&g->b, "%s = ", t->name);
+    t->sh = (int)P(SH_N);
+    expr(g, t->sh, 1);
+    break;
+  case 8: case 9: case 10: {                /* for */
+    int l = ++g->loops;
+    put(&g->b, "for (i%d in ", l);
+    switch (P(4)) {
+    case 0: put(&g->b, "1:%u", 1 + P(4)); break;
+    case 1: put(&g->b, "1:2"); break;
+    case 2: put(&g->b, "seq(1, 3)"); break;
+    default: put(&g->b, "1:nrow("); expr(g, (int)P(SH_N), 2); put(&g->b, ")"); break;
+    }
+    put(&g->b, ") {\n");
+    block(g, 1 + (int)P(4));
+    ind(g);
+    put(&g->b, "}");
+    g->loops--;
+    break;
+  }
+  case 11: {                                /* while, bounded by a counter no one else assigns */
+    int l = ++g->loops;
+    put(&g->b, "i%d = 0\n", l);
+    ind(g);
+    put(&g->b, "while (i%d < %u", l, 1 + P(3));
+    if (P(2)) { put(&g->b, " && "); cond(g); }
+    put(&g->b, ") {\n");
+    g->indent++;
+    ind(g);
+    put(&g->b, "i%d = i%d + 1\n", l, l);
+    g->indent--;
+    block(g, 1 + (int)P(3));
+    ind(g);
+    put(&g->b, "}");
+    g->loops--;
+    break;
+  }
+  case 12: case 13: case 14:                /* if, maybe else */
+    put(&g->b, "if (");
+    cond(g);
+    put(&g->b, ") {\n");
+    block(g, (int)P(3));
+    ind(g);
+    put(&g->b, "}");
+    if (P(2)) {
+      put(&g->b, " else {\n");
+      block(g, (int)P(3));
+      ind(g);
+      put(&g->b, "}");
+    }
+    break;
+  case 15:                                  /* an error, usually in a branch not taken */
+    put(&g->b, "if (");
+    if (P(2)) put(&g->b, "FALSE");
+    else {
+      put(&g->b, "sum(");
+      expr(g, (int)P(SH_N), 1);
+      put(&g->b, ") > 20");
+    }
+    put(&g->b, ") stop(\"boom\")");
+    break;
+  case 16:
+    if (g->loops) { put(&g->b, "if ("); cond(g); put(&g->b, ") %s", P(2) ? "break" : "next"); break; }
+    put(&g->b, "%s = ", t->name);
+    expr(g, t->sh, 0);
+    break;
+  case 17:
+    if (g->in_fn) { put(&g->b, "if ("); cond(g); put(&g->b, ") return("); expr(g, g->vars[0].sh, 1); put(&g->b, ")"); break; }
+    put(&g->b, "%s = ", t->name);
+    if (!call_fn(g, t->sh, 0)) expr(g, t->sh, 0);
+    break;
+  case 18:                                  /* a value nothing reads (dead code) */
+    put(&g->b, "dead = ");
+    expr(g, (int)P(SH_N), 0);
+    break;
+  default:
+    put(&g->b, "%s = ", t->name);
+    expr(g, t->sh, 0);
+    break;
+  }
+  put(&g->b, "\n");
+}
+
+static void block(Gen *g, int n) {
+  g->indent++;
+  g->depth++;
+  for (int i = 0; i < n; i++) stmt(g);
+  g->depth--;
+  g->indent--;
+}
+
+static void function(Gen *g, Fn *f) {
+  f->argsh[0] = (int)P(SH_N);
+  f->argsh[1] = P(2) ? SH_S : (int)P(SH_N);
+  f->ressh = f->argsh[0];
+  put(&g->b, "%s = function(x, y) {\n", f->name);
+  Var saved[16];
+  int ns = g->nvars;
+  memcpy(saved, g->vars, sizeof saved);
+  g->vars[0] = (Var){ "x", f->argsh[0] };   /* vars[0] is the result */
+  g->vars[1] = (Var){ "y", f->argsh[1] };
+  g->vars[2] = (Var){ "z", SH_M };
+  g->nvars = 3;
+  for (int i = 0; i < g->nglobals && g->nvars < 8; i++)   /* globals: read, or copied on write */
+    if (P(2)) g->vars[g->nvars++] = saved[i];
+  g->in_fn = true;
+  g->indent++;
+  ind(g);
+  put(&g->b, "z = diag(3)\n");
+  g->indent--;
+  block(g, 1 + (int)P(4));
+  g->indent++;
+  ind(g);
+  expr(g, f->ressh, 1);
+  put(&g->b, "\n");
+  g->indent--;
+  put(&g->b, "}\n");
+  g->in_fn = false;
+  f->ressh = g->vars[0].sh;                 /* (a shape change of x changes the result's) */
+  memcpy(g->vars, saved, sizeof saved);
+  g->nvars = ns;
+  if (P(2)) { put(&g->b, "j%s = jit(%s)\n", f->name, f->name); f->jit = true; }
+  if (P(2)) {                               /* grad(f), jit(grad(f)) or grad(jit(f)) */
+    unsigned k = P(3);
+    const char *in = k == 2 && f->jit ? "j" : "";
+    put(&g->b, "g%s = %sgrad(function(x, y) sum(%s%s(x, y)))%s\n", f->name, k == 1 ? "jit(" : "", in, f->name,
+        k == 1 ? ")" : "");
+    f->grad = true;
+  }
+}
+
+char *progen(Pick *p, size_t *len) {
+  Gen G;
+  memset(&G, 0, sizeof G);
+  Gen *g = &G;
+  g->p = p;
+  static const Var globals[] = { { "a", SH_S }, { "b", SH_S }, { "u", SH_V }, { "v", SH_V },
+                                 { "r", SH_R }, { "M", SH_M }, { "N", SH_M } };
+  put(&g->b, "a = 1.5\nb = -2\nu = [1; 2; 3]\nv = [0.5; -1; 2]\nr = [1, -1, 2]\n"
+             "M = [2, 1, 0; 1, 3, 1; 0, 1, 4]\nN = [1, 0, 2; 0, 1, 0; -1, 2, 1]\ndead = 0\n");
+  g->nglobals = g->nvars = (int)(sizeof globals / sizeof *globals);
+  memcpy(g->vars, globals, sizeof globals);
+  g->nfns = (int)P(3);
+  for (int i = 0; i < g->nfns; i++) {
+    snprintf(g->fns[i].name, sizeof g->fns[i].name, "f%d", i + 1);
+    function(g, &g->fns[i]);
+  }
+  int n = 1 + (int)P(10);
+  for (int i = 0; i < n && g->stmts < MAX_STMTS; i++) stmt(g);
+  put(&g->b, "print(a)\nprint(b)\nprint(u)\nprint(v)\nprint(r)\nprint(M)\nprint(N)\n");
+  if (g->b.oom) { free(g->b.p); return NULL; }
+  *len = g->b.n;
+  return g->b.p;
+}

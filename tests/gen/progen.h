@@ -1,0 +1,30 @@
+/*
+** progen.h — a grammar-based generator of whole MLS programs (docs/robustness.md, "Generated
+** programs"): loops with if, while, left-indexed and masked assignments, shape changes,
+** function calls, errors in live and dead code, grad and jit calls. Its choices come from a
+** Pick: bytes (the libFuzzer harness fuzz_prog: bytes choose productions) or a seeded PRNG
+** (gen_diff, run by make test). Every program ends: loops have fixed trip counts or
+** counters the generator alone assigns, and nothing recurses.
+*/
+#ifndef MLS_PROGEN_H
+#define MLS_PROGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where the choices come from: data[0..n) then zeros (the smallest production), or a
+** xorshift generator when data is NULL. */
+typedef struct Pick {
+  const uint8_t *data;
+  size_t n, at;
+  uint64_t rng;
+} Pick;
+
+void pick_bytes(Pick *p, const uint8_t *data, size_t n);
+void pick_seed(Pick *p, uint64_t seed);
+
+/* Writes one program; returns it NUL-terminated, owned by the caller (free()), its length
+** in *len. NULL only when out of memory. */
+char *progen(Pick *p, size_t *len);
+
+#endif
