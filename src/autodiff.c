@@ -344,8 +344,9 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
               nd->op == OP_ROWPRODS_GRAD ? "rowProds" : nd->op == OP_COLPRODS_GRAD ? "colProds" : "cumsumprod");
   case OP_MATMUL:
     if (!ad_any_active(3, (Value[]){ a, b, g })) {   /* nothing records this: GEMM's T flags, no copies */
-      if (want0) gin[0] = sum_to(I, T(I, matmul_t(I, g, false, b, true, sp)), a, sp);
-      if (want1) gin[1] = sum_to(I, T(I, matmul_t(I, a, true, g, false, sp)), b, sp);
+      Value pa = ad_primal(a), pb = ad_primal(b), pg = ad_primal(g);   /* (boxes of finished tapes) */
+      if (want0) gin[0] = sum_to(I, T(I, matmul_t(I, pg, false, pb, true, sp)), a, sp);
+      if (want1) gin[1] = sum_to(I, T(I, matmul_t(I, pa, true, pg, false, sp)), b, sp);
       break;
     }
     if (want0) gin[0] = sum_to(I, T(I, op_matmul(I, g, T(I, op_transpose(I, b, sp)), sp)), a, sp);

@@ -83,6 +83,10 @@ static Value *lookup_place(Interp *I, AstNode *n) {
 
 /* A read while staging: the Env holding p decides whether it is a capture (stage.c). */
 static Value staged_read(Interp *I, AstNode *n, Value *p) {
+  if (n->slot >= 0) {                          /* the local is unbound: read from outside (for now) */
+    Env *own = env_at(I, n->depth);
+    if (&own->slots[n->slot] != p && own->slots[n->slot].t == VT_UNBOUND) stage_guard_unbound(I, &own->slots[n->slot], own);
+  }
   Env *e = NULL;
   if (p != &n->u.sym->global)
     for (e = I->env; e; e = e->parent)

@@ -302,6 +302,10 @@ bool graph_guards_hold(Interp *I, const Graph *g) {
   for (int i = 0; i < g->nfg; i++) {
     const struct FnGuard *q = &g->fg[i];
     Value *at = g->relative ? graph_place(I, q->place, q->depth, q->slot) : q->place;
+    if (q->t == VT_UNBOUND) {                  /* a local slot that must still be unbound */
+      if (at && at->t != VT_UNBOUND) return false;
+      continue;
+    }
     if (!at) return false;
     Value now = *at;
     if (now.t != q->t || (now.t == VT_BUILTIN ? (const void *)now.u.bi != q->bi : now.u.f->serial != q->serial)) return false;

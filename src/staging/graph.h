@@ -77,7 +77,8 @@ typedef struct Graph {
   int32_t nasg;
   /* functions read from outside while staging (their bodies were inlined): a run checks, in
   ** this order, that each place still holds the same function (a closure by its serial, not
-  ** retained: a graph held by a closure must not keep that closure alive), else it is stale */
+  ** retained: a graph held by a closure must not keep that closure alive), else it is stale;
+  ** t == VT_UNBOUND: a block's local slot that a read found unbound (stage_guard_unbound) */
   struct FnGuard { Value *place; Env *env; int32_t depth, slot; uint8_t t; const void *bi; uint64_t serial; } *fg;
   int32_t nfg;
   /* a block in a function's body: places (captures, guards, asg) are relative to the running

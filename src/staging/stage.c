@@ -172,6 +172,16 @@ static void guard_fn(Graph *g, Value *place, Env *env, Value fn) {
                                       fn.t == VT_FUNC ? fn.u.f->serial : 0 };
 }
 
+void stage_guard_unbound(Interp *I, Value *slot, Env *env) {
+  Tape *t = I->stage;
+  Graph *g = t->graph;
+  if (!t->active || !g || !g->block || !env || !stage_outside(I, env)) return;
+  for (int i = 0; i < g->nfg; i++)
+    if (g->fg[i].place == slot) return;
+  g->fg = mem_realloc(g->fg, (size_t)(g->nfg + 1) * sizeof *g->fg);
+  g->fg[g->nfg++] = (struct FnGuard){ slot, env, 0, -1, VT_UNBOUND, NULL, 0 };
+}
+
 Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   Value v = *place;
   Tape *t = I->stage;
@@ -481,7 +491,7 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   ** trace read them as values, so its result would be a constant there: that graph runs
   ** eagerly instead. */
   if (I->stage && I->stage->active && I->stage->graph)
-    graph_mark_dynamic(I->stage->graph, I, sp, "a jit function with effects is traced inside it");
+    graph_mark_dynamic(I->stage->graph, I, sp, "a jit function first called inside it returns its traced run's value (effects, a grad, or no graph)");
   val_retain(r);
   tmp_release_to(I, mark);
   return r;
@@ -699,7 +709,9 @@ static void relativize(Interp *I, Graph *g, Span sp) {
     if (!q->env) continue;
     q->depth = env_depth(I, q->env);
     q->slot = (int32_t)(q->place - q->env->slots);
-    if (q->depth < 0) graph_mark_dynamic(g, I, sp, "a function is read from another function's variables");
+    if (q->depth < 0)
+      graph_mark_dynamic(g, I, sp, q->t == VT_UNBOUND ? "a name is read from another function's variables"
+                                                      : "a function is read from another function's variables");
   }
   g->asgdepth = mem_alloc((size_t)(g->nasg > 0 ? g->nasg : 1) * sizeof(int32_t));
   g->asgslot = mem_alloc((size_t)(g->nasg > 0 ? g->nasg : 1) * sizeof(int32_t));

@@ -23,6 +23,10 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
 ** a global): a number or matrix from outside the staged code becomes a capture node, read
 ** again at every run. Returns the value to use (owned). */
 Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp);
+/* A read while a block is staged found the local slot of env unbound and fell back to an outer
+** binding: a run of the block's graph checks that the slot is still unbound (else the name
+** means the local now, and the block is traced again). */
+void stage_guard_unbound(Interp *I, Value *slot, Env *env);
 /* True when env was made outside the innermost active stage (its variables are captures). */
 static inline bool stage_outside(const Interp *I, const Env *env) {
   return !env || env->stage_id < I->stage->id;

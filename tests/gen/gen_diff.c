@@ -10,6 +10,27 @@
 #include "gendiff.h"
 #include "progen.h"
 
+/* the program being run, written out if it crashes the process (an internal assertion) */
+static const char *volatile cur_prog;
+static volatile size_t cur_len;
+static volatile uint64_t cur_k;
+static const char *volatile cur_save;
+
+static void on_crash(int sig) {
+  static const char msg[] = "gen_diff: crashed on this program:\n";
+  if (write(2, msg, sizeof msg - 1) < 0) {}
+  if (cur_prog && write(2, cur_prog, cur_len) < 0) {}
+  if (cur_prog && cur_save) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/crash-%llu.mls", cur_save, (unsigned long long)cur_k);
+    mkdir(cur_save, 0777);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) { if (write(fd, cur_prog, cur_len) < 0) {} close(fd); }
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 static void usage(void) {
   fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K]\n");
   exit(2);
@@ -48,12 +69,20 @@ int main(int argc, char **argv) {
     return 0;
   }
   uint64_t diffs = 0, errs = 0, limits = 0, ran = 0;
+  signal(SIGABRT, on_crash);
+  signal(SIGSEGV, on_crash);
+  signal(SIGBUS, on_crash);
+  signal(SIGFPE, on_crash);
+  cur_save = save;
   for (uint64_t k = from; k < from + count; k++) {
     Pick p;
     pick_seed(&p, seed * 1000003u + k);
     size_t n;
     char *prog = progen(&p, &n);
     if (!prog) { fprintf(stderr, "gen_diff: out of memory\n"); return 2; }
+    cur_prog = prog;
+    cur_len = n;
+    cur_k = k;
     GdRun e;
     gd_run(prog, n, GD_EAGER, &e);
     ran++;

@@ -84,6 +84,7 @@ typedef struct Gen {
   int loops;          /* loops around the statement being written (loop variables i1.., k1..) */
   int depth;          /* statement nesting */
   bool in_fn;
+  bool closure;       /* h = function(w) ... is defined in the function being written */
   int stmts;          /* statements written so far: a bound on the program's size */
 } Gen;
 
@@ -259,9 +260,20 @@ static void expr(Gen *g, int sh, int d) {
     }
     return;
   }
+  if (k == 16) {
+    if (g->closure) { put(&g->b, "h("); expr(g, sh, d + 1); put(&g->b, ")"); return; }
+    if (sh == SH_S && !g->in_fn) { put(&g->b, "L$a"); return; }
+    if (sh == SH_V && !g->in_fn) { put(&g->b, "L$b"); return; }
+    if (sh == SH_V) { put(&g->b, "rand(rows = 3, cols = 1%s)", P(2) ? ", seed = 5" : ""); return; }
+  }
   switch (sh) {
   case SH_S:
-    switch (P(10)) {
+    switch (P(13)) {
+    case 10:   /* the stable rewrites (softplus, logsoftmax) differ from eager code where it overflows, by
+               ** design (docs/staging.md): their inputs are kept in [-1, 1] so both are finite */
+      put(&g->b, "log(1 + exp(tanh("); expr(g, SH_S, d + 1); put(&g->b, ")))"); return;
+    case 11: put(&g->b, "sd("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 12: put(&g->b, "sum("); expr(g, SH_V, d + 1); put(&g->b, " * "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
     case 0: put(&g->b, "sum("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
     case 1: put(&g->b, "mean("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
     case 2: put(&g->b, "max("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
@@ -286,7 +298,9 @@ static void expr(Gen *g, int sh, int d) {
     default: put(&g->b, "["); expr(g, SH_S, d + 1); put(&g->b, "; "); expr(g, SH_S, d + 1); put(&g->b, "; "); expr(g, SH_S, d + 1); put(&g->b, "]"); return;
     }
   case SH_R:
-    switch (P(5)) {
+    switch (P(7)) {
+    case 5: put(&g->b, "softmax("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    case 6: put(&g->b, "log(softmax(tanh("); expr(g, SH_R, d + 1); put(&g->b, ")))"); return;
     case 0: put(&g->b, "t("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
     case 1: put(&g->b, "colSums("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
     case 2: indexable(g, SH_M); put(&g->b, "["); put(&g->b, "%u", 1 + P(3)); put(&g->b, ", ]"); return;
@@ -294,7 +308,9 @@ static void expr(Gen *g, int sh, int d) {
     default: put(&g->b, "cumsum("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
     }
   default:
-    switch (P(8)) {
+    switch (P(10)) {
+    case 8: put(&g->b, "t(t("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
+    case 9: put(&g->b, "(t("); expr(g, SH_M, d + 1); put(&g->b, ") %%*%% "); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
     case 0: put(&g->b, "("); expr(g, SH_M, d + 1); put(&g->b, " %%*%% "); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
     case 1: put(&g->b, "t("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
     case 2: put(&g->b, "("); expr(g, SH_V, d + 1); put(&g->b, " %%*%% "); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
@@ -335,7 +351,7 @@ static void stmt(Gen *g) {
   g->stmts++;
   ind(g);
   bool deep = g->depth >= 3 || g->stmts > MAX_STMTS || g->b.n > 6000;
-  unsigned k = P(deep ? 8 : 20);
+  unsigned k = P(deep ? 8 : 21);
   Var *t = target(g);
   switch (k) {
   case 0: case 1: case 2:                   /* x = e, of its shape */
@@ -442,6 +458,12 @@ static void stmt(Gen *g) {
     put(&g->b, "dead = ");
     expr(g, (int)P(SH_N), 0);
     break;
+  case 19:                                  /* a list's element */
+    if (!g->in_fn && P(2)) { put(&g->b, "L$a = "); expr(g, SH_S, 1); break; }
+    if (!g->in_fn) { put(&g->b, "L$b = "); expr(g, SH_V, 1); break; }
+    put(&g->b, "%s = ", t->name);
+    expr(g, t->sh, 0);
+    break;
   default:
     put(&g->b, "%s = ", t->name);
     expr(g, t->sh, 0);
@@ -476,6 +498,11 @@ static void function(Gen *g, Fn *f) {
   g->indent++;
   ind(g);
   put(&g->b, "z = diag(3)\n");
+  if (P(2)) {
+    ind(g);
+    put(&g->b, "h = function(w) { w * %s + z[1, 1] }\n", f->argsh[1] == SH_S ? "y" : "2");
+    g->closure = true;
+  }
   g->indent--;
   block(g, 1 + (int)P(4));
   g->indent++;
@@ -485,6 +512,7 @@ static void function(Gen *g, Fn *f) {
   g->indent--;
   put(&g->b, "}\n");
   g->in_fn = false;
+  g->closure = false;
   f->ressh = g->vars[0].sh;                 /* (a shape change of x changes the result's) */
   memcpy(g->vars, saved, sizeof saved);
   g->nvars = ns;
@@ -506,7 +534,8 @@ char *progen(Pick *p, size_t *len) {
   static const Var globals[] = { { "a", SH_S }, { "b", SH_S }, { "u", SH_V }, { "v", SH_V },
                                  { "r", SH_R }, { "M", SH_M }, { "N", SH_M } };
   put(&g->b, "a = 1.5\nb = -2\nu = [1; 2; 3]\nv = [0.5; -1; 2]\nr = [1, -1, 2]\n"
-             "M = [2, 1, 0; 1, 3, 1; 0, 1, 4]\nN = [1, 0, 2; 0, 1, 0; -1, 2, 1]\ndead = 0\n");
+             "M = [2, 1, 0; 1, 3, 1; 0, 1, 4]\nN = [1, 0, 2; 0, 1, 0; -1, 2, 1]\ndead = 0\n"
+             "L = list(a = 1, b = [1; 2; 3])\n");
   g->nglobals = g->nvars = (int)(sizeof globals / sizeof *globals);
   memcpy(g->vars, globals, sizeof globals);
   g->nfns = (int)P(3);
@@ -516,7 +545,7 @@ char *progen(Pick *p, size_t *len) {
   }
   int n = 1 + (int)P(10);
   for (int i = 0; i < n && g->stmts < MAX_STMTS; i++) stmt(g);
-  put(&g->b, "print(a)\nprint(b)\nprint(u)\nprint(v)\nprint(r)\nprint(M)\nprint(N)\n");
+  put(&g->b, "print(a)\nprint(b)\nprint(u)\nprint(v)\nprint(r)\nprint(M)\nprint(N)\nprint(L$a)\nprint(L$b)\n");
   if (g->b.oom) { free(g->b.p); return NULL; }
   *len = g->b.n;
   return g->b.p;

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""reduce_prog.py — shrinks an MLS program that shows a defect (a crash, or a difference
+between modes found by tests/gen/gen_diff) to a few lines, by removing lines and balanced
+{ } blocks while the defect stays.
+
+  tools/reduce_prog.py PROGRAM.mls --crash [--mls ./mls] [--flags "--staged"]
+  tools/reduce_prog.py PROGRAM.mls --differ "--staged" [--mls ./mls]
+
+--crash: interesting while mls exits with a signal or an internal error.
+--differ F: interesting while `mls` and `mls F` (both at --digits 17) differ in status,
+stderr or stdout. Writes the result to PROGRAM.min.mls.
+"""
+import argparse, subprocess, sys, tempfile, os
+
+def run(mls, flags, text):
+    with tempfile.NamedTemporaryFile('w', suffix='.mls', delete=False) as f:
+        f.write(text)
+        path = f.name
+    try:
+        p = subprocess.run([mls] + flags + ['--digits', '17', path], capture_output=True, text=True, timeout=30)
+        return p.returncode, p.stdout, p.stderr.replace(path, 'P')
+    except subprocess.TimeoutExpired:
+        return 'timeout', '', ''
+    finally:
+        os.unlink(path)
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('prog')
+    ap.add_argument('--mls', default='./mls')
+    ap.add_argument('--flags', default='')
+    ap.add_argument('--crash', action='store_true')
+    ap.add_argument('--differ')
+    a = ap.parse_args()
+    flags = a.flags.split()
+    def interesting(text):
+        if a.crash:
+            rc, _, err = run(a.mls, flags, text)
+            return rc != 'timeout' and (rc < 0 or rc == 134 or 'internal error' in err)
+        e = run(a.mls, flags, text)
+        s = run(a.mls, flags + a.differ.split(), text)
+        return e[0] != 'timeout' and s[0] != 'timeout' and e != s
+    lines = open(a.prog).read().split('\n')
+    if not interesting('\n'.join(lines)):
+        sys.exit('reduce_prog: the program does not show the defect')
+    changed = True
+    while changed:
+        changed = False
+        i = len(lines) - 1
+        while i >= 0:
+            # a line, or a line opening a block together with its block
+            depth, j = 0, i
+            for j in range(i, len(lines)):
+                depth += lines[j].count('{') - lines[j].count('}')
+                if depth <= 0: break
+            for lo, hi in ((i, j), (i, i)):
+                cand = lines[:lo] + lines[hi + 1:]
+                if hi >= lo and interesting('\n'.join(cand)):
+                    lines = cand
+                    changed = True
+                    break
+            i = min(i, len(lines)) - 1
+    out = os.path.splitext(a.prog)[0] + '.min.mls'
+    open(out, 'w').write('\n'.join(lines))
+    print('\n'.join(lines))
+
+main()
