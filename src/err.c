@@ -14,7 +14,16 @@
 static void record_trace(Interp *I) {
   size_t k = 0;
   I->err.trace[0] = '\0';
-  for (int i = I->nframes - 1; i >= 0 && k + 200 < sizeof I->err.trace; i--) {
+  for (int i = I->nframes - 1; i >= -1 && k + 200 < sizeof I->err.trace; i--) {
+    if (I->gchain && i == I->gchain_at - 1)      /* a graph node: the calls it was inlined through */
+      for (int c = I->gchain->n - 1; c >= 0 && k + 200 < sizeof I->err.trace; c--) {
+        const InlineFrame *q = &I->gchain->f[c];
+        char where[512];
+        if (q->call_src) diag_where(where, sizeof where, q->call_src, q->call_site.start);
+        else snprintf(where, sizeof where, "?");
+        k += (size_t)snprintf(I->err.trace + k, sizeof I->err.trace - k, "  in %s() at %s\n", q->name, where);
+      }
+    if (i < 0) break;
     const Frame *f = &I->frames[i];
     if (!f->entered) continue;             /* failed while binding its arguments */
     char where[512];
@@ -94,6 +103,8 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
   Source *src = I->src;
   const char *backward_of = I->ad_backward_of;
   Span call_span = I->call_span;
+  const InlineChain *gchain = I->gchain;
+  int gchain_at = I->gchain_at;
   j.prev = I->errjmp;
   j.defer_mark = I->ndefers;
   I->errjmp = &j;
@@ -110,6 +121,8 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
     I->env = env;
     I->src = src;
     I->call_span = call_span;
+    I->gchain = gchain;
+    I->gchain_at = gchain_at;
     I->ad_backward_of = backward_of;
     I->inplace_ok = false;
     I->eval_depth = depth;

@@ -261,10 +261,33 @@ static Value op_matmul_at(Interp *I, Value a, Value b, Span sp) {
   return val_mat(C);
 }
 
+/* A vector operand op(X) (r x c with r or c 1) whose values are consecutive in memory, as an
+** untransposed packed view va: a product then makes the same BLAS call whichever way X is laid
+** out (a transposed view eagerly, a packed copy in a staged graph), so its bits are the same. */
+static bool vector_view(const Tensor *X, bool t, int64_t r, int64_t c, Tensor *va) {
+  if (r != 1 && c != 1) return false;
+  int64_t len = r * c;
+  if (len > 1) {
+    int64_t step = tensor_rows(X) == 1 ? X->stride[1] : X->stride[0];
+    if (step != 1) return false;
+  }
+  *va = *X;
+  va->shape[0] = r;
+  va->shape[1] = c;
+  va->stride[0] = c;
+  va->stride[1] = 1;
+  (void)t;
+  return true;
+}
+
 Tensor *op_gemm_new(Interp *I, bool ta, bool tb, Tensor *A, Tensor *B, Span sp) {
   int64_t m = ta ? tensor_cols(A) : tensor_rows(A), n = tb ? tensor_rows(B) : tensor_cols(B);
+  int64_t k = ta ? tensor_rows(A) : tensor_cols(A);
   Tensor *C = tensor_new_on(I, be_place((Tensor *[]){ A, B }, 2), m, n);
   const Backend *be = be_runner(OP_MATMUL, C, (Tensor *[]){ A, B }, 2);
+  Tensor va, vb;
+  if (vector_view(A, ta, m, k, &va)) { A = &va; ta = false; }
+  if (vector_view(B, tb, k, n, &vb)) { B = &vb; tb = false; }
   int rc = be->gemm(ta, tb, 1.0, A, B, 0.0, C);
   if (I->interrupted) { tensor_free_ref(C); interp_check_interrupt(I, sp); }   /* stopped between panels */
   if (rc != 0) {

@@ -4,11 +4,12 @@ between modes found by tests/gen/gen_diff) to a few lines, by removing lines and
 { } blocks while the defect stays.
 
   tools/reduce_prog.py PROGRAM.mls --crash [--mls ./mls] [--flags "--staged"]
-  tools/reduce_prog.py PROGRAM.mls --differ "--staged" [--mls ./mls]
+  tools/reduce_prog.py PROGRAM.mls --differ "--staged" [--exact] [--mls ./mls]
 
 --crash: interesting while mls exits with a signal or an internal error.
 --differ F: interesting while `mls` and `mls F` (both at --digits 17) differ in status,
-stderr or stdout. Writes the result to PROGRAM.min.mls.
+stderr or stdout (numbers to 1e-12 relative; with --exact, the same text, with
+MLS_EXACT_REWRITES=1 as tests/gen/gen_diff runs the CPU modes). Writes the result to PROGRAM.min.mls.
 """
 import argparse, subprocess, sys, tempfile, os
 
@@ -24,6 +25,19 @@ def run(mls, flags, text):
     finally:
         os.unlink(path)
 
+def same_numbers(a, b):
+    """a and b equal with numbers to 1e-12 relative, as MLS_TEST_COMPARE (src/testrun.c)."""
+    ta, tb = a.split(), b.split()
+    if len(ta) != len(tb): return False
+    for x, y in zip(ta, tb):
+        if x == y: continue
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            return False
+        if fx != fy and not abs(fx - fy) <= 1e-12 * max(abs(fx), abs(fy)): return False
+    return True
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('prog')
@@ -31,7 +45,9 @@ def main():
     ap.add_argument('--flags', default='')
     ap.add_argument('--crash', action='store_true')
     ap.add_argument('--differ')
+    ap.add_argument('--exact', action='store_true')
     a = ap.parse_args()
+    if a.exact: os.environ['MLS_EXACT_REWRITES'] = '1'
     flags = a.flags.split()
     def interesting(text):
         if a.crash:
@@ -39,7 +55,8 @@ def main():
             return rc != 'timeout' and (rc < 0 or rc == 134 or 'internal error' in err)
         e = run(a.mls, flags, text)
         s = run(a.mls, flags + a.differ.split(), text)
-        return e[0] != 'timeout' and s[0] != 'timeout' and e != s
+        same = e[1] == s[1] if a.exact else same_numbers(e[1], s[1])
+        return e[0] != 'timeout' and s[0] != 'timeout' and (e[0] != s[0] or e[2] != s[2] or not same)
     lines = open(a.prog).read().split('\n')
     if not interesting('\n'.join(lines)):
         sys.exit('reduce_prog: the program does not show the defect')

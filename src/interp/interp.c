@@ -52,6 +52,8 @@ Interp *interp_new(void) {
   I->retval = val_null();
   I->last = val_null();
   I->threads = 0;
+  const char *ex = getenv("MLS_EXACT_REWRITES");
+  I->exact_rewrites = ex && *ex && strcmp(ex, "0") != 0;
   bi_open(I);
   if (be_cpu.set_stop) be_cpu.set_stop(&I->interrupted);   /* the CPU's kernels poll Ctrl-C */
   return I;

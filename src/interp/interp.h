@@ -45,6 +45,12 @@ typedef struct Frame {
   bool entered;              /* arguments bound: errors from here on are inside the callee */
 } Frame;
 
+/* The calls a staged graph's node was inlined through while tracing, outermost first: a run of
+** the node reports them in an error's call stack as the frames eager code would have had
+** (record_trace, err.c). Owned by the graph. */
+typedef struct InlineFrame { char name[48]; Source *call_src; Span call_site; } InlineFrame;
+typedef struct InlineChain { int32_t n; InlineFrame *f; } InlineChain;
+
 typedef struct Defer { CleanupFn fn; void *p; } Defer;
 
 typedef struct CmdParam { Symbol *name; Value v; } CmdParam;
@@ -101,6 +107,8 @@ struct Interp {
   bool repl;                 /* echo expression values */
   const char *stdlib_dir;
   volatile sig_atomic_t interrupted;
+  const InlineChain *gchain; /* a graph node running (graph_run_nodes): its inlined calls, shown */
+  int gchain_at;             /* in a call stack above frames[0..gchain_at) */
   int64_t fuel;              /* fuzz builds (MLS_FUZZ): loop iterations and calls left, then as
                              ** Ctrl-C; a budget that, unlike a timer, stops a run at the same
                              ** place every time (0: none) */
@@ -119,6 +127,9 @@ struct Interp {
   bool staged_mode;          /* --staged: straight-line blocks of the script run staged */
   bool explain_staged;       /* --explain: print each staged block's graph */
   bool jit_all;              /* --jit-all (a test aid): every user function call runs as jit(f) */
+  bool exact_rewrites;       /* $MLS_EXACT_REWRITES (a test aid, tests/gen): staged graphs skip the
+                             ** rewrites that change the last bits (softplus, logsoftmax, exp(log(x)),
+                             ** sum(X %*% Y)), so staged results equal eager ones bit for bit */
   bool jit_bypass;           /* the next call_value of a user function runs it as it is */
   int block_frame;           /* > 0: the body of the call at this frame depth runs as staged blocks
                              ** (a jit function whose control flow depends on traced values) */

@@ -50,6 +50,12 @@ void graph_free(Graph *g) {
       mem_free(nd->fused);
     }
   }
+  for (int i = 0; i < g->nchains; i++) {
+    for (int k = 0; k < g->chains[i].n; k++)
+      if (g->chains[i].f[k].call_src) source_release(g->chains[i].f[k].call_src);
+    mem_free(g->chains[i].f);
+  }
+  mem_free(g->chains);
   mem_free(g->fg);
   mem_free(g->asgdepth);
   mem_free(g->asgslot);
@@ -84,8 +90,40 @@ int32_t graph_add(Graph *g, GKind k, Span sp, Source *src) {
   nd->vt = VT_NULL;
   nd->span = sp;
   nd->src = src;
+  nd->chain = -1;
   if (src) source_retain(src);
   return g->n++;
+}
+
+int32_t graph_chain(Interp *I, Graph *g) {
+  int n = 0;
+  for (int i = g->fbase; i < I->nframes; i++) n += I->frames[i].entered;
+  if (n <= 0) return -1;
+  InlineFrame f[64];
+  if (n > 64) n = 64;
+  int m = 0;
+  for (int i = g->fbase; i < I->nframes && m < n; i++) {
+    const Frame *fr = &I->frames[i];
+    if (!fr->entered) continue;
+    snprintf(f[m].name, sizeof f[m].name, "%s", !fr->fi ? "source" : fr->fi->name ? fr->fi->name->name : "<anonymous>");
+    f[m].call_src = fr->call_src;
+    f[m++].call_site = fr->call_site;
+  }
+  if (g->nchains > 0) {                      /* the same as the last one (nodes come in runs) */
+    const InlineChain *c = &g->chains[g->nchains - 1];
+    bool same = c->n == m;
+    for (int k = 0; k < m && same; k++)
+      same = c->f[k].call_src == f[k].call_src && c->f[k].call_site.start == f[k].call_site.start &&
+             c->f[k].call_site.end == f[k].call_site.end && strcmp(c->f[k].name, f[k].name) == 0;
+    if (same) return g->nchains - 1;
+  }
+  InlineFrame *copy = mem_alloc((size_t)m * sizeof *copy);
+  memcpy(copy, f, (size_t)m * sizeof *copy);
+  for (int k = 0; k < m; k++)
+    if (copy[k].call_src) source_retain(copy[k].call_src);
+  g->chains = mem_realloc(g->chains, (size_t)(g->nchains + 1) * sizeof *g->chains);
+  g->chains[g->nchains] = (InlineChain){ m, copy };
+  return g->nchains++;
 }
 
 void graph_mark_dynamic(Graph *g, Interp *I, Span sp, const char *fmt, ...) {
@@ -321,6 +359,8 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
 
 Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale) {
   *stale = false;
+  const InlineChain *saved_chain = I->gchain;
+  int saved_at = I->gchain_at;
   int mark = I->ntmp;
   List *hold = list_new(g->n > 0 ? g->n : 1);            /* node values: released on a throw */
   tmp_push(I, val_list(hold));
@@ -340,10 +380,12 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
     Value *at = g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
     if (!at || !same_shape(nd, *at)) { *stale = true; goto done; }
   }
+  I->gchain_at = I->nframes;
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
     if (nd->flags & GF_DEAD) continue;
     int nin = nd->nin < 64 ? nd->nin : 64;
+    I->gchain = nd->chain >= 0 ? &g->chains[nd->chain] : NULL;
     for (int k = 0; k < nin; k++) args[k] = vals[nd->in[k]];
     if (nd->src) I->src = nd->src;
     Value r = val_null();
@@ -394,6 +436,8 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
     }
   }
 done:
+  I->gchain = saved_chain;
+  I->gchain_at = saved_at;
   I->src = saved_src;
   Value res = val_unbound();
   if (!*stale) res = build_out(I, &g->out, vals);

@@ -50,6 +50,7 @@ typedef struct GNode {
   Source *src;              /* retained */
   int32_t uses;             /* consumers (computed by graph_count_uses) */
   FusedProg *fused;         /* GN_FUSED (owned) */
+  int32_t chain;            /* Graph.chains: the calls it was inlined through (-1: none) */
 } GNode;
 
 /* How the staged function's result is rebuilt from node values. */
@@ -86,6 +87,9 @@ typedef struct Graph {
   bool relative;
   Env *benv;
   int32_t *asgdepth, *asgslot;
+  /* the calls nodes were inlined through (GNode.chain); frames[fbase..] while tracing */
+  InlineChain *chains;
+  int32_t nchains, fbase;
   /* staging found something that cannot be staged: the calls run eagerly */
   bool dynamic;
   bool effects;             /* an effect was recorded (stage_call) */
@@ -110,6 +114,8 @@ void graph_children(const Graph *g, GcVisit fn, void *ctx);
 void gout_clear(Graph *g);
 /* Appends a node of kind k (returned index); the node's fields are set by the caller. */
 int32_t graph_add(Graph *g, GKind k, Span sp, Source *src);
+/* The calls frames[g->fbase..] the trace is inside now, as an index of g->chains (-1: none). */
+int32_t graph_chain(Interp *I, Graph *g);
 /* Marks the graph as not stageable, with the reason (the first one wins). */
 void graph_mark_dynamic(Graph *g, Interp *I, Span sp, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void graph_log(Graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -106,8 +106,10 @@ static void set_op(GNode *nd, OpKind op, int nin, const int32_t *in) {
 
 /* A new op node (appended: the final topological sort puts it before its users). */
 static int32_t add_op(Graph *g, OpKind op, int nin, const int32_t *in, const GNode *like, uint8_t vt, int64_t r, int64_t c) {
+  int32_t chain = like->chain;
   int32_t id = graph_add(g, GN_OP, like->span, like->src);
   GNode *nd = &g->nodes[id];
+  nd->chain = chain;
   set_op(nd, op, nin, in);
   nd->vt = vt;
   nd->rows = r;
@@ -176,7 +178,8 @@ static void fold_constants(Interp *I, Graph *g) {
   if (folded) graph_log(g, "  constant folding: %d op%s computed while staging", folded, folded == 1 ? "" : "s");
 }
 
-static void rewrite(Graph *g) {
+/* exact: only the rewrites that keep eager's bits (Interp.exact_rewrites) */
+static void rewrite(Graph *g, bool exact) {
   char at[48];
   for (int i = 0; i < g->n; i++) {
     GNode *nd = &g->nodes[i];
@@ -203,7 +206,7 @@ static void rewrite(Graph *g) {
       }
       break;
     case OP_EXP:                                     /* exp(log(x)) -> x, NaN where x < 0 */
-      if (is_op(g, a, OP_LOG)) {
+      if (is_op(g, a, OP_LOG) && !exact) {
         int32_t x = g->nodes[a].in[0];
         GNode xs = g->nodes[x];
         int32_t zero = add_num(g, 0), nan = add_num(g, NAN);
@@ -215,6 +218,7 @@ static void rewrite(Graph *g) {
       }
       break;
     case OP_LOG:
+      if (exact) break;
       if (is_op(g, a, OP_ADD)) {                     /* log(1 + exp(x)) -> softplus(x) */
         const GNode *ad = &g->nodes[a];
         int32_t e = -1;
@@ -232,7 +236,7 @@ static void rewrite(Graph *g) {
       }
       break;
     case OP_SUM:                                     /* sum(X %*% Y) -> sum(t(colSums(X)) * rowSums(Y)) */
-      if (is_op(g, a, OP_MATMUL) && g->nodes[a].uses == 1) {
+      if (is_op(g, a, OP_MATMUL) && g->nodes[a].uses == 1 && !exact) {
         int32_t x = g->nodes[a].in[0], y = g->nodes[a].in[1];
         GNode xs = g->nodes[x], ys = g->nodes[y];
         if (xs.vt != VT_MAT || ys.vt != VT_MAT) break;
@@ -531,7 +535,7 @@ void graph_optimize(Interp *I, Graph *g) {
   dce(I, g);                          /* rewrites see only what is needed */
   toposort_compact(I, g);
   graph_count_uses(g);
-  rewrite(g);
+  rewrite(g, I->exact_rewrites);
   toposort_compact(I, g);             /* nodes a rewrite added go before their users */
   graph_count_uses(g);
   cse(I, g);

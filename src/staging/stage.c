@@ -85,6 +85,7 @@ Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, i
   for (int k = 0; k < nextra && n < 12; k++) ins[n++] = node_of(I, t, extra[k], sp);
   Graph *g = t->graph;
   int32_t id = graph_add(g, GN_OP, sp, I->src);
+  g->nodes[id].chain = graph_chain(I, g);
   GNode *nd = &g->nodes[id];
   nd->op = (uint16_t)op;
   nd->nin = n;
@@ -130,6 +131,7 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
   int32_t *ins = mem_alloc((size_t)(nargs > 0 ? nargs : 1) * sizeof(int32_t));
   for (int k = 0; k < nargs; k++) ins[k] = node_of(I, t, args[k], sp);
   int32_t id = graph_add(g, GN_CALL, sp, I->src);
+  g->nodes[id].chain = graph_chain(I, g);
   GNode *nd = &g->nodes[id];
   nd->bi = b;
   nd->nin = nargs;
@@ -334,9 +336,18 @@ static void collect_outs(Graph *g, const GOut *o) {
 }
 
 /* v without t's boxes, lists rebuilt (owned). */
+/* Does v hold (in a list, at any depth) a box that unbox(., t) removes? */
+static bool holds_strippable(Value v, const Tape *t) {
+  if (v.t == VT_BOX) return v.u.box->tape == t || !v.u.box->tape->active || holds_strippable(v.u.box->v, t);
+  if (v.t == VT_LIST)
+    for (int i = 0; i < v.u.l->n; i++)
+      if (holds_strippable(v.u.l->items[i], t)) return true;
+  return false;
+}
+
 static Value strip_deep(Interp *I, Value v, Tape *t) {
   Value u = unbox(v, t);
-  if (u.t != VT_LIST || !holds_box(u, NULL)) { val_retain(u); return u; }
+  if (u.t != VT_LIST || !holds_strippable(u, t)) { val_retain(u); return u; }
   List *l = list_new(u.u.l->n > 0 ? u.u.l->n : 1);
   l->multi = u.u.l->multi;
   Value r = val_list(l);
@@ -356,6 +367,7 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   int mark = I->ntmp;
   Graph *g = graph_new();
   mls_defer(I, graph_free_cb, g);
+  g->fbase = I->nframes + (f.t == VT_FUNC && f.u.f->fi ? 1 : 0);   /* (a run pushes f's frame) */
   Tape *t = ad_stage_tape(I, g);
   List *boxed = list_new(nargs > 0 ? nargs : 1);
   tmp_push(I, val_list(boxed));
@@ -804,6 +816,7 @@ Value stage_block(Interp *I, AstNode **s, int n) {
   mls_defer(I, graph_free_cb, g);                  /* a throw frees it until the table holds it */
   g->block = true;
   g->benv = I->env;
+  g->fbase = I->nframes;
   Tape *t = ad_stage_tape(I, g);
   Tape *saved = I->stage;
   I->stage = t;
