@@ -1625,7 +1625,8 @@ __attribute__((noinline)) static Value eval_assign_path(Interp *I, AstNode *n, V
   Value cur = val_unbound();
   if (place && I->stage) {
     /* While staging, the target is read as the block's input before it is written: X[i] = v
-    ** updates the value X holds when the graph runs, not the one it held when traced. */
+    ** updates the value X holds when the graph runs, not the one it held when traced (a list
+    ** makes the block eager: its items are not graph values). */
     cur = staged_read(I, root, place);
     tmp_push(I, cur);
   }

@@ -46,6 +46,12 @@ static Value unbox(Value v, const Tape *t) {
   return v;
 }
 
+/* v without its outer boxes of finished tapes (borrowed). */
+static Value strip_finished(Value v) {
+  while (v.t == VT_BOX && !v.u.box->tape->active) v = v.u.box->v;
+  return v;
+}
+
 static void set_shape(GNode *nd, Value v) {
   Value p = ad_primal(v);
   nd->vt = p.t;
@@ -185,6 +191,13 @@ void stage_guard_unbound(Interp *I, Value *slot, Env *env) {
 }
 
 Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
+  if (place->t == VT_BOX && !place->u.box->tape->active) {   /* a finished trace's box: its value */
+    Value w = strip_finished(*place);
+    val_retain(w);
+    Value old = *place;
+    *place = w;
+    val_release(old);
+  }
   Value v = *place;
   Tape *t = I->stage;
   Value p = ad_primal(v);
@@ -675,7 +688,8 @@ void stage_blocks_free(Interp *I) {
 
 void stage_assigned(Interp *I, Value *place, Symbol *sym, Env *env) {
   Graph *g = I->stage->graph;
-  if (!g || !g->block || !I->stage->active || (env && env != g->benv)) return;   /* a call's own local */
+  /* (recorded after the block turned eager too: its boxes are stripped from the place at the end) */
+  if (!g || !g->block || (env && env != g->benv)) return;   /* a call's own local */
   for (int i = 0; i < g->nasg; i++)
     if (g->asg[i] == place) return;
   g->asg = mem_realloc(g->asg, (size_t)(g->nasg + 1) * sizeof(Value *));
