@@ -56,8 +56,9 @@ const Builtin builtin_table[] = {
   { "ceil", bi_unary, "ceil(x)", OP_CEIL, DIFF | BI_AD, "Smallest whole number not below x, elementwise." },
   { "ceiling", bi_unary, "ceiling(x)", OP_CEIL, DIFF | BI_AD, "DML's and R's name of ceil: smallest whole number not below x, elementwise." },
   { "centralMoment", bi_moment, "centralMoment(X, W=, k=)", OP_NONE, DIFF | BI_AD, "DML's other name of moment: the k-th central moment of a column vector, optionally weighted." },
-  { "cholesky", bi_cholesky, "cholesky(A)", OP_NONE, 0, "Lower-triangular L with L %*% t(L) = A for symmetric positive definite A.\n"
-    "R's chol gives the upper factor t(L). A not positive definite is an error naming the leading minor." },
+  { "cholesky", bi_cholesky, "cholesky(A)", OP_NONE, DIFF | BI_AD, "Lower-triangular L with L %*% t(L) = A for symmetric positive definite A.\n"
+    "R's chol gives the upper factor t(L). A not positive definite is an error naming the leading minor.\n"
+    "Differentiable (grad, jvp): along symmetric perturbations; the gradient is symmetric." },
   { "colMaxs", bi_colMaxs, "colMaxs(X)", OP_COLMAXS, DIFF | BI_AD, "Largest element of each column: a 1 x ncol(X) row vector.\nNaN propagates; a matrix with empty columns (0 x n, n > 0) is an error." },
   { "colMeans", bi_colMeans, "colMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each column: a 1 x ncol(X) row vector.\ncolSums(X) / nrow(X): an empty column gives NaN, as R." },
   { "colMins", bi_colMins, "colMins(X)", OP_COLMINS, DIFF | BI_AD, "Smallest element of each column: a 1 x ncol(X) row vector.\nNaN propagates; a matrix with empty columns (0 x n, n > 0) is an error." },
@@ -93,9 +94,11 @@ const Builtin builtin_table[] = {
     "Writes the optimized graph of f staged for the arguments as Graphviz to file (render it with\n"
     "dot -Tsvg). When f returns a number, the graph of grad(f) (forward and backward) is written\n"
     "beside it. Returns the file name." },
-  { "eigen", bi_eigen, "eigen(A)", OP_NONE, 0, "[values, vectors] = eigen(A) for symmetric A: eigenvalues (column, decreasing) and eigenvectors.\n"
+  { "eigen", bi_eigen, "eigen(A)", OP_NONE, DIFF | BI_AD, "[values, vectors] = eigen(A) for symmetric A: eigenvalues (column, decreasing) and eigenvectors.\n"
     "The eigenvectors are the columns of vectors; each is signed so that its largest-magnitude\n"
-    "entry is positive (the first of equal ones). e = eigen(A) gives the list e$values, e$vectors." },
+    "entry is positive (the first of equal ones). e = eigen(A) gives the list e$values, e$vectors.\n"
+    "Differentiable (grad, jvp) along symmetric perturbations; the gradient is symmetric. The\n"
+    "eigenvectors of a repeated eigenvalue are not unique: grad through them there is an error." },
   { "exists", bi_exists, "exists(name)", OP_NONE, BI_EFFECT, "TRUE when a variable or builtin of that name (a string) exists." },
   { "exp", bi_unary, "exp(x)", OP_EXP, DIFF | BI_AD, "e to the power x, elementwise." },
   { "explain", bi_explain, "explain(f, ...)", OP_NONE, INV | BI_EFFECT,
@@ -235,8 +238,9 @@ const Builtin builtin_table[] = {
   { "qexp", bi_qexp, "qexp(target, rate=1)", OP_NONE, DIFF | BI_AD, "Exponential quantile -log(1 - target) / rate (elementwise).\nDifferentiable in target." },
   { "qf", bi_qf, "qf(target, df1, df2)", OP_NONE, DIFF | BI_AD, "F quantile with df1 and df2 degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
   { "qnorm", bi_qnorm, "qnorm(target, mean=0, sd=1)", OP_NONE, DIFF | BI_AD, "Normal quantile: the q with P[X <= q] = target (elementwise).\nDifferentiable in target." },
-  { "qr", bi_qr, "qr(A)", OP_NONE, 0, "[Q, R] = qr(A): orthonormal Q and upper-triangular R with Q %*% R = A.\n"
-    "Thin, as R's qr.Q and qr.R: for m x n A, Q is m x k and R is k x n, k = min(m, n); diag(R) >= 0." },
+  { "qr", bi_qr, "qr(A)", OP_NONE, DIFF | BI_AD, "[Q, R] = qr(A): orthonormal Q and upper-triangular R with Q %*% R = A.\n"
+    "Thin, as R's qr.Q and qr.R: for m x n A, Q is m x k and R is k x n, k = min(m, n); diag(R) >= 0.\n"
+    "Differentiable (grad, jvp) for m >= n at full rank; grad through a wide A is an error." },
   { "qt", bi_qt, "qt(target, df)", OP_NONE, DIFF | BI_AD, "Student t quantile with df degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
   { "quantile", bi_quantile, "quantile(X, W=, P=)", OP_NONE, DIFF | BI_AD, "DML's p-quantile of column vector X: the value at position ceil(p * n) of sorted X (at least 1).\nquantile(X, p) or quantile(X, W, p) with weights W (counts: n = sum(W)). P may be a column\nvector of probabilities in [0, 1]: the result is then a column vector. No interpolation (R's type 1).\nThe derivative is 1 at the element picked (W is not differentiated); staged code runs it eagerly." },
   { "quit", bi_quit, "quit(status=0)", OP_NONE, INV | BI_EFFECT, "Ends the program (or the REPL) with the exit status." },
@@ -293,9 +297,11 @@ const Builtin builtin_table[] = {
   { "stop_gradient", bi_stop_gradient, "stop_gradient(x)", OP_NONE, BI_DIFF | BI_AD,
     "x itself, with derivative zero: grad does not look through it." },
   { "sum", bi_reduce, "sum(x)", OP_SUM, DIFF | BI_AD, "Sum of all elements (a number)." },
-  { "svd", bi_svd, "svd(A)", OP_NONE, 0, "[U, S, V] = svd(A): A = U %*% S %*% t(V), singular values on the diagonal of S, decreasing.\n"
+  { "svd", bi_svd, "svd(A)", OP_NONE, DIFF | BI_AD, "[U, S, V] = svd(A): A = U %*% S %*% t(V), singular values on the diagonal of S, decreasing.\n"
     "Thin, as R's svd: for m x n A, U is m x k, S k x k, V n x k, k = min(m, n). Each column of V\n"
-    "is signed so that its largest-magnitude entry is positive, its column of U with it." },
+    "is signed so that its largest-magnitude entry is positive, its column of U with it.\n"
+    "Differentiable (grad, jvp): S always; U and V where the singular values are distinct (and,\n"
+    "for a non-square A, nonzero); elsewhere grad through U or V is an error." },
   { "system.time", bi_system_time, "system.time(expr)", OP_NONE, INV | BI_LAZY, "Evaluates expr and prints the user, system and elapsed seconds it took; returns the elapsed seconds." },
   { "t", bi_t, "t(X)", OP_TRANSPOSE, DIFF | BI_AD, "Transpose." },
   { "table", bi_table, "table(A, B=, weights=, odim1=, odim2=)", OP_NONE, BI_AD, "Contingency table: cell (A[i], B[i]) counts (or sums weights); with one argument, counts of each value.\nDML semantics: values are floored and must be at least 1; NaN skips the entry; numbers\nand 1x1 matrices broadcast. The size is max(A) x max(B), or odim1 x odim2 (entries outside are dropped).\ntable(A, B, odim1, odim2) is DML's four-argument form; table(A) is table(A, 1), a column." },

@@ -85,6 +85,10 @@ Tensor *bi_mat(Interp *I, Args *a, int i);
 ** process without the library destructors); la_wait_abandoned waits for them and frees what
 ** they held (tests). */
 void la_set_thread_flops(double flops);
+/* One output of eigen, cholesky, qr or svd (op OP_EIGVALS .. OP_SVD_V) of the plain matrix or
+** number A (borrowed), computed by the builtin with its checks and errors (+1): the kernels of
+** those ops, which grad and the stager record (autodiff.c ad_compute). */
+Value bi_linalg_part(Interp *I, OpKind op, Value A, Span sp);
 bool la_busy(void);
 void la_wait_abandoned(void);
 

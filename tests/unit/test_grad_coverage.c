@@ -68,6 +68,11 @@ static const Recipe recipes[] = {
   { "det", "det(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)))", "3x3,-;1x1,-", "X", -1, 1 },
   { "inv", "inv(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)))", "3x3,-;1x1,-", "X", -1, 1 },
   { "solve", "solve(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)), Y)", "3x3,3x2;3x3,3x1;1x1,1x1", "XY", -1, 1 },
+  /* the factorizations (issue 25): eigen and cholesky of symmetric matrices, qr of tall ones */
+  { "eigen", "E = eigen(X + t(X)); E$values %*% t(E$values) + E$vectors * X", "3x3,-;1x1,-", "X", -1, 1 },
+  { "cholesky", "cholesky(X %*% t(X) + 3 * diag(matrix(1, rows=nrow(X), cols=1))) * X", "3x3,-;1x1,-", "X", -1, 1 },
+  { "qr", "E = qr(X); cbind(t(E$Q) * t(X), E$R)", "4x3,-;3x3,-;1x1,-", "X", -1, 1 },
+  { "svd", "E = svd(X); cbind(t(E$U) * t(X), E$S, E$V * X[1:ncol(X), ])", "4x3,-;3x3,-", "X", -1, 1 },
   { "matrix", "matrix(X, rows = ncol(X), cols = nrow(X)) * matrix(X, rows = ncol(X), cols = nrow(X), byrow = FALSE)",
     "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
   { "cbind", "cbind(X, Y, X * Y)", "3x1,3x1;1x2,1x2;3x2,3x1;n,n", "XY", -1, 1 },
