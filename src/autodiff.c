@@ -83,6 +83,19 @@ bool ad_any_grad(int n, const Value *v) {
   return false;
 }
 
+static bool grad_in(Value v, int depth) {
+  if (v.t == VT_LIST && depth < 64)
+    for (int i = 0; i < v.u.l->n; i++)
+      if (grad_in(v.u.l->items[i], depth + 1)) return true;
+  return ad_any_grad(1, &v);
+}
+
+bool ad_any_grad_deep(int n, const Value *v) {
+  for (int i = 0; i < n; i++)
+    if (grad_in(v[i], 0)) return true;
+  return false;
+}
+
 bool ad_any_active(int n, const Value *v) {
   for (int i = 0; i < n; i++)
     for (Value x = v[i]; x.t == VT_BOX; x = x.u.box->v)

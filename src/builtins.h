@@ -36,6 +36,11 @@ enum {
   BI_EFFECT = 32,    /* an effect or fresh randomness: a staged graph calls it again at every run */
   BI_SHAPE = 64,     /* the result depends only on types and shapes: a constant while staging */
   BI_VARS = 128,     /* reads the variables in scope (ls): a staged block runs eagerly from it */
+  BI_NODIFF = 256,   /* its result legitimately has derivative 0 in its numeric arguments (discrete
+                     ** or whole-number results, booleans, strings, effects): grad sees through them.
+                     ** A builtin with none of BI_DIFF, BI_AD, BI_NODIFF, BI_SHAPE that gets a value
+                     ** traced by grad is the located error "not differentiable", never a silent 0;
+                     ** tests/unit/test_grad_audit.c lists each such builtin and why. */
 };
 
 typedef struct Builtin {
