@@ -5,6 +5,7 @@
 ** backward pass is recorded too and can be differentiated again. Every temporary made here
 ** sits on the temp stack (T()), so an error anywhere releases it.
 */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include "autodiff.h"
@@ -82,6 +83,19 @@ bool ad_any_grad(int n, const Value *v) {
   return false;
 }
 
+static bool grad_in(Value v, int depth) {
+  if (v.t == VT_LIST && depth < 64)
+    for (int i = 0; i < v.u.l->n; i++)
+      if (grad_in(v.u.l->items[i], depth + 1)) return true;
+  return ad_any_grad(1, &v);
+}
+
+bool ad_any_grad_deep(int n, const Value *v) {
+  for (int i = 0; i < n; i++)
+    if (grad_in(v[i], 0)) return true;
+  return false;
+}
+
 bool ad_any_active(int n, const Value *v) {
   for (int i = 0; i < n; i++)
     for (Value x = v[i]; x.t == VT_BOX; x = x.u.box->v)
@@ -111,6 +125,8 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
     Symbol *none[2] = { NULL, NULL };
     return bi_call(I, bi_find(op_info[op].sym), op_info[op].arity, (Value *)in, none, sp);
   }
+  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
+    return bi_linalg_part(I, op, in[0], sp);
   case OP_IFELSE: return op_ifelse(I, in[0], in[1], in[2], sp);
   case OP_ALLREDUCE:                       /* src/mpi/; still traced by an outer grad: record there */
     if (ad_any_active(1, in)) return ad_apply(I, OP_ALLREDUCE, 1, in, 1, x, sp);
@@ -255,6 +271,250 @@ static Value channel_sums(Interp *I, Value g, Value bias, Span sp) {
   Value cs = T(I, op_reduce(I, OP_COLSUMS, g, sp));
   Value m = T(I, op_reshape(I, cs, c, gc / c, sp));
   return T(I, op_reduce(I, OP_ROWSUMS, m, sp));
+}
+
+/* ---- eigen, cholesky, qr and svd (issue 25): the rules of OP_EIGVALS .. OP_SVD_V ----
+** Each output of a factorization is an op of its own; a rule that needs another output gets it
+** as that op (ad_apply), and solves are the op solve, so an outer grad differentiates the rules
+** too. Conventions, as PyTorch's linalg.eigh/cholesky/qr/svd and JAX's: eigen and cholesky
+** take symmetric matrices, so their derivatives are along symmetric perturbations: the adjoint
+** is symmetric (symmetrized) and a tangent direction is symmetrized first. qr is differentiable
+** for m >= n at full rank; vectors at a repeated eigenvalue or singular value see la_fdiv. */
+static Value tp(Interp *I, Value v, Span sp) { return T(I, op_transpose(I, v, sp)); }
+static Value mm(Interp *I, Value a, Value b, Span sp) { return T(I, op_matmul(I, a, b, sp)); }
+static Value la_out(Interp *I, OpKind op, Value a, Span sp) { return T(I, ad_apply(I, op, 1, &a, 0, NULL, sp)); }
+/* A^-1 B and X B^-1 */
+static Value lsolve(Interp *I, Value A, Value B, Span sp) {
+  return T(I, ad_apply(I, OP_SOLVE, 2, (Value[]){ A, B }, 0, NULL, sp));
+}
+static Value rsolve(Interp *I, Value X, Value B, Span sp) { return tp(I, lsolve(I, tp(I, B, sp), tp(I, X, sp), sp), sp); }
+static Value symm(Interp *I, Value X, Span sp) { return B2(OP_MUL, B2(OP_ADD, X, tp(I, X, sp)), val_num(0.5)); }
+
+enum { LM_EYE, LM_LOWER, LM_PHI, LM_UPPER };
+/* A constant n x n mask: the identity, the strict lower triangle, the lower triangle with 1/2 on
+** the diagonal (Phi of the Cholesky rules), the upper triangle with the diagonal. */
+static Value la_mask(Interp *I, int64_t n, int kind) {
+  Tensor *t = tensor_new(I, n, n);
+  double *d = tensor_data(t);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++)
+      d[i * n + j] = kind == LM_EYE ? i == j : kind == LM_LOWER ? i > j : kind == LM_UPPER ? i <= j : i > j ? 1 : i == j ? 0.5 : 0;
+  return T(I, val_mat(t));
+}
+
+/* The gaps of the k x 1 column w (eigenvalues, or squared singular values): D[j, k] = w[k] - w[j]
+** and the ties, 1 where w[j] and w[k] are equal to rounding (|D| <= 64 k eps max|w|), the
+** diagonal included. Ops, so a staged graph recomputes them from its run's values. */
+static void la_gaps(Interp *I, Value w, Value *D, Value *tie, Span sp) {
+  bool num;
+  int64_t k, one;
+  shape(w, &num, &k, &one);
+  *D = B2(OP_SUB, tp(I, w, sp), B2(OP_MUL, ones(I, k, k), w));
+  Value big = T(I, op_reduce(I, OP_MAX, U1(OP_ABS, w), sp));
+  *tie = B2(OP_LE, U1(OP_ABS, *D), B2(OP_MUL, big, val_num(64.0 * (double)k * DBL_EPSILON)));
+}
+
+/* x with its entries averaged over each group of tied w (the k x k averaging matrix times x): at a
+** repeated eigenvalue or singular value the derivatives of the tied ones are split evenly, as
+** max() splits its derivative among tied elements, so they do not depend on the basis LAPACK
+** chose for their vectors; elsewhere x itself. Sums over a group are exact either way. */
+static Value la_tie_mean(Interp *I, Value x, Value w, Span sp) {
+  Value D, tie;
+  la_gaps(I, w, &D, &tie, sp);
+  return mm(I, B2(OP_DIV, tie, T(I, op_reduce(I, OP_ROWSUMS, tie, sp))), x, sp);
+}
+
+/* F o X with F[j, k] = 1 / (w[k] - w[j]) off the diagonal and 0 on it: the eigenvector (w = the
+** eigenvalues) and singular-vector (w = the squared singular values) rules. At a pair of tied
+** w[j], w[k] (a repeated eigenvalue) the vectors j and k are not unique (any rotation of them is
+** as good), so a result that depends on them has no derivative. Reverse mode (g, the adjoint of
+** the vectors, given): a pair whose columns of g are zero contributes 0; any other is the
+** located error, checked here on this run's values (a staged graph that meets one at a later run
+** gives NaN there: never a silent 0). Forward mode (g VT_NULL): every output's tangent is
+** computed whether used or not, so a tied pair gives NaN tangents to its vectors, not an error. */
+static Value la_fdiv(Interp *I, Value X, Value w, Value g, bool svd, Span sp) {
+  bool num;
+  int64_t k, one;
+  shape(w, &num, &k, &one);
+  Value E = la_mask(I, k, LM_EYE), off = B2(OP_SUB, val_num(1), E), D, same;
+  la_gaps(I, w, &D, &same, sp);
+  Value tie = B2(OP_MUL, same, off), bad = tie;
+  if (g.t != VT_NULL) {
+    Value tp0 = ad_primal(tie), gp = ad_primal(g), wp = ad_primal(w);
+    int64_t gr = gp.t == VT_MAT ? tensor_rows(gp.u.m) : 1;
+    for (int64_t i = 0; i < k; i++)
+      for (int64_t j = i + 1; j < k; j++) {
+        if (tensor_at(tp0.u.m, i * k + j) == 0) continue;
+        bool used = false;
+        for (int64_t r = 0; r < gr && !used; r++) used = tensor_get(gp.u.m, r, i) != 0 || tensor_get(gp.u.m, r, j) != 0;
+        if (!used) continue;
+        double v = tensor_at(wp.u.m, i);
+        mls_throw(I, sp, "grad: '%s' is not differentiable here: %s %lld and %lld are equal (%.6g), so their %s are not "
+                  "unique and the result depends on which are chosen", svd ? "svd" : "eigen",
+                  svd ? "singular values" : "eigenvalues", (long long)i + 1, (long long)j + 1, svd ? sqrt(v) : v,
+                  svd ? "singular vectors" : "eigenvectors");
+      }
+    Value cz = B2(OP_NE, T(I, op_reduce(I, OP_COLSUMS, U1(OP_ABS, g), sp)), val_num(0));   /* 1 x k: used columns */
+    bad = B2(OP_MUL, tie, B2(OP_ADD, B2(OP_MUL, ones(I, k, k), tp(I, cz, sp)), cz));
+  }
+  Value main = B2(OP_DIV, B2(OP_MUL, X, off), B2(OP_ADD, D, B2(OP_ADD, E, tie)));
+  return T(I, op_ifelse(I, bad, val_num(NAN), main, sp));
+}
+
+/* qr's rules hold for an m x n matrix with m >= n and full rank (R's diagonal nonzero). */
+static void qr_check(Interp *I, Value R, int64_t m, int64_t n, bool fwd, Span sp) {
+  const char *who = fwd ? "jvp" : "grad";
+  if (m < n)
+    mls_throw(I, sp, "%s: 'qr' is not differentiable for a wide matrix (%lldx%lld: more columns than rows)", who,
+              (long long)m, (long long)n);
+  Value p = ad_primal(R);
+  double big = 0;
+  for (int64_t i = 0; i < n; i++) big = fmax(big, fabs(tensor_get(p.u.m, i, i)));
+  for (int64_t i = 0; i < n; i++)
+    if (!(fabs(tensor_get(p.u.m, i, i)) > 64.0 * (double)n * DBL_EPSILON * big))
+      mls_throw(I, sp, "%s: 'qr' is not differentiable here: the matrix has rank below its %lld columns (R[%lld,%lld] = %g)",
+                who, (long long)n, (long long)i + 1, (long long)i + 1, tensor_get(p.u.m, i, i));
+}
+
+/* 1 / s for the singular values s (k x 1), NaN where s is 0 (64 k eps max s): the part of a
+** non-square matrix's singular vectors outside the others' span needs S^-1. Reverse mode checks
+** first (svd_check); forward mode computes every tangent, so there it is NaN, not an error. */
+static Value svd_zero(Interp *I, Value s, Span sp) {     /* 1 where s is 0 to rounding */
+  bool num;
+  int64_t k, one;
+  shape(s, &num, &k, &one);
+  Value big = T(I, op_reduce(I, OP_MAX, s, sp));
+  return B2(OP_LE, s, B2(OP_MUL, big, val_num(64.0 * (double)k * DBL_EPSILON)));
+}
+static Value svd_inv(Interp *I, Value s, Span sp) {
+  Value zero = svd_zero(I, s, sp);
+  return T(I, op_ifelse(I, zero, val_num(NAN), B2(OP_DIV, val_num(1), B2(OP_ADD, s, zero)), sp));
+}
+
+/* Reverse mode: the singular vectors of a non-square matrix need every singular value nonzero. */
+static void svd_check(Interp *I, Value s, Span sp) {
+  Value p = ad_primal(s);
+  int64_t k = tensor_rows(p.u.m);
+  double big = 0;
+  for (int64_t i = 0; i < k; i++) big = fmax(big, fabs(tensor_at(p.u.m, i)));
+  for (int64_t i = 0; i < k; i++)
+    if (!(fabs(tensor_at(p.u.m, i)) > 64.0 * (double)k * DBL_EPSILON * big))
+      mls_throw(I, sp, "grad: 'svd' is not differentiable here: singular value %lld is 0, so the singular vectors of this "
+                "non-square matrix are not unique", (long long)i + 1);
+}
+
+/* The adjoint of A (before sum_to) from the adjoint g of op's output y = op(A). */
+static Value la_vjp(Interp *I, OpKind op, Value a, Value y, Value g, Span sp) {
+  bool num;
+  int64_t m, n;
+  shape(a, &num, &m, &n);
+  int64_t k = m < n ? m : n;
+  if (k == 0) return T(I, val_mat(tensor_zeros(I, m, n)));
+  switch (op) {
+  case OP_EIGVALS: {                        /* V diag(g) V' (g averaged over tied eigenvalues) */
+    Value V = la_out(I, OP_EIGVECS, a, sp);
+    Value gm = la_tie_mean(I, g, la_out(I, OP_EIGVALS, a, sp), sp);
+    return mm(I, B2(OP_MULZ, tp(I, gm, sp), V), tp(I, V, sp), sp);
+  }
+  case OP_EIGVECS: {                        /* V (F o (M - M')/2) V', M = V' g: symmetric */
+    Value M = mm(I, tp(I, y, sp), g, sp);
+    Value K = B2(OP_MUL, B2(OP_SUB, M, tp(I, M, sp)), val_num(0.5));
+    Value FK = la_fdiv(I, K, la_out(I, OP_EIGVALS, a, sp), g, false, sp);
+    return mm(I, mm(I, y, FK, sp), tp(I, y, sp), sp);
+  }
+  case OP_CHOL: {                           /* sym(L^-T Phi(L' g) L^-1) (Murray 2016) */
+    Value P = B2(OP_MUL, mm(I, tp(I, y, sp), g, sp), la_mask(I, n, LM_PHI));
+    return symm(I, rsolve(I, lsolve(I, tp(I, y, sp), P, sp), y, sp), sp);
+  }
+  case OP_QR_Q: case OP_QR_R: {             /* (Qbar + Q copyltu(X)) R^-T, X = triu(Rbar R' - Q' Qbar) */
+    Value Q = op == OP_QR_Q ? y : la_out(I, OP_QR_Q, a, sp);
+    Value R = op == OP_QR_R ? y : la_out(I, OP_QR_R, a, sp);
+    qr_check(I, R, m, n, false, sp);
+    Value X = op == OP_QR_R ? mm(I, g, tp(I, R, sp), sp) : U1(OP_NEG, mm(I, tp(I, Q, sp), g, sp));
+    X = B2(OP_MUL, X, la_mask(I, n, LM_UPPER));
+    Value S = B2(OP_SUB, B2(OP_ADD, X, tp(I, X, sp)), B2(OP_MUL, X, la_mask(I, n, LM_EYE)));
+    Value Z = mm(I, Q, S, sp);
+    if (op == OP_QR_Q) Z = B2(OP_ADD, g, Z);
+    return rsolve(I, Z, tp(I, R, sp), sp);
+  }
+  case OP_SVD_S: {                          /* U diag(diag(g)) V', averaged over tied values; a zero */
+    Value U = la_out(I, OP_SVD_U, a, sp), V = la_out(I, OP_SVD_V, a, sp);   /* one has derivative 0 (|x| at 0) */
+    Value s = T(I, op_diag(I, y, sp));
+    Value d = la_tie_mean(I, T(I, op_diag(I, g, sp)), B2(OP_MUL, s, s), sp);
+    d = B2(OP_MUL, d, B2(OP_SUB, val_num(1), svd_zero(I, s, sp)));
+    return mm(I, B2(OP_MULZ, tp(I, d, sp), U), tp(I, V, sp), sp);
+  }
+  case OP_SVD_U: case OP_SVD_V: {           /* PyTorch's svd_backward, one output at a time */
+    bool isu = op == OP_SVD_U;
+    Value U = isu ? y : la_out(I, OP_SVD_U, a, sp), V = isu ? la_out(I, OP_SVD_V, a, sp) : y, Y = isu ? U : V;
+    Value s = T(I, op_diag(I, la_out(I, OP_SVD_S, a, sp), sp)), st = tp(I, s, sp);
+    bool extra = isu ? m > k : n > k;       /* the part of g outside Y's columns */
+    if (extra) svd_check(I, s, sp);
+    Value G = mm(I, tp(I, Y, sp), g, sp);
+    Value J = B2(OP_SUB, G, tp(I, G, sp));
+    Value inner = la_fdiv(I, isu ? B2(OP_MUL, J, st) : B2(OP_MUL, s, J), B2(OP_MUL, s, s), g, true, sp);
+    Value r = mm(I, mm(I, U, inner, sp), tp(I, V, sp), sp);
+    if (extra) {                            /* (I - Y Y') g S^-1, then V' or U on the other side */
+      Value P = B2(OP_MUL, B2(OP_SUB, g, mm(I, Y, G, sp)), tp(I, svd_inv(I, s, sp), sp));
+      r = B2(OP_ADD, r, isu ? mm(I, P, tp(I, V, sp), sp) : mm(I, U, tp(I, P, sp), sp));
+    }
+    return r;
+  }
+  default: break;
+  }
+  mls_throw(I, sp, "internal error: la_vjp of '%s'", op_info[op].sym);
+}
+
+/* The tangent of op's output y = op(A) along the tangent ta of A. */
+static Value la_jvp(Interp *I, OpKind op, Value a, Value y, Value ta, Span sp) {
+  bool num;
+  int64_t m, n, yr, yc;
+  shape(a, &num, &m, &n);
+  shape(y, &num, &yr, &yc);
+  int64_t k = m < n ? m : n;
+  if (k == 0) return T(I, val_mat(tensor_zeros(I, yr, yc)));
+  switch (op) {
+  case OP_EIGVALS: case OP_EIGVECS: {       /* diag(P), V (F o P); P = V' sym(dA) V */
+    Value V = op == OP_EIGVECS ? y : la_out(I, OP_EIGVECS, a, sp), lam = la_out(I, OP_EIGVALS, a, sp);
+    Value P = mm(I, mm(I, tp(I, V, sp), symm(I, ta, sp), sp), V, sp);
+    if (op == OP_EIGVALS) return la_tie_mean(I, T(I, op_diag(I, P, sp)), lam, sp);
+    return mm(I, V, la_fdiv(I, P, lam, val_null(), false, sp), sp);
+  }
+  case OP_CHOL: {                           /* L Phi(L^-1 sym(dA) L^-T) */
+    Value W = rsolve(I, lsolve(I, y, symm(I, ta, sp), sp), tp(I, y, sp), sp);
+    return mm(I, y, B2(OP_MUL, W, la_mask(I, n, LM_PHI)), sp);
+  }
+  case OP_QR_Q: case OP_QR_R: {             /* C = Q' dA R^-1 = Omega + U: dR = U R, dQ = dA R^-1 - Q U */
+    Value Q = op == OP_QR_Q ? y : la_out(I, OP_QR_Q, a, sp);
+    Value R = op == OP_QR_R ? y : la_out(I, OP_QR_R, a, sp);
+    qr_check(I, R, m, n, true, sp);
+    Value AR = rsolve(I, ta, R, sp);
+    Value C = mm(I, tp(I, Q, sp), AR, sp);
+    Value Lo = B2(OP_MUL, C, la_mask(I, n, LM_LOWER));
+    Value Up = B2(OP_SUB, C, B2(OP_SUB, Lo, tp(I, Lo, sp)));
+    return op == OP_QR_R ? mm(I, Up, R, sp) : B2(OP_SUB, AR, mm(I, Q, Up, sp));
+  }
+  case OP_SVD_U: case OP_SVD_S: case OP_SVD_V: {   /* dP = U' dA V */
+    Value U = op == OP_SVD_U ? y : la_out(I, OP_SVD_U, a, sp), V = op == OP_SVD_V ? y : la_out(I, OP_SVD_V, a, sp);
+    Value s = T(I, op_diag(I, la_out(I, OP_SVD_S, a, sp), sp)), w = B2(OP_MUL, s, s);
+    Value dP = mm(I, mm(I, tp(I, U, sp), ta, sp), V, sp);
+    if (op == OP_SVD_S) {
+      Value d = la_tie_mean(I, T(I, op_diag(I, dP, sp)), w, sp);
+      return T(I, op_diag(I, B2(OP_MUL, d, B2(OP_SUB, val_num(1), svd_zero(I, s, sp))), sp));
+    }
+    Value st = tp(I, s, sp), dPt = tp(I, dP, sp);
+    bool isu = op == OP_SVD_U, extra = isu ? m > k : n > k;
+    Value X = isu ? B2(OP_ADD, B2(OP_MUL, dP, st), B2(OP_MUL, s, dPt)) : B2(OP_ADD, B2(OP_MUL, s, dP), B2(OP_MUL, dPt, st));
+    Value r = mm(I, isu ? U : V, la_fdiv(I, X, w, val_null(), true, sp), sp);
+    if (extra)                              /* (I - U U') dA V S^-1, (I - V V') dA' U S^-1 */
+      r = B2(OP_ADD, r, B2(OP_MUL, isu ? B2(OP_SUB, mm(I, ta, V, sp), mm(I, U, dP, sp))
+                                       : B2(OP_SUB, mm(I, tp(I, ta, sp), U, sp), mm(I, V, dPt, sp)),
+                           tp(I, svd_inv(I, s, sp), sp)));
+    return r;
+  }
+  default: break;
+  }
+  mls_throw(I, sp, "internal error: la_jvp of '%s'", op_info[op].sym);
 }
 
 /* The ONE switch of derivative rules: gin[k] = (dOut/dIn_k)^T g for the inputs in[k] >= 0.
@@ -429,6 +689,9 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     if (want0) gin[0] = U1(OP_NEG, T(I, op_matmul(I, gb, T(I, op_transpose(I, y, sp)), sp)));
     break;
   }
+  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
+    gin[0] = sum_to(I, la_vjp(I, (OpKind)nd->op, a, y, g, sp), a, sp);
+    break;
   case OP_PROD: {                           /* the product of the others */
     Value p = ad_primal(a);
     bool zero = p.t == VT_NUM ? p.u.n == 0 : false;
@@ -675,6 +938,15 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_BIAS_ADD:
     if (tb.t == VT_NULL) return ta;
     return T(I, op_nn(I, OP_BIAS_ADD, (Value[]){ ta.t == VT_NULL ? B2(OP_MULZ, val_num(0), a) : ta, tb }, val_null(), sp));
+  case OP_INV: return U1(OP_NEG, mm(I, mm(I, y, ta, sp), y, sp));            /* -inv(A) dA inv(A) */
+  case OP_DET:                              /* det(A) tr(inv(A) dA) */
+    return B2(OP_MUL, y, T(I, op_reduce(I, OP_SUM, B2(OP_MUL, tp(I, la_out(I, OP_INV, a, sp), sp), ta), sp)));
+  case OP_SOLVE: {                          /* x = A \ b: dx = A \ (db - dA x) */
+    Value r = ta.t == VT_NULL ? tb : tadd(I, tb, U1(OP_NEG, mm(I, ta, y, sp)), sp);
+    return lsolve(I, a, r, sp);
+  }
+  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
+    return la_jvp(I, op, a, y, ta, sp);
   case OP_ALLREDUCE: {                      /* max / min: the mean tangent of the ranks holding it */
     if (ta.t == VT_NULL) return ta;
     Value sum = val_num(MPI_RED_SUM);

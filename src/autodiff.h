@@ -54,6 +54,8 @@ static inline Value ad_finished(Value v) { while (v.t == VT_BOX && !v.u.box->tap
 bool ad_any_active(int n, const Value *v);
 /* The same, counting only grad's tapes (not staging). */
 bool ad_any_grad(int n, const Value *v);
+/* The same, looking inside lists too (a grad box in list(x) reaching a builtin). */
+bool ad_any_grad_deep(int n, const Value *v);
 
 /* Computes op on in[0..nin) (boxes allowed) plus extras, recording it when a tape is active.
 ** extras are op parameters (index values, shapes), borrowed. Returns an owned value. */

@@ -26,14 +26,14 @@ const Builtin builtin_table[] = {
   { "allreduce", bi_allreduce, "allreduce(X, op=\"sum\")", OP_NONE, DIFF | BI_AD,
     "The elementwise sum (op=\"sum\"), max or min of X over the MPI ranks, on every rank (docs/mpi.md).\nEvery rank must call it with the same shape (a located error otherwise). The reduction is\ngathered to rank 1, done in rank order and broadcast: the same bits on every rank and on every\nrun with the same number of ranks. One process (no mpirun): X itself. A number stays a number.\nUnder grad the adjoint of the sum is allreduce(adjoint) (the loss is the sum of the ranks'\nlosses); of max/min the same, kept where X holds the extreme. Not allowed in parfor(mode=REMOTE)." },
   { "append", bi_append, "append(x, y)", OP_NONE, DIFF | BI_AD, "As SystemDS: a list x gets y as its last element; two strings are joined with a newline\nbetween; matrices are cbind(x, y)." },
-  { "as.double", bi_as_double, "as.double(x)", OP_NONE, 0,
+  { "as.double", bi_as_double, "as.double(x)", OP_NONE, DIFF | BI_AD,
     "Converts to a number: booleans to 1/0, strings by parsing, a 1x1 matrix to its value.\nOther matrices are returned unchanged (they already hold doubles)." },
-  { "as.integer", bi_as_integer, "as.integer(x)", OP_NONE, 0, "Truncates toward zero, elementwise (numbers stay doubles)." },
-  { "as.logical", bi_as_logical, "as.logical(x)", OP_NONE, 0, "Converts a number or string to TRUE/FALSE (nonzero is TRUE)." },
-  { "as.matrix", bi_as_matrix, "as.matrix(x)", OP_NONE, 0, "Makes a number a 1x1 matrix; a matrix is returned as is." },
+  { "as.integer", bi_as_integer, "as.integer(x)", OP_NONE, BI_NODIFF, "Truncates toward zero, elementwise (numbers stay doubles)." },
+  { "as.logical", bi_as_logical, "as.logical(x)", OP_NONE, BI_NODIFF, "Converts a number or string to TRUE/FALSE (nonzero is TRUE)." },
+  { "as.matrix", bi_as_matrix, "as.matrix(x)", OP_NONE, DIFF | BI_AD, "Makes a number a 1x1 matrix; a matrix is returned as is." },
   { "as.scalar", bi_as_scalar, "as.scalar(x)", OP_NONE, DIFF | BI_AD, "The number inside a 1x1 matrix (a number or a string is returned as is, and a list of one\nsuch element gives the element, as SystemDS's as.scalar(L[\"name\"]))." },
   { "asin", bi_unary, "asin(x)", OP_ASIN, DIFF | BI_AD, "Arc sine (radians, in [-pi/2, pi/2]), elementwise; NaN outside [-1, 1]." },
-  { "assert", bi_assert, "assert(cond, msg=)", OP_NONE, INV | BI_EFFECT,
+  { "assert", bi_assert, "assert(cond, msg=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Stops with 'assertion failed' (or msg) unless cond is TRUE (or nonzero)." },
   { "atan", bi_unary, "atan(x)", OP_ATAN, DIFF | BI_AD, "Arc tangent (radians, in (-pi/2, pi/2)), elementwise." },
   { "avg", bi_mean, "avg(x)", OP_NONE, DIFF | BI_AD, "DML's other name of mean: the arithmetic mean of all elements." },
@@ -41,23 +41,24 @@ const Builtin builtin_table[] = {
     "Average pooling of N images (N x C*H*W) over pool_size=[Hf,Wf] windows: N x C*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nAs SystemDS, every window's sum is divided by Hf*Wf: padding counts as zeros." },
   { "avg_pool_backward", bi_max_pool_backward, "avg_pool_backward(input, dout, input_shape, pool_size, stride, padding)", OP_AVG_POOL_BWD, DIFF | BI_AD,
     "The gradient of avg_pool: dout (N x C*P*Q) spread evenly back over each window: N x C*H*W.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\ninput gives only the shape." },
-  { "barrier", bi_barrier, "barrier()", OP_NONE, INV | BI_EFFECT,
+  { "barrier", bi_barrier, "barrier()", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Waits until every MPI rank has reached this barrier() (docs/mpi.md); nothing with one process." },
   { "bcast", bi_bcast, "bcast(X, root=1)", OP_NONE, BI_EFFECT,
-    "Rank root's X (a number, boolean, string or matrix) on every MPI rank (docs/mpi.md).\nEvery rank must call it with the same root; the others' X is ignored (any value). One\nprocess: X. Not differentiated: under grad its result is a constant." },
+    "Rank root's X (a number, boolean, string or matrix) on every MPI rank (docs/mpi.md).\nEvery rank must call it with the same root; the others' X is ignored (any value). One\nprocess: X. Not differentiable: under grad it is an error (bcast(stop_gradient(X)) is a constant)." },
   { "bias_add", bi_bias_add, "bias_add(input, bias)", OP_BIAS_ADD, DIFF | BI_AD,
     "Adds bias[c] to channel c of every image: input is N x C*H*W, bias is C x 1.\nThe channels are the equal column blocks of input, one per row of bias." },
   { "bias_multiply", bi_bias_add, "bias_multiply(input, bias)", OP_BIAS_MULTIPLY, DIFF | BI_AD,
     "Multiplies channel c of every image by bias[c]: input is N x C*H*W, bias is C x 1.\nThe channels are the equal column blocks of input, one per row of bias." },
   { "c", bi_c, "c(...)", OP_NONE, DIFF | BI_AD, "Combines numbers, booleans (1/0) and matrices into one column vector, as R's c().\nA matrix contributes its elements in row-major order (MLS's order, as matrix() fills and\nfor iterates), so c(t(X)) is R's column-major c(X). NULL arguments are skipped; c() is NULL.\nStrings are refused (use list() or paste()). Differentiable: grad flows to every piece." },
-  { "cat", bi_cat, "cat(..., sep=\" \")", OP_NONE, INV | BI_EFFECT, "Writes its arguments to standard output joined by sep, with no newline added (R's cat):\nnumbers as print shows them (7 significant digits), strings unquoted, the elements of a\nmatrix one by one (row-major), the items of a list. cat(\"loss\", x, \"\\n\")." },
+  { "cat", bi_cat, "cat(..., sep=\" \")", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "Writes its arguments to standard output joined by sep, with no newline added (R's cat):\nnumbers as print shows them (7 significant digits), strings unquoted, the elements of a\nmatrix one by one (row-major), the items of a list. cat(\"loss\", x, \"\\n\")." },
   { "cbind", bi_cbind, "cbind(...)", OP_NONE, DIFF | BI_AD, "Joins matrices (and numbers) side by side; row counts must match." },
   { "cdf", bi_cdf, "cdf(target, dist, mean=0, sd=1, rate=1, df=, df1=, df2=, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "P[X <= target] for dist \"normal\" (mean, sd), \"exp\" (rate), \"chisq\" or \"t\" (df), \"f\" (df1, df2):\ncdf(target=q, dist=\"t\", df=5) is pt(target=q, df=5). lower.tail=FALSE gives P[X > q].\nDifferentiable in target for \"normal\" and \"exp\"; grad through the others is an error." },
   { "ceil", bi_unary, "ceil(x)", OP_CEIL, DIFF | BI_AD, "Smallest whole number not below x, elementwise." },
   { "ceiling", bi_unary, "ceiling(x)", OP_CEIL, DIFF | BI_AD, "DML's and R's name of ceil: smallest whole number not below x, elementwise." },
   { "centralMoment", bi_moment, "centralMoment(X, W=, k=)", OP_NONE, DIFF | BI_AD, "DML's other name of moment: the k-th central moment of a column vector, optionally weighted." },
-  { "cholesky", bi_cholesky, "cholesky(A)", OP_NONE, 0, "Lower-triangular L with L %*% t(L) = A for symmetric positive definite A.\n"
-    "R's chol gives the upper factor t(L). A not positive definite is an error naming the leading minor." },
+  { "cholesky", bi_cholesky, "cholesky(A)", OP_NONE, DIFF | BI_AD, "Lower-triangular L with L %*% t(L) = A for symmetric positive definite A.\n"
+    "R's chol gives the upper factor t(L). A not positive definite is an error naming the leading minor.\n"
+    "Differentiable (grad, jvp): along symmetric perturbations; the gradient is symmetric." },
   { "colMaxs", bi_colMaxs, "colMaxs(X)", OP_COLMAXS, DIFF | BI_AD, "Largest element of each column: a 1 x ncol(X) row vector.\nNaN propagates; a matrix with empty columns (0 x n, n > 0) is an error." },
   { "colMeans", bi_colMeans, "colMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each column: a 1 x ncol(X) row vector.\ncolSums(X) / nrow(X): an empty column gives NaN, as R." },
   { "colMins", bi_colMins, "colMins(X)", OP_COLMINS, DIFF | BI_AD, "Smallest element of each column: a 1 x ncol(X) row vector.\nNaN propagates; a matrix with empty columns (0 x n, n > 0) is an error." },
@@ -65,7 +66,7 @@ const Builtin builtin_table[] = {
   { "colSds", bi_colSds, "colSds(X)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of each column: sqrt(colVars(X))." },
   { "colSums", bi_reduce, "colSums(X)", OP_COLSUMS, DIFF | BI_AD, "Sum of each column: a 1 x ncol(X) row vector." },
   { "colVars", bi_colVars, "colVars(X)", OP_NONE, DIFF | BI_AD, "Sample variance of each column (divisor nrow(X) - 1): a 1 x ncol(X) row vector.\nA column of one element gives 0, as SystemDS (R: NA; var() here gives NaN)." },
-  { "contains", bi_contains, "contains(target, pattern)", OP_NONE, 0, "TRUE when some cell of target equals pattern (a number); NaN matches NaN, as DML's contains." },
+  { "contains", bi_contains, "contains(target, pattern)", OP_NONE, BI_NODIFF, "TRUE when some cell of target equals pattern (a number); NaN matches NaN, as DML's contains." },
   { "conv2d", bi_conv2d, "conv2d(input, filter, input_shape, filter_shape, stride, padding, bias=)", OP_CONV2D, DIFF | BI_AD,
     "2-D convolution (cross-correlation, as DML) of N images (N x C*H*W) with F filters\n(filter: F x C*Hf*Wf, filter_shape=[F,C,Hf,Wf]): N x F*P*Q.\nbias (F x 1, optional) is then added to each filter's outputs, as bias_add does.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nComputed by im2col and a matrix product on the backend." },
   { "conv2d_backward_data", bi_conv2d_backward_data, "conv2d_backward_data(filter, dout, stride, padding, input_shape, filter_shape)", OP_CONV2D_BWD_DATA, DIFF | BI_AD,
@@ -75,54 +76,57 @@ const Builtin builtin_table[] = {
   { "cos", bi_unary, "cos(x)", OP_COS, DIFF | BI_AD, "Cosine (radians), elementwise." },
   { "cosh", bi_unary, "cosh(x)", OP_COSH, DIFF | BI_AD, "Hyperbolic cosine, elementwise." },
   { "cov", bi_cov, "cov(X, Y, W=)", OP_NONE, DIFF | BI_AD, "Sample covariance of column vectors X and Y: sum((X - mean(X)) * (Y - mean(Y))) / (n - 1).\nWith weights W (counts): sum(W (X - mx)(Y - my)) / (sum(W) - 1), mx and my weighted means." },
-  { "cpu", bi_cpu, "cpu(x)", OP_NONE, 0, "A copy of x in the host's memory (a list: each element); x itself when it is there already.\nMatrices made from it afterwards are computed on the CPU. See gpu() and device()." },
+  { "cpu", bi_cpu, "cpu(x)", OP_NONE, BI_AD, "A copy of x in the host's memory (a list: each element); x itself when it is there already.\nMatrices made from it afterwards are computed on the CPU. See gpu() and device()." },
   { "cummax", bi_cummax, "cummax(X)", OP_CUMMAX, DIFF | BI_AD, "Running maxima down each column (a row vector: along it), as DML's cummax.\nNaN propagates down its column. The derivative goes to the element each maximum came from\n(the latest on ties)." },
   { "cummin", bi_cummin, "cummin(X)", OP_CUMMIN, DIFF | BI_AD, "Running minima down each column (a row vector: along it), as DML's cummin.\nNaN propagates down its column. The derivative goes to the element each minimum came from\n(the latest on ties)." },
   { "cumprod", bi_cumprod, "cumprod(X)", OP_CUMPROD, DIFF | BI_AD, "Cumulative products down each column (a row vector: along it), as DML's colCumprod.\nA number gives itself; NaN propagates down its column." },
   { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
   { "cumsumprod", bi_cumsumprod, "cumsumprod(X)", OP_CUMSUMPROD, DIFF | BI_AD, "DML's cumulative sum-product of an n x 2 matrix: the n x 1 Y with Y[i] = X[i,1] + X[i,2] * Y[i-1],\nY[0] = 0 (a linear recurrence: X[,2] are the decay factors)." },
   { "det", bi_det, "det(A)", OP_NONE, DIFF | BI_AD, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
-  { "dev.off", bi_dev_off, "dev.off()", OP_NONE, INV | BI_EFFECT,
+  { "dev.off", bi_dev_off, "dev.off()", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Finishes the open figure (R's name): writes it to its file now, or, under a front end that\n"
     "shows images (Jupyter), hands it over at the end of the cell. Returns the file name\n"
     "invisibly (NULL when no figure is open). Later lines(), points(), legend() need a new plot().\n"
     "A figure is also finished by the next plot() or hist(), and at the end of the script or session." },
-  { "device", bi_device, "device(d=)", OP_NONE, BI_INVISIBLE, "Where new matrices live: device() is \"cpu\" or \"gpu\"; device(\"gpu\") makes it the GPU (as --device gpu)\nand returns the previous one; device(X) tells where matrix X lives. Ops run where their\nmatrix operands live; a GPU matrix combined with a CPU one is read by the CPU. Without a CUDA\nbuild or device, device(\"gpu\") is the error \"no CUDA device available\"." },
+  { "device", bi_device, "device(d=)", OP_NONE, BI_INVISIBLE | BI_NODIFF, "Where new matrices live: device() is \"cpu\" or \"gpu\"; device(\"gpu\") makes it the GPU (as --device gpu)\nand returns the previous one; device(X) tells where matrix X lives. Ops run where their\nmatrix operands live; a GPU matrix combined with a CPU one is read by the CPU. Without a CUDA\nbuild or device, device(\"gpu\") is the error \"no CUDA device available\"." },
   { "diag", bi_diag, "diag(X)", OP_DIAG, DIFF | BI_AD, "A vector becomes a diagonal matrix; a square matrix gives its diagonal as a column vector.\nA vector is n x 1 or 1 x n; a number or 1x1 matrix gives a 1x1 matrix (not R's identity)." },
-  { "dot", bi_dot, "dot(f, ..., file=)", OP_NONE, INV | BI_EFFECT,
+  { "dot", bi_dot, "dot(f, ..., file=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Writes the optimized graph of f staged for the arguments as Graphviz to file (render it with\n"
     "dot -Tsvg). When f returns a number, the graph of grad(f) (forward and backward) is written\n"
     "beside it. Returns the file name." },
-  { "eigen", bi_eigen, "eigen(A)", OP_NONE, 0, "[values, vectors] = eigen(A) for symmetric A: eigenvalues (column, decreasing) and eigenvectors.\n"
+  { "eigen", bi_eigen, "eigen(A)", OP_NONE, DIFF | BI_AD, "[values, vectors] = eigen(A) for symmetric A: eigenvalues (column, decreasing) and eigenvectors.\n"
     "The eigenvectors are the columns of vectors; each is signed so that its largest-magnitude\n"
-    "entry is positive (the first of equal ones). e = eigen(A) gives the list e$values, e$vectors." },
-  { "exists", bi_exists, "exists(name)", OP_NONE, BI_EFFECT, "TRUE when a variable or builtin of that name (a string) exists." },
+    "entry is positive (the first of equal ones). e = eigen(A) gives the list e$values, e$vectors.\n"
+    "Differentiable (grad, jvp) along symmetric perturbations; the gradient is symmetric. The\n"
+    "eigenvectors of a repeated eigenvalue are not unique: grad through them there is an error." },
+  { "exists", bi_exists, "exists(name)", OP_NONE, BI_EFFECT | BI_NODIFF, "TRUE when a variable or builtin of that name (a string) exists." },
   { "exp", bi_unary, "exp(x)", OP_EXP, DIFF | BI_AD, "e to the power x, elementwise." },
-  { "explain", bi_explain, "explain(f, ...)", OP_NONE, INV | BI_EFFECT,
+  { "explain", bi_explain, "explain(f, ...)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Stages f for the arguments after it and prints the graph before and after optimization: each\n"
     "node with its op, inputs, shape and line, what each optimization did, and the peak bytes of\n"
     "intermediate values. Returns, invisibly, list(before=, after=) with the node counts. f runs\n"
     "once while staging, so its effects happen." },
   { "floor", bi_unary, "floor(x)", OP_FLOOR, DIFF | BI_AD, "Largest whole number not above x, elementwise." },
-  { "gc", bi_gc, "gc()", OP_NONE, BI_EFFECT,
+  { "gc", bi_gc, "gc()", OP_NONE, BI_EFFECT | BI_NODIFF,
     "Runs the cycle collector now and returns how many objects (lists, functions and function\n"
     "environments) it freed. Memory is freed as soon as nothing refers to it; what that leaves\n"
     "are cycles (a function stored in the environment it captured, through a list or a grad or\n"
     "jit function), which the collector also frees by itself after every ~10000 new objects.\n"
     "Unlike R's gc() it returns a count, not a table of memory use." },
-  { "gpu", bi_gpu, "gpu(x)", OP_NONE, 0, "A copy of x in GPU memory (a list: each element); x itself when it is there already.\nOps on GPU matrices run on the GPU (cuBLAS for %*%, CUDA kernels for the rest) and their\nresults stay there until printed, written or combined with a CPU matrix. Without a CUDA\nbuild or device: the error \"no CUDA device available\". See cpu(), device()." },
+  { "gpu", bi_gpu, "gpu(x)", OP_NONE, BI_AD, "A copy of x in GPU memory (a list: each element); x itself when it is there already.\nOps on GPU matrices run on the GPU (cuBLAS for %*%, CUDA kernels for the rest) and their\nresults stay there until printed, written or combined with a CPU matrix. Without a CUDA\nbuild or device: the error \"no CUDA device available\". See cpu(), device()." },
   { "grad", bi_grad, "grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
     "A function with f's parameters that returns the derivative of f with respect to argument\n"
     "argnum (a vector of positions gives a list). f must return a number or 1x1 matrix; the\n"
     "derivative has the argument's structure. Nested grad(grad(f)) differentiates again." },
   { "gradcheck", bi_gradcheck, "gradcheck(f, x)", OP_NONE, 0,
-    "Compares grad(f)(x) with central finite differences; returns the largest relative error." },
-  { "help", bi_help, "help(topic=)", OP_NONE, INV | BI_EFFECT,
+    "Compares grad(f)(x) with central finite differences; returns the largest relative error.\n"
+    "Its result is not differentiable: under an outer grad, a traced x is an error." },
+  { "help", bi_help, "help(topic=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Shows the signature and text of a builtin or user function; help() lists every builtin." },
   { "hessian", bi_hessian, "hessian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to a number, a function giving the n x n Hessian\n"
     "(the Jacobian of grad(f)). The result is not differentiated again." },
-  { "hist", bi_hist, "hist(x, breaks=, main=, xlab=, ylab=, col=\"lightgray\", xlim=, ylim=, file=, width=640, height=480, plot=TRUE)", OP_NONE, INV | BI_EFFECT,
+  { "hist", bi_hist, "hist(x, breaks=, main=, xlab=, ylab=, col=\"lightgray\", xlim=, ylim=, file=, width=640, height=480, plot=TRUE)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Histogram of the finite values of vector x, as R's hist: a new figure of bars filled with col.\n"
     "breaks: a number of cells (default Sturges' ceiling(log2(n) + 1)), made round by pretty(), or\n"
     "the vector of break points (increasing, spanning the data). Cells are right-closed (a, b], the\n"
@@ -130,7 +134,7 @@ const Builtin builtin_table[] = {
     "plot=FALSE only computes it. main=, file=, width=, height= as plot()." },
   { "icdf", bi_icdf, "icdf(target, dist, mean=0, sd=1, rate=1, df=, df1=, df2=)", OP_NONE, DIFF | BI_AD, "The quantile q with P[X <= q] = target for dist \"normal\", \"exp\", \"chisq\", \"t\" or \"f\"\n(parameters as cdf): icdf(target=p, dist=\"normal\") is qnorm(target=p).\nDifferentiable in target for \"normal\" and \"exp\"; grad through the others is an error." },
   { "identity", bi_identity, "identity(x)", OP_NONE, DIFF | BI_AD, "Returns x." },
-  { "ifdef", bi_ifdef, "ifdef(value, default)", OP_NONE, BI_IFDEF,
+  { "ifdef", bi_ifdef, "ifdef(value, default)", OP_NONE, BI_IFDEF | DIFF | BI_AD,
     "ifdef($k, d) is the command-line value $k when it was given, else d." },
   { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
   { "interQuartileMean", bi_interQuartileMean, "interQuartileMean(X, W=)", OP_NONE, DIFF | BI_AD, "DML's interquartile mean of column vector X: the mean of the values at positions\nceil(n/4)+1 .. ceil(3n/4) of sorted X (n = sum(W) with weights W, counts); 0 when n < 2\nleaves that range empty. Its derivative is each element's share of that mean." },
@@ -138,17 +142,17 @@ const Builtin builtin_table[] = {
   { "inverse", bi_inv, "inverse(A)", OP_NONE, DIFF | BI_AD, "DML's other name of inv: the inverse of a square matrix." },
   { "is.character", bi_is_type, "is.character(x)", OP_NONE, BI_SHAPE, "TRUE when x is a string." },
   { "is.function", bi_is_type, "is.function(x)", OP_NONE, BI_SHAPE, "TRUE when x is a function or builtin." },
-  { "is.infinite", bi_is_inf, "is.infinite(x)", OP_NONE, 0, "1 where x is Inf or -Inf, else 0 (elementwise; TRUE/FALSE for a number)." },
+  { "is.infinite", bi_is_inf, "is.infinite(x)", OP_NONE, BI_NODIFF, "1 where x is Inf or -Inf, else 0 (elementwise; TRUE/FALSE for a number)." },
   { "is.list", bi_is_type, "is.list(x)", OP_NONE, BI_SHAPE, "TRUE when x is a list." },
   { "is.logical", bi_is_type, "is.logical(x)", OP_NONE, BI_SHAPE, "TRUE when x is TRUE or FALSE." },
   { "is.matrix", bi_is_type, "is.matrix(x)", OP_NONE, BI_SHAPE, "TRUE when x is a matrix (a number is not)." },
-  { "is.na", bi_is_na, "is.na(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
-  { "is.nan", bi_is_na, "is.nan(x)", OP_NONE, 0, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
+  { "is.na", bi_is_na, "is.na(x)", OP_NONE, BI_NODIFF, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
+  { "is.nan", bi_is_na, "is.nan(x)", OP_NONE, BI_NODIFF, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
   { "is.null", bi_is_type, "is.null(x)", OP_NONE, BI_SHAPE, "TRUE when x is NULL." },
   { "is.numeric", bi_is_type, "is.numeric(x)", OP_NONE, BI_SHAPE, "TRUE when x is a number or a matrix." },
-  { "isInf", bi_is_inf, "isInf(x)", OP_NONE, 0, "DML's other name of is.infinite: 1 where x is Inf or -Inf, else 0." },
-  { "isNA", bi_is_na, "isNA(x)", OP_NONE, 0, "DML's other name of is.na: 1 where x is NaN, else 0 (TRUE/FALSE for a number)." },
-  { "isNaN", bi_is_na, "isNaN(x)", OP_NONE, 0, "DML's other name of is.nan: 1 where x is NaN, else 0 (TRUE/FALSE for a number)." },
+  { "isInf", bi_is_inf, "isInf(x)", OP_NONE, BI_NODIFF, "DML's other name of is.infinite: 1 where x is Inf or -Inf, else 0." },
+  { "isNA", bi_is_na, "isNA(x)", OP_NONE, BI_NODIFF, "DML's other name of is.na: 1 where x is NaN, else 0 (TRUE/FALSE for a number)." },
+  { "isNaN", bi_is_na, "isNaN(x)", OP_NONE, BI_NODIFF, "DML's other name of is.nan: 1 where x is NaN, else 0 (TRUE/FALSE for a number)." },
   { "jacobian", bi_jacobian, "jacobian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to an m x 1 vector, a function giving the m x n Jacobian\n"
     "(one reverse pass per output). The result is not differentiated again." },
@@ -164,23 +168,23 @@ const Builtin builtin_table[] = {
   { "jvp", bi_jvp, "jvp(f, x, v)", OP_NONE, BI_DIFF | BI_AD,
     "[value, tangent] = jvp(f, x, v): f(x) and the derivative of f at x along v (v has x's shape),\n"
     "computed in one forward pass with dual numbers (forward mode)." },
-  { "legend", bi_legend, "legend(pos=\"topright\", labels=, col=, lty=, pch=)", OP_NONE, INV | BI_EFFECT,
+  { "legend", bi_legend, "legend(pos=\"topright\", labels=, col=, lty=, pch=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Adds a legend to the open figure: pos is \"topright\", \"topleft\", \"bottomright\", \"bottomleft\",\n"
     "\"top\", \"bottom\", \"left\", \"right\" or \"center\"; labels a string or list of strings.\n"
     "col, lty and pch give each label's sample (a list or vector is recycled over the labels):\n"
     "a line of type lty (the default, 1, unless pch is given; 0: none) and/or a point symbol pch\n"
     "(NaN: none). legend(list(\"a\", \"b\")) alone puts the labels at the top right." },
   { "length", bi_length, "length(x)", OP_NONE, BI_SHAPE, "Number of elements of a matrix or list (1 for a number or string)." },
-  { "lines", bi_lines, "lines(x, y=, col=, lwd=1, lty=1, type=\"l\")", OP_NONE, INV | BI_EFFECT,
+  { "lines", bi_lines, "lines(x, y=, col=, lwd=1, lty=1, type=\"l\")", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Adds a line through the points (x[i], y[i]) to the open figure (lines(y): x = 1..n), in its\n"
     "coordinates (what falls outside is clipped). lty: 1 solid, 2 dashed, 3 dotted, 4 dot-dash,\n"
     "5 long dash, 6 two-dash, 0 none; a NaN or Inf value breaks the line. type as plot()." },
   { "list", bi_list, "list(...)", OP_NONE, DIFF | BI_AD, "A list of the arguments; named arguments become named elements." },
-  { "load", bi_load, "load(path)", OP_NONE, BI_EFFECT, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32) is an error saying what is wrong." },
+  { "load", bi_load, "load(path)", OP_NONE, BI_EFFECT | BI_NODIFF, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32) is an error saying what is wrong." },
   { "log", bi_log, "log(x, base=)", OP_LOG, DIFF | BI_AD, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
   { "logsoftmax", bi_logsoftmax, "logsoftmax(X)", OP_LOGSOFTMAX, DIFF | BI_AD, "Row-wise log(softmax(X)), computed stably as X - max - log(sum(exp(X - max))): finite\nwhere softmax underflows to 0. A number gives 0." },
   { "lower.tri", bi_lower_tri, "lower.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The lower triangle of target (below the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
-  { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT | BI_VARS, "Lists the variables in scope with their types and shapes." },
+  { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT | BI_VARS | BI_NODIFF, "Lists the variables in scope with their types and shapes." },
   { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, DIFF | BI_AD,
     "Builds a rows x cols matrix from v: a number or 1x1 matrix (filled, as R recycles it),\n"
     "a string of numbers \"1 2 3 4\", or a matrix to reshape (row-major; byrow=FALSE fills\n"
@@ -195,22 +199,22 @@ const Builtin builtin_table[] = {
   { "median", bi_median, "median(X, W=)", OP_NONE, DIFF | BI_AD, "Median of column vector X, optionally weighted by W (counts): the middle value, or the mean of\nthe two middle values when the total weight is even (as R). Its derivative goes to those\nelements (W is not differentiated); staged code runs it eagerly." },
   { "min", bi_minmax, "min(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "Smallest element of x, or elementwise minimum of x and y (more arguments fold left, as DML).\nNaN propagates; min of an empty matrix is an error (R warns and gives Inf)." },
   { "moment", bi_moment, "moment(X, W=, k=)", OP_NONE, DIFF | BI_AD, "The k-th central moment (k = 2, 3 or 4) of column vector X: sum((X - mean)^k) / n.\nmoment(X, k) or moment(X, W, k) with weights W (counts): sum(W * (X - mu)^k) / sum(W),\nmu = sum(W * X) / sum(W). Divisor n, not n - 1 (moment(X, 2) is not var(X))." },
-  { "mpi_rank", bi_mpi_rank, "mpi_rank()", OP_NONE, 0,
+  { "mpi_rank", bi_mpi_rank, "mpi_rank()", OP_NONE, BI_NODIFF,
     "This process's MPI rank, 1 to mpi_size() (1-based, as R and DML count; docs/mpi.md).\n1 when mls runs as one process (not started by mpirun, or built without MPI)." },
-  { "mpi_size", bi_mpi_size, "mpi_size()", OP_NONE, 0,
+  { "mpi_size", bi_mpi_size, "mpi_size()", OP_NONE, BI_NODIFF,
     "The number of MPI ranks running this script (mpirun -np N mls script.mls; docs/mpi.md); 1\nwhen mls runs as one process." },
-  { "names", bi_names, "names(L)", OP_NONE, 0, "The names of a list's elements, as a list of strings (\"\" when unnamed)." },
-  { "nchar", bi_nchar, "nchar(x)", OP_NONE, 0, "The number of characters of a string (UTF-8 code points, as R); of a number, of its text." },
+  { "names", bi_names, "names(L)", OP_NONE, BI_NODIFF, "The names of a list's elements, as a list of strings (\"\" when unnamed)." },
+  { "nchar", bi_nchar, "nchar(x)", OP_NONE, BI_NODIFF, "The number of characters of a string (UTF-8 code points, as R); of a number, of its text." },
   { "ncol", bi_ncol, "ncol(X)", OP_NONE, BI_SHAPE, "Number of columns (1 for a number)." },
   { "nrow", bi_nrow, "nrow(X)", OP_NONE, BI_SHAPE, "Number of rows (1 for a number)." },
   { "order", bi_order, "order(target, by=1, decreasing=FALSE, index.return=FALSE)", OP_NONE, BI_AD, "Sorts the rows of target by column by (stable); index.return=TRUE gives the row indices.\nby may be a vector of columns (the first most significant). NaN sorts last either way, as R.\nindex.return=TRUE returns the permutation as a column vector of 1-based row indices." },
-  { "outer", bi_outer, "outer(a, b, op=\"*\")", OP_NONE, 0, "Matrix of op(a[i], b[j]) for column vector a and row vector b; op is \"+\", \"-\", \"*\", \"/\", \"^\", a comparison, \"min\" or \"max\".\nVectors of either orientation are accepted; the result is length(a) x length(b).\nAlso \"%%\", \"%/%\", \"&\" and \"|\": any elementwise binary operator." },
-  { "paste", bi_paste, "paste(..., sep=\" \")", OP_NONE, 0,
+  { "outer", bi_outer, "outer(a, b, op=\"*\")", OP_NONE, DIFF | BI_AD, "Matrix of op(a[i], b[j]) for column vector a and row vector b; op is \"+\", \"-\", \"*\", \"/\", \"^\", a comparison, \"min\" or \"max\".\nVectors of either orientation are accepted; the result is length(a) x length(b).\nAlso \"%%\", \"%/%\", \"&\" and \"|\": any elementwise binary operator. Differentiable in a and b." },
+  { "paste", bi_paste, "paste(..., sep=\" \")", OP_NONE, BI_NODIFF,
     "Joins the text of its arguments with sep (numbers to 15 significant digits)." },
   { "pchisq", bi_pchisq, "pchisq(target, df, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Chi-squared distribution function with df degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
   { "pexp", bi_pexp, "pexp(target, rate=1, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Exponential distribution function 1 - exp(-rate * target) (elementwise); lower.tail=FALSE gives P[X > q].\nDifferentiable in target." },
   { "pf", bi_pf, "pf(target, df1, df2, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "F distribution function with df1 and df2 degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
-  { "plot", bi_plot, "plot(x, y=, type=\"p\", main=, xlab=, ylab=, col=, xlim=, ylim=, file=, width=640, height=480, lwd=1, lty=1, pch=1)", OP_NONE, INV | BI_EFFECT,
+  { "plot", bi_plot, "plot(x, y=, type=\"p\", main=, xlab=, ylab=, col=, xlim=, ylim=, file=, width=640, height=480, lwd=1, lty=1, pch=1)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Starts a new figure (R's base graphics, drawn with cairo; docs/plots.md) showing y against x,\n"
     "vectors of one length (plot(y): x = 1..n). type \"p\" points, \"l\" a line, \"b\" both, \"n\" axes\n"
     "only. The axes span xlim and ylim (default: the data) plus 4%, with pretty tick labels; col is\n"
@@ -222,30 +226,32 @@ const Builtin builtin_table[] = {
   { "pmax", bi_minmax, "pmax(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "DML's other name of max: pmax(X, Y) is the elementwise maximum (numbers broadcast);\nmore arguments fold left; pmax(X) alone is the largest element." },
   { "pmin", bi_minmax, "pmin(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "DML's other name of min: pmin(X, Y) is the elementwise minimum (numbers broadcast);\nmore arguments fold left; pmin(X) alone is the smallest element." },
   { "pnorm", bi_pnorm, "pnorm(target, mean=0, sd=1, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Normal distribution function P[X <= target] (elementwise over a matrix); lower.tail=FALSE gives P[X > q].\nDifferentiable in target." },
-  { "points", bi_points, "points(x, y=, col=, pch=1, type=\"p\")", OP_NONE, INV | BI_EFFECT,
+  { "points", bi_points, "points(x, y=, col=, pch=1, type=\"p\")", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Adds point symbols at (x[i], y[i]) to the open figure (points(y): x = 1..n). pch as R: 0 square,\n"
     "1 circle, 2 triangle, 3 plus, 4 cross, 5 diamond; 15-18 filled square, circle, triangle,\n"
     "diamond; 19 filled circle, 20 small filled circle." },
-  { "print", bi_print, "print(x, digits=7)", OP_NONE, INV | BI_EFFECT,
+  { "print", bi_print, "print(x, digits=7)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
   { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD, "Product of all elements (a number; 1 for an empty matrix, as R)." },
-  { "progress", bi_progress, "progress(x)", OP_NONE, 0, "x itself, marked for a progress bar: for (i in progress(1:n)) { ... } draws a bar\n(done/total, percent, elapsed and remaining time) on standard error while the loop runs,\nonly when standard error is a terminal; in a pipe or a file nothing extra is written." },
+  { "progress", bi_progress, "progress(x)", OP_NONE, DIFF | BI_AD, "x itself, marked for a progress bar: for (i in progress(1:n)) { ... } draws a bar\n(done/total, percent, elapsed and remaining time) on standard error while the loop runs,\nonly when standard error is a terminal; in a pipe or a file nothing extra is written." },
   { "pt", bi_pt, "pt(target, df, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Student t distribution function with df degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
   { "qchisq", bi_qchisq, "qchisq(target, df)", OP_NONE, DIFF | BI_AD, "Chi-squared quantile with df degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
   { "qexp", bi_qexp, "qexp(target, rate=1)", OP_NONE, DIFF | BI_AD, "Exponential quantile -log(1 - target) / rate (elementwise).\nDifferentiable in target." },
   { "qf", bi_qf, "qf(target, df1, df2)", OP_NONE, DIFF | BI_AD, "F quantile with df1 and df2 degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
   { "qnorm", bi_qnorm, "qnorm(target, mean=0, sd=1)", OP_NONE, DIFF | BI_AD, "Normal quantile: the q with P[X <= q] = target (elementwise).\nDifferentiable in target." },
-  { "qr", bi_qr, "qr(A)", OP_NONE, 0, "[Q, R] = qr(A): orthonormal Q and upper-triangular R with Q %*% R = A.\n"
-    "Thin, as R's qr.Q and qr.R: for m x n A, Q is m x k and R is k x n, k = min(m, n); diag(R) >= 0." },
+  { "qr", bi_qr, "qr(A)", OP_NONE, DIFF | BI_AD, "[Q, R] = qr(A): orthonormal Q and upper-triangular R with Q %*% R = A.\n"
+    "Thin, as R's qr.Q and qr.R: for m x n A, Q is m x k and R is k x n, k = min(m, n); diag(R) >= 0.\n"
+    "Differentiable (grad, jvp) for m >= n at full rank; grad through a wide A is an error." },
   { "qt", bi_qt, "qt(target, df)", OP_NONE, DIFF | BI_AD, "Student t quantile with df degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
   { "quantile", bi_quantile, "quantile(X, W=, P=)", OP_NONE, DIFF | BI_AD, "DML's p-quantile of column vector X: the value at position ceil(p * n) of sorted X (at least 1).\nquantile(X, p) or quantile(X, W, p) with weights W (counts: n = sum(W)). P may be a column\nvector of probabilities in [0, 1]: the result is then a column vector. No interpolation (R's type 1).\nThe derivative is 1 at the element picked (W is not differentiated); staged code runs it eagerly." },
-  { "quit", bi_quit, "quit(status=0)", OP_NONE, INV | BI_EFFECT, "Ends the program (or the REPL) with the exit status." },
-  { "rand", bi_rand, "rand(rows=1, cols=1, min=0, max=1, pdf=\"uniform\", sparsity=1, seed=)", OP_NONE, BI_EFFECT,
+  { "quit", bi_quit, "quit(status=0)", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "Ends the program (or the REPL) with the exit status." },
+  { "rand", bi_rand, "rand(rows=1, cols=1, min=0, max=1, pdf=\"uniform\", sparsity=1, seed=)", OP_NONE, BI_EFFECT | BI_AD,
     "A random rows x cols matrix: pdf \"uniform\" on [min, max) or \"normal\" (mean 0, sd 1);\n"
     "sparsity is the fraction of nonzero cells. The same seed (or --seed) gives the same matrix\n"
-    "on every run and machine (xoshiro256** seeded by splitmix64)." },
+    "on every run and machine (xoshiro256** seeded by splitmix64). Under grad, a traced min or\n"
+    "max is an error (write min + (max - min) * rand(...) to differentiate in them)." },
   { "rbind", bi_rbind, "rbind(...)", OP_NONE, DIFF | BI_AD, "Stacks matrices (and numbers) on top of each other; column counts must match." },
-  { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=)", OP_NONE, BI_EFFECT,
+  { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=)", OP_NONE, BI_EFFECT | BI_NODIFF,
     "Reads a matrix from a file. format: \"csv\", \"text\" (DML's i j v triples), \"mm\" (Matrix Market),\n"
     "\"npy\" (NumPy: float64/32, integers, bool; C or Fortran order; 1-D is a column) or \"idx\"\n"
     "(MNIST; an N x 28 x 28 file gives N x 784, one image per row); by default it follows the\n"
@@ -258,8 +264,8 @@ const Builtin builtin_table[] = {
   { "rev", bi_rev, "rev(X)", OP_NONE, BI_AD, "The rows of X in reverse order (DML's rev): a column vector is reversed, a row vector is\nunchanged (as DML; R's rev reverses any vector), a number is itself. grad follows the rows." },
   { "round", bi_unary, "round(x)", OP_ROUND, DIFF | BI_AD, "Rounds to the nearest whole number, halves to even (as R), elementwise." },
   { "rowCumsum", bi_rowCumsum, "rowCumsum(X)", OP_NONE, DIFF | BI_AD, "Cumulative sums along each row (SystemDS's rowCumsum): t(cumsum(t(X))) for a matrix;\na column vector is returned as is (each row has one element)." },
-  { "rowIndexMax", bi_rowIndexMax, "rowIndexMax(X)", OP_ROWINDEXMAX, 0, "Column index (1-based) of the largest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN (R's max.col); empty rows are an error." },
-  { "rowIndexMin", bi_rowIndexMin, "rowIndexMin(X)", OP_ROWINDEXMIN, 0, "Column index (1-based) of the smallest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN; empty rows are an error." },
+  { "rowIndexMax", bi_rowIndexMax, "rowIndexMax(X)", OP_ROWINDEXMAX, BI_NODIFF, "Column index (1-based) of the largest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN (R's max.col); empty rows are an error." },
+  { "rowIndexMin", bi_rowIndexMin, "rowIndexMin(X)", OP_ROWINDEXMIN, BI_NODIFF, "Column index (1-based) of the smallest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN; empty rows are an error." },
   { "rowMaxs", bi_rowMaxs, "rowMaxs(X)", OP_ROWMAXS, DIFF | BI_AD, "Largest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },
   { "rowMeans", bi_rowMeans, "rowMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each row: an nrow(X) x 1 column vector.\nrowSums(X) / ncol(X): an empty row gives NaN, as R." },
   { "rowMins", bi_rowMins, "rowMins(X)", OP_ROWMINS, DIFF | BI_AD, "Smallest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },
@@ -267,14 +273,15 @@ const Builtin builtin_table[] = {
   { "rowSds", bi_rowSds, "rowSds(X)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of each row: sqrt(rowVars(X))." },
   { "rowSums", bi_reduce, "rowSums(X)", OP_ROWSUMS, DIFF | BI_AD, "Sum of each row: an nrow(X) x 1 column vector." },
   { "rowVars", bi_rowVars, "rowVars(X)", OP_NONE, DIFF | BI_AD, "Sample variance of each row (divisor ncol(X) - 1): an nrow(X) x 1 column vector.\nA row of one element gives 0, as SystemDS (R: NA; var() here gives NaN)." },
-  { "sample", bi_sample, "sample(range, size=, replace=FALSE, seed=)", OP_NONE, BI_EFFECT, "size values drawn from 1..range, without replacement unless replace=TRUE, as a column vector.\nsize defaults to range (a random permutation). The same seed (or --seed) gives the same\nsample on every run and machine." },
-  { "save", bi_save, "save(path, ...)", OP_NONE, INV | BI_EFFECT, "save(path, a=X, b=Y) writes named numbers, strings and matrices to one checkpoint file (atomically).\nBooleans, NULL and lists of these can be saved too; load(path) gives them back as a list." },
+  { "sample", bi_sample, "sample(range, size=, replace=FALSE, seed=)", OP_NONE, BI_EFFECT | BI_NODIFF, "size values drawn from 1..range, without replacement unless replace=TRUE, as a column vector.\nsize defaults to range (a random permutation). The same seed (or --seed) gives the same\nsample on every run and machine." },
+  { "save", bi_save, "save(path, ...)", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "save(path, a=X, b=Y) writes named numbers, strings and matrices to one checkpoint file (atomically).\nBooleans, NULL and lists of these can be saved too; load(path) gives them back as a list." },
   { "scale", bi_scale, "scale(X, center=TRUE, scale=TRUE)", OP_NONE, DIFF | BI_AD, "[Y, ColMean, ScaleFactor] = scale(X): SystemDS's column scaling. center subtracts colMeans(X);\nscale divides by sqrt(colSums(X^2) / (nrow(X) - 1)) of the (centered) X, a 0 or NaN factor\nbeing replaced by 1. A step not taken gives a 0x0 matrix in its place." },
   { "sd", bi_sd, "sd(x)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of all elements (divisor n - 1, as R).\nsqrt(var(x)): NaN for fewer than two elements." },
-  { "seq", bi_seq, "seq(from, to, by=)", OP_NONE, 0,
-    "Column vector from, from+by, ... up to to. by defaults to 1, or -1 when from > to." },
-  { "seq_len", bi_seq_len, "seq_len(length.out)", OP_NONE, 0, "1, 2, ..., length.out as a column vector (R's seq_len); seq_len(0) is a 0x1 matrix, so\nfor (i in seq_len(n)) runs no iteration when n is 0 (1:0 would count down)." },
-  { "set.seed", bi_set_seed, "set.seed(seed)", OP_NONE, INV | BI_EFFECT, "Reseeds the random stream that rand(), sample() and friends use without seed=: the same\nseed gives the same numbers again, as --seed N does (a different generator from R's, so\nnot R's numbers)." },
+  { "seq", bi_seq, "seq(from, to, by=)", OP_NONE, BI_AD,
+    "Column vector from, from+by, ... up to to. by defaults to 1, or -1 when from > to.\n"
+    "Differentiable in from and by (to only sets the length), as from:to in from." },
+  { "seq_len", bi_seq_len, "seq_len(length.out)", OP_NONE, BI_NODIFF, "1, 2, ..., length.out as a column vector (R's seq_len); seq_len(0) is a 0x1 matrix, so\nfor (i in seq_len(n)) runs no iteration when n is 0 (1:0 would count down)." },
+  { "set.seed", bi_set_seed, "set.seed(seed)", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "Reseeds the random stream that rand(), sample() and friends use without seed=: the same\nseed gives the same numbers again, as --seed N does (a different generator from R's, so\nnot R's numbers)." },
   { "sigmoid", bi_unary, "sigmoid(x)", OP_SIGMOID, DIFF | BI_AD, "1 / (1 + exp(-x)), elementwise and stable for large |x|." },
   { "sign", bi_unary, "sign(x)", OP_SIGN, DIFF | BI_AD, "-1, 0 or 1 by the sign of x, elementwise." },
   { "sin", bi_unary, "sin(x)", OP_SIN, DIFF | BI_AD, "Sine (radians), elementwise." },
@@ -283,28 +290,30 @@ const Builtin builtin_table[] = {
   { "softplus", bi_unary, "softplus(x)", OP_SOFTPLUS, DIFF | BI_AD, "log(1 + exp(x)), elementwise, computed without overflow for large x.\nIts derivative is sigmoid(x); the staged graph rewrites log(1 + exp(x)) into it." },
   { "solve", bi_solve, "solve(A, b)", OP_NONE, DIFF | BI_AD, "Solves A %*% x = b for square A (LAPACK LU); b is a vector or matrix with nrow(A) rows.\n"
     "A singular A, or one with reciprocal condition number below machine epsilon, is an error (as R)." },
-  { "source", bi_source, "source(path)", OP_NONE, INV | BI_EFFECT,
+  { "source", bi_source, "source(path)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Runs a file in the global scope; relative paths are looked up next to the calling script,\n"
     "then in the standard library ($MLS_PATH or stdlib/). source(path) as ns binds ns::name instead." },
-  { "sprintf", bi_sprintf, "sprintf(fmt, ...)", OP_NONE, 0,
+  { "sprintf", bi_sprintf, "sprintf(fmt, ...)", OP_NONE, BI_NODIFF,
     "Formats numbers and strings C-style: %d %i %f %e %g %s %x %%, with flags, width and precision; as in R, %d %i %x take whole numbers only." },
   { "sqrt", bi_unary, "sqrt(x)", OP_SQRT, DIFF | BI_AD, "Square root, elementwise; sqrt(-1) is NaN." },
-  { "stop", bi_stop, "stop(msg)", OP_NONE, BI_EFFECT, "Stops the program with the error message msg (exit status 1)." },
+  { "stop", bi_stop, "stop(msg)", OP_NONE, BI_EFFECT | BI_NODIFF, "Stops the program with the error message msg (exit status 1)." },
   { "stop_gradient", bi_stop_gradient, "stop_gradient(x)", OP_NONE, BI_DIFF | BI_AD,
     "x itself, with derivative zero: grad does not look through it." },
   { "sum", bi_reduce, "sum(x)", OP_SUM, DIFF | BI_AD, "Sum of all elements (a number)." },
-  { "svd", bi_svd, "svd(A)", OP_NONE, 0, "[U, S, V] = svd(A): A = U %*% S %*% t(V), singular values on the diagonal of S, decreasing.\n"
+  { "svd", bi_svd, "svd(A)", OP_NONE, DIFF | BI_AD, "[U, S, V] = svd(A): A = U %*% S %*% t(V), singular values on the diagonal of S, decreasing.\n"
     "Thin, as R's svd: for m x n A, U is m x k, S k x k, V n x k, k = min(m, n). Each column of V\n"
-    "is signed so that its largest-magnitude entry is positive, its column of U with it." },
+    "is signed so that its largest-magnitude entry is positive, its column of U with it.\n"
+    "Differentiable (grad, jvp): S always; U and V where the singular values are distinct (and,\n"
+    "for a non-square A, nonzero); elsewhere grad through U or V is an error." },
   { "system.time", bi_system_time, "system.time(expr)", OP_NONE, INV | BI_LAZY, "Evaluates expr and prints the user, system and elapsed seconds it took; returns the elapsed seconds." },
   { "t", bi_t, "t(X)", OP_TRANSPOSE, DIFF | BI_AD, "Transpose." },
   { "table", bi_table, "table(A, B=, weights=, odim1=, odim2=)", OP_NONE, BI_AD, "Contingency table: cell (A[i], B[i]) counts (or sums weights); with one argument, counts of each value.\nDML semantics: values are floored and must be at least 1; NaN skips the entry; numbers\nand 1x1 matrices broadcast. The size is max(A) x max(B), or odim1 x odim2 (entries outside are dropped).\ntable(A, B, odim1, odim2) is DML's four-argument form; table(A) is table(A, 1), a column." },
   { "tan", bi_unary, "tan(x)", OP_TAN, DIFF | BI_AD, "Tangent (radians), elementwise." },
   { "tanh", bi_unary, "tanh(x)", OP_TANH, DIFF | BI_AD, "Hyperbolic tangent, elementwise." },
-  { "time", bi_time, "time()", OP_NONE, BI_EFFECT, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
-  { "title", bi_title, "title(main=, xlab=, ylab=)", OP_NONE, INV | BI_EFFECT,
+  { "time", bi_time, "time()", OP_NONE, BI_EFFECT | BI_NODIFF, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
+  { "title", bi_title, "title(main=, xlab=, ylab=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Sets the main title and the axis labels of the open figure (those given)." },
-  { "toString", bi_toString, "toString(x)", OP_NONE, 0,
+  { "toString", bi_toString, "toString(x)", OP_NONE, BI_NODIFF,
     "The full text of a value: numbers to 15 significant digits, matrices in full, one row a line." },
   { "tr", bi_trace, "tr(A)", OP_NONE, DIFF | BI_AD, "DML's other name of trace: the sum of the diagonal of a square matrix." },
   { "trace", bi_trace, "trace(A)", OP_NONE, DIFF | BI_AD, "Sum of the diagonal of a square matrix (NaN and Inf propagate, as in sum)." },
@@ -313,19 +322,20 @@ const Builtin builtin_table[] = {
     "The primal trace v_i = op = value (Baydin et al.'s layout), then the reverse adjoint trace\n"
     "(returns the gradient, invisibly) or, with mode=\"forward\", the tangent trace seeded on wrt (a\n"
     "position, a name or a direction; returns the derivative). digits= is the tables' precision;\n"
-    "ascii=TRUE writes vbar, vdot and d instead of the Unicode bar, dot and partial sign." },
+    "ascii=TRUE writes vbar, vdot and d instead of the Unicode bar, dot and partial sign.\n"
+    "Its result is plain numbers: under an outer grad, a traced argument is an error." },
   { "typeof", bi_typeof, "typeof(x)", OP_NONE, BI_SHAPE, "The type of x as a string: \"number\", \"boolean\", \"string\", \"matrix\", \"list\", \"function\" or \"NULL\"." },
   { "upper.tri", bi_upper_tri, "upper.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The upper triangle of target (above the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
   { "value_and_grad", bi_value_and_grad, "value_and_grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
     "Like grad, but the function returns [value, gradient] in one pass." },
   { "var", bi_var, "var(x)", OP_NONE, DIFF | BI_AD, "Sample variance of all elements (divisor n - 1, as R).\nNaN for fewer than two elements (R gives NA)." },
-  { "which", bi_which, "which(x)", OP_NONE, 0, "The positions (1-based) of the TRUE (nonzero) elements of x as a column vector, row-major\nfor a matrix; NaN counts as not TRUE. which(x > 2) gives the indices x[x > 2] selects." },
-  { "write", bi_write, "write(X, path, format=, header=FALSE, sep=\",\")", OP_NONE, INV | BI_EFFECT,
+  { "which", bi_which, "which(x)", OP_NONE, BI_NODIFF, "The positions (1-based) of the TRUE (nonzero) elements of x as a column vector, row-major\nfor a matrix; NaN counts as not TRUE. which(x > 2) gives the indices x[x > 2] selects." },
+  { "write", bi_write, "write(X, path, format=, header=FALSE, sep=\",\")", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Writes a matrix to a file: format \"csv\", \"text\", \"mm\", \"npy\" (float64, C order) or \"idx\",\n"
     "by default from the extension as read() does; a path ending in .gz is compressed.\n"
     "csv and text files get a DML .mtd sidecar (path.mtd) recording the shape and options.\n"
     "The write is atomic: a temporary file is renamed over the old one only when complete." },
-  { "xor", bi_xor, "xor(x, y)", OP_NONE, 0, "Elementwise exclusive or: (x != 0) != (y != 0), as 1/0 (TRUE/FALSE for numbers)." },
+  { "xor", bi_xor, "xor(x, y)", OP_NONE, BI_NODIFF, "Elementwise exclusive or: (x != 0) != (y != 0), as 1/0 (TRUE/FALSE for numbers)." },
   { NULL, NULL, NULL, OP_NONE, 0, NULL }
 };
 const int builtin_count = (int)(sizeof builtin_table / sizeof builtin_table[0]) - 1;
@@ -403,6 +413,8 @@ const Builtin *bi_find(const char *name) {
 }
 
 Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp) {
+  if (!(b->flags & (BI_DIFF | BI_AD | BI_NODIFF | BI_SHAPE | BI_LAZY)) && ad_any_grad_deep(nargs, args))
+    mls_throw(I, sp, "grad: '%s' is not differentiable (give it stop_gradient(x) to use its result as a constant)", b->name);
   if (I->stage) {                            /* staging: a call node, or the builtin on its own */
     if (stage_wants_call(I, b, nargs, args)) return stage_call(I, b, nargs, args, names, sp);
     struct Tape *st = I->stage;              /* staged arguments are still recorded through their */

@@ -36,6 +36,11 @@ enum {
   BI_EFFECT = 32,    /* an effect or fresh randomness: a staged graph calls it again at every run */
   BI_SHAPE = 64,     /* the result depends only on types and shapes: a constant while staging */
   BI_VARS = 128,     /* reads the variables in scope (ls): a staged block runs eagerly from it */
+  BI_NODIFF = 256,   /* its result legitimately has derivative 0 in its numeric arguments (discrete
+                     ** or whole-number results, booleans, strings, effects): grad sees through them.
+                     ** A builtin with none of BI_DIFF, BI_AD, BI_NODIFF, BI_SHAPE that gets a value
+                     ** traced by grad is the located error "not differentiable", never a silent 0;
+                     ** tests/unit/test_grad_audit.c lists each such builtin and why. */
 };
 
 typedef struct Builtin {
@@ -85,6 +90,10 @@ Tensor *bi_mat(Interp *I, Args *a, int i);
 ** process without the library destructors); la_wait_abandoned waits for them and frees what
 ** they held (tests). */
 void la_set_thread_flops(double flops);
+/* One output of eigen, cholesky, qr or svd (op OP_EIGVALS .. OP_SVD_V) of the plain matrix or
+** number A (borrowed), computed by the builtin with its checks and errors (+1): the kernels of
+** those ops, which grad and the stager record (autodiff.c ad_compute). */
+Value bi_linalg_part(Interp *I, OpKind op, Value A, Span sp);
 bool la_busy(void);
 void la_wait_abandoned(void);
 

@@ -144,23 +144,35 @@ Value bi_matrix(Interp *I, Args *a) {
 }
 
 Value bi_seq(Interp *I, Args *a) {
+  Value from0 = a->v[0], by0 = a->v[2];                 /* under grad (BI_AD) these may be traced */
+  bool traced = ad_any_grad(1, &from0) || ad_any_grad(1, &by0);
+  for (int j = 0; j < 3; j++) a->v[j] = ad_primal(a->v[j]);
   double from = bi_num(I, a, 0), to = bi_num(I, a, 1);
   double by = bi_given(a, 2) ? bi_num(I, a, 2) : (from <= to ? 1 : -1);
   if (!isfinite(from) || !isfinite(to) || !isfinite(by)) bi_error(I, "from, to and by must be finite");
   if (by == 0) {
-    if (from == to) { Tensor *t = tensor_new(I, 1, 1); tensor_data(t)[0] = from; return val_mat(t); }
-    bi_argerror(I, 3, "by must not be 0");
-  }
-  if ((to - from) / by < 0) bi_argerror(I, 3, "wrong sign of 'by' for going from %g to %g", from, to);
-  double cnt = floor((to - from) / by + 1e-10) + 1;
+    if (from == to && !traced) { Tensor *t = tensor_new(I, 1, 1); tensor_data(t)[0] = from; return val_mat(t); }
+    if (from != to) bi_argerror(I, 3, "by must not be 0");
+  } else if ((to - from) / by < 0) bi_argerror(I, 3, "wrong sign of 'by' for going from %g to %g", from, to);
+  double cnt = by == 0 ? 1 : floor((to - from) / by + 1e-10) + 1;
   if (cnt > 1e15) bi_error(I, "sequence too long");
   Tensor *t = tensor_new(I, (int64_t)cnt, 1);
   double *d = tensor_data(t);
   for (int64_t i = 0; i < (int64_t)cnt; i++) {
     if (interp_poll(I, i)) { tensor_free_ref(t); interp_check_interrupt(I, a->span); }
-    d[i] = from + (double)i * by;
+    d[i] = traced ? (double)i : from + (double)i * by;
   }
-  return val_mat(t);
+  if (!traced) return val_mat(t);
+  /* traced by grad: from + i * by through the ops (the same operations, so the same bits), so
+  ** each element's derivative is 1 in from and i in by; to only sets the length */
+  tmp_push(I, val_mat(t));
+  Value step = op_binary(I, OP_MUL, val_mat(t), ad_any_grad(1, &by0) ? by0 : val_num(by), a->span);
+  tmp_push(I, step);
+  Value r = op_binary(I, OP_ADD, ad_any_grad(1, &from0) ? from0 : val_num(from), step, a->span);
+  tmp_pop(I, 2);
+  val_release(step);
+  tensor_free_ref(t);
+  return r;
 }
 
 Value bi_t(Interp *I, Args *a) { return op_transpose(I, a->v[0], a->span); }
@@ -319,6 +331,12 @@ Value bi_as_scalar(Interp *I, Args *a) {
 Value bi_as_double(Interp *I, Args *a) {
   Value v = a->v[0];
   char d[64];
+  if (v.t == VT_BOX) {                       /* traced: the same value through the ops */
+    Value p = ad_primal(v);
+    if (p.t == VT_MAT && tensor_numel(p.u.m) == 1) return ad_index(I, v, 2, (Value[]){ val_num(1), val_num(1) }, a->span);
+    if (p.t == VT_NUM || p.t == VT_MAT) { val_retain(v); return v; }
+    v = p;
+  }
   switch (v.t) {
   case VT_NUM: return v;
   case VT_BOOL: return val_num(v.u.b);
@@ -363,8 +381,10 @@ Value bi_as_logical(Interp *I, Args *a) {
 }
 
 Value bi_as_matrix(Interp *I, Args *a) {
-  Value v = a->v[0];
-  if (v.t == VT_MAT) { val_retain(v); return v; }
+  Value v = a->v[0], p = ad_primal(v);
+  if (p.t == VT_MAT) { val_retain(v); return v; }
+  if (v.t == VT_BOX && p.t == VT_NUM) return op_reshape(I, v, 1, 1, a->span);   /* traced: through the ops */
+  a->v[0] = p;
   Tensor *t = bi_mat(I, a, 0);
   return val_mat(t);
 }

@@ -362,6 +362,7 @@ Value bi_removeEmpty(Interp *I, Args *a) {
 /* replace(target, pattern, replacement): every cell equal to pattern (NaN matches NaN) becomes
 ** replacement. A number gives a number. */
 Value bi_replace(Interp *I, Args *a) {
+  Value r0 = a->v[2].t == VT_BOX ? a->v[2] : val_null();   /* a traced replacement flows too */
   Value x0 = unbox_args(a);
   double pat = bi_num(I, a, 1), rep = bi_num(I, a, 2);
   Value v = a->v[0];
@@ -369,17 +370,18 @@ Value bi_replace(Interp *I, Args *a) {
     double x = v.t == VT_NUM ? v.u.n : v.u.b;
     bool hit = pat != pat ? x != x : x == pat;
     if (x0.t == VT_BOX && !hit) { val_retain(x0); return x0; }
+    if (r0.t == VT_BOX && hit) { val_retain(r0); return r0; }
     return val_num(hit ? rep : x);
   }
   int mark = I->ntmp;
   Tensor *X = held_mat(I, a, 0);
-  if (x0.t == VT_BOX) {                               /* ifelse(hit, replacement, x0) */
+  if (x0.t == VT_BOX || r0.t == VT_BOX) {             /* ifelse(hit, replacement, x0) */
     Tensor *hit = tensor_new(I, tensor_rows(X), tensor_cols(X));
     tmp_push(I, val_mat(hit));
     const double *d = tensor_data(X);
     double *h = tensor_data(hit);
     for (int64_t i = 0; i < tensor_numel(X); i++) h[i] = pat != pat ? d[i] != d[i] : d[i] == pat;
-    Value r = op_ifelse(I, val_mat(hit), val_num(rep), x0, a->span);
+    Value r = op_ifelse(I, val_mat(hit), r0.t == VT_BOX ? r0 : val_num(rep), x0.t == VT_BOX ? x0 : val_mat(X), a->span);
     tmp_release_to(I, mark);
     return r;
   }
@@ -472,22 +474,25 @@ Value bi_outer(Interp *I, Args *a) {
     bi_argerror(I, 3, "elementwise operator expected (+ - * / ^ %%%% %%/%% == != < <= > >= & | min max), got \"%s\"", sym);
   int mark = I->ntmp;
   Value v[2];
-  for (int i = 0; i < 2; i++) {
-    Value x = a->v[i];
+  int64_t len[2];
+  for (int i = 0; i < 2; i++) {                        /* (traced by grad or a stage: boxes) */
+    Value x = a->v[i], p = ad_primal(x);
     char d[64];
-    if (x.t == VT_NUM || x.t == VT_BOOL) x = val_mat(bi_mat(I, a, i));
-    else if (x.t != VT_MAT) bi_argerror(I, i + 1, "vector expected, got %s", val_describe(x, d, sizeof d));
+    if (p.t == VT_NUM || p.t == VT_BOOL) x = x.t == VT_BOX ? op_reshape(I, x, 1, 1, a->span) : val_mat(bi_mat(I, a, i));
+    else if (p.t != VT_MAT) bi_argerror(I, i + 1, "vector expected, got %s", val_describe(p, d, sizeof d));
     else val_retain(x);
     tmp_push(I, x);
-    if (!is_vector(x.u.m)) bi_argerror(I, i + 1, "vector expected, got %s", shape_of(x.u.m, d, sizeof d));
+    p = ad_primal(x);
+    if (!is_vector(p.u.m)) bi_argerror(I, i + 1, "vector expected, got %s", shape_of(p.u.m, d, sizeof d));
     bool want_col = i == 0;                              /* a as n x 1, b as 1 x m */
-    if (want_col ? tensor_cols(x.u.m) != 1 : tensor_rows(x.u.m) != 1) {
+    len[i] = tensor_numel(p.u.m);
+    if (want_col ? tensor_cols(p.u.m) != 1 : tensor_rows(p.u.m) != 1) {
       x = op_transpose(I, x, a->span);
       tmp_push(I, x);
     }
     v[i] = x;
   }
-  int64_t n = tensor_rows(v[0].u.m), m = tensor_cols(v[1].u.m);
+  int64_t n = len[0], m = len[1];
   Tensor *z = tensor_new(I, n, m);                       /* -0 + x is x for every x */
   double *zd = tensor_data(z);
   for (int64_t i = 0; i < n * m; i++) zd[i] = -0.0;
@@ -500,6 +505,10 @@ Value bi_outer(Interp *I, Args *a) {
 }
 
 Value bi_rand(Interp *I, Args *a) {
+  if (ad_any_grad(2, a->v + 2))            /* (BI_AD: under grad the arguments arrive traced) */
+    bi_error(I, "grad cannot differentiate in min and max (the draws are not reparameterized: use "
+             "min + (max - min) * rand())");
+  for (int j = 0; j < a->n; j++) a->v[j] = ad_primal(a->v[j]);
   int64_t rows = bi_opt_dim(I, a, 0, 1), cols = bi_opt_dim(I, a, 1, 1);
   double lo = bi_opt_num(I, a, 2, 0), hi = bi_opt_num(I, a, 3, 1);
   const char *pdf = bi_given(a, 4) ? bi_str(I, a, 4) : "uniform";

@@ -12,7 +12,7 @@ static const char *device_name(const Backend *be) { return be == &be_cpu ? "cpu"
 
 /* v moved to be (+1): matrices copied unless already there, lists rebuilt, the rest kept. */
 static Value move_to(Interp *I, Value v, const Backend *be, const char *fn) {
-  if (v.t == VT_BOX) bi_error(I, "%s() of a value traced by grad: move the data before calling grad", fn);
+  if (v.t == VT_BOX) bi_error(I, "not differentiable: %s() of a value traced by grad (move the data before calling grad)", fn);
   if (v.t == VT_MAT) {
     if (v.u.m->st->be == be) { val_retain(v); return v; }
     return val_mat(tensor_to(I, v.u.m, be));
@@ -36,7 +36,10 @@ static const Backend *gpu_or_throw(Interp *I) {
   return be;
 }
 
-Value bi_gpu(Interp *I, Args *a) { return move_to(I, a->v[0], gpu_or_throw(I), "gpu"); }
+Value bi_gpu(Interp *I, Args *a) {
+  if (ad_any_grad_deep(1, a->v)) return move_to(I, a->v[0], &be_cpu, "gpu");   /* (its error first) */
+  return move_to(I, a->v[0], gpu_or_throw(I), "gpu");
+}
 Value bi_cpu(Interp *I, Args *a) { return move_to(I, a->v[0], &be_cpu, "cpu"); }
 
 Value bi_device(Interp *I, Args *a) {

@@ -676,7 +676,37 @@ Value bi_trace(Interp *I, Args *a) {
   return s;
 }
 
+/* eigen, cholesky, qr and svd traced by grad or a stage: each output is an op of its own
+** (ops.def OP_EIGVALS .. OP_SVD_V) with its derivative rules (autodiff.c), computed by
+** bi_linalg_part on the plain values; the list has the same names as the eager result. */
+static Value traced_parts(Interp *I, Args *a, int n, const OpKind ops[], const char *const names[]) {
+  int mark = I->ntmp;
+  Value v[3];
+  for (int i = 0; i < n; i++) {
+    v[i] = ad_apply(I, ops[i], 1, a->v, 0, NULL, a->span);
+    tmp_push(I, v[i]);
+  }
+  Value r = n == 1 ? v[0] : multi(I, n, names, v);
+  if (n == 1) val_retain(r);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+Value bi_linalg_part(Interp *I, OpKind op, Value A, Span sp) {
+  const char *name = op == OP_CHOL ? "cholesky" : op == OP_EIGVALS || op == OP_EIGVECS ? "eigen"
+                   : op == OP_QR_Q || op == OP_QR_R ? "qr" : "svd";
+  int which = op == OP_EIGVECS || op == OP_QR_R || op == OP_SVD_S ? 1 : op == OP_SVD_V ? 2 : 0;
+  Symbol *none[1] = { NULL };
+  Value r = bi_call(I, bi_find(name), 1, &A, none, sp);
+  if (r.t != VT_LIST) return r;                       /* cholesky: the matrix itself */
+  Value part = r.u.l->items[which];
+  val_retain(part);
+  val_release(r);
+  return part;
+}
+
 Value bi_cholesky(Interp *I, Args *a) {
+  if (ad_any_active(1, a->v)) return traced_parts(I, a, 1, (OpKind[]){ OP_CHOL }, NULL);
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, true);
   check_symmetric(I, A, 0);
@@ -689,6 +719,8 @@ Value bi_cholesky(Interp *I, Args *a) {
 }
 
 Value bi_eigen(Interp *I, Args *a) {
+  static const char *const names[] = { "values", "vectors" };
+  if (ad_any_active(1, a->v)) return traced_parts(I, a, 2, (OpKind[]){ OP_EIGVALS, OP_EIGVECS }, names);
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, true);
   check_symmetric(I, A, 0);
@@ -696,13 +728,14 @@ Value bi_eigen(Interp *I, Args *a) {
   LaInfo st;
   double n = (double)tensor_rows(A);
   if (n > 0 && la_run(I, a->span, LJ_EIGEN, 9 * n * n * n, A, w, NULL, NULL, NULL, &st) != LA_OK) la_raise(I, &st);
-  static const char *const names[] = { "values", "vectors" };
   Value r = multi(I, 2, names, (Value[]){ val_mat(w), val_mat(A) });
   tmp_release_to(I, mark);
   return r;
 }
 
 Value bi_qr(Interp *I, Args *a) {
+  static const char *const names[] = { "Q", "R" };
+  if (ad_any_active(1, a->v)) return traced_parts(I, a, 2, (OpKind[]){ OP_QR_Q, OP_QR_R }, names);
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, false);
   int64_t m = tensor_rows(A), n = tensor_cols(A), k = m < n ? m : n;
@@ -710,13 +743,14 @@ Value bi_qr(Interp *I, Args *a) {
   LaInfo st;
   if (k > 0 && la_run(I, a->span, LJ_QR, 4 * (double)m * (double)n * (double)k, A, Q, R, NULL, NULL, &st) != LA_OK)
     la_raise(I, &st);
-  static const char *const names[] = { "Q", "R" };
   Value r = multi(I, 2, names, (Value[]){ val_mat(Q), val_mat(R) });
   tmp_release_to(I, mark);
   return r;
 }
 
 Value bi_svd(Interp *I, Args *a) {
+  static const char *const names[] = { "U", "S", "V" };
+  if (ad_any_active(1, a->v)) return traced_parts(I, a, 3, (OpKind[]){ OP_SVD_U, OP_SVD_S, OP_SVD_V }, names);
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, false);
   int64_t m = tensor_rows(A), n = tensor_cols(A), k = m < n ? m : n;
@@ -724,7 +758,6 @@ Value bi_svd(Interp *I, Args *a) {
   LaInfo st;
   if (k > 0 && la_run(I, a->span, LJ_SVD, 14 * (double)m * (double)n * (double)k, A, U, S, V, NULL, &st) != LA_OK)
     la_raise(I, &st);
-  static const char *const names[] = { "U", "S", "V" };
   Value r = multi(I, 3, names, (Value[]){ val_mat(U), val_mat(S), val_mat(V) });
   tmp_release_to(I, mark);
   return r;

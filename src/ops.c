@@ -125,13 +125,9 @@ static bool reusable(const Tensor *t, int64_t rows, int64_t cols) {
 static Value op_binary_at(Interp *I, OpKind op, Value a, Value b, Span sp) {
   bool inplace = I->inplace_ok;              /* only for this call: nested ops never see it */
   I->inplace_ok = false;
-  if (op == OP_RANGE && (a.t == VT_BOX || b.t == VT_BOX)) {   /* its length is its value: concrete */
-    a = ad_concrete(I, a, sp, "a range's bound");
-    b = ad_concrete(I, b, sp, "a range's bound");
-  }
-  if (a.t == VT_BOX || b.t == VT_BOX || (I->stage && op != OP_RANGE)) return ad_apply(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
+  if (op == OP_RANGE) return op_range(I, a, b, sp);   /* its length is its value: concrete bounds */
+  if (a.t == VT_BOX || b.t == VT_BOX || I->stage) return ad_apply(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
   if (op == OP_MATMUL) return op_matmul(I, a, b, sp);
-  if (op == OP_RANGE) return op_range(I, a, b, sp);
   if (is_numlike(a) && is_numlike(b)) {
     double r = sc_binary(op, numv(a), numv(b));
     if (!isfinite(r) && I->nan_check && isfinite(numv(a)) && isfinite(numv(b))) nan_check_fail(I, op_info[op].sym, sp);
@@ -477,8 +473,10 @@ Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
 }
 
 Value op_range(Interp *I, Value a, Value b, Span sp) {
-  a = ad_concrete(I, a, sp, "a range");       /* ranges are not differentiable */
-  b = ad_concrete(I, b, sp, "a range");
+  Value from0 = a;                            /* the length is discrete; under grad, from is not */
+  bool traced = ad_any_grad(1, &from0);
+  a = ad_concrete(I, a, sp, "a range's bound");
+  b = ad_concrete(I, b, sp, "a range's bound");
   double from, to;
   if (a.t == VT_MAT && tensor_numel(a.u.m) == 1) from = tensor_data(a.u.m)[0];
   else if (is_numlike(a)) from = numv(a);
@@ -495,9 +493,15 @@ Value op_range(Interp *I, Value a, Value b, Span sp) {
   double *d = tensor_data(out);
   for (int64_t i = 0; i < n; i++) {
     if (interp_poll(I, i)) { tensor_free_ref(out); interp_check_interrupt(I, sp); }
-    d[i] = from + step * (double)i;
+    d[i] = traced ? step * (double)i : from + step * (double)i;
   }
-  return val_mat(out);
+  if (!traced) return val_mat(out);
+  /* from traced by grad: from + step * i through the op '+' (the same bits), derivative 1 each */
+  tmp_push(I, val_mat(out));
+  Value r = op_binary(I, OP_ADD, from0, val_mat(out), sp);
+  tmp_pop(I, 1);
+  tensor_free_ref(out);
+  return r;
 }
 
 /* The entry points: each runs with I->call_span at its own span (tensor_new's errors). */

@@ -202,6 +202,8 @@ bool graph_may_fail(const Graph *g, const GNode *nd) {
   if (nd->kind == GN_FUSED) return false;
   switch ((OpKind)nd->op) {
   case OP_RANGE: case OP_SOLVE: case OP_INV: case OP_DET: case OP_ALLREDUCE: return true;
+  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
+    return true;                           /* not symmetric, not positive definite, no convergence */
   case OP_INDEX: case OP_SCATTER:
     for (int k = 1; k < nd->nin; k++)
       if (!(g->nodes[nd->in[k]].flags & GF_CONSTANT)) return true;

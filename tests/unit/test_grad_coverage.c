@@ -68,6 +68,17 @@ static const Recipe recipes[] = {
   { "det", "det(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)))", "3x3,-;1x1,-", "X", -1, 1 },
   { "inv", "inv(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)))", "3x3,-;1x1,-", "X", -1, 1 },
   { "solve", "solve(X + 3 * diag(matrix(1, rows=nrow(X), cols=1)), Y)", "3x3,3x2;3x3,3x1;1x1,1x1", "XY", -1, 1 },
+  /* the factorizations (issue 25): eigen and cholesky of symmetric matrices, qr of tall ones */
+  { "eigen", "E = eigen(X + t(X)); E$values %*% t(E$values) + E$vectors * X", "3x3,-;1x1,-", "X", -1, 1 },
+  { "cholesky", "cholesky(X %*% t(X) + 3 * diag(matrix(1, rows=nrow(X), cols=1))) * X", "3x3,-;1x1,-", "X", -1, 1 },
+  { "qr", "E = qr(X); cbind(t(E$Q) * t(X), E$R)", "4x3,-;3x3,-;1x1,-", "X", -1, 1 },
+  { "svd", "E = svd(X); cbind(t(E$U) * t(X), E$S, E$V * X[1:ncol(X), ])", "4x3,-;3x3,-", "X", -1, 1 },
+  /* identities and outer (issue 25: they dropped the derivative) */
+  { "as.double", "as.double(X[1, 1]) * X + as.double(X)", "3x4,-;1x1,-", "X", -1, 1 },
+  { "as.matrix", "as.matrix(X) * 2 + as.matrix(X[1, 1])", "3x4,-;1x1,-", "X", -1, 1 },
+  { "ifdef", "ifdef(X, 0) * X", EW, "X", -1, 1 },
+  { "progress", "progress(X) * X", EW, "X", -1, 1 },
+  { "outer", "outer(X, Y) + t(outer(Y, X, \"-\")) * 2", "4x1,1x3;1x3,3x1;n,4x1", "XY", -1, 1 },
   { "matrix", "matrix(X, rows = ncol(X), cols = nrow(X)) * matrix(X, rows = ncol(X), cols = nrow(X), byrow = FALSE)",
     "3x4,-;1x5,-;4x1,-;n,-", "X", -1, 1 },
   { "cbind", "cbind(X, Y, X * Y)", "3x1,3x1;1x2,1x2;3x2,3x1;n,n", "XY", -1, 1 },
