@@ -67,6 +67,8 @@ static void io_release(IoJob *j) {
   mem_free(j->meta);
   mem_free(j->scratch);
   mem_free(j->cells);
+  mem_uncharge((uint64_t)j->capcells * sizeof(double));
+  j->capcells = j->ncells = 0;
   j->mtdpath = NULL;
   j->meta = NULL;
   j->scratch = NULL;
@@ -95,12 +97,23 @@ Tensor *io_result(Interp *I, IoJob *j, int64_t rows, int64_t cols, bool zero) {
   return t;
 }
 
-void io_push_cell(IoJob *j, double x) {
-  if (j->ncells == j->capcells) {
-    int64_t cap = j->capcells ? j->capcells * 2 : 4096;          /* (cap after the realloc) */
-    j->cells = mem_realloc(j->cells, (size_t)cap * sizeof(double));
-    j->capcells = cap;
+/* (the buffer counts against --max-memory as workspace: it holds a copy of the matrix to come) */
+static void io_grow_cells(Interp *I, IoJob *j) {
+  int64_t cap = j->capcells ? j->capcells * 2 : 4096;
+  if (j->capcells && mem_over_limit((uint64_t)(cap - j->capcells) * sizeof(double)))
+    cap = j->capcells + j->capcells / 4;                         /* near the limit: a quarter more */
+  tensor_charge(I, (uint64_t)(cap - j->capcells) * sizeof(double), "workspace (the numbers read so far)");
+  double *c = mem_try_realloc(j->cells, (size_t)cap * sizeof(double));
+  if (!c) {
+    mem_uncharge((uint64_t)(cap - j->capcells) * sizeof(double));
+    mem_oom((size_t)cap * sizeof(double));
   }
+  j->cells = c;
+  j->capcells = cap;
+}
+
+void io_push_cell(Interp *I, IoJob *j, double x) {
+  if (j->ncells == j->capcells) io_grow_cells(I, j);
   j->cells[j->ncells++] = x;
 }
 

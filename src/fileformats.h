@@ -80,7 +80,7 @@ struct IoJob {
 void io_run(Interp *I, IoJob *j);
 /* The matrix a reader made: rows x cols, zero-filled when zero; j owns it. */
 Tensor *io_result(Interp *I, IoJob *j, int64_t rows, int64_t cols, bool zero);
-void io_push_cell(IoJob *j, double x);
+void io_push_cell(Interp *I, IoJob *j, double x);
 /* Ctrl-C during a long read or write. */
 void io_poll(Interp *I);
 

@@ -77,7 +77,7 @@ void csv_read(Interp *I, IoJob *j) {
       if (*f && !parse_cell(f, &v))
         bi_error(I, "%s:%lld: column %lld: '%.40s' is not a number%s", j->path, (long long)r->line, (long long)c + 1, f,
                  r->line == 1 && rows == 0 ? " (a header line? pass header=TRUE)" : "");
-      io_push_cell(j, v);
+      io_push_cell(I, j, v);
       c++;
     }
     if (cols < 0) { cols = c; first = r->line; }
@@ -204,9 +204,9 @@ void text_read(Interp *I, IoJob *j) {
       bi_error(I, "%s:%lld: cell (%lld, %lld) is outside the %lldx%lld matrix %s declares", j->path, (long long)r->line,
                (long long)ii, (long long)kk, (long long)(R >= 0 ? R : ii), (long long)(C >= 0 ? C : kk), j->o.dims_from);
     if (d) { d[(ii - 1) * C + kk - 1] = v; continue; }
-    io_push_cell(j, i);
-    io_push_cell(j, k);
-    io_push_cell(j, v);
+    io_push_cell(I, j, i);
+    io_push_cell(I, j, k);
+    io_push_cell(I, j, v);
     if (ii > maxi) maxi = ii;
     if (kk > maxk) maxk = kk;
   }

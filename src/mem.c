@@ -3,6 +3,7 @@
 ** interpreter throws a located "out of memory" error (Lua's luaM_error); with no handler the
 ** process ends with a message. Big tensors are checked against --max-memory first (tensor.c).
 */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,9 +107,15 @@ uint64_t mem_bound_process(uint64_t limit, int blas_threads) {
   if (setrlimit(RLIMIT_DATA, &nl) != 0) return 0;
   if (!data_bound) data_before = cur;
   data_bound = (rlim_t)bound;
+  /* blocks of 4 MiB and more are mapped and given back when freed: glibc would otherwise raise
+  ** its threshold after the first such free and carve them from the heap, which keeps what
+  ** is freed there and could reach the bound while the counted bytes are low */
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
   return bound;
 #endif
 }
+
+uint64_t mem_process_bound(void) { return (uint64_t)data_bound; }
 
 void mem_unbound_process(void) {
   struct rlimit cur;

@@ -59,6 +59,7 @@ void mem_uncharge(uint64_t n);
 ** (before CUDA loads: it reserves more address space than any bound could allow). */
 uint64_t mem_bound_process(uint64_t limit, int blas_threads);
 void mem_unbound_process(void);
+uint64_t mem_process_bound(void);   /* the bound in force, 0 when none */
 /* The process's peak resident memory (VmHWM of /proc/self/status) in bytes; 0 if unknown. */
 uint64_t mem_peak_rss(void);
 /* Parses a size as --max-memory takes it: a positive number with an optional K, M, G or T

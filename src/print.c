@@ -213,10 +213,10 @@ void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, 
     cshow[nc++] = j;
   }
   int64_t ncols = elide ? nc : c;
-  /* one scratch block, freed by a throw from the text buffer's growth (mls_defer) */
-  double *col = mem_alloc((size_t)r * sizeof(double) + (size_t)ncols * sizeof(NumFmt));
-  NumFmt *fmts = (NumFmt *)(col + r);
-  mls_defer(I, mem_free, col);
+  /* one scratch block, freed by a throw from the text buffer's growth (bi_scratch) */
+  int64_t nrows = elide ? nr : r;
+  double *col = bi_scratch(I, (size_t)nrows * sizeof(double) + (size_t)ncols * sizeof(NumFmt));
+  NumFmt *fmts = (NumFmt *)(col + nrows);
   for (int64_t k = 0; k < ncols; k++) {
     int64_t j = elide ? cshow[k] : k;
     int64_t cnt = 0;
@@ -225,7 +225,6 @@ void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, 
     if (poll && I->interrupted) goto done;           /* Ctrl-C: the caller raises it */
   }
   char buf[420];
-  int64_t nrows = elide ? nr : r;
   for (int64_t q = 0; q < nrows; q++) {
     if (poll && !elide && (q & 4095) == 4095 && I->interrupted) break;   /* Ctrl-C: the caller raises it */
     int64_t i = elide ? rshow[q] : q;
@@ -241,8 +240,7 @@ void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, 
   }
   if (cut_r || cut_c) tb_printf(t, "\n[%lld x %lld matrix]", (long long)r, (long long)c);
 done:
-  mls_undefer(I, col);
-  mem_free(col);
+  bi_scratch_free(I, col);
 }
 
 /*

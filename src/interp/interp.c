@@ -114,6 +114,11 @@ static void oom_throw(void *ud, size_t n) {
               mem_format_size(size, sizeof size, n), mem_format_size(lim, sizeof lim, mem_limit()),
               mem_format_size(used, sizeof used, mem_in_use()));
   }
+  if (mem_process_bound()) {                         /* uncounted memory reached the process bound */
+    char b[32];
+    mls_throw(I, sp, "out of memory (allocating %s; with --max-memory the process's memory is bounded at %s)",
+              mem_format_size(size, sizeof size, n), mem_format_size(b, sizeof b, mem_process_bound()));
+  }
   mls_throw(I, sp, "out of memory (allocating %s)", mem_format_size(size, sizeof size, n));
 }
 
