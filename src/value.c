@@ -79,6 +79,7 @@ List *list_new(int cap) {
 void list_push(List *l, Value v, struct Symbol *name) {
   size_t need = 0;
   if (l->n == l->cap) {
+    if (l->cap > INT32_MAX / 2) { need = ((size_t)INT32_MAX + 1) * sizeof(Value); goto fail; }   /* (n is 32-bit) */
     int cap = l->cap * 2;
     Value *items = mem_try_realloc(l->items, (size_t)cap * sizeof(Value));
     if (!items) { need = (size_t)cap * sizeof(Value); goto fail; }
