@@ -162,7 +162,7 @@ static bool cell_line(Interp *I, IoJob *j, char *p, bool pattern, double *i, dou
 #define SPARSE_FREE_BYTES ((double)((uint64_t)1 << 30))
 #define SPARSE_CELLS_PER_ENTRY 1024.0
 
-/* entries: the file's entries, or (at_most) a bound on them from the file's size. */
+/* entries: the number of the file's entries, or (at_most) a bound on it from the file's size. */
 static void sparse_dense_check(Interp *I, IoJob *j, int64_t R, int64_t C, uint64_t entries, bool at_most) {
   double cells = (double)R * (double)C, bytes = cells * 8;
   if (bytes <= SPARSE_FREE_BYTES || cells <= SPARSE_CELLS_PER_ENTRY * (double)(entries ? entries : 1)) return;
@@ -187,13 +187,13 @@ void text_read(Interp *I, IoJob *j) {
   Reader *r = &j->in;
   int64_t R = j->o.rows, C = j->o.cols, maxi = 0, maxk = 0, n = 0;
   double *d = NULL;
-  if (R >= 0 && C >= 0 && r->size >= 0) {    /* a declared shape: every entry takes 6 bytes ("1 1 1\n") */
-    uint64_t bytes = rd_compressed(I, r) ? (uint64_t)r->size * 1032 + 4096 : (uint64_t)r->size + 1;
-    double cells = (double)R * (double)C;
-    if (cells * 8 <= SPARSE_FREE_BYTES || cells <= SPARSE_CELLS_PER_ENTRY * (double)(bytes / 6 ? bytes / 6 : 1) ||
-        (mem_limit_is_set() && cells * 8 <= (double)mem_limit()))
-      d = tensor_data(io_result(I, j, R, C, true));
-  }                                           /* else the entries are counted first (below) */
+  if (R >= 0 && C >= 0) {                    /* a declared shape: checked against what the file can hold */
+    if (r->size >= 0) {                        /* (every entry takes 6 bytes, "1 1 1\n"; a pipe: counted below) */
+      uint64_t bytes = rd_compressed(I, r) ? (uint64_t)r->size * 1032 + 4096 : (uint64_t)r->size + 1;
+      sparse_dense_check(I, j, R, C, bytes / 6, true);
+    }
+    if (r->size >= 0 || (double)R * (double)C * 8 <= SPARSE_FREE_BYTES) d = tensor_data(io_result(I, j, R, C, true));
+  }
   char *line;
   while ((line = rd_line(I, r))) {
     double i, k, v;
