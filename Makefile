@@ -206,10 +206,12 @@ plot-test: mls
 kernel-test: mls
 	/usr/bin/python3 tests/kernel/test_kernel.py ./mls
 
-# Writes that must not damage files, and signals in script mode (shell-level checks).
+# Writes that must not damage files, signals in script mode, malformed compressed and binary
+# files, and the peak memory under --max-memory (shell-level checks).
 robust-test: mls
 	tests/robustness/test_files.sh ./mls
 	tests/robustness/test_interrupt.sh ./mls
+	tests/robustness/test_limits.sh ./mls
 
 # MPI (issue 14): tests/mpi/ under mpirun with 1 to 3 ranks, as one process and --staged;
 # skipped, saying why, without mpirun or with a build without MPI (MPI=0).

@@ -180,7 +180,7 @@ const Builtin builtin_table[] = {
     "coordinates (what falls outside is clipped). lty: 1 solid, 2 dashed, 3 dotted, 4 dot-dash,\n"
     "5 long dash, 6 two-dash, 0 none; a NaN or Inf value breaks the line. type as plot()." },
   { "list", bi_list, "list(...)", OP_NONE, DIFF | BI_AD, "A list of the arguments; named arguments become named elements." },
-  { "load", bi_load, "load(path)", OP_NONE, BI_EFFECT | BI_NODIFF, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32) is an error saying what is wrong." },
+  { "load", bi_load, "load(path)", OP_NONE, BI_EFFECT | BI_NODIFF, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32), a name given twice or not UTF-8,\nis an error saying what is wrong." },
   { "log", bi_log, "log(x, base=)", OP_LOG, DIFF | BI_AD, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
   { "logsoftmax", bi_logsoftmax, "logsoftmax(X)", OP_LOGSOFTMAX, DIFF | BI_AD, "Row-wise log(softmax(X)), computed stably as X - max - log(sum(exp(X - max))): finite\nwhere softmax underflows to 0. A number gives 0." },
   { "lower.tri", bi_lower_tri, "lower.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The lower triangle of target (below the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
@@ -257,7 +257,9 @@ const Builtin builtin_table[] = {
     "(MNIST; an N x 28 x 28 file gives N x 784, one image per row); by default it follows the\n"
     "extension (.csv .txt .text .ijv .mtx .mm .npy .idx -ubyte), and a .gz file is decompressed.\n"
     "A csv or text file's .mtd sidecar (written by write) supplies the shape, header and sep;\n"
-    "rows= and cols= declare the shape of a text file (or check the shape of any other)." },
+    "rows= and cols= declare the shape of a text file (or check the shape of any other).\n"
+    "A sparse file (text, Matrix Market coordinate) is read dense: over 1 GiB with fewer than\n"
+    "one entry per 1024 cells it needs an explicit --max-memory that large." },
   { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, BI_AD, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
   { "rep", bi_rep, "rep(x, times=1, each=1, length.out=)", OP_NONE, DIFF | BI_AD, "R's rep as a column vector: each element of x (row-major for a matrix) repeated each\ntimes, then the whole repeated times times. times may instead give one count per element;\nlength.out= cuts or cycles the result to that length. rep(c(1, 2), times=2, each=2) is\n1 1 2 2 1 1 2 2. Differentiable: the copies' adjoints are summed into x." },
   { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
@@ -294,7 +296,7 @@ const Builtin builtin_table[] = {
     "Runs a file in the global scope; relative paths are looked up next to the calling script,\n"
     "then in the standard library ($MLS_PATH or stdlib/). source(path) as ns binds ns::name instead." },
   { "sprintf", bi_sprintf, "sprintf(fmt, ...)", OP_NONE, BI_NODIFF,
-    "Formats numbers and strings C-style: %d %i %f %e %g %s %x %%, with flags, width and precision; as in R, %d %i %x take whole numbers only." },
+    "Formats numbers and strings C-style: %d %i %f %e %g %s %x %%, with flags, width and precision; as in R, %d %i %x take whole numbers only.\nAs R, the format and each width and precision are at most 8192 (a located error past it);\nfields are not cut, and %s of a long string is whole." },
   { "sqrt", bi_unary, "sqrt(x)", OP_SQRT, DIFF | BI_AD, "Square root, elementwise; sqrt(-1) is NaN." },
   { "stop", bi_stop, "stop(msg)", OP_NONE, BI_EFFECT | BI_NODIFF, "Stops the program with the error message msg (exit status 1)." },
   { "stop_gradient", bi_stop_gradient, "stop_gradient(x)", OP_NONE, BI_DIFF | BI_AD,
@@ -551,13 +553,33 @@ Tensor *bi_mat(Interp *I, Args *a, int i) {
   bi_argerror(I, i + 1, "matrix expected, got %s", val_describe(v, d, sizeof d));
 }
 
+/* A scratch block starts with its size (16 bytes, keeping the alignment of malloc's), so that
+** its release gives back to --max-memory what it counted. */
+#define SCRATCH_HDR 16
+
+static void scratch_release(void *q) {
+  char *p = (char *)q - SCRATCH_HDR;
+  size_t n;
+  memcpy(&n, p, sizeof n);
+  mem_uncharge(n);
+  mem_free(p);
+}
+
 void *bi_scratch(Interp *I, size_t n) {
-  void *p = mem_alloc(n);
-  mls_defer(I, mem_free, p);
-  return p;
+  if (n > SIZE_MAX / 2) mem_oom(SIZE_MAX);
+  size_t total = n + SCRATCH_HDR;
+  tensor_charge(I, total, "workspace");
+  char *p = mem_try_alloc(total);
+  if (!p) {
+    mem_uncharge(total);
+    mem_oom(total);
+  }
+  memcpy(p, &total, sizeof total);
+  mls_defer(I, scratch_release, p + SCRATCH_HDR);
+  return p + SCRATCH_HDR;
 }
 
 void bi_scratch_free(Interp *I, void *p) {
   mls_undefer(I, p);
-  mem_free(p);
+  scratch_release(p);
 }

@@ -71,7 +71,8 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
 l_noret bi_argerror(Interp *I, int argn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 l_noret bi_error(Interp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Scratch memory of a builtin: a throw frees it (mls_defer) until bi_scratch_free, which frees
-** it on the normal path; several are freed newest first. */
+** it on the normal path; several are freed newest first. It counts against --max-memory (past
+** the limit: the located "out of memory allocating N of workspace" error). */
 void *bi_scratch(Interp *I, size_t n);
 void bi_scratch_free(Interp *I, void *p);
 bool bi_given(const Args *a, int i);

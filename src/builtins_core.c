@@ -436,8 +436,7 @@ Value bi_paste(Interp *I, Args *a) {
     fmt_value_text(I, &t, a->dots[i], a->span);
     if (I->interrupted) interp_check_interrupt(I, a->span);   /* the text stopped short (tb freed) */
   }
-  Value r = val_str(t.p, t.n);
-  tb_close(I, &t);
+  Value r = tb_close_str(I, &t);
   return r;
 }
 
@@ -446,8 +445,7 @@ Value bi_toString(Interp *I, Args *a) {
   tb_open(I, &t);
   fmt_value_text(I, &t, a->v[0], a->span);
   if (I->interrupted) interp_check_interrupt(I, a->span);     /* the text stopped short (tb freed) */
-  Value r = val_str(t.p, t.n);
-  tb_close(I, &t);
+  Value r = tb_close_str(I, &t);
   return r;
 }
 
@@ -715,35 +713,80 @@ Value bi_quit(Interp *I, Args *a) {
   mls_throw(I, a->span, "quit");           /* unwinds like an error; never reported */
 }
 
+/* R's sprintf works in buffers of 8192 bytes: a longer format, and a conversion whose result
+** would be longer, are errors there. MLS has no such buffer, but keeps R's limit on the format
+** and on each field width and precision, which also stops "%.2000000000f" before the C library
+** allocates gigabytes for it; a %s of a long string (no width) is not limited. */
+#define SPRINTF_MAX 8192
+
+/* A field width or precision: the digits at *pp (none: 0); an error past SPRINTF_MAX. */
+static int sprintf_number(Interp *I, TextBuf *t, const char **pp, const char *what) {
+  const char *p = *pp;
+  long v = 0;
+  while (*p >= '0' && *p <= '9') {
+    if (v <= SPRINTF_MAX) v = v * 10 + (*p - '0');
+    p++;
+  }
+  if (v > SPRINTF_MAX) {
+    int n = (int)(p - *pp);
+    tb_close(I, t);
+    bi_error(I, "the %s %.*s%s is over the limit of %d (R's)", what, n > 30 ? 30 : n, *pp, n > 30 ? "..." : "", SPRINTF_MAX);
+  }
+  *pp = p;
+  return (int)v;
+}
+
 Value bi_sprintf(Interp *I, Args *a) {
   const char *fmt = bi_str(I, a, 0);
+  size_t fmtlen = a->v[0].u.s->len;
+  if (fmtlen > SPRINTF_MAX)
+    bi_argerror(I, 1, "a format of at most %d bytes expected, got %zu (R's limit)", SPRINTF_MAX, fmtlen);
   TextBuf t;
   tb_open(I, &t);
   int argi = 0;
   for (const char *p = fmt; *p; p++) {
-    if (*p != '%') { tb_putn(&t, p, 1); continue; }
+    if (*p != '%') {
+      const char *e = strchr(p, '%');
+      size_t n = e ? (size_t)(e - p) : strlen(p);
+      tb_putn(&t, p, n);
+      p += n - 1;
+      continue;
+    }
     if (p[1] == '%') { tb_putn(&t, "%", 1); p++; continue; }
-    char spec[32];
+    char spec[48];
     int k = 0;
     spec[k++] = '%';
     p++;
-    while (*p && strchr("-+ #0123456789.", *p) && k < 24) spec[k++] = *p++;
+    bool left = false;
+    for (; *p && strchr("-+ #0", *p); p++) {       /* flags, each kept once */
+      if (*p == '-') left = true;
+      if (!memchr(spec + 1, *p, (size_t)k - 1)) spec[k++] = *p;
+    }
+    int width = sprintf_number(I, &t, &p, "field width");
+    int prec = -1;
+    if (*p == '.') {
+      p++;
+      prec = sprintf_number(I, &t, &p, "precision");
+    }
     char conv = *p;
     if (!conv || !strchr("dioxXfFeEgGs", conv)) { tb_close(I, &t); bi_error(I, "bad format directive in \"%s\"", fmt); }
     if (argi >= a->ndots) { tb_close(I, &t); bi_error(I, "too few arguments for the format \"%s\"", fmt); }
     Value v = a->dots[argi++];
-    char buf[512];
-    if (conv == 's') {
+    if (conv == 's') {                           /* by hand: a text of any length, widths in bytes as C */
       TextBuf s;
       tb_open(I, &s);
       fmt_value_text(I, &s, v, a->span);
       if (I->interrupted) interp_check_interrupt(I, a->span);
-      spec[k++] = 's';
-      spec[k] = '\0';
-      tb_printf(&t, spec, s.p);
+      size_t n = prec >= 0 && (size_t)prec < s.n ? (size_t)prec : s.n;
+      size_t pad = (size_t)width > n ? (size_t)width - n : 0;
+      for (size_t q = 0; q < pad && !left; q++) tb_putn(&t, " ", 1);
+      tb_putn(&t, s.p, n);
+      for (size_t q = 0; q < pad && left; q++) tb_putn(&t, " ", 1);
       tb_close(I, &s);
       continue;
     }
+    if (width) k += snprintf(spec + k, sizeof spec - (size_t)k, "%d", width);
+    if (prec >= 0) k += snprintf(spec + k, sizeof spec - (size_t)k, ".%d", prec);
     double x;
     if (v.t == VT_NUM) x = v.u.n;
     else if (v.t == VT_BOOL) x = v.u.b;
@@ -758,17 +801,14 @@ Value bi_sprintf(Interp *I, Args *a) {
       spec[k++] = 'l';
       spec[k++] = conv;
       spec[k] = '\0';
-      snprintf(buf, sizeof buf, spec, (long long)x);
+      tb_printf(&t, spec, (long long)x);          /* (at most 8192 + 330 bytes: the limits above) */
     } else {
       spec[k++] = conv;
       spec[k] = '\0';
-      snprintf(buf, sizeof buf, spec, x);
+      tb_printf(&t, spec, x);
     }
-    tb_puts(&t, buf);
   }
-  Value r = val_str(t.p, t.n);
-  tb_close(I, &t);
-  return r;
+  return tb_close_str(I, &t);
 }
 
 /* ---- types ---- */

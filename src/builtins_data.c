@@ -155,16 +155,16 @@ Value bi_order(Interp *I, Args *a) {
   Tensor *out = index_return ? tensor_new(I, r, 1) : tensor_new(I, r, c);
   tmp_push(I, val_mat(out));
   if (r > 0) {                                           /* nothing below throws but Ctrl-C */
-    int64_t *idx = mem_alloc((size_t)r * 2 * sizeof(int64_t));
+    int64_t *idx = bi_scratch(I, ((size_t)r + (size_t)r / 2 + 1) * sizeof(int64_t));   /* the merge's scratch: r/2 */
     for (int64_t i = 0; i < r; i++) idx[i] = i;
     SortKeys k = { tensor_data(X), c, by, nby, dec, &I->interrupted };
     merge_sort(&k, idx, idx + r, r);
-    if (I->interrupted) { mem_free(idx); interp_check_interrupt(I, a->span); }
+    if (I->interrupted) interp_check_interrupt(I, a->span);          /* (frees idx) */
     double *o = tensor_data(out);
     const double *d = tensor_data(X);
     if (index_return) for (int64_t i = 0; i < r; i++) o[i] = (double)(idx[i] + 1);
     else for (int64_t i = 0; i < r; i++) memcpy(o + i * c, d + idx[i] * c, (size_t)c * sizeof(double));
-    mem_free(idx);
+    bi_scratch_free(I, idx);
   }
   out->refcount++;                                       /* keep it past the release */
   tmp_release_to(I, mark);
@@ -429,23 +429,24 @@ Value bi_sample(Interp *I, Args *a) {
       o[i] = (double)(rng_below(st, (uint64_t)range) + 1);
     }
   } else if (range <= 2 * size) {                        /* partial Fisher-Yates */
-    int64_t *perm = mem_alloc((size_t)(range > 0 ? range : 1) * sizeof(int64_t));
+    int64_t *perm = bi_scratch(I, (size_t)(range > 0 ? range : 1) * sizeof(int64_t));
     for (int64_t i = 0; i < range; i++) perm[i] = i + 1;
     for (int64_t i = 0; i < size; i++) {
-      if (interp_poll(I, i)) { mem_free(perm); interp_check_interrupt(I, a->span); }
+      if (interp_poll(I, i)) interp_check_interrupt(I, a->span);    /* (frees perm) */
       int64_t j = i + (int64_t)rng_below(st, (uint64_t)(range - i));
       int64_t t = perm[i];
       perm[i] = perm[j];
       perm[j] = t;
       o[i] = (double)perm[i];
     }
-    mem_free(perm);
+    bi_scratch_free(I, perm);
   } else {                                               /* sparse: draw, reject repeats */
     uint64_t cap = 16;
     while (cap < (uint64_t)size * 2) cap *= 2;
-    int64_t *set = mem_calloc(cap, sizeof(int64_t));     /* open addressing; 0 = empty */
+    int64_t *set = bi_scratch(I, (size_t)cap * sizeof(int64_t));     /* open addressing; 0 = empty */
+    memset(set, 0, (size_t)cap * sizeof(int64_t));
     for (int64_t i = 0, tries = 0; i < size; tries++) {
-      if (interp_poll(I, tries)) { mem_free(set); interp_check_interrupt(I, a->span); }
+      if (interp_poll(I, tries)) interp_check_interrupt(I, a->span);   /* (frees set) */
       int64_t v = (int64_t)rng_below(st, (uint64_t)range) + 1;
       uint64_t h = ((uint64_t)v * 0x9e3779b97f4a7c15ull) & (cap - 1);
       while (set[h] && set[h] != v) h = (h + 1) & (cap - 1);
@@ -453,7 +454,7 @@ Value bi_sample(Interp *I, Args *a) {
       set[h] = v;
       o[i++] = (double)v;
     }
-    mem_free(set);
+    bi_scratch_free(I, set);
   }
   tmp_pop(I, 1);
   return val_mat(out);

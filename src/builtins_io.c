@@ -33,9 +33,10 @@ static void io_init(IoJob *j) {
 }
 
 void rd_close(Reader *r) {
-  if (r->gz) gzclose(r->gz);
+  if (r->mode == RD_GZIP) inflateEnd(&r->z);
   if (r->fd >= 0) close(r->fd);
   mem_free(r->buf);
+  mem_free(r->in);
   memset(r, 0, sizeof *r);
   r->fd = -1;
 }
@@ -66,6 +67,8 @@ static void io_release(IoJob *j) {
   mem_free(j->meta);
   mem_free(j->scratch);
   mem_free(j->cells);
+  mem_uncharge((uint64_t)j->capcells * sizeof(double));
+  j->capcells = j->ncells = 0;
   j->mtdpath = NULL;
   j->meta = NULL;
   j->scratch = NULL;
@@ -94,12 +97,23 @@ Tensor *io_result(Interp *I, IoJob *j, int64_t rows, int64_t cols, bool zero) {
   return t;
 }
 
-void io_push_cell(IoJob *j, double x) {
-  if (j->ncells == j->capcells) {
-    int64_t cap = j->capcells ? j->capcells * 2 : 4096;          /* (cap after the realloc) */
-    j->cells = mem_realloc(j->cells, (size_t)cap * sizeof(double));
-    j->capcells = cap;
+/* (the buffer counts against --max-memory as workspace: it holds a copy of the matrix to come) */
+static void io_grow_cells(Interp *I, IoJob *j) {
+  int64_t cap = j->capcells ? j->capcells * 2 : 4096;
+  if (j->capcells && mem_over_limit((uint64_t)(cap - j->capcells) * sizeof(double)))
+    cap = j->capcells + j->capcells / 4;                         /* near the limit: a quarter more */
+  tensor_charge(I, (uint64_t)(cap - j->capcells) * sizeof(double), "workspace (the numbers read so far)");
+  double *c = mem_try_realloc(j->cells, (size_t)cap * sizeof(double));
+  if (!c) {
+    mem_uncharge((uint64_t)(cap - j->capcells) * sizeof(double));
+    mem_oom((size_t)cap * sizeof(double));
   }
+  j->cells = c;
+  j->capcells = cap;
+}
+
+void io_push_cell(Interp *I, IoJob *j, double x) {
+  if (j->ncells == j->capcells) io_grow_cells(I, j);
   j->cells[j->ncells++] = x;
 }
 
@@ -108,6 +122,8 @@ void io_poll(Interp *I) {
 }
 
 /* ---- reading ---- */
+
+#define RD_IN_CAP ((size_t)1 << 17)
 
 void rd_open(Interp *I, Reader *r, const char *path, bool raw) {
   rd_close(r);
@@ -119,40 +135,146 @@ void rd_open(Interp *I, Reader *r, const char *path, bool raw) {
   if (fstat(fd, &st) != 0) bi_error(I, "cannot read '%s': %s", path, strerror(errno));
   if (S_ISDIR(st.st_mode)) bi_error(I, "cannot read '%s': it is a directory", path);
   r->size = S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
-  if (raw) return;
-  r->gz = gzdopen(fd, "rb");
-  if (!r->gz) bi_error(I, "cannot read '%s': out of memory", path);
-  r->fd = -1;                                 /* the gzFile owns it now */
-  gzbuffer(r->gz, 1 << 17);
+  r->mode = raw ? RD_RAW : RD_NEW;
+  if (!raw) r->in = mem_alloc(RD_IN_CAP);
 }
 
-/* zlib's message without the "<fd:3>: " it puts first for a gzdopen'ed file. */
-static const char *zmsg(const char *msg) {
-  if (!strncmp(msg, "<fd:", 4)) {
-    const char *p = strstr(msg, ": ");
-    if (p) return p + 2;
+/* More bytes from the file into r->in (what is there moves to the front); 0 at its end. */
+static size_t rd_fill(Interp *I, Reader *r) {
+  if (r->in_eof) return 0;
+  if (r->in_beg > 0) {
+    memmove(r->in, r->in + r->in_beg, r->in_end - r->in_beg);
+    r->in_end -= r->in_beg;
+    r->in_beg = 0;
   }
-  return msg;
+  for (;;) {
+    ssize_t m = read(r->fd, r->in + r->in_end, RD_IN_CAP - r->in_end);
+    if (m < 0 && errno == EINTR) { io_poll(I); continue; }
+    if (m < 0) bi_error(I, "cannot read '%s': %s", r->path, strerror(errno));
+    if (m == 0) r->in_eof = true;
+    r->in_end += (size_t)m;
+    return (size_t)m;
+  }
 }
 
-static l_noret rd_zerror(Interp *I, Reader *r) {
-  int e;
-  const char *msg = zmsg(gzerror(r->gz, &e));
-  if (e == Z_ERRNO) bi_error(I, "cannot read '%s': %s", r->path, strerror(errno));
-  bi_error(I, "'%s' is corrupt or truncated (zlib: %s)", r->path, msg);
+static size_t rd_have(const Reader *r) { return r->in_end - r->in_beg; }
+
+static bool rd_gzip_magic(const Reader *r) {
+  return rd_have(r) >= 2 && r->in[r->in_beg] == 0x1f && r->in[r->in_beg + 1] == 0x8b;
+}
+
+/* zlib's memory through mem.c; NULL (Z_MEM_ERROR) rather than a throw inside zlib. */
+static voidpf rd_zalloc(voidpf ud, uInt n, uInt size) {
+  (void)ud;
+  return (uint64_t)n * size > (uint64_t)1 << 30 ? NULL : mem_try_alloc((size_t)n * size);
+}
+static void rd_zfree(voidpf ud, voidpf p) { (void)ud; mem_free(p); }
+
+/* Looks at the first bytes: gzip's magic starts inflation, anything else is read as it is. */
+static void rd_detect(Interp *I, Reader *r) {
+  while (rd_have(r) < 2 && rd_fill(I, r) > 0) {}
+  if (!rd_gzip_magic(r)) { r->mode = RD_PLAIN; return; }
+  memset(&r->z, 0, sizeof r->z);
+  r->z.zalloc = rd_zalloc;
+  r->z.zfree = rd_zfree;
+  if (inflateInit2(&r->z, 15 + 16) != Z_OK) mem_oom(sizeof(z_stream) + ((size_t)1 << 15));
+  r->mode = RD_GZIP;
+}
+
+bool rd_compressed(Interp *I, Reader *r) {
+  if (r->mode == RD_NEW) rd_detect(I, r);
+  return r->mode == RD_GZIP;
+}
+
+/* Whether the rest of the file is zero bytes (read to its end). */
+static bool rd_zeros_to_end(Interp *I, Reader *r) {
+  do {
+    for (size_t k = r->in_beg; k < r->in_end; k++)
+      if (r->in[k]) return false;
+    r->in_beg = r->in_end;
+  } while (rd_fill(I, r) > 0);
+  return true;
+}
+
+/* The end of one gzip member: another may follow (gzip concatenates them), or zero bytes to
+** the end of the file (padding, which gzip also accepts: they cannot hide data); anything
+** else after it is an error (zlib's gzread ignored it, and with it any data there). */
+static void rd_member_end(Interp *I, Reader *r) {
+  while (rd_have(r) < 2 && rd_fill(I, r) > 0) {}
+  if (rd_have(r) == 0) { r->data_end = true; return; }
+  if (!rd_gzip_magic(r)) {
+    uint64_t at = r->in_pos;
+    if (rd_zeros_to_end(I, r)) { r->data_end = true; return; }
+    if (r->size >= 0 && (uint64_t)r->size > at)
+      bi_error(I, "'%s' is corrupt: %llu bytes after the end of its gzip data (at byte %llu), which do not start "
+               "another gzip member", r->path, (unsigned long long)((uint64_t)r->size - at), (unsigned long long)at + 1);
+    bi_error(I, "'%s' is corrupt: bytes after the end of its gzip data (at byte %llu), which do not start another "
+             "gzip member", r->path, (unsigned long long)at + 1);
+  }
+  if (inflateReset(&r->z) != Z_OK) bi_error(I, "'%s' is corrupt (zlib could not start its next member)", r->path);
+  r->member_end = false;
+}
+
+/* Up to n bytes of inflated data into dst; fewer only at the end of the data. */
+static size_t rd_inflate(Interp *I, Reader *r, unsigned char *dst, size_t n) {
+  size_t got = 0;
+  while (got < n && !r->data_end) {
+    if (r->member_end) { rd_member_end(I, r); continue; }
+    if (rd_have(r) == 0 && rd_fill(I, r) == 0)
+      bi_error(I, "'%s' is truncated: its gzip data ends early, after %llu bytes (gzip -t: unexpected end of file)",
+               r->path, (unsigned long long)r->in_pos);
+    size_t want = n - got < ((size_t)1 << 30) ? n - got : (size_t)1 << 30;
+    r->z.next_in = r->in + r->in_beg;
+    r->z.avail_in = (uInt)rd_have(r);
+    r->z.next_out = dst + got;
+    r->z.avail_out = (uInt)want;
+    int rc = inflate(&r->z, Z_NO_FLUSH);
+    size_t used = rd_have(r) - r->z.avail_in;
+    r->in_beg += used;
+    r->in_pos += used;
+    got += want - r->z.avail_out;
+    if (rc == Z_STREAM_END) r->member_end = true;
+    else if (rc == Z_MEM_ERROR) mem_oom((size_t)1 << 15);
+    else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT)
+      bi_error(I, "'%s' is corrupt near byte %llu (zlib: %s)", r->path, (unsigned long long)r->in_pos + 1,
+               r->z.msg ? r->z.msg : "invalid data");
+    else if (rc != Z_OK && rc != Z_BUF_ERROR)
+      bi_error(I, "'%s' is corrupt (zlib error %d)", r->path, rc);
+    /* Z_BUF_ERROR: no progress without more input; the loop reads more, or finds the end */
+  }
+  return got;
 }
 
 size_t rd_read(Interp *I, Reader *r, void *dst, size_t n) {
+  if (r->mode == RD_NEW) rd_detect(I, r);
+  if (r->mode == RD_GZIP) return rd_inflate(I, r, dst, n);
   size_t got = 0;
   char *p = dst;
   while (got < n) {
-    unsigned k = n - got > (1u << 30) ? 1u << 30 : (unsigned)(n - got);
-    int m = gzread(r->gz, p + got, k);
-    if (m < 0) rd_zerror(I, r);
-    if (m == 0) break;
-    got += (size_t)m;
+    if (rd_have(r) == 0 && n - got >= RD_IN_CAP && !r->in_eof) {     /* a large read: straight in */
+      size_t k = n - got < ((size_t)1 << 30) ? n - got : (size_t)1 << 30;
+      ssize_t m = read(r->fd, p + got, k);
+      if (m < 0 && errno == EINTR) { io_poll(I); continue; }
+      if (m < 0) bi_error(I, "cannot read '%s': %s", r->path, strerror(errno));
+      if (m == 0) { r->in_eof = true; break; }
+      got += (size_t)m;
+      r->in_pos += (uint64_t)m;
+      continue;
+    }
+    if (rd_have(r) == 0 && rd_fill(I, r) == 0) break;
+    size_t k = rd_have(r) < n - got ? rd_have(r) : n - got;
+    memcpy(p + got, r->in + r->in_beg, k);
+    r->in_beg += k;
+    r->in_pos += k;
+    got += k;
   }
   return got;
+}
+
+void rd_finish(Interp *I, Reader *r) {
+  if (r->mode != RD_GZIP) return;
+  unsigned char sink[4096];
+  while (rd_inflate(I, r, sink, sizeof sink) > 0) io_poll(I);
 }
 
 void rd_exact(Interp *I, Reader *r, void *dst, size_t n, const char *what) {
@@ -168,9 +290,13 @@ char *rd_line(Interp *I, Reader *r) {
     if (nl || (r->eof && r->end > r->beg)) {
       char *e = nl ? nl : r->buf + r->end;
       r->beg = (size_t)(e - r->buf) + (nl ? 1 : 0);
+      r->line++;
+      char *z = memchr(start, '\0', (size_t)(e - start));
+      if (z)                                  /* (the cell would end there, the rest dropped) */
+        bi_error(I, "%s:%lld:%lld: a NUL byte (text files hold none: is it a binary file?)", r->path,
+                 (long long)r->line, (long long)(z - start) + 1);
       if (e > start && e[-1] == '\r') e--;
       *e = '\0';
-      r->line++;
       return start;
     }
     if (r->eof) return NULL;
@@ -187,16 +313,15 @@ char *rd_line(Interp *I, Reader *r) {
       r->buf = mem_realloc(r->buf, cap);
       r->cap = cap;
     }
-    int m = gzread(r->gz, r->buf + r->end, (unsigned)(r->cap - r->end - 1));
-    if (m < 0) rd_zerror(I, r);
+    size_t m = rd_read(I, r, r->buf + r->end, r->cap - r->end - 1);
     if (m == 0) r->eof = true;
-    r->end += (size_t)m;
+    r->end += m;
     r->buf[r->end] = '\0';
   }
 }
 
 void rd_check_payload(Interp *I, Reader *r, uint64_t offset, uint64_t payload, const char *what) {
-  bool compressed = r->gz && !gzdirect(r->gz);
+  bool compressed = rd_compressed(I, r);
   if (r->size >= 0 && !compressed) {
     uint64_t have = (uint64_t)r->size > offset ? (uint64_t)r->size - offset : 0;
     if (payload > have)
@@ -287,6 +412,15 @@ void out_open(Interp *I, Out *o, const char *path, bool gz) {
     o->buf = mem_alloc(1 << 16);
     o->cap = 1 << 16;
   }
+}
+
+/* zlib's message without the "<fd:3>: " it puts first for a gzdopen'ed file. */
+static const char *zmsg(const char *msg) {
+  if (!strncmp(msg, "<fd:", 4)) {
+    const char *p = strstr(msg, ": ");
+    if (p) return p + 2;
+  }
+  return msg;
 }
 
 static l_noret out_fail(Interp *I, Out *o, int e) {
@@ -499,6 +633,7 @@ static void read_job(Interp *I, IoJob *j) {
   else if (!strcmp(o->format, "mm")) mm_read(I, j);
   else if (!strcmp(o->format, "npy")) npy_read(I, j);
   else idx_read(I, j);
+  rd_finish(I, &j->in);                        /* a compressed file's end is checked even after npy, idx */
   Tensor *t = j->result.u.m;
   if (o->rows >= 0 && tensor_rows(t) != o->rows)
     bi_error(I, "'%s' has %lld rows, but %s declares %lld", j->path, (long long)tensor_rows(t), o->dims_from, (long long)o->rows);

@@ -250,6 +250,7 @@ typedef enum LaKind { LJ_SOLVE, LJ_INV, LJ_DET, LJ_CHOL, LJ_EIGEN, LJ_QR, LJ_SVD
 typedef struct LaJob {
   LaKind kind;
   Tensor *t[4];                 /* the la_* function's matrices, in its order (NULL: unused) */
+  uint64_t work;                /* bytes counted against --max-memory while it runs (la_work_bytes) */
   double det;
   LaInfo st;
   LaStatus status;
@@ -260,6 +261,46 @@ typedef struct LaJob {
   jmp_buf oom;
   struct LaJob *next;           /* in la_abandoned */
 } LaJob;
+
+/* ==== Workspace counted against --max-memory =============================================
+** LAPACKE's row-major interface copies each matrix argument to column-major order and allocates
+** the routine's workspace itself, out of mem.c's sight; the la_* functions add their own
+** scratch. la_run counts an upper bound of all of it (la_work_bytes) against --max-memory for
+** the call's duration, so a factorization that would pass the limit is refused before it
+** starts, with the same located error as a matrix. Blocked routines are allowed a block size
+** of 64 columns (OpenBLAS's LAPACK asks for 32 or 64); the SVD's workspace is asked of LAPACK. */
+#define LA_NB 64
+
+static uint64_t la_svd_lwork(lapack_int m, lapack_int n) {
+  lapack_int k = m < n ? m : n;
+  double q1 = 0, q2 = 0;
+  lapack_int iw = 0;
+  if (LAPACKE_dgesdd_work(LAPACK_ROW_MAJOR, 'S', m, n, NULL, n, NULL, NULL, k, NULL, n, &q1, -1, &iw) != 0) q1 = 0;
+  if (LAPACKE_dgesvd_work(LAPACK_ROW_MAJOR, 'S', 'S', m, n, NULL, n, NULL, NULL, k, NULL, n, &q2, -1) != 0) q2 = 0;
+  double q = q1 > q2 ? q1 : q2;
+  double mx = (double)(m > n ? m : n), mn = (double)k;
+  if (!(q >= 1)) q = 4 * mn * mn + 7 * mn + mx;       /* (LAPACK's minimum, should the query fail) */
+  return (uint64_t)q;
+}
+
+static uint64_t la_work_bytes(LaKind kind, Tensor *const t[4]) {
+  uint64_t m = (uint64_t)tensor_rows(t[0]), n = (uint64_t)tensor_cols(t[0]), k = m < n ? m : n, d = sizeof(double);
+  switch (kind) {
+  case LJ_SOLVE: {
+    uint64_t q = (uint64_t)tensor_cols(t[1]);
+    return d * (n * n + n * q + 8 * n) + 4 * n;        /* dgetrs's copies of A and B; dgecon's work */
+  }
+  case LJ_INV: return d * (n * n + LA_NB * n + 8 * n) + 4 * n;   /* dgetri: a copy and n x 64 */
+  case LJ_DET: return d * n * n + 4 * n;
+  case LJ_CHOL: return d * n * n;
+  case LJ_EIGEN: return d * (3 * n * n + 6 * n + 1) + 4 * (5 * n + 3);   /* dsyevd: a copy, 1+6n+2n^2 */
+  case LJ_QR: return d * (m * n + LA_NB * n + k);
+  case LJ_SVD:                                 /* la_svd's block; copies of A, U, Vt; work */
+    return d * (2 * k + k * n + m * n) + d * (m * n + m * k + k * n) + d * la_svd_lwork((lapack_int)m, (lapack_int)n) +
+           4 * 8 * k;
+  }
+  return 0;
+}
 
 static double la_thread_flops = 1e9;          /* about 0.1 s of one core */
 static LaJob *la_abandoned;                   /* jobs whose caller was interrupted */
@@ -301,6 +342,7 @@ static void *la_worker(void *p) {
 
 static void la_job_free(LaJob *j) {
   pthread_join(j->th, NULL);
+  mem_uncharge(j->work);
   for (int i = 0; i < 4; i++)
     if (j->t[i]) tensor_free_ref(j->t[i]);
   pthread_mutex_destroy(&j->mu);
@@ -354,17 +396,28 @@ static LaJob *la_start(const LaJob *job) {
 
 /* Runs la_* kind on t[0..3] (at most 4, NULL-padded): on this thread when it is estimated at
 ** under la_thread_flops or no thread starts, else on a worker (above). det gets la_det's result. */
+static void la_uncharge(void *p) { mem_uncharge(((LaJob *)p)->work); }
+
 static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0, Tensor *t1, Tensor *t2,
                        Tensor *t3, double *det, LaInfo *st) {
+  static const char *const names[] = { "solve", "inv", "det", "cholesky", "eigen", "qr", "svd" };   /* ORDER LaKind */
   la_reap_jobs(false);
   LaJob here = { .kind = kind, .t = { t0, t1, t2, t3 } };   /* (its scratch may throw: not on the heap) */
+  here.work = la_work_bytes(kind, here.t);
+  char what[48];
+  snprintf(what, sizeof what, "LAPACK workspace for %s", names[kind]);
+  tensor_charge(I, here.work, what);
+  mls_defer(I, la_uncharge, &here);
   LaJob *j = flops >= la_thread_flops ? la_start(&here) : NULL;
   if (!j) {
     LaStatus s = la_job_body(&here);
+    mls_undefer(I, &here);
+    mem_uncharge(here.work);
     *st = here.st;
     if (det) *det = here.det;
     return s;
   }
+  mls_undefer(I, &here);                        /* the job gives the count back (la_job_free) */
   for (int i = 0; i < 4; i++)
     if (j->t[i]) j->t[i]->refcount++;           /* the worker's: they outlive an unwinding */
   pthread_mutex_lock(&j->mu);

@@ -15,6 +15,7 @@ l_noret mls_assert_fail(const char *expr, const char *file, int line) {
 
 /* source_new without a throw: NULL (and nothing left allocated) when memory runs out. */
 static Source *source_try_new(const char *name, const char *text, size_t len) {
+  if (len >= UINT32_MAX) return NULL;        /* spans are 32-bit (files stop at 64 MiB): never cut */
   size_t nlines = 1;
   for (size_t i = 0; i < len; i++) nlines += text[i] == '\n';
   size_t namelen = strlen(name);

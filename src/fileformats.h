@@ -2,8 +2,8 @@
 ** fileformats.h — the matrix file formats behind read()/write() and the checkpoint format
 ** behind save()/load() (LANGUAGE.md §10; docs/language.md "Files" describes each format).
 **
-** builtins_io.c owns the files: a Reader reads any input, gzip-compressed or not (zlib reads
-** plain files through unchanged), and an Out writes a temporary file next to the target that
+** builtins_io.c owns the files: a Reader reads any input, gzip-compressed or not (it inflates
+** a file that starts with gzip's magic bytes, and hands other files through unchanged), and an Out writes a temporary file next to the target that
 ** is fsync'ed and renamed over it only when complete. A format function may throw at any
 ** point: everything it holds lives in its IoJob, which builtins_io.c releases after the job
 ** has run, whether it succeeded or failed.
@@ -17,13 +17,21 @@
 typedef struct Reader {
   const char *path;            /* as the user gave it, for messages */
   int fd;
-  gzFile gz;                   /* NULL for raw (pread) access */
-  int64_t size;                /* bytes on disk (compressed bytes for a .gz file) */
+  int mode;                    /* RD_RAW (pread access), RD_NEW (not looked at yet), RD_PLAIN, RD_GZIP */
+  int64_t size;                /* bytes on disk (compressed bytes for a .gz file); -1: not a file */
+  unsigned char *in;           /* bytes read from fd and not yet used: in[in_beg .. in_end) */
+  size_t in_beg, in_end;
+  uint64_t in_pos;             /* offset in the file of in[in_beg] */
+  bool in_eof;                 /* fd is at its end */
+  z_stream z;                  /* RD_GZIP: inflating the current member */
+  bool member_end;             /* RD_GZIP: the current member ended (another may follow) */
+  bool data_end;               /* every byte of data has been handed out */
   char *buf;                   /* line reading */
   size_t cap, beg, end;
   bool eof;
   int64_t line;                /* number of the line rd_line returned last */
 } Reader;
+enum { RD_RAW = 1, RD_NEW, RD_PLAIN, RD_GZIP };
 
 typedef struct Out {
   const char *path;            /* the target, as the user gave it (for messages) */
@@ -72,19 +80,28 @@ struct IoJob {
 void io_run(Interp *I, IoJob *j);
 /* The matrix a reader made: rows x cols, zero-filled when zero; j owns it. */
 Tensor *io_result(Interp *I, IoJob *j, int64_t rows, int64_t cols, bool zero);
-void io_push_cell(IoJob *j, double x);
+void io_push_cell(Interp *I, IoJob *j, double x);
 /* Ctrl-C during a long read or write. */
 void io_poll(Interp *I);
 
 /* ---- reading ---- */
-/* Opens path for reading through zlib, or for pread (raw); throws when it cannot. */
+/* Opens path for reading, or for pread on r->fd (raw); throws when it cannot. A file that starts
+** with gzip's magic bytes is inflated: one or more gzip members, and nothing after them. A
+** stream that ends early ("gzip -t": unexpected end of file), fails its CRC or has other bytes
+** after its last member is a located error; so is a read error. */
 void rd_open(Interp *I, Reader *r, const char *path, bool raw);
 void rd_close(Reader *r);
 /* Up to n bytes; fewer only at the end of the data. */
 size_t rd_read(Interp *I, Reader *r, void *dst, size_t n);
+/* Reads a compressed file to its end, discarding what is left of its data, so that a
+** truncated or padded stream is an error even when the format stopped reading before it. */
+void rd_finish(Interp *I, Reader *r);
+/* Whether the data is inflated from gzip (the first bytes are read to know). */
+bool rd_compressed(Interp *I, Reader *r);
 /* Exactly n bytes or the error "'path' is truncated (what)". */
 void rd_exact(Interp *I, Reader *r, void *dst, size_t n, const char *what);
-/* The next line without its end (\n or \r\n), NUL-terminated and writable; NULL at the end. */
+/* The next line without its end (\n or \r\n), NUL-terminated and writable; NULL at the end.
+** A NUL byte in the line is an error naming its line and column ("f.csv:3:7: a NUL byte"). */
 char *rd_line(Interp *I, Reader *r);
 /* Checks, before anything is allocated, that a payload of `payload` bytes after `offset` bytes
 ** can be in the file: within its size, or for a compressed file within what deflate can

@@ -377,6 +377,29 @@ void idx_write(Interp *I, IoJob *j) {
 #define CKPT_MAGIC "MLSCKPT"                  /* and its NUL: 8 bytes */
 #define CKPT_VERSION 1
 #define CKPT_HEADER 24
+/* Whether the n bytes at s are UTF-8 (no overlong form, surrogate or code point past U+10FFFF). */
+static bool utf8_valid(const unsigned char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    unsigned c = s[i];
+    size_t k;
+    unsigned min;
+    if (c < 0x80) { i++; continue; }
+    if (c >= 0xc2 && c <= 0xdf) { k = 2; min = 0x80; }
+    else if ((c & 0xf0) == 0xe0) { k = 3; min = 0x800; }
+    else if (c >= 0xf0 && c <= 0xf4) { k = 4; min = 0x10000; }
+    else return false;
+    if (n - i < k) return false;
+    unsigned cp = c & (0x7f >> k);
+    for (size_t q = 1; q < k; q++) {
+      if ((s[i + q] & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (s[i + q] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += k;
+  }
+  return true;
+}
+
 #define CKPT_MAX_DEPTH 100
 enum { CK_NULL, CK_NUM, CK_BOOL, CK_STR, CK_MAT, CK_LIST };
 
@@ -397,6 +420,8 @@ static uint64_t ck_payload(Interp *I, Value v, const char *arg, int depth) {
     for (int k = 0; k < l->n; k++) {
       const Symbol *s = l->names ? l->names[k] : NULL;
       if (s && s->len > 65535) bi_error(I, "'%s' holds a name longer than 65535 bytes", arg);
+      if (s && !utf8_valid((const unsigned char *)s->name, s->len))
+        bi_error(I, "'%s' holds a name that is not UTF-8 (load() would refuse it)", arg);
       n += 4 + (s ? s->len : 0) + 9 + ck_payload(I, l->items[k], arg, depth + 1);
     }
     return n;
@@ -468,6 +493,7 @@ void ckpt_save(Interp *I, IoJob *j) {
     for (int q = 0; q < k; q++)
       if (a->dotnames[q] == s) bi_error(I, "'%s' is given twice", s->name);
     if (s->len > 65535) bi_error(I, "a name longer than 65535 bytes");
+    if (!utf8_valid((const unsigned char *)s->name, s->len)) bi_error(I, "a name that is not UTF-8");
     total += 4 + s->len + 9 + ck_payload(I, a->dots[k], s->name, 0);
   }
   Out *o = &j->out;
@@ -521,6 +547,7 @@ static void ck_get(Cursor *c, void *dst, uint64_t n) {
   c->pos += n;
 }
 
+/* A name as save() writes it: UTF-8, no NUL byte (a name is an identifier's text). */
 static Symbol *ck_name(Cursor *c, bool required) {
   unsigned char b[4];
   ck_get(c, b, 4);
@@ -532,7 +559,41 @@ static Symbol *ck_name(Cursor *c, bool required) {
   if (n > 65535) ck_corrupt(c, "a name longer than 65535 bytes");
   if (!c->j->meta) c->j->meta = mem_alloc(65536);             /* (the job's text buffer, unused by load) */
   ck_get(c, c->j->meta, n);
+  if (memchr(c->j->meta, '\0', n)) ck_corrupt(c, "a name with a NUL byte");
+  if (!utf8_valid((const unsigned char *)c->j->meta, n)) ck_corrupt(c, "a name that is not UTF-8");
   return sym_intern(&c->I->syms, c->j->meta, n);
+}
+
+static int cmp_ptr(const void *x, const void *y) {
+  uintptr_t a = (uintptr_t)*(void *const *)x, b = (uintptr_t)*(void *const *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* The names of l are distinct (save() writes no list with a name twice, nor does list());
+** top: l is the file's list of entries, whose number the message then gives. */
+static void ck_distinct(Cursor *c, const List *l, bool top) {
+  if (!l->names || l->n < 2) return;
+  Symbol **v = bi_scratch(c->I, (size_t)l->n * sizeof *v);
+  int m = 0;
+  for (int k = 0; k < l->n; k++)
+    if (l->names[k]) v[m++] = l->names[k];
+  qsort(v, (size_t)m, sizeof *v, cmp_ptr);
+  const Symbol *dup = NULL;
+  for (int k = 1; k < m && !dup; k++)
+    if (v[k] == v[k - 1]) dup = v[k];
+  bi_scratch_free(c->I, v);
+  if (!dup) return;
+  if (top) {                                    /* the entry that repeats it */
+    bool seen = false;
+    for (int k = 0; k < l->n; k++)
+      if (l->names[k] == dup) {
+        if (seen) { c->entry = (uint32_t)k + 1; break; }
+        seen = true;
+      }
+  }
+  char what[120];
+  snprintf(what, sizeof what, "the name '%.60s' %s twice", dup->name, top ? "is given" : "is in one list");
+  ck_corrupt(c, what);
 }
 
 /* Reads one value and appends it to parent as soon as it exists (parent owns it from then on). */
@@ -561,14 +622,13 @@ static void ck_value(Cursor *c, List *parent, Symbol *name, int depth) {
     ck_get(c, b, 1);
     list_push(parent, val_bool(b[0] != 0), name);
     break;
-  case CK_STR:
-    if (len >= UINT32_MAX) ck_corrupt(c, "a string too long");
-    mem_free(c->j->scratch);
-    c->j->scratch = NULL;
-    c->j->scratch = mem_alloc((size_t)len + 1);
-    ck_get(c, c->j->scratch, len);
-    list_push(parent, val_str((const char *)c->j->scratch, (size_t)len), name);
+  case CK_STR: {                                /* (len is within the file: checked above) */
+    Value str = val_str_new((size_t)len);
+    list_push(parent, str, name);
+    ck_get(c, str.u.s->s, len);
+    if (memchr(str.u.s->s, '\0', (size_t)len)) ck_corrupt(c, "a string with a NUL byte");
     break;
+  }
   case CK_MAT: {
     if (len < 16) ck_corrupt(c, "a matrix without its shape");
     ck_get(c, b, 16);
@@ -599,6 +659,7 @@ static void ck_value(Cursor *c, List *parent, Symbol *name, int depth) {
       Symbol *s = ck_name(c, false);
       ck_value(c, l, s, depth + 1);
     }
+    ck_distinct(c, l, false);
     break;
   }
   default: {
@@ -671,5 +732,6 @@ void ckpt_load(Interp *I, IoJob *j) {
     Symbol *s = ck_name(&c, true);
     ck_value(&c, top, s, 0);
   }
+  ck_distinct(&c, top, true);
   if (c.pos != c.end) bi_error(I, "'%s' is corrupt (%llu bytes after its last entry)", j->path, (unsigned long long)(c.end - c.pos));
 }

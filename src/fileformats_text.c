@@ -77,7 +77,7 @@ void csv_read(Interp *I, IoJob *j) {
       if (*f && !parse_cell(f, &v))
         bi_error(I, "%s:%lld: column %lld: '%.40s' is not a number%s", j->path, (long long)r->line, (long long)c + 1, f,
                  r->line == 1 && rows == 0 ? " (a header line? pass header=TRUE)" : "");
-      io_push_cell(j, v);
+      io_push_cell(I, j, v);
       c++;
     }
     if (cols < 0) { cols = c; first = r->line; }
@@ -150,13 +150,50 @@ static bool cell_line(Interp *I, IoJob *j, char *p, bool pattern, double *i, dou
   return true;
 }
 
+/* ---- sparse files read dense ----
+** An i j v text file and a Matrix Market coordinate file list the nonzero entries of a matrix
+** whose shape they declare (or imply, by their largest index). MLS has no sparse storage yet
+** (docs/language.md "Files": such files will be read as sparse matrices then), so they become
+** dense matrices, and a few bytes can declare any shape: "2147483648 1 1" asked for 16 GiB.
+** The shape is legitimate metadata, so it is not refused as such; but before anything is
+** allocated, a dense matrix of more than 1 GiB with fewer than one entry per 1024 cells is
+** refused unless --max-memory, given explicitly, allows that much (the option then says the
+** memory is meant for it). Every other shape goes to the ordinary --max-memory check. */
+#define SPARSE_FREE_BYTES ((double)((uint64_t)1 << 30))
+#define SPARSE_CELLS_PER_ENTRY 1024.0
+
+/* entries: the number of the file's entries, or (at_most) a bound on it from the file's size. */
+static void sparse_dense_check(Interp *I, IoJob *j, int64_t R, int64_t C, uint64_t entries, bool at_most) {
+  double cells = (double)R * (double)C, bytes = cells * 8;
+  if (bytes <= SPARSE_FREE_BYTES || cells <= SPARSE_CELLS_PER_ENTRY * (double)(entries ? entries : 1)) return;
+  if (mem_limit_is_set() && bytes <= (double)mem_limit()) return;
+  char size[32], lim[32];
+  if (bytes >= 18446744073709551615.0) snprintf(size, sizeof size, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  else mem_format_size(size, sizeof size, (uint64_t)bytes);
+  const char *many = entries == 1 ? "entry" : "entries";
+  if (mem_limit_is_set())
+    bi_error(I, "'%s' declares a %lldx%lld matrix for %s%llu %s: read as a dense matrix (MLS has no sparse "
+             "matrices yet) it takes %s, over the limit of %s (--max-memory)", j->path, (long long)R, (long long)C,
+             at_most ? "at most " : "", (unsigned long long)entries, many, size, mem_format_size(lim, sizeof lim, mem_limit()));
+  bi_error(I, "'%s' declares a %lldx%lld matrix for %s%llu %s: read as a dense matrix (MLS has no sparse "
+           "matrices yet) it takes %s, over 1 GiB with fewer than one entry per 1024 cells; --max-memory %.0fG or "
+           "more reads it", j->path, (long long)R, (long long)C, at_most ? "at most " : "", (unsigned long long)entries,
+           many, size, ceil(bytes / (1024.0 * 1024.0 * 1024.0)));
+}
+
 /* ---- text: i j v ---- */
 
 void text_read(Interp *I, IoJob *j) {
   Reader *r = &j->in;
   int64_t R = j->o.rows, C = j->o.cols, maxi = 0, maxk = 0, n = 0;
   double *d = NULL;
-  if (R >= 0 && C >= 0) d = tensor_data(io_result(I, j, R, C, true));
+  if (R >= 0 && C >= 0) {                    /* a declared shape: checked against what the file can hold */
+    if (r->size >= 0) {                        /* (every entry takes 6 bytes, "1 1 1\n"; a pipe: counted below) */
+      uint64_t bytes = rd_compressed(I, r) ? (uint64_t)r->size * 1032 + 4096 : (uint64_t)r->size + 1;
+      sparse_dense_check(I, j, R, C, bytes / 6, true);
+    }
+    if (r->size >= 0 || (double)R * (double)C * 8 <= SPARSE_FREE_BYTES) d = tensor_data(io_result(I, j, R, C, true));
+  }
   char *line;
   while ((line = rd_line(I, r))) {
     double i, k, v;
@@ -167,15 +204,16 @@ void text_read(Interp *I, IoJob *j) {
       bi_error(I, "%s:%lld: cell (%lld, %lld) is outside the %lldx%lld matrix %s declares", j->path, (long long)r->line,
                (long long)ii, (long long)kk, (long long)(R >= 0 ? R : ii), (long long)(C >= 0 ? C : kk), j->o.dims_from);
     if (d) { d[(ii - 1) * C + kk - 1] = v; continue; }
-    io_push_cell(j, i);
-    io_push_cell(j, k);
-    io_push_cell(j, v);
+    io_push_cell(I, j, i);
+    io_push_cell(I, j, k);
+    io_push_cell(I, j, v);
     if (ii > maxi) maxi = ii;
     if (kk > maxk) maxk = kk;
   }
   if (d) return;
   if (R < 0) R = maxi;
   if (C < 0) C = maxk;
+  sparse_dense_check(I, j, R, C, (uint64_t)(j->ncells / 3), false);
   d = tensor_data(io_result(I, j, R, C, true));
   for (int64_t q = 0; q < j->ncells; q += 3)
     d[((int64_t)j->cells[q] - 1) * C + (int64_t)j->cells[q + 1] - 1] = j->cells[q + 2];
@@ -253,6 +291,7 @@ void mm_read(Interp *I, IoJob *j) {
   if (coord) {
     int64_t nnz = (int64_t)dims[2], n = 0;
     rd_check_payload(I, r, 0, (uint64_t)nnz * 4, what);     /* every entry takes >= 4 bytes */
+    sparse_dense_check(I, j, R, C, (uint64_t)nnz, false);
     double *d = tensor_data(io_result(I, j, R, C, true));
     while ((p = mm_line(I, r))) {
       double i, k, v;
@@ -263,6 +302,9 @@ void mm_read(Interp *I, IoJob *j) {
       if (ii >= R || kk >= C)
         bi_error(I, "%s:%lld: entry (%lld, %lld) is outside the %lldx%lld matrix", j->path, (long long)r->line,
                  (long long)ii + 1, (long long)kk + 1, (long long)R, (long long)C);
+      if (sym < 0 && ii == kk)
+        bi_error(I, "%s:%lld: entry (%lld, %lld) is on the diagonal of a skew-symmetric matrix, which the format leaves "
+                 "out (it is 0)", j->path, (long long)r->line, (long long)ii + 1, (long long)kk + 1);
       d[ii * C + kk] = v;
       if (sym && ii != kk) d[kk * C + ii] = sym * v;
     }
@@ -427,6 +469,8 @@ void mtd_read(Interp *I, IoJob *j, FileOpts *o) {
   }
   j->meta[n] = '\0';
   Json js = { I, j->mtdpath, j->meta, j->meta };
+  char *nul = memchr(j->meta, '\0', n);
+  if (nul) { js.p = nul; js_error(&js, "a NUL byte"); }
   js_ws(&js);
   if (*js.p++ != '{') { js.p--; js_error(&js, "'{' expected"); }
   js_ws(&js);

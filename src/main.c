@@ -33,9 +33,10 @@ static const char usage[] =
   "  --jit-all        run every user function as jit(f) would (a test aid)\n"
   "  --digits N       significant digits print() and the REPL show (default 7, as R's\n"
   "                   options(digits)); print(x, digits) still chooses per call\n"
-  "  --max-memory SIZE  matrix data that may be live at once, e.g. 500M or 2G (K, M, G, T:\n"
-  "                   powers of 1024); more is a located 'out of memory' error (default:\n"
-  "                   the machine's physical memory)\n"
+  "  --max-memory SIZE  memory in use at once (matrices, strings, workspace), e.g. 500M or\n"
+  "                   2G (K, M, G, T: powers of 1024); more is a located 'out of memory'\n"
+  "                   error (default: the machine's physical memory); it also bounds the\n"
+  "                   whole process (RLIMIT_DATA, with room for code, stacks, BLAS buffers)\n"
   "  --max-depth N    nested function calls and source() files (default 20000); one more\n"
   "                   is a located 'stack overflow' error\n"
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
@@ -208,6 +209,13 @@ static int run_main(int argc, char **argv) {
       return st >= 2 ? st : usage_error("unexpected argument (use -nvargs k=v or -args a b):", argv[i]);
     }
   }
+  /* --max-memory also bounds the whole process (mem.h, docs/robustness.md "Memory"); not on a
+  ** GPU, whose driver reserves more than any such bound allows (registry.c lifts it there) */
+  uint64_t bound = 0;
+  if (mem_limit_is_set() && be_default() == &be_cpu) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);                    /* OpenBLAS's default pool */
+    bound = mem_bound_process(mem_limit(), I->threads > 0 ? I->threads : cpus > 0 ? (int)cpus : 1);
+  }
   Source *src = NULL;
   if (code) {
     src = source_new("-e", code, strlen(code));
@@ -232,6 +240,11 @@ static int run_main(int argc, char **argv) {
   }
   fflush(stdout);
   interp_free(I);
+  const char *report = getenv("MLS_MEM_REPORT");    /* the peaks, for tests/robustness/test_limits.sh */
+  if (report && *report && strcmp(report, "0") != 0)
+    fprintf(stderr, "mls: memory: VmHWM %llu KiB, counted peak %llu KiB, limit %llu KiB, process bound %llu KiB\n",
+            (unsigned long long)(mem_peak_rss() >> 10), (unsigned long long)(mem_stats.counted_peak >> 10),
+            (unsigned long long)(mem_limit_is_set() ? mem_limit() >> 10 : 0), (unsigned long long)(bound >> 10));
   return status;
 }
 

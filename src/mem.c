@@ -3,9 +3,11 @@
 ** interpreter throws a located "out of memory" error (Lua's luaM_error); with no handler the
 ** process ends with a message. Big tensors are checked against --max-memory first (tensor.c).
 */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "mem.h"
 #include "mls.h"
@@ -18,6 +20,8 @@ static _Thread_local MemOomHook oom_hook;   /* per thread: only the interpreter'
 static _Thread_local bool forbidden;         /* mem_forbid_thread */
 static uint64_t fail_at, fail_count;
 static bool fail_hit;
+static struct rlimit data_before;      /* RLIMIT_DATA before mem_bound_process lowered it */
+static rlim_t data_bound;              /* the soft limit it set; 0: none */
 
 static uint64_t phys_bytes(void) {
   static uint64_t cached;                    /* a constant of the machine, read once */
@@ -31,6 +35,93 @@ static uint64_t phys_bytes(void) {
 void mem_set_limit(uint64_t bytes) { limit_bytes = bytes; }
 uint64_t mem_limit(void) { return limit_bytes ? limit_bytes : phys_bytes(); }
 bool mem_limit_is_set(void) { return limit_bytes != 0; }
+
+uint64_t mem_in_use(void) {
+  return mem_stats.data_bytes + __atomic_load_n(&mem_stats.work_bytes, __ATOMIC_RELAXED);
+}
+
+bool mem_over_limit(uint64_t n) {
+  uint64_t lim = mem_limit(), used = mem_in_use();
+  return used > lim || n > lim - used;
+}
+
+static void note_peak(void) {
+  uint64_t u = mem_in_use();
+  if (u > mem_stats.counted_peak) mem_stats.counted_peak = u;   /* (a statistic: a lost race is harmless) */
+}
+
+bool mem_charge(uint64_t n) {
+  if (mem_over_limit(n)) return false;
+  __atomic_add_fetch(&mem_stats.work_bytes, n, __ATOMIC_RELAXED);
+  note_peak();
+  return true;
+}
+
+void mem_uncharge(uint64_t n) { __atomic_sub_fetch(&mem_stats.work_bytes, n, __ATOMIC_RELAXED); }
+
+/* ---- the process bound ----
+** RLIMIT_DATA (private writable memory: the heap, anonymous mappings, thread stacks), not
+** RLIMIT_AS: address space also counts code, files mapped read-only and the reservations
+** that cost no memory (each malloc arena reserves 64 MiB, CUDA reserves its unified address
+** space up front, ASan its shadow), so an address-space bound tight enough to mean anything
+** breaks them. The bound is what the process holds when it is set (libraries' data, the
+** interpreter's 1 GiB stack reservation, the BLAS threads' stacks), plus the limit, plus
+** 256 MiB for each BLAS thread's packing buffer (OpenBLAS maps 32 to 128 MiB per thread on
+** first use) and 512 MiB for what is not counted (parsed code, lists, environments, graphs). */
+static uint64_t status_kib(const char *key) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  size_t k = strlen(key);
+  uint64_t v = 0;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, key, k) && line[k] == ':') { v = strtoull(line + k + 1, NULL, 10); break; }
+  fclose(f);
+  return v;
+}
+
+uint64_t mem_peak_rss(void) { return status_kib("VmHWM") * 1024; }
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define MLS_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MLS_SANITIZED 1
+#endif
+
+uint64_t mem_bound_process(uint64_t limit, int blas_threads) {
+#ifdef MLS_SANITIZED
+  (void)limit; (void)blas_threads;
+  return 0;                                   /* their shadow memory is private writable too */
+#else
+  uint64_t now = status_kib("VmData") * 1024;
+  if (!now || blas_threads < 1 || limit > UINT64_MAX / 4) return 0;
+  uint64_t bound = now + limit + (((uint64_t)blas_threads * 256 + 512) << 20);
+  struct rlimit cur;
+  if (getrlimit(RLIMIT_DATA, &cur) != 0) return 0;
+  if (cur.rlim_cur != RLIM_INFINITY && cur.rlim_cur <= bound) return 0;    /* a tighter one stays */
+  if (cur.rlim_max != RLIM_INFINITY && cur.rlim_max < bound) return 0;
+  struct rlimit nl = { (rlim_t)bound, cur.rlim_max };
+  if (setrlimit(RLIMIT_DATA, &nl) != 0) return 0;
+  if (!data_bound) data_before = cur;
+  data_bound = (rlim_t)bound;
+  /* blocks of 4 MiB and more are mapped and given back when freed: glibc would otherwise raise
+  ** its threshold after the first such free and carve them from the heap, which keeps what
+  ** is freed there and could reach the bound while the counted bytes are low */
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  return bound;
+#endif
+}
+
+uint64_t mem_process_bound(void) { return (uint64_t)data_bound; }
+
+void mem_unbound_process(void) {
+  struct rlimit cur;
+  if (!data_bound || getrlimit(RLIMIT_DATA, &cur) != 0 || cur.rlim_cur != data_bound) return;
+  if (setrlimit(RLIMIT_DATA, &data_before) == 0) data_bound = 0;
+}
 
 bool mem_parse_size(const char *s, uint64_t *out) {
   char *end;
@@ -120,6 +211,11 @@ void *mem_try_realloc(void *p, size_t n) {
   void *q = mem_fail_now() ? NULL : realloc(p, n ? n : 1);
   if (q && !p) counted(q);
   return q;
+}
+
+void *mem_shrink(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  return q ? q : p;
 }
 
 void mem_free(void *p) {

@@ -23,6 +23,8 @@ void *mem_try_realloc(void *p, size_t n);   /* NULL: p is unchanged and still ow
 /* Reports a failed allocation of n bytes as mem_alloc does (the handler, else exit), for a
 ** caller of mem_try_* that has put its state right first. Does not return. */
 _Noreturn void mem_oom(size_t n);
+/* p (from mem_*) cut down to n bytes, which may move it; p itself when that fails. */
+void *mem_shrink(void *p, size_t n);
 char *mem_strdup(const char *s);
 char *mem_strndup(const char *s, size_t n);
 
@@ -31,15 +33,35 @@ typedef struct MemStats {
   uint64_t data_allocs;     /* data buffers handed out since start */
   uint64_t data_bytes;      /* bytes live in data buffers now */
   uint64_t data_peak;       /* peak of data_bytes */
+  uint64_t work_bytes;      /* other counted bytes live now: strings, text buffers, workspace */
+  uint64_t counted_peak;    /* peak of data_bytes + work_bytes */
   uint64_t blocks;          /* blocks of mem_alloc & co. live now (the OOM sweep's leak check) */
 } MemStats;
-extern MemStats mem_stats;    /* the one process-wide counter; read-only outside mem.c/cpu.c */
+extern MemStats mem_stats;    /* the one process-wide counter; read-only outside mem.c/cpu.c/tensor.c */
 
-/* --max-memory: the bytes of matrix data that may be live at once (tensor_new checks a request
-** against mem_stats.data_bytes). 0 restores the default, the machine's physical memory. */
+/* --max-memory: the bytes that may be counted at once: matrix data (tensor_new checks a request
+** against mem_in_use()), strings and text buffers, and the workspace of the builtins that take
+** one (LAPACK, sorts; mem_charge). 0 restores the default, the machine's physical memory. */
 void mem_set_limit(uint64_t bytes);
 uint64_t mem_limit(void);
 bool mem_limit_is_set(void);        /* set by the user (messages then name the option) */
+/* Bytes counted now: mem_stats.data_bytes + mem_stats.work_bytes. */
+uint64_t mem_in_use(void);
+/* True when n more counted bytes would pass the limit. */
+bool mem_over_limit(uint64_t n);
+/* Counts n bytes of workspace (strings, text buffers, scratch) against the limit: false, and
+** nothing counted, when they would pass it. Any thread; mem_uncharge gives them back. */
+bool mem_charge(uint64_t n);
+void mem_uncharge(uint64_t n);
+/* The process-wide bound derived from --max-memory (setrlimit RLIMIT_DATA, docs/robustness.md
+** "Memory"): limit is mem_limit(), blas_threads the BLAS pool's size. Returns the bound set, or
+** 0 when none was (a sanitizer build, or the call failed). mem_unbound_process lifts it again
+** (before CUDA loads: it reserves more address space than any bound could allow). */
+uint64_t mem_bound_process(uint64_t limit, int blas_threads);
+void mem_unbound_process(void);
+uint64_t mem_process_bound(void);   /* the bound in force, 0 when none */
+/* The process's peak resident memory (VmHWM of /proc/self/status) in bytes; 0 if unknown. */
+uint64_t mem_peak_rss(void);
 /* Parses a size as --max-memory takes it: a positive number with an optional K, M, G or T
 ** suffix (powers of 1024, an optional trailing B or iB). False when malformed or zero. */
 bool mem_parse_size(const char *s, uint64_t *out);

@@ -107,8 +107,7 @@ Value op_concat(Interp *I, Value a, Value b, Span sp) {
   fmt_value_text(I, &t, a, sp);
   fmt_value_text(I, &t, b, sp);
   if (I->interrupted) { tb_close(I, &t); interp_check_interrupt(I, sp); }
-  Value r = val_str(t.p, t.n);
-  tb_close(I, &t);
+  Value r = tb_close_str(I, &t);
   return r;
 }
 

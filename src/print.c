@@ -4,6 +4,8 @@
 */
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "autodiff.h"
@@ -15,23 +17,78 @@
 #include <unistd.h>
 #include "tensor.h"
 
-void tb_init(TextBuf *t) { t->cap = 64; t->n = 0; t->p = mem_alloc(t->cap); t->p[0] = '\0'; }
-void tb_free(TextBuf *t) { mem_free(t->p); t->p = NULL; }
+/* A text buffer's block holds a Str header before the text, so that tb_take_str can hand the
+** block over as the string itself (no copy of a long text). Every byte of it is counted
+** against --max-memory (mem_charge), as the string is. */
+#define TB_HDR offsetof(Str, s)
+
+void tb_init(TextBuf *t) {
+  size_t cap = 64;
+  if (!mem_charge(TB_HDR + cap)) mem_oom(TB_HDR + cap);
+  char *b = mem_try_alloc(TB_HDR + cap);
+  if (!b) {
+    mem_uncharge(TB_HDR + cap);
+    mem_oom(TB_HDR + cap);
+  }
+  t->p = b + TB_HDR;
+  t->cap = cap;
+  t->n = 0;
+  t->p[0] = '\0';
+}
+
+void tb_free(TextBuf *t) {
+  if (!t->p) return;
+  mem_free(t->p - TB_HDR);
+  mem_uncharge(TB_HDR + t->cap);
+  t->p = NULL;
+}
 
 static void tb_cleanup(void *t) { tb_free(t); }
 void tb_open(Interp *I, TextBuf *t) { tb_init(t); mls_defer(I, tb_cleanup, t); }
 void tb_close(Interp *I, TextBuf *t) { mls_undefer(I, t); tb_free(t); }
 
+Value tb_take_str(TextBuf *t) {
+  char *b = t->p - TB_HDR;
+  size_t len = t->n;
+  b = mem_shrink(b, STR_BYTES(len));
+  mem_uncharge(t->cap - len - 1);             /* the string counts STR_BYTES(len), as val_str's */
+  t->p = NULL;
+  Str *s = (Str *)b;
+  s->refcount = 1;
+  s->len = len;
+  Value v;
+  v.t = VT_STR;
+  v.u.s = s;
+  return v;
+}
+
+Value tb_close_str(Interp *I, TextBuf *t) {
+  mls_undefer(I, t);
+  return tb_take_str(t);
+}
+
 void tb_putn(TextBuf *t, const char *s, size_t n) {
   if (t->n + n + 1 > t->cap) {
+    if (n > SIZE_MAX / 4 - t->n) {                 /* (no machine holds that much) */
+      tb_free(t);
+      mem_oom(SIZE_MAX);
+    }
     size_t cap = t->cap;
     while (t->n + n + 1 > cap) cap *= 2;
-    char *p = mem_try_realloc(t->p, cap);
-    if (!p) {                        /* the buffer goes before the error: a throw would lose it */
-      tb_free(t);
-      mem_oom(cap);
+    if (!mem_charge(cap - t->cap)) {          /* near --max-memory: no room to double, just what is needed */
+      cap = t->n + n + 1;
+      if (!mem_charge(cap - t->cap)) {        /* the buffer goes before the error: a throw would lose it */
+        tb_free(t);
+        mem_oom(TB_HDR + cap);
+      }
     }
-    t->p = p;
+    char *p = mem_try_realloc(t->p - TB_HDR, TB_HDR + cap);
+    if (!p) {
+      mem_uncharge(cap - t->cap);
+      tb_free(t);
+      mem_oom(TB_HDR + cap);
+    }
+    t->p = p + TB_HDR;
     t->cap = cap;
   }
   memcpy(t->p + t->n, s, n);
@@ -41,12 +98,15 @@ void tb_putn(TextBuf *t, const char *s, size_t n) {
 
 void tb_puts(TextBuf *t, const char *s) { tb_putn(t, s, strlen(s)); }
 
+/* (the formats here are short, fixed texts and numbers: a name or a user's string goes through
+** tb_puts, since vsnprintf cannot give more than INT_MAX bytes) */
 void tb_printf(TextBuf *t, const char *fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
   int k = vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  MLS_ASSERT(k >= 0 && "tb_printf: an output over INT_MAX bytes (use tb_puts)");
   if (k < (int)sizeof buf) { tb_putn(t, buf, (size_t)k); return; }
   char *big = mem_try_alloc((size_t)k + 1);
   if (!big) {
@@ -153,10 +213,10 @@ void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, 
     cshow[nc++] = j;
   }
   int64_t ncols = elide ? nc : c;
-  /* one scratch block, freed by a throw from the text buffer's growth (mls_defer) */
-  double *col = mem_alloc((size_t)r * sizeof(double) + (size_t)ncols * sizeof(NumFmt));
-  NumFmt *fmts = (NumFmt *)(col + r);
-  mls_defer(I, mem_free, col);
+  /* one scratch block, freed by a throw from the text buffer's growth (bi_scratch) */
+  int64_t nrows = elide ? nr : r;
+  double *col = bi_scratch(I, (size_t)nrows * sizeof(double) + (size_t)ncols * sizeof(NumFmt));
+  NumFmt *fmts = (NumFmt *)(col + nrows);
   for (int64_t k = 0; k < ncols; k++) {
     int64_t j = elide ? cshow[k] : k;
     int64_t cnt = 0;
@@ -165,7 +225,6 @@ void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, 
     if (poll && I->interrupted) goto done;           /* Ctrl-C: the caller raises it */
   }
   char buf[420];
-  int64_t nrows = elide ? nr : r;
   for (int64_t q = 0; q < nrows; q++) {
     if (poll && !elide && (q & 4095) == 4095 && I->interrupted) break;   /* Ctrl-C: the caller raises it */
     int64_t i = elide ? rshow[q] : q;
@@ -181,8 +240,7 @@ void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, 
   }
   if (cut_r || cut_c) tb_printf(t, "\n[%lld x %lld matrix]", (long long)r, (long long)c);
 done:
-  mls_undefer(I, col);
-  mem_free(col);
+  bi_scratch_free(I, col);
 }
 
 /*
@@ -284,7 +342,7 @@ static void fmt_list(Interp *I, TextBuf *t, const List *l, int digits, bool quot
     TextBuf head;
     tb_open(I, &head);
     tb_puts(&head, prefix);
-    if (l->names && l->names[i]) tb_printf(&head, "$%s", l->names[i]->name);
+    if (l->names && l->names[i]) { tb_puts(&head, "$"); tb_puts(&head, l->names[i]->name); }
     else tb_printf(&head, "[[%d]]", i + 1);
     if (i) tb_puts(t, "\n\n");
     Value v = l->items[i];
@@ -309,7 +367,7 @@ void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote) {
   case VT_STR:
     if (!quote) { tb_putn(t, v.u.s->s, v.u.s->len); break; }
     tb_putn(t, "\"", 1);
-    for (uint32_t i = 0; i < v.u.s->len; i++) {
+    for (size_t i = 0; i < v.u.s->len; i++) {
       char c = v.u.s->s[i];
       if (c == '\n') tb_puts(t, "\\n");
       else if (c == '\t') tb_puts(t, "\\t");

@@ -20,6 +20,10 @@ void tb_printf(TextBuf *t, const char *fmt, ...) __attribute__((format(printf, 2
 ** while code that may throw runs (formatting a value, evaluating, allocating). */
 void tb_open(Interp *I, TextBuf *t);
 void tb_close(Interp *I, TextBuf *t);     /* frees the buffer, undoing tb_open's registration */
+/* The text as a string (+1): the buffer itself becomes it, no copy; t is left empty (freed).
+** tb_close_str does the same for a buffer of tb_open, undoing its registration. */
+Value tb_take_str(TextBuf *t);
+Value tb_close_str(Interp *I, TextBuf *t);
 
 /* One number with up to `digits` significant digits, R's choice of fixed or scientific. */
 void fmt_num(char *buf, size_t n, double x, int digits);

@@ -61,7 +61,7 @@ Symbol *sym_intern(SymTab *t, const char *s, size_t len) {
   if (t->count >= t->nbuckets) grow(t);
   y = mem_alloc(sizeof *y + len + 1);
   y->hash = hash_str(s, len);
-  y->len = (uint32_t)len;
+  y->len = len;
   y->global = val_unbound();
   y->bi = NULL;
   memcpy(y->name, s, len);

@@ -13,7 +13,7 @@ struct Builtin;
 typedef struct Symbol {
   struct Symbol *next;        /* hash chain */
   uint32_t hash;
-  uint32_t len;
+  size_t len;
   Value global;               /* the global binding; VT_UNBOUND when none */
   const struct Builtin *bi;   /* the builtin of this name, if any */
   char name[];                /* NUL-terminated */

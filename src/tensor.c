@@ -26,7 +26,17 @@ static l_noret tensor_oom_on(Interp *I, const Backend *be, int64_t rows, int64_t
     mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld matrix (%s)", (long long)rows, (long long)cols, size);
   mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld matrix (%s): over the limit of %s "
             "(--max-memory), %s in use", (long long)rows, (long long)cols, size,
-            mem_format_size(lim, sizeof lim, mem_limit()), mem_format_size(used, sizeof used, mem_stats.data_bytes));
+            mem_format_size(lim, sizeof lim, mem_limit()), mem_format_size(used, sizeof used, mem_in_use()));
+}
+
+void tensor_charge(Interp *I, uint64_t n, const char *what) {
+  if (mem_charge(n)) return;
+  char size[32], lim[32], used[32];
+  mem_format_size(size, sizeof size, n);
+  if (!mem_limit_is_set())
+    mls_throw(I, I->call_span, "out of memory allocating %s of %s", size, what);
+  mls_throw(I, I->call_span, "out of memory allocating %s of %s: over the limit of %s (--max-memory), %s in use", size,
+            what, mem_format_size(lim, sizeof lim, mem_limit()), mem_format_size(used, sizeof used, mem_in_use()));
 }
 
 l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) { tensor_oom_on(I, &be_cpu, rows, cols); }
@@ -39,8 +49,7 @@ Tensor *tensor_new_host(Interp *I, int64_t rows, int64_t cols) { return tensor_n
 Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0)
     mls_throw(I, I->call_span, "invalid matrix size %lldx%lld", (long long)rows, (long long)cols);
-  if ((rows && (uint64_t)cols > UINT64_MAX / 8 / (uint64_t)rows) ||
-      (uint64_t)rows * (uint64_t)cols * 8 > mem_limit() - (mem_stats.data_bytes < mem_limit() ? mem_stats.data_bytes : mem_limit()))
+  if ((rows && (uint64_t)cols > UINT64_MAX / 8 / (uint64_t)rows) || mem_over_limit((uint64_t)rows * (uint64_t)cols * 8))
     tensor_oom(I, rows, cols);                 /* --max-memory counts every device's matrices */
   size_t nbytes = (size_t)rows * (size_t)cols * sizeof(double);
   Tensor *t;
@@ -73,6 +82,7 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
   mem_stats.data_allocs++;
   mem_stats.data_bytes += nbytes;
   if (mem_stats.data_bytes > mem_stats.data_peak) mem_stats.data_peak = mem_stats.data_bytes;
+  if (mem_in_use() > mem_stats.counted_peak) mem_stats.counted_peak = mem_in_use();
   t->refcount = 1;
   t->logical = false;
   t->st = st;

@@ -37,6 +37,10 @@ typedef struct Tensor {
 ** device("gpu")), uninitialized; throws "out of memory allocating a RxC matrix (N GiB)" (on a
 ** GPU: "out of GPU memory ...") when too large. */
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols);
+/* Counts n bytes of workspace (a builtin's scratch, LAPACK's arrays; what: "LAPACK workspace
+** for svd") against --max-memory, or throws the located "out of memory allocating N of what:
+** over the limit of ..." error. The caller gives them back with mem_uncharge(n). */
+void tensor_charge(Interp *I, uint64_t n, const char *what);
 /* The same on backend be. */
 Tensor *tensor_new_on(Interp *I, const struct Backend *be, int64_t rows, int64_t cols);
 /* In host memory whatever the default device (scratch the host fills, such as positions). */

@@ -11,7 +11,7 @@
 
 void val_free_heap(Value v) {
   switch (v.t) {
-  case VT_STR: mem_free(v.u.s); break;
+  case VT_STR: mem_uncharge(STR_BYTES(v.u.s->len)); mem_free(v.u.s); break;
   case VT_MAT: tensor_free(v.u.m); break;
   case VT_LIST: {
     List *l = v.u.l;
@@ -29,15 +29,27 @@ void val_free_heap(Value v) {
   }
 }
 
-Value val_str(const char *s, size_t len) {
-  Str *p = mem_alloc(sizeof(Str) + len + 1);
+Value val_str_new(size_t len) {
+  if (len > SIZE_MAX / 2) mem_oom(SIZE_MAX);
+  size_t n = STR_BYTES(len);
+  if (!mem_charge(n)) mem_oom(n);              /* over --max-memory: strings count */
+  Str *p = mem_try_alloc(n);
+  if (!p) {
+    mem_uncharge(n);
+    mem_oom(n);
+  }
   p->refcount = 1;
-  p->len = (uint32_t)len;
-  memcpy(p->s, s, len);
+  p->len = len;
   p->s[len] = '\0';
   Value v;
   v.t = VT_STR;
   v.u.s = p;
+  return v;
+}
+
+Value val_str(const char *s, size_t len) {
+  Value v = val_str_new(len);
+  memcpy(v.u.s->s, s, len);
   return v;
 }
 
@@ -67,6 +79,7 @@ List *list_new(int cap) {
 void list_push(List *l, Value v, struct Symbol *name) {
   size_t need = 0;
   if (l->n == l->cap) {
+    if (l->cap > INT32_MAX / 2) { need = ((size_t)INT32_MAX + 1) * sizeof(Value); goto fail; }   /* (n is 32-bit) */
     int cap = l->cap * 2;
     Value *items = mem_try_realloc(l->items, (size_t)cap * sizeof(Value));
     if (!items) { need = (size_t)cap * sizeof(Value); goto fail; }

@@ -24,7 +24,9 @@ typedef enum ValueType {
   VT_BUILTIN        /* a row of the builtin table; not refcounted */
 } ValueType;
 
-typedef struct Str { int32_t refcount; uint32_t len; char s[]; } Str;
+typedef struct Str { int32_t refcount; size_t len; char s[]; } Str;   /* s[len] is '\0' */
+/* The bytes of a string of len bytes, as counted against --max-memory (mem_charge). */
+#define STR_BYTES(len) (offsetof(Str, s) + (size_t)(len) + 1)
 struct Tensor;
 struct List;
 struct Closure;
@@ -84,6 +86,8 @@ static inline void val_release(Value v) {
 }
 
 Value val_str(const char *s, size_t len);
+/* A string of len bytes for the caller to fill (s[len] is already '\0'). */
+Value val_str_new(size_t len);
 Value val_cstr(const char *s);
 Value val_mat(struct Tensor *m);       /* takes the reference */
 Value val_list(List *l);               /* takes the reference */

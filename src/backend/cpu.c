@@ -29,6 +29,19 @@ char *openblas_get_config(void);
 typedef struct BufCache { double *p[CACHE_SLOTS]; size_t n[CACHE_SLOTS]; size_t total; } BufCache;
 static BufCache cache;   /* process-wide like malloc's own arenas; holds only free memory */
 
+/* The cache holds memory that counts against nothing, so under --max-memory it is kept within
+** what the limit leaves: a buffer is cached only while the counted bytes and the cache fit
+** the limit together, and a fresh allocation that would not fit beside the cache empties it
+** first. The resident memory then stays within the limit (docs/robustness.md "Memory"). */
+static void cache_evict_for(size_t nbytes) {
+  for (int i = 0; i < CACHE_SLOTS && cache.total > 0 && mem_over_limit((uint64_t)cache.total + nbytes); i++) {
+    if (!cache.p[i]) continue;
+    free(cache.p[i]);
+    cache.total -= cache.n[i];
+    cache.p[i] = NULL;
+  }
+}
+
 static double *cpu_alloc(size_t nbytes) {
   if (nbytes == 0) nbytes = 8;
   for (int i = 0; i < CACHE_SLOTS; i++) {
@@ -39,6 +52,7 @@ static double *cpu_alloc(size_t nbytes) {
       return p;
     }
   }
+  cache_evict_for(nbytes);
   void *p = NULL;
   if (posix_memalign(&p, 64, nbytes) != 0) return NULL;
   return p;
@@ -47,7 +61,7 @@ static double *cpu_alloc(size_t nbytes) {
 static void cpu_free(double *p, size_t nbytes) {
   if (!p) return;
   if (nbytes == 0) nbytes = 8;
-  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 4) {
+  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 4 && !mem_over_limit((uint64_t)cache.total + nbytes)) {
     int slot = -1;
     for (int i = 0; i < CACHE_SLOTS; i++)
       if (!cache.p[i]) { slot = i; break; }

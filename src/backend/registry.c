@@ -9,6 +9,7 @@
 #include <string.h>
 #include "backend/backend.h"
 #include "backend/sim.h"
+#include "mem.h"
 
 #ifdef MLS_CUDA
 #include <dlfcn.h>
@@ -53,6 +54,7 @@ static const Backend *load_cuda(void) {
   }
   snprintf(path, sizeof path, "%s/libmls_cuda.so", MLS_LIBDIR);
   cands[nc++] = path;
+  mem_unbound_process();        /* CUDA reserves address space and pinned memory past any bound */
   void *h = NULL;
   for (int i = 0; i < nc && !h; i++)
     if (access(cands[i], R_OK) == 0) {

@@ -110,6 +110,17 @@ static void oom_throw(void *ud, size_t n) {
   char size[32];
   Span sp = I->call_span;
   if (!I->src || sp.end > I->src->len) sp = (Span){ 0, 0 };   /* (never a span of another source) */
+  if (mem_limit_is_set() && mem_over_limit(n)) {     /* a string or text buffer over --max-memory */
+    char lim[32], used[32];
+    mls_throw(I, sp, "out of memory allocating %s: over the limit of %s (--max-memory), %s in use",
+              mem_format_size(size, sizeof size, n), mem_format_size(lim, sizeof lim, mem_limit()),
+              mem_format_size(used, sizeof used, mem_in_use()));
+  }
+  if (mem_process_bound()) {                         /* uncounted memory reached the process bound */
+    char b[32];
+    mls_throw(I, sp, "out of memory (allocating %s; with --max-memory the process's memory is bounded at %s)",
+              mem_format_size(size, sizeof size, n), mem_format_size(b, sizeof b, mem_process_bound()));
+  }
   mls_throw(I, sp, "out of memory (allocating %s)", mem_format_size(size, sizeof size, n));
 }
 

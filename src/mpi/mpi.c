@@ -272,8 +272,12 @@ Value mpi_bcast_value(Interp *I, Value x, int root, Span sp) {
     size_t len = (size_t)h[3];
     char *s = mem_alloc(len + 1);
     if (g_rank == root) memcpy(s, x.u.s->s, len);
-    int rc = MPI_Bcast(s, (int)len, MPI_CHAR, root, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) { mem_free(s); check(I, rc, "bcast", sp); }
+    for (size_t off = 0; off < len;) {                /* MPI counts are ints: 1 GiB at a time */
+      size_t k = len - off < ((size_t)1 << 30) ? len - off : (size_t)1 << 30;
+      int rc = MPI_Bcast(s + off, (int)k, MPI_CHAR, root, MPI_COMM_WORLD);
+      if (rc != MPI_SUCCESS) { mem_free(s); check(I, rc, "bcast", sp); }
+      off += k;
+    }
     Value v = val_str(s, len);
     mem_free(s);
     return v;

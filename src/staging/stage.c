@@ -273,11 +273,11 @@ static void key_of(TextBuf *k, Value v, List *lv, List *statics) {
     if (lv) { val_retain(v); list_push(lv, v, NULL); }
     break;
   case VT_BOOL: tb_printf(k, "b%d;", p.u.b); break;
-  case VT_STR: tb_printf(k, "s%u:", p.u.s->len); tb_putn(k, p.u.s->s, p.u.s->len); tb_puts(k, ";"); break;
+  case VT_STR: tb_printf(k, "s%zu:", p.u.s->len); tb_putn(k, p.u.s->s, p.u.s->len); tb_puts(k, ";"); break;
   case VT_LIST:
     tb_printf(k, "l%d(", p.u.l->n);
     for (int i = 0; i < p.u.l->n; i++) {
-      if (p.u.l->names && p.u.l->names[i]) tb_printf(k, "%s=", p.u.l->names[i]->name);
+      if (p.u.l->names && p.u.l->names[i]) { tb_puts(k, p.u.l->names[i]->name); tb_puts(k, "="); }
       key_of(k, p.u.l->items[i], lv, statics);
     }
     tb_puts(k, ");");
@@ -439,7 +439,8 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   List *lv = list_new(4);
   tmp_push(I, val_list(lv));
   for (int i = 0; i < nargs; i++) {
-    tb_printf(&kb, "%s=", names[i] ? names[i]->name : "");
+    tb_puts(&kb, names[i] ? names[i]->name : "");
+    tb_puts(&kb, "=");
     key_of(&kb, args[i], lv, NULL);
   }
   Value key = val_str(kb.p, kb.n);

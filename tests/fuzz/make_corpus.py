@@ -5,7 +5,8 @@ Usage: python3 tests/fuzz/make_corpus.py ./mls   (make fuzz-corpus)
 
 Seeds: the programs of tests/lang/*.test, examples/ and stdlib/ (corpus/programs: the seeds of
 parse, eval and diff alike); the
-data files of the test cases ("--- file:" sections) and tests/fixtures/files for the readers,
+data files of the test cases ("--- file:" sections), tests/fixtures/files and the crafted
+malformed files of tests/robustness/files for the readers,
 plus files that ./mls itself writes (every format, save()'s checkpoints) so that each reader
 starts from valid files. The dictionary holds the language's keywords, operators and builtin
 names (from the builtin table and the functions of stdlib/).
@@ -153,6 +154,13 @@ def main():
             h = reader_of(f)
             if h:
                 put(h, "fixture-" + f, data)
+    crafted = os.path.join(ROOT, "tests/robustness/files")       # issue 25's malformed inputs
+    for f in sorted(os.listdir(crafted)):
+        data = open(os.path.join(crafted, f), "rb").read()
+        if f.endswith(".gz"):
+            put("read_gz", "crafted-" + f, bytes([FORMATS.index(reader_of(f[:-3])[5:])]) + data)
+        elif reader_of(f):
+            put(reader_of(f), "crafted-" + f, data)
     for n, data in written_files():
         if n.endswith(".gz"):
             h = reader_of(n[:-3])

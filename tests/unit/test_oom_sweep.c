@@ -2,8 +2,9 @@
 ** test_oom_sweep.c — allocation-failure injection (SQLite's OOM tests, issue 12): each program
 ** below is run once to count its allocations, then once per N with the Nth one failing. Every
 ** run must end either as the clean run did (the failure never came) or with a located error
-** that names the out-of-memory, and must leave no allocation behind: the blocks of mem_alloc
-** and the matrix bytes are counted before interp_new and after interp_free (and under ASan,
+** that names the out-of-memory, and must leave no allocation behind: the blocks of mem_alloc,
+** the matrix bytes and the strings and workspace counted against --max-memory (work_bytes)
+** are counted before interp_new and after interp_free (and under ASan,
 ** LeakSanitizer checks after each program). MLS_OOM_STRIDE=k tries every kth N only;
 ** MLS_OOM_N=n the nth only.
 */
@@ -170,12 +171,13 @@ static void sweep(const Prog *p) {
   if (ref.status != 0) print_error("%s: clean run failed: %s\n", p->name, ref.err);
   assert_int_equal(ref.status, 0);
   free_result(&ref);
-  uint64_t blocks = mem_stats.blocks, bytes = mem_stats.data_bytes;
+  uint64_t blocks = mem_stats.blocks, bytes = mem_stats.data_bytes, work = mem_stats.work_bytes;
   ref = run_one(p, 0);
   assert_int_equal(ref.status, 0);
   if (mem_stats.blocks != blocks) print_error("%s: the clean run leaks %lld blocks\n", p->name, (long long)(mem_stats.blocks - blocks));
   assert_int_equal(mem_stats.blocks, blocks);
   assert_int_equal(mem_stats.data_bytes, bytes);
+  assert_int_equal(mem_stats.work_bytes, work);
 
   const char *env = getenv("MLS_OOM_STRIDE");
   uint64_t stride = env && atoi(env) > 0 ? (uint64_t)atoi(env) : 1;
@@ -183,7 +185,7 @@ static void sweep(const Prog *p) {
   uint64_t first = only ? strtoull(only, NULL, 10) : 1, last = only ? first : ref.count;
   int bad = 0, hits = 0;
   for (uint64_t n = first; n <= last; n += stride) {
-    uint64_t b0 = mem_stats.blocks, d0 = mem_stats.data_bytes;
+    uint64_t b0 = mem_stats.blocks, d0 = mem_stats.data_bytes, w0 = mem_stats.work_bytes;
     RunResult r = run_one(p, n);
     const char *why = NULL;
     if (r.hit) {
@@ -199,6 +201,7 @@ static void sweep(const Prog *p) {
     }
     if (!why && mem_stats.blocks != b0) why = "leaked allocations";
     if (!why && mem_stats.data_bytes != d0) why = "leaked matrix data";
+    if (!why && mem_stats.work_bytes != w0) why = "left strings or workspace counted against --max-memory";
     if (why) {
       if (bad < 15)
         print_error("%s: allocation %llu of %llu failing: %s (status %d, %lld blocks, %lld bytes)\n  %s",
