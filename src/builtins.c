@@ -465,6 +465,9 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
   Value r = b->fn(I, &a);
   I->call_span = saved;
   I->cur_bi = saved_bi;
+  /* a signal that came while the builtin ran (and it did not poll, or it stopped early with
+  ** an unfinished result) is raised at its call: what follows never sees the result */
+  if (I->interrupted) { val_release(r); interp_check_interrupt(I, sp); }
   return r;
 }
 

@@ -114,10 +114,11 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
   return 0;
 }
 
-/* A script's SIGINT and SIGTERM only set the interpreter's flag: the evaluator, readers and
-** writers poll it and raise a located "interrupted" error, so a write in progress drops its
-** temporary file; the exit status is then 128 + the signal, as a shell reports. A second
-** SIGINT before the first was noticed (a loop that never polls) ends the process at once. */
+/* A script's SIGINT and SIGTERM only set the interpreter's flag: the evaluator, builtins,
+** kernels, readers and writers poll it and raise a located "interrupted" error, so a write in
+** progress drops its temporary file; the exit status is then 128 + the signal, as a shell
+** reports, however the run ended (a signal is never lost: docs/robustness.md). A second
+** SIGINT once the first is pending (a loop that never polls) ends the process at once. */
 static Interp *signal_interp;
 static volatile sig_atomic_t signal_got;
 
@@ -226,7 +227,7 @@ static int run_main(int argc, char **argv) {
     script_signals(I);
     status = mpi_run_script(I, src, code != NULL);   /* -e shows values, as Rscript -e; under mpirun "rank R: " errors end the job */
     source_release(src);
-    if (signal_got && status != 0) status = 128 + signal_got;
+    if (signal_got) status = 128 + signal_got;     /* even when the run ended without noticing it */
   } else {
     status = repl_run(I);
   }

@@ -49,12 +49,12 @@ l_noret nan_check_fail(Interp *I, const char *op, Span sp) {
   mls_throw(I, sp, "nan-check: '%s' turned finite inputs into NaN or Inf", op);
 }
 
+/* The flag stays set until the outermost run ends (interp.c run_hooked): code that catches an
+** error to go on another way (constant folding, a capture's plain rerun) stops at its next poll
+** too, so nothing after the interrupted statement runs. */
 void interp_check_interrupt(Interp *I, Span sp) {
-  if (I->interrupted) {
-    int sig = I->interrupted;                  /* the signal's number, or 1 (the REPL's Ctrl-C) */
-    I->interrupted = 0;
-    mls_throw(I, sp, sig == SIGTERM ? "terminated (SIGTERM)" : "interrupted");
-  }
+  int sig = I->interrupted;                    /* the signal's number, or 1 (the REPL's Ctrl-C) */
+  if (sig) mls_throw(I, sp, sig == SIGTERM ? "terminated (SIGTERM)" : "interrupted");
 }
 
 /* ---- variables ---- */
@@ -448,6 +448,7 @@ static Value eval_block(Interp *I, AstNode *n) {
     Value v = k->ev(I, k);
     if (val_is_heap(v)) val_release(v);
     if (I->ctl) return val_null();
+    if (I->interrupted) interp_check_interrupt(I, k->span);   /* nothing after it runs */
   }
   AstNode *k = n->kids[last - 1];
   return k->ev(I, k);
@@ -921,6 +922,7 @@ __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
     I->call_span = saved;
     I->cur_bi = saved_bi;
     tmp_release_to(I, mark);
+    if (I->interrupted) { val_release(r); interp_check_interrupt(I, n->span); }   /* as bi_call */
     return r;
   }
   Symbol *names[nargs > 0 ? nargs : 1];      /* nargs <= 1000: a small VLA */
@@ -1666,10 +1668,12 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
       i--;
       last = val_null();
       if (I->ctl) { I->ctl = CTL_NONE; last = I->retval; I->retval = val_null(); break; }
+      if (I->interrupted) interp_check_interrupt(I, s->span);
       continue;
     }
     I->call_span = s->span;                   /* where an error outside any call is reported */
     last = eval(I, s);
+    if (I->interrupted) { val_release(last); interp_check_interrupt(I, s->span); }   /* nothing after it runs */
     if (I->ctl) {                             /* return() at top level ends the script */
       I->ctl = CTL_NONE;
       val_release(last);
@@ -1686,6 +1690,7 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
         TextBuf t;
         tb_open(I, &t);
         fmt_display(I, &t, last, I->print_digits, true);
+        if (I->interrupted) { val_release(last); interp_check_interrupt(I, s->span); }   /* (t: a deferred free) */
         if (I->echo) I->echo(I, t.p, t.n, I->display_ctx);
         else fprintf(I->out, "%s\n", t.p);
         tb_close(I, &t);
@@ -1698,5 +1703,9 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
     }
   }
   I->call_span = saved_call;
+  if (I->interrupted && root->nkids > 0) {    /* a signal during the last statement's tail */
+    val_release(last);
+    interp_check_interrupt(I, root->kids[root->nkids - 1]->span);
+  }
   return last;
 }

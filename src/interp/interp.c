@@ -153,7 +153,10 @@ static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
     I->stack_limit = stack_budget();
   }
   int st = mls_pcall(I, run_protected, &ra);
-  if (outermost) I->stack_base = NULL;
+  if (outermost) {
+    I->stack_base = NULL;
+    I->interrupted = 0;                     /* raised (it stays set while the run unwinds) */
+  }
   chunk_release(ch);
   fflush(I->out);
   if (st && I->quitting) return I->quit_status;

@@ -165,7 +165,10 @@ static void fold_constants(Interp *I, Graph *g) {
     }
     if (!all || nd->nin - nd->nextra != op_info[nd->op].arity) continue;
     FoldJob job = { (OpKind)nd->op, in, nd->nextra, nd->span, val_null() };
-    if (mls_pcall(I, fold_run, &job) != 0) continue;       /* leave it to run time */
+    if (mls_pcall(I, fold_run, &job) != 0) {
+      if (I->interrupted) mls_rethrow(I);                  /* Ctrl-C: not the op's error */
+      continue;                                            /* leave it to run time */
+    }
     mem_free(nd->in);
     nd->in = NULL;
     nd->nin = 0;
