@@ -207,7 +207,8 @@ static void transpose(const Tensor *in, Tensor *out) {
   const double *a = tensor_data(in);
   double *o = tensor_data(out);
   const int64_t B = 32;                       /* cache blocks */
-  for (int64_t i0 = 0; i0 < r; i0 += B)
+  int64_t budget = 0;
+  for (int64_t i0 = 0; i0 < r && !cpu_tick(&budget, B * c); i0 += B)
     for (int64_t j0 = 0; j0 < c; j0 += B)
       for (int64_t i = i0; i < r && i < i0 + B; i++)
         for (int64_t j = j0; j < c && j < j0 + B; j++)
