@@ -437,7 +437,9 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     int64_t n = tensor_numel(p.u.m);
     Tensor *o = tensor_new(I, tensor_rows(p.u.m), tensor_cols(p.u.m));
     T(I, val_mat(o));
+    int64_t budget = 0;
     for (int64_t i = 0; i < n; i++) {
+      if (interp_tick(I, &budget, n)) interp_check_interrupt(I, sp);   /* (o is on the temp stack) */
       double q = 1;
       for (int64_t j = 0; j < n; j++) if (j != i) q *= tensor_at(p.u.m, j);   /* a may be a view */
       tensor_data(o)[i] = q;

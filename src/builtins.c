@@ -542,6 +542,12 @@ Tensor *bi_mat(Interp *I, Args *a, int i) {
   bi_argerror(I, i + 1, "matrix expected, got %s", val_describe(v, d, sizeof d));
 }
 
+void bi_interrupted(Interp *I, Tensor *t) {
+  if (!I->interrupted) return;
+  if (t) tensor_free_ref(t);
+  interp_check_interrupt(I, I->call_span);
+}
+
 void *bi_scratch(Interp *I, size_t n) {
   void *p = mem_alloc(n);
   mls_defer(I, mem_free, p);

@@ -989,6 +989,7 @@ static void make_index(Interp *I, Index *ix, Value v, int64_t len, const Tensor 
     ix->v = tensor_data(t);
     ix->vstride = tensor_rows(t) == 1 ? t->stride[1] : t->stride[0];
     for (int64_t i = 0; i < ix->n; i++) {
+      if (interp_poll(I, i)) interp_check_interrupt(I, sp);
       double k = ix->v[i * ix->vstride];
       if (!(k >= 1 && k < (double)len + 1)) index_oob(I, sp, k, m, dim);
     }
@@ -1036,6 +1037,7 @@ static bool is_mask(Interp *I, Value v, int64_t len, const char *dim, Span sp) {
   int64_t n = tensor_numel(t);
   bool zero = false;
   for (int64_t k = 0; k < n; k++) {
+    if (interp_poll(I, k)) interp_check_interrupt(I, sp);
     double x = tensor_at(t, k);
     if (x == 0) zero = true;
     else if (x != 1) return false;
@@ -1049,12 +1051,18 @@ static bool is_mask(Interp *I, Value v, int64_t len, const char *dim, Span sp) {
 }
 
 /* The 1-based positions of the nonzero elements of t (row-major) as a column vector (+1). */
-static Value mask_positions(Interp *I, const Tensor *t) {
+static Value mask_positions(Interp *I, const Tensor *t, Span sp) {
   int64_t n = tensor_numel(t), cnt = 0;
-  for (int64_t k = 0; k < n; k++) cnt += tensor_at(t, k) != 0;
+  for (int64_t k = 0; k < n; k++) {
+    if (interp_poll(I, k)) interp_check_interrupt(I, sp);
+    cnt += tensor_at(t, k) != 0;
+  }
   Tensor *o = tensor_new(I, cnt, 1);
   double *d = tensor_data(o);
-  for (int64_t k = 0, j = 0; k < n; k++) if (tensor_at(t, k) != 0) d[j++] = (double)(k + 1);
+  for (int64_t k = 0, j = 0; k < n; k++) {
+    if (interp_poll(I, k)) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
+    if (tensor_at(t, k) != 0) d[j++] = (double)(k + 1);
+  }
   return val_mat(o);
 }
 
@@ -1082,6 +1090,7 @@ static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out
       if (tensor_rows(t) != rows || tensor_cols(t) != cols) continue;
       bool ok = true, zero = false;
       for (int64_t k = 0; k < rows * cols && ok; k++) {
+        if (interp_poll(I, k)) interp_check_interrupt(I, sp);
         double e = tensor_at(t, k);
         zero |= e == 0;
         ok = e == 0 || e == 1;
@@ -1093,7 +1102,7 @@ static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out
       const char *dim = nix == 1 ? "elements" : i == 0 ? "rows" : "columns";
       if (!is_mask(I, v, len, dim, sp)) continue;
     }
-    out[i] = mask_positions(I, v.u.m);
+    out[i] = mask_positions(I, v.u.m, sp);
     tmp_push(I, out[i]);
     any = true;
   }
@@ -1112,7 +1121,10 @@ static Tensor *index_positions(Interp *I, const Index *ix) {
   Tensor *p = tensor_new_host(I, ix->n, 1);
   tmp_push(I, val_mat(p));
   double *d = tensor_data(p);
-  for (int64_t i = 0; i < ix->n; i++) d[i] = (double)ix_at(ix, i);
+  for (int64_t i = 0; i < ix->n; i++) {
+    if (interp_poll(I, i)) interp_check_interrupt(I, I->call_span);
+    d[i] = (double)ix_at(ix, i);
+  }
   return p;
 }
 
@@ -1195,7 +1207,9 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
     Tensor *o = tensor_new(I, ri.n, ci.n);
     double *d = tensor_data(o);
     bool run = (ci.all || ci.scalar) && m->stride[1] == 1;      /* each row: one contiguous run */
+    int64_t budget = 0;
     for (int64_t i = 0; i < ri.n; i++) {
+      if (interp_tick(I, &budget, ci.n)) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
       int64_t si = ix_at(&ri, i);
       if (run) memcpy(d + i * ci.n, tensor_data(m) + si * m->stride[0] + ci.first, (size_t)ci.n * sizeof(double));
       else for (int64_t j = 0; j < ci.n; j++) d[i * ci.n + j] = tensor_get(m, si, ix_at(&ci, j));
@@ -1296,13 +1310,15 @@ Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, con
   bool sum = last_occurrences(I, &ri, rows, NULL) || last_occurrences(I, &ci, cols, NULL);
   Tensor *o = tensor_zeros(I, rows, cols);
   double *d = tensor_data(o);
-  int64_t k = 0;
-  for (int64_t i = 0; i < ri.n; i++)
+  int64_t k = 0, budget = 0;
+  for (int64_t i = 0; i < ri.n; i++) {
+    if (interp_tick(I, &budget, ci.n)) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
     for (int64_t j = 0; j < ci.n; j++, k++) {
       double x = v.t == VT_MAT ? tensor_at(v.u.m, k % tensor_numel(v.u.m)) : v.t == VT_NUM ? v.u.n : v.u.b;
       double *c = &d[ix_at(&ri, i) * cols + ix_at(&ci, j)];
       *c = sum ? *c + x : x;
     }
+  }
   return val_mat(o);
 }
 
@@ -1360,6 +1376,7 @@ static bool last_occurrences(Interp *I, const Index *ix, int64_t len, double *fl
   memset(sd, 0, (size_t)len * sizeof(double));
   bool dup = false;
   for (int64_t i = ix->n - 1; i >= 0 && (flag || !dup); i--) {   /* backwards: the first met is the last */
+    if (interp_poll(I, i)) interp_check_interrupt(I, I->call_span);   /* (seen is on the temp stack) */
     double *c = &sd[ix_at(ix, i)];
     if (flag) flag[i] = *c == 0;
     dup = dup || *c != 0;
@@ -1380,7 +1397,8 @@ static void kept(Interp *I, const Index *ix, const double *flag, Value *keep, Va
   Tensor *a = tensor_new_host(I, n, 1);
   tmp_push(I, val_mat(a));
   for (int64_t i = 0, m = 0; i < ix->n; i++)
-    if (flag[i] != 0) {
+    if (interp_poll(I, i)) interp_check_interrupt(I, I->call_span);
+    else if (flag[i] != 0) {
       tensor_data(k)[m] = (double)(i + 1);
       tensor_data(a)[m++] = (double)(ix_at(ix, i) + 1);
     }
@@ -1444,7 +1462,8 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
                     (long long)n);
         }
         double *d = tensor_data(flat.u.m);
-        for (int64_t k = 0; k < n; k++) {
+        for (int64_t k = 0; k < n; k++) {     /* (flat is not the variable yet) */
+          if (interp_poll(I, k)) interp_check_interrupt(I, sp);
           double x = rhs.t == VT_NUM ? rhs.u.n : rhs.t == VT_BOOL ? rhs.u.b : tensor_at(src, tensor_numel(src) == 1 ? 0 : k);
           d[(int64_t)tensor_data(pos)[k] - 1] = x;
         }
@@ -1514,7 +1533,7 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
   }
   double *d = tensor_data(m);
   int64_t k = 0, sc = src ? tensor_cols(src) : 0;
-  for (int64_t i = 0; i < ri.n; i++)
+  for (int64_t i = 0; i < ri.n; i++)           /* never interrupted: the variable is never left half written */
     for (int64_t j = 0; j < ci.n; j++, k++) {
       double x = fill;
       if (src) x = (tensor_rows(src) == ri.n && sc == ci.n) ? tensor_get(src, i, j) : tensor_at(src, k);
