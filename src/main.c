@@ -15,6 +15,7 @@
 #include "kernel/kernel.h"
 #include "mem.h"
 #include "mpi/mpi.h"
+#include "plot/plot.h"
 #include "repl.h"
 #include "testrun.h"
 
@@ -129,11 +130,14 @@ static void on_script_signal(int sig) {
   I->interrupted = sig;
 }
 
-static void script_signals(Interp *I) {
+/* Once the interpreter is being freed, a signal is only recorded (for the exit status). */
+static void on_late_signal(int sig) { if (!signal_got) signal_got = sig; }
+
+static void script_signals(Interp *I, void (*handler)(int)) {
   signal_interp = I;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_script_signal;
+  sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
@@ -224,9 +228,11 @@ static int run_main(int argc, char **argv) {
     if (!src) { fprintf(stderr, "mls: cannot read standard input\n"); interp_free(I); return 2; }
   }
   if (src) {
-    script_signals(I);
+    script_signals(I, on_script_signal);
     status = mpi_run_script(I, src, code != NULL);   /* -e shows values, as Rscript -e; under mpirun "rank R: " errors end the job */
     source_release(src);
+    plot_free(I);                                  /* the last figure's file: interrupted, the old one stays */
+    script_signals(I, on_late_signal);
     if (signal_got) status = 128 + signal_got;     /* even when the run ended without noticing it */
   } else {
     status = repl_run(I);
