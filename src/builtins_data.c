@@ -98,7 +98,10 @@ static void merge_sort(const SortKeys *k, int64_t *idx, int64_t *tmp, int64_t n)
   if (cmp_rows(k, idx[h - 1], idx[h]) <= 0) return;      /* already in order */
   memcpy(tmp, idx, (size_t)h * sizeof(int64_t));
   int64_t i = 0, j = h, o = 0;
-  while (i < h && j < n) idx[o++] = cmp_rows(k, idx[j], tmp[i]) < 0 ? idx[j++] : tmp[i++];
+  while (i < h && j < n) {
+    if ((o & 65535) == 0 && *k->stop) return;            /* (a merge of 10^7 rows: 0.5 s) */
+    idx[o++] = cmp_rows(k, idx[j], tmp[i]) < 0 ? idx[j++] : tmp[i++];
+  }
   while (i < h) idx[o++] = tmp[i++];
 }
 

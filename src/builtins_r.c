@@ -138,8 +138,10 @@ Value bi_rep(Interp *I, Args *a) {
         for (int64_t c = c0; c > 0 && k < total; c--) d[k++] = (double)(j / each + 1);
       }
     } else {
-      for (int64_t r = 0; r < times && k < total; r++)
-        for (int64_t j = 0; j < m && k < total; j++) { bi_poll(I, k, NULL); d[k++] = (double)(j / each + 1); }
+      for (int64_t r = 0; r < times && k < total; r++) {
+        bi_tick(I, &budget, m, NULL);
+        for (int64_t j = 0; j < m && k < total; j++) d[k++] = (double)(j / each + 1);
+      }
     }
     if (k == before) break;
   }

@@ -11,17 +11,20 @@
 #define MAX_STEP(m, x) ((x) > (m) || (x) != (x) ? (x) : (m))   /* NaN wins and stays */
 #define MIN_STEP(m, x) ((x) < (m) || (x) != (x) ? (x) : (m))
 
-/* cummax / cummin: down each column; a 1xn row vector along the row (as cumsum). */
+/* cummax / cummin: down each column; a 1xn row vector along the row (as cumsum: a vector is
+** one line either way). */
 static void scan_ext(const double *a, int64_t r, int64_t c, double *o, bool is_max) {
   if (r * c == 0) return;
   int64_t budget = 0;
-  if (r == 1) {
+  if (r == 1 || c == 1) {
+    int64_t n = r * c;
     double m = a[0];
     o[0] = m;
-    for (int64_t j = 1; j < c; j++) {
-      if (cpu_tick(&budget, 0)) return;
-      m = is_max ? MAX_STEP(m, a[j]) : MIN_STEP(m, a[j]);
-      o[j] = m;
+    for (int64_t j0 = 1; j0 < n; j0 += CPU_POLL) {           /* in blocks, polling between */
+      if (cpu_tick(&budget, CPU_POLL)) return;
+      int64_t j1 = n - j0 > CPU_POLL ? j0 + CPU_POLL : n;
+      if (is_max) for (int64_t j = j0; j < j1; j++) { m = MAX_STEP(m, a[j]); o[j] = m; }
+      else for (int64_t j = j0; j < j1; j++) { m = MIN_STEP(m, a[j]); o[j] = m; }
     }
     return;
   }

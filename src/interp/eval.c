@@ -1207,12 +1207,19 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
     Tensor *o = tensor_new(I, ri.n, ci.n);
     double *d = tensor_data(o);
     bool run = (ci.all || ci.scalar) && m->stride[1] == 1;      /* each row: one contiguous run */
-    int64_t budget = 0;
-    for (int64_t i = 0; i < ri.n; i++) {
-      if (interp_tick(I, &budget, ci.n)) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
-      int64_t si = ix_at(&ri, i);
-      if (run) memcpy(d + i * ci.n, tensor_data(m) + si * m->stride[0] + ci.first, (size_t)ci.n * sizeof(double));
-      else for (int64_t j = 0; j < ci.n; j++) d[i * ci.n + j] = tensor_get(m, si, ix_at(&ci, j));
+    const double *md = tensor_data(m);
+    int64_t blk = ci.n >= 65536 ? 1 : 65536 / (ci.n > 0 ? ci.n : 1);   /* rows between polls */
+    for (int64_t i0 = 0; i0 < ri.n; i0 += blk) {
+      if (I->interrupted) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
+      int64_t i1 = ri.n - i0 > blk ? i0 + blk : ri.n;
+      if (run && ci.n == 1)                      /* a column's elements */
+        for (int64_t i = i0; i < i1; i++) d[i] = md[ix_at(&ri, i) * m->stride[0] + ci.first];
+      else
+        for (int64_t i = i0; i < i1; i++) {
+          int64_t si = ix_at(&ri, i);
+          if (run) memcpy(d + i * ci.n, md + si * m->stride[0] + ci.first, (size_t)ci.n * sizeof(double));
+          else for (int64_t j = 0; j < ci.n; j++) d[i * ci.n + j] = tensor_get(m, si, ix_at(&ci, j));
+        }
     }
     r = val_mat(o);
   }
