@@ -265,8 +265,11 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
       if (v.t == VT_MAT) {
         const Tensor *b = v.u.m;
         h = tensor_rows(b);
-        for (int64_t i = 0; i < tensor_rows(b); i++)
+        int64_t budget = 0;
+        for (int64_t i = 0; i < tensor_rows(b); i++) {
+          if (interp_tick(I, &budget, tensor_cols(b))) { tensor_free_ref(t); interp_check_interrupt(I, n->span); }
           for (int64_t j = 0; j < tensor_cols(b); j++) d[(r0 + i) * width + c0 + j] = tensor_get(b, i, j);
+        }
         c0 += tensor_cols(b);
       } else {
         d[r0 * width + c0] = v.t == VT_NUM ? v.u.n : v.u.b;
