@@ -233,7 +233,6 @@ static int run_main(int argc, char **argv) {
     source_release(src);
     plot_free(I);                                  /* the last figure's file: interrupted, the old one stays */
     script_signals(I, on_late_signal);
-    if (signal_got) status = 128 + signal_got;     /* even when the run ended without noticing it */
   } else {
     status = repl_run(I);
   }
@@ -262,6 +261,7 @@ int main(int argc, char **argv) {
   }
   pthread_attr_destroy(&attr);
   mpi_stop();
+  if (signal_got) j.status = 128 + signal_got;     /* a script's signal: even one the run never saw */
   if (la_busy()) {              /* an interrupted solve/eigen/svd still runs on its worker: */
     fflush(NULL);               /* exit() would run OpenBLAS's destructor under it */
     _exit(j.status);
