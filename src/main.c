@@ -231,6 +231,7 @@ static int run_main(int argc, char **argv) {
     script_signals(I, on_script_signal);
     status = mpi_run_script(I, src, code != NULL);   /* -e shows values, as Rscript -e; under mpirun "rank R: " errors end the job */
     source_release(src);
+    if (signal_got) I->interrupted = signal_got;   /* (the run cleared it) the figure is not drawn */
     plot_free(I);                                  /* the last figure's file: interrupted, the old one stays */
     script_signals(I, on_late_signal);
   } else {

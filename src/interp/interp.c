@@ -155,7 +155,7 @@ static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
   int st = mls_pcall(I, run_protected, &ra);
   if (outermost) {
     I->stack_base = NULL;
-    I->interrupted = 0;                     /* raised (it stays set while the run unwinds) */
+    I->interrupted = 0;                     /* this run's signal: raised, or after its last poll */
   }
   chunk_release(ch);
   fflush(I->out);
