@@ -796,6 +796,7 @@ static List *backward(Interp *I, Tape *t, int root, Value g0) {
     Source *saved_src = I->src;
     I->ad_backward_of = op_info[nd->op].sym;        /* --nan-check names the op differentiated */
     if (nd->src) I->src = nd->src;                  /* errors point into the op's own file */
+    if (I->interrupted) interp_check_interrupt(I, nd->span);   /* (a long tape of number ops runs no kernel) */
     vjp(I, nd, adj->items[i], gin);
     I->ad_backward_of = saved_of;
     I->src = saved_src;
