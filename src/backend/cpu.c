@@ -267,10 +267,10 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   /* A panel still past 2 gemm_panel_flops (a small result of a long inner dimension, such as
   ** t(A) %*% A of a tall A: one panel) is also cut along k, into pieces of about
   ** gemm_panel_flops whose lengths are multiples of GEMM_KSTEP, the last taking the rest; each
-  ** piece adds into C (beta 1 after the first). OpenBLAS itself adds k-blocks of 256 (Haswell;
-  ** 384 or 512 on other cores: all divide GEMM_KSTEP) into C one after another, so the cut is
-  ** where it adds anyway: the result is the unsplit one to the last bit here (on a core whose
-  ** k-block does not divide GEMM_KSTEP it may differ in the last bits: tests/unit/
+  ** piece adds into C (beta 1 after the first). OpenBLAS itself adds k-blocks (of 256 with
+  ** the Haswell kernels here) into C one after another, the last one taking the rest, so the
+  ** cut is where it adds anyway: the result is the unsplit one to the last bit here (on a core
+  ** whose k-block does not divide GEMM_KSTEP it may differ in the last bits: tests/unit/
   ** test_interrupt.c compares with the unsplit product to 1e-12). The cut depends only on the
   ** shapes, never on the flag or the threads, so results are reproducible. */
   double pflops = flops / (double)pieces;
