@@ -335,6 +335,7 @@ valgrind: mls
 
 bench: mls
 	bench/run.sh ./mls
+	bench/interrupt.sh ./mls
 	$(MAKE) bench-mpi
 
 # 1-rank and 2-rank epoch times and the 64-machine estimate (issue 14, docs/mpi.md)

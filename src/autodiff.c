@@ -701,7 +701,9 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     int64_t n = tensor_numel(p.u.m);
     Tensor *o = tensor_new(I, tensor_rows(p.u.m), tensor_cols(p.u.m));
     T(I, val_mat(o));
+    int64_t budget = 0;
     for (int64_t i = 0; i < n; i++) {
+      if (interp_tick(I, &budget, n)) interp_check_interrupt(I, sp);   /* (o is on the temp stack) */
       double q = 1;
       for (int64_t j = 0; j < n; j++) if (j != i) q *= tensor_at(p.u.m, j);   /* a may be a view */
       tensor_data(o)[i] = q;
@@ -1067,6 +1069,7 @@ static List *backward(Interp *I, Tape *t, int root, Value g0) {
     Source *saved_src = I->src;
     I->ad_backward_of = op_info[nd->op].sym;        /* --nan-check names the op differentiated */
     if (nd->src) I->src = nd->src;                  /* errors point into the op's own file */
+    if (I->interrupted) interp_check_interrupt(I, nd->span);   /* (a long tape of number ops runs no kernel) */
     vjp(I, nd, adj->items[i], gin);
     I->ad_backward_of = saved_of;
     I->src = saved_src;

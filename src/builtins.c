@@ -479,6 +479,9 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
   Value r = b->fn(I, &a);
   I->call_span = saved;
   I->cur_bi = saved_bi;
+  /* a signal that came while the builtin ran (and it did not poll, or it stopped early with
+  ** an unfinished result) is raised at its call: what follows never sees the result */
+  if (I->interrupted) { val_release(r); interp_check_interrupt(I, sp); }
   return r;
 }
 
@@ -563,6 +566,12 @@ static void scratch_release(void *q) {
   memcpy(&n, p, sizeof n);
   mem_uncharge(n);
   mem_free(p);
+}
+
+void bi_interrupted(Interp *I, Tensor *t) {
+  if (!I->interrupted) return;
+  if (t) tensor_free_ref(t);
+  interp_check_interrupt(I, I->call_span);
 }
 
 void *bi_scratch(Interp *I, size_t n) {

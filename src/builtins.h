@@ -75,6 +75,13 @@ l_noret bi_error(Interp *I, const char *fmt, ...) __attribute__((format(printf, 
 ** the limit: the located "out of memory allocating N of workspace" error). */
 void *bi_scratch(Interp *I, size_t n);
 void bi_scratch_free(Interp *I, void *p);
+/* Ctrl-C in a builtin's loop over many elements (docs/robustness.md, "Signals"): bi_poll at
+** step i (every 2^20th, interp_poll) and bi_tick for steps of w elements (interp_tick) free t
+** when the flag is set (the result being filled when it is not on the temp stack; NULL: none)
+** and raise "interrupted" at the call. */
+void bi_interrupted(Interp *I, Tensor *t);
+static inline void bi_poll(Interp *I, int64_t i, Tensor *t) { if (interp_poll(I, i)) bi_interrupted(I, t); }
+static inline void bi_tick(Interp *I, int64_t *budget, int64_t w, Tensor *t) { if (interp_tick(I, budget, w)) bi_interrupted(I, t); }
 bool bi_given(const Args *a, int i);
 double bi_num(Interp *I, Args *a, int i);
 double bi_opt_num(Interp *I, Args *a, int i, double dflt);

@@ -94,7 +94,7 @@ Value bi_matrix(Interp *I, Args *a) {
     if (fill && rows * cols != 1) {          /* a number filling the matrix: times ones */
       Tensor *o = tensor_new(I, rows, cols);
       double *od = tensor_data(o);
-      for (int64_t k = 0; k < rows * cols; k++) od[k] = 1;
+      for (int64_t k = 0; k < rows * cols; k++) { bi_poll(I, k, o); od[k] = 1; }
       Value ones = val_mat(o);
       tmp_push(I, ones);
       Value r = op_binary(I, OP_MUL, ones, v, a->span);
@@ -131,13 +131,16 @@ Value bi_matrix(Interp *I, Args *a) {
   double *d = tensor_data(t);
   int64_t total = rows * cols;
   if (!src) {
-    for (int64_t i = 0; i < total; i++) d[i] = x;
+    for (int64_t i = 0; i < total; i++) { bi_poll(I, i, t); d[i] = x; }
   } else if (byrow) {
     memcpy(d, tensor_data(src), (size_t)total * sizeof(double));
   } else {
     const double *s = tensor_data(src);
-    for (int64_t j = 0, k = 0; j < cols; j++)
+    int64_t budget = 0;
+    for (int64_t j = 0, k = 0; j < cols; j++) {
+      bi_tick(I, &budget, rows, t);          /* (src is on the temp stack) */
       for (int64_t i = 0; i < rows; i++) d[i * cols + j] = s[k++];
+    }
   }
   if (src) { tmp_pop(I, 1); tensor_free_ref(src); }
   return mat_result(t);
@@ -159,7 +162,7 @@ Value bi_seq(Interp *I, Args *a) {
   Tensor *t = tensor_new(I, (int64_t)cnt, 1);
   double *d = tensor_data(t);
   for (int64_t i = 0; i < (int64_t)cnt; i++) {
-    if (interp_poll(I, i)) { tensor_free_ref(t); interp_check_interrupt(I, a->span); }
+    bi_poll(I, i, t);
     d[i] = traced ? (double)i : from + (double)i * by;
   }
   if (!traced) return val_mat(t);
@@ -297,11 +300,14 @@ static Value bind(Interp *I, Args *a, bool cols) {
       continue;
     }
     const Tensor *m = v.u.m;
-    for (int64_t r = 0; r < tensor_rows(m); r++)
+    int64_t budget = 0;
+    for (int64_t r = 0; r < tensor_rows(m); r++) {
+      bi_tick(I, &budget, tensor_cols(m), t);
       for (int64_t c = 0; c < tensor_cols(m); c++) {
         if (cols) d[r * W + off + c] = tensor_get(m, r, c);
         else d[(off + r) * W + c] = tensor_get(m, r, c);
       }
+    }
     off += cols ? tensor_cols(m) : tensor_rows(m);
   }
   return val_mat(t);
@@ -363,7 +369,7 @@ Value bi_as_integer(Interp *I, Args *a) {
   Tensor *t = tensor_clone(I, v.u.m);
   val_release(v);
   double *d = tensor_data(t);
-  for (int64_t i = 0; i < tensor_numel(t); i++) d[i] = trunc(d[i]);
+  for (int64_t i = 0; i < tensor_numel(t); i++) { bi_poll(I, i, t); d[i] = trunc(d[i]); }
   return val_mat(t);
 }
 
@@ -394,8 +400,11 @@ Value bi_is_na(Interp *I, Args *a) {
   if (v.t == VT_MAT) {
     Tensor *t = tensor_new(I, tensor_rows(v.u.m), tensor_cols(v.u.m));
     double *d = tensor_data(t);
-    for (int64_t i = 0, k = 0; i < tensor_rows(v.u.m); i++)
+    int64_t budget = 0;
+    for (int64_t i = 0, k = 0; i < tensor_rows(v.u.m); i++) {
+      bi_tick(I, &budget, tensor_cols(v.u.m), t);
       for (int64_t j = 0; j < tensor_cols(v.u.m); j++) d[k++] = isnan(tensor_get(v.u.m, i, j));
+    }
     return val_mat(t);
   }
   if (v.t == VT_NUM) return val_bool(isnan(v.u.n));

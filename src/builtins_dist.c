@@ -168,7 +168,9 @@ static Value apply(Interp *I, Args *a, Dist d, bool inverse, double p1, double p
   }
   if (v.t != VT_MAT) bi_argerror(I, 1, "number or matrix expected, got %s", val_describe(v, desc, sizeof desc));
   Tensor *t = tensor_new(I, tensor_rows(v.u.m), tensor_cols(v.u.m));
+  int64_t budget = 0;
   for (int64_t i = 0; i < tensor_numel(t); i++) {
+    bi_tick(I, &budget, 256, t);                 /* a quantile's bisection: microseconds each */
     double x = tensor_at(v.u.m, i);
     tensor_data(t)[i] = inverse ? icdf1(d, x, p1, p2) : cdf1(d, x, p1, p2, upper);
   }

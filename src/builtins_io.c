@@ -435,15 +435,15 @@ static l_noret out_fail(Interp *I, Out *o, int e) {
 
 /* Hands n bytes to the file (through the compressor when there is one). */
 static void out_emit(Interp *I, Out *o, const char *p, size_t n) {
-  io_poll(I);                                  /* Ctrl-C: the error drops the temporary file */
   while (n > 0) {
+    io_poll(I);                                /* Ctrl-C: the error drops the temporary file */
     if (o->gz) {
-      unsigned k = n > (1u << 30) ? 1u << 30 : (unsigned)n;
+      unsigned k = n > (1u << 26) ? 1u << 26 : (unsigned)n;   /* 64 MiB at a time, polling between */
       if (gzwrite(o->gz, p, k) != (int)k) out_fail(I, o, 0);
       p += k;
       n -= k;
     } else {
-      ssize_t k = write(o->fd, p, n);
+      ssize_t k = write(o->fd, p, n > ((size_t)1 << 26) ? (size_t)1 << 26 : n);
       if (k < 0) {
         if (errno == EINTR) continue;
         out_fail(I, o, errno);
@@ -456,8 +456,10 @@ static void out_emit(Interp *I, Out *o, const char *p, size_t n) {
 
 void out_write(Interp *I, Out *o, const void *p, size_t n) {
   if (o->crc_on)
-    for (size_t k = 0; k < n; k += 1u << 30)
-      o->crc = (uint32_t)crc32(o->crc, (const Bytef *)p + k, (uInt)(n - k > (1u << 30) ? 1u << 30 : n - k));
+    for (size_t k = 0; k < n; k += 1u << 26) {
+      if (k) io_poll(I);
+      o->crc = (uint32_t)crc32(o->crc, (const Bytef *)p + k, (uInt)(n - k > (1u << 26) ? 1u << 26 : n - k));
+    }
   o->bytes += n;
   if (o->fault) {                             /* keep everything: commit writes half of it */
     if (o->n + n > o->cap) {

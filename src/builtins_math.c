@@ -234,6 +234,32 @@ static int cmp_vw(const void *p, const void *q) {
   return (i > j) - (i < j);                            /* stable: ties by position */
 }
 
+/* Stable merge sort of p[0..n) by cmp_vw (t: scratch of n): qsort's order, since the keys are
+** distinct (ties go by position), but it polls Ctrl-C as it merges (qsort of 4e7 values took
+** 33 s to stop). p and t are the builtin's scratch: a throw frees them. */
+static void sort_vw(Interp *I, VW *p, VW *t, int64_t n) {
+  if (n <= 16) {                                       /* insertion sort */
+    for (int64_t i = 1; i < n; i++) {
+      VW v = p[i];
+      int64_t j = i;
+      while (j > 0 && cmp_vw(&p[j - 1], &v) > 0) { p[j] = p[j - 1]; j--; }
+      p[j] = v;
+    }
+    return;
+  }
+  int64_t h = n / 2;
+  sort_vw(I, p, t, h);
+  sort_vw(I, p + h, t, n - h);
+  if (cmp_vw(&p[h - 1], &p[h]) <= 0) return;          /* already in order */
+  memcpy(t, p, (size_t)h * sizeof(VW));
+  int64_t i = 0, j = h, o = 0;
+  while (i < h && j < n) {
+    bi_poll(I, o, NULL);
+    p[o++] = cmp_vw(&p[j], &t[i]) < 0 ? p[j++] : t[i++];
+  }
+  while (i < h) p[o++] = t[i++];
+}
+
 /* The values of column X (argument 0) with the weights of argument wi (-1: all 1), sorted;
 ** *sw = the total weight. The array is owned by the caller (mem_free). */
 static VW *sorted_values(Interp *I, Args *a, int wi, int64_t *n, double *sw) {
@@ -248,6 +274,7 @@ static VW *sorted_values(Interp *I, Args *a, int wi, int64_t *n, double *sw) {
   VW *p = bi_scratch(I, (size_t)*n * sizeof(VW));     /* the caller frees it (bi_scratch_free) */
   *sw = 0;
   for (int64_t i = 0; i < *n; i++) {
+    bi_poll(I, i, NULL);
     p[i].v = x.t == VT_MAT ? tensor_at(x.u.m, i) : x.t == VT_NUM ? x.u.n : x.u.b;
     p[i].w = w.t == VT_MAT ? tensor_at(w.u.m, i) : w.t == VT_NUM ? w.u.n : w.t == VT_BOOL ? w.u.b : 1;
     p[i].i = i;
@@ -261,7 +288,9 @@ static VW *sorted_values(Interp *I, Args *a, int wi, int64_t *n, double *sw) {
     double t = *sw;
     bi_argerror(I, wi + 1, "weights must sum to a whole number (they are counts), got %g", t);
   }
-  qsort(p, (size_t)*n, sizeof(VW), cmp_vw);
+  VW *t = bi_scratch(I, (size_t)*n * sizeof(VW));
+  sort_vw(I, p, t, *n);
+  bi_scratch_free(I, t);
   return p;
 }
 
@@ -359,9 +388,12 @@ static Value tri(Interp *I, Args *a, bool lower) {
   int64_t r, c;
   dims(X, &r, &c);
   Tensor *m = tensor_new(I, r, c);
-  for (int64_t i = 0; i < r; i++)
+  int64_t budget = 0;
+  for (int64_t i = 0; i < r; i++) {
+    bi_tick(I, &budget, c, m);
     for (int64_t j = 0; j < c; j++)
       tensor_data(m)[i * c + j] = lower ? (j < i || (diag && j == i)) : (j > i || (diag && j == i));
+  }
   if (!values) return val_mat(m);
   int mark = I->ntmp;
   K(I, val_mat(m));
@@ -377,7 +409,7 @@ Value bi_is_inf(Interp *I, Args *a) {
   Value v = a->v[0];
   if (v.t == VT_MAT) {
     Tensor *t = tensor_new(I, tensor_rows(v.u.m), tensor_cols(v.u.m));
-    for (int64_t i = 0; i < tensor_numel(v.u.m); i++) tensor_data(t)[i] = isinf(tensor_at(v.u.m, i)) ? 1 : 0;
+    for (int64_t i = 0; i < tensor_numel(v.u.m); i++) { bi_poll(I, i, t); tensor_data(t)[i] = isinf(tensor_at(v.u.m, i)) ? 1 : 0; }
     return val_mat(t);
   }
   if (v.t == VT_NUM) return val_bool(isinf(v.u.n));
@@ -394,6 +426,7 @@ Value bi_contains(Interp *I, Args *a) {
   if (v.t != VT_MAT && v.t != VT_NUM && v.t != VT_BOOL) bi_argerror(I, 1, "matrix expected, got %s", val_describe(v, d, sizeof d));
   int64_t n = v.t == VT_MAT ? tensor_numel(v.u.m) : 1;
   for (int64_t i = 0; i < n; i++) {
+    bi_poll(I, i, NULL);
     double x = v.t == VT_MAT ? tensor_at(v.u.m, i) : v.t == VT_NUM ? v.u.n : v.u.b;
     if (x == p || (x != x && p != p)) return val_bool(true);
   }
@@ -523,6 +556,7 @@ Value bi_aggregate(Interp *I, Args *a) {
     bi_argerror(I, 1, "column vector expected (a matrix needs ngroups= and no weights), got %lldx%lld", (long long)n, (long long)m);
   int64_t k = 0;
   for (int64_t i = 0; i < n; i++) {
+    bi_poll(I, i, NULL);                                /* (what it holds: temp stack, scratch) */
     double g = tensor_at(G, i);
     if (g != g) continue;
     if (g < 1) bi_argerror(I, 2, "groups must be at least 1, got %g", g);
@@ -542,7 +576,9 @@ Value bi_aggregate(Interp *I, Args *a) {
   size_t km = (size_t)(k * m + 1);
   double *sw = bi_scratch(I, 3 * km * sizeof(double)), *s1 = sw + km, *s2 = s1 + km;   /* one block */
   memset(sw, 0, 3 * km * sizeof(double));
+  int64_t budget = 0;
   for (int64_t i = 0; i < n; i++) {
+    bi_tick(I, &budget, m, NULL);
     int64_t gi = group_of(G, i, k);
     if (gi < 0) continue;
     double w = W ? tensor_at(W, i) : 1;
@@ -558,6 +594,7 @@ Value bi_aggregate(Interp *I, Args *a) {
   }
   if (fn == AG_VAR || fn == AG_CM)
     for (int64_t i = 0; i < n; i++) {
+      bi_tick(I, &budget, m, NULL);
       int64_t gi = group_of(G, i, k);
       if (gi < 0) continue;
       double w = W ? tensor_at(W, i) : 1;
@@ -571,6 +608,7 @@ Value bi_aggregate(Interp *I, Args *a) {
     tmp_push(I, val_mat(A));
     double *ad = tensor_data(A);
     for (int64_t i = 0; i < n; i++) {
+      bi_poll(I, i, NULL);
       int64_t gi = group_of(G, i, k);
       if (gi < 0) continue;
       double w = W ? tensor_at(W, i) : 1, tot = sw[gi * m];
@@ -583,6 +621,7 @@ Value bi_aggregate(Interp *I, Args *a) {
   }
   Tensor *out = tensor_new(I, k, m);
   for (int64_t q = 0; q < k * m; q++) {
+    bi_poll(I, q, out);
     double w = sw[q], r;
     switch ((AgFn)fn) {
     case AG_SUM: r = s1[q]; break;

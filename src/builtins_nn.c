@@ -149,6 +149,7 @@ Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp) {
   const Backend *be = be_runner(op, out, cin, nin);
   if (be->run(op, out, cin, &p) != 0)
     mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].sym);
+  if (I->interrupted) interp_check_interrupt(I, sp);  /* the kernel stopped early (out is held) */
   if (I->nan_check && !all_finite(out)) {          /* --nan-check: only when the inputs were finite */
     bool fin = true;
     for (int k = 0; k < nin; k++) fin = fin && all_finite(cin[k]);

@@ -66,7 +66,7 @@ Value bi_c(Interp *I, Args *a) {
     else if (v.t == VT_BOOL) d[off++] = v.u.b;
     else if (v.t == VT_MAT) {
       int64_t n = tensor_numel(v.u.m);
-      for (int64_t j = 0; j < n; j++) d[off + j] = tensor_at(v.u.m, j);
+      for (int64_t j = 0; j < n; j++) { bi_poll(I, off + j, t); d[off + j] = tensor_at(v.u.m, j); }
       off += n;
     }
   }
@@ -105,6 +105,7 @@ Value bi_rep(Interp *I, Args *a) {
         bi_argerror(I, 2, "times has %lld counts for %lld elements (give one count, or one per element)",
                     (long long)tensor_numel(tv), (long long)m);
       for (int64_t k = 0; k < m; k++) {
+        bi_poll(I, k, NULL);
         double x = tensor_at(tv, k);
         if (!(x >= 0 && x <= 1e15) || x != floor(x)) bi_argerror(I, 2, "invalid times count %g", x);
         total += (int64_t)x;
@@ -127,15 +128,20 @@ Value bi_rep(Interp *I, Args *a) {
   Tensor *ix = tensor_new(I, total, 1);
   tmp_push(I, val_mat(ix));
   double *d = tensor_data(ix);
-  int64_t k = 0;
+  int64_t k = 0, budget = 0;
   while (k < total) {                          /* cycles when length.out asks for more */
     int64_t before = k;
     if (tv) {
-      for (int64_t j = 0; j < m && k < total; j++)
-        for (int64_t c = (int64_t)tensor_at(tv, j); c > 0 && k < total; c--) d[k++] = (double)(j / each + 1);
+      for (int64_t j = 0; j < m && k < total; j++) {
+        int64_t c0 = (int64_t)tensor_at(tv, j);
+        bi_tick(I, &budget, c0, NULL);         /* (ix is on the temp stack) */
+        for (int64_t c = c0; c > 0 && k < total; c--) d[k++] = (double)(j / each + 1);
+      }
     } else {
-      for (int64_t r = 0; r < times && k < total; r++)
+      for (int64_t r = 0; r < times && k < total; r++) {
+        bi_tick(I, &budget, m, NULL);
         for (int64_t j = 0; j < m && k < total; j++) d[k++] = (double)(j / each + 1);
+      }
     }
     if (k == before) break;
   }
@@ -157,7 +163,7 @@ Value bi_rep(Interp *I, Args *a) {
 Value bi_seq_len(Interp *I, Args *a) {
   int64_t n = count_arg(I, a, 0, "length.out");
   Tensor *t = tensor_new(I, n, 1);
-  for (int64_t i = 0; i < n; i++) tensor_data(t)[i] = (double)(i + 1);
+  for (int64_t i = 0; i < n; i++) { bi_poll(I, i, t); tensor_data(t)[i] = (double)(i + 1); }
   return val_mat(t);
 }
 
@@ -176,11 +182,15 @@ Value bi_which(Interp *I, Args *a) {
     bi_argerror(I, 1, "logical vector or matrix expected, got %s", val_describe(v, d, sizeof d));
   }
   int64_t n = tensor_numel(v.u.m), cnt = 0;
-  for (int64_t k = 0; k < n; k++) { double x = tensor_at(v.u.m, k); cnt += x != 0 && !isnan(x); }
+  for (int64_t k = 0; k < n; k++) { bi_poll(I, k, NULL); double x = tensor_at(v.u.m, k); cnt += x != 0 && !isnan(x); }
   Tensor *t = tensor_new(I, cnt, 1);
   double *d = tensor_data(t);
   int64_t j = 0;
-  for (int64_t k = 0; k < n; k++) { double x = tensor_at(v.u.m, k); if (x != 0 && !isnan(x)) d[j++] = (double)(k + 1); }
+  for (int64_t k = 0; k < n; k++) {
+    bi_poll(I, k, t);
+    double x = tensor_at(v.u.m, k);
+    if (x != 0 && !isnan(x)) d[j++] = (double)(k + 1);
+  }
   return val_mat(t);
 }
 
@@ -219,6 +229,7 @@ static void cat_item(Interp *I, TextBuf *t, Value v, const char *sep, bool *firs
   case VT_MAT: {
     int64_t n = tensor_numel(v.u.m);
     for (int64_t k = 0; k < n; k++) {
+      bi_poll(I, k, NULL);                    /* (t: a deferred free) */
       if (!*first) tb_puts(t, sep);
       *first = false;
       fmt_num(buf, sizeof buf, tensor_at(v.u.m, k), I->print_digits);

@@ -531,7 +531,8 @@ static l_noret ck_corrupt(Cursor *c, const char *what) {
 static bool ck_pread(Interp *I, IoJob *j, void *dst, uint64_t n, uint64_t pos) {
   char *p = dst;
   while (n > 0) {
-    size_t k = n > (1u << 30) ? 1u << 30 : (size_t)n;
+    io_poll(I);
+    size_t k = n > (1u << 26) ? 1u << 26 : (size_t)n;      /* 64 MiB at a time, polling between */
     ssize_t m = pread(j->in.fd, p, k, (off_t)pos);
     if (m < 0) bi_error(I, "cannot read '%s': %s", j->path, strerror(errno));
     if (m == 0) return false;

@@ -15,6 +15,7 @@
 #include "kernel/kernel.h"
 #include "mem.h"
 #include "mpi/mpi.h"
+#include "plot/plot.h"
 #include "repl.h"
 #include "testrun.h"
 
@@ -115,10 +116,11 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
   return 0;
 }
 
-/* A script's SIGINT and SIGTERM only set the interpreter's flag: the evaluator, readers and
-** writers poll it and raise a located "interrupted" error, so a write in progress drops its
-** temporary file; the exit status is then 128 + the signal, as a shell reports. A second
-** SIGINT before the first was noticed (a loop that never polls) ends the process at once. */
+/* A script's SIGINT and SIGTERM only set the interpreter's flag: the evaluator, builtins,
+** kernels, readers and writers poll it and raise a located "interrupted" error, so a write in
+** progress drops its temporary file; the exit status is then 128 + the signal, as a shell
+** reports, however the run ended (a signal is never lost: docs/robustness.md). A second
+** SIGINT once the first is pending (a loop that never polls) ends the process at once. */
 static Interp *signal_interp;
 static volatile sig_atomic_t signal_got;
 
@@ -129,11 +131,14 @@ static void on_script_signal(int sig) {
   I->interrupted = sig;
 }
 
-static void script_signals(Interp *I) {
+/* Once the interpreter is being freed, a signal is only recorded (for the exit status). */
+static void on_late_signal(int sig) { if (!signal_got) signal_got = sig; }
+
+static void script_signals(Interp *I, void (*handler)(int)) {
   signal_interp = I;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_script_signal;
+  sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
@@ -231,10 +236,12 @@ static int run_main(int argc, char **argv) {
     if (!src) { fprintf(stderr, "mls: cannot read standard input\n"); interp_free(I); return 2; }
   }
   if (src) {
-    script_signals(I);
+    script_signals(I, on_script_signal);
     status = mpi_run_script(I, src, code != NULL);   /* -e shows values, as Rscript -e; under mpirun "rank R: " errors end the job */
     source_release(src);
-    if (signal_got && status != 0) status = 128 + signal_got;
+    if (signal_got) I->interrupted = signal_got;   /* (the run cleared it) the figure is not drawn */
+    plot_free(I);                                  /* the last figure's file: interrupted, the old one stays */
+    script_signals(I, on_late_signal);
   } else {
     status = repl_run(I);
   }
@@ -268,6 +275,7 @@ int main(int argc, char **argv) {
   }
   pthread_attr_destroy(&attr);
   mpi_stop();
+  if (signal_got) j.status = 128 + signal_got;     /* a script's signal: even one the run never saw */
   if (la_busy()) {              /* an interrupted solve/eigen/svd still runs on its worker: */
     fflush(NULL);               /* exit() would run OpenBLAS's destructor under it */
     _exit(j.status);

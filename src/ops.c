@@ -307,7 +307,11 @@ Value op_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp) {
     return val_mat(t);
   }
   double *d = tensor_data(t);
-  if (a.t == VT_MAT) for (int64_t k = 0; k < n; k++) d[k] = tensor_at(a.u.m, k);
+  if (a.t == VT_MAT)
+    for (int64_t k = 0; k < n; k++) {
+      if (interp_poll(I, k)) { tensor_free_ref(t); interp_check_interrupt(I, sp); }
+      d[k] = tensor_at(a.u.m, k);
+    }
   else if (n) d[0] = numv(a);
   return val_mat(t);
 }

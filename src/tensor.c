@@ -250,10 +250,13 @@ static Tensor *clone_on(Interp *I, const Tensor *t, const Backend *be) {
   const double *s = tensor_data(t);
   int64_t s0 = t->stride[0], s1 = t->stride[1];
   const int64_t B = 32;                      /* cache blocks: a transpose reads across rows */
-  for (int64_t i0 = 0; i0 < r; i0 += B)
+  int64_t budget = 0;
+  for (int64_t i0 = 0; i0 < r; i0 += B) {
+    if (interp_tick(I, &budget, B * c)) { tensor_free_ref(o); interp_check_interrupt(I, I->call_span); }
     for (int64_t j0 = 0; j0 < c; j0 += B)
       for (int64_t i = i0; i < r && i < i0 + B; i++)
         for (int64_t j = j0; j < c && j < j0 + B; j++) d[i * c + j] = s[i * s0 + j * s1];
+  }
   return o;
 }
 

@@ -221,7 +221,8 @@ static void transpose(const Tensor *in, Tensor *out) {
   const double *a = tensor_data(in);
   double *o = tensor_data(out);
   const int64_t B = 32;                       /* cache blocks */
-  for (int64_t i0 = 0; i0 < r; i0 += B)
+  int64_t budget = 0;
+  for (int64_t i0 = 0; i0 < r && !cpu_tick(&budget, B * c); i0 += B)
     for (int64_t j0 = 0; j0 < c; j0 += B)
       for (int64_t i = i0; i < r && i < i0 + B; i++)
         for (int64_t j = j0; j < c && j < j0 + B; j++)
@@ -248,6 +249,7 @@ static int gemm_ld(const Tensor *t) {
 }
 
 static double gemm_panel_flops = 16e9;
+#define GEMM_KSTEP 1536                         /* k-pieces are multiples of this (below) */
 void cpu_gemm_set_panel_flops(double flops) { gemm_panel_flops = flops; }
 
 static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
@@ -276,16 +278,35 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   int64_t pieces = flops < 2 * gemm_panel_flops || !stop ? 1 : (int64_t)(flops / gemm_panel_flops);
   if (pieces > 16) pieces = 16;
   if (pieces > along / 512) pieces = along / 512 > 0 ? along / 512 : 1;
-  for (int64_t p = 0; p < pieces && !(p > 0 && *stop); p++) {
+  /* A panel still past 2 gemm_panel_flops (a small result of a long inner dimension, such as
+  ** t(A) %*% A of a tall A: one panel) is also cut along k, into pieces of about
+  ** gemm_panel_flops whose lengths are multiples of GEMM_KSTEP, the last taking the rest; each
+  ** piece adds into C (beta 1 after the first). OpenBLAS itself adds k-blocks (of 256 with
+  ** the Haswell kernels here) into C one after another, the last one taking the rest, so the
+  ** cut is where it adds anyway: the result is the unsplit one to the last bit here (on a core
+  ** whose k-block does not divide GEMM_KSTEP it may differ in the last bits: tests/unit/
+  ** test_interrupt.c compares with the unsplit product to 1e-12). The cut depends only on the
+  ** shapes, never on the flag or the threads, so results are reproducible. */
+  double pflops = flops / (double)pieces;
+  int64_t kpieces = pflops < 2 * gemm_panel_flops ? 1 : (int64_t)ceil(pflops / gemm_panel_flops);
+  if (kpieces > k / GEMM_KSTEP) kpieces = k / GEMM_KSTEP > 0 ? k / GEMM_KSTEP : 1;
+  int64_t kstep = kpieces > 1 ? k / kpieces / GEMM_KSTEP * GEMM_KSTEP : k;
+  for (int64_t p = 0; p < pieces; p++) {
     int64_t lo = along * p / pieces, hi = along * (p + 1) / pieces;
-    if (m >= n) {                               /* rows lo..hi of C: those rows of op(A) */
-      const double *ap = ta ? a + lo : a + lo * lda;
-      cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)(hi - lo), (int)n,
-                  (int)k, alpha, ap, lda, b, ldb, beta, c + lo * n, (int)n);
-    } else {                                    /* columns lo..hi of C: those columns of op(B) */
-      const double *bp = tb ? b + lo * ldb : b + lo;
-      cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)(hi - lo),
-                  (int)k, alpha, a, lda, bp, ldb, beta, c + lo, (int)n);
+    for (int64_t q = 0; q < kpieces; q++) {
+      if (stop && *stop) return 0;            /* (the caller discards C) */
+      int64_t k0 = q * kstep, k1 = q == kpieces - 1 ? k : k0 + kstep;
+      const double *ak = ta ? a + k0 * lda : a + k0, *bk = tb ? b + k0 : b + k0 * ldb;   /* op(A)[, k0:k1], op(B)[k0:k1, ] */
+      double bq = q == 0 ? beta : 1.0;
+      if (m >= n) {                             /* rows lo..hi of C: those rows of op(A) */
+        const double *ap = ta ? ak + lo : ak + lo * lda;
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)(hi - lo), (int)n,
+                    (int)(k1 - k0), alpha, ap, lda, bk, ldb, bq, c + lo * n, (int)n);
+      } else {                                  /* columns lo..hi of C: those columns of op(B) */
+        const double *bp = tb ? bk + lo * ldb : bk + lo;
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)(hi - lo),
+                    (int)(k1 - k0), alpha, ak, lda, bp, ldb, bq, c + lo, (int)n);
+      }
     }
   }
   return 0;

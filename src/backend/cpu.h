@@ -16,6 +16,17 @@ void cpu_parallel_for(int64_t n, ParFn fn, void *ctx);
 void cpu_par_set_stop(const volatile sig_atomic_t *flag);
 /* The flag set by cpu_par_set_stop (NULL: none): long work outside cpu_parallel_for polls it. */
 const volatile sig_atomic_t *cpu_par_stop_flag(void);
+/* The serial loops of the kernels poll it too: cpu_tick, called once per step of w elements
+** (a row, a block), is true when about CPU_POLL elements have passed since its last look
+** (*budget starts at 0) and the flag is set; the kernel then stops, leaving its output
+** unfinished, and the op raises the interrupt. One look costs a call and a load. */
+#define CPU_POLL ((int64_t)1 << 18)
+static inline bool cpu_tick(int64_t *budget, int64_t w) {
+  if ((*budget -= w + 1) > 0) return false;
+  *budget = CPU_POLL;
+  const volatile sig_atomic_t *f = cpu_par_stop_flag();
+  return f && *f;
+}
 /* A product of more than twice this many flops runs in panels, polling the flag between them
 ** (cpu.c; 16e9 by default). The unit tests lower it to check the panels on small products. */
 void cpu_gemm_set_panel_flops(double flops);

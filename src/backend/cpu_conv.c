@@ -102,7 +102,8 @@ static int conv2d(const NnParams *g, const double *x, const double *filt, double
   Scratch sc;
   if (scratch(&sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
   double *col = sc.col, *blk = sc.blk;
-  for (int64_t n0 = 0; n0 < g->N; n0 += Bmax) {
+  int64_t budget = 0;
+  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(&budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
     int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
     for (int64_t b = 0; b < B; b++) im2col(g, x + (n0 + b) * CHW, col + b * PQ, B * PQ);
     double *dst = B > 1 ? blk : out + n0 * g->F * PQ;     /* one image: straight into its row */
@@ -121,7 +122,8 @@ static int conv2d_bwd_filter(const NnParams *g, const double *x, const double *d
   if (scratch(&sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
   double *col = sc.col, *blk = sc.blk;
   if (g->N == 0) memset(dfilt, 0, (size_t)(g->F * CRS) * sizeof(double));
-  for (int64_t n0 = 0; n0 < g->N; n0 += Bmax) {
+  int64_t budget = 0;
+  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(&budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
     int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
     for (int64_t b = 0; b < B; b++) im2col(g, x + (n0 + b) * CHW, col + b * PQ, B * PQ);
     const double *d = dout + n0 * g->F * PQ;
@@ -140,7 +142,8 @@ static int conv2d_bwd_data(const NnParams *g, const double *filt, const double *
   if (scratch(&sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
   double *col = sc.col, *blk = sc.blk;
   memset(dx, 0, (size_t)(g->N * CHW) * sizeof(double));
-  for (int64_t n0 = 0; n0 < g->N; n0 += Bmax) {
+  int64_t budget = 0;
+  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(&budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
     int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
     const double *d = dout + n0 * g->F * PQ;
     if (B > 1) { pack_block(g, d, B, blk); d = blk; }
@@ -238,7 +241,8 @@ static void bias(OpKind op, const Tensor *X, const Tensor *B, Tensor *out) {
   int64_t N = tensor_rows(X), K = tensor_cols(X), C = tensor_rows(B), HW = C ? K / C : 0;
   const double *x = tensor_data(X), *b = tensor_data(B);
   double *o = tensor_data(out);
-  for (int64_t n = 0; n < N; n++)
+  int64_t budget = 0;
+  for (int64_t n = 0; n < N && !cpu_tick(&budget, K); n++)
     for (int64_t c = 0; c < C; c++) {
       const double *xr = x + n * K + c * HW;
       double *orow = o + n * K + c * HW, bc = b[c];

@@ -52,8 +52,12 @@ double cpu_sum_leaves(const double *leaf, int64_t nleaf) { return nleaf == 0 ? 0
 
 static double prod_all(const double *a, int64_t n) {       /* 1 for n = 0, as R */
   double p0 = 1, p1 = 1, p2 = 1, p3 = 1;
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) { p0 *= a[i]; p1 *= a[i + 1]; p2 *= a[i + 2]; p3 *= a[i + 3]; }
+  int64_t i = 0, budget = 0;
+  while (i + 4 <= n) {                                     /* blocks of CPU_POLL (a multiple of 4) */
+    if (cpu_tick(&budget, CPU_POLL)) return NAN;
+    int64_t end = n - i >= CPU_POLL ? i + CPU_POLL : i + (n - i) / 4 * 4;
+    for (; i < end; i += 4) { p0 *= a[i]; p1 *= a[i + 1]; p2 *= a[i + 2]; p3 *= a[i + 3]; }
+  }
   for (; i < n; i++) p0 *= a[i];
   return (p0 * p1) * (p2 * p3);
 }
@@ -93,7 +97,9 @@ static void col_extreme(const double *a, int64_t r, int64_t c, double *o, bool i
     return;
   }
   memcpy(o, a, (size_t)c * sizeof(double));
+  int64_t budget = 0;
   for (int64_t i = 1; i < r; i++) {
+    if (cpu_tick(&budget, c)) return;
     const double *row = a + i * c;
     if (is_max) for (int64_t j = 0; j < c; j++) o[j] = MAX_STEP(o[j], row[j]);
     else for (int64_t j = 0; j < c; j++) o[j] = MIN_STEP(o[j], row[j]);
@@ -103,7 +109,9 @@ static void col_extreme(const double *a, int64_t r, int64_t c, double *o, bool i
 /* 1-based column of the first max (min) of each row; NaN for a row holding a NaN (R's max.col)
 ** or an empty row (op_reduce rejects those). */
 static void row_index(const double *a, int64_t r, int64_t c, double *o, bool is_max) {
+  int64_t budget = 0;
   for (int64_t i = 0; i < r; i++) {
+    if (cpu_tick(&budget, c)) return;
     const double *row = a + i * c;
     double m = c > 0 ? row[0] : NAN;
     int64_t k = 0;
@@ -117,18 +125,27 @@ static void row_index(const double *a, int64_t r, int64_t c, double *o, bool is_
   }
 }
 
-/* cumsum / cumprod: down each column; a 1xn row vector along the row. */
+/* cumsum / cumprod: down each column; a 1xn row vector along the row. A vector either way is
+** one line of r * c elements, the same sums in the same order (a column's were one row at a
+** time: 6 times slower). */
 static void scan(const double *a, int64_t r, int64_t c, double *o, bool is_sum) {
   if (r * c == 0) return;
-  if (r == 1) {
+  int64_t budget = 0;
+  if (r == 1 || c == 1) {
+    int64_t n = r * c;
     double s = a[0];
     o[0] = s;
-    if (is_sum) for (int64_t j = 1; j < c; j++) { s += a[j]; o[j] = s; }
-    else for (int64_t j = 1; j < c; j++) { s *= a[j]; o[j] = s; }
+    for (int64_t j0 = 1; j0 < n; j0 += CPU_POLL) {           /* in blocks, polling between */
+      if (cpu_tick(&budget, CPU_POLL)) return;
+      int64_t j1 = n - j0 > CPU_POLL ? j0 + CPU_POLL : n;
+      if (is_sum) for (int64_t j = j0; j < j1; j++) { s += a[j]; o[j] = s; }
+      else for (int64_t j = j0; j < j1; j++) { s *= a[j]; o[j] = s; }
+    }
     return;
   }
   memcpy(o, a, (size_t)c * sizeof(double));
   for (int64_t i = 1; i < r; i++) {
+    if (cpu_tick(&budget, c)) return;
     const double *prev = o + (i - 1) * c, *row = a + i * c;
     double *cur = o + i * c;
     if (is_sum) for (int64_t j = 0; j < c; j++) cur[j] = prev[j] + row[j];
@@ -140,7 +157,9 @@ static void scan(const double *a, int64_t r, int64_t c, double *o, bool is_sum) 
 ** only -Inf, or with a NaN or +Inf, gives NaN (IEEE: -Inf - -Inf and Inf - Inf are NaN). */
 /* log(softmax(row)) = row - max - log(sum(exp(row - max))): finite where softmax underflows. */
 static void logsoftmax(const double *a, int64_t r, int64_t c, double *o) {
+  int64_t budget = 0;
   for (int64_t i = 0; i < r; i++) {
+    if (cpu_tick(&budget, 4 * c)) return;
     const double *row = a + i * c;
     double *orow = o + i * c;
     double m = extreme(row, c, true);
@@ -152,7 +171,9 @@ static void logsoftmax(const double *a, int64_t r, int64_t c, double *o) {
 }
 
 static void softmax(const double *a, int64_t r, int64_t c, double *o) {
+  int64_t budget = 0;
   for (int64_t i = 0; i < r; i++) {
+    if (cpu_tick(&budget, 4 * c)) return;
     const double *row = a + i * c;
     double *orow = o + i * c;
     double m = extreme(row, c, true);
@@ -169,8 +190,11 @@ static void diag(const double *a, int64_t r, int64_t c, double *o, int64_t orows
     for (int64_t i = 0; i < r; i++) o[i] = a[i * c + i];
     return;
   }
-  memset(o, 0, (size_t)(orows * ocols) * sizeof(double));
-  for (int64_t i = 0; i < orows; i++) o[i * ocols + i] = a[i];
+  int64_t budget = 0;
+  for (int64_t i = 0; i < orows && !cpu_tick(&budget, ocols); i++) {   /* n x n: up to gigabytes */
+    memset(o + i * ocols, 0, (size_t)ocols * sizeof(double));
+    o[i * ocols + i] = a[i];
+  }
 }
 
 /* ifelse: o = t ? y : n elementwise, NaN where t is NaN; a 1-element input broadcasts (stride 0). */
@@ -179,9 +203,13 @@ static void ifelse(Tensor *const in[], Tensor *out) {
   const double *t = tensor_data(in[0]), *y = tensor_data(in[1]), *f = tensor_data(in[2]);
   int64_t st = tensor_numel(in[0]) == n, sy = tensor_numel(in[1]) == n, sf = tensor_numel(in[2]) == n;
   double *o = tensor_data(out);
-  for (int64_t i = 0; i < n; i++) {
-    double c = t[i * st];
-    o[i] = c != c ? NAN : c != 0 ? y[i * sy] : f[i * sf];
+  for (int64_t i0 = 0, budget = 0; i0 < n; i0 += CPU_POLL) {
+    if (cpu_tick(&budget, CPU_POLL)) return;
+    int64_t i1 = n - i0 > CPU_POLL ? i0 + CPU_POLL : n;
+    for (int64_t i = i0; i < i1; i++) {
+      double c = t[i * st];
+      o[i] = c != c ? NAN : c != 0 ? y[i * sy] : f[i * sf];
+    }
   }
 }
 

@@ -49,12 +49,12 @@ l_noret nan_check_fail(Interp *I, const char *op, Span sp) {
   mls_throw(I, sp, "nan-check: '%s' turned finite inputs into NaN or Inf", op);
 }
 
+/* The flag stays set until the outermost run ends (interp.c run_hooked): code that catches an
+** error to go on another way (constant folding, a capture's plain rerun) stops at its next poll
+** too, so nothing after the interrupted statement runs. */
 void interp_check_interrupt(Interp *I, Span sp) {
-  if (I->interrupted) {
-    int sig = I->interrupted;                  /* the signal's number, or 1 (the REPL's Ctrl-C) */
-    I->interrupted = 0;
-    mls_throw(I, sp, sig == SIGTERM ? "terminated (SIGTERM)" : "interrupted");
-  }
+  int sig = I->interrupted;                    /* the signal's number, or 1 (the REPL's Ctrl-C) */
+  if (sig) mls_throw(I, sp, sig == SIGTERM ? "terminated (SIGTERM)" : "interrupted");
 }
 
 /* ---- variables ---- */
@@ -269,8 +269,11 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
       if (v.t == VT_MAT) {
         const Tensor *b = v.u.m;
         h = tensor_rows(b);
-        for (int64_t i = 0; i < tensor_rows(b); i++)
+        int64_t budget = 0;
+        for (int64_t i = 0; i < tensor_rows(b); i++) {
+          if (interp_tick(I, &budget, tensor_cols(b))) { tensor_free_ref(t); interp_check_interrupt(I, n->span); }
           for (int64_t j = 0; j < tensor_cols(b); j++) d[(r0 + i) * width + c0 + j] = tensor_get(b, i, j);
+        }
         c0 += tensor_cols(b);
       } else {
         d[r0 * width + c0] = v.t == VT_NUM ? v.u.n : v.u.b;
@@ -452,6 +455,7 @@ static Value eval_block(Interp *I, AstNode *n) {
     Value v = k->ev(I, k);
     if (val_is_heap(v)) val_release(v);
     if (I->ctl) return val_null();
+    if (I->interrupted) interp_check_interrupt(I, k->span);   /* nothing after it runs */
   }
   AstNode *k = n->kids[last - 1];
   return k->ev(I, k);
@@ -925,6 +929,7 @@ __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
     I->call_span = saved;
     I->cur_bi = saved_bi;
     tmp_release_to(I, mark);
+    if (I->interrupted) { val_release(r); interp_check_interrupt(I, n->span); }   /* as bi_call */
     return r;
   }
   Symbol *names[nargs > 0 ? nargs : 1];      /* nargs <= 1000: a small VLA */
@@ -991,6 +996,7 @@ static void make_index(Interp *I, Index *ix, Value v, int64_t len, const Tensor 
     ix->v = tensor_data(t);
     ix->vstride = tensor_rows(t) == 1 ? t->stride[1] : t->stride[0];
     for (int64_t i = 0; i < ix->n; i++) {
+      if (interp_poll(I, i)) interp_check_interrupt(I, sp);
       double k = ix->v[i * ix->vstride];
       if (!(k >= 1 && k < (double)len + 1)) index_oob(I, sp, k, m, dim);
     }
@@ -1038,6 +1044,7 @@ static bool is_mask(Interp *I, Value v, int64_t len, const char *dim, Span sp) {
   int64_t n = tensor_numel(t);
   bool zero = false;
   for (int64_t k = 0; k < n; k++) {
+    if (interp_poll(I, k)) interp_check_interrupt(I, sp);
     double x = tensor_at(t, k);
     if (x == 0) zero = true;
     else if (x != 1) return false;
@@ -1051,12 +1058,18 @@ static bool is_mask(Interp *I, Value v, int64_t len, const char *dim, Span sp) {
 }
 
 /* The 1-based positions of the nonzero elements of t (row-major) as a column vector (+1). */
-static Value mask_positions(Interp *I, const Tensor *t) {
+static Value mask_positions(Interp *I, const Tensor *t, Span sp) {
   int64_t n = tensor_numel(t), cnt = 0;
-  for (int64_t k = 0; k < n; k++) cnt += tensor_at(t, k) != 0;
+  for (int64_t k = 0; k < n; k++) {
+    if (interp_poll(I, k)) interp_check_interrupt(I, sp);
+    cnt += tensor_at(t, k) != 0;
+  }
   Tensor *o = tensor_new(I, cnt, 1);
   double *d = tensor_data(o);
-  for (int64_t k = 0, j = 0; k < n; k++) if (tensor_at(t, k) != 0) d[j++] = (double)(k + 1);
+  for (int64_t k = 0, j = 0; k < n; k++) {
+    if (interp_poll(I, k)) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
+    if (tensor_at(t, k) != 0) d[j++] = (double)(k + 1);
+  }
   return val_mat(o);
 }
 
@@ -1084,6 +1097,7 @@ static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out
       if (tensor_rows(t) != rows || tensor_cols(t) != cols) continue;
       bool ok = true, zero = false;
       for (int64_t k = 0; k < rows * cols && ok; k++) {
+        if (interp_poll(I, k)) interp_check_interrupt(I, sp);
         double e = tensor_at(t, k);
         zero |= e == 0;
         ok = e == 0 || e == 1;
@@ -1095,7 +1109,7 @@ static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out
       const char *dim = nix == 1 ? "elements" : i == 0 ? "rows" : "columns";
       if (!is_mask(I, v, len, dim, sp)) continue;
     }
-    out[i] = mask_positions(I, v.u.m);
+    out[i] = mask_positions(I, v.u.m, sp);
     tmp_push(I, out[i]);
     any = true;
   }
@@ -1114,7 +1128,10 @@ static Tensor *index_positions(Interp *I, const Index *ix) {
   Tensor *p = tensor_new_host(I, ix->n, 1);
   tmp_push(I, val_mat(p));
   double *d = tensor_data(p);
-  for (int64_t i = 0; i < ix->n; i++) d[i] = (double)ix_at(ix, i);
+  for (int64_t i = 0; i < ix->n; i++) {
+    if (interp_poll(I, i)) interp_check_interrupt(I, I->call_span);
+    d[i] = (double)ix_at(ix, i);
+  }
   return p;
 }
 
@@ -1197,10 +1214,19 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
     Tensor *o = tensor_new(I, ri.n, ci.n);
     double *d = tensor_data(o);
     bool run = (ci.all || ci.scalar) && m->stride[1] == 1;      /* each row: one contiguous run */
-    for (int64_t i = 0; i < ri.n; i++) {
-      int64_t si = ix_at(&ri, i);
-      if (run) memcpy(d + i * ci.n, tensor_data(m) + si * m->stride[0] + ci.first, (size_t)ci.n * sizeof(double));
-      else for (int64_t j = 0; j < ci.n; j++) d[i * ci.n + j] = tensor_get(m, si, ix_at(&ci, j));
+    const double *md = tensor_data(m);
+    int64_t blk = ci.n >= 65536 ? 1 : 65536 / (ci.n > 0 ? ci.n : 1);   /* rows between polls */
+    for (int64_t i0 = 0; i0 < ri.n; i0 += blk) {
+      if (I->interrupted) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
+      int64_t i1 = ri.n - i0 > blk ? i0 + blk : ri.n;
+      if (run && ci.n == 1)                      /* a column's elements */
+        for (int64_t i = i0; i < i1; i++) d[i] = md[ix_at(&ri, i) * m->stride[0] + ci.first];
+      else
+        for (int64_t i = i0; i < i1; i++) {
+          int64_t si = ix_at(&ri, i);
+          if (run) memcpy(d + i * ci.n, md + si * m->stride[0] + ci.first, (size_t)ci.n * sizeof(double));
+          else for (int64_t j = 0; j < ci.n; j++) d[i * ci.n + j] = tensor_get(m, si, ix_at(&ci, j));
+        }
     }
     r = val_mat(o);
   }
@@ -1298,13 +1324,15 @@ Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, con
   bool sum = last_occurrences(I, &ri, rows, NULL) || last_occurrences(I, &ci, cols, NULL);
   Tensor *o = tensor_zeros(I, rows, cols);
   double *d = tensor_data(o);
-  int64_t k = 0;
-  for (int64_t i = 0; i < ri.n; i++)
+  int64_t k = 0, budget = 0;
+  for (int64_t i = 0; i < ri.n; i++) {
+    if (interp_tick(I, &budget, ci.n)) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
     for (int64_t j = 0; j < ci.n; j++, k++) {
       double x = v.t == VT_MAT ? tensor_at(v.u.m, k % tensor_numel(v.u.m)) : v.t == VT_NUM ? v.u.n : v.u.b;
       double *c = &d[ix_at(&ri, i) * cols + ix_at(&ci, j)];
       *c = sum ? *c + x : x;
     }
+  }
   return val_mat(o);
 }
 
@@ -1362,6 +1390,7 @@ static bool last_occurrences(Interp *I, const Index *ix, int64_t len, double *fl
   memset(sd, 0, (size_t)len * sizeof(double));
   bool dup = false;
   for (int64_t i = ix->n - 1; i >= 0 && (flag || !dup); i--) {   /* backwards: the first met is the last */
+    if (interp_poll(I, i)) interp_check_interrupt(I, I->call_span);   /* (seen is on the temp stack) */
     double *c = &sd[ix_at(ix, i)];
     if (flag) flag[i] = *c == 0;
     dup = dup || *c != 0;
@@ -1382,7 +1411,8 @@ static void kept(Interp *I, const Index *ix, const double *flag, Value *keep, Va
   Tensor *a = tensor_new_host(I, n, 1);
   tmp_push(I, val_mat(a));
   for (int64_t i = 0, m = 0; i < ix->n; i++)
-    if (flag[i] != 0) {
+    if (interp_poll(I, i)) interp_check_interrupt(I, I->call_span);
+    else if (flag[i] != 0) {
       tensor_data(k)[m] = (double)(i + 1);
       tensor_data(a)[m++] = (double)(ix_at(ix, i) + 1);
     }
@@ -1447,7 +1477,8 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
       if (flat.t == VT_BOX || rhs.t == VT_BOX) nv = ad_set_index(I, flat, 1, iv, rhs, sp);
       else {                            /* flat is a fresh packed matrix: write into it */
         double *d = tensor_data(flat.u.m);
-        for (int64_t k = 0; k < n; k++) {
+        for (int64_t k = 0; k < n; k++) {     /* (flat is not the variable yet) */
+          if (interp_poll(I, k)) interp_check_interrupt(I, sp);
           double x = rhs.t == VT_NUM ? rhs.u.n : rhs.t == VT_BOOL ? rhs.u.b : tensor_at(src, tensor_numel(src) == 1 ? 0 : k);
           d[(int64_t)tensor_data(pos)[k] - 1] = x;
         }
@@ -1523,7 +1554,7 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
   }
   double *d = tensor_data(m);
   int64_t k = 0, sc = src ? tensor_cols(src) : 0;
-  for (int64_t i = 0; i < ri.n; i++)
+  for (int64_t i = 0; i < ri.n; i++)           /* never interrupted: the variable is never left half written */
     for (int64_t j = 0; j < ci.n; j++, k++) {
       double x = fill;
       if (src) x = (tensor_rows(src) == ri.n && sc == ci.n) ? tensor_get(src, i, j) : tensor_at(src, k);
@@ -1678,10 +1709,12 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
       i--;
       last = val_null();
       if (I->ctl) { I->ctl = CTL_NONE; last = I->retval; I->retval = val_null(); break; }
+      if (I->interrupted) interp_check_interrupt(I, s->span);
       continue;
     }
     I->call_span = s->span;                   /* where an error outside any call is reported */
     last = eval(I, s);
+    if (I->interrupted) { val_release(last); interp_check_interrupt(I, s->span); }   /* nothing after it runs */
     if (I->ctl) {                             /* return() at top level ends the script */
       I->ctl = CTL_NONE;
       val_release(last);
@@ -1698,6 +1731,7 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
         TextBuf t;
         tb_open(I, &t);
         fmt_display(I, &t, last, I->print_digits, true);
+        if (I->interrupted) { val_release(last); interp_check_interrupt(I, s->span); }   /* (t: a deferred free) */
         if (I->echo) I->echo(I, t.p, t.n, I->display_ctx);
         else fprintf(I->out, "%s\n", t.p);
         tb_close(I, &t);
@@ -1710,5 +1744,9 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
     }
   }
   I->call_span = saved_call;
+  if (I->interrupted && root->nkids > 0) {    /* a signal during the last statement's tail */
+    val_release(last);
+    interp_check_interrupt(I, root->kids[root->nkids - 1]->span);
+  }
   return last;
 }

@@ -166,7 +166,10 @@ static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
     I->stack_limit = stack_budget();
   }
   int st = mls_pcall(I, run_protected, &ra);
-  if (outermost) I->stack_base = NULL;
+  if (outermost) {
+    I->stack_base = NULL;
+    I->interrupted = 0;                     /* this run's signal: raised, or after its last poll */
+  }
   chunk_release(ch);
   fflush(I->out);
   if (st && I->quitting) return I->quit_status;

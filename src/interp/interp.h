@@ -238,6 +238,13 @@ void interp_check_interrupt(Interp *I, Span sp);
 ** evaluator: true when the flag is set and i is a multiple of 2^20 (the caller lets go of what
 ** it holds, then calls interp_check_interrupt). */
 static inline bool interp_poll(const Interp *I, int64_t i) { return (i & ((1 << 20) - 1)) == 0 && I->interrupted; }
+/* The same for loops whose steps handle w elements each (a row, a run): true when the flag is
+** set and about 2^20 elements have passed since the last poll (*budget starts at 0). */
+static inline bool interp_tick(const Interp *I, int64_t *budget, int64_t w) {
+  if ((*budget -= w + 1) > 0) return false;
+  *budget = (int64_t)1 << 20;
+  return I->interrupted != 0;
+}
 /* --nan-check: the error for an op whose finite inputs gave a NaN or Inf. */
 l_noret nan_check_fail(Interp *I, const char *op, Span sp);
 /* x[i, j] on evaluated values (VT_NULL index = whole dimension); the op INDEX. */

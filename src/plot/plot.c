@@ -84,6 +84,7 @@ void plot_finish(Interp *I, bool throw_errors) {
   bool ok = write_figure(I, f, err, sizeof err);
   plot_figure_free(f);
   if (ok) return;
+  if (throw_errors && I->interrupted) interp_check_interrupt(I, I->call_span);   /* Ctrl-C while it rendered */
   if (throw_errors) bi_error(I, "%s", err);
   fprintf(I->errf, "plot: %s\n", err);
 }

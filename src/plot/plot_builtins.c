@@ -162,6 +162,7 @@ static Figure *fig_start(Interp *I, const FigOpts *o, const double lim[4], const
   plot_extend_range(lim[2], lim[3], f->usr + 2);
   f->axes = f->box = true;
   f->dirty = true;
+  f->stop = &I->interrupted;
   if (o->file) {
     f->file = mem_strdup(o->file);
     f->user_file = true;
@@ -347,6 +348,7 @@ Value bi_hist(Interp *I, Args *a) {
   }
   double fuzz = 1e-7 * med;
   for (int64_t k = 0; k < n; k++) {
+    bi_poll(I, k, NULL);                     /* (what it holds is on the temp stack) */
     double v = vec_at(a, 0, k);
     if (!isfinite(v)) continue;
     int64_t lo = 0, hi = nc - 1;             /* the first cell whose nudged top is >= v */

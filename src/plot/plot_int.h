@@ -2,6 +2,7 @@
 ** legends, titles) over one coordinate system, rendered by cairo only when it is written. */
 #ifndef MLS_PLOT_INT_H
 #define MLS_PLOT_INT_H
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,7 @@ typedef struct Figure {
   bool dirty;                /* changed since it was last written or displayed */
   bool write_failed;         /* plot_flush could not write it (dev.off() tries again) */
   bool box;
+  const volatile sig_atomic_t *stop;   /* the interpreter's Ctrl-C flag: rendering stops */
 } Figure;
 
 typedef struct PlotState {

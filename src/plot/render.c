@@ -86,10 +86,14 @@ static void point(cairo_t *cr, int pch, double x, double y, PlotColor col) {
   else cairo_stroke(cr);
 }
 
+/* Ctrl-C (the flag the figure carries) stops a long series: cairo draws a million points or
+** segments in seconds to minutes, so the loops look every 1024 of them. */
+static bool stopped(const Figure *f, int64_t i) { return (i & 1023) == 0 && f->stop && *f->stop; }
+
 static void draw_series(cairo_t *cr, const Figure *f, const Region *R, const PlotSeries *s) {
   if (s->kind & SER_RECTS) {
     double y0 = map_y(f, R, 0);
-    for (int64_t i = 0; i < s->n; i++) {
+    for (int64_t i = 0; i < s->n && !stopped(f, i); i++) {
       double xa = map_x(f, R, s->x[i]), xb = map_x(f, R, s->x[i + 1]), yt = map_y(f, R, s->y[i]);
       if (s->fill.a > 0) {
         cairo_new_path(cr);
@@ -117,11 +121,16 @@ static void draw_series(cairo_t *cr, const Figure *f, const Region *R, const Plo
       if (down) cairo_line_to(cr, x, y);
       else cairo_move_to(cr, x, y);
       down = true;
+      if (i > 0 && (i & 1023) == 0) {       /* stroked 1024 segments at a time (the joint there */
+        if (f->stop && *f->stop) return;    /* is two butt ends, not a round join) */
+        cairo_stroke(cr);
+        cairo_move_to(cr, x, y);
+      }
     }
     cairo_stroke(cr);
   }
   if (s->kind & SER_POINTS)
-    for (int64_t i = 0; i < s->n; i++)
+    for (int64_t i = 0; i < s->n && !stopped(f, i); i++)
       if (isfinite(s->x[i]) && isfinite(s->y[i]))
         point(cr, s->pch, map_x(f, R, s->x[i]), map_y(f, R, s->y[i]), s->col);
 }
@@ -320,6 +329,13 @@ bool plot_write_file(const Figure *f, const char *path, char *err, size_t errn) 
   }
   cairo_status_t st = render_to(f, f->fmt, &k);
   int e = k.failed ? errno : 0;
+  if (f->stop && *f->stop) {                /* interrupted: the old file stays */
+    fclose(k.fp);
+    unlink(tmp);
+    snprintf(err, errn, "cannot write '%s': interrupted", path);
+    free(tmp);
+    return false;
+  }
   if (fclose(k.fp) != 0 && !e) e = errno ? errno : EIO;
   if (st == CAIRO_STATUS_SUCCESS && !e && rename(tmp, path) != 0) e = errno;
   if (st != CAIRO_STATUS_SUCCESS || e) {
@@ -335,9 +351,9 @@ bool plot_write_file(const Figure *f, const char *path, char *err, size_t errn) 
 unsigned char *plot_png_bytes(const Figure *f, size_t *len, char *err, size_t errn) {
   Sink k = { NULL, NULL, 0, 0, false };
   cairo_status_t st = render_to(f, PF_PNG, &k);
-  if (st != CAIRO_STATUS_SUCCESS) {
+  if (st != CAIRO_STATUS_SUCCESS || (f->stop && *f->stop)) {
     free(k.buf);
-    snprintf(err, errn, "cannot render the figure: %s", cairo_status_to_string(st));
+    snprintf(err, errn, "cannot render the figure: %s", st != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(st) : "interrupted");
     return NULL;
   }
   *len = k.len;

@@ -40,6 +40,13 @@ int32_t graph_live_count(const Graph *g) {
 
 /* Scratch memory of a pass, freed by a throw (an allocation failing half way) until the pass
 ** frees it itself; frees go newest first. */
+/* Ctrl-C while a graph is optimized (a jit of a long unrolled loop can take minutes): the
+** passes poll between nodes, where a throw leaves nothing behind (their scratch is deferred,
+** the graph is its owner's), and the jit's call raises it. */
+static void opt_poll(Interp *I) {
+  if (I->interrupted) interp_check_interrupt(I, I->call_span);
+}
+
 static void *scratch_new(Interp *I, size_t n) {
   void *p = mem_alloc(n);
   mls_defer(I, mem_free, p);
@@ -167,7 +174,10 @@ static void fold_constants(Interp *I, Graph *g) {
     }
     if (!all || nd->nin - nd->nextra != op_info[nd->op].arity) continue;
     FoldJob job = { (OpKind)nd->op, in, nd->nextra, nd->span, val_null() };
-    if (mls_pcall(I, fold_run, &job) != 0) continue;       /* leave it to run time */
+    if (mls_pcall(I, fold_run, &job) != 0) {
+      if (I->interrupted) mls_rethrow(I);                  /* Ctrl-C: not the op's error */
+      continue;                                            /* leave it to run time */
+    }
     mem_free(nd->in);
     nd->in = NULL;
     nd->nin = 0;
@@ -178,10 +188,12 @@ static void fold_constants(Interp *I, Graph *g) {
   if (folded) graph_log(g, "  constant folding: %d op%s computed while staging", folded, folded == 1 ? "" : "s");
 }
 
-/* exact: only the rewrites that keep eager's bits (Interp.exact_rewrites) */
-static void rewrite(Graph *g, bool exact) {
+/* Interp.exact_rewrites: only the rewrites that keep eager's bits */
+static void rewrite(Interp *I, Graph *g) {
+  bool exact = I->exact_rewrites;
   char at[48];
   for (int i = 0; i < g->n; i++) {
+    opt_poll(I);                                     /* (replace_uses passes over the graph) */
     GNode *nd = &g->nodes[i];
     if (!LIVE(nd) || nd->kind != GN_OP || (nd->flags & (GF_TA | GF_TB))) continue;
     where(nd, at, sizeof at);
@@ -301,6 +313,7 @@ static void cse(Interp *I, Graph *g) {
   for (int i = 0; i < cap; i++) tab[i] = -1;
   int merged = 0;
   for (int i = 0; i < g->n; i++) {
+    opt_poll(I);                                     /* (replace_uses passes over the graph) */
     GNode *nd = &g->nodes[i];
     if (!LIVE(nd) || (nd->kind != GN_OP && nd->kind != GN_CONST)) continue;
     uint64_t h = node_hash(nd);
@@ -408,6 +421,7 @@ static void fuse(Interp *I, Graph *g) {
       for (int k = 0; k < g->nodes[i].nin; k++) consumer[g->nodes[i].in[k]] = i;
   int groups = 0, fused_ops = 0;
   for (int r = g->n - 1; r >= 0; r--) {
+    opt_poll(I);
     GNode *root = &g->nodes[r];
     if (!fusible(root) || claimed[r]) continue;
     Group gr;
@@ -530,19 +544,24 @@ static void toposort_compact(Interp *I, Graph *g) {
 }
 
 void graph_optimize(Interp *I, Graph *g) {
+  opt_poll(I);
   graph_count_uses(g);
   fold_constants(I, g);
   dce(I, g);                          /* rewrites see only what is needed */
+  opt_poll(I);
   toposort_compact(I, g);
   graph_count_uses(g);
-  rewrite(g, I->exact_rewrites);
+  rewrite(I, g);
+  opt_poll(I);
   toposort_compact(I, g);             /* nodes a rewrite added go before their users */
   graph_count_uses(g);
   cse(I, g);
   dce(I, g);
+  opt_poll(I);
   toposort_compact(I, g);
   graph_count_uses(g);
   fuse(I, g);
+  opt_poll(I);
   toposort_compact(I, g);
   graph_count_uses(g);
   g->after = graph_live_count(g);

@@ -236,6 +236,7 @@ static bool warm_run(Interp *I, Graph *g, const Value *leaves, bool *stale, Valu
   if (err || j.stale) {
     tmp_release_to(I, mark);
     val_release(j.r);
+    if (err && I->interrupted) mls_rethrow(I);             /* Ctrl-C: not the graph's fault */
     if (err) {
       g->repok = -1;
       if (mode & 2) {
@@ -288,6 +289,7 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
     bool broken = !R->h;                                  /* (then what the run saw means nothing) */
     val_release(j.r);
     replay_drop(R);
+    if (err && I->interrupted) mls_rethrow(I);             /* Ctrl-C: not the graph's fault */
     if (j.stale && !err && !broken) return false;
     g->repok = -1;
     if (mode & 2) {

@@ -272,6 +272,19 @@ def run_checks(home):
     m = s.expect(r"interrupted(.*\n)*?> ", 3)
     dt = time.time() - t0
     check("Ctrl-C stops a for loop too", m is not None and dt < 0.5, "%.3f s\n%s" % (dt, s.text()[-300:]))
+    # Ctrl-C in a builtin filling a large matrix (issue 25): back at the prompt, nothing after
+    # it in the line ran, nothing was assigned, and the next input runs (the flag was cleared)
+    s.settle()
+    s.pos = len(s.text())
+    s.send('big = rep(1:10, 1e7); print("after the fill")\r')
+    time.sleep(0.5)
+    s.send("\x03")
+    m = s.expect(r"interrupted(.*\n)*?> ", 30)
+    seen = s.text()[-400:]
+    out = s.run('exists("big"); 2 + 3')
+    check("Ctrl-C in a fill returns to the prompt, and nothing after it runs",
+          m is not None and re.search(r"^after the fill$", seen, re.M) is None and re.search(r"^FALSE$", out, re.M) is not None
+          and re.search(r"^5$", out, re.M) is not None, seen + "\n" + out)
 
     # 5. Ctrl-C at the prompt clears the line; at '+ ' it drops the chunk
     s.settle()

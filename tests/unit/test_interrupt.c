@@ -1,9 +1,10 @@
 /*
 ** test_interrupt.c — the interrupt flag (Ctrl-C) seen by the kernels (issue 12): with the flag
 ** already set, one op on a matrix big enough to go through cpu_parallel_for skips its work and
-** the op raises "interrupted" at its own span, freeing its unfinished result; the flag is then
-** clear and the next program runs normally. (tests/robustness/test_interrupt.sh sends real
-** signals to long builtins.)
+** the op raises "interrupted" at its own span, freeing its unfinished result; once the run has
+** ended the flag is clear and the next program runs normally. Products in panels and cut along
+** k, and LAPACK on its worker thread. (tests/robustness/test_interrupt.sh sends real signals
+** to long builtins.)
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,8 +70,10 @@ static void test_fused(void **state) {      /* jit: exp(A) * 2 + A and the sum r
 
 /* %*% in panels (cpu_gemm): with the panel size lowered, a product stops after its first panel */
 static void test_gemm(void **state) {
+  Fix *f = *state;
+  assert_int_equal(run_captured(f->I, "XT = t(X)", false, &f->out, &f->nout, &f->err, &f->nerr), 0);
   cpu_gemm_set_panel_flops(1e6);
-  expect_interrupted(*state, "Y = X %*% t(X)", "t.mls:1:5: error:");
+  expect_interrupted(f, "Y = X %*% XT", "t.mls:1:5: error:");   /* (t() would raise first: a builtin) */
   cpu_gemm_set_panel_flops(16e9);
 }
 
@@ -103,6 +106,40 @@ static void test_gemm_panels(void **state) {
   if (st != 0) print_error("%s", f->err);
   assert_int_equal(st, 0);
   assert_string_equal(f->out, "TRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\n");
+}
+
+/* ... and a product whose panels are still long is cut along k (a 40x30 result of k = 5000,
+** t(A) %*% A of a tall A), into pieces that add into C: compared with the same product in one
+** call, to 1e-12 of its largest entry (on this machine's OpenBLAS it is the same to the last
+** bit: the cuts fall where OpenBLAS adds its own k-blocks; exact prints it) */
+static void test_gemm_ksplit(void **state) {
+  Fix *f = *state;
+  const char *setup_prog =
+    "A = rand(rows=5000, cols=40, seed=11, min=-1, max=1); Ak = rand(rows=40, cols=5000, seed=12, min=-1, max=1)\n"
+    "B = rand(rows=5000, cols=30, seed=13, min=-1, max=1); Bk = rand(rows=30, cols=5000, seed=14, min=-1, max=1)\n"
+    "T = rand(rows=1100, cols=4000, seed=15, min=-1, max=1); U = rand(rows=4000, cols=20, seed=16, min=-1, max=1)\n"
+    "prods = function() { list(t(A) %*% B, Ak %*% B, t(A) %*% t(Bk), Ak %*% t(Bk), T %*% U, t(A) %*% A) }\n"
+    "near = function(P, Q) { max(abs(P - Q)) <= 1e-12 * max(abs(Q)) }\n"
+    "exact = function(P, Q) { sum(P != Q) == 0 }\n";
+  assert_int_equal(run_captured(f->I, setup_prog, false, &f->out, &f->nout, &f->err, &f->nerr), 0);
+  assert_int_equal(run_captured(f->I, "Q = prods()", false, &f->out, &f->nout, &f->err, &f->nerr), 0);
+  cpu_gemm_set_panel_flops(1e6);
+  int st = run_captured(f->I, "P = prods()", false, &f->out, &f->nout, &f->err, &f->nerr);
+  cpu_gemm_set_panel_flops(16e9);
+  assert_int_equal(st, 0);
+  st = run_captured(f->I, "for (i in 1:6) { print(near(P[i], Q[i])) }\n"
+                          "e = TRUE; for (i in 1:6) { e = e & exact(P[i], Q[i]) }; cat(\"k-split exact:\", e, \"\\n\")",
+                    false, &f->out, &f->nout, &f->err, &f->nerr);
+  if (st != 0) print_error("%s", f->err);
+  assert_int_equal(st, 0);
+  print_message("%s", strstr(f->out, "k-split"));
+  *strstr(f->out, "k-split") = 0;
+  assert_string_equal(f->out, "TRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\n");
+  /* interrupted, it stops between the pieces and leaves nothing */
+  cpu_gemm_set_panel_flops(1e6);
+  assert_int_equal(run_captured(f->I, "At = t(A)", false, &f->out, &f->nout, &f->err, &f->nerr), 0);
+  expect_interrupted(f, "C = At %*% B", "t.mls:1:5: error:");
+  cpu_gemm_set_panel_flops(16e9);
 }
 
 /* LAPACK on a worker thread (builtins_linalg.c la_run): with the threshold at 0 every call takes
@@ -180,6 +217,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_fused, setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_gemm, setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_gemm_panels, setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_gemm_ksplit, setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_lapack_interrupted, setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_lapack_threaded, setup, fix_teardown),
   };
