@@ -107,6 +107,7 @@ struct Interp {
   bool repl;                 /* echo expression values */
   const char *stdlib_dir;
   volatile sig_atomic_t interrupted;
+  const struct TraceMark *traces;   /* the functions being traced for jit, innermost first (stage.c) */
   const InlineChain *gchain; /* a graph node running (graph_run_nodes): its inlined calls, shown */
   int gchain_at;             /* in a call stack above frames[0..gchain_at) */
   int64_t fuel;              /* fuzz builds (MLS_FUZZ): loop iterations and calls left, then as

@@ -376,6 +376,18 @@ static void graph_free_cb(void *g) { graph_free(g); }
 ** are this call's), recording the graph. *result: f's result (owned). The graph is returned
 ** registered with mls_defer (a throw frees it): the caller calls mls_undefer(I, g) once it has
 ** stored it. */
+/* A function being traced (stage_trace), on the C stack: a jit call of the same function inside
+** its trace is recursion, inlined, even through another jit(f) value (f = function(x) jit(f)(x)
+** made a new trace, and a box around every argument, at each level: quadratic in the depth). */
+typedef struct TraceMark { const void *fn; const struct TraceMark *up; } TraceMark;
+
+static bool being_traced(const Interp *I, Value f) {
+  const void *id = f.t == VT_FUNC ? (const void *)f.u.f : f.t == VT_BUILTIN ? (const void *)f.u.bi : NULL;
+  for (const TraceMark *m = I->traces; m && id; m = m->up)
+    if (m->fn == id) return true;
+  return false;
+}
+
 static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp, Value *result, int *tracing) {
   int mark = I->ntmp;
   Graph *g = graph_new();
@@ -392,7 +404,10 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   I->stage = t;
   I->jit_bypass = I->jit_all;                    /* --jit-all: f itself, not its jit again */
   if (tracing) ++*tracing;
+  TraceMark mark_fn = { f.t == VT_FUNC ? (const void *)f.u.f : f.t == VT_BUILTIN ? (const void *)f.u.bi : NULL, I->traces };
+  I->traces = &mark_fn;
   int err = mls_pcall(I, job_run, &job);
+  I->traces = mark_fn.up;
   if (tracing) --*tracing;
   I->stage = saved;
   I->jit_bypass = false;
@@ -429,7 +444,8 @@ static Value call_in_blocks(Interp *I, Value f, int nargs, Value *args, Symbol *
 }
 
 Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp) {
-  if (I->stage && (I->jit_all || j->tracing)) {  /* recursion, or --jit-all: inlined into that graph */
+  if (I->stage && (I->jit_all || j->tracing || being_traced(I, f))) {   /* recursion, or --jit-all: */
+                                                                        /* inlined into that graph */
     I->jit_bypass = I->jit_all;
     return call_value(I, f, nargs, args, names, sp);
   }
