@@ -220,6 +220,13 @@ mpi-test: mls
 	tests/mpi/run.sh ./mls
 	MLS_FLAGS=--staged tests/mpi/run.sh ./mls
 
+# Generated programs (tests/gen, docs/robustness.md): GEN_COUNT programs of a fixed seed, each
+# run eagerly, --staged, --jit-all and staged on the simulated GPU, which must agree.
+GEN_COUNT ?= 20000
+.PHONY: gen-test
+gen-test: mls $(BUILD)/gen_diff
+	$(BUILD)/gen_diff --seed 1 --count $(GEN_COUNT)
+
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
@@ -227,6 +234,7 @@ test: deps-install
 	$(MAKE) golden
 	$(MAKE) examples
 	$(MAKE) staged-test
+	$(MAKE) gen-test
 	$(MAKE) repl-test
 	$(MAKE) install-test
 	$(MAKE) editors-test
@@ -250,8 +258,9 @@ sanitize: deps-install
 
 sanitize-run:
 	$(MAKE) BUILD=build/asan OPT=-O1 EXTRA_CFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
-	  EXTRA_LDFLAGS='-fsanitize=address,undefined' build/asan/mls $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS))
+	  EXTRA_LDFLAGS='-fsanitize=address,undefined' build/asan/mls build/asan/gen_diff $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS))
 	@fail=0; for t in $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS)); do ASAN_OPTIONS=detect_leaks=1 $$t || fail=1; done; \
+	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --seed 2 --count 1500 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests \
 	    $(filter-out tests/lang/gc.test,$(wildcard tests/lang/*.test)) || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/gc.test || fail=1; \
@@ -276,12 +285,13 @@ FUZZ_SMOKE_RUNS_parse = 250000
 FUZZ_SMOKE_RUNS_eval = 50000
 FUZZ_SMOKE_RUNS_diff = 25000
 FUZZ_SMOKE_RUNS_gpu = 30000
+FUZZ_SMOKE_RUNS_prog = 5000
 FUZZ_SMOKE_RUNS_read_csv = 70000
 FUZZ_SMOKE_RUNS_read_mtd = 80000
 FUZZ_SMOKE_RUNS_read_ckpt = 300000
 FUZZ_JOBS ?= 2
 FUZZ_READERS := csv text mm npy idx ckpt mtd gz
-FUZZERS := parse eval diff gpu $(addprefix read_,$(FUZZ_READERS))
+FUZZERS := parse eval diff gpu prog $(addprefix read_,$(FUZZ_READERS))
 FUZZ_BINS = $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
 # FUZZ_SAN=-fsanitize=undefined FUZZ_BUILD=build/fuzz-ub: a build without ASan, 3-5 times faster
 FUZZ_SAN ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -301,6 +311,9 @@ $(FUZZ_BUILD)/fuzz_read_%: tests/fuzz/fuzz_read.c tests/fuzz/fuzz.h $(FUZZ_BUILD
 
 $(FUZZ_BUILD)/fuzz_gpu: tests/fuzz/fuzz_diff.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
 	$(FUZZ_LINK) -DFUZZ_DIFF_GPU -o $@ $< $(FUZZ_BUILD)/libmls.a $(LDLIBS)
+
+$(FUZZ_BUILD)/fuzz_prog: tests/fuzz/fuzz_prog.c tests/gen/progen.c tests/gen/progen.h tests/gen/gendiff.h tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
+	$(FUZZ_LINK) -o $@ $< tests/gen/progen.c $(FUZZ_BUILD)/libmls.a $(LDLIBS)
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
 	$(FUZZ_LINK) -o $@ $< $(FUZZ_BUILD)/libmls.a $(LDLIBS)

@@ -46,6 +46,11 @@ typedef struct Buf { char *p; size_t n, cap; bool oom; } Buf;
 static void put(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(Buf *b, const char *fmt, ...) {
   if (b->oom) return;
+  if (!b->p) {
+    b->p = malloc(1024);
+    if (!b->p) { b->oom = true; return; }
+    b->cap = 1024;
+  }
   for (;;) {
     va_list ap;
     va_start(ap, fmt);
