@@ -525,7 +525,9 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   for (int i = 0; i < g->n && pure; i++) pure = !(g->nodes[i].flags & GF_EFFECT);
   if (pure && j->entries == e) {   /* the first call's result comes from the optimized graph, as later ones */
     bool stale;
+    bool framed = frame_push_staged(I, f, sp);    /* (as a later call: errors name f's frame) */
     Value r2 = graph_run(I, g, lv->items, &stale);
+    if (framed) I->nframes--;
     if (!stale) { tmp_release_to(I, mark); return r2; }   /* (the trace's r is released there) */
   }
   /* Called while another graph is traced (a --staged block, a jit function calling this one):
