@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int m = 1; m < GD_NMODES; m++) {
     GdRun s;
     gd_run(prog, n, (GdMode)m, &s);
-    if (!gd_same(&e, &s, (GdMode)m)) {
+    if (!gd_same(&e, &s, (GdMode)m, prog)) {
       fprintf(stderr, "fuzz_prog: eager and %s differ\n", gd_mode_name[m]);
       gd_report(stderr, prog, n, (GdMode)m, &e, &s);
       abort();

@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
       if (!want[m]) continue;
       GdRun s;
       gd_run(prog, n, (GdMode)m, &s);
-      if (!gd_same(&e, &s, (GdMode)m)) {
+      if (!gd_same(&e, &s, (GdMode)m, prog)) {
         diffs++;
         fprintf(stderr, "gen_diff: program %" PRIu64 " of seed %" PRIu64 ": eager and %s differ\n", k, seed, gd_mode_name[m]);
         gd_report(stderr, prog, n, (GdMode)m, &e, &s);
