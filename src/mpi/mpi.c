@@ -8,6 +8,7 @@
 #include <string.h>
 #include "mpi/mpi.h"
 #include "mem.h"
+#include "plot/plot.h"
 #include "tensor.h"
 #ifdef MLS_MPI
 #include <mpi.h>
@@ -74,13 +75,17 @@ static void print_prefixed(const char *buf, size_t len) {
 }
 
 int mpi_run_script(Interp *I, Source *src, bool echo) {
-  if (g_size == 1) return interp_run_source(I, src, echo);
+  if (g_size == 1) {
+    int st = interp_run_source(I, src, echo);
+    return st == 0 || I->quitting ? plot_end(I, st) : st;
+  }
   char *buf = NULL;
   size_t len = 0;
   FILE *mem = open_memstream(&buf, &len);
   FILE *saved = I->errf;
   if (mem) I->errf = mem;
   int st = interp_run_source(I, src, echo);
+  if (st == 0 || I->quitting) st = plot_end(I, st);
   I->errf = saved;
   if (mem) {
     fclose(mem);

@@ -21,7 +21,7 @@ int mpi_rank(void);     /* 0-based; 0 without MPI */
 int mpi_size(void);     /* 1 without MPI */
 bool mpi_built(void);   /* built with MLS_MPI */
 
-/* Runs a script as interp_run_source does. With N > 1 ranks an error is printed with every
+/* Runs a script as interp_run_source does, then writes its open figure (plot_end). With N > 1 ranks an error is printed with every
 ** line prefixed "rank R: " (1-based) and the whole job is ended with MPI_Abort, so the other
 ** ranks do not wait forever in a collective. Returns the run's exit status. */
 int mpi_run_script(Interp *I, Source *src, bool echo);

@@ -51,6 +51,8 @@ typedef struct Figure {
   bool dirty;                /* changed since it was last written or displayed */
   bool write_failed;         /* plot_flush could not write it (dev.off() tries again) */
   bool box;
+  struct Source *src;        /* retained: where the plot() or hist() call that opened it is */
+  Span span;                 /* that call (the location of an error writing it at the end) */
 } Figure;
 
 typedef struct PlotState {
