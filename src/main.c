@@ -38,6 +38,9 @@ static const char usage[] =
   "                   the machine's physical memory)\n"
   "  --max-depth N    nested function calls and source() files (default 20000); one more\n"
   "                   is a located 'stack overflow' error\n"
+  "  --mpi-timeout S  under mpirun: a collective waits at most S seconds for the other ranks,\n"
+  "                   then a located error names the ranks missing and the job ends\n"
+  "                   (default: $MLS_MPI_TIMEOUT, else no limit)\n"
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
   "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
@@ -65,6 +68,15 @@ static void builtins_md(void) {
     const Builtin *b = &builtin_table[i];
     printf("### %s\n\n`%s`\n\n%s\n\n", b->name, b->sig, b->doc);
   }
+}
+
+/* A number of seconds, 0 to a year (0: no limit). */
+static bool parse_seconds(const char *v, double *out) {
+  char *end;
+  double s = strtod(v, &end);
+  if (end == v || *end || !(s >= 0 && s <= 31536000)) return false;
+  *out = s;
+  return true;
 }
 
 /* The options that set up the run (before or after the script name): 1 when argv[*i] was one
@@ -105,6 +117,13 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
     if (*end || end == v || n < 1 || n > 1000000)
       return usage_error("--max-depth takes a whole number from 1 to 1000000, got", v);
     I->maxframes = (int)n;
+    return 1;
+  }
+  if (!strcmp(a, "--mpi-timeout")) {
+    if (++*i >= argc) return usage_error(a, "needs a value");
+    double s;
+    if (!parse_seconds(argv[*i], &s)) return usage_error("--mpi-timeout takes a number of seconds >= 0, got", argv[*i]);
+    mpi_set_timeout(s);
     return 1;
   }
   if (!strcmp(a, "--nan-check")) { I->nan_check = true; return 1; }
@@ -150,6 +169,16 @@ static int run_main(int argc, char **argv) {
   if (fail && *fail) mem_fail_at(strtoull(fail, NULL, 10));
   const char *gcmin = getenv("MLS_GC_MIN");        /* cycle collections after this many new objects (gc.c) */
   if (gcmin && *gcmin) gc_set_min(strtoll(gcmin, NULL, 10));
+  const char *mpit = getenv("MLS_MPI_TIMEOUT");    /* the default of --mpi-timeout */
+  double secs;
+  if (mpit && *mpit) {
+    if (!parse_seconds(mpit, &secs)) {
+      fprintf(stderr, "mls: MLS_MPI_TIMEOUT must be a number of seconds >= 0, got '%s'\n", mpit);
+      interp_free(I);
+      return 2;
+    }
+    mpi_set_timeout(secs);
+  }
   for (; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--version")) {
