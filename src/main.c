@@ -44,6 +44,10 @@ static const char usage[] =
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
   "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
+  "  --jupyter-kernel CONNECTION_FILE  serve as a Jupyter kernel (docs/jupyter.md); with:\n"
+  "    --max-message-size SIZE  the largest message frame a peer may send (default 256M;\n"
+  "                   a larger one disconnects it before it is held in memory)\n"
+  "    --allow-no-key run although the connection file has no key (messages unsigned)\n"
   "  --builtins-md    print the builtin reference as Markdown (docs/builtins.md)\n"
   "  --version        print the version\n"
   "  --help           print this help\n";
@@ -133,6 +137,20 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
   return 0;
 }
 
+/* --max-message-size SIZE and --allow-no-key, the options of --jupyter-kernel: 1 when argv[*i]
+** was one (its value consumed), 0 when not, else an exit status. */
+static int kernel_option(int argc, char **argv, int *i, KernelOptions *ko) {
+  const char *a = argv[*i];
+  if (!strcmp(a, "--allow-no-key")) { ko->allow_no_key = true; return 1; }
+  if (strcmp(a, "--max-message-size") != 0) return 0;
+  if (++*i >= argc) return usage_error(a, "needs a value");
+  uint64_t b;
+  if (!mem_parse_size(argv[*i], &b) || b < 1024 || b > ((uint64_t)1 << 62))
+    return usage_error("--max-message-size takes a size of at least 1K such as 64M or 1G, got", argv[*i]);
+  ko->max_message = (int64_t)b;
+  return 1;
+}
+
 /* A script's SIGINT and SIGTERM only set the interpreter's flag: the evaluator, readers and
 ** writers poll it and raise a located "interrupted" error, so a write in progress drops its
 ** temporary file; the exit status is then 128 + the signal, as a shell reports. A second
@@ -165,6 +183,9 @@ static int run_main(int argc, char **argv) {
   if (!isatty(1)) setvbuf(stdout, NULL, _IOLBF, 0);
   Interp *I = interp_new();
   int i = 1, status = 0;
+  KernelOptions ko;
+  kernel_options_default(&ko);
+  const char *kernel_opt = NULL;                   /* a kernel option given (an error without the kernel) */
   const char *fail = getenv("MLS_FAIL_ALLOC");     /* allocation-failure injection (mem.h) */
   if (fail && *fail) mem_fail_at(strtoull(fail, NULL, 10));
   const char *gcmin = getenv("MLS_GC_MIN");        /* cycle collections after this many new objects (gc.c) */
@@ -192,10 +213,21 @@ static int run_main(int argc, char **argv) {
     if (!strcmp(a, "--run-tests")) { interp_free(I); return testrun_main(argc - i - 1, argv + i + 1); }
     if (!strcmp(a, "--jupyter-kernel")) {
       if (++i >= argc) { interp_free(I); return usage_error("--jupyter-kernel needs a connection file", NULL); }
-      status = kernel_main(I, argv[i]);
+      const char *conn = argv[i];
+      for (i++; i < argc; i++) {                   /* options may follow the connection file */
+        int st = kernel_option(argc, argv, &i, &ko);
+        if (st == 0) st = run_option(I, argc, argv, &i);
+        if (st == 1) continue;
+        interp_free(I);
+        return st >= 2 ? st : usage_error("unexpected argument after --jupyter-kernel FILE:", argv[i]);
+      }
+      status = kernel_main(I, conn, &ko);
       interp_free(I);
       return status;
     }
+    int kst = kernel_option(argc, argv, &i, &ko);
+    if (kst >= 2) { interp_free(I); return kst; }
+    if (kst == 1) { kernel_opt = a; continue; }
     if (!strcmp(a, "-e")) {
       if (++i >= argc) { interp_free(I); return usage_error("-e needs code", NULL); }
       code = argv[i];
@@ -211,6 +243,7 @@ static int run_main(int argc, char **argv) {
     i++;
     break;
   }
+  if (kernel_opt) { interp_free(I); return usage_error("this option needs --jupyter-kernel:", kernel_opt); }
   /* -nvargs k=v ... and -args a b ... */
   int nargs_pos = 0;
   for (; i < argc; i++) {
