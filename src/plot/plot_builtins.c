@@ -318,6 +318,7 @@ Value bi_hist(Interp *I, Args *a) {
     Tensor *probe = tensor_new(I, max, 1);
     tmp_push(I, val_mat(probe));
     nb = plot_pretty(r[0], r[1], ncell, 1, tensor_data(probe), max);
+    if (nb < 2) bi_argerror(I, 1, "cannot cut the range [%g, %g] into cells: give breaks", r[0], r[1]);
     Tensor *bt = tensor_new(I, nb, 1);
     memcpy(tensor_data(bt), tensor_data(probe), (size_t)nb * sizeof(double));
     tmp_pop(I, 1);
