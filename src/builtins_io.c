@@ -350,6 +350,7 @@ void out_open(Interp *I, Out *o, const char *path, bool gz) {
   out_discard(o);
   o->path = path;
   o->direct = false;
+  o->stream = NULL;
   struct stat st;
   int stdfd = !strcmp(path, "/dev/stdout") ? 1 : !strcmp(path, "/dev/stderr") ? 2 : -1;
   if (!strncmp(path, "/dev/fd/", 8) || !strncmp(path, "/proc/self/fd/", 14)) {
@@ -358,7 +359,13 @@ void out_open(Interp *I, Out *o, const char *path, bool gz) {
     long k = strtol(d, &end, 10);
     if (end != d && !*end && k >= 0 && k < 1024) stdfd = (int)k;
   }
-  if (stdfd >= 0) {                            /* an open descriptor (a file, a pipe): write at */
+  FILE *front = stdfd == 1 && I->out != stdout ? I->out : stdfd == 2 ? I->stderr_to : NULL;
+  if (front && !gz) {                          /* a front end's stream (the Jupyter kernel's */
+    fflush(front);                             /* stream messages): after what print put there */
+    o->stream = front;
+    o->fd = -1;
+    o->direct = true;
+  } else if (stdfd >= 0) {                     /* an open descriptor (a file, a pipe): write at */
     if (stdfd == 1) fflush(stdout);            /* its offset, after what print put there */
     if (stdfd == 2) fflush(stderr);
     o->fd = dup(stdfd);
@@ -442,6 +449,9 @@ static void out_emit(Interp *I, Out *o, const char *p, size_t n) {
       if (gzwrite(o->gz, p, k) != (int)k) out_fail(I, o, 0);
       p += k;
       n -= k;
+    } else if (o->stream) {
+      if (fwrite(p, 1, n, o->stream) != n) out_fail(I, o, errno);
+      return;
     } else {
       ssize_t k = write(o->fd, p, n > ((size_t)1 << 26) ? (size_t)1 << 26 : n);
       if (k < 0) {
@@ -504,6 +514,10 @@ static void out_finish(Interp *I, Out *o) {
     int rc = gzclose(o->gz);
     o->gz = NULL;
     if (rc != Z_OK) bi_error(I, "cannot write '%s': %s", o->path, rc == Z_ERRNO ? strerror(errno) : "compression failed");
+  }
+  if (o->stream) {
+    if (fflush(o->stream) != 0) out_fail(I, o, errno);
+    return;
   }
   if (!o->direct && fsync(o->fd) != 0) out_fail(I, o, errno);
   int rc = close(o->fd);

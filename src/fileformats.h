@@ -46,6 +46,8 @@ typedef struct Out {
   uint32_t crc;                /* CRC-32 of everything written, when crc_on */
   bool fault;                  /* MLS_FAULT_WRITE: keep the data, write half of it, fail */
   bool direct;                 /* a FIFO or a character device (/dev/stdout): written in place */
+  FILE *stream;                /* /dev/stdout or /dev/stderr of a front end (I->out, I->stderr_to):
+                               ** written there instead of to fd (borrowed); NULL: fd */
 } Out;
 
 /* What is known about a matrix file besides its bytes: read()'s arguments, else the .mtd

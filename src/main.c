@@ -40,9 +40,16 @@ static const char usage[] =
   "                   whole process (RLIMIT_DATA, with room for code, stacks, BLAS buffers)\n"
   "  --max-depth N    nested function calls and source() files (default 20000); one more\n"
   "                   is a located 'stack overflow' error\n"
+  "  --mpi-timeout S  under mpirun: a collective waits at most S seconds for the other ranks,\n"
+  "                   then a located error names the ranks missing and the job ends\n"
+  "                   (default: $MLS_MPI_TIMEOUT, else no limit)\n"
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
   "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
+  "  --jupyter-kernel CONNECTION_FILE  serve as a Jupyter kernel (docs/jupyter.md); with:\n"
+  "    --max-message-size SIZE  the largest message frame a peer may send (default 256M;\n"
+  "                   a larger one disconnects it before it is held in memory)\n"
+  "    --allow-no-key run although the connection file has no key (messages unsigned)\n"
   "  --builtins-md    print the builtin reference as Markdown (docs/builtins.md)\n"
   "  --version        print the version\n"
   "  --help           print this help\n";
@@ -67,6 +74,15 @@ static void builtins_md(void) {
     const Builtin *b = &builtin_table[i];
     printf("### %s\n\n`%s`\n\n%s\n\n", b->name, b->sig, b->doc);
   }
+}
+
+/* A number of seconds, 0 to a year (0: no limit). */
+static bool parse_seconds(const char *v, double *out) {
+  char *end;
+  double s = strtod(v, &end);
+  if (end == v || *end || !(s >= 0 && s <= 31536000)) return false;
+  *out = s;
+  return true;
 }
 
 /* The options that set up the run (before or after the script name): 1 when argv[*i] was one
@@ -109,11 +125,32 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
     I->maxframes = (int)n;
     return 1;
   }
+  if (!strcmp(a, "--mpi-timeout")) {
+    if (++*i >= argc) return usage_error(a, "needs a value");
+    double s;
+    if (!parse_seconds(argv[*i], &s)) return usage_error("--mpi-timeout takes a number of seconds >= 0, got", argv[*i]);
+    mpi_set_timeout(s);
+    return 1;
+  }
   if (!strcmp(a, "--nan-check")) { I->nan_check = true; return 1; }
   if (!strcmp(a, "--staged")) { I->staged_mode = true; return 1; }
   if (!strcmp(a, "--explain")) { I->staged_mode = true; I->explain_staged = true; return 1; }
   if (!strcmp(a, "--jit-all")) { I->jit_all = true; return 1; }
   return 0;
+}
+
+/* --max-message-size SIZE and --allow-no-key, the options of --jupyter-kernel: 1 when argv[*i]
+** was one (its value consumed), 0 when not, else an exit status. */
+static int kernel_option(int argc, char **argv, int *i, KernelOptions *ko) {
+  const char *a = argv[*i];
+  if (!strcmp(a, "--allow-no-key")) { ko->allow_no_key = true; return 1; }
+  if (strcmp(a, "--max-message-size") != 0) return 0;
+  if (++*i >= argc) return usage_error(a, "needs a value");
+  uint64_t b;
+  if (!mem_parse_size(argv[*i], &b) || b < 1024 || b > ((uint64_t)1 << 62))
+    return usage_error("--max-message-size takes a size of at least 1K such as 64M or 1G, got", argv[*i]);
+  ko->max_message = (int64_t)b;
+  return 1;
 }
 
 /* A script's SIGINT and SIGTERM only set the interpreter's flag: the evaluator, builtins,
@@ -152,10 +189,23 @@ static int run_main(int argc, char **argv) {
   if (!isatty(1)) setvbuf(stdout, NULL, _IOLBF, 0);
   Interp *I = interp_new();
   int i = 1, status = 0;
+  KernelOptions ko;
+  kernel_options_default(&ko);
+  const char *kernel_opt = NULL;                   /* a kernel option given (an error without the kernel) */
   const char *fail = getenv("MLS_FAIL_ALLOC");     /* allocation-failure injection (mem.h) */
   if (fail && *fail) mem_fail_at(strtoull(fail, NULL, 10));
   const char *gcmin = getenv("MLS_GC_MIN");        /* cycle collections after this many new objects (gc.c) */
   if (gcmin && *gcmin) gc_set_min(strtoll(gcmin, NULL, 10));
+  const char *mpit = getenv("MLS_MPI_TIMEOUT");    /* the default of --mpi-timeout */
+  double secs;
+  if (mpit && *mpit) {
+    if (!parse_seconds(mpit, &secs)) {
+      fprintf(stderr, "mls: MLS_MPI_TIMEOUT must be a number of seconds >= 0, got '%s'\n", mpit);
+      interp_free(I);
+      return 2;
+    }
+    mpi_set_timeout(secs);
+  }
   for (; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--version")) {
@@ -169,10 +219,21 @@ static int run_main(int argc, char **argv) {
     if (!strcmp(a, "--run-tests")) { interp_free(I); return testrun_main(argc - i - 1, argv + i + 1); }
     if (!strcmp(a, "--jupyter-kernel")) {
       if (++i >= argc) { interp_free(I); return usage_error("--jupyter-kernel needs a connection file", NULL); }
-      status = kernel_main(I, argv[i]);
+      const char *conn = argv[i];
+      for (i++; i < argc; i++) {                   /* options may follow the connection file */
+        int st = kernel_option(argc, argv, &i, &ko);
+        if (st == 0) st = run_option(I, argc, argv, &i);
+        if (st == 1) continue;
+        interp_free(I);
+        return st >= 2 ? st : usage_error("unexpected argument after --jupyter-kernel FILE:", argv[i]);
+      }
+      status = kernel_main(I, conn, &ko);
       interp_free(I);
       return status;
     }
+    int kst = kernel_option(argc, argv, &i, &ko);
+    if (kst >= 2) { interp_free(I); return kst; }
+    if (kst == 1) { kernel_opt = a; continue; }
     if (!strcmp(a, "-e")) {
       if (++i >= argc) { interp_free(I); return usage_error("-e needs code", NULL); }
       code = argv[i];
@@ -188,6 +249,7 @@ static int run_main(int argc, char **argv) {
     i++;
     break;
   }
+  if (kernel_opt) { interp_free(I); return usage_error("this option needs --jupyter-kernel:", kernel_opt); }
   /* -nvargs k=v ... and -args a b ... */
   int nargs_pos = 0;
   for (; i < argc; i++) {

@@ -70,6 +70,9 @@ struct BiInfo;
 struct Interp {
   SymTab syms;
   FILE *out, *errf;
+  FILE *stderr_to;           /* where write(X, "/dev/stderr") goes when set (a front end's stream:
+                             ** the Jupyter kernel's "stderr" messages); NULL: descriptor 2.
+                             ** "/dev/stdout" goes to out when out is not stdout */
   bool bar_open;             /* a progress bar's line is on errf, unfinished (progress.c) */
   /* errors */
   ErrJmp *errjmp;

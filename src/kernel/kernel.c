@@ -27,8 +27,18 @@ static const char *const keywords[] = {
   "TRUE", "FALSE", "Inf", "NaN", NULL
 };
 
+/* One of the kernel's output streams (I->out, I->stderr_to): its writes become iopub "stream"
+** messages of that name. */
+typedef struct Sink {
+  struct Kernel *K;
+  const char *name;               /* "stdout" or "stderr" */
+  char carry[4];                  /* an incomplete UTF-8 sequence at the end of a write */
+  size_t ncarry;
+} Sink;
+
 struct Kernel {
   Interp *I;
+  KernelOptions opt;
   Wire wire;
   void *ctx, *shell, *control, *stdin_sock, *iopub, *hb;
   pthread_t hb_thread, control_thread;
@@ -38,12 +48,11 @@ struct Kernel {
   int count;                      /* execution_count */
   const WireMsg *cur;             /* the request being answered: parent of what is published */
   bool silent;                    /* its content.silent: publish no output */
-  FILE *out;                      /* I->out while serving: writes become iopub stream messages */
+  FILE *out, *err;                /* I->out and I->stderr_to while serving: stream messages */
+  Sink sout, serr;
   char *pending;                  /* the last echoed value, not yet sent (the cell's result) */
   size_t npending;
-  char carry[4];                  /* an incomplete UTF-8 sequence at the end of a write */
-  size_t ncarry;
-  FILE *saved_out;
+  FILE *saved_out, *saved_stderr_to;
   void (*saved_echo)(Interp *, const char *, size_t, void *);
   void (*saved_display)(Interp *, const char *, const unsigned char *, size_t, void *);
   void *saved_ctx;
@@ -102,19 +111,21 @@ static size_t incomplete_tail(const char *s, size_t n) {
   return 0;
 }
 
-/* I->out's write function (fopencookie, line buffered): each line goes out as it is printed. */
-static ssize_t out_write(void *cookie, const char *buf, size_t n) {
-  Kernel *K = cookie;
+/* The write function of I->out and I->stderr_to (fopencookie, line buffered): each line goes
+** out as it is printed, as a stream message of the sink's name. */
+static ssize_t sink_write(void *cookie, const char *buf, size_t n) {
+  Sink *s = cookie;
+  Kernel *K = s->K;
   flush_pending(K);
-  size_t total = K->ncarry + n;
+  size_t total = s->ncarry + n;
   char *b = malloc(total);
   if (!b) return (ssize_t)n;
-  memcpy(b, K->carry, K->ncarry);
-  memcpy(b + K->ncarry, buf, n);
+  memcpy(b, s->carry, s->ncarry);
+  memcpy(b + s->ncarry, buf, n);
   size_t keep = incomplete_tail(b, total);
-  stream(K, "stdout", b, total - keep);
-  memcpy(K->carry, b + total - keep, keep);
-  K->ncarry = keep;
+  stream(K, s->name, b, total - keep);
+  memcpy(s->carry, b + total - keep, keep);
+  s->ncarry = keep;
   free(b);
   return (ssize_t)n;
 }
@@ -123,6 +134,7 @@ static ssize_t out_write(void *cookie, const char *buf, size_t n) {
 static void on_echo(Interp *I, const char *text, size_t len, void *ctx) {
   Kernel *K = ctx;
   fflush(I->out);                   /* output printed before it goes first */
+  fflush(K->err);
   flush_pending(K);
   K->pending = malloc(len + 2);
   if (!K->pending) return;
@@ -135,6 +147,7 @@ static void on_echo(Interp *I, const char *text, size_t len, void *ctx) {
 static void on_display(Interp *I, const char *mime, const unsigned char *data, size_t len, void *ctx) {
   Kernel *K = ctx;
   fflush(I->out);
+  fflush(K->err);
   if (K->silent) return;
   bool text = !strncmp(mime, "text/", 5) || strstr(mime, "+xml") || strstr(mime, "json");
   json_t *v;
@@ -205,10 +218,41 @@ static json_t *lines_of(const char *text) {
   return a;
 }
 
+/* The JSON type of v, for messages. */
+static const char *json_kind(const json_t *v) {
+  switch (json_typeof(v)) {
+  case JSON_OBJECT: return "an object";
+  case JSON_ARRAY: return "an array";
+  case JSON_STRING: return "a string";
+  case JSON_INTEGER: case JSON_REAL: return "a number";
+  case JSON_TRUE: case JSON_FALSE: return "a boolean";
+  default: return "null";
+  }
+}
+
+/* The request's content.code, or NULL after an error reply of type rtype when it is missing
+** or not a string (a malformed request is answered, not run as an empty cell). */
+static const char *request_code(Kernel *K, const WireMsg *m, const char *rtype) {
+  json_t *c = json_object_get(m->content, "code");
+  if (json_is_string(c)) return json_string_value(c);
+  const char *type = json_string_value(json_object_get(m->header, "msg_type"));
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s: content.code must be a string, got %s", type, c ? json_kind(c) : "nothing");
+  json_t *r = json_pack("{s:s, s:s, s:s, s:[s]}", "status", "error", "ename", "BadRequest", "evalue", msg,
+                        "traceback", msg);
+  if (!strcmp(rtype, "execute_reply")) {
+    json_object_set_new(r, "execution_count", json_integer(K->count));
+    if (!json_is_true(json_object_get(m->content, "silent")))
+      publish(K, m, "error", json_pack("{s:s, s:s, s:[s]}", "ename", "BadRequest", "evalue", msg, "traceback", msg));
+  }
+  reply(K, K->shell, m, rtype, r);
+  return NULL;
+}
+
 static void do_execute(Kernel *K, const WireMsg *m) {
   Interp *I = K->I;
-  const char *code = json_string_value(json_object_get(m->content, "code"));
-  if (!code) code = "";
+  const char *code = request_code(K, m, "execute_reply");
+  if (!code) return;
   bool silent = json_is_true(json_object_get(m->content, "silent"));
   json_t *sh = json_object_get(m->content, "store_history");
   bool store = !silent && (!sh || json_is_true(sh));
@@ -232,6 +276,7 @@ static void do_execute(Kernel *K, const WireMsg *m) {
   int st = interp_run_source(I, src, true);
   source_release(src);
   fflush(I->out);
+  fflush(K->err);
   I->errf = saved_err;
   if (ef) fclose(ef);
   plot_flush(I);
@@ -327,8 +372,8 @@ static void add_members(json_t *a, const List *l, const char *prefix, size_t ple
 ** stdlib/builtin/NAME.mls) and the names bound at top level. */
 static void do_complete(Kernel *K, const WireMsg *m) {
   Interp *I = K->I;
-  const char *code = json_string_value(json_object_get(m->content, "code"));
-  if (!code) code = "";
+  const char *code = request_code(K, m, "complete_reply");
+  if (!code) return;
   json_t *cp = json_object_get(m->content, "cursor_pos");
   size_t end = cp_to_byte(code, json_is_integer(cp) ? (long)json_integer_value(cp) : LONG_MAX);
   size_t start = end;
@@ -408,8 +453,8 @@ static char *run_captured(Kernel *K, const char *name, const char *code, int *st
 
 /* inspect_request: help() of the name under (or just before) the cursor. */
 static void do_inspect(Kernel *K, const WireMsg *m) {
-  const char *code = json_string_value(json_object_get(m->content, "code"));
-  if (!code) code = "";
+  const char *code = request_code(K, m, "inspect_reply");
+  if (!code) return;
   json_t *cp = json_object_get(m->content, "cursor_pos");
   size_t at = cp_to_byte(code, json_is_integer(cp) ? (long)json_integer_value(cp) : LONG_MAX);
   size_t s = at, e = at;
@@ -436,8 +481,8 @@ static void do_inspect(Kernel *K, const WireMsg *m) {
 /* is_complete_request: "incomplete" when the parser wants more (its at_eof flag, as the REPL's
 ** "+ " prompt), "invalid" on another syntax error, else "complete". */
 static void do_is_complete(Kernel *K, const WireMsg *m) {
-  const char *code = json_string_value(json_object_get(m->content, "code"));
-  if (!code) code = "";
+  const char *code = request_code(K, m, "is_complete_reply");
+  if (!code) return;
   TextBuf t;
   tb_init(&t);
   rewrite_help(&t, code);
@@ -534,6 +579,10 @@ static void *bind_socket(Kernel *K, int type, const char *transport, const char 
   if (!s) { snprintf(err, errn, "cannot make a socket: %s", zmq_strerror(zmq_errno())); return NULL; }
   int linger = 1000;
   zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+  /* a frame larger than this disconnects its peer before it is held: an unauthenticated peer
+  ** cannot make the kernel allocate what it likes (the signature is checked only after) */
+  int64_t max = K->opt.max_message;
+  zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max, sizeof max);
   char ep[PATH_MAX + 64];
   if (!json_is_integer(port)) {
     snprintf(err, errn, "the connection file lacks a port");
@@ -550,7 +599,16 @@ static void *bind_socket(Kernel *K, int type, const char *transport, const char 
   return s;
 }
 
+void kernel_options_default(KernelOptions *o) {
+  o->max_message = WIRE_MAX_MESSAGE_DEFAULT;
+  o->allow_no_key = false;
+}
+
 Kernel *kernel_open(Interp *I, const char *connection_file, char *err, size_t errn) {
+  return kernel_open_with(I, connection_file, NULL, err, errn);
+}
+
+Kernel *kernel_open_with(Interp *I, const char *connection_file, const KernelOptions *o, char *err, size_t errn) {
   json_error_t je;
   json_t *cf = json_load_file(connection_file, 0, &je);
   if (!json_is_object(cf)) {
@@ -558,14 +616,34 @@ Kernel *kernel_open(Interp *I, const char *connection_file, char *err, size_t er
     json_decref(cf);
     return NULL;
   }
+  /* the key: as Jupyter, "" (or none) means that messages are neither signed nor checked;
+  ** then anyone who can reach the ports runs code as this user, so it takes --allow-no-key */
+  json_t *kj = json_object_get(cf, "key");
+  if (kj && !json_is_string(kj)) {
+    snprintf(err, errn, "the connection file %s: \"key\" must be a string", connection_file);
+    json_decref(cf);
+    return NULL;
+  }
+  const char *key = kj ? json_string_value(kj) : "";
+  if (!*key) {
+    if (!o || !o->allow_no_key) {
+      snprintf(err, errn, "the connection file %s has no key: its messages would not be signed, and any process "
+               "that can reach its ports could run code as you; give --allow-no-key to run so anyway", connection_file);
+      json_decref(cf);
+      return NULL;
+    }
+    fprintf(stderr, "mls kernel: warning: the connection file %s has no key: messages are not signed or checked "
+            "(--allow-no-key)\n", connection_file);
+  }
   Kernel *K = calloc(1, sizeof *K);
   if (!K) { snprintf(err, errn, "out of memory"); json_decref(cf); return NULL; }
   K->I = I;
+  if (o) K->opt = *o;
+  else kernel_options_default(&K->opt);
   pthread_mutex_init(&K->iopub_lock, NULL);
   const char *transport = json_string_value(json_object_get(cf, "transport"));
   const char *ip = json_string_value(json_object_get(cf, "ip"));
-  bool ok = wire_init(&K->wire, json_string_value(json_object_get(cf, "key")),
-                      json_string_value(json_object_get(cf, "signature_scheme")), err, errn);
+  bool ok = wire_init(&K->wire, key, json_string_value(json_object_get(cf, "signature_scheme")), err, errn);
   if (ok) K->ctx = zmq_ctx_new();
   ok = ok && K->ctx;
   if (!transport) transport = "tcp";
@@ -586,14 +664,28 @@ Kernel *kernel_open(Interp *I, const char *connection_file, char *err, size_t er
     if (!ok) snprintf(err, errn, "cannot start a thread");
   }
   if (ok) {
-    cookie_io_functions_t io = { NULL, out_write, NULL, NULL };
-    K->out = fopencookie(K, "w", io);
-    ok = K->out != NULL;
-    if (!ok) snprintf(err, errn, "cannot open the output stream");
-    else setvbuf(K->out, NULL, _IOLBF, 8192);
+    cookie_io_functions_t io = { NULL, sink_write, NULL, NULL };
+    K->sout = (Sink){ K, "stdout", { 0 }, 0 };
+    K->serr = (Sink){ K, "stderr", { 0 }, 0 };
+    K->out = fopencookie(&K->sout, "w", io);
+    K->err = fopencookie(&K->serr, "w", io);
+    ok = K->out && K->err;
+    if (!ok) snprintf(err, errn, "cannot open the output streams");
+    else {
+      setvbuf(K->out, NULL, _IOLBF, 8192);
+      setvbuf(K->err, NULL, _IOLBF, 8192);
+    }
   }
-  if (!ok) { kernel_close(K); return NULL; }
+  if (!ok) {
+    if (K->out) fclose(K->out);
+    if (K->err) fclose(K->err);
+    K->out = K->err = NULL;
+    kernel_close(K);
+    return NULL;
+  }
   K->saved_out = I->out;
+  K->saved_stderr_to = I->stderr_to;
+  I->stderr_to = K->err;
   K->saved_echo = I->echo;
   K->saved_display = I->display;
   K->saved_ctx = I->display_ctx;
@@ -639,6 +731,11 @@ void kernel_close(Kernel *K) {
     signal(SIGTERM, SIG_DFL);
     g_kernel = NULL;
   }
+  if (K->err && I->stderr_to == K->err) {
+    fflush(K->err);
+    I->stderr_to = K->saved_stderr_to;
+  }
+  if (K->err) fclose(K->err);
   if (K->out) {
     fflush(K->out);
     I->out = K->saved_out;
@@ -662,9 +759,9 @@ void kernel_close(Kernel *K) {
   free(K);
 }
 
-int kernel_main(Interp *I, const char *connection_file) {
-  char err[512];
-  Kernel *K = kernel_open(I, connection_file, err, sizeof err);
+int kernel_main(Interp *I, const char *connection_file, const KernelOptions *o) {
+  char err[1024];
+  Kernel *K = kernel_open_with(I, connection_file, o, err, sizeof err);
   if (!K) {
     fprintf(stderr, "mls: %s\n", err);
     return 2;

@@ -5,14 +5,27 @@
 #ifndef MLS_KERNEL_H
 #define MLS_KERNEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "interp/interp.h"
 
 typedef struct Kernel Kernel;
 
+/* The command line's kernel options (main.c). */
+typedef struct KernelOptions {
+  int64_t max_message;      /* --max-message-size: ZMQ_MAXMSGSIZE of every socket (bytes) */
+  bool allow_no_key;        /* --allow-no-key: run without a key (unsigned messages), warning */
+} KernelOptions;
+/* The defaults: WIRE_MAX_MESSAGE_DEFAULT (256 MiB), a key required. */
+void kernel_options_default(KernelOptions *o);
+
 /* Reads the connection file, binds the five sockets and starts the heartbeat and control
-** threads; sets I->out (streamed to iopub), I->echo and I->display. NULL with a message in
-** err when the file is unreadable or a socket cannot be bound. I stays the caller's. */
+** threads; sets I->out and I->stderr_to (streamed to iopub), I->echo and I->display. NULL with
+** a message in err when the file is unreadable, has no key (unless o->allow_no_key), or a
+** socket cannot be bound. I and o (NULL: the defaults) stay the caller's. */
+Kernel *kernel_open_with(Interp *I, const char *connection_file, const KernelOptions *o, char *err, size_t errn);
+/* kernel_open_with(I, connection_file, NULL, err, errn). */
 Kernel *kernel_open(Interp *I, const char *connection_file, char *err, size_t errn);
 /* Answers shell requests until a shutdown_request (shell or control), quit() or SIGTERM.
 ** Returns the exit status. */
@@ -20,6 +33,6 @@ int kernel_serve(Kernel *K);
 /* Stops the threads, closes the sockets and gives I its stdout back; frees K. */
 void kernel_close(Kernel *K);
 /* The three above, for main.c: 0 on a clean shutdown, 2 when the kernel could not start. */
-int kernel_main(Interp *I, const char *connection_file);
+int kernel_main(Interp *I, const char *connection_file, const KernelOptions *o);
 
 #endif

@@ -131,73 +131,69 @@ void wire_msg_free(WireMsg *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* Receives the frames of one multipart message into parts (malloc'ed); returns their number,
-** or -1 on a zmq error. Frames beyond max are read and dropped (buffers we do not use). */
-static int recv_frames(void *sock, char **parts, size_t *lens, int max) {
-  int n = 0;
-  for (;;) {
-    zmq_msg_t f;
-    zmq_msg_init(&f);
-    if (zmq_msg_recv(&f, sock, 0) < 0) {
-      zmq_msg_close(&f);
-      if (n == 0) return -1;
-      break;                          /* a torn message: keep what came */
-    }
-    if (n < max) {
-      size_t k = zmq_msg_size(&f);
-      parts[n] = malloc(k + 1);
-      if (parts[n]) { memcpy(parts[n], zmq_msg_data(&f), k); parts[n][k] = '\0'; }
-      lens[n] = k;
-      n++;
-    }
-    int more = zmq_msg_more(&f);
-    zmq_msg_close(&f);
-    if (!more) break;
+int wire_parse(const Wire *w, const char *const *frames, const size_t *lens, int n, WireMsg *m, const char **why) {
+  memset(m, 0, sizeof *m);
+  *why = "no <IDS|MSG> delimiter";
+  int d = 0;
+  while (d < n && !(lens[d] == sizeof delim - 1 && !memcmp(frames[d], delim, lens[d]))) d++;
+  if (d == n) return 1;
+  if (d > WIRE_MAX_IDENTS) { *why = "too many routing identities"; return 1; }
+  if (n - d < 6) { *why = "fewer than four JSON parts"; return 1; }
+  /* the signature first, over the frames as they came: nothing is parsed before it matches
+  ** (its length is checked before the HMAC is computed) */
+  *why = "bad signature";
+  if (lens[d + 1] != (w->keylen ? 64 : 0)) return 1;
+  char sig[65];
+  const char *p4[4] = { frames[d + 2], frames[d + 3], frames[d + 4], frames[d + 5] };
+  size_t l4[4] = { lens[d + 2], lens[d + 3], lens[d + 4], lens[d + 5] };
+  wire_sign(w, p4, l4, sig);
+  if (strlen(sig) != lens[d + 1] || CRYPTO_memcmp(sig, frames[d + 1], lens[d + 1]) != 0) return 1;
+  json_t **dst[4] = { &m->header, &m->parent, &m->metadata, &m->content };
+  for (int i = 0; i < 4; i++) {
+    *dst[i] = json_loadb(p4[i], l4[i], 0, NULL);
+    if (!json_is_object(*dst[i])) { *why = "a part is not a JSON object"; wire_msg_free(m); return 1; }
   }
-  return n;
+  if (!json_is_string(json_object_get(m->header, "msg_type"))) { *why = "no msg_type"; wire_msg_free(m); return 1; }
+  for (int i = 0; i < d; i++) {
+    m->ids[i] = malloc(lens[i] ? lens[i] : 1);
+    if (!m->ids[i]) { *why = "out of memory"; wire_msg_free(m); return 1; }
+    if (lens[i]) memcpy(m->ids[i], frames[i], lens[i]);
+    m->idlen[i] = lens[i];
+    m->nids = i + 1;
+  }
+  return 0;
 }
 
 int wire_recv(const Wire *w, void *sock, WireMsg *m) {
-  enum { MAXF = WIRE_MAX_IDENTS + 6 };
-  char *parts[MAXF];
+  enum { MAXF = WIRE_MAX_IDENTS + 7 };         /* identities, delimiter, signature, 4 dicts, 1 more */
+  zmq_msg_t f[MAXF];
+  const char *frames[MAXF];
   size_t lens[MAXF];
+  int n = 0;
+  bool torn = false;
   memset(m, 0, sizeof *m);
-  int n = recv_frames(sock, parts, lens, MAXF);
-  if (n < 0) return -1;
-  int d = 0;
-  while (d < n && !(parts[d] && lens[d] == sizeof delim - 1 && !memcmp(parts[d], delim, lens[d]))) d++;
-  int rc = 1;
-  const char *why = "no <IDS|MSG> delimiter";
-  if (d < n && d <= WIRE_MAX_IDENTS && n - d >= 6) {
-    bool ok = true;
-    for (int i = d + 1; i < d + 6; i++) ok = ok && parts[i];
-    char sig[65];
-    if (ok) {
-      const char *p4[4] = { parts[d + 2], parts[d + 3], parts[d + 4], parts[d + 5] };
-      size_t l4[4] = { lens[d + 2], lens[d + 3], lens[d + 4], lens[d + 5] };
-      wire_sign(w, p4, l4, sig);
+  /* the frames stay in ZeroMQ's buffers (no copy: a large frame is held once); frames past
+  ** MAXF (buffers, which the kernel does not use) are received and dropped */
+  for (;;) {
+    zmq_msg_t scratch;
+    zmq_msg_t *g = n < MAXF ? &f[n] : &scratch;
+    zmq_msg_init(g);
+    if (zmq_msg_recv(g, sock, 0) < 0) {
+      zmq_msg_close(g);
+      if (n == 0) return -1;
+      torn = true;                              /* a torn message: dropped */
+      break;
     }
-    why = "bad signature";
-    if (ok && strlen(sig) == lens[d + 1] && CRYPTO_memcmp(sig, parts[d + 1], lens[d + 1]) == 0) {
-      json_t **dst[4] = { &m->header, &m->parent, &m->metadata, &m->content };
-      why = "a part is not a JSON object";
-      for (int i = 0; i < 4; i++) {
-        *dst[i] = json_loadb(parts[d + 2 + i], lens[d + 2 + i], 0, NULL);
-        if (!json_is_object(*dst[i])) ok = false;
-      }
-      if (ok && !json_is_string(json_object_get(m->header, "msg_type"))) { ok = false; why = "no msg_type"; }
-      if (ok) {
-        for (int i = 0; i < d; i++) { m->ids[i] = parts[i]; m->idlen[i] = lens[i]; parts[i] = NULL; }
-        m->nids = d;
-        rc = 0;
-      }
-    }
+    int more = zmq_msg_more(g);
+    if (n < MAXF) n++;
+    else zmq_msg_close(g);
+    if (!more) break;
   }
-  for (int i = 0; i < n; i++) free(parts[i]);
-  if (rc) {
-    fprintf(stderr, "mls kernel: dropped a message (%s)\n", why);
-    wire_msg_free(m);
-  }
+  for (int i = 0; i < n; i++) { frames[i] = zmq_msg_data(&f[i]); lens[i] = zmq_msg_size(&f[i]); }
+  const char *why = "a torn message";
+  int rc = torn ? 1 : wire_parse(w, frames, lens, n, m, &why);
+  for (int i = 0; i < n; i++) zmq_msg_close(&f[i]);
+  if (rc) fprintf(stderr, "mls kernel: dropped a message (%s)\n", why);
   return rc;
 }
 

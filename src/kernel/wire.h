@@ -36,6 +36,18 @@ void wire_free(Wire *w);
 /* The hex HMAC-SHA256 of the four JSON texts (out: 65 bytes); "" when unsigned. */
 void wire_sign(const Wire *w, const char *const parts[4], const size_t lens[4], char out[65]);
 
+/* The largest frame the kernel's sockets take (ZMQ_MAXMSGSIZE; --max-message-size changes it):
+** a peer that sends a larger one is disconnected by ZeroMQ before it is held in memory. */
+#define WIRE_MAX_MESSAGE_DEFAULT ((int64_t)256 << 20)
+
+/* Checks and parses one message given as its n frames (frames[i] of lens[i] bytes, borrowed),
+** as wire_recv does once they have arrived: finds "<IDS|MSG>" (after at most WIRE_MAX_IDENTS
+** identities), checks the signature's length and then its HMAC before anything is parsed,
+** then parses the four JSON dicts. Returns 0 with *m filled (the identities copied; free with
+** wire_msg_free), or 1 with *m empty and the reason in *why (static text). No sockets: the
+** fuzzing harness tests/fuzz/fuzz_kernel_msg.c calls it. */
+int wire_parse(const Wire *w, const char *const *frames, const size_t *lens, int n, WireMsg *m, const char **why);
+
 /* Receives one message from sock (ROUTER). Returns 0 with *m filled (free with wire_msg_free),
 ** -1 when zmq_recv failed (errno set: EINTR, ETERM, EAGAIN), 1 when a message arrived but was
 ** malformed or its signature is wrong (it is dropped, with a line on stderr). */

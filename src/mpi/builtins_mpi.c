@@ -50,5 +50,5 @@ Value bi_bcast(Interp *I, Args *a) {
   if (!(r >= 1 && r <= mpi_size() && r == floor(r)))
     bi_argerror(I, 2, "a rank from 1 to %d expected, got %g", mpi_size(), r);
   no_collective_in_parfor(I);
-  return mpi_bcast_value(I, ad_primal(a->v[0]), (int)r - 1, a->span);
+  return mpi_bcast_value(I, ad_primal(a->v[0]), (int)r - 1, false, a->span);
 }

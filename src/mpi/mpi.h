@@ -21,23 +21,37 @@ int mpi_rank(void);     /* 0-based; 0 without MPI */
 int mpi_size(void);     /* 1 without MPI */
 bool mpi_built(void);   /* built with MLS_MPI */
 
-/* Runs a script as interp_run_source does. With N > 1 ranks an error is printed with every
-** line prefixed "rank R: " (1-based) and the whole job is ended with MPI_Abort, so the other
-** ranks do not wait forever in a collective. Returns the run's exit status. */
+/* --mpi-timeout (main.c) and $MLS_MPI_TIMEOUT: the seconds a collective waits for every rank
+** to arrive; then a located error names the ranks missing and the job ends. 0 (the default):
+** wait for ever. */
+void mpi_set_timeout(double seconds);
+double mpi_timeout(void);
+
+/* Runs a script as interp_run_source does, then writes its open figure (plot_end). With N > 1
+** ranks, an error is printed with every line prefixed "rank R: " (1-based); the end of the
+** script is a collective of its own (a rank that ends while another waits in a collective is
+** an error on both); a failure that only this rank sees ends the whole job with MPI_Abort, so
+** the other ranks do not wait forever. Returns the run's exit status. */
 int mpi_run_script(Interp *I, Source *src, bool echo);
 
-/* allreduce of a number, boolean or matrix (x borrowed; +1 result): every rank gets the
+/* The collectives. Each starts with the exchange of a header (header.h) between all ranks:
+** what is called, with which root, reduction and shape, and where. When they differ, every
+** rank throws a located error naming what each rank called (and ends by itself, no abort);
+** a rank that does not arrive within mpi_timeout() is named in the error of the ranks waiting.
+** allreduce of a number, boolean or matrix (x borrowed; +1 result): every rank gets the
 ** elementwise sum / max / min over the ranks, computed in rank order on rank 1 and broadcast,
 ** so the bits are the same on every rank and on every run with the same N. A number stays a
-** number. Shapes that differ across ranks are a located error on every rank. */
+** number. Shapes or reductions that differ across ranks are a located error on every rank. */
 Value mpi_allreduce_value(Interp *I, Value x, int op, Span sp);
-/* bcast: rank root's (0-based) number, boolean, string or matrix, on every rank (+1). */
-Value mpi_bcast_value(Interp *I, Value x, int root, Span sp);
+/* bcast: rank root's (0-based) number, boolean, string or matrix, on every rank (+1); merge:
+** parfor's result merge calls it (named so in messages). Roots that differ are an error. */
+Value mpi_bcast_value(Interp *I, Value x, int root, bool merge, Span sp);
 void mpi_barrier(Interp *I, Span sp);
-/* Every rank's n doubles, in rank order, into out (mpi_size() * n doubles). */
+/* parfor's result merge: every rank's n doubles, in rank order, into out (mpi_size() * n). */
 void mpi_allgather_doubles(Interp *I, const double *in, int64_t n, double *out, Span sp);
-/* The same n on every rank: a located error on every rank when they differ ("what"). */
-void mpi_check_same(Interp *I, int64_t n, const char *what, Span sp);
+/* The start of a remote parfor: the same iteration count n on every rank, else a located
+** error on every rank. */
+void mpi_check_count(Interp *I, int64_t n, Span sp);
 
 /* parfor (..., mode=REMOTE) (parfor.c): true when loop n is a remote parfor to spread over the
 ** ranks (N > 1, not nested in another); [*lo, *hi) are then this rank's iterations of 0..cnt-1

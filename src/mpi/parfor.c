@@ -99,9 +99,9 @@ static void share_plain(Interp *I, AstNode *name, Span sp) {
   int last = mpi_size() - 1;
   Value *p = eval_name_place(I, name);
   bool ok = p && (p->t == VT_NUM || p->t == VT_BOOL || p->t == VT_STR || p->t == VT_MAT);
-  Value f = mpi_bcast_value(I, val_num(ok ? 1 : 0), last, sp);
+  Value f = mpi_bcast_value(I, val_num(ok ? 1 : 0), last, true, sp);
   if (f.u.n == 0) return;                          /* not sendable there: each keeps its own */
-  Value v = mpi_bcast_value(I, ok ? *p : val_num(0), last, sp);
+  Value v = mpi_bcast_value(I, ok ? *p : val_num(0), last, true, sp);
   eval_assign_name(I, name, v);
 }
 
@@ -128,7 +128,7 @@ static void finish_target(Interp *I, AstNode *name, bool indexed, ParforRun *pr)
 
 bool mpi_parfor_begin(Interp *I, AstNode *n, int64_t cnt, int64_t *lo, int64_t *hi, ParforRun *pr) {
   if (mpi_size() == 1 || g_depth > 0) return false;
-  mpi_check_same(I, cnt, "parfor (mode=REMOTE): the ranks' iteration counts differ", n->span);
+  mpi_check_count(I, cnt, n->span);
   int64_t N = mpi_size(), r = mpi_rank();
   *lo = cnt * r / N;
   *hi = cnt * (r + 1) / N;

@@ -27,6 +27,7 @@ void plot_figure_free(Figure *f) {
   mem_free(f->main);
   mem_free(f->xlab);
   mem_free(f->ylab);
+  if (f->src) source_release(f->src);
   mem_free(f);
 }
 
@@ -109,6 +110,32 @@ void plot_flush(Interp *I) {
   } else if (I->display) {
     display(I, f);
   }
+}
+
+static void end_protected(Interp *I, void *ud) {
+  (void)ud;
+  PlotState *st = I->plot;
+  Figure *f = st->cur;
+  st->cur = NULL;
+  char err[600];
+  if (f->write_failed) f->dirty = true;
+  bool ok = write_figure(I, f, err, sizeof err);
+  Source *src = f->src;
+  Span sp = f->span;
+  f->src = NULL;
+  plot_figure_free(f);
+  if (ok) {
+    if (src) source_release(src);
+    return;
+  }
+  mls_throw_in(I, src, sp, "%s (the figure this call opened is written when the script ends)", err);
+}
+
+int plot_end(Interp *I, int status) {
+  if (!I->plot || !I->plot->cur || !I->plot->cur->file) return status;   /* (the display's: plot_free) */
+  if (mls_pcall(I, end_protected, NULL) == 0) return status;
+  interp_report_error(I);
+  return status ? status : 1;
 }
 
 void plot_free(Interp *I) {

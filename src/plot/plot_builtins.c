@@ -148,12 +148,17 @@ static void fig_opts(Interp *I, Args *a, int imain, int ifile, int iwidth, FigOp
   if ((o->file || !I->display) && I->no_write) bi_error(I, "cannot draw: writing files is turned off");
 }
 
-/* Finishes the open figure and opens a new one showing usr (x0, x1, y0, y1, not extended). */
-static Figure *fig_start(Interp *I, const FigOpts *o, const double lim[4], const char *xlab, const char *ylab) {
+/* Finishes the open figure and opens a new one showing usr (x0, x1, y0, y1, not extended), made
+** by the call at sp. */
+static Figure *fig_start(Interp *I, const FigOpts *o, const double lim[4], const char *xlab, const char *ylab,
+                         Span sp) {
   plot_finish(I, true);
   PlotState *st = plot_state(I);
   Figure *f = mem_calloc(1, sizeof *f);
   st->cur = f;                               /* owned from here on */
+  f->span = sp;
+  f->src = I->src;
+  if (f->src) source_retain(f->src);
   f->number = ++st->count;
   f->fmt = o->fmt;
   f->width = o->width;
@@ -244,7 +249,7 @@ Value bi_plot(Interp *I, Args *a) {
   int lty = opt_lty(I, a, 13, 1), pch = opt_pch(I, a, 14, 1);
   if (!gx && !finite_range(a, ix, n, lim)) bi_error(I, "x has no finite values: give xlim");
   if (!gy && !finite_range(a, iy, n, lim + 2)) bi_error(I, "y has no finite values: give ylim");
-  Figure *f = fig_start(I, &o, lim, ix < 0 ? "Index" : "x", ix < 0 ? "y" : "y");
+  Figure *f = fig_start(I, &o, lim, ix < 0 ? "Index" : "x", ix < 0 ? "y" : "y", a->span);
   if (kind) add_xy_series(f, kind, col, lwd, lty, pch, a, ix, iy, n);
   return val_null();
 }
@@ -314,6 +319,7 @@ Value bi_hist(Interp *I, Args *a) {
     Tensor *probe = tensor_new(I, max, 1);
     tmp_push(I, val_mat(probe));
     nb = plot_pretty(r[0], r[1], ncell, 1, tensor_data(probe), max);
+    if (nb < 2) bi_argerror(I, 1, "cannot cut the range [%g, %g] into cells: give breaks", r[0], r[1]);
     Tensor *bt = tensor_new(I, nb, 1);
     memcpy(tensor_data(bt), tensor_data(probe), (size_t)nb * sizeof(double));
     tmp_pop(I, 1);
@@ -367,7 +373,7 @@ Value bi_hist(Interp *I, Args *a) {
     for (int64_t k = 0; k < nc; k++) cmax = fmax(cmax, cnt[k]);
     if (!gx) { lim[0] = b[0]; lim[1] = b[nc]; }
     if (!gy) { lim[2] = 0; lim[3] = cmax; }
-    Figure *f = fig_start(I, &o, lim, "x", "Frequency");
+    Figure *f = fig_start(I, &o, lim, "x", "Frequency", a->span);
     f->box = false;
     if (!o.main) f->main = mem_strdup("Histogram");
     PlotSeries *s = add_series(f);

@@ -53,6 +53,8 @@ typedef struct Figure {
   bool write_failed;         /* plot_flush could not write it (dev.off() tries again) */
   bool box;
   const volatile sig_atomic_t *stop;   /* the interpreter's Ctrl-C flag: rendering stops */
+  struct Source *src;        /* retained: where the plot() or hist() call that opened it is */
+  Span span;                 /* that call (the location of an error writing it at the end) */
 } Figure;
 
 typedef struct PlotState {
@@ -82,7 +84,7 @@ unsigned char *plot_png_bytes(const Figure *f, size_t *len, char *err, size_t er
 /* ---- scales (scale.c) ---- */
 /* R's pretty() idea: about n+1 equally spaced round values (1, 2 or 5 times a power of ten)
 ** covering [lo, hi], at least min_n intervals. Writes at most max values to out; returns how
-** many there are (0 for a non-finite range). */
+** many there are (0 for a non-finite range, or one whose step underflows or overflows). */
 int plot_pretty(double lo, double hi, int n, int min_n, double *out, int max);
 /* The axis range R's xaxs="r" shows for data in [lo, hi]: 4% more on each side. */
 void plot_extend_range(double lo, double hi, double out[2]);

@@ -281,8 +281,15 @@ static cairo_status_t sink_write(void *closure, const unsigned char *data, unsig
   return CAIRO_STATUS_SUCCESS;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-/* Under ASan only: cairo and fontconfig keep font caches for the life of the process (and
+#if defined(__SANITIZE_ADDRESS__)          /* gcc's */
+#define PLOT_ASAN 1
+#elif defined(__has_feature)               /* clang's */
+#if __has_feature(address_sanitizer)
+#define PLOT_ASAN 1
+#endif
+#endif
+#ifdef PLOT_ASAN
+/* Under ASan only (gcc's or clang's: the fuzzing build, tests/fuzz/fuzz_plot.c): cairo and fontconfig keep font caches for the life of the process (and
 ** fontconfig loses a few patterns of them); they are freed at exit, so that LeakSanitizer (which
 ** checks after the handlers registered later than its own) reports only the interpreter's leaks. */
 static void release_font_caches(void) {

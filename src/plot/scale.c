@@ -8,6 +8,7 @@
 #include "plot/plot_int.h"
 
 /*
+** (Returns 0 also for a range whose steps doubles cannot represent: a subnormal width.)
 ** Ticks: the step is 1, 2, 5 or 10 times a power of ten U chosen so that about n intervals
 ** cover [lo, hi]. Going up from U to 2U, 5U, 10U is taken while the larger step is "not much
 ** further" from the ideal cell (hi - lo) / n than the smaller one is below it: the distances are
@@ -21,7 +22,7 @@ int plot_pretty(double lo, double hi, int n, int min_n, double *out, int max) {
   if (n < 1) n = 1;
   double dx = hi - lo, cell;
   if (dx == 0 || dx < 1e-10 * fmax(fabs(lo), fabs(hi))) { cell = fabs(lo) > 0 ? fabs(lo) : 1; n = 1; if (min_n < 1) min_n = 1; }
-  else cell = dx / n;
+  else cell = isfinite(dx) ? dx / n : hi / n - lo / n;   /* (a span past DBL_MAX) */
   const double bias = 1.5, bias5 = 0.5 + 1.5 * bias;
   double U = pow(10.0, floor(log10(cell))), unit = U;
   if (2 * U - cell < bias * (cell - unit)) {
@@ -31,9 +32,13 @@ int plot_pretty(double lo, double hi, int n, int min_n, double *out, int max) {
       if (10 * U - cell < bias * (cell - unit)) unit = 10 * U;
     }
   }
+  /* a range past what doubles can step through (subnormal cells: U underflows to 0; a span
+  ** over DBL_MAX: it overflows) or too many steps for an int: no ticks (fuzz_plot found both) */
+  if (!(unit > 0) || !isfinite(unit) || !isfinite(lo / unit) || !isfinite(hi / unit)) return 0;
   double ns = floor(lo / unit + 1e-7), nu = ceil(hi / unit - 1e-7);
   while (ns * unit > lo + 1e-10 * unit) ns--;
   while (nu * unit < hi - 1e-10 * unit) nu++;
+  if (!(nu - ns < 1e9)) return 0;
   int k = (int)(0.5 + nu - ns);
   if (k < min_n) {
     k = min_n - k;

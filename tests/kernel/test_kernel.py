@@ -181,6 +181,30 @@ try:
     r, msgs = run(kc, "a")
     check("state survives an error", of_type(msgs, "execute_result")[0]["data"]["text/plain"].strip() == "1", msgs)
 
+    # a request whose code is not a string is an error reply, not an empty cell run "ok"
+    # (issue 25, defect 9)
+    r = shell_request(kc, "execute_request", {"code": 5, "silent": False, "store_history": True,
+                                              "user_expressions": {}, "allow_stdin": False})
+    check("execute_request with code 5: error reply naming the field",
+          r["content"]["status"] == "error" and r["content"]["ename"] == "BadRequest"
+          and "content.code must be a string, got a number" in r["content"]["evalue"], r["content"])
+    r = shell_request(kc, "execute_request", {"silent": False})
+    check("execute_request without code: error reply", r["content"]["status"] == "error"
+          and "got nothing" in r["content"].get("evalue", ""), r["content"])
+    r = shell_request(kc, "complete_request", {"code": ["x"], "cursor_pos": 1})
+    check("complete_request with code a list: error reply", r["content"]["status"] == "error"
+          and "got an array" in r["content"].get("evalue", ""), r["content"])
+    r, msgs = run(kc, "1 + 1")
+    check("the kernel still runs cells after bad requests", of_type(msgs, "execute_result")[0]["data"]["text/plain"].strip() == "2", msgs)
+
+    # write() to /dev/stdout and /dev/stderr in a cell: the notebook's streams, in order with print
+    r, msgs = run(kc, 'print("before")\nwrite([1, 2; 3, 4], "/dev/stdout", format="csv")\nprint("after")\n'
+                      'write([5.5], "/dev/stderr", format="csv")')
+    check("write(X, \"/dev/stdout\") in a cell is stdout stream output, in order",
+          r["status"] == "ok" and stdout_of(msgs) == "before\n1,2\n3,4\nafter\n", msgs)
+    errs = "".join(c["text"] for c in of_type(msgs, "stream") if c["name"] == "stderr")
+    check("write(X, \"/dev/stderr\") in a cell is stderr stream output", errs == "5.5\n", msgs)
+
     # completion
     run(kc, "my_weights = 1\nmy_list = list(alpha=1, beta=2)")
     c = shell_request(kc, "complete_request", {"code": "q = my_w", "cursor_pos": 8})["content"]
@@ -284,6 +308,118 @@ finally:
     if km.is_alive():
         km.shutdown_kernel(now=True)
     km.cleanup_resources()
+
+# kernels started here by hand, on a connection file written here (issue 25, defect 9)
+from jupyter_client.blocking import BlockingKernelClient  # noqa: E402
+from jupyter_client.connect import write_connection_file  # noqa: E402
+
+
+def start_kernel(name, key, *opts):
+    """A kernel process on a new connection file (key None: no "key" at all); returns (process,
+    connection file path, its info). Its stderr goes to a file (proc.errpath)."""
+    cf = os.path.join(TMP, name + ".json")
+    _, info = write_connection_file(cf, key=key if key is not None else b"", ip="127.0.0.1")
+    if key is None:
+        d = json.load(open(cf))
+        del d["key"]
+        json.dump(d, open(cf, "w"))
+    errpath = os.path.join(TMP, name + ".err")
+    proc = subprocess.Popen(os.environ.get("MLS_TEST_WRAP", "").split() + [MLS, "--jupyter-kernel", cf] + list(opts),
+                            stdout=subprocess.DEVNULL, stderr=open(errpath, "w"))
+    proc.errpath = errpath
+    return proc, cf, info
+
+
+def stop_kernel(proc):
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=T)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def client_of(cf):
+    c = BlockingKernelClient(connection_file=cf)
+    c.load_connection_file()
+    if not json.load(open(cf)).get("key"):
+        c.session.key = b""              # (a Session otherwise makes up a key of its own)
+    c.start_channels()
+    return c
+
+
+# a connection file without a key (or with key ""), which Jupyter reads as "do not sign": refused,
+# naming --allow-no-key; with it, the kernel warns and answers unsigned requests
+for name, key in (("nokey", None), ("emptykey", b"")):
+    proc, cf, _ = start_kernel(name, key)
+    try:
+        st = proc.wait(timeout=max(30, T))
+    except subprocess.TimeoutExpired:
+        st = None
+    stop_kernel(proc)
+    err = open(proc.errpath).read()
+    check("connection file %s: refused with status 2, naming --allow-no-key" % ("without a key" if key is None else "with key \"\""),
+          st == 2 and "has no key" in err and "--allow-no-key" in err, (st, err))
+proc, cf, _ = start_kernel("allownokey", None, "--allow-no-key")
+c = client_of(cf)
+try:
+    c.wait_for_ready(timeout=max(30, T))
+    reply = c.execute("1 + 2", reply=True, timeout=T)
+    check("--allow-no-key: an unsigned request is answered", reply["content"]["status"] == "ok", reply["content"])
+finally:
+    c.stop_channels()
+    stop_kernel(proc)
+err = open(proc.errpath).read()
+check("--allow-no-key: a warning on stderr", "warning" in err and "not signed" in err, err)
+
+# --max-message-size: a frame over the limit disconnects its sender before the kernel holds it
+# (a forged, unsigned 64 MiB frame grew the kernel's peak memory by twice its size); the check
+# of the signature comes before any JSON is parsed
+proc, cf, info = start_kernel("maxmsg", b"the-key", "--max-message-size", "1M")
+c = client_of(cf)
+try:
+    c.wait_for_ready(timeout=max(30, T))
+
+    def hwm():
+        for line in open("/proc/%d/status" % proc.pid):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+        return 0
+    before = hwm()
+    big = zmq.Context.instance().socket(zmq.DEALER)
+    big.linger = 0
+    mon = big.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+    big.connect("tcp://127.0.0.1:%d" % info["shell_port"])
+    big.send_multipart([b"<IDS|MSG>", b"0" * 64, b"{}", b"{}", b"{}", b"x" * (64 << 20)])
+    from zmq.utils.monitor import recv_monitor_message
+    gone = mon.poll(T * 1000) != 0 and recv_monitor_message(mon)["event"] == zmq.EVENT_DISCONNECTED
+    check("a 64 MiB frame with --max-message-size 1M: the kernel disconnects the sender", gone)
+    grew = hwm() - before
+    check("... and its peak memory grows by less than 16 MiB (grew %.1f MiB)" % (grew / 2**20), grew < 16 << 20, grew)
+    big.disable_monitor()
+    mon.close()
+    big.close()
+    # a frame under the limit with a bad signature and no JSON at all: dropped as "bad signature"
+    # (the signature is checked first), and the kernel still answers a proper request
+    forged = zmq.Context.instance().socket(zmq.DEALER)
+    forged.linger = 0
+    forged.connect("tcp://127.0.0.1:%d" % info["shell_port"])
+    forged.send_multipart([b"<IDS|MSG>", b"f" * 64, b"not json", b"{", b"[", b"x" * 1000])
+    deadline = time.time() + T
+    while "dropped a message" not in open(proc.errpath).read() and time.time() < deadline:
+        time.sleep(0.05)
+    reply = c.execute("40 + 2", reply=True, timeout=T)
+    check("after both, the kernel answers a signed request", reply["content"]["status"] == "ok", reply["content"])
+    forged.close()
+finally:
+    c.stop_channels()
+    stop_kernel(proc)
+err = open(proc.errpath).read()
+check("the forged message is dropped for its signature, not parsed", "dropped a message (bad signature)" in err
+      and "JSON" not in err, err)
+bad = subprocess.run([MLS, "--jupyter-kernel", cf, "--max-message-size", "12"], capture_output=True, text=True)
+check("--max-message-size 12: a usage error (status 2)", bad.returncode == 2 and "--max-message-size" in bad.stderr, bad.stderr)
 
 # a bad connection file is an error naming it, not a crash
 bad = subprocess.run([MLS, "--jupyter-kernel", os.path.join(TMP, "missing.json")], capture_output=True, text=True)

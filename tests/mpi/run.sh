@@ -1,8 +1,9 @@
 #!/bin/sh
 # run.sh — the MPI tests (issue 14, docs/mpi.md): the collectives, grad through allreduce against
 # finite differences, parfor (mode=REMOTE) against for (1, 2 and 3 ranks), determinism across
-# runs, data-parallel Fashion-MNIST training (2 ranks against one process, to 1e-12), and a
-# failing rank ending the job with its rank and location. Skipped, with the reason, when mpirun
+# runs, data-parallel Fashion-MNIST training (2 ranks against one process, to 1e-12), a
+# failing rank ending the job with its rank and location, and ranks calling different
+# collectives, or not arriving within --mpi-timeout, ending it with a located error on each. Skipped, with the reason, when mpirun
 # is missing or mls was built without MPI. Usage: tests/mpi/run.sh [./mls] (set MLS_FLAGS to
 # add flags such as --staged to every run).
 set -u
@@ -30,7 +31,7 @@ fi
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL mpi: $1"; sed 's/^/  | /' "$T/err" | head -20; }
+bad() { fail=$((fail + 1)); echo "FAIL mpi: $1"; sed "s/^/  | /" "$T/err" | head -40; }
 
 # each rank must print its line ending in $3, and the job succeed
 for np in 1 2 3; do
@@ -72,6 +73,81 @@ err_case() {
 err_case 1 "rank 2: tests/mpi/error.mls:8:28: error: non-conformable arguments for '%\*%'"
 err_case 2 "rank 1: tests/mpi/error.mls:12:46: error: allreduce: not allowed inside parfor (mode=REMOTE)"
 err_case 3 "rank 2: tests/mpi/error.mls:14:7: error: allreduce: the ranks' values differ in shape: rank 1 has a 1x2 matrix, rank 2 has a 2x2 matrix"
+
+# mismatched collectives (issue 25): every rank ends with its own located error naming what
+# each rank called, and the job ends non-zero by itself (timeout 60 only guards against a hang)
+F=$D/mismatch.mls
+# mm NP CASE OPTIONS WANT1 WANTREST: rank 1's first error line must be WANT1, every other
+# rank's WANTREST (each "LINE:COL: error: MESSAGE" after "rank R: $F:")
+mm() {
+  np=$1 c=$2 opts=$3 w1=$4 wr=$5
+  # shellcheck disable=SC2086
+  timeout 60 $MPIRUN -np "$np" "$mls" $flags $opts $F -nvargs case=$c >"$T/out" 2>"$T/err"
+  st=$?
+  good=1
+  { [ $st -ne 0 ] && [ $st -ne 124 ]; } || good=0
+  ! grep -q "not reached" "$T/out" || good=0
+  for r in $(seq 1 "$np"); do
+    w=$wr; [ "$r" = 1 ] && w=$w1
+    grep -Fqx "rank $r: $F:$w" "$T/err" || { good=0; echo "  rank $r lacks: rank $r: $F:$w"; }
+  done
+  if [ $good = 1 ]; then ok; else bad "mismatch.mls case=$c with $np ranks: status $st"; fi
+}
+# "rank 1 X at L1, rank 2 Y at L2, ..., rank NP Y at L2": rank 1 calls one thing, the rest another
+sides() { s="rank 1 $2 at $F:$3"; for r in $(seq 2 "$1"); do s="$s, rank $r $4 at $F:$5"; done; echo "$s"; }
+for np in 2 3; do
+  l=$(sides "$np" 'called allreduce(op="sum")' 11:19 'called barrier()' 11:37)
+  mm "$np" 1 "" "11:19: error: allreduce: the ranks called different collectives: $l" \
+    "11:37: error: barrier: the ranks called different collectives: $l"
+  l=$(sides "$np" 'called allreduce(op="sum")' 13:19 'called bcast(root=1)' 13:41)
+  mm "$np" 2 "" "13:19: error: allreduce: the ranks called different collectives: $l" \
+    "13:41: error: bcast: the ranks called different collectives: $l"
+  w="15:7: error: bcast: the ranks name different roots: rank 1 has root=1 at $F:15:7, rank 2 has root=2 at $F:15:7"
+  mm "$np" 3 "" "$w" "$w"
+  w="the ranks' reductions differ: rank 1 has op=\"sum\" at $F:17:19, rank 2 has op=\"max\" at $F:17:53"
+  mm "$np" 4 "" "17:19: error: allreduce: $w" "17:53: error: allreduce: $w"
+  l=$(sides "$np" 'called barrier()' 19:15 'reached the end of its script' 30:36)
+  mm "$np" 5 "" "19:15: error: barrier: the ranks called different collectives: $l" \
+    "30:36: error: the end of the script: the ranks called different collectives: $l"
+  w="28:7: error: allreduce: the ranks' values differ in shape: rank 1 has a 2x1 matrix, rank 2 has a 2x2 matrix"
+  mm "$np" 8 "" "$w" "$w"
+done
+
+# --mpi-timeout: rank 2 never reaches the barrier; the others name it and the job ends
+# shellcheck disable=SC2086
+timeout 60 $MPIRUN -np 3 "$mls" $flags --mpi-timeout 2 $F -nvargs case=6 >"$T/out" 2>"$T/err"
+st=$?
+w="$F:22:3: error: barrier: timed out after 2 s (--mpi-timeout) waiting for rank 2, which did not reach a collective"
+if [ $st -ne 0 ] && [ $st -ne 124 ] && { grep -Fqx "rank 1: $w" "$T/err" || grep -Fqx "rank 3: $w" "$T/err"; }; then ok
+else bad "mismatch.mls case=6 (--mpi-timeout 2, 3 ranks): status $st"; fi
+# the same limit from $MLS_MPI_TIMEOUT
+# shellcheck disable=SC2086
+MLS_MPI_TIMEOUT=1 timeout 60 $MPIRUN -np 2 -x MLS_MPI_TIMEOUT "$mls" $flags $F -nvargs case=6 >"$T/out" 2>"$T/err"
+st=$?
+w="$F:22:3: error: barrier: timed out after 1 s (--mpi-timeout) waiting for rank 2, which did not reach a collective"
+if [ $st -ne 0 ] && [ $st -ne 124 ] && grep -Fqx "rank 1: $w" "$T/err"; then ok
+else bad "mismatch.mls case=6 (MLS_MPI_TIMEOUT=1, 2 ranks): status $st"; fi
+
+# SIGTERM and SIGINT (Ctrl-C) sent to rank 1 while it waits in barrier() stop it there, with
+# its location (the signal goes to the rank itself: the child of mpirun whose
+# OMPI_COMM_WORLD_RANK is 0; a signal to mpirun can end it before it forwards the reports)
+for sig in TERM INT; do
+  # shellcheck disable=SC2086
+  timeout 60 $MPIRUN -np 2 "$mls" $flags $F -nvargs case=7 >"$T/out" 2>"$T/err" &
+  job=$!
+  for _ in $(seq 1 600); do grep -q "rank 1 waits" "$T/out" 2>/dev/null && break; sleep 0.1; done
+  sleep 0.5                              # (it printed that just before calling barrier())
+  for mp in $(pgrep -P "$job"); do
+    for p in $(pgrep -P "$mp"); do
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=0 && kill -"$sig" "$p"
+    done
+  done
+  wait "$job"
+  st=$?
+  w="terminated (SIGTERM)"; [ $sig = INT ] && w="interrupted"
+  if [ $st -ne 0 ] && [ $st -ne 124 ] && grep -Fqx "rank 1: $F:24:40: error: $w" "$T/err"; then ok
+  else bad "mismatch.mls case=7: SIG$sig to rank 1 waiting in barrier(): status $st"; fi
+done
 
 echo "mpi-test: $pass passed, $fail failed"
 [ $fail -eq 0 ]
