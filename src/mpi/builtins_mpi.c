@@ -27,6 +27,7 @@ Value bi_barrier(Interp *I, Args *a) {
 Value bi_allreduce(Interp *I, Args *a) {
   int op = MPI_RED_SUM;
   if (bi_given(a, 1)) {
+    if (a->v[1].t == VT_BOX) a->v[1] = ad_concrete(I, a->v[1], a->span, "allreduce's op");   /* a staged string */
     const char *s = bi_str(I, a, 1);
     if (!strcmp(s, "sum")) op = MPI_RED_SUM;
     else if (!strcmp(s, "max")) op = MPI_RED_MAX;
