@@ -88,7 +88,7 @@ $(BUILD)/src/backend/cuda/%.o: src/backend/cuda/%.cu src/backend/cuda/cuda.h src
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 $(BUILD)/src/backend/cuda/backend.o: src/backend/cuda/backend.c src/backend/cuda/cuda.h src/backend/backend.h src/tensor.h \
-  src/ops.def $(BUILD)/gen/scalar_h.inc
+  src/ops.def $(BUILD)/gen/scalar_h.inc $(BUILD)/gen/ops_def.inc
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
@@ -96,6 +96,13 @@ $(BUILD)/src/backend/cuda/backend.o: src/backend/cuda/backend.c src/backend/cuda
 $(BUILD)/gen/scalar_h.inc: src/backend/scalar.h
 	@mkdir -p $(dir $@)
 	sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< > $@
+$(BUILD)/gen/ops_def.inc: src/ops.def
+	@mkdir -p $(dir $@)
+	sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< > $@
+
+# NVRTC compiles the fusion groups' headers (every elementwise formula) without a GPU
+$(BUILD)/nvrtc_check: tests/gpu/nvrtc_check.c src/backend/cuda/nvrtc_headers.h src/ops.def $(BUILD)/gen/scalar_h.inc $(BUILD)/gen/ops_def.inc
+	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64 -Wl,-rpath=$(CUDA_HOME)/lib64 -lnvrtc
 
 $(CUDA_PLUGIN): $(CUDA_OBJS)
 	$(NVCC) -shared -o $@ $^ -lcublas -lcusolver -lnvrtc -lcudart -Xlinker -rpath=$(CUDA_HOME)/lib64 -Xlinker -z -Xlinker defs
@@ -220,6 +227,16 @@ mpi-test: mls
 	tests/mpi/run.sh ./mls
 	MLS_FLAGS=--staged tests/mpi/run.sh ./mls
 
+# NVRTC compiles every elementwise formula for the GPU (where nvcc is; no GPU needed)
+.PHONY: nvrtc-check
+nvrtc-check: mls
+ifeq ($(CUDA),1)
+	$(MAKE) $(BUILD)/nvrtc_check
+	$(BUILD)/nvrtc_check
+else
+	@echo "nvrtc-check: no nvcc, nothing to compile"
+endif
+
 # Generated programs (tests/gen, docs/robustness.md): GEN_COUNT programs of a fixed seed, each
 # run eagerly, --staged, --jit-all and staged on the simulated GPU, which must agree.
 GEN_COUNT ?= 20000
@@ -235,6 +252,7 @@ test: deps-install
 	$(MAKE) examples
 	$(MAKE) staged-test
 	$(MAKE) gen-test
+	$(MAKE) nvrtc-check
 	$(MAKE) repl-test
 	$(MAKE) install-test
 	$(MAKE) editors-test

@@ -517,6 +517,11 @@ static Value la_jvp(Interp *I, OpKind op, Value a, Value y, Value ta, Span sp) {
   mls_throw(I, sp, "internal error: la_jvp of '%s'", op_info[op].sym);
 }
 
+/* An op without a derivative (never recorded: only OPF_DIFF ops reach the rules). */
+static Value no_rule(Interp *I, OpKind op, Span sp) {
+  mls_throw(I, sp, "grad: '%s' has no derivative rule", op_info[op].sym);
+}
+
 /* The ONE switch of derivative rules: gin[k] = (dOut/dIn_k)^T g for the inputs in[k] >= 0.
 ** Multiplications by g use MULZ (0 where g is 0), so a NaN or Inf in a branch ifelse did not
 ** take never reaches the gradient (LANGUAGE.md §11). */
@@ -525,67 +530,34 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
   Value a = nd->val[0], b = nd->nin > 1 ? nd->val[1] : val_null(), y = nd->out;
   bool want0 = nd->in[0] >= 0, want1 = nd->nin > 1 && nd->in[1] >= 0;
   switch ((OpKind)nd->op) {
-  case OP_ADD:
-    if (want0) gin[0] = sum_to(I, g, a, sp);
-    if (want1) gin[1] = sum_to(I, g, b, sp);
+  /* the elementwise ops: their rules in ops.def (D_* in terms of g, the incoming gradient;
+  ** a binary op's gradient summed back to its operand's shape) */
+#define A a
+#define B b
+#define Y y
+#define K(c) val_num(c)
+#define U(OP, e) U1(OP_##OP, e)
+#define BI(OP, e1, e2) B2(OP_##OP, e1, e2)
+#define D_ONE g
+#define D_NEG U1(OP_NEG, g)
+#define D_ZERO B2(OP_MUL, g, val_num(0))
+#define D_MUL(e) B2(OP_MULZ, g, e)
+#define D_NMUL(e) U1(OP_NEG, B2(OP_MULZ, g, e))
+#define D_DIV(e) B2(OP_DIV, g, e)
+#define D_NDIV(e) U1(OP_NEG, B2(OP_DIV, g, e))
+#define D_NONE no_rule(I, (OpKind)nd->op, sp)
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME: gin[0] = RULE; break;
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
+  case OP_##NAME:                                                              \
+    if (want0) gin[0] = sum_to(I, RULE_X, a, sp);                              \
+    if (want1) gin[1] = sum_to(I, RULE_Y, b, sp);                              \
     break;
-  case OP_SUB:
-    if (want0) gin[0] = sum_to(I, g, a, sp);
-    if (want1) gin[1] = sum_to(I, U1(OP_NEG, g), b, sp);
-    break;
-  case OP_MUL:
-    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, b), a, sp);
-    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, a), b, sp);
-    break;
-  case OP_DIV:
-    if (want0) gin[0] = sum_to(I, B2(OP_DIV, g, b), a, sp);
-    if (want1) gin[1] = sum_to(I, U1(OP_NEG, B2(OP_MULZ, g, B2(OP_DIV, y, b))), b, sp);
-    break;
-  case OP_POW:
-    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, B2(OP_MUL, b, B2(OP_POW, a, B2(OP_SUB, b, val_num(1))))), a, sp);
-    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, B2(OP_MUL, y, U1(OP_LOG, a))), b, sp);
-    break;
-  case OP_MOD:
-    if (want0) gin[0] = sum_to(I, g, a, sp);
-    if (want1) gin[1] = sum_to(I, U1(OP_NEG, B2(OP_MULZ, g, B2(OP_INTDIV, a, b))), b, sp);
-    break;
-  case OP_MIN2: case OP_MAX2: {            /* ties split evenly */
-    OpKind win = nd->op == OP_MAX2 ? OP_GT : OP_LT;
-    Value half = B2(OP_MUL, B2(OP_EQ, a, b), val_num(0.5));
-    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, B2(OP_ADD, B2(win, a, b), half)), a, sp);
-    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, B2(OP_ADD, B2(win, b, a), half)), b, sp);
-    break;
-  }
-  case OP_MULZ:
-    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, b), a, sp);
-    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, a), b, sp);
-    break;
-  case OP_NEG: gin[0] = U1(OP_NEG, g); break;
-  case OP_ABS: gin[0] = B2(OP_MULZ, g, U1(OP_SIGN, a)); break;
-  case OP_EXP: gin[0] = B2(OP_MULZ, g, y); break;
-  case OP_LOG: gin[0] = B2(OP_MULZ, g, B2(OP_DIV, val_num(1), a)); break;
-  case OP_SQRT: gin[0] = B2(OP_MULZ, g, B2(OP_DIV, val_num(0.5), y)); break;
-  case OP_SIN: gin[0] = B2(OP_MULZ, g, U1(OP_COS, a)); break;
-  case OP_COS: gin[0] = U1(OP_NEG, B2(OP_MULZ, g, U1(OP_SIN, a))); break;
-  case OP_TAN: gin[0] = B2(OP_MULZ, g, B2(OP_ADD, val_num(1), B2(OP_MUL, y, y))); break;
-  case OP_TANH: gin[0] = B2(OP_MULZ, g, B2(OP_SUB, val_num(1), B2(OP_MUL, y, y))); break;
-  case OP_SIGMOID: gin[0] = B2(OP_MULZ, g, B2(OP_MUL, y, B2(OP_SUB, val_num(1), y))); break;
-  case OP_SOFTPLUS: gin[0] = B2(OP_MULZ, g, U1(OP_SIGMOID, a)); break;
-  case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN:    /* steps: derivative 0 */
-    gin[0] = B2(OP_MUL, g, val_num(0));
-    break;
-  /* DML math (issue 11) */
-  case OP_SINH: gin[0] = B2(OP_MULZ, g, U1(OP_COSH, a)); break;
-  case OP_COSH: gin[0] = B2(OP_MULZ, g, U1(OP_SINH, a)); break;
-  case OP_ASIN: gin[0] = B2(OP_DIV, g, U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a)))); break;
-  case OP_ACOS: gin[0] = U1(OP_NEG, B2(OP_DIV, g, U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a))))); break;
-  case OP_ATAN: gin[0] = B2(OP_DIV, g, B2(OP_ADD, val_num(1), B2(OP_MUL, a, a))); break;
-  case OP_PNORM:                            /* the density exp(-x^2/2) / sqrt(2 pi) */
-    gin[0] = B2(OP_MULZ, g, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, a, a), val_num(-0.5))), val_num(0.3989422804014327)));
-    break;
-  case OP_QNORM:                            /* 1 / density(qnorm(p)) */
-    gin[0] = B2(OP_MULZ, g, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, y, y), val_num(0.5))), val_num(2.5066282746310002)));
-    break;
+#include "ops.def"
+#undef OP
+#undef EW1
+#undef EW2
+#include "autodiff_rules_undef.h"
   case OP_CUMMAX: case OP_CUMMIN:           /* each g to the element the running value came from */
     gin[0] = T(I, op_grad_aux(I, OP_CUMEXT_GRAD, 3, (Value[]){ g, a, y }, sp));
     break;
@@ -866,37 +838,38 @@ static Value tzero(Value t) { return t.t == VT_NULL ? val_num(0) : t; }
 static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, const Value *x, Value y, Span sp) {
   Value a = un[0], b = op_info[op].arity > 1 ? un[1] : val_null(), ta = tin[0], tb = tin[1];
   switch (op) {
-  case OP_ADD: return tadd(I, ta, tb, sp);
-  case OP_SUB: return tadd(I, ta, tneg(I, tb, sp), sp);
-  case OP_MUL: case OP_MULZ: return tadd(I, tmul(I, ta, b, sp), tmul(I, tb, a, sp), sp);
-  case OP_DIV: return B2(OP_DIV, tzero(tadd(I, ta, tneg(I, tmul(I, tb, y, sp), sp), sp)), b);
-  case OP_POW:
-    return tadd(I, tmul(I, ta, B2(OP_MUL, b, B2(OP_POW, a, B2(OP_SUB, b, val_num(1)))), sp),
-                tmul(I, tb, B2(OP_MUL, y, U1(OP_LOG, a)), sp), sp);
-  case OP_MOD: return tadd(I, ta, tneg(I, tmul(I, tb, B2(OP_INTDIV, a, b), sp), sp), sp);
-  case OP_MIN2: case OP_MAX2: {
-    Value w = B2(OP_ADD, B2(op == OP_MAX2 ? OP_GT : OP_LT, a, b), B2(OP_MUL, B2(OP_EQ, a, b), val_num(0.5)));
-    return tadd(I, tmul(I, ta, w, sp), tmul(I, tb, B2(OP_SUB, val_num(1), w), sp), sp);
+  /* the elementwise ops: their rules in ops.def, applied to the tangents ta (and tb) */
+#define A a
+#define B b
+#define Y y
+#define K(c) val_num(c)
+#define U(OP, e) U1(OP_##OP, e)
+#define BI(OP, e1, e2) B2(OP_##OP, e1, e2)
+#define D_ONE t
+#define D_NEG tneg(I, t, sp)
+#define D_ZERO val_null()
+#define D_MUL(e) tmul(I, t, e, sp)
+#define D_NMUL(e) tneg(I, tmul(I, t, e, sp), sp)
+#define D_DIV(e) B2(OP_DIV, tzero(t), e)
+#define D_NDIV(e) tneg(I, B2(OP_DIV, tzero(t), e), sp)
+#define D_NONE no_rule(I, op, sp)
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) \
+  case OP_##NAME: { Value t = ta; (void)t; return RULE; }
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
+  case OP_##NAME: {                                                            \
+    Value t = ta;                                                              \
+    (void)t;                                                                   \
+    Value dx = RULE_X;                                                         \
+    t = tb;                                                                    \
+    (void)t;                                                                   \
+    return tadd(I, dx, RULE_Y, sp);                                            \
   }
-  case OP_NEG: return tneg(I, ta, sp);
-  case OP_ABS: return tmul(I, ta, U1(OP_SIGN, a), sp);
-  case OP_EXP: return tmul(I, ta, y, sp);
-  case OP_LOG: return B2(OP_DIV, ta, a);
-  case OP_SQRT: return tmul(I, ta, B2(OP_DIV, val_num(0.5), y), sp);
-  case OP_SIN: return tmul(I, ta, U1(OP_COS, a), sp);
-  case OP_COS: return tneg(I, tmul(I, ta, U1(OP_SIN, a), sp), sp);
-  case OP_TAN: return tmul(I, ta, B2(OP_ADD, val_num(1), B2(OP_MUL, y, y)), sp);
-  case OP_TANH: return tmul(I, ta, B2(OP_SUB, val_num(1), B2(OP_MUL, y, y)), sp);
-  case OP_SIGMOID: return tmul(I, ta, B2(OP_MUL, y, B2(OP_SUB, val_num(1), y)), sp);
-  case OP_SOFTPLUS: return tmul(I, ta, U1(OP_SIGMOID, a), sp);
-  case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN: return val_null();
-  case OP_SINH: return tmul(I, ta, U1(OP_COSH, a), sp);
-  case OP_COSH: return tmul(I, ta, U1(OP_SINH, a), sp);
-  case OP_ASIN: return B2(OP_DIV, tzero(ta), U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a))));
-  case OP_ACOS: return tneg(I, B2(OP_DIV, tzero(ta), U1(OP_SQRT, B2(OP_SUB, val_num(1), B2(OP_MUL, a, a)))), sp);
-  case OP_ATAN: return B2(OP_DIV, tzero(ta), B2(OP_ADD, val_num(1), B2(OP_MUL, a, a)));
-  case OP_PNORM: return tmul(I, ta, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, a, a), val_num(-0.5))), val_num(0.3989422804014327)), sp);
-  case OP_QNORM: return tmul(I, ta, B2(OP_MUL, U1(OP_EXP, B2(OP_MUL, B2(OP_MUL, y, y), val_num(0.5))), val_num(2.5066282746310002)), sp);
+#include "ops.def"
+#undef OP
+#undef EW1
+#undef EW2
+#include "autodiff_rules_undef.h"
   case OP_CUMMAX: case OP_CUMMIN:           /* the tangent of the element each extreme came from */
     return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, OP_CUMEXT_TAN, 3, (Value[]){ ta, a, y }, sp));
   case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "autodiff.h"
+#include "backend/scalar.h"
 #include "builtins.h"
 #include "interp/interp.h"
 #include "mem.h"
@@ -61,15 +62,12 @@ static double scalar_of(Value v) {
 /* The ops the tables know: scalar arithmetic and math, and the shape ops that are the
 ** identity on a number (sum, t, x[1], ...). */
 static bool supported(int op) {
+  if ((op_info[op].flags & (OPF_EW | OPF_DIFF)) == (OPF_EW | OPF_DIFF)) return true;   /* ops.def's rules */
   switch (op) {
-  case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD: case OP_MIN2:
-  case OP_MAX2: case OP_MULZ: case OP_NEG: case OP_ABS: case OP_EXP: case OP_LOG: case OP_SQRT:
-  case OP_SIN: case OP_COS: case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_SOFTPLUS: case OP_ROUND:
-  case OP_FLOOR: case OP_CEIL: case OP_SIGN: case OP_MATMUL: case OP_TRANSPOSE: case OP_RESHAPE: case OP_INDEX:
+  case OP_MATMUL: case OP_TRANSPOSE: case OP_RESHAPE: case OP_INDEX:
   case OP_SCATTER: case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: case OP_PROD: case OP_MAX:
   case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS:
   case OP_CUMSUM: case OP_CUMPROD: case OP_DIAG: case OP_IFELSE:
-  case OP_SINH: case OP_COSH: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_PNORM: case OP_QNORM:
   case OP_CUMMAX: case OP_CUMMIN: case OP_ROWPRODS: case OP_COLPRODS:
     return true;
   default:
@@ -187,7 +185,7 @@ static void op_text(const Ctx *c, int i, bool numeric, char *buf, size_t n) {
 /* How a partial is written next to an adjoint or tangent t: P_ONE "t * 1" (a tangent "t"),
 ** P_MONE "t * (-1)" ("-t"), P_ZERO "t * 0", P_DIV "t / text", P_TERM "t * text",
 ** P_PAREN "t * (text)". */
-typedef enum { P_ONE, P_MONE, P_ZERO, P_DIV, P_TERM, P_PAREN } PKind;
+typedef enum { P_ONE, P_MONE, P_ZERO, P_DIV, P_TERM, P_PAREN, P_SPECIAL } PKind;
 
 static PKind unit(double d, char *txt, size_t n, const Ctx *c) {
   if (d == 1) return P_ONE;
@@ -196,109 +194,105 @@ static PKind unit(double d, char *txt, size_t n, const Ctx *c) {
   return P_TERM;
 }
 
+/* A partial's text from its template in ops.def: $a and $b are the inputs and $y the result as
+** infix terms (a negative number in parentheses), $A and $B the inputs as they are. */
+static void from_template(const Ctx *c, int i, bool numeric, const char *tmpl, char *txt, size_t n) {
+  size_t len = 0;
+  txt[0] = '\0';
+  for (const char *p = tmpl; *p && len + 1 < n; p++) {
+    char piece[128];
+    if (p[0] == '$' && p[1]) {
+      switch (p[1]) {
+      case 'a': case 'A': ref(c, i, 0, numeric, p[1] == 'a', piece, sizeof piece); break;
+      case 'b': case 'B': ref(c, i, 1, numeric, p[1] == 'b', piece, sizeof piece); break;
+      default: self(c, i, numeric, true, piece, sizeof piece); break;
+      }
+      p++;
+    } else {
+      piece[0] = *p;
+      piece[1] = '\0';
+    }
+    join(txt + len, n - len, piece, NULL);
+    len = strlen(txt);
+  }
+}
+
+/* The partials whose text ops.def leaves to the tables (kind SPECIAL): a power's with respect
+** to its base (a constant exponent is written out: 3 * v_0^2, 2 * v_0), min/max's (1, 0.5 on
+** a tie, or 0, as numbers). */
+static PKind special(const Ctx *c, int i, int k, bool numeric, char *txt, size_t n, double d) {
+  char a[128], b[128];
+  double bv = NINOF(c, i) > 1 ? AOF(c, i, 1) : 0;
+  ref(c, i, 0, numeric, true, a, sizeof a);
+  ref(c, i, 1, numeric, true, b, sizeof b);
+  if (OPOF(c, i) != OP_POW) return unit(d, txt, n, c);
+  if (INOF(c, i, 1) < 0) {
+    char e[64];
+    if (bv == 0) return P_ZERO;
+    if (bv == 1) return P_ONE;
+    numtxt(c, bv - 1, true, e, sizeof e);
+    if (bv == 2) join(txt, n, "2 * ", a, NULL);
+    else join(txt, n, b, " * ", a, "^", e, NULL);
+    return bv < 0 ? P_PAREN : P_TERM;
+  }
+  join(txt, n, b, " * ", a, "^(", b, " - 1)", NULL);
+  (void)k;
+  return P_TERM;
+}
+
+/* The partial of node i with respect to input k as written: its kind from ops.def (or the
+** tables' own, SPECIAL), its text from the template. */
+static PKind written(const Ctx *c, int i, int k, bool numeric, const char *tmpl, PKind kind, char *txt, size_t n,
+                     double d) {
+  switch (kind) {
+  case P_ONE: case P_MONE: case P_ZERO: return kind;
+  case P_SPECIAL: return special(c, i, k, numeric, txt, n, d);
+  default: from_template(c, i, numeric, tmpl, txt, n); return kind;
+  }
+}
+
 /* ∂v_i/∂(input k): its value in *d and its text in txt (in v's, or in numbers when numeric).
-** The values follow the rules of vjp() in autodiff.c, conventions included (ties of min/max
-** split evenly, steps and kinks have derivative 0). */
+** An elementwise op's value and text come from its rule in ops.def, the rule the backward
+** and forward passes use (autodiff.c), so the tables cannot disagree with grad: conventions
+** included (ties of min/max split evenly, steps and kinks have derivative 0). */
 static PKind partial(const Ctx *c, int i, int k, bool numeric, char *txt, size_t n, double *d) {
-  char a[128], b[128], y[128];
+  char a[128], b[128];
   double av = AOF(c, i, 0), bv = NINOF(c, i) > 1 ? AOF(c, i, 1) : 0, yv = YOF(c, i);
   ref(c, i, 0, numeric, true, a, sizeof a);
   if (NINOF(c, i) > 1) ref(c, i, 1, numeric, true, b, sizeof b);
   else b[0] = '\0';
-  self(c, i, numeric, true, y, sizeof y);
   txt[0] = '\0';
   switch (OPOF(c, i)) {
-  case OP_ADD: *d = 1; return P_ONE;
-  case OP_SUB: *d = k ? -1 : 1; return k ? P_MONE : P_ONE;
-  case OP_MUL: case OP_MULZ: case OP_MATMUL:
+#define A av
+#define B bv
+#define Y yv
+#define K(x) (x)
+#define U(OP, e) sc_unary(OP_##OP, e)
+#define BI(OP, e1, e2) sc_binary(OP_##OP, e1, e2)
+#define D_ONE 1.0
+#define D_NEG (-1.0)
+#define D_ZERO 0.0
+#define D_MUL(e) (e)
+#define D_NMUL(e) (-(e))
+#define D_DIV(e) (1 / (e))
+#define D_NDIV(e) (-1 / (e))
+#define D_NONE 0.0
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) \
+  case OP_##NAME: *d = RULE; return written(c, i, k, numeric, TXT, P_##KIND, txt, n, *d);
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
+  case OP_##NAME:                                                              \
+    *d = k ? RULE_Y : RULE_X;                                                  \
+    return written(c, i, k, numeric, k ? TXT_Y : TXT_X, k ? P_##KIND_Y : P_##KIND_X, txt, n, *d);
+#include "ops.def"
+#undef OP
+#undef EW1
+#undef EW2
+#include "autodiff_rules_undef.h"
+  case OP_MATMUL:                            /* of numbers (1x1): a product */
     *d = k ? av : bv;
     join(txt, n, k ? a : b, NULL);
     return P_TERM;
-  case OP_DIV:
-    if (k == 0) { *d = 1 / bv; join(txt, n, b, NULL); return P_DIV; }
-    *d = -yv / bv;
-    join(txt, n, "-", y, " / ", b, NULL);
-    return P_PAREN;
-  case OP_POW:
-    if (k == 1) {
-      *d = yv * log(av);
-      ref(c, i, 0, numeric, false, a, sizeof a);
-      join(txt, n, y, " * ln(", a, ")", NULL);
-      return P_TERM;
-    }
-    *d = bv * pow(av, bv - 1);
-    if (INOF(c, i, 1) < 0) {                 /* a constant exponent: 3 * v_0^2, 2 * v_0 */
-      char e[64];
-      if (bv == 0) return P_ZERO;
-      if (bv == 1) return P_ONE;
-      numtxt(c, bv - 1, true, e, sizeof e);
-      if (bv == 2) join(txt, n, "2 * ", a, NULL);
-      else join(txt, n, b, " * ", a, "^", e, NULL);
-      return bv < 0 ? P_PAREN : P_TERM;
-    }
-    join(txt, n, b, " * ", a, "^(", b, " - 1)", NULL);
-    return P_TERM;
-  case OP_MOD:
-    if (k == 0) { *d = 1; return P_ONE; }
-    *d = -floor(av / bv);
-    join(txt, n, "-(", a, " %/% ", b, ")", NULL);
-    return P_PAREN;
-  case OP_MIN2: case OP_MAX2: {
-    bool win = OPOF(c, i) == OP_MAX2 ? (k ? bv > av : av > bv) : (k ? bv < av : av < bv);
-    *d = win ? 1 : av == bv ? 0.5 : 0;
-    return unit(*d, txt, n, c);
-  }
-  case OP_NEG: *d = -1; return P_MONE;
-  case OP_ABS:
-    *d = av > 0 ? 1 : av < 0 ? -1 : 0;
-    ref(c, i, 0, numeric, false, a, sizeof a);
-    join(txt, n, "sign(", a, ")", NULL);
-    return P_TERM;
-  case OP_EXP:
-    *d = yv;
-    ref(c, i, 0, numeric, false, a, sizeof a);
-    join(txt, n, "exp(", a, ")", NULL);
-    return P_TERM;
-  case OP_LOG: *d = 1 / av; join(txt, n, a, NULL); return P_DIV;
-  case OP_SQRT: *d = 0.5 / yv; join(txt, n, "(2 * ", y, ")", NULL); return P_DIV;
-  case OP_SIN: case OP_COS:
-    *d = OPOF(c, i) == OP_SIN ? cos(av) : -sin(av);
-    ref(c, i, 0, numeric, false, a, sizeof a);
-    join(txt, n, OPOF(c, i) == OP_SIN ? "cos(" : "-sin(", a, ")", NULL);
-    return OPOF(c, i) == OP_SIN ? P_TERM : P_PAREN;
-  case OP_TAN: *d = 1 + yv * yv; join(txt, n, "1 + ", y, "^2", NULL); return P_PAREN;
-  case OP_TANH: *d = 1 - yv * yv; join(txt, n, "1 - ", y, "^2", NULL); return P_PAREN;
-  case OP_SINH: case OP_COSH:
-    *d = OPOF(c, i) == OP_SINH ? cosh(av) : sinh(av);
-    ref(c, i, 0, numeric, false, a, sizeof a);
-    join(txt, n, OPOF(c, i) == OP_SINH ? "cosh(" : "sinh(", a, ")", NULL);
-    return P_TERM;
-  case OP_ASIN: case OP_ACOS:
-    *d = (OPOF(c, i) == OP_ASIN ? 1 : -1) / sqrt(1 - av * av);
-    ref(c, i, 0, numeric, false, a, sizeof a);
-    join(txt, n, OPOF(c, i) == OP_ASIN ? "1 / sqrt(1 - " : "-1 / sqrt(1 - ", a, "^2)", NULL);
-    return P_PAREN;
-  case OP_PNORM:                             /* the normal density */
-    *d = exp(-av * av / 2) / sqrt(2 * M_PI);
-    ref(c, i, 0, numeric, false, a, sizeof a);
-    join(txt, n, "exp(-", a, "^2 / 2) / sqrt(2 pi)", NULL);
-    return P_TERM;
-  case OP_QNORM:
-    *d = sqrt(2 * M_PI) * exp(yv * yv / 2);
-    join(txt, n, "sqrt(2 pi) exp(", y, "^2 / 2)", NULL);
-    return P_TERM;
-  case OP_ATAN:
-    *d = 1 / (1 + av * av);
-    ref(c, i, 0, numeric, false, a, sizeof a);
-    join(txt, n, "1 / (1 + ", a, "^2)", NULL);
-    return P_PAREN;
-  case OP_SIGMOID: *d = yv * (1 - yv); join(txt, n, y, " * (1 - ", y, ")", NULL); return P_TERM;
-  case OP_SOFTPLUS:
-    *d = 1 / (1 + exp(-av));
-    ref(c, i, 0, numeric, false, a, sizeof a);
-    join(txt, n, "sigmoid(", a, ")", NULL);
-    return P_TERM;
-  case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN: *d = 0; return P_ZERO;
   case OP_IFELSE:                            /* nothing to the test or the branch not taken */
     *d = k == 0 ? 0 : k == 1 ? (av != 0) : (av == 0);
     return *d ? P_ONE : P_ZERO;
@@ -316,7 +310,7 @@ static void times(const char *t, PKind pk, const char *txt, bool tangent, char *
   case P_ZERO: join(buf, n, t, " * 0", NULL); break;
   case P_DIV: join(buf, n, t, " / ", txt, NULL); break;
   case P_TERM: join(buf, n, t, " * ", txt, NULL); break;
-  case P_PAREN: join(buf, n, t, " * (", txt, ")", NULL); break;
+  case P_PAREN: case P_SPECIAL: join(buf, n, t, " * (", txt, ")", NULL); break;   /* (written() resolves SPECIAL) */
   }
 }
 

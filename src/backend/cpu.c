@@ -136,28 +136,15 @@ static void binary_range(void *ctx, int64_t lo, int64_t hi) {
   double *o = j->o;
   BcastMode bc0 = j->bc0, bc1 = j->bc1;
   int64_t cols = j->cols;
-  switch (j->op) {
-  case OP_ADD: EW_LOOP(x + y); break;
-  case OP_SUB: EW_LOOP(x - y); break;
-  case OP_MUL: EW_LOOP(x * y); break;
-  case OP_DIV: EW_LOOP(x / y); break;
-  case OP_POW:
-    if (bc1 == BC_SCALAR && b[0] == 2.0) EW_LOOP(((void)y, x * x));    /* x^2: a vectorized square */
-    else EW_LOOP(sc_pow(x, y));
-    break;
-  case OP_MOD: EW_LOOP(sc_mod(x, y)); break;
-  case OP_INTDIV: EW_LOOP(floor(x / y)); break;
-  case OP_MIN2: EW_LOOP(sc_min(x, y)); break;
-  case OP_MAX2: EW_LOOP(sc_max(x, y)); break;
-  case OP_EQ: EW_LOOP((double)(x == y)); break;
-  case OP_NE: EW_LOOP((double)(x != y)); break;
-  case OP_LT: EW_LOOP((double)(x < y)); break;
-  case OP_LE: EW_LOOP((double)(x <= y)); break;
-  case OP_GT: EW_LOOP((double)(x > y)); break;
-  case OP_GE: EW_LOOP((double)(x >= y)); break;
-  case OP_AND: EW_LOOP((double)(x != 0 && y != 0)); break;
-  case OP_OR: EW_LOOP((double)(x != 0 || y != 0)); break;
-  case OP_MULZ: EW_LOOP(x == 0 ? 0.0 : x * y); break;
+  if (j->op == OP_POW && bc1 == BC_SCALAR && b[0] == 2.0) { EW_LOOP(((void)y, x * x)); return; }   /* x^2: vectorized */
+  switch (j->op) {                        /* ops.def's formulas, each its own loop */
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND)
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME: EW_LOOP(F); break;
+#include "ops.def"
+#undef OP
+#undef EW1
+#undef EW2
   default: break;
   }
 }
@@ -183,24 +170,21 @@ static void unary_range(void *ctx, int64_t lo, int64_t hi) {
   const EwJob *j = ctx;
   const double *a = j->a;
   double *o = j->o;
-  switch (j->op) {
-  case OP_NEG: UN_LOOP(-x); break;
-  case OP_NOT: UN_LOOP((double)(x == 0)); break;
-  case OP_ABS: UN_LOOP(fabs(x)); break;
-  case OP_EXP: vm_exp(o + lo, a + lo, hi - lo); break;
-  case OP_LOG: vm_log(o + lo, a + lo, hi - lo); break;
-  case OP_SQRT: UN_LOOP(sqrt(x)); break;
-  case OP_SIN: UN_LOOP(sin(x)); break;
-  case OP_COS: UN_LOOP(cos(x)); break;
-  case OP_TAN: UN_LOOP(tan(x)); break;
-  case OP_TANH: UN_LOOP(tanh(x)); break;
-  case OP_SIGMOID: UN_LOOP(sc_sigmoid(x)); break;
-  case OP_SOFTPLUS: UN_LOOP(sc_softplus(x)); break;
-  case OP_ROUND: UN_LOOP(nearbyint(x)); break;
-  case OP_FLOOR: UN_LOOP(floor(x)); break;
-  case OP_CEIL: UN_LOOP(ceil(x)); break;
-  case OP_SIGN: UN_LOOP(sc_sign(x)); break;
-  default: UN_LOOP(sc_unary(j->op, x)); break;     /* sinh, cosh, asin, acos, atan */
+  switch (j->op) {                        /* ops.def's formulas, each its own loop (vec: libmvec) */
+#define VEC_NONE(F) UN_LOOP(F)
+#define VEC_EXP(F) vm_exp(o + lo, a + lo, hi - lo)
+#define VEC_LOG(F) vm_log(o + lo, a + lo, hi - lo)
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME: VEC_##VEC(F); break;
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y)
+#include "ops.def"
+#undef OP
+#undef EW1
+#undef EW2
+#undef VEC_NONE
+#undef VEC_EXP
+#undef VEC_LOG
+  default: break;
   }
 }
 

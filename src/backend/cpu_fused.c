@@ -32,27 +32,21 @@ typedef struct FusedJob {
 
 /* o[0..n) = op(a, b): the formulas of scalar.h, with the switch outside the loop. */
 static void ew_block(OpKind op, double *restrict o, const double *restrict a, const double *restrict b, int64_t n) {
-  switch (op) {
-  case OP_ADD: LOOP2(x + y); break;
-  case OP_SUB: LOOP2(x - y); break;
-  case OP_MUL: LOOP2(x * y); break;
-  case OP_DIV: LOOP2(x / y); break;
-  case OP_POW: LOOP2(sc_pow(x, y)); break;
-  case OP_MULZ: LOOP2(x == 0 ? 0.0 : x * y); break;
-  case OP_MIN2: LOOP2(sc_min(x, y)); break;
-  case OP_MAX2: LOOP2(sc_max(x, y)); break;
-  case OP_NEG: LOOP1(-x); break;
-  case OP_ABS: LOOP1(fabs(x)); break;
-  case OP_EXP: vm_exp(o, a, n); break;
-  case OP_LOG: vm_log(o, a, n); break;
-  case OP_SQRT: LOOP1(sqrt(x)); break;
-  case OP_TANH: LOOP1(tanh(x)); break;
-  case OP_SIGMOID: LOOP1(sc_sigmoid(x)); break;
-  case OP_SOFTPLUS: LOOP1(sc_softplus(x)); break;
-  default:
-    if (op_info[op].arity == 2) LOOP2(sc_binary(op, x, y));
-    else LOOP1(sc_unary(op, x));
-    break;
+  switch (op) {                           /* ops.def's formulas, each its own loop (vec: libmvec) */
+#define VEC_NONE(F) LOOP1(F)
+#define VEC_EXP(F) vm_exp(o, a, n)
+#define VEC_LOG(F) vm_log(o, a, n)
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME: VEC_##VEC(F); break;
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME: LOOP2(F); break;
+#include "ops.def"
+#undef OP
+#undef EW1
+#undef EW2
+#undef VEC_NONE
+#undef VEC_EXP
+#undef VEC_LOG
+  default: break;
   }
 }
 

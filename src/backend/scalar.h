@@ -39,59 +39,35 @@ double sc_qnorm(double p);
 #endif
 SC_FN double sc_pow(double x, double y) { return y == 2.0 ? x * x : pow(x, y); }
 
+/* The formulas of ops.def's elementwise rows: sc_binary(op, x, y) and sc_unary(op, x). Under
+** CUDA the HOST rows (no GPU kernel) are left out. */
+#define MLS_WHERE_ANY(c) c
+#ifdef __CUDACC__
+#define MLS_WHERE_HOST(c)
+#else
+#define MLS_WHERE_HOST(c) c
+#endif
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND)
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME: return (F);
 SC_FN double sc_binary(int op, double x, double y) {
   switch (op) {
-  case OP_ADD: return x + y;
-  case OP_SUB: return x - y;
-  case OP_MUL: return x * y;
-  case OP_DIV: return x / y;
-  case OP_POW: return sc_pow(x, y);
-  case OP_MOD: return sc_mod(x, y);
-  case OP_INTDIV: return floor(x / y);
-  case OP_MIN2: return sc_min(x, y);
-  case OP_MAX2: return sc_max(x, y);
-  case OP_EQ: return x == y;
-  case OP_NE: return x != y;
-  case OP_LT: return x < y;
-  case OP_LE: return x <= y;
-  case OP_GT: return x > y;
-  case OP_GE: return x >= y;
-  case OP_AND: return x != 0 && y != 0;
-  case OP_OR: return x != 0 || y != 0;
-  case OP_MULZ: return x == 0 ? 0.0 : x * y;
+#include "ops.def"
   default: return NAN;
   }
 }
-
+#undef EW1
+#undef EW2
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) MLS_WHERE_##WHERE(case OP_##NAME: return (F);)
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y)
 SC_FN double sc_unary(int op, double x) {
   switch (op) {
-  case OP_NEG: return -x;
-  case OP_NOT: return x == 0;
-  case OP_ABS: return fabs(x);
-  case OP_EXP: return exp(x);
-  case OP_LOG: return log(x);
-  case OP_SQRT: return sqrt(x);
-  case OP_SIN: return sin(x);
-  case OP_COS: return cos(x);
-  case OP_TAN: return tan(x);
-  case OP_TANH: return tanh(x);
-  case OP_SIGMOID: return sc_sigmoid(x);
-  case OP_SOFTPLUS: return sc_softplus(x);
-  case OP_ROUND: return nearbyint(x);      /* IEC 60559 half-to-even, as R */
-  case OP_FLOOR: return floor(x);
-  case OP_CEIL: return ceil(x);
-  case OP_SIGN: return sc_sign(x);
-  case OP_SINH: return sinh(x);
-  case OP_COSH: return cosh(x);
-  case OP_ASIN: return asin(x);
-  case OP_ACOS: return acos(x);
-  case OP_ATAN: return atan(x);
-  case OP_PNORM: return sc_pnorm(x);
-#ifndef __CUDACC__
-  case OP_QNORM: return sc_qnorm(x);
-#endif
+#include "ops.def"
   default: return NAN;
   }
 }
+#undef OP
+#undef EW1
+#undef EW2
 
 #endif

@@ -71,19 +71,7 @@ static int cu_copy2d(Tensor *out, const Tensor *in) {
 /* ---- fusion groups: CUDA C written here, compiled by NVRTC (fused.cu) ----
 ** The program #includes backend/scalar.h (its text is compiled into this file by the build),
 ** so the generated kernel evaluates the very formulas of the CPU kernels. */
-static const char scalar_h[] =
-#include "scalar_h.inc"
-;
-static const char math_h[] =                 /* NVRTC has the math functions built in */
-  "#define NAN __longlong_as_double(0x7ff8000000000000LL)\n"
-  "#define M_SQRT2 1.41421356237309504880\n"
-  "#define isnan(x) ((x) != (x))\n";
-static const char ops_h[] =                  /* OP_ codes numbered as ops.h numbers them */
-  "enum {\n"
-#define OP(name, sym, arity, flags) "OP_" #name ",\n"
-#include "ops.def"
-#undef OP
-  "};\n";
+#include "backend/cuda/nvrtc_headers.h"
 
 typedef struct Src { char *p; size_t n, cap; bool oom; } Src;
 static void put(Src *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -156,8 +144,7 @@ static int cu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], con
     args[4 + 2 * k] = &ptr[k];
     args[5 + 2 * k] = (void *)&scalar[k];
   }
-  const char *hs[3] = { math_h, ops_h, scalar_h }, *hn[3] = { "math.h", "ops.h", "scalar.h" };
-  int rc = mcu_fused_run(s.p, hs, hn, 3, args, n, sum, o);
+  int rc = mcu_fused_run(s.p, nvrtc_header_src, nvrtc_header_names, NVRTC_NHEADERS, args, n, sum, o);
   free(s.p);
   return rc;
 }

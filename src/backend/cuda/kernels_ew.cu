@@ -80,18 +80,19 @@ static void launch_fast(double *o, McuArg a, McuArg b, int64_t n) {
     k_binary_scalar<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(o, x, y, n, swap);
 }
 
+/* The elementwise ops with a kernel, from ops.def: every binary row and the unary rows not
+** marked HOST (QNORM, a bisection, runs on the CPU). */
 int mcu_ew_arity(int op) {
   switch (op) {
-  case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD: case OP_INTDIV:
-  case OP_MIN2: case OP_MAX2: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
-  case OP_AND: case OP_OR: case OP_MULZ:
-    return 2;
-  case OP_NEG: case OP_NOT: case OP_ABS: case OP_EXP: case OP_LOG: case OP_SQRT: case OP_SIN: case OP_COS:
-  case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN:
-  case OP_SOFTPLUS: case OP_SINH: case OP_COSH: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_PNORM:
-    return 1;
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) MLS_WHERE_##WHERE(case OP_##NAME: return 1;)
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME: return 2;
+#include "ops.def"
+#undef OP
+#undef EW1
+#undef EW2
   default:
-    return 0;                                /* QNORM (a bisection) runs on the CPU */
+    return 0;
   }
 }
 
@@ -102,10 +103,14 @@ int mcu_binary(int op, double *out, McuArg a, McuArg b, int64_t rows, int64_t co
   bool simple = (a.bc == 0 || a.bc == 1) && (b.bc == 0 || b.bc == 1) && !(a.p && a.bc == 1) && !(b.p && b.bc == 1);
   if (simple) {
     switch (op) {                            /* one instantiation per op: the switch folds away */
-#define B(name) case OP_##name: launch_fast<OP_##name>(out, a, b, n); return mcu_launched("binary");
-    B(ADD) B(SUB) B(MUL) B(DIV) B(POW) B(MOD) B(INTDIV) B(MIN2) B(MAX2) B(EQ) B(NE) B(LT) B(LE) B(GT) B(GE)
-    B(AND) B(OR) B(MULZ)
-#undef B
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND)
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
+    case OP_##NAME: launch_fast<OP_##NAME>(out, a, b, n); return mcu_launched("binary");
+#include "ops.def"
+#undef OP
+#undef EW1
+#undef EW2
     default: break;
     }
   }
@@ -140,10 +145,14 @@ static void launch_unary(double *o, const double *x, int64_t n) {
 int mcu_unary(int op, double *out, const double *x, int64_t n) {
   if (n == 0) return 0;
   switch (op) {                              /* one instantiation per op: the switch folds away */
-#define U(name) case OP_##name: launch_unary<OP_##name>(out, x, n); break;
-  U(NEG) U(NOT) U(ABS) U(EXP) U(LOG) U(SQRT) U(SIN) U(COS) U(TAN) U(TANH) U(SIGMOID) U(ROUND) U(FLOOR)
-  U(CEIL) U(SIGN) U(SOFTPLUS) U(SINH) U(COSH) U(ASIN) U(ACOS) U(ATAN) U(PNORM)
-#undef U
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) \
+  MLS_WHERE_##WHERE(case OP_##NAME: launch_unary<OP_##NAME>(out, x, n); break;)
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y)
+#include "ops.def"
+#undef OP
+#undef EW1
+#undef EW2
   default: return mcu_fail("no CUDA kernel for op %d", op);
   }
   return mcu_launched("unary");
