@@ -182,6 +182,7 @@ const Builtin builtin_table[] = {
   { "list", bi_list, "list(...)", OP_NONE, DIFF | BI_AD, "A list of the arguments; named arguments become named elements." },
   { "load", bi_load, "load(path)", OP_NONE, BI_EFFECT | BI_NODIFF, "Reads a checkpoint written by save() and returns its values as a named list.\nA truncated or corrupt file (checked with its CRC-32), a name given twice or not UTF-8,\nis an error saying what is wrong." },
   { "log", bi_log, "log(x, base=)", OP_LOG, DIFF | BI_AD, "Natural logarithm, or logarithm to base; elementwise. log(-1) is NaN." },
+  { "log1p", bi_unary, "log1p(x)", OP_LOG1P, DIFF | BI_AD, "log(1 + x), elementwise, accurate where x is near 0 (log1p(1e-10) is 1e-10, where\nlog(1 + 1e-10) loses six digits); NaN below -1, -Inf at -1. Its derivative is 1 / (1 + x)." },
   { "logsoftmax", bi_logsoftmax, "logsoftmax(X)", OP_LOGSOFTMAX, DIFF | BI_AD, "Row-wise log(softmax(X)), computed stably as X - max - log(sum(exp(X - max))): finite\nwhere softmax underflows to 0. A number gives 0." },
   { "lower.tri", bi_lower_tri, "lower.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The lower triangle of target (below the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
   { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT | BI_VARS | BI_NODIFF, "Lists the variables in scope with their types and shapes." },
