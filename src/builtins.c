@@ -106,6 +106,7 @@ const Builtin builtin_table[] = {
     "node with its op, inputs, shape and line, what each optimization did, and the peak bytes of\n"
     "intermediate values. Returns, invisibly, list(before=, after=) with the node counts. f runs\n"
     "once while staging, so its effects happen." },
+  { "expm1", bi_unary, "expm1(x)", OP_EXPM1, DIFF | BI_AD, "exp(x) - 1, elementwise, accurate where x is near 0 (expm1(1e-10) is 1.00000000005e-10,\nwhere exp(1e-10) - 1 keeps seven digits); -1 at -Inf. Its derivative is exp(x)." },
   { "floor", bi_unary, "floor(x)", OP_FLOOR, DIFF | BI_AD, "Largest whole number not above x, elementwise." },
   { "gc", bi_gc, "gc()", OP_NONE, BI_EFFECT | BI_NODIFF,
     "Runs the cycle collector now and returns how many objects (lists, functions and function\n"
