@@ -755,7 +755,9 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     else gin[0] = B2(OP_MULZ, B2(OP_EQ, a, y), gs);   /* max / min: to every rank that holds it */
     break;
   }
-  default:
+  /* Every op of ops.def is a case of this switch (no default: -Werror=switch makes a new op
+  ** without a rule a build error). These are never recorded (not OPF_DIFF, or discrete): */
+  case OP_NONE: case OP_RANGE: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN: case OP_COUNT:
     mls_throw(I, sp, "grad: '%s' has no derivative rule", op_info[nd->op].sym);
   }
 }
@@ -930,7 +932,13 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
     Value num = T(I, ad_apply(I, OP_ALLREDUCE, 1, (Value[]){ B2(OP_MULZ, mask, ta) }, 1, &sum, sp));
     return B2(OP_DIV, num, T(I, ad_apply(I, OP_ALLREDUCE, 1, &mask, 1, &sum, sp)));
   }
-  default: break;
+  /* Every op of ops.def is a case of this switch (no default: -Werror=switch makes a new op
+  ** without a rule a build error). Never recorded (not OPF_DIFF, or discrete): */
+  case OP_NONE: case OP_RANGE: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN: case OP_COUNT:
+  /* no forward rule yet: jvp through them is the located error below */
+  case OP_PROD: case OP_CUMPROD: case OP_CUMSUMPROD: case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD:
+  case OP_CUMSUMPROD_GRAD:
+    break;
   }
   mls_throw(I, sp, "jvp: '%s' has no forward rule", op_info[op].sym);
 }

@@ -23,7 +23,8 @@ typedef enum OpKind {
 } OpKind;
 
 typedef struct OpInfo { const char *name; const char *sym; int arity; int flags; } OpInfo;
-extern const OpInfo op_info[OP_COUNT];
+/* One row per op of ops.def, in its order (ops.c checks at compile time that none is missing). */
+extern const OpInfo *const op_info;
 
 #endif
 

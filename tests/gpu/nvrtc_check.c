@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <nvrtc.h>
+#include "ops.h"
 #include "backend/cuda/nvrtc_headers.h"
 
 static const char kernel[] =

@@ -24,6 +24,16 @@ static const char ops_h[] =                  /* OP_ codes numbered as ops.h numb
 #undef OP
   "};\n";
 
+/* the rows the string above numbers: every op of ops.def (a row its expansion dropped would
+** renumber the codes after it on the GPU) */
+enum {
+  NVRTC_OPS = 0
+#define OP(name, sym, arity, flags) + 1
+#include "ops.def"
+#undef OP
+};
+_Static_assert((int)NVRTC_OPS == (int)OP_COUNT, "ORDER OP: the generated kernels' op codes follow ops.def");
+
 enum { NVRTC_NHEADERS = 4 };
 static const char *const nvrtc_header_src[NVRTC_NHEADERS] = { math_h, ops_h, scalar_h, ops_def };
 static const char *const nvrtc_header_names[NVRTC_NHEADERS] = { "math.h", "ops.h", "scalar.h", "ops.def" };
