@@ -93,6 +93,8 @@ static const Recipe recipes[] = {
   { "stop_gradient", NULL, NULL, NULL, 0, 0 },   /* checked separately: its derivative is 0 */
   /* DML math and statistics (issue 11) */
   { "sinh", "sinh(X)", NULL, "X", -2, 2 }, { "cosh", "cosh(X)", NULL, "X", -2, 2 },
+  { "log1p", "log1p(X)", NULL, "X", -0.5, 2 }, { "expm1", "expm1(X)", NULL, "X", -2, 2 },
+  { "logit", "logit(X)", NULL, "X", 0.1, 0.9 },
   { "asin", "asin(X)", NULL, "X", -0.9, 0.9 }, { "acos", "acos(X)", NULL, "X", -0.9, 0.9 },
   { "atan", "atan(X)", NULL, "X", -2, 2 }, { "ceiling", "ceiling(X) + X", NULL, "X", 0.1, 0.4 },
   { "avg", "avg(X)", "3x4,-;1x1,-;n,-", "X", -1, 1 },
