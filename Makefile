@@ -85,12 +85,12 @@ mls: $(BUILD)/mls $(CUDA_PLUGIN)
 	cp $(BUILD)/mls mls
 
 ifeq ($(CUDA),1)
-$(BUILD)/src/backend/cuda/%.o: src/backend/cuda/%.cu src/backend/cuda/cuda.h src/backend/cuda/cuda_impl.h src/backend/scalar.h src/ops.def
+$(BUILD)/src/backend/cuda/%.o: src/backend/cuda/%.cu src/backend/cuda/cuda.h src/backend/cuda/cuda_impl.h src/backend/scalar.h src/ops/ops.def
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 $(BUILD)/src/backend/cuda/backend.o: src/backend/cuda/backend.c src/backend/cuda/cuda.h src/backend/backend.h src/tensor.h \
-  src/ops.def $(BUILD)/gen/scalar_h.inc $(BUILD)/gen/ops_def.inc
+  src/ops/ops.def $(BUILD)/gen/scalar_h.inc $(BUILD)/gen/ops_def.inc
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
@@ -98,12 +98,12 @@ $(BUILD)/src/backend/cuda/backend.o: src/backend/cuda/backend.c src/backend/cuda
 $(BUILD)/gen/scalar_h.inc: src/backend/scalar.h
 	@mkdir -p $(dir $@)
 	sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< > $@
-$(BUILD)/gen/ops_def.inc: src/ops.def
+$(BUILD)/gen/ops_def.inc: src/ops/ops.def
 	@mkdir -p $(dir $@)
 	sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< > $@
 
 # NVRTC compiles the fusion groups' headers (every elementwise formula) without a GPU
-$(BUILD)/nvrtc_check: tests/gpu/nvrtc_check.c src/backend/cuda/nvrtc_headers.h src/ops.def $(BUILD)/gen/scalar_h.inc $(BUILD)/gen/ops_def.inc
+$(BUILD)/nvrtc_check: tests/gpu/nvrtc_check.c src/backend/cuda/nvrtc_headers.h src/ops/ops.def $(BUILD)/gen/scalar_h.inc $(BUILD)/gen/ops_def.inc
 	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64 -Wl,-rpath=$(CUDA_HOME)/lib64 -lnvrtc
 
 $(CUDA_PLUGIN): $(CUDA_OBJS)
@@ -229,6 +229,11 @@ mpi-test: mls
 	tests/mpi/run.sh ./mls
 	MLS_FLAGS=--staged tests/mpi/run.sh ./mls
 
+# The layering of src/ over #include lines (tools/check_layers.py, docs/architecture.md)
+.PHONY: layers-check
+layers-check:
+	/usr/bin/python3 tools/check_layers.py
+
 # NVRTC compiles every elementwise formula for the GPU (where nvcc is; no GPU needed)
 .PHONY: nvrtc-check
 nvrtc-check: mls
@@ -249,6 +254,7 @@ gen-test: mls $(BUILD)/gen_diff
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
+	$(MAKE) layers-check
 	$(MAKE) unit
 	$(MAKE) golden
 	$(MAKE) examples

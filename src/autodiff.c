@@ -553,7 +553,7 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     if (want0) gin[0] = sum_to(I, RULE_X, a, sp);                              \
     if (want1) gin[1] = sum_to(I, RULE_Y, b, sp);                              \
     break;
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2
@@ -867,7 +867,7 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
     (void)t;                                                                   \
     return tadd(I, dx, RULE_Y, sp);                                            \
   }
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2

@@ -284,7 +284,7 @@ static PKind partial(const Ctx *c, int i, int k, bool numeric, char *txt, size_t
   case OP_##NAME:                                                              \
     *d = k ? RULE_Y : RULE_X;                                                  \
     return written(c, i, k, numeric, k ? TXT_Y : TXT_X, k ? P_##KIND_Y : P_##KIND_X, txt, n, *d);
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2

@@ -15,7 +15,7 @@
 
 static const OpInfo op_rows[] = {
 #define OP(name, sym, arity, flags) { #name, sym, arity, flags },
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 };
 /* sized by its rows, not by OP_COUNT: an expansion that drops a row (a new row kind that

@@ -1,37 +1,18 @@
 /*
-** ops.h — op codes from ops.def, their names and arities, and the eager entry points that
-** check shapes ("shape inference"), allocate results and dispatch to the backend.
+** ops.h — the eager entry points of the ops (the op table itself is ops/table.h): they check
+** shapes ("shape inference"), allocate results and dispatch to the backend.
 ** Arguments are borrowed; every returned Value is owned by the caller (+1).
 */
 #ifndef MLS_OPS_H
 #define MLS_OPS_H
 
 #include "mls.h"
-
-/* OPF_RED: an op run by the reduction kernel family (backend/cpu_reduce.c): reductions (shape
-**   from op_reduce), with OPF_KEEP scans and row-wise maps (op_scan), diag and ifelse.
-** OPF_KEEP: the result has the input's shape (cumsum, cumprod, softmax; op_scan).
-** OPF_DISCRETE: the result is piecewise constant (indices): its gradient is zero, not an error.
-** OPF_NN: the deep-learning family (conv2d, pooling, bias; builtins_nn.c, backend/cpu_conv.c). */
-enum { OPF_EW = 1, OPF_CMP = 2, OPF_RED = 4, OPF_DIFF = 8, OPF_KEEP = 16, OPF_DISCRETE = 32, OPF_NN = 64 };
-
-typedef enum OpKind {
-#define OP(name, sym, arity, flags) OP_##name,
-#include "ops.def"
-#undef OP
-  OP_COUNT
-} OpKind;
-
-typedef struct OpInfo { const char *name; const char *sym; int arity; int flags; } OpInfo;
-/* One row per op of ops.def, in its order (ops.c checks at compile time that none is missing). */
-extern const OpInfo *const op_info;
-
-#endif
+#include "ops/table.h"
+#include "value.h"
 
 /* ---- eager evaluation of ops (ops.c): check shapes, allocate, dispatch to the backend ----
 ** Arguments are borrowed; results are owned by the caller. These are the single entry points
 ** that the tape (grad) and the graph stager hook into. */
-#include "value.h"
 Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp);
 Value op_unary(Interp *I, OpKind op, Value a, Span sp);
 Value op_matmul(Interp *I, Value a, Value b, Span sp);
@@ -74,3 +55,5 @@ Value op_concat(Interp *I, Value a, Value b, Span sp);
 ** when traced) with its extra prm, the 1x11 parameter matrix (VT_NULL for bias ops). Shapes are
 ** checked against prm with errors naming both; the result is owned. */
 Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp);
+
+#endif

@@ -8,7 +8,7 @@
 
 #include <signal.h>
 #include <stddef.h>
-#include "ops.h"
+#include "ops/table.h"
 #include "tensor.h"
 
 /* How an operand of an elementwise binary op is broadcast (LANGUAGE.md §5). */

@@ -141,7 +141,7 @@ static void binary_range(void *ctx, int64_t lo, int64_t hi) {
 #define OP(NAME, SYM, ARITY, FLAGS)
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND)
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME: EW_LOOP(F); break;
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2
@@ -177,7 +177,7 @@ static void unary_range(void *ctx, int64_t lo, int64_t hi) {
 #define OP(NAME, SYM, ARITY, FLAGS)
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME: VEC_##VEC(F); break;
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y)
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2

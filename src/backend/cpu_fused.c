@@ -39,7 +39,7 @@ static void ew_block(OpKind op, double *restrict o, const double *restrict a, co
 #define OP(NAME, SYM, ARITY, FLAGS)
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME: VEC_##VEC(F); break;
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME: LOOP2(F); break;
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2

@@ -12,7 +12,7 @@
 #define SC_FN static __host__ __device__ inline
 #else
 #define SC_FN static inline
-#include "ops.h"
+#include "ops/table.h"
 #endif
 
 SC_FN double sc_mod(double x, double y) {     /* R's %%: the sign of the divisor */
@@ -52,7 +52,7 @@ SC_FN double sc_pow(double x, double y) { return y == 2.0 ? x * x : pow(x, y); }
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME: return (F);
 SC_FN double sc_binary(int op, double x, double y) {
   switch (op) {
-#include "ops.def"
+#include "ops/ops.def"
   default: return NAN;
   }
 }
@@ -62,7 +62,7 @@ SC_FN double sc_binary(int op, double x, double y) {
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y)
 SC_FN double sc_unary(int op, double x) {
   switch (op) {
-#include "ops.def"
+#include "ops/ops.def"
   default: return NAN;
   }
 }

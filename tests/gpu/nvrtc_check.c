@@ -37,7 +37,7 @@ int main(void) {
 #define OP(name, sym, arity, flags)
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) ew++;
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) ew++;
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2

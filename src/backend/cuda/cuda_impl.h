@@ -11,7 +11,7 @@
 /* The op codes of ops.def, as ops.h numbers them (ops.h itself is C, not for nvcc). */
 enum {
 #define OP(name, sym, arity, flags) OP_##name,
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
   OP_COUNT
 };

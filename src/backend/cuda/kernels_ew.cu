@@ -87,7 +87,7 @@ int mcu_ew_arity(int op) {
 #define OP(NAME, SYM, ARITY, FLAGS)
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) MLS_WHERE_##WHERE(case OP_##NAME: return 1;)
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME: return 2;
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2
@@ -107,7 +107,7 @@ int mcu_binary(int op, double *out, McuArg a, McuArg b, int64_t rows, int64_t co
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND)
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
     case OP_##NAME: launch_fast<OP_##NAME>(out, a, b, n); return mcu_launched("binary");
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2
@@ -149,7 +149,7 @@ int mcu_unary(int op, double *out, const double *x, int64_t n) {
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) \
   MLS_WHERE_##WHERE(case OP_##NAME: launch_unary<OP_##NAME>(out, x, n); break;)
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y)
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2

@@ -20,7 +20,7 @@ static const char math_h[] =                 /* NVRTC has the math functions bui
 static const char ops_h[] =                  /* OP_ codes numbered as ops.h numbers them */
   "enum {\n"
 #define OP(name, sym, arity, flags) "OP_" #name ",\n"
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
   "};\n";
 
@@ -29,13 +29,13 @@ static const char ops_h[] =                  /* OP_ codes numbered as ops.h numb
 enum {
   NVRTC_OPS = 0
 #define OP(name, sym, arity, flags) + 1
-#include "ops.def"
+#include "ops/ops.def"
 #undef OP
 };
 _Static_assert((int)NVRTC_OPS == (int)OP_COUNT, "ORDER OP: the generated kernels' op codes follow ops.def");
 
 enum { NVRTC_NHEADERS = 4 };
 static const char *const nvrtc_header_src[NVRTC_NHEADERS] = { math_h, ops_h, scalar_h, ops_def };
-static const char *const nvrtc_header_names[NVRTC_NHEADERS] = { "math.h", "ops.h", "scalar.h", "ops.def" };
+static const char *const nvrtc_header_names[NVRTC_NHEADERS] = { "math.h", "ops.h", "scalar.h", "ops/ops.def" };
 
 #endif
