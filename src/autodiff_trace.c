@@ -573,10 +573,27 @@ Value bi_trace_grad(Interp *I, Args *a) {
   t->active = false;
   if (!is_scalar(r)) bi_error(I, "function must return a number, got %s", val_describe(ad_primal(r), desc, sizeof desc));
   int root = r.t == VT_BOX && r.u.box->tape == t ? r.u.box->node : -1;
-  int nn = t->n;
+  /* The rows: the arguments and the operations y depends on, in tape order (a jit function
+  ** records its trace and then its graph's run, and only the run gives y; nothing else of a
+  ** computation f throws away is a step of y's derivative either). map: tape node -> row. */
+  Tensor *mapt = tensor_new(I, t->n > 0 ? t->n : 1, 1);
+  tmp_push(I, val_mat(mapt));
+  double *map = tensor_data(mapt);
+  for (int i = 0; i < t->n; i++) map[i] = i < n ? 1 : 0;
+  if (root >= 0) map[root] = 1;
+  for (int i = root; i >= n; i--)
+    if (map[i] != 0)
+      for (int k = 0; k < t->nodes[i].nin; k++)
+        if (t->nodes[i].in[k] >= 0) map[t->nodes[i].in[k]] = 1;
+  int nn = 0;
+  for (int i = 0; i < t->n; i++) map[i] = map[i] != 0 ? nn++ : -1;
+  int troot = root;                            /* (the tape's numbering, for its backward pass) */
+  if (root >= 0) root = (int)map[root];
   if (nn - n > MAX_OPS) bi_error(I, "the trace has %d operations; the table is for small examples (at most %d)", nn - n, MAX_OPS);
-  for (int i = n; i < nn; i++) {
-    const TNode *nd = &t->nodes[i];
+  for (int q = n; q < t->n; q++) {
+    if (map[q] < 0) continue;
+    int i = (int)map[q];
+    const TNode *nd = &t->nodes[q];
     if (!supported(nd->op)) bi_error(I, "operation v_%d ('%s') is not supported in the trace table", i - n + 1, op_info[nd->op].sym);
     bool ok = is_scalar(nd->out);
     for (int k = 0; k < nd->nin; k++) ok = ok && is_scalar(nd->val[k]);
@@ -590,13 +607,14 @@ Value bi_trace_grad(Interp *I, Args *a) {
   Tensor *S = tensor_new(I, nn > 0 ? nn : 1, NCOL);
   tmp_push(I, val_mat(S));
   double *m = tensor_data(S);
-  for (int i = 0; i < nn; i++) {
-    const TNode *nd = &t->nodes[i];
-    double *row = m + (size_t)i * NCOL;
+  for (int q = 0; q < t->n; q++) {
+    if (map[q] < 0) continue;
+    const TNode *nd = &t->nodes[q];
+    double *row = m + (size_t)map[q] * NCOL;
     row[C_OP] = nd->op;
     row[C_NIN] = nd->nin;
     for (int k = 0; k < 3; k++) {
-      row[C_IN0 + k] = k < nd->nin ? nd->in[k] : -1;
+      row[C_IN0 + k] = k < nd->nin && nd->in[k] >= 0 ? map[nd->in[k]] : -1;
       row[C_A0 + k] = k < nd->nin ? scalar_of(nd->val[k]) : 0;
     }
     row[C_Y] = scalar_of(nd->out);
@@ -612,7 +630,7 @@ Value bi_trace_grad(Interp *I, Args *a) {
       s1 = val_mat(one);
       tmp_push(I, s1);
     }
-    List *adj = ad_trace_backward(I, t, root, s1);
+    List *adj = ad_trace_backward(I, t, troot, s1);
     for (int k = 0; k < n; k++) {
       Value g = ad_trace_collect(I, holder->items[k], adj, t);
       tmp_push(I, g);

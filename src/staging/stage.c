@@ -521,7 +521,11 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
     *q = NULL;
     j->n--;
   }
-  bool pure = !g->dynamic && !graded;               /* (a grad records the trace: once) */
+  /* Traced by an outer grad too, the graph's run is what that grad differentiates, as at a
+  ** later call (its ops recorded on the grad's tape; the trace's are left unused there): the
+  ** first call's gradient is the later calls' (it was the trace's, without the rewrites) */
+  bool pure = !g->dynamic;
+  (void)graded;
   for (int i = 0; i < g->n && pure; i++) pure = !(g->nodes[i].flags & GF_EFFECT);
   if (pure && j->entries == e) {   /* the first call's result comes from the optimized graph, as later ones */
     bool stale;
