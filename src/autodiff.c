@@ -150,7 +150,42 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
 static Value fwd_apply(Interp *I, Tape *t, OpKind op, int nin, const Value *in, const Value *un,
                        int nextra, const Value *extra, Value out, Span sp);
 
+/* Staging's stable rewrites (log(softmax(z)) -> logsoftmax(z), log(1 + exp(x)) -> softplus(x);
+** docs/staging.md) made where a grad's tape records the log, so that its backward pass is the
+** stable op's too: a graph optimizer rewriting the forward ops finds the backward ones already
+** built from 1 / softmax(z) (jit(grad(f)) gave NaN where jit(f) was finite). Only on values a
+** stage traces: eager code keeps eager's arithmetic. x is the log's operand; false when it is no such pattern. */
+static bool stable_log(Interp *I, Value x, Span sp, Value *out) {
+  bool staged = I->stage && I->stage->active;   /* x also traced by a stage (jit(grad(f))) */
+  for (Value v = x; v.t == VT_BOX && !staged; v = v.u.box->v) staged = v.u.box->tape->graph && v.u.box->tape->active;
+  if (!staged || x.t != VT_BOX || I->exact_rewrites) return false;
+  Tape *t = x.u.box->tape;
+  if (!t->active || t->graph || t->forward) return false;
+  const TNode *p = &t->nodes[x.u.box->node];
+  int32_t src = -1;                         /* the node whose operand the stable op takes */
+  OpKind op = OP_NONE;
+  if (p->op == OP_SOFTMAX) { src = x.u.box->node; op = OP_LOGSOFTMAX; }
+  else if (p->op == OP_ADD)
+    for (int k = 0; k < 2 && op == OP_NONE; k++) {
+      Value one = ad_primal(p->val[k]);
+      int32_t e = p->in[1 - k];
+      if (p->in[k] < 0 && one.t == VT_NUM && one.u.n == 1 && e >= 0 && t->nodes[e].op == OP_EXP) { src = e; op = OP_SOFTPLUS; }
+    }
+  if (op == OP_NONE) return false;
+  const TNode *s = &t->nodes[src];
+  Value z = s->val[0];
+  val_retain(z);
+  if (s->in[0] >= 0) z = box_new(t, s->in[0], z);
+  tmp_push(I, z);
+  *out = ad_apply(I, op, 1, &z, 0, NULL, sp);
+  tmp_pop(I, 1);
+  val_release(z);
+  return true;
+}
+
 Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
+  Value stable;
+  if (op == OP_LOG && stable_log(I, in[0], sp, &stable)) return stable;
   Tape *t = NULL;
   for (int k = 0; k < nin; k++)
     for (Value v = in[k]; v.t == VT_BOX; v = v.u.box->v)
