@@ -112,12 +112,37 @@ static Value strip(Value v, const Tape *t) {
 static Value T(Interp *I, Value v) { tmp_push(I, v); return v; }   /* owned temp, freed by the caller's mark */
 
 /* ---- the plain computation of each recordable op ---- */
+/* OP_SUMPROD: sum(X %*% Y) without the product, sum(t(colSums(X)) * rowSums(Y)) (staging's
+** rewrite), unless that is not finite: then the product's sum, so the rewrite keeps eager's
+** result where eager's is finite (sum([1e308; 1e308] %*% [1, -1]) is 0, not Inf * 0). A
+** non-conformable pair is the product's error. The result (a number) is owned. */
+static Value sum_of_product(Interp *I, Value x, Value y, Span sp) {
+  int mark = I->ntmp;
+  Value px = ad_primal(x), py = ad_primal(y);
+  int64_t xc = px.t == VT_MAT ? tensor_cols(px.u.m) : 1, yr = py.t == VT_MAT ? tensor_rows(py.u.m) : 1;
+  Value r;
+  if (xc == yr) {
+    Value cs = op_transpose(I, T(I, op_reduce(I, OP_COLSUMS, x, sp)), sp);
+    tmp_push(I, cs);
+    Value rs = T(I, op_reduce(I, OP_ROWSUMS, y, sp));
+    r = op_reduce(I, OP_SUM, T(I, op_binary(I, OP_MUL, cs, rs, sp)), sp);
+    Value pr = ad_primal(r);
+    double v = pr.t == VT_NUM ? pr.u.n : pr.t == VT_MAT ? tensor_data(pr.u.m)[0] : 0;
+    if (isfinite(v)) { tmp_release_to(I, mark); return r; }
+    val_release(r);
+  }
+  r = op_reduce(I, OP_SUM, T(I, op_matmul(I, x, y, sp)), sp);
+  tmp_release_to(I, mark);
+  return r;
+}
+
 Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value *x, Span sp) {
   int flags = op_info[op].flags;
   if ((flags & OPF_EW) && op_info[op].arity == 2) return op_binary(I, op, in[0], in[1], sp);
   if (flags & OPF_EW) return op_unary(I, op, in[0], sp);
   switch (op) {
   case OP_MATMUL: return op_matmul(I, in[0], in[1], sp);
+  case OP_SUMPROD: return sum_of_product(I, in[0], in[1], sp);
   case OP_TRANSPOSE: return op_transpose(I, in[0], sp);
   case OP_RESHAPE: return op_reshape(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, sp);
   case OP_DIAG: return op_diag(I, in[0], sp);
@@ -619,6 +644,17 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     if (want0) gin[0] = sum_to(I, T(I, op_matmul(I, g, T(I, op_transpose(I, b, sp)), sp)), a, sp);
     if (want1) gin[1] = sum_to(I, T(I, op_matmul(I, T(I, op_transpose(I, a, sp)), g, sp)), b, sp);
     break;
+  case OP_SUMPROD: {                        /* d sum(X Y) / dX = rowSums(Y)' in every row; dY likewise */
+    bool na, nb;
+    int64_t ar, ac, br, bc;
+    shape(a, &na, &ar, &ac);
+    shape(b, &nb, &br, &bc);
+    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, B2(OP_MUL, ones(I, ar, ac),
+                                                   T(I, op_transpose(I, T(I, op_reduce(I, OP_ROWSUMS, b, sp)), sp)))), a, sp);
+    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, B2(OP_MUL, ones(I, br, bc),
+                                                   T(I, op_transpose(I, T(I, op_reduce(I, OP_COLSUMS, a, sp)), sp)))), b, sp);
+    break;
+  }
   case OP_TRANSPOSE: gin[0] = T(I, op_transpose(I, g, sp)); break;
   case OP_RESHAPE: {                        /* the same elements back in the input's shape */
     Value p = ad_primal(a);
@@ -922,6 +958,9 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_MATMUL:
     return tadd(I, ta.t == VT_NULL ? ta : T(I, op_matmul(I, ta, b, sp)),
                 tb.t == VT_NULL ? tb : T(I, op_matmul(I, a, tb, sp)), sp);
+  case OP_SUMPROD:
+    return tadd(I, ta.t == VT_NULL ? ta : T(I, sum_of_product(I, ta, b, sp)),
+                tb.t == VT_NULL ? tb : T(I, sum_of_product(I, a, tb, sp)), sp);
   case OP_TRANSPOSE: return T(I, op_transpose(I, ta, sp));
   case OP_RESHAPE: return T(I, op_reshape(I, ta, (int64_t)ad_primal(x[0]).u.n, (int64_t)ad_primal(x[1]).u.n, sp));
   case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: return T(I, op_reduce(I, op, ta, sp));

@@ -247,18 +247,13 @@ static void rewrite(Interp *I, Graph *g) {
         graph_log(g, "  rewrite: log(softmax(z)) -> logsoftmax(z), stable%s", at);
       }
       break;
-    case OP_SUM:                                     /* sum(X %*% Y) -> sum(t(colSums(X)) * rowSums(Y)) */
+    case OP_SUM:                       /* sum(X %*% Y) -> sumprod(X, Y): sum(t(colSums(X)) * rowSums(Y)) */
       if (is_op(g, a, OP_MATMUL) && g->nodes[a].uses == 1 && !exact) {
         int32_t x = g->nodes[a].in[0], y = g->nodes[a].in[1];
         GNode xs = g->nodes[x], ys = g->nodes[y];
         if (xs.vt != VT_MAT || ys.vt != VT_MAT) break;
-        int64_t k = xs.cols;
-        int32_t cs = add_op(g, OP_COLSUMS, 1, &x, &g->nodes[i], VT_MAT, 1, k);
-        int32_t tc = add_op(g, OP_TRANSPOSE, 1, &cs, &g->nodes[i], VT_MAT, k, 1);
-        int32_t rs = add_op(g, OP_ROWSUMS, 1, &y, &g->nodes[i], VT_MAT, k, 1);
-        int32_t mi[2] = { tc, rs };
-        int32_t m = add_op(g, OP_MUL, 2, mi, &g->nodes[i], VT_MAT, k, 1);
-        set_op(&g->nodes[i], OP_SUM, 1, &m);
+        int32_t xy[2] = { x, y };                    /* (OP_SUMPROD: the product's sum where */
+        set_op(&g->nodes[i], OP_SUMPROD, 2, xy);    /* the product-free form overflows) */
         g->nodes[a].uses = 0;
         graph_log(g, "  rewrite: sum(X %%*%% Y) -> sum(t(colSums(X)) * rowSums(Y)), no product%s", at);
       }
