@@ -35,6 +35,16 @@ void gout_clear(Graph *g) {
   g->out.node = -1;
 }
 
+void graph_fused_places_free(GNode *nd) {
+  if (nd->fsrc && nd->fused)
+    for (int q = 0; q <= nd->fused->nins; q++)
+      if (nd->fsrc[q]) source_release(nd->fsrc[q]);
+  mem_free(nd->fsrc);
+  mem_free(nd->fspan);
+  nd->fsrc = NULL;
+  nd->fspan = NULL;
+}
+
 void graph_free(Graph *g) {
   if (!g) return;
   graph_replay_free(g);                      /* first: its recording uses the fusion programs */
@@ -44,6 +54,7 @@ void graph_free(Graph *g) {
     mem_free(nd->in);
     mem_free(nd->names);
     if (nd->src) source_release(nd->src);
+    graph_fused_places_free(nd);            /* (first: it reads the program's length) */
     if (nd->fused) {
       mem_free(nd->fused->ins);
       mem_free(nd->fused->bc);
@@ -244,21 +255,23 @@ static Value matmul_flags(Interp *I, Value a, bool ta, Value b, bool tb, Span sp
 static Value fused_unfused(Interp *I, const GNode *nd, const Value *args) {
   const FusedProg *p = nd->fused;
   int mark = I->ntmp;
-  Value *r = mem_calloc((size_t)p->nregs, sizeof(Value));
-  List *hold = list_new(p->nregs);
-  tmp_push(I, val_list(hold));
-  for (int k = 0; k < p->nin; k++) { r[k] = args[k]; val_retain(r[k]); list_push(hold, r[k], NULL); }
+  List *hold = list_new(p->nregs);        /* the registers: inputs, then each op's result (held */
+  tmp_push(I, val_list(hold));            /* on the temporaries: an error frees them) */
+  for (int k = 0; k < p->nin; k++) { val_retain(args[k]); list_push(hold, args[k], NULL); }
   Value last = val_null();
-  for (int q = 0; q < p->nins; q++) {
+  for (int q = 0; q < p->nins; q++) {      /* each op at its own place (an error, --nan-check) */
     const FusedIns *in = &p->ins[q];
-    Value v = in->b >= 0 ? op_binary(I, (OpKind)in->op, r[in->a], r[in->b], nd->span)
-                         : op_unary(I, (OpKind)in->op, r[in->a], nd->span);
-    list_push(hold, v, NULL);
-    r[in->dst] = v;
+    Span sp = nd->fspan ? nd->fspan[q] : nd->span;
+    if (nd->fsrc && nd->fsrc[q]) I->src = nd->fsrc[q];
+    Value v = in->b >= 0 ? op_binary(I, (OpKind)in->op, hold->items[in->a], hold->items[in->b], sp)
+                         : op_unary(I, (OpKind)in->op, hold->items[in->a], sp);
+    list_push(hold, v, NULL);             /* (register in->dst == nin + q) */
     last = v;
   }
-  Value res = p->red == OP_SUM ? op_reduce(I, OP_SUM, last, nd->span) : (val_retain(last), last);
-  mem_free(r);
+  if (nd->fsrc && nd->fsrc[p->nins]) I->src = nd->fsrc[p->nins];
+  Value res = p->red == OP_SUM ? op_reduce(I, OP_SUM, last, nd->fspan ? nd->fspan[p->nins] : nd->span)
+                               : (val_retain(last), last);
+  if (nd->src) I->src = nd->src;
   tmp_release_to(I, mark);
   return res;
 }

@@ -50,6 +50,8 @@ typedef struct GNode {
   Source *src;              /* retained */
   int32_t uses;             /* consumers (computed by graph_count_uses) */
   FusedProg *fused;         /* GN_FUSED (owned) */
+  Span *fspan;              /* GN_FUSED: each instruction's op's own span, then the sum's (owned), */
+  Source **fsrc;            /* and source (retained): run op by op, errors are located there */
   int32_t chain;            /* Graph.chains: the calls it was inlined through (-1: none) */
 } GNode;
 
@@ -108,6 +110,8 @@ typedef struct Replay Replay;
 
 Graph *graph_new(void);
 void graph_free(Graph *g);
+/* Frees a fused node's places (GNode.fspan, fsrc). */
+void graph_fused_places_free(GNode *nd);
 /* The cycle collector's view (interp/gc.c): the values graph_free releases (constants, outputs). */
 void graph_children(const Graph *g, GcVisit fn, void *ctx);
 /* Drops the result description (a dynamic graph, which never runs, then holds no values). */

@@ -434,8 +434,12 @@ static void fuse(Interp *I, Graph *g) {
     BcastMode *bc = scratch_new(I, (size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(BcastMode));
     int32_t *newin = scratch_new(I, (size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(int32_t));
     FusedProg *p = scratch_new(I, sizeof *p);
+    Span *fspan = scratch_new(I, (size_t)(gr.nins + 1) * sizeof(Span));
+    Source **fsrc = scratch_new(I, (size_t)(gr.nins + 1) * sizeof(Source *));
     memset(p, 0, sizeof *p);
-    mls_undefer(I, p);                     /* from here nothing allocates: the node owns them */
+    mls_undefer(I, fsrc);                  /* from here nothing allocates: the node owns them */
+    mls_undefer(I, fspan);
+    mls_undefer(I, p);
     mls_undefer(I, newin);
     mls_undefer(I, bc);
     mls_undefer(I, ins);
@@ -461,11 +465,20 @@ static void fuse(Interp *I, Graph *g) {
                : s->rows == 1                                       ? BC_ROW
                                                                     : BC_COL;
     }
+    for (int q = 0; q <= gr.nins; q++) {   /* each op's place, for errors in a run op by op */
+      const GNode *m = &g->nodes[q < gr.nins ? gr.members[q] : sum >= 0 ? sum : r];
+      fspan[q] = m->span;
+      fsrc[q] = m->src;
+      if (fsrc[q]) source_retain(fsrc[q]);
+    }
     for (int q = 0; q < gr.nins; q++)
       if (gr.members[q] != r) drop_node(g, gr.members[q]);
     int32_t at = r;
     if (sum >= 0) { drop_node(g, r); at = sum; claimed[sum] = true; }
     GNode *fn = &g->nodes[at];
+    fn->fspan = fspan;
+    fn->fsrc = fsrc;
+    fn->chain = g->nodes[r].chain;     /* (the group's ops were inlined through the same calls) */
     mem_free(fn->in);
     fn->in = newin;
     memcpy(fn->in, gr.inputs, (size_t)gr.nin * sizeof(int32_t));
@@ -518,6 +531,7 @@ static void toposort_compact(Interp *I, Graph *g) {
     mem_free(nd->in);
     mem_free(nd->names);
     if (nd->src) source_release(nd->src);
+    graph_fused_places_free(nd);             /* (first: it reads the program's length) */
     if (nd->fused) { mem_free(nd->fused->ins); mem_free(nd->fused->bc); mem_free(nd->fused); }
   }
   for (int j = 0; j < no; j++)
