@@ -83,21 +83,61 @@ size_t graph_peak_bytes(const Graph *g) {
 }
 
 /* ---- editing ---- */
-static void gout_replace(GOut *o, int32_t from, int32_t to) {
-  if (o->node == from) o->node = to;
-  for (int i = 0; i < o->n && o->kids; i++) gout_replace(&o->kids[i], from, to);
+
+/* ---- forwarding: replacing a node's uses in time linear in the graph ----
+** A pass that replaces node `from` by `to` records fwd[from] = to instead of scanning the
+** graph for from's uses (a scan per replacement made compiling a long unrolled loop quadratic:
+** CSE merged thousands of equal constants). Nodes come in topological order, so a pass that
+** resolves each node's inputs (fwd_inputs) before it looks at them sees every earlier
+** replacement; fwd_apply rewrites the inputs, outputs and result description once at its end. */
+typedef struct Fwd { int32_t *to; int32_t cap; } Fwd;
+
+static void fwd_init(Interp *I, Fwd *f, int32_t n) {
+  f->cap = n + n / 2 + 16;
+  f->to = scratch_new(I, (size_t)f->cap * sizeof(int32_t));
+  for (int32_t i = 0; i < f->cap; i++) f->to[i] = i;
 }
 
-/* Every use of node from now uses node to. */
-static void replace_uses(Graph *g, int32_t from, int32_t to) {
-  for (int i = 0; i < g->n; i++) {
-    GNode *nd = &g->nodes[i];
-    for (int k = 0; k < nd->nin; k++)
-      if (nd->in[k] == from) nd->in[k] = to;
-  }
-  for (int i = 0; i < g->nout; i++)
-    if (g->outs[i] == from) g->outs[i] = to;
-  gout_replace(&g->out, from, to);
+/* Room for node index i (a pass that adds nodes grows the graph past the first size). */
+static void fwd_room(Interp *I, Fwd *f, int32_t i) {
+  if (i < f->cap) return;
+  int32_t cap = (i + 1) * 2;
+  int32_t *to = scratch_new(I, (size_t)cap * sizeof(int32_t));
+  memcpy(to, f->to, (size_t)f->cap * sizeof(int32_t));
+  for (int32_t k = f->cap; k < cap; k++) to[k] = k;
+  scratch_free(I, f->to);
+  f->to = to;
+  f->cap = cap;
+}
+
+static int32_t fwd_get(Fwd *f, int32_t x) {
+  if (x < 0 || x >= f->cap) return x;
+  int32_t r = x;
+  while (f->to[r] != r) r = f->to[r];
+  while (f->to[x] != r) { int32_t n = f->to[x]; f->to[x] = r; x = n; }   /* path compression */
+  return r;
+}
+
+static void fwd_inputs(Fwd *f, GNode *nd) {
+  for (int k = 0; k < nd->nin; k++) nd->in[k] = fwd_get(f, nd->in[k]);
+}
+
+static void fwd_gout(Fwd *f, GOut *o) {
+  if (o->node >= 0) o->node = fwd_get(f, o->node);
+  for (int i = 0; i < o->n && o->kids; i++) fwd_gout(f, &o->kids[i]);
+}
+
+static void fwd_apply(Interp *I, Graph *g, Fwd *f) {
+  for (int i = 0; i < g->n; i++) fwd_inputs(f, &g->nodes[i]);
+  for (int i = 0; i < g->nout; i++) g->outs[i] = fwd_get(f, g->outs[i]);
+  fwd_gout(f, &g->out);
+  scratch_free(I, f->to);
+}
+
+/* Every use of node from now uses node to (resolved when the pass ends). */
+static void replace_uses(Interp *I, Fwd *f, int32_t from, int32_t to) {
+  fwd_room(I, f, from);
+  f->to[from] = fwd_get(f, to);
 }
 
 static void set_op(GNode *nd, OpKind op, int nin, const int32_t *in) {
@@ -192,16 +232,20 @@ static void fold_constants(Interp *I, Graph *g) {
 static void rewrite(Interp *I, Graph *g) {
   bool exact = I->exact_rewrites;
   char at[48];
+  Fwd fw;
+  fwd_init(I, &fw, g->n);
   for (int i = 0; i < g->n; i++) {
-    opt_poll(I);                                     /* (replace_uses passes over the graph) */
+    if ((i & 1023) == 0) opt_poll(I);
     GNode *nd = &g->nodes[i];
-    if (!LIVE(nd) || nd->kind != GN_OP || (nd->flags & (GF_TA | GF_TB))) continue;
+    if (!LIVE(nd)) continue;
+    fwd_inputs(&fw, nd);
+    if (nd->kind != GN_OP || (nd->flags & (GF_TA | GF_TB))) continue;
     where(nd, at, sizeof at);
     int32_t a = nd->nin > 0 ? nd->in[0] : -1;
     switch ((OpKind)nd->op) {
     case OP_POW:                                     /* x^1 -> x (a derivative's x^(2-1)), x^2 -> x*x */
       if (is_num(g, nd->in[1], 1) && g->nodes[a].vt == nd->vt) {
-        replace_uses(g, i, a);
+        replace_uses(I, &fw, i, a);
         drop_node(g, i);
         graph_log(g, "  rewrite: x^1 -> x%s", at);
       } else if (is_num(g, nd->in[1], 2)) {
@@ -212,7 +256,7 @@ static void rewrite(Interp *I, Graph *g) {
       break;
     case OP_TRANSPOSE:                               /* t(t(X)) -> X */
       if (is_op(g, a, OP_TRANSPOSE)) {
-        replace_uses(g, i, g->nodes[a].in[0]);
+        replace_uses(I, &fw, i, g->nodes[a].in[0]);
         drop_node(g, i);
         graph_log(g, "  rewrite: t(t(X)) -> X%s", at);
       }
@@ -271,6 +315,7 @@ static void rewrite(Interp *I, Graph *g) {
     default: break;
     }
   }
+  fwd_apply(I, g, &fw);
 }
 
 /* ---- CSE ---- */
@@ -307,22 +352,27 @@ static void cse(Interp *I, Graph *g) {
   int32_t *tab = scratch_new(I, (size_t)cap * sizeof(int32_t));
   for (int i = 0; i < cap; i++) tab[i] = -1;
   int merged = 0;
+  Fwd fw;
+  fwd_init(I, &fw, g->n);
   for (int i = 0; i < g->n; i++) {
-    opt_poll(I);                                     /* (replace_uses passes over the graph) */
+    if ((i & 1023) == 0) opt_poll(I);
     GNode *nd = &g->nodes[i];
-    if (!LIVE(nd) || (nd->kind != GN_OP && nd->kind != GN_CONST)) continue;
+    if (!LIVE(nd)) continue;
+    fwd_inputs(&fw, nd);                              /* (the merged inputs: equal ops hash equal) */
+    if (nd->kind != GN_OP && nd->kind != GN_CONST) continue;
     uint64_t h = node_hash(nd);
     int s = (int)(h & (uint64_t)(cap - 1));
     for (;; s = (s + 1) & (cap - 1)) {
       if (tab[s] < 0) { tab[s] = i; break; }
       if (node_same(&g->nodes[tab[s]], nd)) {
-        replace_uses(g, i, tab[s]);
+        replace_uses(I, &fw, i, tab[s]);
         drop_node(g, i);
         if (nd->kind == GN_OP) merged++;
         break;
       }
     }
   }
+  fwd_apply(I, g, &fw);
   scratch_free(I, tab);
   if (merged) graph_log(g, "  common subexpressions: %d op%s computed once", merged, merged == 1 ? "" : "s");
 }
@@ -361,6 +411,7 @@ typedef struct Group {
   FusedIns ins[FMAX_INS];          /* operands: >= 0 an instruction, < 0 input -1-k */
   int nins;
   int32_t members[FMAX_INS];
+  int visits;                      /* nodes collect() has entered: bounds the descent */
   bool full;
 } Group;
 
@@ -384,13 +435,18 @@ static int group_input(Group *gr, int32_t p) {
 /* Emits node x's instruction after those of its single-use elementwise producers. */
 static int collect(Group *gr, int32_t x, bool *claimed) {
   GNode *nd = &gr->g->nodes[x];
+  gr->visits++;
   int arity = op_info[nd->op].arity, opd[2] = { 0, -1 };
   for (int k = 0; k < arity; k++) {
     int32_t p = nd->in[k];
     const GNode *pn = &gr->g->nodes[p];
     if (k == 1 && p == nd->in[0] && claimed[p]) { opd[1] = opd[0]; continue; }   /* x * x */
     int here = 1 + (arity == 2 && nd->in[1 - k] == p);      /* uses of p by this node */
-    if (fusible(pn) && !claimed[p] && pn->uses == here && pn->rows == gr->R && pn->cols == gr->C && gr->nins < FMAX_INS - 2)
+    /* (a chain longer than a group holds is cut here, not followed to its start: the rest is
+    ** this group's input and the root of the next group, so a long chain is split, and the
+    ** pass stays linear in the graph) */
+    if (fusible(pn) && !claimed[p] && pn->uses == here && pn->rows == gr->R && pn->cols == gr->C &&
+        gr->visits < FMAX_INS - 2)
       opd[k] = collect(gr, p, claimed);
     else
       opd[k] = group_input(gr, p);
@@ -408,7 +464,7 @@ static int collect(Group *gr, int32_t x, bool *claimed) {
 static void fuse(Interp *I, Graph *g) {
   size_t n1 = (size_t)(g->n > 0 ? g->n : 1);
   int32_t *consumer = scratch_new(I, n1 * (sizeof(int32_t) + 2 * sizeof(bool)));
-  bool *claimed = (bool *)(consumer + n1), *mark = claimed + n1;
+  bool *claimed = (bool *)(consumer + n1);
   memset(claimed, 0, n1 * sizeof(bool));
   for (int i = 0; i < g->n; i++) consumer[i] = -1;
   for (int i = 0; i < g->n; i++)
@@ -424,11 +480,13 @@ static void fuse(Interp *I, Graph *g) {
     gr.g = g;
     gr.R = root->rows;
     gr.C = root->cols;
-    memcpy(mark, claimed, (size_t)g->n * sizeof(bool));
-    collect(&gr, r, mark);
+    collect(&gr, r, claimed);                /* claims its members: given back if it is not made */
     int32_t sum = -1;
     if (root->uses == 1 && consumer[r] >= 0 && is_op(g, consumer[r], OP_SUM) && g->nodes[consumer[r]].nin == 1) sum = consumer[r];
-    if (gr.full || gr.nins + (sum >= 0) < 2) continue;
+    if (gr.full || gr.nins + (sum >= 0) < 2) {
+      for (int q = 0; q < gr.nins; q++) claimed[gr.members[q]] = false;
+      continue;
+    }
     /* everything the group needs first (held as scratch): the graph is only edited after */
     FusedIns *ins = scratch_new(I, (size_t)gr.nins * sizeof(FusedIns));
     BcastMode *bc = scratch_new(I, (size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(BcastMode));
@@ -443,7 +501,6 @@ static void fuse(Interp *I, Graph *g) {
     mls_undefer(I, newin);
     mls_undefer(I, bc);
     mls_undefer(I, ins);
-    memcpy(claimed, mark, (size_t)g->n * sizeof(bool));
     p->nin = gr.nin;
     p->nins = gr.nins;
     p->nregs = gr.nin + gr.nins;
