@@ -1353,6 +1353,10 @@ Value ad_derived_jit(Value f, struct Jit *j) {     /* takes j (freed on failure)
   return closure_new_derived(d, "jit");
 }
 
+struct Jit *ad_jit_of(Value f) {
+  return f.t == VT_FUNC && f.u.f->derived && f.u.f->derived->kind == 4 ? f.u.f->derived->jit : NULL;
+}
+
 void ad_derived_children(const Derived *d, GcVisit fn, void *ctx) {
   gc_visit_value(d->f, fn, ctx);
   gc_visit_value(d->argnum, fn, ctx);

@@ -86,6 +86,8 @@ struct Closure;
 struct Jit;
 /* The function jit(f) returns: calls go to stage_call_jit with j (taken). */
 Value ad_derived_jit(Value f, struct Jit *j);
+/* The cache of a jit(f) value (borrowed), or NULL when f is not one. */
+struct Jit *ad_jit_of(Value f);
 Value ad_call_derived(Interp *I, struct Closure *c, int nargs, Value *args, struct Symbol **names, Span sp);
 
 /* Entry points for trace_grad (autodiff_trace.c), wrappers of the static pieces above:

@@ -157,7 +157,7 @@ const Builtin builtin_table[] = {
   { "jacobian", bi_jacobian, "jacobian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to an m x 1 vector, a function giving the m x n Jacobian\n"
     "(one reverse pass per output). The result is not differentiated again." },
-  { "jit", bi_jit, "jit(f)", OP_NONE, 0,
+  { "jit", bi_jit, "jit(f, cache=8)", OP_NONE, 0,
     "A function with f's signature that runs f staged: its first call for given argument types and\n"
     "shapes runs f once while recording a dataflow graph, optimizes it (see explain) and caches it;\n"
     "later calls with the same types and shapes run the optimized graph. Numbers and matrices are\n"
@@ -165,7 +165,9 @@ const Builtin builtin_table[] = {
     "f are read again at every call. print, write, rand and other effects happen at every call, in\n"
     "order. An if or while on a computed value splits f: its straight-line code between such\n"
     "control flow runs as staged blocks, the control flow eagerly. What cannot be staged (an index\n"
-    "computed from the arguments) runs eagerly; explain(f, ...) says what and why." },
+    "computed from the arguments) runs eagerly; explain(f, ...) says what and why.\n"
+    "The cache keeps the cache most recently used graphs (8 by default); explain(jf) lists them, and\n"
+    "--log-compiles (or MLS_LOG_COMPILES=1) prints every trace and drop with its reason." },
   { "jvp", bi_jvp, "jvp(f, x, v)", OP_NONE, BI_DIFF | BI_AD,
     "[value, tangent] = jvp(f, x, v): f(x) and the derivative of f at x along v (v has x's shape),\n"
     "computed in one forward pass with dual numbers (forward mode)." },

@@ -32,6 +32,7 @@ static const char usage[] =
   "                   run, optimized, and run as a graph when a loop runs it again\n"
   "  --explain        --staged, printing each block's graph before and after optimization\n"
   "  --jit-all        run every user function as jit(f) would (a test aid)\n"
+  "  --log-compiles   print each jit trace and cache drop with its reason (MLS_LOG_COMPILES=1)\n"
   "  --digits N       significant digits print() and the REPL show (default 7, as R's\n"
   "                   options(digits)); print(x, digits) still chooses per call\n"
   "  --max-memory SIZE  memory in use at once (matrices, strings, workspace), e.g. 500M or\n"
@@ -136,6 +137,7 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
   if (!strcmp(a, "--staged")) { I->staged_mode = true; return 1; }
   if (!strcmp(a, "--explain")) { I->staged_mode = true; I->explain_staged = true; return 1; }
   if (!strcmp(a, "--jit-all")) { I->jit_all = true; return 1; }
+  if (!strcmp(a, "--log-compiles")) { I->log_compiles = true; return 1; }
   return 0;
 }
 

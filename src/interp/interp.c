@@ -54,6 +54,8 @@ Interp *interp_new(void) {
   I->threads = 0;
   const char *ex = getenv("MLS_EXACT_REWRITES");
   I->exact_rewrites = ex && *ex && strcmp(ex, "0") != 0;
+  const char *lc = getenv("MLS_LOG_COMPILES");
+  I->log_compiles = lc && *lc && strcmp(lc, "0") != 0;
   bi_open(I);
   if (be_cpu.set_stop) be_cpu.set_stop(&I->interrupted);   /* the CPU's kernels poll Ctrl-C */
   return I;

@@ -131,6 +131,8 @@ struct Interp {
   bool staged_mode;          /* --staged: straight-line blocks of the script run staged */
   bool explain_staged;       /* --explain: print each staged block's graph */
   bool jit_all;              /* --jit-all (a test aid): every user function call runs as jit(f) */
+  bool log_compiles;         /* --log-compiles / $MLS_LOG_COMPILES: each jit trace and cache drop,
+                             ** with its reason, on stderr (docs/staging.md) */
   bool exact_rewrites;       /* $MLS_EXACT_REWRITES (a test aid, tests/gen): staged graphs skip the
                              ** rewrites that change the last bits (softplus, logsoftmax, exp(log(x)),
                              ** sum(X %*% Y)), so staged results equal eager ones bit for bit */

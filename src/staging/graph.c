@@ -388,12 +388,22 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
   Source *saved_src = I->src;
   Value args[64];
   bool effects = false;                      /* has an effect run? then the run cannot be dropped */
-  if (!graph_guards_hold(I, g)) { *stale = true; goto done; }   /* guards first: no effect has run yet */
+  if (!graph_guards_hold(I, g)) {                               /* guards first: no effect has run yet */
+    snprintf(g->stale_why, sizeof g->stale_why, "a function it inlined was redefined, or a name now means a local");
+    *stale = true;
+    goto done;
+  }
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
     if (nd->kind != GN_CAPTURE) continue;
     Value *at = g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
-    if (!at || !same_shape(nd, *at)) { *stale = true; goto done; }
+    if (!at || !same_shape(nd, *at)) {
+      char d[64] = "unbound";
+      if (at) val_describe(ad_primal(*at), d, sizeof d);
+      snprintf(g->stale_why, sizeof g->stale_why, "the captured variable '%s' is now %s", nd->sym ? nd->sym->name : "?", d);
+      *stale = true;
+      goto done;
+    }
   }
   I->gchain_at = I->nframes;
   for (int i = 0; i < g->n; i++) {
@@ -441,7 +451,9 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
     if ((nd->kind == GN_OP || nd->kind == GN_CALL) && !effects && !(nd->flags & GF_EFFECT) && !as_traced(I, nd, r)) {
       val_release(r);                        /* another shape than traced (seq(1, n), X[1:n, ]): the */
       *stale = true;                         /* kernels and rewrites after it assumed the old one; */
-      goto done;                             /* traced again (stage.c marks eager where effects ran) */
+      snprintf(g->stale_why, sizeof g->stale_why, "'%s' gave another shape than traced",   /* traced again */
+               nd->kind == GN_CALL ? nd->bi->name : op_info[nd->op].sym);
+      goto done;                             /* (stage.c marks eager where effects ran) */
     }
     vals[i] = r;
     effects = effects || (nd->flags & GF_EFFECT);

@@ -96,6 +96,7 @@ typedef struct Graph {
   bool dynamic;
   bool effects;             /* an effect was recorded (stage_call) */
   char why[256];
+  char stale_why[160];      /* why the last run was stale (graph_run_nodes), for --log-compiles */
   int32_t before, after;    /* live node counts before and after optimization */
   size_t peak_before, peak_after;   /* planned peak bytes of intermediate values */
   char log[2048];           /* what the optimizer did, one line each */

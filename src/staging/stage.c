@@ -6,6 +6,8 @@
 */
 #include <errno.h>
 #include <stdio.h>
+#include <math.h>
+#include <stdarg.h>
 #include <string.h>
 #include "builtins.h"
 #include "err.h"
@@ -233,17 +235,59 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
 /* ---- jit ---- */
 typedef struct JitEntry {
   char *key;
+  char *desc;                /* its arguments described, for explain and --log-compiles */
   Graph *g;
   List *statics;             /* functions in the key, kept alive so their addresses stay theirs */
   int64_t runs;
   struct JitEntry *next;
 } JitEntry;
 
-typedef struct Jit { JitEntry *entries; int n; int tracing; } Jit;
-#define JIT_MAX_ENTRIES 8
+/* A jit function's graphs, most recently used first (LRU): at most max of them. */
+typedef struct Jit { JitEntry *entries; int n; int tracing; int max; } Jit;
+#define JIT_DEFAULT_ENTRIES 8
+
+/* The description of a call's arguments, as explain prints them: "a 2x2 matrix, a number". */
+static void describe_args(TextBuf *t, int nargs, const Value *args, Symbol **names) {
+  for (int i = 0; i < nargs; i++) {
+    char d[64];
+    tb_printf(t, "%s%s%s%s", i ? ", " : "", names && names[i] ? names[i]->name : "", names && names[i] ? "=" : "",
+              val_describe(ad_primal(args[i]), d, sizeof d));
+  }
+}
+
+/* --log-compiles: "jit: f (t.mls:3): REASON, for (ARGS)" on stderr. */
+static void log_compile(Interp *I, Value f, int nargs, const Value *args, Symbol **names, const char *fmt, ...)
+  __attribute__((format(printf, 6, 7)));
+static void log_compile(Interp *I, Value f, int nargs, const Value *args, Symbol **names, const char *fmt, ...) {
+  if (!I->log_compiles) return;
+  TextBuf t;
+  tb_open(I, &t);
+  const char *name = f.t == VT_FUNC && f.u.f->fi && f.u.f->fi->name ? f.u.f->fi->name->name
+                   : f.t == VT_BUILTIN ? f.u.bi->name : "<anonymous>";
+  tb_printf(&t, "jit: %s", name);
+  if (f.t == VT_FUNC && f.u.f->fi && f.u.f->chunk && f.u.f->chunk->src) {
+    char where[256];
+    diag_where(where, sizeof where, f.u.f->chunk->src, f.u.f->fi->span.start);
+    tb_printf(&t, " (%s)", where);
+  }
+  tb_puts(&t, ": ");
+  va_list ap;
+  va_start(ap, fmt);
+  char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tb_puts(&t, msg);
+  tb_puts(&t, ", for (");
+  describe_args(&t, nargs, args, names);
+  tb_puts(&t, ")\n");
+  fputs(t.p, I->errf);
+  fflush(I->errf);
+  tb_close(I, &t);
+}
 
 static void entry_free(JitEntry *e) {
   mem_free(e->key);
+  mem_free(e->desc);
   graph_free(e->g);
   if (e->statics) val_release(val_list(e->statics));
   mem_free(e);
@@ -478,16 +522,29 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
     I->jit_bypass = I->jit_all;
     return call_value(I, f, nargs, args, names, sp);
   }
+  char reason[200];
   if (e) {
     bool stale;
     bool framed = frame_push_staged(I, f, sp);
     Value r = graph_run(I, e->g, lv->items, &stale);
     if (framed) I->nframes--;
-    if (!stale) { e->runs++; tmp_release_to(I, mark); return r; }
+    if (!stale) {
+      e->runs++;
+      if (pe != &j->entries) {                     /* the most recently used first */
+        *pe = e->next;
+        e->next = j->entries;
+        j->entries = e;
+      }
+      tmp_release_to(I, mark);
+      return r;
+    }
+    snprintf(reason, sizeof reason, "traced again: %s", e->g->stale_why[0] ? e->g->stale_why : "its graph no longer fits");
     *pe = e->next;                                 /* a capture changed shape: stage again */
     entry_free(e);
     j->n--;
-  }
+  } else if (!j->entries) snprintf(reason, sizeof reason, "traced: the first call");
+  else snprintf(reason, sizeof reason, "traced: new argument types or shapes (%d graph%s cached)", j->n, j->n == 1 ? "" : "s");
+  log_compile(I, f, nargs, args, names, "%s", reason);
   List *statics = list_new(1);                     /* (args may point into the temporaries, */
   tmp_push(I, val_list(statics));                  /* which the trace can move: read them first) */
   TextBuf k2;
@@ -500,23 +557,35 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   tmp_push(I, r);
   if (!g->dynamic) graph_optimize(I, g);
   else gout_clear(g);                              /* never run: hold nothing (no cycles) */
+  TextBuf dt;
+  tb_open(I, &dt);
+  describe_args(&dt, nargs, args, names);
+  Value dv = val_str(dt.p, dt.n);                  /* (held: the allocations below may fail) */
+  tb_close(I, &dt);
+  tmp_push(I, dv);
   char *k = mem_strdup(key.u.s->s);
-  e = mem_try_alloc(sizeof *e);                    /* cached first: the graph is owned from here */
+  char *desc = mem_try_alloc(dv.u.s->len + 1);
+  e = desc ? mem_try_alloc(sizeof *e) : NULL;      /* cached first: the graph is owned from here */
   if (!e) {
     mem_free(k);
+    mem_free(desc);
     mem_oom(sizeof *e);
   }
+  memcpy(desc, dv.u.s->s, dv.u.s->len + 1);
   memset(e, 0, sizeof *e);
   e->key = k;
+  e->desc = desc;
   e->g = g;
   mls_undefer(I, g);
   val_retain(val_list(statics));
   e->statics = statics;
   e->next = j->entries;
   j->entries = e;
-  if (++j->n > JIT_MAX_ENTRIES) {                  /* drop the oldest */
+  if (++j->n > (j->max > 0 ? j->max : JIT_DEFAULT_ENTRIES)) {   /* drop the least recently used */
     JitEntry **q = &j->entries;
     while ((*q)->next) q = &(*q)->next;
+    log_compile(I, f, nargs, args, names, "the cache holds %d graphs (jit(f, cache = N)): dropped the least "
+                "recently used one, made for (%s)", j->n - 1, (*q)->desc ? (*q)->desc : "?");
     entry_free(*q);
     *q = NULL;
     j->n--;
@@ -552,7 +621,24 @@ Value bi_jit(Interp *I, Args *a) {
     char d[64];
     bi_argerror(I, 1, "function expected, got %s", val_describe(f, d, sizeof d));
   }
-  return ad_derived_jit(f, mem_calloc(1, sizeof(Jit)));
+  int max = JIT_DEFAULT_ENTRIES;
+  if (bi_given(a, 1)) {
+    double c = bi_num(I, a, 1);
+    if (!(c >= 1 && c <= 1e6 && c == floor(c))) bi_argerror(I, 2, "cache takes a whole number from 1 to 1e6, got %g", c);
+    max = (int)c;
+  }
+  Jit *j = mem_calloc(1, sizeof(Jit));
+  j->max = max;
+  return ad_derived_jit(f, j);
+}
+
+/* explain's listing of a jit function's cache: each graph's key, nodes and runs. */
+static void explain_cache(const Jit *j, TextBuf *t) {
+  tb_printf(t, "jit cache: %d graph%s (at most %d), most recently used first\n", j->n, j->n == 1 ? "" : "s",
+            j->max > 0 ? j->max : JIT_DEFAULT_ENTRIES);
+  for (const JitEntry *e = j->entries; e; e = e->next)
+    tb_printf(t, "  for (%s): %s, %lld run%s after its trace\n", e->desc ? e->desc : "?",
+              e->g->dynamic ? "runs its body as staged blocks" : "one graph", (long long)e->runs, e->runs == 1 ? "" : "s");
 }
 
 /* The arguments after f (positional and named "..."), as a call would pass them. */
@@ -592,6 +678,16 @@ Value bi_explain(Interp *I, Args *a) {
   TextBuf t;
   tb_open(I, &t);
   int mark = I->ntmp;
+  const Jit *jc = ad_jit_of(f);
+  if (jc) explain_cache(jc, &t);
+  if (jc && a->ndots == 0) {                       /* explain(jf): the cache alone */
+    fputs(t.p, I->out);
+    fflush(I->out);
+    tb_close(I, &t);
+    List *l = list_new(1);
+    list_push(l, val_num(jc->n), sym_intern(&I->syms, "graphs", 6));
+    return val_list(l);
+  }
   tb_puts(&t, "explain: staged for (");
   Graph *g = stage_for_freeing(I, a, f, &t);
   graph_hold(I, g);
