@@ -26,11 +26,9 @@ typedef struct LibFn { Symbol *name; Value fn; } LibFn;   /* fn: VT_NULL while l
 #endif
 
 /* How much of the current thread's C stack the interpreter may use: all but a margin. Found
-** once per thread: on the main thread glibc reads /proc/self/maps to answer, which cost a
-** REPL line or a fuzzing harness's input more than running it. */
-static size_t stack_budget(void) {
-  static _Thread_local size_t budget;
-  if (budget) return budget;
+** once per thread and kept in I: on the main thread glibc reads /proc/self/maps to answer,
+** which cost a REPL line more than running it. */
+size_t interp_thread_stack_budget(void) {
   pthread_attr_t attr;
   size_t size = 8u << 20;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -38,8 +36,15 @@ static size_t stack_budget(void) {
     pthread_attr_destroy(&attr);
   }
   size_t margin = size / 8 > (1u << 20) ? (1u << 20) : size / 8;
-  budget = size > margin * 2 ? size - margin * 2 : size / 2;
-  return budget;
+  return size > margin * 2 ? size - margin * 2 : size / 2;
+}
+
+static size_t stack_budget(Interp *I) {
+  if (!I->stack_found || !pthread_equal(I->stack_thread, pthread_self())) {
+    I->stack_found = interp_thread_stack_budget();
+    I->stack_thread = pthread_self();
+  }
+  return I->stack_found;
 }
 
 Interp *interp_new(void) {
@@ -163,7 +168,7 @@ static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
   bool outermost = I->stack_base == NULL;
   if (outermost) {                          /* the guard measures the thread that runs */
     I->stack_base = &here;
-    I->stack_limit = stack_budget();
+    I->stack_limit = stack_budget(I);
   }
   int st = mls_pcall(I, run_protected, &ra);
   if (outermost) {

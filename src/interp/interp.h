@@ -5,6 +5,7 @@
 #ifndef MLS_INTERP_H
 #define MLS_INTERP_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include "ast.h"
@@ -150,6 +151,10 @@ struct Interp {
   ** turns the last one into the cell's result). NULL: printed. */
   void (*echo)(struct Interp *I, const char *text, size_t len, void *ctx);
   struct PlotState *plot;    /* figures of plot() and friends (src/plot/), NULL until the first */
+  /* ---- state of the modules below, theirs to read and write (no file-scope state: issue 26,
+  ** docs/robustness.md "Global state") ---- */
+  size_t stack_found;        /* the stack budget found for the thread stack_thread (0: none yet): */
+  pthread_t stack_thread;    /* interp.c asks the system once per thread, not at every run */
 };
 
 Interp *interp_new(void);
@@ -170,6 +175,11 @@ void interp_set_param(Interp *I, const char *name, const char *text);
 /* The standard library's directory ($MLS_PATH, stdlib/ beside the executable, ...); the result
 ** points into buf or at static text. */
 const char *interp_stdlib_dir(Interp *I, char *buf, size_t n);
+
+/* The bytes of C stack the interpreter may use on the calling thread (its stack less a margin).
+** interp_run_source asks once per thread and keeps it in I (stack_found); an embedder making many
+** interpreters on one thread (the fuzzing harnesses) may fill stack_found and stack_thread itself. */
+size_t interp_thread_stack_budget(void);
 
 /* temp stack */
 static inline void tmp_push(Interp *I, Value v) {

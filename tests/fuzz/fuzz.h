@@ -36,6 +36,7 @@
 
 static Interp *volatile fuzz_running;           /* the interpreter the timer interrupts */
 static FILE *fuzz_null;
+static size_t fuzz_stack;                       /* the thread's stack budget, asked once (interp.h) */
 
 static void fuzz_on_timer(int sig) {
   Interp *I = fuzz_running;
@@ -71,6 +72,9 @@ static Interp *fuzz_interp(FILE *out, FILE *err) {
   mem_set_limit(FUZZ_MAX_MEMORY);
   I->no_write = true;
   I->threads = 1;
+  if (!fuzz_stack) fuzz_stack = interp_thread_stack_budget();   /* every input on the same thread */
+  I->stack_found = fuzz_stack;
+  I->stack_thread = pthread_self();
   const char *gc = getenv("MLS_GC_MIN");   /* default 0: the cycle collector runs at every call's */
   gc_set_min(gc && *gc ? strtoll(gc, NULL, 10) : 0);   /* return, so that its bugs show at once */
   return I;
