@@ -83,7 +83,7 @@ void interp_free(Interp *I) {
       val_release(v);
     }
   gc_collect();                               /* cycles the globals held */
-  parse_free_spare();
+  parse_free_spare(&I->spare_parser);
   sym_free(&I->syms);
   if (I->err.src) source_release(I->err.src);
   mem_free(I->tmp);
@@ -149,7 +149,7 @@ static int run(Interp *I, Source *src, bool echo, bool repl) {
 
 static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
   ParseError pe;
-  Chunk *ch = parse_chunk(&I->syms, src, &pe);
+  Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, &pe);
   if (!ch) {
     if (repl && pe.at_eof) return -1;
     diag_report(I->errf, src, pe.span, "error", pe.msg);
@@ -291,7 +291,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   if (!src) mls_throw(I, sp, "source: cannot read '%s': %s", full, source_error());
   mls_defer(I, source_cleanup, src);           /* until the chunk (or the error) holds it */
   ParseError pe;
-  Chunk *ch = parse_chunk(&I->syms, src, &pe);
+  Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, &pe);
   char msg[256];
   Span rsp;
   if (ch && !resolve_chunk(I, ch, ns != NULL, msg, sizeof msg, &rsp, NULL)) {

@@ -155,6 +155,7 @@ struct Interp {
   ** docs/robustness.md "Global state") ---- */
   size_t stack_found;        /* the stack budget found for the thread stack_thread (0: none yet): */
   pthread_t stack_thread;    /* interp.c asks the system once per thread, not at every run */
+  void *spare_parser;        /* the parser kept for the next parse (parse.c), or NULL */
 };
 
 Interp *interp_new(void);
