@@ -33,7 +33,8 @@ typedef struct Closure {
   struct Derived *derived;   /* grad(f), value_and_grad(f): autodiff.c owns it */
   struct Jit *jit;           /* --jit-all: this function's staged graphs (stage.c), or NULL */
   const char *dname;         /* "grad" or "value_and_grad" when derived */
-  uint64_t serial;           /* unique for the process: staged graphs check a function by it */
+  uint64_t serial;           /* 0, or unique in its interpreter (I->closure_serial): a staged graph
+                             ** checks that a place still holds the function it guarded by it */
   GcLink gc;
 } Closure;
 
@@ -156,6 +157,8 @@ struct Interp {
   size_t stack_found;        /* the stack budget found for the thread stack_thread (0: none yet): */
   pthread_t stack_thread;    /* interp.c asks the system once per thread, not at every run */
   void *spare_parser;        /* the parser kept for the next parse (parse.c), or NULL */
+  uint64_t closure_serial;   /* the last Closure.serial handed out (env.c: given when a staged
+                             ** graph first guards the function) */
 };
 
 Interp *interp_new(void);
