@@ -57,6 +57,7 @@ Interp *interp_new(void) {
   I->retval = val_null();
   I->last = val_null();
   I->threads = 0;
+  I->replay_mode = -1;
   const char *ex = getenv("MLS_EXACT_REWRITES");
   I->exact_rewrites = ex && *ex && strcmp(ex, "0") != 0;
   bi_open(I);

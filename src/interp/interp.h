@@ -159,6 +159,9 @@ struct Interp {
   void *spare_parser;        /* the parser kept for the next parse (parse.c), or NULL */
   uint64_t closure_serial;   /* the last Closure.serial handed out (env.c: given when a staged
                              ** graph first guards the function) */
+  int replay_mode;           /* staged graphs as captured launches (staging/replay.c): bits 1 on,
+                             ** 2 log, 4 capture even when not worth it; -1: from $MLS_REPLAY and
+                             ** $MLS_REPLAY_LOG at the next graph */
 };
 
 Interp *interp_new(void);
