@@ -58,6 +58,7 @@ Interp *interp_new(void) {
   I->last = val_null();
   I->threads = 0;
   I->replay_mode = -1;
+  I->la_thread_flops = 1e9;                   /* about 0.1 s of one core */
   const char *ex = getenv("MLS_EXACT_REWRITES");
   I->exact_rewrites = ex && *ex && strcmp(ex, "0") != 0;
   bi_open(I);
@@ -85,6 +86,7 @@ void interp_free(Interp *I) {
     }
   gc_collect();                               /* cycles the globals held */
   parse_free_spare(&I->spare_parser);
+  la_detach_abandoned(I);                     /* (main() asked la_busy first) */
   sym_free(&I->syms);
   if (I->err.src) source_release(I->err.src);
   mem_free(I->tmp);

@@ -162,6 +162,9 @@ struct Interp {
   int replay_mode;           /* staged graphs as captured launches (staging/replay.c): bits 1 on,
                              ** 2 log, 4 capture even when not worth it; -1: from $MLS_REPLAY and
                              ** $MLS_REPLAY_LOG at the next graph */
+  double la_thread_flops;    /* a LAPACK call estimated at this many flops or more runs on a worker
+                             ** thread that Ctrl-C does not wait for (builtins_linalg.c; 1e9) */
+  struct LaJob *la_abandoned; /* such calls interrupted, their workers perhaps still running */
 };
 
 Interp *interp_new(void);
