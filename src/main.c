@@ -131,7 +131,7 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
     if (++*i >= argc) return usage_error(a, "needs a value");
     double s;
     if (!parse_seconds(argv[*i], &s)) return usage_error("--mpi-timeout takes a number of seconds >= 0, got", argv[*i]);
-    mpi_set_timeout(s);
+    mpi_set_timeout(I, s);
     return 1;
   }
   if (!strcmp(a, "--nan-check")) { I->nan_check = true; return 1; }
@@ -206,7 +206,7 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
       interp_free(I);
       return 2;
     }
-    mpi_set_timeout(secs);
+    mpi_set_timeout(I, secs);
   }
   for (; i < argc; i++) {
     const char *a = argv[i];
