@@ -1,6 +1,7 @@
 /*
-** interp.h — the interpreter state. Everything lives here (no globals): symbols and global
-** bindings, the temp stack that makes throws leak-free, the call frames, the current error.
+** interp.h — the interpreter state. Everything lives here (no globals: make globals-check; the
+** few exceptions, and why, in tools/globals_allow.txt): symbols and global bindings, the temp
+** stack that makes throws leak-free, the call frames, the current error.
 */
 #ifndef MLS_INTERP_H
 #define MLS_INTERP_H
