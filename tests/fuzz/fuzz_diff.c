@@ -48,7 +48,7 @@ static void run_mode(const uint8_t *data, size_t size, bool staged, Run *r) {
   Source *src = source_new("fuzz.mls", (const char *)data, size);
   r->status = fuzz_run(I, src);
   source_release(src);
-  interp_free(I);
+  fuzz_free(I);
   fclose(out);
   fclose(err);
 #ifdef FUZZ_DIFF_GPU

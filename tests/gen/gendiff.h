@@ -41,7 +41,7 @@ static void gd_run(const char *prog, size_t n, GdMode m, GdRun *r) {
   Source *src = source_new("gen.mls", prog, n);
   r->status = fuzz_run(I, src);
   source_release(src);
-  interp_free(I);
+  fuzz_free(I);
   fclose(out);
   fclose(err);
   be_set_default(cpu);
