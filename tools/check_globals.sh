@@ -2,7 +2,7 @@
 # check_globals.sh — no mutable file-scope state (issue 26, STYLE.md §8.1, docs/robustness.md
 # "Global state"): lists the writable data symbols of the build's objects and fails on any not
 # in the allow-list.
-#   tools/check_globals.sh [BUILD_DIR [ALLOW_FILE]]      (make globals-check)
+#   tools/check_globals.sh [-v] [BUILD_DIR [ALLOW_FILE]]      (make globals-check)
 # A writable data symbol is an object (or thread-local) symbol in .data, .bss, .tdata, .tbss
 # or a .data.* / .bss.* section, or a common symbol; .data.rel.ro* is read-only once the
 # program is relocated (a const table of pointers lives there) and does not count, nor does
@@ -10,10 +10,14 @@
 # (src/backend/cuda/*.o) when it was built.
 # The allow-list has one entry a line, "OBJECT SYMBOL  # why", OBJECT relative to BUILD_DIR;
 # both may be shell patterns (nvcc's generated launch stubs). A compiler renames a function's
-# static variable NAME to NAME.N: the entry NAME matches it. An entry without a reason after
-# '#' is an error; an entry that matches nothing in an object that exists is reported (a note,
-# not a failure: an optimization level may drop a symbol).
+# static variable NAME to NAME.N (gcc) or FUNCTION.NAME (clang): the entry NAME matches it. An
+# entry without a reason after '#' is an error; entries that match nothing in an object that
+# exists are counted in a note (-v names them), not a failure: a configuration (CUDA, MPI, a
+# sanitizer, -O0) may have a symbol another lacks. The symbols of instrumentation (sanitizers,
+# coverage) are not the program's and are skipped.
 set -u
+verbose=0
+[ "${1:-}" = -v ] && { verbose=1; shift; }
 build=${1:-build}
 allow=${2:-tools/globals_allow.txt}
 me=tools/check_globals.sh
@@ -48,6 +52,7 @@ for o in $(find "$build/src" -name '*.o' | LC_ALL=C sort); do
     NF >= 7 {
       for (i = 1; i <= NF; i++) gsub(/^[ \t]+|[ \t]+$/, "", $i)
       if ($4 != "OBJECT" && $4 != "TLS") next
+      if ($1 ~ /^__+(odr_asan|asan|ubsan|sancov|gcov|llvm|prof[cdn]_)/) next   # instrumentation (sanitizers, coverage)
       sec = $7
       if (sec == "*COM*" || (sec ~ /^\.(data|bss|tdata|tbss)(\.|$)/ && sec !~ /^\.data\.rel\.ro(\.|$)/))
         print o, $1, sec, ($5 == "" ? 0 : $5)
@@ -59,7 +64,7 @@ done
 # match: a symbol is allowed when an entry's object and symbol patterns match it (the symbol
 # also as NAME for a renamed static NAME.N); then the entries that matched nothing although
 # their object exists (a note)
-awk -v allow="$allow" -v me="$me" -v count="$tmp/count" '
+awk -v allow="$allow" -v me="$me" -v count="$tmp/count" -v verbose="$verbose" '
   function glob2re(g,   r, i, c) {
     r = "^"
     for (i = 1; i <= length(g); i++) {
@@ -80,10 +85,11 @@ awk -v allow="$allow" -v me="$me" -v count="$tmp/count" '
   FILENAME == ARGV[1] { n++; ao[n] = glob2re($1); as[n] = glob2re($2); al[n] = $3; araw[n] = $1 " " $2; aobj[n] = $1; next }
   {
     nsym++
-    base = $2; sub(/\.[0-9]+$/, "", base)
+    base = $2; sub(/\.[0-9]+$/, "", base)                # gcc: NAME.N
+    inner = $2; sub(/^[A-Za-z_][A-Za-z0-9_]*\./, "", inner) # clang: FUNCTION.NAME
     ok = 0
     for (i = 1; i <= n && !ok; i++)
-      if ($1 ~ ao[i] && ($2 ~ as[i] || base ~ as[i])) { ok = 1; used[i] = 1 }
+      if ($1 ~ ao[i] && ($2 ~ as[i] || base ~ as[i] || inner ~ as[i])) { ok = 1; used[i] = 1 }
     if (!ok) {
       printf "%s: %s: writable symbol \047%s\047 (%s, %d bytes) is not in %s\n", me, $1, $2, $3, hex($4), allow > "/dev/stderr"
       fail = 1
@@ -92,8 +98,13 @@ awk -v allow="$allow" -v me="$me" -v count="$tmp/count" '
   END {
     for (i = 1; i <= n; i++) {
       if (used[i]) continue
-      for (o in seen) if (o ~ ao[i]) { printf "%s: note: %s:%d (%s) matches no symbol\n", me, allow, al[i], araw[i]; break }
+      for (o in seen) if (o ~ ao[i]) {
+        unused++
+        if (verbose) printf "%s: note: %s:%d (%s) matches no symbol\n", me, allow, al[i], araw[i]
+        break
+      }
     }
+    if (unused && !verbose) printf "%s: note: entries matching no symbol of this build: %d (another configuration\047s, or stale: -v names them)\n", me, unused
     print nsym + 0 > count
     exit fail
   }' "$tmp/allow" "$tmp/objs" "$tmp/syms"
