@@ -251,10 +251,17 @@ GEN_COUNT ?= 20000
 gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --seed 1 --count $(GEN_COUNT)
 
+# No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
+# symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.
+.PHONY: globals-check
+globals-check: mls
+	tools/check_globals.sh $(BUILD) tools/globals_allow.txt
+
 # Everything: unit and golden suites, examples, then both suites again under ASan+UBSan.
 test: deps-install
 	$(MAKE) mls
 	$(MAKE) layers-check
+	$(MAKE) globals-check
 	$(MAKE) unit
 	$(MAKE) golden
 	$(MAKE) examples

@@ -17,6 +17,12 @@
 #define YYNOERRORRECOVERY 1
 }
 
+/* the parser's size, so that the driver (src/parse.c) can keep one in memory of its own and
+** reuse it (mlsParserInit/mlsParserFinalize) */
+%code {
+size_t mlsParserSize(void) { return sizeof(yyParser); }
+}
+
 %syntax_error { parse_syntax_error(P, yymajor, yyminor); }
 %stack_overflow { parse_error_at(P, P->last, "expression nested too deeply"); }
 

@@ -236,7 +236,7 @@ static LaStatus la_svd(Tensor *A, Tensor *U, Tensor *S, Tensor *V, LaInfo *st) {
 }
 
 /* ==== Ctrl-C during a long factorization ============================================
-** LAPACK cannot be stopped part-way. A call estimated at la_thread_flops or more therefore runs
+** LAPACK cannot be stopped part-way. A call estimated at I->la_thread_flops or more therefore runs
 ** on a worker thread while the interpreter's thread waits for it, polling the interrupt flag
 ** every 10 ms: on Ctrl-C the builtin raises "interrupted" at once (R would wait for the end).
 ** The worker goes on to its end alone; the job holds a reference to each of its matrices, so
@@ -259,7 +259,7 @@ typedef struct LaJob {
   pthread_cond_t cv;
   pthread_t th;
   jmp_buf oom;
-  struct LaJob *next;           /* in la_abandoned */
+  struct LaJob *next;           /* in I->la_abandoned */
 } LaJob;
 
 /* ==== Workspace counted against --max-memory =============================================
@@ -302,11 +302,7 @@ static uint64_t la_work_bytes(LaKind kind, Tensor *const t[4]) {
   return 0;
 }
 
-static double la_thread_flops = 1e9;          /* about 0.1 s of one core */
-static LaJob *la_abandoned;                   /* jobs whose caller was interrupted */
-static pthread_mutex_t la_abandoned_mu = PTHREAD_MUTEX_INITIALIZER;
-
-void la_set_thread_flops(double flops) { la_thread_flops = flops; }
+void la_set_thread_flops(Interp *I, double flops) { I->la_thread_flops = flops; }
 
 static LaStatus la_job_body(LaJob *j) {
   switch (j->kind) {
@@ -350,10 +346,10 @@ static void la_job_free(LaJob *j) {
   mem_free(j);
 }
 
-/* Frees the abandoned jobs that have ended; with wait, waits for all of them first. */
-static void la_reap_jobs(bool wait) {
-  pthread_mutex_lock(&la_abandoned_mu);
-  LaJob **pp = &la_abandoned;
+/* Frees I's abandoned jobs that have ended; with wait, waits for all of them first. (Only the
+** thread running I touches the list; each job's own fields are under its mu.) */
+static void la_reap_jobs(Interp *I, bool wait) {
+  LaJob **pp = &I->la_abandoned;
   while (*pp) {
     LaJob *j = *pp;
     pthread_mutex_lock(&j->mu);
@@ -363,17 +359,19 @@ static void la_reap_jobs(bool wait) {
     if (done) { *pp = j->next; la_job_free(j); }
     else pp = &j->next;
   }
-  pthread_mutex_unlock(&la_abandoned_mu);
 }
 
-void la_wait_abandoned(void) { la_reap_jobs(true); }
+void la_wait_abandoned(Interp *I) { la_reap_jobs(I, true); }
 
-bool la_busy(void) {
-  la_reap_jobs(false);
-  pthread_mutex_lock(&la_abandoned_mu);
-  bool busy = la_abandoned != NULL;
-  pthread_mutex_unlock(&la_abandoned_mu);
-  return busy;
+bool la_busy(Interp *I) {
+  la_reap_jobs(I, false);
+  return I->la_abandoned != NULL;
+}
+
+void la_detach_abandoned(Interp *I) {
+  la_reap_jobs(I, false);
+  for (LaJob *j = I->la_abandoned; j; j = j->next) pthread_detach(j->th);   /* (the job stays allocated: */
+  I->la_abandoned = NULL;                                                     /* its worker still uses it) */
 }
 
 /* A copy of job on the heap, its worker started; NULL (nothing held) when no thread starts. */
@@ -395,20 +393,20 @@ static LaJob *la_start(const LaJob *job) {
 }
 
 /* Runs la_* kind on t[0..3] (at most 4, NULL-padded): on this thread when it is estimated at
-** under la_thread_flops or no thread starts, else on a worker (above). det gets la_det's result. */
+** under I->la_thread_flops or no thread starts, else on a worker (above). det gets la_det's result. */
 static void la_uncharge(void *p) { mem_uncharge(((LaJob *)p)->work); }
 
 static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0, Tensor *t1, Tensor *t2,
                        Tensor *t3, double *det, LaInfo *st) {
   static const char *const names[] = { "solve", "inv", "det", "cholesky", "eigen", "qr", "svd" };   /* ORDER LaKind */
-  la_reap_jobs(false);
+  la_reap_jobs(I, false);
   LaJob here = { .kind = kind, .t = { t0, t1, t2, t3 } };   /* (its scratch may throw: not on the heap) */
   here.work = la_work_bytes(kind, here.t);
   char what[48];
   snprintf(what, sizeof what, "LAPACK workspace for %s", names[kind]);
   tensor_charge(I, here.work, what);
   mls_defer(I, la_uncharge, &here);
-  LaJob *j = flops >= la_thread_flops ? la_start(&here) : NULL;
+  LaJob *j = flops >= I->la_thread_flops ? la_start(&here) : NULL;
   if (!j) {
     LaStatus s = la_job_body(&here);
     mls_undefer(I, &here);
@@ -424,10 +422,8 @@ static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0
   for (;;) {                                    /* the flag first: a call made with it set */
     if (I->interrupted) {                       /* always raises, as the kernels' polls do */
       pthread_mutex_unlock(&j->mu);
-      pthread_mutex_lock(&la_abandoned_mu);
-      j->next = la_abandoned;
-      la_abandoned = j;
-      pthread_mutex_unlock(&la_abandoned_mu);
+      j->next = I->la_abandoned;
+      I->la_abandoned = j;
       interp_check_interrupt(I, sp);            /* raises "interrupted" */
     }
     if (j->done) break;

@@ -55,7 +55,9 @@ static const char usage[] =
   "  --version        print the version\n"
   "  --help           print this help\n";
 
-typedef struct Job { int argc; char **argv; int status; } Job;
+/* la_busy: an interrupted LAPACK call's worker still ran when the interpreter was freed
+** (builtins.h): main() then ends the process without the library destructors. */
+typedef struct Job { int argc; char **argv; int status; bool la_busy; } Job;
 
 static int usage_error(const char *msg, const char *arg) {
   fprintf(stderr, "mls: %s%s%s\n%s", msg, arg ? " " : "", arg ? arg : "", usage);
@@ -130,7 +132,7 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
     if (++*i >= argc) return usage_error(a, "needs a value");
     double s;
     if (!parse_seconds(argv[*i], &s)) return usage_error("--mpi-timeout takes a number of seconds >= 0, got", argv[*i]);
-    mpi_set_timeout(s);
+    mpi_set_timeout(I, s);
     return 1;
   }
   if (!strcmp(a, "--nan-check")) { I->nan_check = true; return 1; }
@@ -183,7 +185,7 @@ static void script_signals(Interp *I, void (*handler)(int)) {
   sigaction(SIGTERM, &sa, NULL);
 }
 
-static int run_main(int argc, char **argv) {
+static int run_main(int argc, char **argv, bool *la_busy_out) {
   const char *script = NULL, *code = NULL;
   bool from_stdin = false;
   /* stdout to a file or a pipe is line-buffered, as on a terminal: `mls train.mls | tee log`
@@ -206,7 +208,7 @@ static int run_main(int argc, char **argv) {
       interp_free(I);
       return 2;
     }
-    mpi_set_timeout(secs);
+    mpi_set_timeout(I, secs);
   }
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -230,6 +232,7 @@ static int run_main(int argc, char **argv) {
         return st >= 2 ? st : usage_error("unexpected argument after --jupyter-kernel FILE:", argv[i]);
       }
       status = kernel_main(I, conn, &ko);
+      *la_busy_out = la_busy(I);
       interp_free(I);
       return status;
     }
@@ -310,6 +313,7 @@ static int run_main(int argc, char **argv) {
     status = repl_run(I);
   }
   fflush(stdout);
+  *la_busy_out = la_busy(I);
   interp_free(I);
   const char *report = getenv("MLS_MEM_REPORT");    /* the peaks, for tests/robustness/test_limits.sh */
   if (report && *report && strcmp(report, "0") != 0)
@@ -321,26 +325,26 @@ static int run_main(int argc, char **argv) {
 
 static void *thread_main(void *p) {
   Job *j = p;
-  j->status = run_main(j->argc, j->argv);
+  j->status = run_main(j->argc, j->argv, &j->la_busy);
   return NULL;
 }
 
 int main(int argc, char **argv) {
   mpi_start(&argc, &argv);                               /* only under mpirun (src/mpi/) */
-  Job j = { argc, argv, 0 };
+  Job j = { argc, argv, 0, false };
   pthread_attr_t attr;
   pthread_t th;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, (size_t)1 << 30);     /* 1 GiB, reserved lazily */
   if (pthread_create(&th, &attr, thread_main, &j) != 0) {
-    j.status = run_main(argc, argv);                     /* fall back to the main stack */
+    j.status = run_main(argc, argv, &j.la_busy);         /* fall back to the main stack */
   } else {
     pthread_join(th, NULL);
   }
   pthread_attr_destroy(&attr);
   mpi_stop();
   if (signal_got) j.status = 128 + signal_got;     /* a script's signal: even one the run never saw */
-  if (la_busy()) {              /* an interrupted solve/eigen/svd still runs on its worker: */
+  if (j.la_busy) {              /* an interrupted solve/eigen/svd still runs on its worker: */
     fflush(NULL);               /* exit() would run OpenBLAS's destructor under it */
     _exit(j.status);
   }

@@ -12,29 +12,38 @@
 #include "mem.h"
 #include "mls.h"
 
+/* The allocator's state is the process's, like malloc's own (tools/globals_allow.txt): every
+** allocation of every thread passes here without a context, the counts are of the process's
+** memory, and --max-memory bounds the process (RLIMIT_DATA below). */
 MemStats mem_stats;
 
-/* Process-wide, like malloc's own state: the limit, the failure hook and the test counter. */
-static uint64_t limit_bytes;           /* 0: the default, physical memory */
-static _Thread_local MemOomHook oom_hook;   /* per thread: only the interpreter's has one */
-static _Thread_local bool forbidden;         /* mem_forbid_thread */
-static uint64_t fail_at, fail_count;
-static bool fail_hit;
-static struct rlimit data_before;      /* RLIMIT_DATA before mem_bound_process lowered it */
-static rlim_t data_bound;              /* the soft limit it set; 0: none */
+static struct MemProc {
+  uint64_t limit;                      /* --max-memory; 0: the default, physical memory */
+  uint64_t phys;                       /* physical memory, a constant of the machine read once */
+  uint64_t fail_at, fail_count;        /* allocation-failure injection (mem_fail_at) */
+  bool fail_hit;
+  struct rlimit data_before;           /* RLIMIT_DATA before mem_bound_process lowered it */
+  rlim_t data_bound;                   /* the soft limit it set; 0: none */
+} proc;
+
+/* Per thread: only the interpreter's thread has a failure handler (a LAPACK worker its own),
+** and the kernels' pool threads must not allocate at all. */
+static _Thread_local struct MemThread {
+  MemOomHook oom_hook;
+  bool forbidden;                      /* mem_forbid_thread */
+} this_thread;
 
 static uint64_t phys_bytes(void) {
-  static uint64_t cached;                    /* a constant of the machine, read once */
-  if (!cached) {
+  if (!proc.phys) {
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    cached = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : (uint64_t)1 << 40;
+    proc.phys = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : (uint64_t)1 << 40;
   }
-  return cached;
+  return proc.phys;
 }
 
-void mem_set_limit(uint64_t bytes) { limit_bytes = bytes; }
-uint64_t mem_limit(void) { return limit_bytes ? limit_bytes : phys_bytes(); }
-bool mem_limit_is_set(void) { return limit_bytes != 0; }
+void mem_set_limit(uint64_t bytes) { proc.limit = bytes; }
+uint64_t mem_limit(void) { return proc.limit ? proc.limit : phys_bytes(); }
+bool mem_limit_is_set(void) { return proc.limit != 0; }
 
 uint64_t mem_in_use(void) {
   return mem_stats.data_bytes + __atomic_load_n(&mem_stats.work_bytes, __ATOMIC_RELAXED);
@@ -105,8 +114,8 @@ uint64_t mem_bound_process(uint64_t limit, int blas_threads) {
   if (cur.rlim_max != RLIM_INFINITY && cur.rlim_max < bound) return 0;
   struct rlimit nl = { (rlim_t)bound, cur.rlim_max };
   if (setrlimit(RLIMIT_DATA, &nl) != 0) return 0;
-  if (!data_bound) data_before = cur;
-  data_bound = (rlim_t)bound;
+  if (!proc.data_bound) proc.data_before = cur;
+  proc.data_bound = (rlim_t)bound;
   /* blocks of 4 MiB and more are mapped and given back when freed: glibc would otherwise raise
   ** its threshold after the first such free and carve them from the heap, which keeps what
   ** is freed there and could reach the bound while the counted bytes are low */
@@ -115,12 +124,12 @@ uint64_t mem_bound_process(uint64_t limit, int blas_threads) {
 #endif
 }
 
-uint64_t mem_process_bound(void) { return (uint64_t)data_bound; }
+uint64_t mem_process_bound(void) { return (uint64_t)proc.data_bound; }
 
 void mem_unbound_process(void) {
   struct rlimit cur;
-  if (!data_bound || getrlimit(RLIMIT_DATA, &cur) != 0 || cur.rlim_cur != data_bound) return;
-  if (setrlimit(RLIMIT_DATA, &data_before) == 0) data_bound = 0;
+  if (!proc.data_bound || getrlimit(RLIMIT_DATA, &cur) != 0 || cur.rlim_cur != proc.data_bound) return;
+  if (setrlimit(RLIMIT_DATA, &proc.data_before) == 0) proc.data_bound = 0;
 }
 
 bool mem_parse_size(const char *s, uint64_t *out) {
@@ -146,7 +155,7 @@ bool mem_parse_size(const char *s, uint64_t *out) {
 }
 
 const char *mem_format_size(char *buf, size_t bufn, uint64_t n) {
-  static const char *units[] = { "KiB", "MiB", "GiB" };
+  static const char *const units[] = { "KiB", "MiB", "GiB" };
   if (n < 1024) { snprintf(buf, bufn, "%llu B", (unsigned long long)n); return buf; }
   double v = (double)n / 1024.0;
   int u = 0;
@@ -156,27 +165,27 @@ const char *mem_format_size(char *buf, size_t bufn, uint64_t n) {
 }
 
 MemOomHook mem_set_oom_handler(MemOomHook h) {
-  MemOomHook old = oom_hook;
-  oom_hook = h;
+  MemOomHook old = this_thread.oom_hook;
+  this_thread.oom_hook = h;
   return old;
 }
 
-void mem_fail_at(uint64_t n) { fail_at = n; fail_count = 0; fail_hit = false; }
-uint64_t mem_fail_count(void) { return fail_count; }
-bool mem_fail_hit(void) { return fail_hit; }
+void mem_fail_at(uint64_t n) { proc.fail_at = n; proc.fail_count = 0; proc.fail_hit = false; }
+uint64_t mem_fail_count(void) { return proc.fail_count; }
+bool mem_fail_hit(void) { return proc.fail_hit; }
 
-void mem_forbid_thread(void) { forbidden = true; }
+void mem_forbid_thread(void) { this_thread.forbidden = true; }
 
 bool mem_fail_now(void) {                  /* (every allocation passes here) */
-  MLS_ASSERT(!forbidden && "an allocation on a thread that must not allocate (mem_forbid_thread)");
-  if (!fail_at) return false;
-  if (++fail_count != fail_at) return false;
-  fail_hit = true;
+  MLS_ASSERT(!this_thread.forbidden && "an allocation on a thread that must not allocate (mem_forbid_thread)");
+  if (!proc.fail_at) return false;
+  if (++proc.fail_count != proc.fail_at) return false;
+  proc.fail_hit = true;
   return true;
 }
 
 _Noreturn void mem_oom(size_t n) {
-  if (oom_hook.fn) oom_hook.fn(oom_hook.ud, n);        /* may not return */
+  if (this_thread.oom_hook.fn) this_thread.oom_hook.fn(this_thread.oom_hook.ud, n);        /* may not return */
   fprintf(stderr, "mls: out of memory (allocating %zu bytes)\n", n);
   exit(1);
 }

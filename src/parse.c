@@ -7,7 +7,6 @@
 */
 #include <ctype.h>
 #include <math.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,8 +19,9 @@
 #include "parser.h"
 #include "sym.h"
 
-void *mlsParserAlloc(void *(*mallocProc)(size_t));
-void mlsParserFree(void *p, void (*freeProc)(void *));
+size_t mlsParserSize(void);
+void mlsParserInit(void *p);
+void mlsParserFinalize(void *p);
 void mlsParser(void *p, int major, Token minor, Parse *P);
 
 void parse_error_span(Parse *P, Span sp, const char *fmt, ...) {
@@ -203,6 +203,7 @@ typedef struct ParseJob {
   TokVec v;
   Open *stack;
   void *parser;
+  void **spare;            /* where the caller keeps a parser between parses, or NULL */
   jmp_buf oom;
   size_t oom_bytes;
 } ParseJob;
@@ -213,39 +214,27 @@ static void parse_oom(void *ud, size_t n) {
   longjmp(j->oom, 1);
 }
 
-/* Lemon's allocator: the checked one, so that a failure takes the path above. The parser is
-** large (its stack has %stack_size entries, about 600 KB) and every parse needs one, so the
-** last one freed is kept for the next parse on the same thread (a thread key, whose
-** destructor frees it when the thread ends; interp_free frees the calling thread's): a fresh
-** one per REPL line, source() or fuzzing input was mapped and zeroed anew each time. */
-static pthread_key_t spare_key;
-static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
-
-static void spare_make_key(void) {
-  if (pthread_key_create(&spare_key, mem_free) != 0) abort();
+/* Lemon's parser lives in memory of ours, from the checked allocator, so that a failure takes
+** the path above. It is large (its stack has %stack_size entries, about 600 KB) and every parse
+** needs one, so the caller may keep the last one for its next parse (*spare, the interpreter's;
+** parse_free_spare frees it): a fresh one per REPL line, source() or fuzzing input was mapped
+** and zeroed anew each time. */
+static void *parser_new(void **spare) {
+  void *p = spare && *spare ? *spare : mem_alloc(mlsParserSize());
+  if (spare) *spare = NULL;
+  mlsParserInit(p);
+  return p;
 }
 
-static void *parser_alloc(size_t n) {
-  pthread_once(&spare_once, spare_make_key);
-  void *p = pthread_getspecific(spare_key);
-  if (p) {
-    pthread_setspecific(spare_key, NULL);
-    return p;
-  }
-  return mem_alloc(n);
+static void parser_done(void *p, void **spare) {
+  mlsParserFinalize(p);
+  if (spare && !*spare) *spare = p;
+  else mem_free(p);
 }
 
-static void parser_free(void *p) {
-  pthread_once(&spare_once, spare_make_key);
-  if (!pthread_getspecific(spare_key) && pthread_setspecific(spare_key, p) == 0) return;
-  mem_free(p);
-}
-
-void parse_free_spare(void) {
-  pthread_once(&spare_once, spare_make_key);
-  void *p = pthread_getspecific(spare_key);
-  pthread_setspecific(spare_key, NULL);
-  mem_free(p);
+void parse_free_spare(void **spare) {
+  mem_free(*spare);
+  *spare = NULL;
 }
 
 static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err) __attribute__((noinline));
@@ -253,15 +242,16 @@ static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err)
 /* Parses src. A failed allocation anywhere inside (the lexer's token list, the tree's arena,
 ** Lemon's parser, a new symbol) is reported as an error at the last token read, with everything
 ** made so far freed: the allocator's hook longjmps here (never through the caller's frames). */
-Chunk *parse_chunk(SymTab *syms, Source *src, ParseError *err) {
+Chunk *parse_chunk(SymTab *syms, void **spare, Source *src, ParseError *err) {
   ParseJob j;
   memset(&j, 0, sizeof j);
+  j.spare = spare;
   MemOomHook old = mem_set_oom_handler((MemOomHook){ parse_oom, &j });
   Chunk *ch = NULL;
   if (setjmp(j.oom) == 0) {
     ch = parse_run(&j, syms, src, err);
   } else {
-    if (j.parser) mlsParserFree(j.parser, parser_free);
+    if (j.parser) parser_done(j.parser, spare);
     mem_free(j.v.t);
     mem_free(j.stack);
     chunk_release(j.ch);
@@ -289,7 +279,7 @@ static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err)
   J->P.whole.start = 0;
   J->P.whole.end = src->len;
   uint32_t depth = 0, cap = 0;
-  J->parser = mlsParserAlloc(parser_alloc);
+  J->parser = parser_new(J->spare);
 
   J->P.dml = is_dml_source(src);
   if (lex_all(&J->P, &J->v)) {
@@ -371,7 +361,7 @@ static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err)
       }
     }
   }
-  mlsParserFree(J->parser, parser_free);
+  parser_done(J->parser, J->spare);
   J->parser = NULL;
   mem_free(J->v.t);
   J->v.t = NULL;

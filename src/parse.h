@@ -26,9 +26,11 @@ typedef struct Parse {
 
 /* Parses src into a new Chunk (returned +1, NULL on error with *err filled). */
 typedef struct ParseError { bool at_eof; bool oom; Span span; char msg[256]; } ParseError;   /* oom: out of memory, not a syntax error */
-struct Chunk *parse_chunk(struct SymTab *syms, struct Source *src, ParseError *err);
-/* Frees the parser kept for the thread's next parse (parse.c); interp_free calls it. */
-void parse_free_spare(void);
+/* spare: where the caller keeps Lemon's parser (about 600 KB) from one parse to the next (*spare
+** NULL at first; the interpreter's I->spare_parser), or NULL to allocate one per parse. */
+struct Chunk *parse_chunk(struct SymTab *syms, void **spare, struct Source *src, ParseError *err);
+/* Frees the parser kept in *spare and sets it to NULL (interp_free). */
+void parse_free_spare(void **spare);
 
 /* Used by grammar actions and ast.c. */
 void parse_syntax_error(Parse *P, int major, Token tok);

@@ -66,12 +66,13 @@ static bool write_file(const char *path, const char *s, size_t n) {
   return (fclose(f) == 0) && ok;
 }
 
-/* Runs the case in dir; fills got_out/got_err; returns the exit status (or -signal). */
-static int run_case(const char *exe, const char *top, const Case *c, const char *flags, char **got_out, char **got_err) {
+/* Runs the case in a fresh directory top/N (N = ++*serial); fills got_out/got_err; returns the
+** exit status (or -signal). */
+static int run_case(const char *exe, const char *top, int *serial, const Case *c, const char *flags, char **got_out,
+                    char **got_err) {
   char dir[512], path[1024];
-  static int serial;
   *got_out = *got_err = NULL;
-  snprintf(dir, sizeof dir, "%.400s/%d", top, ++serial);   /* a fresh directory per case */
+  snprintf(dir, sizeof dir, "%.400s/%d", top, ++*serial);
   if (mkdir(dir, 0700) != 0) return -1000;
   for (int i = 0; i < c->nfiles; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, c->fnames[i]);
@@ -170,12 +171,12 @@ bool testrun_same_up_to_rounding(const char *a, const char *b) {
 }
 
 /* MLS_TEST_COMPARE: the case eagerly and with flags, both at full precision; true when they agree. */
-static bool compare_modes(const char *exe, const char *dir, const Case *c, const char *flags, const char *file) {
+static bool compare_modes(const char *exe, const char *dir, int *serial, const Case *c, const char *flags, const char *file) {
   char f2[300];
   snprintf(f2, sizeof f2, "--digits 17 %.280s", flags);
   char *o1, *e1, *o2, *e2;
-  int s1 = run_case(exe, dir, c, "--digits 17", &o1, &e1);
-  int s2 = run_case(exe, dir, c, f2, &o2, &e2);
+  int s1 = run_case(exe, dir, serial, c, "--digits 17", &o1, &e1);
+  int s2 = run_case(exe, dir, serial, c, f2, &o2, &e2);
   drop_asan_unwind_note(e1);
   drop_asan_unwind_note(e2);
   bool ok = s1 == s2 && strcmp(e1, e2) == 0 && testrun_same_up_to_rounding(o1, o2);
@@ -218,7 +219,7 @@ int testrun_main(int nfiles, char **files) {
   exe[k] = '\0';
   char dir[] = "/tmp/mls-tests-XXXXXX";
   if (!mkdtemp(dir)) { perror("mls: mkdtemp"); return 2; }
-  int pass = 0, fail = 0;
+  int pass = 0, fail = 0, serial = 0;     /* (serial: the cases' directories in dir) */
   for (int fi = 0; fi < nfiles; fi++) {
     size_t n;
     char *text = read_file(files[fi], &n);
@@ -241,13 +242,13 @@ int testrun_main(int nfiles, char **files) {
         trim_blank_tail(&c.err);
         const char *cmp = getenv("MLS_TEST_COMPARE");
         if (cmp && *cmp) {
-          if (compare_modes(exe, dir, &c, cmp, files[fi])) pass++;
+          if (compare_modes(exe, dir, &serial, &c, cmp, files[fi])) pass++;
           else fail++;
           case_free(&c);
           in_case = false;
           goto next;
         }
-        int st = run_case(exe, dir, &c, getenv("MLS_TEST_FLAGS"), &got_out, &got_err);
+        int st = run_case(exe, dir, &serial, &c, getenv("MLS_TEST_FLAGS"), &got_out, &got_err);
         if (!got_out) got_out = mem_strdup("");
         if (!got_err) got_err = mem_strdup("");
         drop_asan_unwind_note(got_err);

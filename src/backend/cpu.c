@@ -27,28 +27,35 @@ char *openblas_get_config(void);
 #define CACHE_MAX_BYTES ((size_t)512 << 20)
 
 typedef struct BufCache { double *p[CACHE_SLOTS]; size_t n[CACHE_SLOTS]; size_t total; } BufCache;
-static BufCache cache;   /* process-wide like malloc's own arenas; holds only free memory */
+
+/* The CPU backend is one per process (be_cpu, whose entries take no context), and so is its
+** state (tools/globals_allow.txt): the buffer cache, which holds only free memory, like
+** malloc's own arenas, and the panel size of long products. */
+static struct CpuState {
+  BufCache cache;
+  double gemm_panel_flops;     /* cpu_gemm_set_panel_flops */
+} cpu = { .gemm_panel_flops = 16e9 };
 
 /* The cache holds memory that counts against nothing, so under --max-memory it is kept within
 ** what the limit leaves: a buffer is cached only while the counted bytes and the cache fit
 ** the limit together, and a fresh allocation that would not fit beside the cache empties it
 ** first. The resident memory then stays within the limit (docs/robustness.md "Memory"). */
 static void cache_evict_for(size_t nbytes) {
-  for (int i = 0; i < CACHE_SLOTS && cache.total > 0 && mem_over_limit((uint64_t)cache.total + nbytes); i++) {
-    if (!cache.p[i]) continue;
-    free(cache.p[i]);
-    cache.total -= cache.n[i];
-    cache.p[i] = NULL;
+  for (int i = 0; i < CACHE_SLOTS && cpu.cache.total > 0 && mem_over_limit((uint64_t)cpu.cache.total + nbytes); i++) {
+    if (!cpu.cache.p[i]) continue;
+    free(cpu.cache.p[i]);
+    cpu.cache.total -= cpu.cache.n[i];
+    cpu.cache.p[i] = NULL;
   }
 }
 
 static double *cpu_alloc(size_t nbytes) {
   if (nbytes == 0) nbytes = 8;
   for (int i = 0; i < CACHE_SLOTS; i++) {
-    if (cache.p[i] && cache.n[i] == nbytes) {
-      double *p = cache.p[i];
-      cache.p[i] = NULL;
-      cache.total -= nbytes;
+    if (cpu.cache.p[i] && cpu.cache.n[i] == nbytes) {
+      double *p = cpu.cache.p[i];
+      cpu.cache.p[i] = NULL;
+      cpu.cache.total -= nbytes;
       return p;
     }
   }
@@ -61,24 +68,24 @@ static double *cpu_alloc(size_t nbytes) {
 static void cpu_free(double *p, size_t nbytes) {
   if (!p) return;
   if (nbytes == 0) nbytes = 8;
-  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 4 && !mem_over_limit((uint64_t)cache.total + nbytes)) {
+  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 4 && !mem_over_limit((uint64_t)cpu.cache.total + nbytes)) {
     int slot = -1;
     for (int i = 0; i < CACHE_SLOTS; i++)
-      if (!cache.p[i]) { slot = i; break; }
-    while (slot < 0 || cache.total + nbytes > CACHE_MAX_BYTES) {   /* evict the first */
+      if (!cpu.cache.p[i]) { slot = i; break; }
+    while (slot < 0 || cpu.cache.total + nbytes > CACHE_MAX_BYTES) {   /* evict the first */
       int v = -1;
       for (int i = 0; i < CACHE_SLOTS; i++)
-        if (cache.p[i]) { v = i; break; }
+        if (cpu.cache.p[i]) { v = i; break; }
       if (v < 0) break;
-      free(cache.p[v]);
-      cache.total -= cache.n[v];
-      cache.p[v] = NULL;
+      free(cpu.cache.p[v]);
+      cpu.cache.total -= cpu.cache.n[v];
+      cpu.cache.p[v] = NULL;
       slot = v;
     }
-    if (slot >= 0 && cache.total + nbytes <= CACHE_MAX_BYTES) {
-      cache.p[slot] = p;
-      cache.n[slot] = nbytes;
-      cache.total += nbytes;
+    if (slot >= 0 && cpu.cache.total + nbytes <= CACHE_MAX_BYTES) {
+      cpu.cache.p[slot] = p;
+      cpu.cache.n[slot] = nbytes;
+      cpu.cache.total += nbytes;
       return;
     }
   }
@@ -232,9 +239,8 @@ static int gemm_ld(const Tensor *t) {
   return tensor_cols(t) > 1 ? (int)tensor_cols(t) : 1;
 }
 
-static double gemm_panel_flops = 16e9;
 #define GEMM_KSTEP 1536                         /* k-pieces are multiples of this (below) */
-void cpu_gemm_set_panel_flops(double flops) { gemm_panel_flops = flops; }
+void cpu_gemm_set_panel_flops(double flops) { cpu.gemm_panel_flops = flops; }
 
 static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
   int64_t m = tensor_rows(C), n = tensor_cols(C);
@@ -259,7 +265,7 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   const volatile sig_atomic_t *stop = cpu_par_stop_flag();
   int64_t along = m >= n ? m : n;
   double flops = 2.0 * (double)m * (double)n * (double)k;
-  int64_t pieces = flops < 2 * gemm_panel_flops || !stop ? 1 : (int64_t)(flops / gemm_panel_flops);
+  int64_t pieces = flops < 2 * cpu.gemm_panel_flops || !stop ? 1 : (int64_t)(flops / cpu.gemm_panel_flops);
   if (pieces > 16) pieces = 16;
   if (pieces > along / 512) pieces = along / 512 > 0 ? along / 512 : 1;
   /* A panel still past 2 gemm_panel_flops (a small result of a long inner dimension, such as
@@ -272,7 +278,7 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   ** test_interrupt.c compares with the unsplit product to 1e-12). The cut depends only on the
   ** shapes, never on the flag or the threads, so results are reproducible. */
   double pflops = flops / (double)pieces;
-  int64_t kpieces = pflops < 2 * gemm_panel_flops ? 1 : (int64_t)ceil(pflops / gemm_panel_flops);
+  int64_t kpieces = pflops < 2 * cpu.gemm_panel_flops ? 1 : (int64_t)ceil(pflops / cpu.gemm_panel_flops);
   if (kpieces > k / GEMM_KSTEP) kpieces = k / GEMM_KSTEP > 0 ? k / GEMM_KSTEP : 1;
   int64_t kstep = kpieces > 1 ? k / kpieces / GEMM_KSTEP * GEMM_KSTEP : k;
   for (int64_t p = 0; p < pieces; p++) {
@@ -301,10 +307,10 @@ static void cpu_sync(void) {}
 static void cpu_trim(void) {
   cpu_par_shutdown();
   for (int i = 0; i < CACHE_SLOTS; i++) {
-    free(cache.p[i]);
-    cache.p[i] = NULL;
+    free(cpu.cache.p[i]);
+    cpu.cache.p[i] = NULL;
   }
-  cache.total = 0;
+  cpu.cache.total = 0;
 }
 
 static void cpu_threads(int n) {

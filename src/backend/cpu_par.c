@@ -25,20 +25,21 @@ typedef struct Pool {
   void *ctx;
   int64_t n;
   pthread_t th[MAX_THREADS];
+  const volatile sig_atomic_t *stop;   /* the interrupt flag (cpu_par_set_stop), or NULL */
 } Pool;
 
-/* The process's pool: like malloc's arenas, a process-wide resource behind the backend. */
-static Pool pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, false, NULL, NULL, 0, { 0 } };
+/* The process's pool: threads, like malloc's arenas, are a process-wide resource behind the
+** backend (one CPU backend per process, whose entries take no context), and so is the interrupt
+** flag they poll, set by a signal (tools/globals_allow.txt). */
+static Pool pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, false, NULL,
+                     NULL, 0, { 0 }, NULL };
 
-/* The interrupt flag (cpu_par_set_stop): process-wide, as the signal that sets it. */
-static const volatile sig_atomic_t *stop_flag;
-
-void cpu_par_set_stop(const volatile sig_atomic_t *flag) { stop_flag = flag; }
-const volatile sig_atomic_t *cpu_par_stop_flag(void) { return stop_flag; }
+void cpu_par_set_stop(const volatile sig_atomic_t *flag) { pool.stop = flag; }
+const volatile sig_atomic_t *cpu_par_stop_flag(void) { return pool.stop; }
 
 /* fn over [lo, hi) in 16 pieces, skipping the rest once the interrupt flag is set. */
 static void run_part(ParFn fn, void *ctx, int64_t lo, int64_t hi) {
-  const volatile sig_atomic_t *stop = stop_flag;
+  const volatile sig_atomic_t *stop = pool.stop;
   if (!stop || hi - lo < 32) { fn(ctx, lo, hi); return; }
   int64_t step = (hi - lo + 15) / 16;
   for (int64_t a = lo; a < hi && !*stop; a += step) fn(ctx, a, a + step < hi ? a + step : hi);

@@ -20,22 +20,31 @@
 #endif
 #endif
 
+/* The default device and the fallback count are still the process's: ops.c, being rewritten
+** by the op-layer work of issue 26, asks be_default() and be_place() without the interpreter
+** (tools/globals_allow.txt); they move into the Interp with its backend context. */
 static const Backend *current = &be_cpu;
-static char why[256] = "no CUDA device available";
 uint64_t be_fallbacks;
 
 const Backend *be_default(void) { return current; }
 void be_set_default(const Backend *be) { current = be; }
-const char *be_why(void) { return why; }
 
 #ifdef MLS_CUDA
-static const Backend *cuda;                   /* the GPU backend once loaded and started */
+/* The GPU plugin: a shared library loaded once per process, and the device it starts (one
+** CUDA context per process), so what this file knows of them is process-wide too. */
+static struct CudaPlugin {
+  bool tried;                  /* load_cuda ran */
+  const Backend *be;           /* the GPU backend once loaded and started, else NULL */
+  char why[256];               /* else why not */
+} plugin = { false, NULL, "no CUDA device available" };
+
+const char *be_why(void) { return plugin.why; }
+
 /* The plugin: $MLS_CUDA_PLUGIN, else next to the executable (build/mls, or ./mls with build/
 ** beside it), else the installed library directory. */
 static const Backend *load_cuda(void) {
-  static bool tried;
-  if (tried) return cuda;
-  tried = true;
+  if (plugin.tried) return plugin.be;
+  plugin.tried = true;
   char exe[PATH_MAX], path[PATH_MAX + 64];
   const char *cands[4];
   int nc = 0;
@@ -59,29 +68,31 @@ static const Backend *load_cuda(void) {
   for (int i = 0; i < nc && !h; i++)
     if (access(cands[i], R_OK) == 0) {
       h = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
-      if (!h) snprintf(why, sizeof why, "no CUDA device available (%s)", dlerror());
+      if (!h) snprintf(plugin.why, sizeof plugin.why, "no CUDA device available (%s)", dlerror());
     }
   if (!h) return NULL;
   const Backend *b = dlsym(h, "be_cuda");
   if (!b) return NULL;
   if (b->init() != 0) {
-    snprintf(why, sizeof why, "%s", b->error());
+    snprintf(plugin.why, sizeof plugin.why, "%s", b->error());
     return NULL;
   }
-  cuda = b;
-  return cuda;
+  plugin.be = b;
+  return b;
 }
+#else
+const char *be_why(void) { return "no CUDA device available"; }
 #endif
 
 void be_sync_all(void) {
 #ifdef MLS_CUDA
-  if (cuda) cuda->sync();
+  if (plugin.be) plugin.be->sync();
 #endif
 }
 
 void be_trim_all(void) {
 #ifdef MLS_CUDA
-  if (cuda) cuda->trim();
+  if (plugin.be) plugin.be->trim();
 #endif
   be_cpu.trim();
 }

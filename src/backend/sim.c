@@ -53,12 +53,15 @@ typedef struct Capture {
   struct Capture *next;       /* every live replay (the blocks' owners) */
 } Capture;
 
-static Capture *capturing, *replays;
+/* The simulated device is one per process (be_sim, whose entries take no context, as CUDA's),
+** and so is its state, as a GPU's is (tools/globals_allow.txt): the capture under way and the
+** live replays; sim_calls counts for the tests. */
+static struct SimDevice { Capture *capturing, *replays; } dev;
 
 static void cap_break(const char *why) {
-  if (!capturing || capturing->broken) return;
-  capturing->broken = true;
-  snprintf(capturing->why, sizeof capturing->why, "%s", why);
+  if (!dev.capturing || dev.capturing->broken) return;
+  dev.capturing->broken = true;
+  snprintf(dev.capturing->why, sizeof dev.capturing->why, "%s", why);
 }
 
 static Tensor *snap(const Tensor *t) {
@@ -73,7 +76,7 @@ static Tensor *snap(const Tensor *t) {
 }
 
 static Rec *record(RecKind k) {
-  Capture *c = capturing;
+  Capture *c = dev.capturing;
   if (c->n == c->cap) {
     c->cap = c->cap ? 2 * c->cap : 16;
     c->rec = realloc(c->rec, (size_t)c->cap * sizeof *c->rec);
@@ -87,7 +90,7 @@ static Rec *record(RecKind k) {
 
 /* The owner of block p among the capture and the live replays, and its entry. */
 static Owned *owned(double *p) {
-  for (Capture *c = capturing ? capturing : replays; c; c = c == capturing ? replays : c->next)
+  for (Capture *c = dev.capturing ? dev.capturing : dev.replays; c; c = c == dev.capturing ? dev.replays : c->next)
     for (int i = 0; i < c->nown; i++)
       if (c->own[i].p == p) return &c->own[i];
   return NULL;
@@ -95,8 +98,8 @@ static Owned *owned(double *p) {
 
 static double *sim_alloc(size_t n) {
   double *p = malloc(n ? n : 1);
-  if (p && capturing) {
-    Capture *c = capturing;
+  if (p && dev.capturing) {
+    Capture *c = dev.capturing;
     if (c->nown == c->capown) {
       c->capown = c->capown ? 2 * c->capown : 16;
       c->own = realloc(c->own, (size_t)c->capown * sizeof *c->own);
@@ -109,15 +112,15 @@ static double *sim_alloc(size_t n) {
 
 static void sim_free(double *p, size_t n) {
   (void)n;
-  Owned *o = capturing || replays ? owned(p) : NULL;
+  Owned *o = dev.capturing || dev.replays ? owned(p) : NULL;
   if (o) { o->alive = false; return; }       /* the recording writes it: kept until replay_free */
   free(p);
 }
 
 static int sim_capture_begin(void) {
-  if (capturing) return 1;
-  capturing = calloc(1, sizeof *capturing);
-  return capturing ? 0 : 1;
+  if (dev.capturing) return 1;
+  dev.capturing = calloc(1, sizeof *dev.capturing);
+  return dev.capturing ? 0 : 1;
 }
 
 /* Gives a capture's blocks back: the dead ones are freed, the live ones (results still held)
@@ -136,9 +139,9 @@ static void capture_release(Capture *c) {
 }
 
 static void *sim_capture_end(char *why, size_t nwhy) {
-  Capture *c = capturing;
+  Capture *c = dev.capturing;
   if (!c) return NULL;
-  capturing = NULL;
+  dev.capturing = NULL;
   if (c->broken) {
     sim_calls.capture_broken++;
     snprintf(why, nwhy, "%s", c->why);
@@ -146,8 +149,8 @@ static void *sim_capture_end(char *why, size_t nwhy) {
     return NULL;
   }
   sim_calls.capture++;
-  c->next = replays;
-  replays = c;
+  c->next = dev.replays;
+  dev.replays = c;
   return c;
 }
 
@@ -175,19 +178,19 @@ static int sim_replay(void *h) {
 }
 
 static void sim_replay_free(void *h) {
-  Capture *c = h, **q = &replays;
+  Capture *c = h, **q = &dev.replays;
   while (*q && *q != c) q = &(*q)->next;
   if (*q) *q = c->next;
   capture_release(c);
 }
 
 static int sim_upload(double *dst, const double *src, size_t n) {
-  if (capturing) { cap_break("a copy from host memory"); return 0; }
+  if (dev.capturing) { cap_break("a copy from host memory"); return 0; }
   memcpy(dst, src, n);
   return 0;
 }
 static int sim_download(double *dst, const double *src, size_t n) {
-  if (capturing) { cap_break("a copy to host memory"); return 0; }
+  if (dev.capturing) { cap_break("a copy to host memory"); return 0; }
   sim_calls.download++;
   memcpy(dst, src, n);
   return 0;
@@ -196,7 +199,7 @@ static bool sim_supports(OpKind op) { return be_cpu.supports_op(op); }
 
 /* Inputs of run(): as many as the op's arity. */
 static int sim_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
-  if (!capturing) return be_cpu.run(op, out, in, p);
+  if (!dev.capturing) return be_cpu.run(op, out, in, p);
   int nin = op_info[op].arity;
   Rec *r = record(R_RUN);
   r->op = op;
@@ -208,7 +211,7 @@ static int sim_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p
   return 0;
 }
 static int sim_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
-  if (!capturing) return be_cpu.gemm(ta, tb, alpha, A, B, beta, C);
+  if (!dev.capturing) return be_cpu.gemm(ta, tb, alpha, A, B, beta, C);
   Rec *r = record(R_GEMM);
   r->ta = ta; r->tb = tb; r->alpha = alpha; r->beta = beta;
   r->t[0] = snap(C); r->t[1] = snap(A); r->t[2] = snap(B);
@@ -216,7 +219,7 @@ static int sim_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
 }
 static void sim_sync(void) { cap_break("the host waited for the device"); }
 static int sim_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *sc) {
-  if (!capturing) return be_cpu.run_fused(p, out, in, sc);
+  if (!dev.capturing) return be_cpu.run_fused(p, out, in, sc);
   if (p->nin > 64) { cap_break("a fusion group of more than 64 inputs"); return 0; }
   Rec *r = record(R_FUSED);
   r->prog = p;
@@ -236,7 +239,7 @@ static int sim_host_access(const double *base) {
 static double *at(const Tensor *t) { return t->st->data + t->offset; }
 
 static int sim_copy2d(Tensor *out, const Tensor *in) {
-  if (capturing) {
+  if (dev.capturing) {
     Rec *r = record(R_COPY2D);
     r->t[0] = snap(out);
     r->t[1] = snap(in);
@@ -251,7 +254,7 @@ static int sim_copy2d(Tensor *out, const Tensor *in) {
 }
 
 static int sim_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0) {
-  if (capturing) {
+  if (dev.capturing) {
     Rec *q = record(R_GATHER);
     q->t[0] = snap(out); q->t[1] = snap(in); q->t[2] = snap(r); q->t[3] = snap(c);
     q->r0 = r0; q->c0 = c0;
@@ -268,7 +271,7 @@ static int sim_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0
 }
 
 static int sim_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in) {
-  if (capturing) {
+  if (dev.capturing) {
     Rec *q = record(R_SCATTER);
     q->t[0] = snap(out); q->t[1] = snap(in); q->t[2] = snap(r); q->t[3] = snap(c);
     q->r0 = r0; q->c0 = c0;
@@ -284,14 +287,14 @@ static int sim_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c
 }
 
 static int sim_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info) {
-  if (capturing) { cap_break("the LU's pivots are read on the host"); return 1; }
+  if (dev.capturing) { cap_break("the LU's pivots are read on the host"); return 1; }
   sim_calls.getrf++;
   *info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, a, (lapack_int)n, ipiv);
   return *info < 0;
 }
 
 static int sim_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k) {
-  if (capturing) { cap_break("the LU's pivots come from the host"); return 1; }
+  if (dev.capturing) { cap_break("the LU's pivots come from the host"); return 1; }
   sim_calls.getrs++;
   return LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)k, lu, (lapack_int)n, ipiv, b, (lapack_int)n) != 0;
 }

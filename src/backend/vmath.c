@@ -1,6 +1,6 @@
 /*
 ** vmath.c — array exp and log (vmath.h). On x86-64 with libmvec (MLS_LIBMVEC, set by the
-** Makefile) the AVX2 variants run when the CPU has AVX2 (checked once), else the SSE2 ones,
+** Makefile) the AVX2 variants run when the CPU has AVX2 (libgcc's CPU model), else the SSE2 ones,
 ** which every x86-64 CPU has; the tail shorter than a vector goes through libm.
 */
 #include <math.h>
@@ -15,15 +15,9 @@ __m128d _ZGVbN2v_log(__m128d x);
 __attribute__((target("avx2"))) __m256d _ZGVdN4v_exp(__m256d x);   /* (clang wants the target */
 __attribute__((target("avx2"))) __m256d _ZGVdN4v_log(__m256d x);   /* on the declaration too) */
 
-static int have_avx2(void) {          /* the kernels' threads may ask at once: atomic, relaxed */
-  static int known = -1;
-  int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
-  if (k < 0) {
-    k = __builtin_cpu_supports("avx2") ? 1 : 0;
-    __atomic_store_n(&known, k, __ATOMIC_RELAXED);
-  }
-  return k;
-}
+/* libgcc's CPU model, filled by its constructor before main: one load and a bit test, which
+** every thread may do (no cache of ours: no mutable state here). */
+static inline int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 
 #define VM_AVX2(NAME, FN)                                                       \
   __attribute__((target("avx2"))) static int64_t NAME(double *o, const double *a, int64_t n) { \

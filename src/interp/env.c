@@ -85,11 +85,9 @@ void closure_unref(Closure *c) {
   if (c->env && c->refcount <= c->env->n && c->refcount == slots_holding(c->env, c)) break_if_dead_cycle(c->env);
 }
 
-static uint64_t closure_serial;   /* the interpreter runs on one thread */
-
 Value closure_new(const FuncInfo *fi, Env *env) {
   Closure *c = mem_alloc(sizeof *c);
-  c->serial = ++closure_serial;
+  c->serial = 0;                     /* (given by the first staged graph that guards it) */
   c->refcount = 1;
   c->fi = fi;
   c->env = env;
@@ -112,8 +110,7 @@ Value closure_new_derived(struct Derived *d, const char *name) {   /* takes d (f
     ad_derived_free(d);
     mem_oom(sizeof *c);
   }
-  memset(c, 0, sizeof *c);
-  c->serial = ++closure_serial;
+  memset(c, 0, sizeof *c);           /* (serial 0: none yet) */
   c->refcount = 1;
   c->derived = d;
   c->dname = name;

@@ -11,9 +11,7 @@
 **      reaches it (CPython's move_unreachable);
 **   4. the unreachable objects are held (+1), their references cleared (which frees what
 **      only they held), and released: each is then freed by the ordinary path.
-** It allocates nothing. The interpreter runs on one thread, so the list is a process global,
-** shared by every Interp of the process (each one's objects are reachable from its globals
-** and frames, which count as outside).
+** It allocates nothing.
 */
 #include <stddef.h>
 #include "interp/interp.h"
@@ -21,9 +19,20 @@
 
 #define GC_MIN 10000          /* new tracked objects before the first automatic collection */
 
-static GcLink all = { &all, &all, 0, 0, 0 };
-static int64_t ntracked, next_at = GC_MIN, min_new = GC_MIN;
-static bool running;
+/* The tracked objects and the collector's schedule. The interpreter runs on one thread; the
+** heap is still one per process, shared by every Interp of the process (each one's objects are
+** reachable from its globals and frames, which count as outside), because list_new() and
+** closure_new_derived() are called without the interpreter from autodiff.c and
+** autodiff_trace.c, which the op-layer work of issue 26 is rewriting: once those pass it, this
+** struct moves into the Interp (tools/globals_allow.txt). */
+typedef struct GcHeap {
+  GcLink all;                /* every tracked object: the head of the ring */
+  int64_t ntracked;
+  int64_t next_at;           /* gc_maybe collects past this many */
+  int64_t min_new;           /* gc_set_min */
+  bool running;              /* a collection is under way: the frees it makes start no other */
+} GcHeap;
+static GcHeap heap = { { &heap.all, &heap.all, 0, 0, 0 }, 0, GC_MIN, GC_MIN, false };
 
 enum { MARK_NONE, MARK_REACHABLE, MARK_TENTATIVE };
 
@@ -43,22 +52,22 @@ void gc_track(GcLink *g, int kind) {
   g->kind = (uint8_t)kind;
   g->state = MARK_NONE;
   g->gc_refs = 0;
-  link_tail(&all, g);
-  ntracked++;
+  link_tail(&heap.all, g);
+  heap.ntracked++;
 }
 
 void gc_untrack(GcLink *g) {
   if (!g->prev) return;
   unlink_(g);
   g->prev = g->next = NULL;
-  ntracked--;
+  heap.ntracked--;
 }
 
-int64_t gc_tracked(void) { return ntracked; }
+int64_t gc_tracked(void) { return heap.ntracked; }
 
 void gc_set_min(int64_t n) {
-  min_new = n > 0 ? n : 0;
-  next_at = ntracked + min_new;
+  heap.min_new = n > 0 ? n : 0;
+  heap.next_at = heap.ntracked + heap.min_new;
 }
 
 #define OWNER(g, T) ((T *)(void *)((char *)(g) - offsetof(T, gc)))
@@ -107,7 +116,7 @@ static void subtract_ref(GcLink *child, void *ctx) {
 static void reach(GcLink *child, void *ctx) {
   if (child->state == MARK_TENTATIVE) {         /* met earlier and set aside: it is reachable after all */
     unlink_(child);
-    link_tail(&all, child);                    /* the scan reaches it again at the tail */
+    link_tail(&heap.all, child);               /* the scan reaches it again at the tail */
   }
   child->state = MARK_REACHABLE;
   (void)ctx;
@@ -165,22 +174,22 @@ static void release(GcLink *g) {
 }
 
 int64_t gc_collect(void) {
-  if (running) return 0;
-  running = true;
+  if (heap.running) return 0;
+  heap.running = true;
   GcLink *g;
-  for (g = all.next; g != &all; g = g->next) {
+  for (g = heap.all.next; g != &heap.all; g = g->next) {
     g->gc_refs = *refcount_of(g);
     g->state = MARK_NONE;
   }
-  for (g = all.next; g != &all; g = g->next) children(g, subtract_ref, NULL);
-  for (g = all.next; g != &all; g = g->next)
+  for (g = heap.all.next; g != &heap.all; g = g->next) children(g, subtract_ref, NULL);
+  for (g = heap.all.next; g != &heap.all; g = g->next)
     if (g->gc_refs < 0) {                       /* a reference traversed but not counted: a bug */
       MLS_ASSERT(!"gc: an object has more references from tracked objects than its count");
-      running = false;
+      heap.running = false;
       return 0;                                 /* (release builds) free nothing rather than too much */
     }
   GcLink unreach = { &unreach, &unreach, 0, 0, 0 };
-  for (g = all.next; g != &all;) {
+  for (g = heap.all.next; g != &heap.all;) {
     GcLink *nx = g->next;
     if (g->gc_refs > 0 || g->state == MARK_REACHABLE) {
       g->state = MARK_REACHABLE;
@@ -202,15 +211,15 @@ int64_t gc_collect(void) {
   while (unreach.next != &unreach) {
     g = unreach.next;
     unlink_(g);
-    link_tail(&all, g);                         /* its free unlinks it from there */
+    link_tail(&heap.all, g);                    /* its free unlinks it from there */
     g->state = MARK_NONE;
     release(g);
   }
-  next_at = min_new == 0 ? 0 : ntracked + (ntracked > min_new ? ntracked : min_new);
-  running = false;
+  heap.next_at = heap.min_new == 0 ? 0 : heap.ntracked + (heap.ntracked > heap.min_new ? heap.ntracked : heap.min_new);
+  heap.running = false;
   return n;
 }
 
 void gc_maybe(void) {
-  if (ntracked > next_at || min_new == 0) gc_collect();
+  if (heap.ntracked > heap.next_at || heap.min_new == 0) gc_collect();
 }

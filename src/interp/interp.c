@@ -26,11 +26,9 @@ typedef struct LibFn { Symbol *name; Value fn; } LibFn;   /* fn: VT_NULL while l
 #endif
 
 /* How much of the current thread's C stack the interpreter may use: all but a margin. Found
-** once per thread: on the main thread glibc reads /proc/self/maps to answer, which cost a
-** REPL line or a fuzzing harness's input more than running it. */
-static size_t stack_budget(void) {
-  static _Thread_local size_t budget;
-  if (budget) return budget;
+** once per thread and kept in I: on the main thread glibc reads /proc/self/maps to answer,
+** which cost a REPL line more than running it. */
+size_t interp_thread_stack_budget(void) {
   pthread_attr_t attr;
   size_t size = 8u << 20;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -38,8 +36,15 @@ static size_t stack_budget(void) {
     pthread_attr_destroy(&attr);
   }
   size_t margin = size / 8 > (1u << 20) ? (1u << 20) : size / 8;
-  budget = size > margin * 2 ? size - margin * 2 : size / 2;
-  return budget;
+  return size > margin * 2 ? size - margin * 2 : size / 2;
+}
+
+static size_t stack_budget(Interp *I) {
+  if (!I->stack_found || !pthread_equal(I->stack_thread, pthread_self())) {
+    I->stack_found = interp_thread_stack_budget();
+    I->stack_thread = pthread_self();
+  }
+  return I->stack_found;
 }
 
 Interp *interp_new(void) {
@@ -52,6 +57,8 @@ Interp *interp_new(void) {
   I->retval = val_null();
   I->last = val_null();
   I->threads = 0;
+  I->replay_mode = -1;
+  I->la_thread_flops = 1e9;                   /* about 0.1 s of one core */
   const char *ex = getenv("MLS_EXACT_REWRITES");
   I->exact_rewrites = ex && *ex && strcmp(ex, "0") != 0;
   const char *lc = getenv("MLS_LOG_COMPILES");
@@ -80,7 +87,8 @@ void interp_free(Interp *I) {
       val_release(v);
     }
   gc_collect();                               /* cycles the globals held */
-  parse_free_spare();
+  parse_free_spare(&I->spare_parser);
+  la_detach_abandoned(I);                     /* (main() asked la_busy first) */
   sym_free(&I->syms);
   if (I->err.src) source_release(I->err.src);
   mem_free(I->tmp);
@@ -146,7 +154,7 @@ static int run(Interp *I, Source *src, bool echo, bool repl) {
 
 static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
   ParseError pe;
-  Chunk *ch = parse_chunk(&I->syms, src, &pe);
+  Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, &pe);
   if (!ch) {
     if (repl && pe.at_eof) return -1;
     diag_report(I->errf, src, pe.span, "error", pe.msg);
@@ -165,7 +173,7 @@ static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
   bool outermost = I->stack_base == NULL;
   if (outermost) {                          /* the guard measures the thread that runs */
     I->stack_base = &here;
-    I->stack_limit = stack_budget();
+    I->stack_limit = stack_budget(I);
   }
   int st = mls_pcall(I, run_protected, &ra);
   if (outermost) {
@@ -288,7 +296,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   if (!src) mls_throw(I, sp, "source: cannot read '%s': %s", full, source_error());
   mls_defer(I, source_cleanup, src);           /* until the chunk (or the error) holds it */
   ParseError pe;
-  Chunk *ch = parse_chunk(&I->syms, src, &pe);
+  Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, &pe);
   char msg[256];
   Span rsp;
   if (ch && !resolve_chunk(I, ch, ns != NULL, msg, sizeof msg, &rsp, NULL)) {

@@ -1,10 +1,12 @@
 /*
-** interp.h — the interpreter state. Everything lives here (no globals): symbols and global
-** bindings, the temp stack that makes throws leak-free, the call frames, the current error.
+** interp.h — the interpreter state. Everything lives here (no globals: make globals-check; the
+** few exceptions, and why, in tools/globals_allow.txt): symbols and global bindings, the temp
+** stack that makes throws leak-free, the call frames, the current error.
 */
 #ifndef MLS_INTERP_H
 #define MLS_INTERP_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include "ast.h"
@@ -32,7 +34,8 @@ typedef struct Closure {
   struct Derived *derived;   /* grad(f), value_and_grad(f): autodiff.c owns it */
   struct Jit *jit;           /* --jit-all: this function's staged graphs (stage.c), or NULL */
   const char *dname;         /* "grad" or "value_and_grad" when derived */
-  uint64_t serial;           /* unique for the process: staged graphs check a function by it */
+  uint64_t serial;           /* 0, or unique in its interpreter (I->closure_serial): a staged graph
+                             ** checks that a place still holds the function it guarded by it */
   GcLink gc;
 } Closure;
 
@@ -152,6 +155,22 @@ struct Interp {
   ** turns the last one into the cell's result). NULL: printed. */
   void (*echo)(struct Interp *I, const char *text, size_t len, void *ctx);
   struct PlotState *plot;    /* figures of plot() and friends (src/plot/), NULL until the first */
+  /* ---- state of the modules below, theirs to read and write (no file-scope state: issue 26,
+  ** docs/robustness.md "Global state") ---- */
+  size_t stack_found;        /* the stack budget found for the thread stack_thread (0: none yet): */
+  pthread_t stack_thread;    /* interp.c asks the system once per thread, not at every run */
+  void *spare_parser;        /* the parser kept for the next parse (parse.c), or NULL */
+  uint64_t closure_serial;   /* the last Closure.serial handed out (env.c: given when a staged
+                             ** graph first guards the function) */
+  int replay_mode;           /* staged graphs as captured launches (staging/replay.c): bits 1 on,
+                             ** 2 log, 4 capture even when not worth it; -1: from $MLS_REPLAY and
+                             ** $MLS_REPLAY_LOG at the next graph */
+  double la_thread_flops;    /* a LAPACK call estimated at this many flops or more runs on a worker
+                             ** thread that Ctrl-C does not wait for (builtins_linalg.c; 1e9) */
+  struct LaJob *la_abandoned; /* such calls interrupted, their workers perhaps still running */
+  double mpi_timeout;        /* --mpi-timeout: seconds a collective waits for the others; 0: forever */
+  bool mpi_joint;            /* the last collective error was found by every rank at once (mpi.c) */
+  int parfor_depth;          /* > 0 while this rank runs a remote parfor's iterations (parfor.c) */
 };
 
 Interp *interp_new(void);
@@ -172,6 +191,11 @@ void interp_set_param(Interp *I, const char *name, const char *text);
 /* The standard library's directory ($MLS_PATH, stdlib/ beside the executable, ...); the result
 ** points into buf or at static text. */
 const char *interp_stdlib_dir(Interp *I, char *buf, size_t n);
+
+/* The bytes of C stack the interpreter may use on the calling thread (its stack less a margin).
+** interp_run_source asks once per thread and keeps it in I (stack_found); an embedder making many
+** interpreters on one thread (the fuzzing harnesses) may fill stack_found and stack_thread itself. */
+size_t interp_thread_stack_budget(void);
 
 /* temp stack */
 static inline void tmp_push(Interp *I, Value v) {

@@ -489,7 +489,7 @@ static void do_is_complete(Kernel *K, const WireMsg *m) {
   Source *src = source_new("<cell>", t.p ? t.p : "", t.n);
   tb_free(&t);
   ParseError pe;
-  Chunk *ch = parse_chunk(&K->I->syms, src, &pe);
+  Chunk *ch = parse_chunk(&K->I->syms, &K->I->spare_parser, src, &pe);
   source_release(src);
   json_t *r;
   if (ch) {

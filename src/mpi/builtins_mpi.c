@@ -10,7 +10,7 @@
 #include "mpi/mpi.h"
 
 static void no_collective_in_parfor(Interp *I) {
-  if (mpi_size() > 1 && mpi_in_parfor())
+  if (mpi_size() > 1 && mpi_in_parfor(I))
     bi_error(I, "not allowed inside parfor (mode=REMOTE): each rank runs other iterations, so a "
              "collective there would wait forever");
 }

@@ -19,15 +19,18 @@
 #include <mpi.h>
 #endif
 
-/* One process: MPI is process-wide state, and so is what this file knows of it. */
-static int g_rank = 0, g_size = 1;
-static double g_timeout = 0;   /* --mpi-timeout: seconds a collective waits for the others; 0: forever */
-static bool g_joint;           /* the last collective error was found by every rank at once */
+/* This process's place in MPI_COMM_WORLD: MPI is initialized once per process, so this is
+** genuinely process-wide (tools/globals_allow.txt); the settings and what a run found are the
+** interpreter's (I->mpi_timeout, I->mpi_joint). */
+static struct MpiWorld {
+  int rank, size;
 #ifdef MLS_MPI
-static bool g_inited = false;
-static bool g_broken;          /* a header exchange was left half done (timeout, interrupt) */
-static void *g_orphan[2];      /* its buffers, which MPI may still write into: kept to the end */
+  bool inited;
+  bool broken;                 /* a header exchange was left half done (timeout, interrupt): the
+                               ** ranks' messages no longer match, so no collective can run */
+  void *orphan[2];             /* its buffers, which MPI may still write into: kept to the end */
 #endif
+} world = { .rank = 0, .size = 1 };
 
 bool mpi_built(void) {
 #ifdef MLS_MPI
@@ -46,9 +49,9 @@ void mpi_start(int *argc, char ***argv) {
     fprintf(stderr, "mls: MPI_Init failed\n");
     exit(2);
   }
-  g_inited = true;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  world.inited = true;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world.size);
 #else
   (void)argc; (void)argv;
 #endif
@@ -56,15 +59,14 @@ void mpi_start(int *argc, char ***argv) {
 
 void mpi_stop(void) {
 #ifdef MLS_MPI
-  if (g_inited) MPI_Finalize();
-  g_inited = false;
+  if (world.inited) MPI_Finalize();
+  world.inited = false;
 #endif
 }
 
-int mpi_rank(void) { return g_rank; }
-int mpi_size(void) { return g_size; }
-void mpi_set_timeout(double seconds) { g_timeout = seconds > 0 ? seconds : 0; }
-double mpi_timeout(void) { return g_timeout; }
+int mpi_rank(void) { return world.rank; }
+int mpi_size(void) { return world.size; }
+void mpi_set_timeout(Interp *I, double seconds) { I->mpi_timeout = seconds > 0 ? seconds : 0; }
 
 /* Copies the report in buf to stderr with "rank R: " before every line, in one write (so the
 ** ranks' reports, forwarded by mpirun line by line, do not interleave within one). */
@@ -77,7 +79,7 @@ static void print_prefixed(const char *buf, size_t len) {
   while (i < len) {
     size_t j = i;
     while (j < len && buf[j] != '\n') j++;
-    fprintf(f, "rank %d: %.*s\n", g_rank + 1, (int)(j - i), buf + i);
+    fprintf(f, "rank %d: %.*s\n", world.rank + 1, (int)(j - i), buf + i);
     i = j + 1;
   }
   fclose(f);
@@ -108,7 +110,7 @@ static void where_of(Interp *I, Span sp, char out[MPI_HDR_WHERE]) {
   out[o] = '\0';
 }
 
-static const char *bad_arg[MPI_K_COUNT] = {
+static const char *const bad_arg[MPI_K_COUNT] = {
   [MPI_K_ALLREDUCE] = "bad argument #1 to 'allreduce' (number or matrix expected, got %s)",
   [MPI_K_BCAST] = "bad argument #1 to 'bcast' (number, boolean, string or matrix expected, got %s)",
   [MPI_K_MERGE_BCAST] = "bad argument #1 to 'bcast' (number, boolean, string or matrix expected, got %s)",
@@ -117,7 +119,7 @@ static const char *bad_arg[MPI_K_COUNT] = {
 /* A failure every rank finds at the same collective (the verdict on the same headers): each
 ** reports it and the job ends without MPI_Abort (mpi_run_script), so no report is cut off. */
 static l_noret joint_error(Interp *I, const MpiHeader *mine, MpiVerdict v, Value x, const char *msg, Span sp) {
-  g_joint = true;
+  I->mpi_joint = true;
   if (v == MPI_HDR_BAD_SELF && bad_arg[mine->kind]) {
     char d[64];
     mls_throw(I, sp, bad_arg[mine->kind], val_describe(x, d, sizeof d));
@@ -143,15 +145,15 @@ static double seconds_since(const struct timespec *t0) {
 /* Leaves an exchange half done: MPI may still write into buf, so it is kept (reachable) until
 ** the job ends, and no collective runs after this one. */
 static void abandon(MPI_Request *rq, uint8_t *buf) {
-  g_broken = true;
-  g_orphan[0] = rq;
-  g_orphan[1] = buf;
+  world.broken = true;
+  world.orphan[0] = rq;
+  world.orphan[1] = buf;
 }
 
 /* Waits for the header requests rq[0..2(N-1)) (the receives first, from the ranks in order
 ** without this one), polling, so that Ctrl-C, SIGTERM and the timeout stop the wait. */
 static void wait_headers(Interp *I, MPI_Request *rq, uint8_t *buf, const char *name, Span sp) {
-  int nrq = 2 * (g_size - 1);
+  int nrq = 2 * (world.size - 1);
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (long spin = 0;; spin++) {
@@ -164,21 +166,21 @@ static void wait_headers(Interp *I, MPI_Request *rq, uint8_t *buf, const char *n
       interp_check_interrupt(I, sp);
     }
     double waited = seconds_since(&t0);
-    if (g_timeout > 0 && waited >= g_timeout) {
+    if (I->mpi_timeout > 0 && waited >= I->mpi_timeout) {
       char list[200] = "";
       size_t k = 0;
       int missing = 0;
-      for (int i = 0; i < g_size - 1; i++) {
+      for (int i = 0; i < world.size - 1; i++) {
         int arrived = 0;
         MPI_Test(&rq[i], &arrived, MPI_STATUS_IGNORE);
         if (arrived) continue;
-        int r = i < g_rank ? i : i + 1;
+        int r = i < world.rank ? i : i + 1;
         if (k + 16 < sizeof list) k += (size_t)snprintf(list + k, sizeof list - k, "%s%d", missing ? ", " : "", r + 1);
         missing++;
       }
       abandon(rq, buf);
       mls_throw(I, sp, "%s: timed out after %g s (--mpi-timeout) waiting for rank%s %s, which did not reach a collective",
-                name, g_timeout, missing == 1 ? "" : "s", list);
+                name, I->mpi_timeout, missing == 1 ? "" : "s", list);
     }
     if (spin > 200) {                     /* a long wait: let the other ranks have the cores */
       if (waited > 1.0) nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
@@ -194,7 +196,7 @@ static void wait_headers(Interp *I, MPI_Request *rq, uint8_t *buf, const char *n
 ** error). On success, *root_out (when not NULL) is the header of rank mine->root. */
 static void agree(Interp *I, MpiHeader *mine, Value x, Span sp, MpiHeader *root_out) {
   where_of(I, sp, mine->where);
-  if (g_size == 1) {
+  if (world.size == 1) {
     if (root_out) *root_out = *mine;
     return;
   }
@@ -204,8 +206,8 @@ static void agree(Interp *I, MpiHeader *mine, Value x, Span sp, MpiHeader *root_
     "the end of the script"
   };
   const char *name = names[mine->kind];
-  if (g_broken) mls_throw(I, sp, "%s: an earlier collective failed part-way; the ranks cannot meet again", name);
-  int n = g_size;
+  if (world.broken) mls_throw(I, sp, "%s: an earlier collective failed part-way; the ranks cannot meet again", name);
+  int n = world.size;
   MPI_Request *rq = mem_alloc((size_t)(2 * (n - 1)) * sizeof *rq);
   uint8_t *buf = mem_try_alloc((size_t)n * MPI_HDR_BYTES);
   MpiHeader *all = buf ? mem_try_alloc((size_t)n * sizeof *all) : NULL;
@@ -214,13 +216,13 @@ static void agree(Interp *I, MpiHeader *mine, Value x, Span sp, MpiHeader *root_
     mem_free(buf);
     mem_oom((size_t)n * sizeof *all);
   }
-  mpi_header_encode(mine, buf + (size_t)g_rank * MPI_HDR_BYTES);
+  mpi_header_encode(mine, buf + (size_t)world.rank * MPI_HDR_BYTES);
   int k = 0, rc = MPI_SUCCESS;
   for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
-    if (r != g_rank) rc = MPI_Irecv(buf + (size_t)r * MPI_HDR_BYTES, MPI_HDR_BYTES, MPI_BYTE, r, TAG_HEADER, MPI_COMM_WORLD, &rq[k++]);
+    if (r != world.rank) rc = MPI_Irecv(buf + (size_t)r * MPI_HDR_BYTES, MPI_HDR_BYTES, MPI_BYTE, r, TAG_HEADER, MPI_COMM_WORLD, &rq[k++]);
   for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
-    if (r != g_rank)
-      rc = MPI_Isend(buf + (size_t)g_rank * MPI_HDR_BYTES, MPI_HDR_BYTES, MPI_BYTE, r, TAG_HEADER, MPI_COMM_WORLD, &rq[k++]);
+    if (r != world.rank)
+      rc = MPI_Isend(buf + (size_t)world.rank * MPI_HDR_BYTES, MPI_HDR_BYTES, MPI_BYTE, r, TAG_HEADER, MPI_COMM_WORLD, &rq[k++]);
   if (rc != MPI_SUCCESS) { mem_free(all); abandon(rq, buf); check(I, rc, name, sp); }
   mls_defer(I, mem_free, all);           /* the wait may throw; the requests and buf stay */
   wait_headers(I, rq, buf, name, sp);
@@ -236,7 +238,7 @@ static void agree(Interp *I, MpiHeader *mine, Value x, Span sp, MpiHeader *root_
     mls_throw(I, sp, "%s: rank %d sent a malformed collective header (%s)", name, bad + 1, why);
   }
   char msg[900];
-  MpiVerdict v = mpi_headers_check(all, n, g_rank, msg, sizeof msg);
+  MpiVerdict v = mpi_headers_check(all, n, world.rank, msg, sizeof msg);
   if (v == MPI_HDR_OK && root_out) *root_out = all[mine->root >= 0 ? mine->root : 0];
   mem_free(all);
   if (v != MPI_HDR_OK) joint_error(I, mine, v, x, msg, sp);
@@ -277,7 +279,7 @@ static void end_protected(Interp *I, void *ud) {
 }
 
 int mpi_run_script(Interp *I, Source *src, bool echo) {
-  if (g_size == 1) {
+  if (world.size == 1) {
     int st = interp_run_source(I, src, echo);
     return st == 0 || I->quitting ? plot_end(I, st) : st;
   }
@@ -307,7 +309,7 @@ int mpi_run_script(Interp *I, Source *src, bool echo) {
 #ifdef MLS_MPI
   /* the others may wait in a collective: end them, unless every rank failed together (then
   ** each has printed its report and ends by itself) or the script itself asked for the status */
-  if (st != 0 && !g_joint && !(ended && I->quitting && st == I->quit_status)) MPI_Abort(MPI_COMM_WORLD, st);
+  if (st != 0 && !I->mpi_joint && !(ended && I->quitting && st == I->quit_status)) MPI_Abort(MPI_COMM_WORLD, st);
 #endif
   return st;
 }
@@ -319,15 +321,15 @@ void mpi_allgather_doubles(Interp *I, const double *in, int64_t n, double *out, 
   MpiHeader h = header(MPI_K_MERGE_GATHER);
   h.rows = n;
   agree(I, &h, val_null(), sp, NULL);
-  if (g_size == 1) { if (n) memcpy(out, in, (size_t)n * sizeof(double)); return; }
+  if (world.size == 1) { if (n) memcpy(out, in, (size_t)n * sizeof(double)); return; }
 #ifdef MLS_MPI
   if (n == 0) return;
-  double *tmp = mem_alloc((size_t)(n < CHUNK ? n : CHUNK) * (size_t)g_size * sizeof(double));
+  double *tmp = mem_alloc((size_t)(n < CHUNK ? n : CHUNK) * (size_t)world.size * sizeof(double));
   for (int64_t o = 0; o < n; o += CHUNK) {
     int c = (int)(n - o < CHUNK ? n - o : CHUNK);
     int rc = MPI_Allgather((void *)(in + o), c, MPI_DOUBLE, tmp, c, MPI_DOUBLE, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) { mem_free(tmp); check(I, rc, "allgather", sp); }
-    for (int r = 0; r < g_size; r++) memcpy(out + (int64_t)r * n + o, tmp + (int64_t)r * c, (size_t)c * sizeof(double));
+    for (int r = 0; r < world.size; r++) memcpy(out + (int64_t)r * n + o, tmp + (int64_t)r * c, (size_t)c * sizeof(double));
   }
   mem_free(tmp);
 #endif
@@ -348,16 +350,16 @@ void mpi_barrier(Interp *I, Span sp) {
 /* out = the reduction of every rank's n doubles d: gathered to rank 1, reduced in rank order
 ** there, broadcast, so every rank gets the same bits. */
 static void reduce_doubles(Interp *I, const double *d, double *o, int64_t n, int op, Span sp) {
-  bool root = g_rank == 0;
+  bool root = world.rank == 0;
   int64_t cap = n < CHUNK ? n : CHUNK;
-  double *all = root && n ? mem_alloc((size_t)cap * (size_t)g_size * sizeof(double)) : NULL;
+  double *all = root && n ? mem_alloc((size_t)cap * (size_t)world.size * sizeof(double)) : NULL;
   for (int64_t off = 0; off < n; off += CHUNK) {
     int cnt = (int)(n - off < CHUNK ? n - off : CHUNK);
     int rc = MPI_Gather((void *)(d + off), cnt, MPI_DOUBLE, all, cnt, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) { mem_free(all); check(I, rc, "allreduce", sp); }
     if (root) {
       memcpy(o + off, all, (size_t)cnt * sizeof(double));
-      for (int k = 1; k < g_size; k++) {
+      for (int k = 1; k < world.size; k++) {
         const double *s = all + (int64_t)k * cnt;
         double *acc = o + off;
         switch (op) {
@@ -380,7 +382,7 @@ static void reduce_doubles(Interp *I, const double *d, double *o, int64_t n, int
 
 Value mpi_allreduce_value(Interp *I, Value x, int op, Span sp) {
   bool num = x.t == VT_NUM || x.t == VT_BOOL;
-  if (g_size == 1) {
+  if (world.size == 1) {
     if (num) return val_num(x.t == VT_NUM ? x.u.n : x.u.b);
     if (x.t != VT_MAT) {
       char d[64];
@@ -417,7 +419,7 @@ Value mpi_allreduce_value(Interp *I, Value x, int op, Span sp) {
 /* bcast: the header exchange tells every rank the root's type and shape (and a number's value);
 ** then the root sends the payload. */
 Value mpi_bcast_value(Interp *I, Value x, int root, bool merge, Span sp) {
-  if (g_size == 1) {
+  if (world.size == 1) {
     if (x.t != VT_NUM && x.t != VT_BOOL && x.t != VT_MAT && x.t != VT_STR) {
       char d[64];
       mls_throw(I, sp, bad_arg[MPI_K_BCAST], val_describe(x, d, sizeof d));
@@ -435,7 +437,7 @@ Value mpi_bcast_value(Interp *I, Value x, int root, bool merge, Span sp) {
   if (r.vtype == MPI_V_STR) {
     int64_t len = r.rows;
     char *s = mem_alloc((size_t)len + 1);
-    if (g_rank == root) memcpy(s, x.u.s->s, (size_t)len);
+    if (world.rank == root) memcpy(s, x.u.s->s, (size_t)len);
     for (int64_t off = 0; off < len; off += CHUNK) {
       int cnt = (int)(len - off < CHUNK ? len - off : CHUNK);
       int rc = MPI_Bcast(s + off, cnt, MPI_CHAR, root, MPI_COMM_WORLD);
@@ -447,7 +449,7 @@ Value mpi_bcast_value(Interp *I, Value x, int root, bool merge, Span sp) {
   }
   int64_t n = r.rows * r.cols;
   Tensor *out;
-  if (g_rank == root) out = tensor_contiguous(I, x.u.m);   /* the root's buffer is only read */
+  if (world.rank == root) out = tensor_contiguous(I, x.u.m);   /* the root's buffer is only read */
   else out = tensor_new(I, r.rows, r.cols);
   tmp_push(I, val_mat(out));
   for (int64_t off = 0; off < n; off += CHUNK) {

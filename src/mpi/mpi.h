@@ -21,11 +21,10 @@ int mpi_rank(void);     /* 0-based; 0 without MPI */
 int mpi_size(void);     /* 1 without MPI */
 bool mpi_built(void);   /* built with MLS_MPI */
 
-/* --mpi-timeout (main.c) and $MLS_MPI_TIMEOUT: the seconds a collective waits for every rank
-** to arrive; then a located error names the ranks missing and the job ends. 0 (the default):
-** wait for ever. */
-void mpi_set_timeout(double seconds);
-double mpi_timeout(void);
+/* --mpi-timeout (main.c) and $MLS_MPI_TIMEOUT: the seconds a collective of I waits for every
+** rank to arrive (I->mpi_timeout); then a located error names the ranks missing and the job
+** ends. 0 (the default): wait for ever. */
+void mpi_set_timeout(Interp *I, double seconds);
 
 /* Runs a script as interp_run_source does, then writes its open figure (plot_end). With N > 1
 ** ranks, an error is printed with every line prefixed "rank R: " (1-based); the end of the
@@ -37,7 +36,7 @@ int mpi_run_script(Interp *I, Source *src, bool echo);
 /* The collectives. Each starts with the exchange of a header (header.h) between all ranks:
 ** what is called, with which root, reduction and shape, and where. When they differ, every
 ** rank throws a located error naming what each rank called (and ends by itself, no abort);
-** a rank that does not arrive within mpi_timeout() is named in the error of the ranks waiting.
+** a rank that does not arrive within I->mpi_timeout is named in the error of the ranks waiting.
 ** allreduce of a number, boolean or matrix (x borrowed; +1 result): every rank gets the
 ** elementwise sum / max / min over the ranks, computed in rank order on rank 1 and broadcast,
 ** so the bits are the same on every rank and on every run with the same N. A number stays a
@@ -60,9 +59,9 @@ void mpi_check_count(Interp *I, int64_t n, Span sp);
 typedef struct ParforRun { AstNode *loop; List *snap; int64_t cnt; } ParforRun;
 bool mpi_parfor_begin(Interp *I, AstNode *n, int64_t cnt, int64_t *lo, int64_t *hi, ParforRun *pr);
 void mpi_parfor_end(Interp *I, ParforRun *pr);
-/* True inside the iterations of a remote parfor: collectives there are an error (each rank
-** runs different iterations, so they would wait for each other forever). */
-bool mpi_in_parfor(void);
+/* True inside the iterations of a remote parfor (I->parfor_depth > 0): collectives there are an
+** error (each rank runs different iterations, so they would wait for each other forever). */
+bool mpi_in_parfor(const Interp *I);
 /* A break or return inside a remote parfor is an error (located at sp). */
 l_noret mpi_parfor_stop(Interp *I, ParforRun *pr, Span sp);
 

@@ -14,9 +14,7 @@
 #include "mpi/mpi.h"
 #include "tensor.h"
 
-static int g_depth = 0;      /* > 0 while this process runs a remote parfor's iterations */
-
-bool mpi_in_parfor(void) { return g_depth > 0; }
+bool mpi_in_parfor(const Interp *I) { return I->parfor_depth > 0; }
 
 /* ---- the variables a loop body assigns ---- */
 typedef void (*TargetFn)(Interp *I, AstNode *name, bool indexed, ParforRun *pr);
@@ -127,7 +125,7 @@ static void finish_target(Interp *I, AstNode *name, bool indexed, ParforRun *pr)
 }
 
 bool mpi_parfor_begin(Interp *I, AstNode *n, int64_t cnt, int64_t *lo, int64_t *hi, ParforRun *pr) {
-  if (mpi_size() == 1 || g_depth > 0) return false;
+  if (mpi_size() == 1 || I->parfor_depth > 0) return false;
   mpi_check_count(I, cnt, n->span);
   int64_t N = mpi_size(), r = mpi_rank();
   *lo = cnt * r / N;
@@ -139,12 +137,12 @@ bool mpi_parfor_begin(Interp *I, AstNode *n, int64_t cnt, int64_t *lo, int64_t *
   list_push(pr->snap, val_list(list_new(4)), NULL);
   list_push(pr->snap, val_list(list_new(4)), NULL);
   walk(I, n->kids[2], note_target, pr);
-  g_depth++;
+  I->parfor_depth++;
   return true;
 }
 
 void mpi_parfor_end(Interp *I, ParforRun *pr) {
-  g_depth--;
+  I->parfor_depth--;
   if (pr->cnt > 0) {
     walk(I, pr->loop->kids[2], finish_target, pr);
     share_plain(I, pr->loop->kids[0], pr->loop->span);   /* the loop variable: its last value */
@@ -154,7 +152,7 @@ void mpi_parfor_end(Interp *I, ParforRun *pr) {
 }
 
 l_noret mpi_parfor_stop(Interp *I, ParforRun *pr, Span sp) {
-  g_depth--;
+  I->parfor_depth--;
   (void)pr;
   mls_throw(I, sp, "break or return inside parfor (mode=REMOTE): its iterations run on different ranks");
 }

@@ -389,7 +389,7 @@ Value bi_hist(Interp *I, Args *a) {
     s->n = nc;
   }
   List *l = list_new(4);
-  static const char *names[] = { "breaks", "counts", "mids", "density" };
+  static const char *const names[] = { "breaks", "counts", "mids", "density" };
   for (int k = 0; k < 4; k++) {
     Value v = I->tmp[I->ntmp - 4 + k];
     list_push(l, v, sym_intern(&I->syms, names[k], strlen(names[k])));   /* takes the tmp's reference */

@@ -153,9 +153,9 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
 ** on its second run; false: the caller runs it plainly. graph_replay_free drops the capture. */
 bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res);
 void graph_replay_free(Graph *g);
-/* Sets what MLS_REPLAY and MLS_REPLAY_LOG set (bits: 1 on, 2 log, 4 capture even when not
-** worth it; -1: read them again), for tests. */
-void graph_replay_mode(int m);
+/* Sets what MLS_REPLAY and MLS_REPLAY_LOG set for I (bits: 1 on, 2 log, 4 capture even when
+** not worth it; -1: read them again), for tests. */
+void graph_replay_mode(Interp *I, int m);
 
 /* explain's and dot's text (explain.c). */
 void graph_print(Interp *I, const Graph *g, TextBuf *t);

@@ -40,16 +40,14 @@ struct Replay {
   int32_t n;               /* the graph's nodes (capv's length) */
 };
 
-static int mode = -1;      /* 1: on (MLS_REPLAY unset or 1; 0: off); 2: log (MLS_REPLAY_LOG); 4: capture even
-                           ** when the copies cost more than the launches saved (MLS_REPLAY=2, for tests) */
+/* I->replay_mode: 1 on (MLS_REPLAY unset or 1; 0: off); 2 log (MLS_REPLAY_LOG); 4 capture even
+** when the copies cost more than the launches saved (MLS_REPLAY=2, for tests); -1: not read yet */
+void graph_replay_mode(Interp *I, int m) { I->replay_mode = m; }
 
-void graph_replay_mode(int m) { mode = m; }
-
-static void say(const Graph *g, const char *what) {
-  if (mode & 2) fprintf(stderr, "mls: staged graph of %d nodes: %s\n", (int)g->n, what);
+static void say(const Interp *I, const Graph *g, const char *what) {
+  if (I->replay_mode & 2) fprintf(stderr, "mls: staged graph of %d nodes: %s\n", (int)g->n, what);
 }
 
-/* Can this graph be captured at all (its nodes, whatever its inputs)? */
 static bool capturable(const Graph *g, const char **why) {
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
@@ -239,10 +237,10 @@ static bool warm_run(Interp *I, Graph *g, const Value *leaves, bool *stale, Valu
     if (err && I->interrupted) mls_rethrow(I);             /* Ctrl-C: not the graph's fault */
     if (err) {
       g->repok = -1;
-      if (mode & 2) {
+      if (I->replay_mode & 2) {
         char line[320];
         snprintf(line, sizeof line, "not captured: an error with numbers kept on the device: %.200s", I->err.msg);
-        say(g, line);
+        say(I, g, line);
       }
     }
     return false;
@@ -276,7 +274,7 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
   if (be->capture_begin() != 0) {
     replay_drop(R);
     g->repok = -1;
-    say(g, "not captured: the device could not start a capture");
+    say(I, g, "not captured: the device could not start a capture");
     return false;
   }
   CapJob j = { g, R->leafv, R->capv, false, val_null() };
@@ -292,17 +290,17 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
     if (err && I->interrupted) mls_rethrow(I);             /* Ctrl-C: not the graph's fault */
     if (j.stale && !err && !broken) return false;
     g->repok = -1;
-    if (mode & 2) {
+    if (I->replay_mode & 2) {
       char line[256];
       if (err) snprintf(line, sizeof line, "not captured: an error while capturing: %.200s", I->err.msg);
       else snprintf(line, sizeof line, "not captured: %s", why[0] ? why : "the device could not instantiate it");
-      say(g, line);
+      say(I, g, line);
     }
     return false;
   }
   R->out = j.r;
   g->rep = R;
-  say(g, "captured as one device launch");
+  say(I, g, "captured as one device launch");
   *stale = false;
   if (R->be->replay(R->h) != 0)
     mls_throw(I, graph_span(g), "launching a captured graph failed on the %s backend: %s", be->name,
@@ -312,10 +310,11 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
 }
 
 bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res) {
-  if (mode < 0) {                                        /* (once, or again after graph_replay_mode(-1)) */
+  if (I->replay_mode < 0) {                              /* (once, or again after graph_replay_mode(I, -1)) */
     const char *e = getenv("MLS_REPLAY"), *l = getenv("MLS_REPLAY_LOG");
-    mode = (e && *e == '0' ? 0 : 1) | (e && *e == '2' ? 4 : 0) | (l && *l && *l != '0' ? 2 : 0);
+    I->replay_mode = (e && *e == '0' ? 0 : 1) | (e && *e == '2' ? 4 : 0) | (l && *l && *l != '0' ? 2 : 0);
   }
+  int mode = I->replay_mode;
   /* (while a graph is being staged, its ops give traced values: this run is part of a trace) */
   if (!(mode & 1) || g->repok < 0 || I->nan_check || I->stage) return false;
   if (g->rep) {
@@ -328,10 +327,10 @@ bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *
     const char *why = NULL;
     g->repok = capturable(g, &why) ? 1 : -1;
     if (g->repok < 0) {
-      if (mode & 2) {
+      if (I->replay_mode & 2) {
         char line[256];
         snprintf(line, sizeof line, "not captured: %s", why);
-        say(g, line);
+        say(I, g, line);
       }
       return false;
     }
@@ -341,10 +340,10 @@ bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *
   double mb = 0;
   if (!worth_it(I, g, leaves, &mb) && !(mode & 4)) {
     g->repok = -1;
-    if (mode & 2) {
+    if (I->replay_mode & 2) {
       char line[256];
       snprintf(line, sizeof line, "not captured: copying its %.1f MiB of arguments and results would cost more than the launches it saves", mb);
-      say(g, line);
+      say(I, g, line);
     }
     return false;
   }

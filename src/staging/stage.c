@@ -171,12 +171,14 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
   return ad_box_new(t, id, r);
 }
 
-/* The function at place was called (inlined) or used while staging: runs check it is still there. */
-static void guard_fn(Graph *g, Value *place, Env *env, Value fn) {
+/* The function at place was called (inlined) or used while staging: runs check it is still there
+** (a closure by its serial, given here the first time one is guarded: unique in I). */
+static void guard_fn(Interp *I, Graph *g, Value *place, Env *env, Value fn) {
   for (int i = 0; i < g->nasg; i++)
     if (g->asg[i] == place) return;                  /* assigned earlier in this block */
   for (int i = 0; i < g->nfg; i++)
     if (g->fg[i].place == place) return;
+  if (fn.t == VT_FUNC && !fn.u.f->serial) fn.u.f->serial = ++I->closure_serial;
   g->fg = mem_realloc(g->fg, (size_t)(g->nfg + 1) * sizeof *g->fg);
   g->fg[g->nfg++] = (struct FnGuard){ place, env, 0, -1, (uint8_t)fn.t, fn.t == VT_BUILTIN ? (const void *)fn.u.bi : NULL,
                                       fn.t == VT_FUNC ? fn.u.f->serial : 0 };
@@ -204,7 +206,7 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   Tape *t = I->stage;
   Value p = ad_primal(v);
   bool traced = p.t == VT_NUM || p.t == VT_MAT || p.t == VT_BOOL || p.t == VT_STR || p.t == VT_LIST;
-  if ((v.t == VT_FUNC || v.t == VT_BUILTIN) && t->active && stage_outside(I, env)) guard_fn(t->graph, place, env, v);
+  if ((v.t == VT_FUNC || v.t == VT_BUILTIN) && t->active && stage_outside(I, env)) guard_fn(I, t->graph, place, env, v);
   if (!t->active || !stage_outside(I, env) || !traced || unbox(v, t).t != v.t) { val_retain(v); return v; }
   Graph *g = t->graph;
   for (int i = 0; i < g->nasg; i++)                  /* assigned earlier in this block */

@@ -36,6 +36,10 @@
 
 static Interp *volatile fuzz_running;           /* the interpreter the timer interrupts */
 static FILE *fuzz_null;
+static size_t fuzz_stack;                       /* the thread's stack budget, asked once (interp.h) */
+static void *fuzz_spare;                        /* Lemon's parser, handed from one input's interpreter
+                                               ** to the next (parse.h): about 600 KB, which ASan
+                                               ** would map and poison anew for every input */
 
 static void fuzz_on_timer(int sig) {
   Interp *I = fuzz_running;
@@ -71,9 +75,23 @@ static Interp *fuzz_interp(FILE *out, FILE *err) {
   mem_set_limit(FUZZ_MAX_MEMORY);
   I->no_write = true;
   I->threads = 1;
+  if (!fuzz_stack) fuzz_stack = interp_thread_stack_budget();   /* every input on the same thread */
+  I->stack_found = fuzz_stack;
+  I->stack_thread = pthread_self();
+  I->spare_parser = fuzz_spare;
+  fuzz_spare = NULL;
   const char *gc = getenv("MLS_GC_MIN");   /* default 0: the cycle collector runs at every call's */
   gc_set_min(gc && *gc ? strtoll(gc, NULL, 10) : 0);   /* return, so that its bugs show at once */
   return I;
+}
+
+/* Frees an interpreter of fuzz_interp, keeping its parser for the next one. */
+static inline void fuzz_free(Interp *I) {
+  if (!fuzz_spare) {
+    fuzz_spare = I->spare_parser;
+    I->spare_parser = NULL;
+  }
+  interp_free(I);
 }
 
 /* Runs src under the CPU-time budget; the exit status as mls would give it. */

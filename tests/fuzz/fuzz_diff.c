@@ -35,7 +35,6 @@ static void run_mode(const uint8_t *data, size_t size, bool staged, Run *r) {
     cpu = be_default();
     gpu = be_find("gpu");
     if (!gpu) abort();
-    graph_replay_mode(1 | 4);                  /* capture whatever can be, as MLS_REPLAY=2 */
   }
   be_set_default(staged ? gpu : cpu);
 #endif
@@ -43,10 +42,13 @@ static void run_mode(const uint8_t *data, size_t size, bool staged, Run *r) {
   Interp *I = fuzz_interp(out, err);
   I->staged_mode = staged;
   I->print_digits = 17;
+#ifdef FUZZ_DIFF_GPU
+  graph_replay_mode(I, 1 | 4);                 /* capture whatever can be, as MLS_REPLAY=2 */
+#endif
   Source *src = source_new("fuzz.mls", (const char *)data, size);
   r->status = fuzz_run(I, src);
   source_release(src);
-  interp_free(I);
+  fuzz_free(I);
   fclose(out);
   fclose(err);
 #ifdef FUZZ_DIFF_GPU

@@ -12,6 +12,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Source *src = source_new("fuzz.mls", (const char *)data, size);
   fuzz_run(I, src);
   source_release(src);
-  interp_free(I);
+  fuzz_free(I);
   return 0;
 }

@@ -7,7 +7,7 @@
 static void parse_as(Interp *I, const char *name, const uint8_t *data, size_t size) {
   Source *src = source_new(name, (const char *)data, size);
   ParseError pe;
-  Chunk *ch = parse_chunk(&I->syms, src, &pe);
+  Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, &pe);
   if (ch) {
     char msg[256];
     Span sp;

@@ -142,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int st = fuzz_run(I, src);
   source_release(src);
   plot_flush(I);                               /* renders what the program drew */
-  interp_free(I);
+  fuzz_free(I);
   fclose(ef);
   need(st == 0 || st == 1, "a generated program does not parse", prog, ebuf);
   need(st == 0 || !strncmp(ebuf, "plot.mls:", 9) || strstr(ebuf, "interrupted"), "an error without a location", prog,

@@ -27,7 +27,6 @@ static void gd_run(const char *prog, size_t n, GdMode m, GdRun *r) {
     setenv("MLS_SIM_GPU", "1", 1);
     cpu = be_default();
     gpu = be_find("gpu");
-    graph_replay_mode(1 | 4);
   }
   bool ongpu = m == GD_GPU_STAGED || m == GD_GPU_JIT;
   if (ongpu && !gpu) abort();
@@ -38,10 +37,11 @@ static void gd_run(const char *prog, size_t n, GdMode m, GdRun *r) {
   I->jit_all = m == GD_JIT || m == GD_GPU_JIT;
   I->print_digits = 17;
   I->exact_rewrites = true;          /* staged results are eager's bit for bit on the CPU */
+  graph_replay_mode(I, 1 | 4);
   Source *src = source_new("gen.mls", prog, n);
   r->status = fuzz_run(I, src);
   source_release(src);
-  interp_free(I);
+  fuzz_free(I);
   fclose(out);
   fclose(err);
   be_set_default(cpu);

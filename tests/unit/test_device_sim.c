@@ -118,7 +118,7 @@ static void test_solver_errors(void **state) {
 ** matrices, not the ones handed out), and what cannot be captured must run plainly. */
 static void test_replay(void **state) {
   Fix *f = *state;
-  graph_replay_mode(1 | 4);                     /* these graphs are small: capture them anyway */
+  graph_replay_mode(f->I, 1 | 4);               /* these graphs are small: capture them anyway */
   cpu_then_sim(f,
                "f = function(W, x, y) { p = softmax(x %*% W); t(x) %*% (p - y) / nrow(x) }\n"
                "W = matrix(seq(1, 12), rows = 4, cols = 3) / 10; G = list()\n"
@@ -174,7 +174,7 @@ static void test_replay(void **state) {
 
   /* by default, a capture must save more launches than its copies cost: not one fused kernel
   ** over 2e5 elements (3.2 MB to copy per call), but a step of 8 ops on small matrices */
-  graph_replay_mode(1);
+  graph_replay_mode(f->I, 1);
   cpu_then_sim(f,
                "c = function(X) (X * 2 + 1) * sigmoid(X) - tanh(X) / 3\nXc = matrix(sin(seq(1, 200000)), rows = 400, cols = 500)\n"
                "m = function(W, x) { h = tanh(x %*% W); l = sum(h^2); list(l, t(x) %*% (h * (1 - h^2)) * exp(-l)) }\n"
@@ -184,7 +184,7 @@ static void test_replay(void **state) {
                "  print(abs(r[[1]] - mm[[1]]) < 1e-14); print(max(abs(r[[2]] - mm[[2]])) < 1e-14) }\n");
   assert_int_equal(sim_calls.capture, 1);       /* jm */
   assert_int_equal(sim_calls.replay, 2);
-  graph_replay_mode(-1);
+  graph_replay_mode(f->I, -1);
 }
 
 int main(void) {

@@ -48,7 +48,7 @@ static void expect_interrupted(Fix *f, const char *code, const char *where) {
   assert_error_message(code, f->err, "interrupted");
   assert_non_null(strstr(f->err, where));
   assert_int_equal(f->I->interrupted, 0);
-  la_wait_abandoned();                     /* an interrupted LAPACK call's worker, if any */
+  la_wait_abandoned(f->I);                   /* an interrupted LAPACK call's worker, if any */
   source_release(f->I->err.src);           /* the error keeps its source for reporting: not a leak */
   f->I->err.src = NULL;
   assert_int_equal(mem_stats.data_bytes, bytes);
@@ -153,7 +153,7 @@ static const char *la_setup =
 static void test_lapack_interrupted(void **state) {
   Fix *f = *state;
   assert_int_equal(run_captured(f->I, la_setup, false, &f->out, &f->nout, &f->err, &f->nerr), 0);
-  la_set_thread_flops(0);
+  la_set_thread_flops(f->I, 0);
   expect_interrupted(f, "x = solve(S, B)", "t.mls:1:5: error:");
   expect_interrupted(f, "x = inv(S)", "t.mls:1:5: error:");
   expect_interrupted(f, "x = det(S)", "t.mls:1:5: error:");
@@ -162,7 +162,7 @@ static void test_lapack_interrupted(void **state) {
   expect_interrupted(f, "x = qr(W)", "t.mls:1:5: error:");
   expect_interrupted(f, "x = svd(W)", "t.mls:1:5: error:");
   expect_interrupted(f, "x = 1 + det(S)", "t.mls:1:9: error:");
-  la_set_thread_flops(1e9);
+  la_set_thread_flops(f->I, 1e9);
 }
 
 static void test_lapack_threaded(void **state) {
@@ -178,9 +178,9 @@ static void test_lapack_threaded(void **state) {
   assert_int_equal(st, 0);
   char *here = strdup(f->out);
   uint64_t blocks = mem_stats.blocks, bytes = mem_stats.data_bytes;
-  la_set_thread_flops(0);
+  la_set_thread_flops(f->I, 0);
   st = run_captured(f->I, prog, false, &f->out, &f->nout, &f->err, &f->nerr);
-  la_set_thread_flops(1e9);
+  la_set_thread_flops(f->I, 1e9);
   if (st != 0) print_error("%s", f->err);
   assert_int_equal(st, 0);
   assert_string_equal(f->out, here);
@@ -197,9 +197,9 @@ static void test_lapack_threaded(void **state) {
     assert_int_equal(run_captured(f->I, bad[i][0], false, &f->out, &f->nout, &f->err, &f->nerr), 1);
     here = strdup(f->err);
     assert_non_null(strstr(here, bad[i][1]));
-    la_set_thread_flops(0);
+    la_set_thread_flops(f->I, 0);
     st = run_captured(f->I, bad[i][0], false, &f->out, &f->nout, &f->err, &f->nerr);
-    la_set_thread_flops(1e9);
+    la_set_thread_flops(f->I, 1e9);
     assert_int_equal(st, 1);
     assert_string_equal(f->err, here);
     free(here);

@@ -25,7 +25,7 @@ static bool parse_to(const char *text, char *out, size_t cap, ParseError *pe) {
   sym_init(&syms);
   Source *src = source_new("t.mls", text, strlen(text));
   memset(pe, 0, sizeof *pe);
-  Chunk *ch = parse_chunk(&syms, src, pe);
+  Chunk *ch = parse_chunk(&syms, NULL, src, pe);
   if (ch) {
     assert_non_null(ch->root);
     ast_dump(ch->root, out, cap);
@@ -76,7 +76,7 @@ static char *diag_of(const char *name, const char *text) {
   Source *src = source_new(name, text, strlen(text));
   ParseError pe;
   memset(&pe, 0, sizeof pe);
-  Chunk *ch = parse_chunk(&syms, src, &pe);
+  Chunk *ch = parse_chunk(&syms, NULL, src, &pe);
   if (ch) {
     chunk_release(ch);
     source_release(src);
@@ -337,7 +337,7 @@ static void test_function_params(void **state) {
   sym_init(&syms);
   Source *src = source_new("t.mls", text, strlen(text));
   ParseError pe;
-  Chunk *ch = parse_chunk(&syms, src, &pe);
+  Chunk *ch = parse_chunk(&syms, NULL, src, &pe);
   assert_non_null(ch);
   AstNode *as = ch->root->kids[0];
   assert_int_equal(as->kind, AST_ASSIGN);
@@ -380,7 +380,7 @@ static void test_dml_result_types(void **state) {
   sym_init(&syms);
   Source *src = source_new("t.mls", text, strlen(text));
   ParseError pe;
-  Chunk *ch = parse_chunk(&syms, src, &pe);
+  Chunk *ch = parse_chunk(&syms, NULL, src, &pe);
   assert_non_null(ch);
   const FuncInfo *fi = ch->root->kids[0]->kids[1]->u.fn;
   assert_int_equal(fi->nparams, 4);
@@ -604,7 +604,7 @@ static void test_spans_of_nodes(void **state) {
   sym_init(&syms);
   Source *src = source_new("t.mls", text, strlen(text));
   ParseError pe;
-  Chunk *ch = parse_chunk(&syms, src, &pe);
+  Chunk *ch = parse_chunk(&syms, NULL, src, &pe);
   assert_non_null(ch);
   AstNode *as = ch->root->kids[0];
   assert_int_equal(as->span.start, 0);
