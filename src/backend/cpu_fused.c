@@ -33,19 +33,17 @@ typedef struct FusedJob {
 /* o[0..n) = op(a, b): the formulas of scalar.h, with the switch outside the loop. */
 static void ew_block(OpKind op, double *restrict o, const double *restrict a, const double *restrict b, int64_t n) {
   switch (op) {                           /* ops.def's formulas, each its own loop (vec: libmvec) */
-#define VEC_NONE(F) LOOP1(F)
-#define VEC_EXP(F) vm_exp(o, a, n)
-#define VEC_LOG(F) vm_log(o, a, n)
 #define OP(NAME, SYM, ARITY, FLAGS)
-#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME: VEC_##VEC(F); break;
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND)                    \
+  case OP_##NAME:                         /* (a test of two functions' addresses: folded) */ \
+    if (VEC != vm_none) VEC(o, a, n);                                                 \
+    else LOOP1(F);                                                                  \
+    break;
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME: LOOP2(F); break;
 #include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2
-#undef VEC_NONE
-#undef VEC_EXP
-#undef VEC_LOG
   default: break;
   }
 }
