@@ -71,6 +71,7 @@ bool shape_describe(Shape s, char *buf, size_t n) {
 static bool same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 
 Shape shape_join(Shape a, Shape b) {
+  if (a.kind == SK_NONE && b.kind == SK_NONE) return a;
   if (a.kind == SK_NONE || b.kind == SK_NONE || unknown_kind(a) || unknown_kind(b)) return shape_any();
   if (a.kind == b.kind) {
     Shape r = a;
