@@ -189,6 +189,13 @@ dml-test: mls
 	tests/dml/run.sh ./mls
 	tests/dml/nn/run.sh ./mls
 
+# mls --check (docs/check.md): no false report on any clean golden case, example, test script,
+# DML script (checked before each run of the DML suites) or generated program; tests/lang/check.test
+.PHONY: check-test
+check-test: mls $(BUILD)/gen_diff
+	tests/check/run.sh ./mls
+	/usr/bin/python3 tests/check/check_gen.py ./mls $(BUILD)/gen_diff 1 500
+
 # The GPU suites (tests/gpu/run.sh, docs/gpu.md): parity, tests/lang eager and staged on the
 # GPU, the examples, compute-sanitizer. make test runs them where a CUDA device is present and
 # says why it skips them elsewhere (a build with nvcc still compiles the CUDA code).
@@ -239,6 +246,7 @@ test: deps-install
 	$(MAKE) install-test
 	$(MAKE) editors-test
 	$(MAKE) dml-test
+	$(MAKE) check-test
 	$(MAKE) robust-test
 	tests/gpu/run.sh ./mls --if-available
 	$(MAKE) plot-test

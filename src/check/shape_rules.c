@@ -823,6 +823,7 @@ static ShapeStatus rule_reduce(OpKind op, const Shape *in, const ShapeExtra *x, 
   }
   if (k.failed) return chk_status(&k);
   *out = whole || numlike(a) ? shape_num_unknown() : shape_mat(orows, ocols);
+  if (whole && numlike(a) && a.known) *out = shape_num(a.value);   /* sum(x), prod(x), max(x) of a number: x */
   return SHAPE_OK;
 }
 
