@@ -1175,6 +1175,10 @@ static void ev_assign_path(Ck *c, AstNode *n, AVal v) {
   }
   if (root->kind != AST_NAME) { ck_die(c); return; }
   AVal cur = read_name(c, root);
+  if (cur.bi && root->slot < 0 && !gmap_find(&c->globals, root->u.sym) && root->u.sym->global.t == VT_UNBOUND) {
+    ck_die(c);                                       /* "object 'c' not found": a builtin's name is no variable */
+    return;
+  }
   AstNode *lv = chain[0];
   if (depth > 1) {                                   /* L$a$b = v, L[k]$a = v: the list changes */
     if (cur.sh.kind == SK_LIST || cur.sh.kind == SK_NULL || cur.sh.kind == SK_NONE) assign_name(c, root, unknown_list());
