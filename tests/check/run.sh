@@ -53,6 +53,32 @@ tests/dml/nn/run.sh "$T/mls" >"$T/nn.out" 2>&1 || { fail=1; echo "the nn suite f
 if [ -s "$T/false" ]; then fail=1; cat "$T/false"; fi
 echo "$(wc -l <"$T/count") DML runs checked first"
 
+echo "== no effect: nothing printed, written or plotted; -e and standard input"
+mkdir -p "$T/fx"
+cat >"$T/fx/t.mls" <<'MLS'
+X = rand(rows = 3, cols = 3)
+print("ran")
+cat("ran\n")
+write(X, "out.csv")
+save("ck.bin", X)
+plot([1, 2, 3])
+dev.off()
+Y = X + 1
+MLS
+(cd "$T/fx" && "$mls" --check t.mls >out 2>&1); st=$?
+if [ $st != 0 ] || [ -s "$T/fx/out" ] || [ -e "$T/fx/out.csv" ] || [ -e "$T/fx/out.csv.mtd" ] || [ -e "$T/fx/ck.bin" ] ||
+   ls "$T/fx" | grep -q '^mlsplot'; then
+  fail=1; echo "FAIL --check ran an effect (exit $st):"; ls "$T/fx"; cat "$T/fx/out"
+else echo "ok   --check runs no effect"; fi
+got=$("$mls" --check -e 'x = [1, 2] %*% [3, 4]' 2>&1); st=$?
+want="-e:1:5: error: non-conformable arguments for '%*%': 1x2 and 1x2"
+if [ $st = 1 ] && [ "$(echo "$got" | head -1)" = "$want" ]; then echo "ok   --check -e"; else fail=1; echo "FAIL --check -e: $st $got"; fi
+got=$(printf 'x = [1, 2]\ny = x[3]\n' | "$mls" --check - 2>&1); st=$?
+want="<stdin>:2:5: error: index 3 out of bounds for 1x2 matrix (columns)"
+if [ $st = 1 ] && [ "$(echo "$got" | head -1)" = "$want" ]; then echo "ok   --check -"; else fail=1; echo "FAIL --check -: $st $got"; fi
+got=$("$mls" --check </dev/null 2>&1); st=$?      # (standard input that is not a terminal is the program)
+if [ $st = 0 ] && [ -z "$got" ]; then echo "ok   --check of an empty program"; else fail=1; echo "FAIL --check of nothing: $st $got"; fi
+
 echo "== tests/lang/check.test"
 "$mls" --run-tests tests/lang/check.test || fail=1
 
