@@ -446,7 +446,7 @@ AVal ck_lookup_global(Ck *c, Symbol *s) {
   if (c->opaque_globals) return av_any();
   if (s->global.t != VT_UNBOUND) return av_of_value(c, s->global, 0);    /* explain: as it is now */
   if (s->bi) { AVal f = av_shape(shape_of_kind(SK_FUNC)); f.bi = s->bi; return f; }
-  return av_any();                      /* a builtin written in MLS, or not found: not told */
+  return av_any();                      /* not found, or a builtin written in MLS (ck_lib_function) */
 }
 
 void ck_set_global(Ck *c, Symbol *s, AVal v) { gmap_put(c, &c->globals, s, v); }
@@ -464,14 +464,20 @@ static AVal *find_by_name(AEnv *e, const Symbol *s) {
   return NULL;
 }
 
+/* A global as eval_name reads it: a builtin written in MLS when nothing else has the name. */
+static AVal read_global(Ck *c, Symbol *s, Span sp) {
+  if (!gmap_find(&c->globals, s) && !c->opaque_globals && s->global.t == VT_UNBOUND && !s->bi) return ck_lib_function(c, s, sp);
+  return ck_lookup_global(c, s);
+}
+
 static AVal read_name(Ck *c, AstNode *n) {
-  if (n->slot < 0) return ck_lookup_global(c, n->u.sym);
+  if (n->slot < 0) return read_global(c, n->u.sym, n->span);
   AEnv *e = env_at(c, n->depth);
   if (!e || n->slot >= e->n) return av_any();
   AVal v = e->slots[n->slot];
   if (v.sh.kind != SK_NONE) return v;
   AVal *p = find_by_name(e->parent, n->u.sym);
-  return p ? *p : ck_lookup_global(c, n->u.sym);
+  return p ? *p : read_global(c, n->u.sym, n->span);
 }
 
 static void assign_name(Ck *c, AstNode *n, AVal v) {
@@ -939,7 +945,7 @@ static AVal lookup_function(Ck *c, AstNode *f) {
   if (is_fn(g)) return g;
   if (g.sh.kind == SK_ANY) return av_any();
   if (f->u.sym->bi) { AVal b = av_shape(shape_of_kind(SK_FUNC)); b.bi = f->u.sym->bi; return b; }
-  return av_any();
+  return c->opaque_globals ? av_any() : ck_lib_function(c, f->u.sym, f->span);
 }
 
 static AVal ev_call(Ck *c, AstNode *n) {

@@ -916,3 +916,29 @@ AVal ck_source(Ck *c, const char *path, Symbol *ns, Span sp) {
   v.list = l;
   return v;
 }
+
+AVal ck_lib_function(Ck *c, Symbol *name, Span sp) {
+  for (int i = 0; i < c->nlibs; i++)
+    if (c->libs[i].name == name) return c->libs[i].fn;
+  if (c->nlibs == (int)(sizeof c->libs / sizeof c->libs[0]) || strchr(name->name, '/')) return av_any();
+  char buf[PATH_MAX], path[PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/builtin/%s.mls", interp_stdlib_dir(c->I, buf, sizeof buf), name->name);
+  if (!readable(path)) return av_any();
+  int k = c->nlibs++;
+  c->libs[k].name = name;
+  c->libs[k].fn = av_any();                          /* (while it loads: a call of itself is not told) */
+  int r0 = c->reach;
+  bool rep0 = c->report;
+  c->reach = R_MAY;                                  /* its top level only defines functions */
+  c->report = false;
+  AVal ns = ck_source(c, path, name, sp);
+  bool ok = ck_alive(c);
+  c->reach = r0;
+  c->report = rep0;
+  AVal fn = av_any();
+  if (ok && ns.list)
+    for (int32_t i = 0; i < ns.list->n; i++)
+      if (ns.list->names[i] == name && ns.list->items[i].sh.kind == SK_FUNC) fn = ns.list->items[i];
+  c->libs[k].fn = fn;
+  return fn;
+}

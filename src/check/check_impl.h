@@ -96,6 +96,8 @@ typedef struct Ck {
   int nchunks;
   char *sourcing[16];            /* the files being sourced, outermost first */
   int nsourcing;
+  struct { Symbol *name; AVal fn; } libs[32];   /* builtins written in MLS, once followed */
+  int nlibs;
   bool opaque_globals;           /* a file sourced where it could not be followed may have set any
                                  ** global: those not assigned since are unknown */
   void *heap;                    /* the check's own C heap blocks (check.c), freed at the end */
@@ -134,5 +136,8 @@ AVal ck_builtin(Ck *c, const Builtin *b, int nargs, AVal *args, Symbol **names, 
 /* source(path) (ns NULL) and source(path) as ns: the file's top level analyzed; the namespace
 ** (a list) or NULL. */
 AVal ck_source(Ck *c, const char *path, Symbol *ns, Span sp);
+/* The builtin written in MLS called name (stdlib/builtin/NAME.mls, analyzed as a namespace the
+** first time, as interp_lib_function loads it), or an unknown value when there is none. */
+AVal ck_lib_function(Ck *c, Symbol *name, Span sp);
 
 #endif
