@@ -1321,7 +1321,8 @@ static AVal ev_source_as(Ck *c, AstNode *n) {
 
 static AVal ev(Ck *c, AstNode *n) {
   if (!n || !ck_alive(c)) return av_any();
-  if (--c->budget < 0) longjmp(c->done, 2);
+  char here;
+  if (--c->budget < 0 || (size_t)(c->stack_base - &here) > c->stack_limit) longjmp(c->done, 2);
   switch (n->kind) {
   case AST_NUM: return av_num(n->u.num);
   case AST_STR: return av_str(c, n->u.str.s, n->u.str.len);
@@ -1411,6 +1412,17 @@ static bool names_quit(const AstNode *n) {
 
 bool ck_names_quit(const Chunk *ch) { return names_quit(ch->root); }
 
+/* The C stack the check may use from here: what the run's guard leaves (I->stack_limit, when a
+** run is on: explain), else 256 MiB of the interpreter thread's 1 GiB (main.c). */
+static void ck_stack(Ck *c, Interp *I, char *here) {
+  c->stack_base = here;
+  c->stack_limit = (size_t)256 << 20;
+  if (I->stack_base && I->stack_limit) {
+    size_t used = I->stack_base > here ? (size_t)(I->stack_base - here) : 0;
+    c->stack_limit = I->stack_limit > used + ((size_t)2 << 20) ? I->stack_limit - used - ((size_t)2 << 20) : 0;
+  }
+}
+
 static void ck_init(Ck *c, Interp *I, Source *src) {
   memset(c, 0, sizeof *c);
   c->I = I;
@@ -1467,6 +1479,8 @@ int check_program(Interp *I, Source *src) {
   }
   Ck *c = mem_alloc(sizeof *c);
   ck_init(c, I, src);
+  char here;
+  ck_stack(c, I, &here);
   c->has_quit = ck_names_quit(ch);
   FnCtx top;
   memset(&top, 0, sizeof top);
@@ -1504,6 +1518,8 @@ void check_call(Interp *I, Value f, int nargs, const Value *args, Symbol **names
   if (f.t != VT_FUNC || !f.u.f->fi || f.u.f->derived || !f.u.f->chunk || nargs > 64) return;
   Ck *c = mem_alloc(sizeof *c);
   ck_init(c, I, I->src);
+  char here;
+  ck_stack(c, I, &here);
   c->has_quit = true;                  /* (what f calls is not all in one chunk) */
   FnCtx top;
   memset(&top, 0, sizeof top);

@@ -86,6 +86,8 @@ typedef struct Ck {
   CFrame frames[CHECK_MAX_FRAMES];
   int nframes;
   int64_t budget;                /* nodes left to analyze; then the check stops, finding nothing */
+  char *stack_base;              /* the C stack where the check began, and how much of it it may use */
+  size_t stack_limit;            /* (deeper: the check stops, finding nothing) */
   jmp_buf done;
   bool found;                    /* the error, with where it is and the calls that led there */
   ShapeError err;
