@@ -55,7 +55,7 @@ NVCCFLAGS = -O3 -std=c++17 -Isrc -Xcompiler -fPIC,-Wall $(foreach a,$(CUDA_ARCH)
   -gencode arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
 endif
 
-SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c)
+SRCS := $(wildcard src/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c src/check/*.c)
 # MPI (issue 14, docs/mpi.md): MPI=1 builds src/mpi/ against OpenMPI with mpicc's flags; the
 # default is 1 when mpicc is on PATH; MPI=0 builds the one-process version of the same builtins.
 MPI ?= $(if $(shell command -v mpicc 2>/dev/null),1,0)
@@ -198,6 +198,13 @@ dml-test: mls
 	tests/dml/run.sh ./mls
 	tests/dml/nn/run.sh ./mls
 
+# mls --check (docs/check.md): no false report on any clean golden case, example, test script,
+# DML script (checked before each run of the DML suites) or generated program; tests/lang/check.test
+.PHONY: check-test
+check-test: mls $(BUILD)/gen_diff
+	tests/check/run.sh ./mls
+	/usr/bin/python3 tests/check/check_gen.py ./mls $(BUILD)/gen_diff 1 500
+
 # The GPU suites (tests/gpu/run.sh, docs/gpu.md): parity, tests/lang eager and staged on the
 # GPU, the examples, compute-sanitizer. make test runs them where a CUDA device is present and
 # says why it skips them elsewhere (a build with nvcc still compiles the CUDA code).
@@ -272,6 +279,7 @@ test: deps-install
 	$(MAKE) install-test
 	$(MAKE) editors-test
 	$(MAKE) dml-test
+	$(MAKE) check-test
 	$(MAKE) robust-test
 	tests/gpu/run.sh ./mls --if-available
 	$(MAKE) plot-test

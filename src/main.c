@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "backend/backend.h"
 #include "builtins.h"
+#include "check/check.h"
 #include "interp/interp.h"
 #include "kernel/kernel.h"
 #include "mem.h"
@@ -44,6 +45,10 @@ static const char usage[] =
   "  --mpi-timeout S  under mpirun: a collective waits at most S seconds for the other ranks,\n"
   "                   then a located error names the ranks missing and the job ends\n"
   "                   (default: $MLS_MPI_TIMEOUT, else no limit)\n"
+  "  --check          analyze the script's shapes without running anything: a certain shape\n"
+  "                   error (a non-conformable product, an index out of bounds, ...) is\n"
+  "                   reported located as the run would report it, exit status 1; a script\n"
+  "                   that checks clean prints nothing, exit status 0 (docs/check.md)\n"
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
   "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
@@ -187,7 +192,7 @@ static void script_signals(Interp *I, void (*handler)(int)) {
 
 static int run_main(int argc, char **argv, bool *la_busy_out) {
   const char *script = NULL, *code = NULL;
-  bool from_stdin = false;
+  bool from_stdin = false, check = false;         /* --check: analyze, run nothing (src/check/) */
   /* stdout to a file or a pipe is line-buffered, as on a terminal: `mls train.mls | tee log`
   ** shows each line when it is printed, not when a 4 KiB buffer fills (docs/repl.md) */
   if (!isatty(1)) setvbuf(stdout, NULL, _IOLBF, 0);
@@ -246,6 +251,7 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
       break;
     }
     if (!strcmp(a, "-")) { from_stdin = true; i++; break; }
+    if (!strcmp(a, "--check")) { check = true; continue; }
     int st = run_option(I, argc, argv, &i);
     if (st == 1) continue;
     if (st >= 2) { interp_free(I); return st; }
@@ -274,6 +280,8 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
         interp_set_param(I, name, argv[i]);
       }
       i--;
+    } else if (!strcmp(argv[i], "--check")) {
+      check = true;
     } else {
       int st = argv[i][0] == '-' ? run_option(I, argc, argv, &i) : 0;
       if (st == 1) continue;
@@ -302,7 +310,11 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
     src = source_from_file("/dev/stdin", "<stdin>");
     if (!src) { fprintf(stderr, "mls: cannot read standard input\n"); interp_free(I); return 2; }
   }
-  if (src) {
+  if (check && !src) { interp_free(I); return usage_error("--check needs a script, -e code or -", NULL); }
+  if (check) {
+    status = check_program(I, src);
+    source_release(src);
+  } else if (src) {
     script_signals(I, on_script_signal);
     status = mpi_run_script(I, src, code != NULL);   /* -e shows values, as Rscript -e; under mpirun "rank R: " errors end the job */
     source_release(src);

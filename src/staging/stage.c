@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "builtins.h"
+#include "check/check.h"
 #include "err.h"
 #include "mem.h"
 #include "print.h"
@@ -677,6 +678,7 @@ static Graph *stage_for_freeing(Interp *I, Args *a, Value f, TextBuf *desc) {
 Value bi_explain(Interp *I, Args *a) {
   Value f = a->v[0];
   if (f.t != VT_FUNC && f.t != VT_BUILTIN) bi_argerror(I, 1, "function expected");
+  check_call(I, f, a->ndots, a->dots, a->dotnames, a->span);   /* shapes first: a certain error before f runs */
   TextBuf t;
   tb_open(I, &t);
   int mark = I->ntmp;
