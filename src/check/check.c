@@ -1464,7 +1464,7 @@ static void print_found(Ck *c, FILE *f) {
 
 int check_program(Interp *I, Source *src) {
   ParseError pe;
-  Chunk *ch = parse_chunk(&I->syms, src, &pe);
+  Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, &pe);
   if (!ch) {
     diag_report(I->errf, src, pe.span, "error", pe.msg);
     return pe.oom ? 1 : 2;

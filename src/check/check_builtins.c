@@ -870,7 +870,7 @@ AVal ck_source(Ck *c, const char *path, Symbol *ns, Span sp) {
   Source *src = source_from_file(full, NULL);
   if (!src) { ck_die(c); return av_any(); }
   ParseError pe;
-  Chunk *ch = parse_chunk(&c->I->syms, src, &pe);
+  Chunk *ch = parse_chunk(&c->I->syms, &c->I->spare_parser, src, &pe);
   source_release(src);                               /* the chunk holds it */
   char msg[256];
   Span rsp;

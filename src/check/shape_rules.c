@@ -285,6 +285,13 @@ static ShapeStatus rule_matmul(OpKind op, const Shape *in, const ShapeExtra *x, 
   return SHAPE_OK;
 }
 
+/* sumprod(X, Y), staging's sum(X %*% Y): the product's checks, a number */
+static ShapeStatus rule_sumprod(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  ShapeStatus st = rule_matmul(op, in, x, sp, out, err);
+  if (st == SHAPE_OK) *out = shape_num_unknown();
+  return st;
+}
+
 static ShapeStatus rule_transpose(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
   Shape a = in[0];
   Chk k;
@@ -1050,7 +1057,7 @@ static ShapeStatus rule_allreduce(OpKind op, const Shape *in, const ShapeExtra *
 /* ==== the table: grep ORDER OP. Ops flagged OPF_EW take the elementwise rule of their arity;
 ** every other op names its rule here (a missing one fails tests/unit/test_shape_rules.c). ==== */
 static const RuleFn rules[OP_COUNT] = {
-  [OP_MATMUL] = rule_matmul, [OP_TRANSPOSE] = rule_transpose, [OP_RESHAPE] = rule_reshape, [OP_RANGE] = rule_range,
+  [OP_MATMUL] = rule_matmul, [OP_SUMPROD] = rule_sumprod, [OP_TRANSPOSE] = rule_transpose, [OP_RESHAPE] = rule_reshape, [OP_RANGE] = rule_range,
   [OP_INDEX] = rule_index, [OP_SCATTER] = rule_scatter, [OP_SOLVE] = rule_solve, [OP_INV] = rule_linalg1,
   [OP_DET] = rule_linalg1, [OP_EIGVALS] = rule_linalg1, [OP_EIGVECS] = rule_linalg1, [OP_CHOL] = rule_linalg1,
   [OP_QR_Q] = rule_linalg1, [OP_QR_R] = rule_linalg1, [OP_SVD_U] = rule_linalg1, [OP_SVD_S] = rule_linalg1,
