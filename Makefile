@@ -47,7 +47,11 @@ ifeq ($(CUDA),1)
 ifeq ($(NVCC),)
 $(error CUDA=1 but nvcc was not found (install the CUDA toolkit or set NVCC=/path/to/nvcc))
 endif
-CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+# the toolkit's root as nvcc itself reports it (nvcc may be a link or a wrapper elsewhere on PATH)
+CUDA_HOME := $(firstword $(shell $(NVCC) --dryrun -E -x cu /dev/null 2>&1 | sed -n 's/^\#\$$ TOP=//p') \
+  $(patsubst %/bin/nvcc,%,$(realpath $(NVCC))))
+NVRTC_H := $(firstword $(wildcard $(CUDA_HOME)/include/nvrtc.h $(CUDA_HOME)/targets/*/include/nvrtc.h \
+  /usr/local/cuda/include/nvrtc.h /usr/include/nvrtc.h))
 CPPFLAGS += -DMLS_CUDA -DMLS_LIBDIR='"$(PREFIX)/lib/mls"'
 CUDA_PLUGIN := $(BUILD)/libmls_cuda.so
 CUDA_OBJS := $(patsubst src/%.cu,$(BUILD)/src/%.o,$(wildcard src/backend/cuda/*.cu)) $(BUILD)/src/backend/cuda/backend.o
@@ -104,7 +108,7 @@ $(BUILD)/gen/ops_def.inc: src/ops/ops.def
 
 # NVRTC compiles the fusion groups' headers (every elementwise formula) without a GPU
 $(BUILD)/nvrtc_check: tests/gpu/nvrtc_check.c src/backend/cuda/nvrtc_headers.h src/ops/ops.def $(BUILD)/gen/scalar_h.inc $(BUILD)/gen/ops_def.inc
-	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64 -Wl,-rpath=$(CUDA_HOME)/lib64 -lnvrtc
+	$(CC) $(CPPFLAGS) -I$(dir $(NVRTC_H)) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64 -Wl,-rpath=$(CUDA_HOME)/lib64 -lnvrtc
 
 $(CUDA_PLUGIN): $(CUDA_OBJS)
 	$(NVCC) -shared -o $@ $^ -lcublas -lcusolver -lnvrtc -lcudart -Xlinker -rpath=$(CUDA_HOME)/lib64 -Xlinker -z -Xlinker defs
@@ -245,8 +249,12 @@ layers-check:
 .PHONY: nvrtc-check
 nvrtc-check: mls
 ifeq ($(CUDA),1)
+ifeq ($(NVRTC_H),)
+	@echo "nvrtc-check: nvcc at $(NVCC) (toolkit $(CUDA_HOME)) has no nvrtc.h, nothing to compile"
+else
 	$(MAKE) $(BUILD)/nvrtc_check
 	$(BUILD)/nvrtc_check
+endif
 else
 	@echo "nvrtc-check: no nvcc, nothing to compile"
 endif
