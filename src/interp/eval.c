@@ -25,38 +25,6 @@ static Value eval_assign(Interp *I, AstNode *n);
 static Value eval_binary(Interp *I, AstNode *n);
 static Value eval_misc(Interp *I, AstNode *n);
 
-/* Makes room on the temp stack for pending, which the caller hands over: if the stack cannot
-** grow, pending is released before the out-of-memory error is raised. */
-void tmp_grow(Interp *I, Value pending);
-void tmp_grow(Interp *I, Value pending) {
-  int cap = I->captmp ? I->captmp * 2 : 256;
-  Value *t = mem_try_realloc(I->tmp, (size_t)cap * sizeof(Value));
-  if (!t) {
-    val_release(pending);
-    mem_oom((size_t)cap * sizeof(Value));
-  }
-  I->tmp = t;
-  I->captmp = cap;
-}
-
-void tmp_release_to(Interp *I, int mark) {
-  while (I->ntmp > mark) val_release(I->tmp[--I->ntmp]);
-}
-
-l_noret nan_check_fail(Interp *I, const char *op, Span sp) {
-  if (I->ad_backward_of)
-    mls_throw(I, sp, "nan-check: '%s' turned finite inputs into NaN or Inf (in the backward pass of '%s')", op, I->ad_backward_of);
-  mls_throw(I, sp, "nan-check: '%s' turned finite inputs into NaN or Inf", op);
-}
-
-/* The flag stays set until the outermost run ends (interp.c run_hooked): code that catches an
-** error to go on another way (constant folding, a capture's plain rerun) stops at its next poll
-** too, so nothing after the interrupted statement runs. */
-void interp_check_interrupt(Interp *I, Span sp) {
-  int sig = I->interrupted;                    /* the signal's number, or 1 (the REPL's Ctrl-C) */
-  if (sig) mls_throw(I, sp, sig == SIGTERM ? "terminated (SIGTERM)" : "interrupted");
-}
-
 /* ---- variables ---- */
 static Value *find_by_name(Interp *I, Env *e, Symbol *sym) {
   for (; e; e = e->parent)

@@ -1,0 +1,208 @@
+/*
+** state.h — the interpreter's state (struct Interp) and what every layer does with it: the temp
+** stack that makes throws leak-free, the interrupt polls, the error of --nan-check. The op
+** families (src/ops/), autodiff and staging include this, not interp/interp.h (the evaluator's
+** API): tools/check_layers.py. Everything lives here (no globals: make globals-check; the few
+** exceptions, and why, in tools/globals_allow.txt).
+*/
+#ifndef MLS_STATE_H
+#define MLS_STATE_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include "ast.h"
+#include "diag.h"
+#include "err.h"
+#include "sym.h"
+#include "value.h"
+
+/* A function call's locals (LANGUAGE.md §9: lexical scope, closures capture it). */
+typedef struct Env {
+  int32_t refcount;
+  int32_t n;
+  struct Env *parent;        /* the defining function's env; NULL = the global scope */
+  int32_t stage_id;          /* the stage tape active when it was made (0 = none) */
+  const FuncInfo *fi;        /* names of the slots */
+  GcLink gc;
+  Value slots[];
+} Env;
+
+typedef struct Closure {
+  int32_t refcount;
+  const FuncInfo *fi;        /* NULL for a derived function (grad(f)) */
+  Env *env;                  /* retained; NULL at top level */
+  Chunk *chunk;              /* retained: keeps the tree alive; NULL when derived */
+  struct Derived *derived;   /* grad(f), value_and_grad(f): autodiff.c owns it */
+  struct Jit *jit;           /* --jit-all: this function's staged graphs (stage.c), or NULL */
+  const char *dname;         /* "grad" or "value_and_grad" when derived */
+  uint64_t serial;           /* 0, or unique in its interpreter (I->closure_serial): a staged graph
+                             ** checks that a place still holds the function it guarded by it */
+  GcLink gc;
+} Closure;
+
+typedef struct Frame {
+  const FuncInfo *fi;        /* the function running */
+  Source *src;               /* its source (for error locations inside it) */
+  Source *call_src;          /* where it was called from */
+  Span call_site;
+  Env *env;                  /* retained while the frame is live */
+  bool entered;              /* arguments bound: errors from here on are inside the callee */
+} Frame;
+
+/* The calls a staged graph's node was inlined through while tracing, outermost first: a run of
+** the node reports them in an error's call stack as the frames eager code would have had
+** (record_trace, err.c). Owned by the graph. */
+typedef struct InlineFrame { char name[48]; Source *call_src; Span call_site; } InlineFrame;
+typedef struct InlineChain { int32_t n; InlineFrame *f; } InlineChain;
+
+typedef struct Defer { CleanupFn fn; void *p; } Defer;
+
+typedef struct CmdParam { Symbol *name; Value v; } CmdParam;
+
+enum { CTL_NONE, CTL_BREAK, CTL_NEXT, CTL_RETURN };
+
+typedef struct ErrInfo {
+  char msg[1024];
+  Source *src;               /* retained */
+  Span span;
+  char trace[2048];          /* "  in f() at file:line:col" lines */
+  int status;                /* exit status the error implies: 1 runtime, 2 syntax */
+} ErrInfo;
+
+struct BiInfo;
+
+struct Interp {
+  SymTab syms;
+  FILE *out, *errf;
+  FILE *stderr_to;           /* where write(X, "/dev/stderr") goes when set (a front end's stream:
+                             ** the Jupyter kernel's "stderr" messages); NULL: descriptor 2.
+                             ** "/dev/stdout" goes to out when out is not stdout */
+  bool bar_open;             /* a progress bar's line is on errf, unfinished (progress.c) */
+  /* errors */
+  ErrJmp *errjmp;
+  ErrInfo err;
+  /* temporaries live across a possible throw (released by mls_pcall) */
+  Value *tmp;
+  int ntmp, captmp;
+  /* C-owned cleanups a throw runs (mls_defer, err.h) */
+  struct Defer *defers;
+  int ndefers, capdefers;
+  /* call frames */
+  Frame *frames;
+  int nframes, capframes, maxframes;
+  Env *env;                  /* current locals; NULL at top level */
+  Source *src;               /* source of the code being run */
+  int ctl;                   /* CTL_*: a break/next/return in flight */
+  Value retval;
+  Span call_span;            /* the builtin call being run (for argument errors) */
+  const struct Builtin *cur_bi;
+  int eval_depth;
+  /* command-line values $name, $1 */
+  CmdParam *params;
+  int nparams;
+  /* builtins: per-row parsed signatures */
+  struct BiInfo *bi;
+  int nbi;
+  /* settings */
+  uint64_t seed;
+  bool seed_set;
+  int print_digits;          /* print()'s and the REPL's default significant digits (--digits) */
+  uint64_t rng[4];           /* xoshiro256** state of rand() without seed= */
+  bool rng_ready;
+  int threads;
+  bool no_write;             /* write(), save() and dot() refuse (the fuzzing harnesses, tests/fuzz) */
+  bool repl;                 /* echo expression values */
+  const char *stdlib_dir;
+  volatile sig_atomic_t interrupted;
+  const struct TraceMark *traces;   /* the functions being traced for jit, innermost first (stage.c) */
+  const InlineChain *gchain; /* a graph node running (graph_run_nodes): its inlined calls, shown */
+  int gchain_at;             /* in a call stack above frames[0..gchain_at) */
+  int64_t fuel;              /* fuzz builds (MLS_FUZZ): loop iterations and calls left, then as
+                             ** Ctrl-C; a budget that, unlike a timer, stops a run at the same
+                             ** place every time (0: none) */
+  bool quitting;             /* quit() was called: unwind, report nothing, exit quit_status */
+  int quit_status;
+  char *stack_base;          /* C stack at the first entry, for the stack-depth guard */
+  size_t stack_limit;        /* bytes of C stack the interpreter may use */
+  Value last;                /* last echoed value: ans */
+  int32_t ad_next_id;        /* ids of grad tapes: larger is more deeply nested */
+  bool nan_check;            /* --nan-check: stop at the first op that makes NaN/Inf */
+  bool inplace_ok;           /* the evaluator lends the next op operands it will discard */
+  bool dev_scalars;          /* capturing a graph (staging/replay.c): a reduction of a device
+                             ** matrix to a number stays a 1x1 matrix there (not read on the host) */
+  const char *ad_backward_of; /* the op whose derivative is being computed (messages) */
+  struct Tape *stage;        /* the innermost active staging tape (jit, --staged), or NULL */
+  bool staged_mode;          /* --staged: straight-line blocks of the script run staged */
+  bool explain_staged;       /* --explain: print each staged block's graph */
+  bool jit_all;              /* --jit-all (a test aid): every user function call runs as jit(f) */
+  bool log_compiles;         /* --log-compiles / $MLS_LOG_COMPILES: each jit trace and cache drop,
+                             ** with its reason, on stderr (docs/staging.md) */
+  bool exact_rewrites;       /* $MLS_EXACT_REWRITES (a test aid, tests/gen): staged graphs skip the
+                             ** rewrites that change the last bits (softplus, logsoftmax, exp(log(x)),
+                             ** sum(X %*% Y)), so staged results equal eager ones bit for bit */
+  bool jit_bypass;           /* the next call_value of a user function runs it as it is */
+  int block_frame;           /* > 0: the body of the call at this frame depth runs as staged blocks
+                             ** (a jit function whose control flow depends on traced values) */
+  struct StagedBlocks *blocks;
+  struct LibFn *libfns;      /* builtins written in MLS (stdlib/builtin/NAME.mls), once loaded */
+  int nlibfns;
+  /* rich output: a front end that shows images (the Jupyter kernel, src/kernel/) sets display;
+  ** plot_flush (src/plot/plot.h) then hands it each figure changed since the last flush as
+  ** mime ("image/png") bytes instead of writing a file. NULL: plots go to files. */
+  void (*display)(struct Interp *I, const char *mime, const unsigned char *data, size_t len, void *ctx);
+  void *display_ctx;
+  /* the REPL's echo of an expression statement's value (its printed text, no newline), handed
+  ** to a front end with display_ctx instead of printed on out when set (the Jupyter kernel
+  ** turns the last one into the cell's result). NULL: printed. */
+  void (*echo)(struct Interp *I, const char *text, size_t len, void *ctx);
+  struct PlotState *plot;    /* figures of plot() and friends (src/plot/), NULL until the first */
+  /* ---- state of the modules below, theirs to read and write (no file-scope state: issue 26,
+  ** docs/robustness.md "Global state") ---- */
+  size_t stack_found;        /* the stack budget found for the thread stack_thread (0: none yet): */
+  pthread_t stack_thread;    /* interp.c asks the system once per thread, not at every run */
+  void *spare_parser;        /* the parser kept for the next parse (parse.c), or NULL */
+  uint64_t closure_serial;   /* the last Closure.serial handed out (env.c: given when a staged
+                             ** graph first guards the function) */
+  int replay_mode;           /* staged graphs as captured launches (staging/replay.c): bits 1 on,
+                             ** 2 log, 4 capture even when not worth it; -1: from $MLS_REPLAY and
+                             ** $MLS_REPLAY_LOG at the next graph */
+  double la_thread_flops;    /* a LAPACK call estimated at this many flops or more runs on a worker
+                             ** thread that Ctrl-C does not wait for (builtins_linalg.c; 1e9) */
+  struct LaJob *la_abandoned; /* such calls interrupted, their workers perhaps still running */
+  double mpi_timeout;        /* --mpi-timeout: seconds a collective waits for the others; 0: forever */
+  bool mpi_joint;            /* the last collective error was found by every rank at once (mpi.c) */
+  int parfor_depth;          /* > 0 while this rank runs a remote parfor's iterations (parfor.c) */
+};
+
+/* temp stack */
+static inline void tmp_push(Interp *I, Value v) {
+  extern void tmp_grow(Interp *I, Value pending);
+  if (I->ntmp == I->captmp) tmp_grow(I, v);
+  I->tmp[I->ntmp++] = v;
+}
+static inline void tmp_pop(Interp *I, int n) { I->ntmp -= n; }
+void tmp_release_to(Interp *I, int mark);
+
+/* The error "interrupted" (or "terminated (SIGTERM)") when a signal has set I->interrupted (state.c). */
+void interp_check_interrupt(Interp *I, Span sp);
+#ifdef MLS_FUZZ
+#define interp_burn(I) ((I)->fuel > 0 && --(I)->fuel == 0 ? (void)((I)->interrupted = SIGINT) : (void)0)
+#else
+#define interp_burn(I) ((void)0)
+#endif
+/* Coarse Ctrl-C polling for the long loops of builtins, readers and kernels run by the
+** evaluator: true when the flag is set and i is a multiple of 2^20 (the caller lets go of what
+** it holds, then calls interp_check_interrupt). */
+static inline bool interp_poll(const Interp *I, int64_t i) { return (i & ((1 << 20) - 1)) == 0 && I->interrupted; }
+/* The same for loops whose steps handle w elements each (a row, a run): true when the flag is
+** set and about 2^20 elements have passed since the last poll (*budget starts at 0). */
+static inline bool interp_tick(const Interp *I, int64_t *budget, int64_t w) {
+  if ((*budget -= w + 1) > 0) return false;
+  *budget = (int64_t)1 << 20;
+  return I->interrupted != 0;
+}
+/* --nan-check: the error for an op whose finite inputs gave a NaN or Inf. */
+l_noret nan_check_fail(Interp *I, const char *op, Span sp);
+
+#endif
