@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 #include "autodiff.h"
+#include "ops/linalg.h"
 #include "diag.h"
 #include "backend/backend.h"
 #include "builtins.h"
@@ -146,12 +147,9 @@ Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value 
   case OP_TRANSPOSE: return op_transpose(I, in[0], sp);
   case OP_RESHAPE: return op_reshape(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, sp);
   case OP_DIAG: return op_diag(I, in[0], sp);
-  case OP_SOLVE: case OP_INV: case OP_DET: {   /* the LAPACK builtins, on these values */
-    Symbol *none[2] = { NULL, NULL };
-    return bi_call(I, bi_find(op_info[op].sym), op_info[op].arity, (Value *)in, none, sp);
-  }
+  case OP_SOLVE: case OP_INV: case OP_DET:
   case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
-    return bi_linalg_part(I, op, in[0], sp);
+    return linalg_apply(I, op, in, sp);
   case OP_IFELSE: return op_ifelse(I, in[0], in[1], in[2], sp);
   case OP_ALLREDUCE:                       /* src/mpi/; still traced by an outer grad: record there */
     if (ad_any_active(1, in)) return ad_apply(I, OP_ALLREDUCE, 1, in, 1, x, sp);

@@ -22,6 +22,7 @@
 #include "autodiff.h"
 #include "backend/backend.h"
 #include "builtins.h"
+#include "ops/linalg.h"
 #include "err.h"
 #include "mem.h"
 
@@ -739,6 +740,14 @@ static Value traced_parts(Interp *I, Args *a, int n, const OpKind ops[], const c
   if (n == 1) val_retain(r);
   tmp_release_to(I, mark);
   return r;
+}
+
+Value linalg_apply(Interp *I, OpKind op, const Value *in, Span sp) {
+  if (op == OP_SOLVE || op == OP_INV || op == OP_DET) {
+    Symbol *none[2] = { NULL, NULL };
+    return bi_call(I, bi_find(op_info[op].sym), op_info[op].arity, (Value *)in, none, sp);
+  }
+  return bi_linalg_part(I, op, in[0], sp);
 }
 
 Value bi_linalg_part(Interp *I, OpKind op, Value A, Span sp) {
