@@ -1,7 +1,8 @@
 /*
-** autodiff.c — the tape, ad_apply (record an op), the ONE switch of derivative rules (vjp),
-** the backward pass, and grad()/value_and_grad() (ggml's backward design on a tape).
-** Rules are written with the op entry points of ops.c, so when an outer grad is active the
+** autodiff.c — the tape, the trace kinds of grad and jvp (record an op, push a tangent), the
+** derivative rules (vjp and jvp, expanded from ops.def for the elementwise ops), the backward
+** pass, and grad()/value_and_grad() (ggml's backward design on a tape).
+** Rules are written with the op entry points of ops.h, so when an outer grad is active the
 ** backward pass is recorded too and can be differentiated again. Every temporary made here
 ** sits on the temp stack (T()), so an error anywhere releases it.
 */
@@ -9,7 +10,6 @@
 #include <math.h>
 #include <string.h>
 #include "autodiff.h"
-#include "ops/linalg.h"
 #include "diag.h"
 #include "backend/backend.h"
 #include "builtins.h"
@@ -104,71 +104,8 @@ bool ad_any_active(int n, const Value *v) {
   return false;
 }
 
-/* v without its boxes of tape t and of finished tapes (borrowed). */
-static Value strip(Value v, const Tape *t) {
-  while (v.t == VT_BOX && (v.u.box->tape == t || !v.u.box->tape->active)) v = v.u.box->v;
-  return v;
-}
 
 static Value T(Interp *I, Value v) { tmp_push(I, v); return v; }   /* owned temp, freed by the caller's mark */
-
-/* ---- the plain computation of each recordable op ---- */
-/* OP_SUMPROD: sum(X %*% Y) without the product, sum(t(colSums(X)) * rowSums(Y)) (staging's
-** rewrite), unless that is not finite: then the product's sum, so the rewrite keeps eager's
-** result where eager's is finite (sum([1e308; 1e308] %*% [1, -1]) is 0, not Inf * 0). A
-** non-conformable pair is the product's error. The result (a number) is owned. */
-static Value sum_of_product(Interp *I, Value x, Value y, Span sp) {
-  int mark = I->ntmp;
-  Value px = ad_primal(x), py = ad_primal(y);
-  int64_t xc = px.t == VT_MAT ? tensor_cols(px.u.m) : 1, yr = py.t == VT_MAT ? tensor_rows(py.u.m) : 1;
-  Value r;
-  if (xc == yr) {
-    Value cs = op_transpose(I, T(I, op_reduce(I, OP_COLSUMS, x, sp)), sp);
-    tmp_push(I, cs);
-    Value rs = T(I, op_reduce(I, OP_ROWSUMS, y, sp));
-    r = op_reduce(I, OP_SUM, T(I, op_binary(I, OP_MUL, cs, rs, sp)), sp);
-    Value pr = ad_primal(r);
-    double v = pr.t == VT_NUM ? pr.u.n : pr.t == VT_MAT ? tensor_data(pr.u.m)[0] : 0;
-    if (isfinite(v)) { tmp_release_to(I, mark); return r; }
-    val_release(r);
-  }
-  r = op_reduce(I, OP_SUM, T(I, op_matmul(I, x, y, sp)), sp);
-  tmp_release_to(I, mark);
-  return r;
-}
-
-Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value *x, Span sp) {
-  int flags = op_info[op].flags;
-  if ((flags & OPF_EW) && op_info[op].arity == 2) return op_binary(I, op, in[0], in[1], sp);
-  if (flags & OPF_EW) return op_unary(I, op, in[0], sp);
-  switch (op) {
-  case OP_MATMUL: return op_matmul(I, in[0], in[1], sp);
-  case OP_SUMPROD: return sum_of_product(I, in[0], in[1], sp);
-  case OP_TRANSPOSE: return op_transpose(I, in[0], sp);
-  case OP_RESHAPE: return op_reshape(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, sp);
-  case OP_DIAG: return op_diag(I, in[0], sp);
-  case OP_SOLVE: case OP_INV: case OP_DET:
-  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
-    return linalg_apply(I, op, in, sp);
-  case OP_IFELSE: return op_ifelse(I, in[0], in[1], in[2], sp);
-  case OP_ALLREDUCE:                       /* src/mpi/; still traced by an outer grad: record there */
-    if (ad_any_active(1, in)) return ad_apply(I, OP_ALLREDUCE, 1, in, 1, x, sp);
-    return mpi_allreduce_value(I, in[0], (int)x[0].u.n, sp);
-  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: case OP_CUMSUMPROD_GRAD: return op_grad_aux(I, op, 3, in, sp);
-  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: return op_grad_aux(I, op, 2, in, sp);
-  case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);
-  case OP_SCATTER:                         /* still traced by an outer grad: record there */
-    if (ad_any_active(1, in)) return ad_apply(I, OP_SCATTER, 1, in, 5, x, sp);
-    return index_scatter(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, (int)x[2].u.n, x + 3, sp);
-  default:
-    if (flags & OPF_NN) return op_nn(I, op, in, nextra ? x[0] : val_null(), sp);
-    if (flags & OPF_KEEP) return op_scan(I, op, in[0], sp);
-    if (flags & OPF_RED) return op_reduce(I, op, in[0], sp);
-    break;
-  }
-  (void)nextra;
-  mls_throw(I, sp, "grad: '%s' is not differentiable", op_info[op].sym);
-}
 
 static Value fwd_apply(Interp *I, Tape *t, OpKind op, int nin, const Value *in, const Value *un,
                        int nextra, const Value *extra, Value out, Span sp);
@@ -200,50 +137,23 @@ static bool stable_log(Interp *I, Value x, Span sp, Value *out) {
   val_retain(z);
   if (s->in[0] >= 0) z = box_new(t, s->in[0], z);
   tmp_push(I, z);
-  *out = ad_apply(I, op, 1, &z, 0, NULL, sp);
+  *out = op_apply(I, op, 1, &z, 0, NULL, sp);
   tmp_pop(I, 1);
   val_release(z);
   return true;
 }
 
-Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
+/* ---- the trace kinds of grad and jvp (op_apply, src/ops/apply.c, hands them their ops) ---- */
+/* grad's tape: the op computed on the plain values, and a node recorded for the backward pass. */
+static Value tape_process(Interp *I, Tape *t, const OpCall *c) {
+  OpKind op = c->op;
+  int nin = c->nin, nextra = c->nextra;
+  const Value *in = c->in, *un = c->un, *ux = c->ux;
+  Span sp = c->sp;
   Value stable;
   if (op == OP_LOG && stable_log(I, in[0], sp, &stable)) return stable;
-  Tape *t = NULL;
-  for (int k = 0; k < nin; k++)
-    for (Value v = in[k]; v.t == VT_BOX; v = v.u.box->v)
-      if (v.u.box->tape->active && (!t || v.u.box->tape->id > t->id)) t = v.u.box->tape;
-  Value un[3] = { val_null(), val_null(), val_null() };
-  for (int k = 0; k < nin; k++) un[k] = strip(in[k], t);
-  for (int k = 0; k < nextra; k++)          /* a staged index value: the innermost stage records it */
-    for (Value v = extra[k]; v.t == VT_BOX; v = v.u.box->v)
-      if (v.u.box->tape->active && v.u.box->tape->graph && (!t || v.u.box->tape->id > t->id)) t = v.u.box->tape;
-  if (t && t->graph)
-    for (int k = 0; k < nin; k++) un[k] = strip(in[k], t);
-  Value ux[6] = { val_null(), val_null(), val_null(), val_null(), val_null(), val_null() };
-  for (int k = 0; k < nextra && k < 6; k++)
-    ux[k] = t && t->graph ? ad_primal(extra[k]) : ad_concrete(I, extra[k], sp, "an index");
-  if (!t && I->stage && I->stage->active) {  /* staging, no traced operand: a constant op */
-    Tape *st = I->stage;
-    I->stage = NULL;                           /* (a throw ends the staging, which restores it) */
-    Value c = ad_compute(I, op, un, nextra, ux, sp);
-    I->stage = st;
-    if (c.t != VT_NUM && c.t != VT_BOOL && c.t != VT_MAT) return c;   /* "W" + k: a string, not traced */
-    return stage_record_op(I, st, op, nin, in, nextra, extra, c, sp);
-  }
-  if (t && t->graph) {                       /* this op is recorded here, not by its pieces */
-    Tape *st = I->stage;
-    I->stage = NULL;
-    Value c = ad_compute(I, op, un, nextra, ux, sp);
-    I->stage = st;
-    return stage_record_op(I, t, op, nin, in, nextra, extra, c, sp);
-  }
-  Tape *st = I->stage;                       /* a staging run gone eager: plain ops from here */
-  if (st && !st->active) I->stage = NULL;
-  Value out = ad_compute(I, op, un, nextra, ux, sp);
-  I->stage = st;
-  if (t && t->forward) return fwd_apply(I, t, op, nin, in, un, nextra, ux, out, sp);
-  if (!t || !(op_info[op].flags & OPF_DIFF) || (op_info[op].flags & (OPF_CMP | OPF_DISCRETE))) return out;
+  Value out = ad_apply_inner(I, c);
+  if (!(op_info[op].flags & OPF_DIFF) || (op_info[op].flags & (OPF_CMP | OPF_DISCRETE))) return out;
   tmp_push(I, out);
   int id = tape_push(t);
   TNode *nd = &t->nodes[id];
@@ -268,6 +178,16 @@ Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const
   tmp_pop(I, 1);
   return box_new(t, id, out);
 }
+
+
+/* jvp's tape: the op computed, its tangent pushed along by the op's forward rule. */
+static Value forward_process(Interp *I, Tape *t, const OpCall *c) {
+  Value out = ad_apply_inner(I, c);
+  return fwd_apply(I, t, c->op, c->nin, c->in, c->un, c->nextra, c->ux, out, c->sp);
+}
+
+const TraceKind grad_kind = { "grad", tape_process };
+const TraceKind jvp_kind = { "jvp", forward_process };
 
 /* ---- helpers for the rules (every result is a temp on the stack) ---- */
 static void shape(Value v, bool *num, int64_t *r, int64_t *c) {
@@ -333,17 +253,17 @@ static Value channel_sums(Interp *I, Value g, Value bias, Span sp) {
 
 /* ---- eigen, cholesky, qr and svd (issue 25): the rules of OP_EIGVALS .. OP_SVD_V ----
 ** Each output of a factorization is an op of its own; a rule that needs another output gets it
-** as that op (ad_apply), and solves are the op solve, so an outer grad differentiates the rules
+** as that op (op_apply), and solves are the op solve, so an outer grad differentiates the rules
 ** too. Conventions, as PyTorch's linalg.eigh/cholesky/qr/svd and JAX's: eigen and cholesky
 ** take symmetric matrices, so their derivatives are along symmetric perturbations: the adjoint
 ** is symmetric (symmetrized) and a tangent direction is symmetrized first. qr is differentiable
 ** for m >= n at full rank; vectors at a repeated eigenvalue or singular value see la_fdiv. */
 static Value tp(Interp *I, Value v, Span sp) { return T(I, op_transpose(I, v, sp)); }
 static Value mm(Interp *I, Value a, Value b, Span sp) { return T(I, op_matmul(I, a, b, sp)); }
-static Value la_out(Interp *I, OpKind op, Value a, Span sp) { return T(I, ad_apply(I, op, 1, &a, 0, NULL, sp)); }
+static Value la_out(Interp *I, OpKind op, Value a, Span sp) { return T(I, op_apply(I, op, 1, &a, 0, NULL, sp)); }
 /* A^-1 B and X B^-1 */
 static Value lsolve(Interp *I, Value A, Value B, Span sp) {
-  return T(I, ad_apply(I, OP_SOLVE, 2, (Value[]){ A, B }, 0, NULL, sp));
+  return T(I, op_apply(I, OP_SOLVE, 2, (Value[]){ A, B }, 0, NULL, sp));
 }
 static Value rsolve(Interp *I, Value X, Value B, Span sp) { return tp(I, lsolve(I, tp(I, B, sp), tp(I, X, sp), sp), sp); }
 static Value symm(Interp *I, Value X, Span sp) { return B2(OP_MUL, B2(OP_ADD, X, tp(I, X, sp)), val_num(0.5)); }
@@ -719,13 +639,13 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
                                       T(I, op_transpose(I, y, sp)), sp)));
     break;
   case OP_DET: {                            /* d det(A) = det(A) t(inv(A)) */
-    Value inv = T(I, ad_apply(I, OP_INV, 1, &a, 0, NULL, sp));
+    Value inv = T(I, op_apply(I, OP_INV, 1, &a, 0, NULL, sp));
     gin[0] = B2(OP_MUL, B2(OP_MUL, g, y), T(I, op_transpose(I, inv, sp)));
     break;
   }
   case OP_SOLVE: {                          /* x = A \ b: gb = t(A) \ g, gA = -gb t(x) */
     Value at = T(I, op_transpose(I, a, sp));
-    Value gb = T(I, ad_apply(I, OP_SOLVE, 2, (Value[]){ at, g }, 0, NULL, sp));
+    Value gb = T(I, op_apply(I, OP_SOLVE, 2, (Value[]){ at, g }, 0, NULL, sp));
     if (want1) gin[1] = sum_to(I, gb, b, sp);
     if (want0) gin[0] = U1(OP_NEG, T(I, op_matmul(I, gb, T(I, op_transpose(I, y, sp)), sp)));
     break;
@@ -771,12 +691,12 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     int64_t r, c;
     shape(a, &n, &r, &c);
     Value ex[6] = { val_num((double)r), val_num((double)c), nd->val[1], nd->val[2], nd->val[3], val_null() };
-    Value sg = T(I, ad_apply(I, OP_SCATTER, 1, &g, 5, ex, sp));
+    Value sg = T(I, op_apply(I, OP_SCATTER, 1, &g, 5, ex, sp));
     gin[0] = n ? T(I, ad_index(I, sg, 1, (Value[]){ val_num(1) }, sp)) : sg;
     break;
   }
   case OP_SCATTER: {                        /* read g at the places written */
-    Value rd = T(I, ad_apply(I, OP_INDEX, 1, &g, 3, nd->val + 3, sp));
+    Value rd = T(I, op_apply(I, OP_INDEX, 1, &g, 3, nd->val + 3, sp));
     bool an, rn;
     int64_t ar, ac, rr, rc;
     shape(a, &an, &ar, &ac);
@@ -819,7 +739,7 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     break;
   case OP_ALLREDUCE: {                      /* the loss is the sum of every rank's: each rank's */
     Value red = nd->val[1];                 /* adjoints, summed over the ranks (mpi/mpi.h) */
-    Value gs = T(I, ad_apply(I, OP_ALLREDUCE, 1, &g, 1, (Value[]){ val_num(MPI_RED_SUM) }, sp));
+    Value gs = T(I, op_apply(I, OP_ALLREDUCE, 1, &g, 1, (Value[]){ val_num(MPI_RED_SUM) }, sp));
     if (red.u.n == MPI_RED_SUM) gin[0] = gs;
     else gin[0] = B2(OP_MULZ, B2(OP_EQ, a, y), gs);   /* max / min: to every rank that holds it */
     break;
@@ -839,7 +759,7 @@ static Value idx_extra(const Value *iv, int nidx, int k) {   /* kept boxed: a st
 
 Value ad_index(Interp *I, Value x, int nidx, const Value *iv, Span sp) {
   Value ex[3] = { val_num(nidx), idx_extra(iv, nidx, 0), idx_extra(iv, nidx, 1) };
-  return ad_apply(I, OP_INDEX, 1, &x, 3, ex, sp);
+  return op_apply(I, OP_INDEX, 1, &x, 3, ex, sp);
 }
 
 /* X[iv] = v traced: X where no cell is selected, else v's value scattered there. A choice,
@@ -864,7 +784,7 @@ Value ad_set_index(Interp *I, Value X, int nidx, const Value *iv, Value v, Span 
     ex[4] = at[1];
   }
   Value hit = T(I, index_scatter(I, val_num(1), r, c, (int)ex[2].u.n, ex + 3, sp));
-  Value put = T(I, ad_apply(I, OP_SCATTER, 1, &v, 5, ex, sp));
+  Value put = T(I, op_apply(I, OP_SCATTER, 1, &v, 5, ex, sp));
   Value res = op_ifelse(I, hit, put, X, sp);
   tmp_release_to(I, mark);
   return res;
@@ -884,7 +804,7 @@ Value ad_place(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_
   T(I, val_mat(ci));
   for (int64_t j = 0; j < w; j++) tensor_data(ci)[j] = (double)(c0 + j + 1);
   Value ex[5] = { val_num((double)rows), val_num((double)cols), val_num(2), val_mat(ri), val_mat(ci) };
-  Value placed = T(I, ad_apply(I, OP_SCATTER, 1, &v, 5, ex, sp));
+  Value placed = T(I, op_apply(I, OP_SCATTER, 1, &v, 5, ex, sp));
   Value hit = T(I, index_scatter(I, val_num(1), rows, cols, 2, ex + 3, sp));
   Value res = op_ifelse(I, hit, placed, acc, sp);      /* a choice: a sum would turn -0 into 0 */
   tmp_release_to(I, mark);
@@ -957,8 +877,8 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
     return tadd(I, ta.t == VT_NULL ? ta : T(I, op_matmul(I, ta, b, sp)),
                 tb.t == VT_NULL ? tb : T(I, op_matmul(I, a, tb, sp)), sp);
   case OP_SUMPROD:
-    return tadd(I, ta.t == VT_NULL ? ta : T(I, sum_of_product(I, ta, b, sp)),
-                tb.t == VT_NULL ? tb : T(I, sum_of_product(I, a, tb, sp)), sp);
+    return tadd(I, ta.t == VT_NULL ? ta : T(I, op_sumprod(I, ta, b, sp)),
+                tb.t == VT_NULL ? tb : T(I, op_sumprod(I, a, tb, sp)), sp);
   case OP_TRANSPOSE: return T(I, op_transpose(I, ta, sp));
   case OP_RESHAPE: return T(I, op_reshape(I, ta, (int64_t)ad_primal(x[0]).u.n, (int64_t)ad_primal(x[1]).u.n, sp));
   case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: return T(I, op_reduce(I, op, ta, sp));
@@ -973,8 +893,8 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_LOGSOFTMAX: return B2(OP_SUB, ta, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, U1(OP_EXP, y), ta), sp)));
   case OP_DIAG: return T(I, op_diag(I, ta, sp));
   case OP_IFELSE: return T(I, op_ifelse(I, a, tzero(tin[1]), tzero(tin[2]), sp));
-  case OP_INDEX: return T(I, ad_apply(I, OP_INDEX, 1, &ta, 3, x, sp));
-  case OP_SCATTER: return T(I, ad_apply(I, OP_SCATTER, 1, &ta, 5, x, sp));
+  case OP_INDEX: return T(I, op_apply(I, OP_INDEX, 1, &ta, 3, x, sp));
+  case OP_SCATTER: return T(I, op_apply(I, OP_SCATTER, 1, &ta, 5, x, sp));
   case OP_CONV2D: case OP_CONV2D_BWD_DATA: case OP_CONV2D_BWD_FILT: case OP_BIAS_MULTIPLY: {   /* bilinear */
     Value prm = op == OP_BIAS_MULTIPLY ? val_null() : x[0];
     return tadd(I, ta.t == VT_NULL ? ta : T(I, op_nn(I, op, (Value[]){ ta, b }, prm, sp)),
@@ -999,10 +919,10 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_ALLREDUCE: {                      /* max / min: the mean tangent of the ranks holding it */
     if (ta.t == VT_NULL) return ta;
     Value sum = val_num(MPI_RED_SUM);
-    if (ad_primal(x[0]).u.n == MPI_RED_SUM) return T(I, ad_apply(I, OP_ALLREDUCE, 1, &ta, 1, &sum, sp));
+    if (ad_primal(x[0]).u.n == MPI_RED_SUM) return T(I, op_apply(I, OP_ALLREDUCE, 1, &ta, 1, &sum, sp));
     Value mask = B2(OP_EQ, a, y);
-    Value num = T(I, ad_apply(I, OP_ALLREDUCE, 1, (Value[]){ B2(OP_MULZ, mask, ta) }, 1, &sum, sp));
-    return B2(OP_DIV, num, T(I, ad_apply(I, OP_ALLREDUCE, 1, &mask, 1, &sum, sp)));
+    Value num = T(I, op_apply(I, OP_ALLREDUCE, 1, (Value[]){ B2(OP_MULZ, mask, ta) }, 1, &sum, sp));
+    return B2(OP_DIV, num, T(I, op_apply(I, OP_ALLREDUCE, 1, &mask, 1, &sum, sp)));
   }
   /* Every op of ops.def is a case of this switch (no default: -Werror=switch makes a new op
   ** without a rule a build error). Never recorded (not OPF_DIFF, or discrete): */
@@ -1065,6 +985,7 @@ Value bi_jvp(Interp *I, Args *a) {
   int mark = I->ntmp;
   Tape *t = tape_begin(I);
   t->forward = true;
+  t->kind = &jvp_kind;
   val_retain(x);
   Value X = T(I, box_new(t, -1, x));
   val_retain(v);
@@ -1093,6 +1014,7 @@ static Tape *tape_begin(Interp *I) {
   t->refcount = 1;
   t->id = ++I->ad_next_id;
   t->active = true;
+  t->kind = &grad_kind;
   Value tv;
   tv.t = VT_TAPE;
   tv.u.tape = t;
@@ -1524,6 +1446,7 @@ Tape *ad_trace_tape(Interp *I) { return tape_begin(I); }
 Tape *ad_stage_tape(Interp *I, struct Graph *g) {
   Tape *t = tape_begin(I);
   t->graph = g;
+  t->kind = &stage_kind;
   return t;
 }
 

@@ -1,9 +1,9 @@
 /*
 ** autodiff.h — reverse-mode differentiation on a tape (LANGUAGE.md §11).
-** grad() boxes its arguments: a Box is a value being traced on one Tape. The op entry
-** points of ops.c call ad_apply() when an operand is a Box; it computes the op on the
-** unboxed values (which records on outer tapes if they are boxes of those) and records a
-** node on the innermost active tape. Derivative rules are written with the same ops, so the
+** grad() boxes its arguments: a Box is a value being traced on one Tape. op_apply (the one
+** dispatcher, src/ops/apply.c) hands an op with a Box among its operands to the innermost
+** active tape's trace kind; a grad tape's computes the op on the unboxed values (which records
+** on outer tapes if they are boxes of those) and records a node. Derivative rules are written with the same ops, so the
 ** backward pass of an inner grad is itself recorded by an outer one: grad(grad(f)) works.
 ** Nothing is recorded, and nothing costs, when no Box exists.
 */
@@ -24,8 +24,31 @@ typedef struct TNode {
   struct Source *src;      /* where span points (retained): the backward pass reports there */
 } TNode;
 
+/* One op application as op_apply (src/ops/apply.c) hands it to the trace that takes it. */
+typedef struct OpCall {
+  OpKind op;
+  int nin, nextra;
+  const Value *in;         /* the operands as given (boxes of this trace among them; borrowed) */
+  const Value *un;         /* the same without this trace's boxes (and those of finished traces) */
+  const Value *extra;      /* op parameters as given (a staged index value may be a box) */
+  const Value *ux;         /* the same, plain */
+  bool lifted;             /* no operand is traced: the active stage takes the op as a constant */
+  Span sp;
+} OpCall;
+
+/* A kind of trace (JAX's Trace classes): what happens to an op one of whose operands it traces.
+** Three kinds: a grad tape records a node for the backward pass (autodiff.c grad_kind), a jvp
+** tape pushes the tangents forward (autodiff.c jvp_kind), a stage adds a graph node
+** (staging/stage.c stage_kind). process computes the op on c->un (op_apply again, so an outer
+** trace sees it) and returns the result boxed for t (owned). */
+typedef struct TraceKind {
+  const char *name;
+  Value (*process)(Interp *I, struct Tape *t, const OpCall *c);
+} TraceKind;
+
 typedef struct Tape {
   int32_t refcount;
+  const TraceKind *kind;   /* what an op on a box of this tape does (op_apply) */
   int32_t id;              /* nesting: a larger id is an inner grad */
   bool active;             /* recording; false once its grad call has finished */
   bool forward;            /* jvp: boxes carry tangents, nothing is recorded */
@@ -57,13 +80,11 @@ bool ad_any_grad(int n, const Value *v);
 /* The same, looking inside lists too (a grad box in list(x) reaching a builtin). */
 bool ad_any_grad_deep(int n, const Value *v);
 
-/* Computes op on in[0..nin) (boxes allowed) plus extras, recording it when a tape is active.
-** extras are op parameters (index values, shapes), borrowed. Returns an owned value. */
-Value ad_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp);
-
-/* The plain computation of a recordable op on unboxed values (borrowed; result owned): the one
-** function the tape, the graph stager and graph_run compute ops with. extra: op parameters. */
-Value ad_compute(Interp *I, OpKind op, const Value *in, int nextra, const Value *extra, Span sp);
+/* The trace kinds of grad's tapes and of jvp's (autodiff.c). */
+extern const TraceKind grad_kind, jvp_kind;
+/* The op on the operands without t's boxes, computed as the trace t sees it: op_apply again, so
+** an outer trace records it; a stage that has gone eager is set aside meanwhile. Owned. */
+Value ad_apply_inner(Interp *I, const OpCall *c);
 /* A box of tape t for node, holding v (takes v). */
 Value ad_box_new(Tape *t, int node, Value v);
 /* A new active tape for staging into g, held on the temp stack. */

@@ -102,7 +102,7 @@ Tensor *bi_mat(Interp *I, Args *a, int i);
 void la_set_thread_flops(Interp *I, double flops);
 /* One output of eigen, cholesky, qr or svd (op OP_EIGVALS .. OP_SVD_V) of the plain matrix or
 ** number A (borrowed), computed by the builtin with its checks and errors (+1): the kernels of
-** those ops, which grad and the stager record (autodiff.c ad_compute). */
+** those ops, which grad and the stager record (linalg_apply, src/ops/linalg.h). */
 Value bi_linalg_part(Interp *I, OpKind op, Value A, Span sp);
 bool la_busy(Interp *I);
 void la_wait_abandoned(Interp *I);

@@ -650,7 +650,7 @@ static Value multi(Interp *I, int n, const char *const names[], const Value vals
 }
 
 Value bi_solve(Interp *I, Args *a) {
-  if (ad_any_active(2, a->v)) return ad_apply(I, OP_SOLVE, 2, a->v, 0, NULL, a->span);   /* grad */
+  if (ad_any_active(2, a->v)) return op_apply(I, OP_SOLVE, 2, a->v, 0, NULL, a->span);   /* grad */
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, true);
   Tensor *B = arg_copy(I, a, 1, false);
@@ -673,7 +673,7 @@ Value bi_solve(Interp *I, Args *a) {
 }
 
 Value bi_inv(Interp *I, Args *a) {
-  if (ad_any_active(1, a->v)) return ad_apply(I, OP_INV, 1, a->v, 0, NULL, a->span);
+  if (ad_any_active(1, a->v)) return op_apply(I, OP_INV, 1, a->v, 0, NULL, a->span);
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, true);
   const Backend *be = la_device(A);
@@ -691,7 +691,7 @@ Value bi_inv(Interp *I, Args *a) {
 }
 
 Value bi_det(Interp *I, Args *a) {
-  if (ad_any_active(1, a->v)) return ad_apply(I, OP_DET, 1, a->v, 0, NULL, a->span);
+  if (ad_any_active(1, a->v)) return op_apply(I, OP_DET, 1, a->v, 0, NULL, a->span);
   int mark = I->ntmp;
   Tensor *A = arg_copy(I, a, 0, true);
   double det = 1;                                     /* of the 0x0 matrix, as R */
@@ -733,7 +733,7 @@ static Value traced_parts(Interp *I, Args *a, int n, const OpKind ops[], const c
   int mark = I->ntmp;
   Value v[3];
   for (int i = 0; i < n; i++) {
-    v[i] = ad_apply(I, ops[i], 1, a->v, 0, NULL, a->span);
+    v[i] = op_apply(I, ops[i], 1, a->v, 0, NULL, a->span);
     tmp_push(I, v[i]);
   }
   Value r = n == 1 ? v[0] : multi(I, n, names, v);

@@ -123,7 +123,7 @@ Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp) {
   bool bias = op == OP_BIAS_ADD || op == OP_BIAS_MULTIPLY;
   bool traced = I->stage != NULL;
   for (int k = 0; k < nin; k++) traced = traced || in[k].t == VT_BOX;
-  if (traced) return ad_apply(I, op, nin, in, bias ? 0 : 1, &prm, sp);
+  if (traced) return op_apply(I, op, nin, in, bias ? 0 : 1, &prm, sp);
   int64_t rows, cols;
   NnParams g;
   OpParams p;

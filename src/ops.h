@@ -10,9 +10,16 @@
 #include "ops/table.h"
 #include "value.h"
 
-/* ---- eager evaluation of ops (ops.c): check shapes, allocate, dispatch to the backend ----
-** Arguments are borrowed; results are owned by the caller. These are the single entry points
-** that the tape (grad) and the graph stager hook into. */
+/* The one dispatcher (src/ops/apply.c): op on in[0..nin) (values or boxes) with its parameters
+** extra[0..nextra) (index values, shapes; borrowed). When an operand is traced, the innermost
+** trace's kind handles the op (grad's tape records it, jvp pushes tangents, a stage adds a graph
+** node: TraceKind, autodiff.h); an active stage takes an op on constants too; otherwise the op's
+** family kernel runs on the backend where the operands live. Errors are located at sp (an
+** out-of-memory too: I->call_span is sp meanwhile). The result is owned. */
+Value op_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp);
+
+/* ---- the entry points of the families (src/ops/): op_apply on their operands ----
+** Arguments are borrowed; results are owned by the caller. */
 Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp);
 Value op_unary(Interp *I, OpKind op, Value a, Span sp);
 Value op_matmul(Interp *I, Value a, Value b, Span sp);
@@ -29,6 +36,9 @@ struct Tensor *op_gemm_operand(Interp *I, Value v, bool *flip);
 ** ones is copied to their device (the copy held on the tmp stack, in[] updated); with a larger
 ** one nothing moves, and the op runs on the CPU (be_place). */
 void op_align_devices(Interp *I, struct Tensor *in[], int n);
+/* OP_SUMPROD's computation, sum(x %*% y) without the product, written with the ops (so each
+** piece is traced on its own): op_kernel's, and OP_SUMPROD's forward rule (+1). */
+Value op_sumprod(Interp *I, Value x, Value y, Span sp);
 /* A new C = op(A) op(B) (+1), where A and B live (be_place), computed by the backend that can
 ** (be_runner); a failure is a located error. */
 struct Tensor *op_gemm_new(Interp *I, bool ta, bool tb, struct Tensor *A, struct Tensor *B, Span sp);

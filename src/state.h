@@ -170,6 +170,9 @@ struct Interp {
   double la_thread_flops;    /* a LAPACK call estimated at this many flops or more runs on a worker
                              ** thread that Ctrl-C does not wait for (builtins_linalg.c; 1e9) */
   struct LaJob *la_abandoned; /* such calls interrupted, their workers perhaps still running */
+  /* the communication backend's allreduce (OP_ALLREDUCE's kernel, src/ops/apply.c): src/mpi/'s
+  ** (mpi_allreduce_value; one process without MPI), set by interp_new */
+  Value (*comm_allreduce)(struct Interp *I, Value x, int op, Span sp);
   double mpi_timeout;        /* --mpi-timeout: seconds a collective waits for the others; 0: forever */
   bool mpi_joint;            /* the last collective error was found by every rank at once (mpi.c) */
   int parfor_depth;          /* > 0 while this rank runs a remote parfor's iterations (parfor.c) */

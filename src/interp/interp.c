@@ -15,6 +15,7 @@
 #include "interp/interp.h"
 #include "plot/plot.h"
 #include "mem.h"
+#include "mpi/mpi.h"
 #include "staging/stage.h"
 #include "parse.h"
 
@@ -59,6 +60,7 @@ Interp *interp_new(void) {
   I->threads = 0;
   I->replay_mode = -1;
   I->la_thread_flops = 1e9;                   /* about 0.1 s of one core */
+  I->comm_allreduce = mpi_allreduce_value;
   const char *ex = getenv("MLS_EXACT_REWRITES");
   I->exact_rewrites = ex && *ex && strcmp(ex, "0") != 0;
   const char *lc = getenv("MLS_LOG_COMPILES");

@@ -42,7 +42,7 @@ Value bi_allreduce(Interp *I, Args *a) {
     if (mpi_size() == 1) bi_argerror(I, 1, "number or matrix expected, got %s", val_describe(p, d, sizeof d));
     return mpi_allreduce_value(I, p, op, a->span);   /* the others learn of it: the error on every rank */
   }
-  if (x.t == VT_BOX || I->stage) return ad_apply(I, OP_ALLREDUCE, 1, &x, 1, (Value[]){ val_num(op) }, a->span);
+  if (x.t == VT_BOX || I->stage) return op_apply(I, OP_ALLREDUCE, 1, &x, 1, (Value[]){ val_num(op) }, a->span);
   return mpi_allreduce_value(I, x, op, a->span);
 }
 

@@ -441,7 +441,7 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
         break;
       }
       I->inplace_ok = last && (op_info[nd->op].flags & OPF_EW);
-      r = ad_compute(I, (OpKind)nd->op, args, nd->nextra, args + (nin - nd->nextra), nd->span);
+      r = op_apply(I, (OpKind)nd->op, nin - nd->nextra, args, nd->nextra, args + (nin - nd->nextra), nd->span);
       I->inplace_ok = false;
       break;
     }

@@ -195,7 +195,7 @@ typedef struct FoldJob { OpKind op; Value *in; int nextra; Span sp; Value r; } F
 static void fold_run(Interp *I, void *ud) {
   FoldJob *j = ud;
   int nin = op_info[j->op].arity;
-  j->r = ad_compute(I, j->op, j->in, j->nextra, j->in + nin, j->sp);
+  j->r = op_apply(I, j->op, nin, j->in, j->nextra, j->in + nin, j->sp);
 }
 
 static void fold_constants(Interp *I, Graph *g) {

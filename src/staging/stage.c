@@ -1,7 +1,7 @@
 /*
 ** stage.c — staging by tracing: a stage tape is one more level of grad's tapes, so the op
-** entry points record graph nodes through ad_apply (no second evaluator, no second copy of
-** shape or derivative rules). Here: the recording hooks, jit(f) with its cache keyed by
+** entry points record graph nodes through op_apply and the stage's trace kind (no second
+** evaluator, no second copy of shape or derivative rules). Here: the recording hooks, jit(f) with its cache keyed by
 ** argument types and shapes, and the builtins jit, explain and dot.
 */
 #include <errno.h>
@@ -109,6 +109,20 @@ Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, i
   tmp_pop(I, 1);
   return ad_box_new(t, id, out);
 }
+
+/* The stage's trace kind: an op on a staged value (or, lifted, on constants while staging) is
+** computed on the plain values at trace time (its shape, and constant folding) and becomes a
+** graph node. A string a lifted op makes ("W" + k) is not traced. */
+static Value stage_process(Interp *I, Tape *t, const OpCall *c) {
+  Tape *st = I->stage;
+  I->stage = NULL;                           /* (a throw ends the staging, which restores it) */
+  Value v = op_apply(I, c->op, c->nin, c->un, c->nextra, c->ux, c->sp);
+  I->stage = st;
+  if (c->lifted && v.t != VT_NUM && v.t != VT_BOOL && v.t != VT_MAT) return v;
+  return stage_record_op(I, t, c->op, c->nin, c->in, c->nextra, c->extra, v, c->sp);
+}
+
+const TraceKind stage_kind = { "stage", stage_process };
 
 bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args) {
   if (!I->stage->active || (b->flags & (BI_SHAPE | BI_LAZY))) return false;

@@ -1,6 +1,6 @@
 /*
 ** stage.h — staging (LANGUAGE.md §12): while a stage tape is active, the op entry points
-** record graph nodes (through ad_apply, the one dispatch point grad's tapes use too), builtins
+** record graph nodes (op_apply hands them to the stage's trace kind, stage_kind), builtins
 ** that are not ops are recorded as calls, and variables read from outside are recorded as
 ** captures. jit(f) stages f per argument types and shapes and runs the optimized graph.
 */
@@ -10,8 +10,10 @@
 #include "autodiff.h"
 #include "builtins.h"
 
-/* ad_apply's staging case: records op on tape t's graph; out (taken) is the value computed on
-** the unboxed inputs. Returns out boxed for t (owned). */
+/* The stage's trace kind (op_apply's staging case, src/ops/apply.c), set on every stage tape. */
+extern const TraceKind stage_kind;
+/* Records op on tape t's graph; out (taken) is the value computed on the unboxed inputs.
+** Returns out boxed for t (owned). */
 Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, int nextra, const Value *extra,
                       Value out, Span sp);
 /* bi_call's hook: true when the builtin call must be recorded as a graph call node (an effect

@@ -1,0 +1,182 @@
+/*
+** apply.c — the one dispatcher of the ops (docs/architecture.md "The path of one op"). op_apply
+** takes every op application, from the entry points of ops.h, the builtins, the derivative
+** rules and the graph runner alike: when an operand is traced, the innermost trace handles the
+** op (its TraceKind: a grad tape records it, jvp pushes tangents, a stage adds a graph node);
+** otherwise op_kernel runs the op's family kernel on the backend where the operands live. Here
+** too: the located errors every family gives alike, and the backend call of one kernel.
+*/
+#include <math.h>
+#include <string.h>
+#include "autodiff.h"
+#include "ops/family.h"
+#include "interp/interp.h"   /* index_read, index_scatter: until the indexing family moves to ops/index.h */
+#include "ops/linalg.h"
+
+/* ---- what the families share ---- */
+void op_shape_str(Value v, char *buf, size_t n) {
+  if (v.t == VT_MAT) snprintf(buf, n, "%lldx%lld", (long long)tensor_rows(v.u.m), (long long)tensor_cols(v.u.m));
+  else if (is_numlike(v)) snprintf(buf, n, "1x1");
+  else snprintf(buf, n, "%s", val_type_name(v));
+}
+
+l_noret op_bad_operand(Interp *I, OpKind op, Value v, Span sp) {
+  char d[64];
+  mls_throw(I, sp, "invalid operand for '%s': %s", op_info[op].sym, val_describe(v, d, sizeof d));
+}
+
+l_noret op_bad_operands(Interp *I, OpKind op, Value a, Value b, Span sp) {
+  char d0[64], d1[64];
+  mls_throw(I, sp, "invalid operands for '%s': %s and %s", op_info[op].sym, val_describe(a, d0, sizeof d0),
+            val_describe(b, d1, sizeof d1));
+}
+
+l_noret op_bad_argn(Interp *I, OpKind op, int argn, Span sp, const char *what, Value v) {
+  char d[64];
+  if (v.t == VT_MAT) op_shape_str(v, d, sizeof d);         /* "got 3x4" for shapes */
+  else val_describe(v, d, sizeof d);                       /* "got a string" */
+  mls_throw(I, sp, "bad argument #%d to '%s' (%s, got %s)", argn, op_info[op].sym, what, d);
+}
+
+static bool all_finite(const double *d, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite(d[i])) return false;
+  return true;
+}
+
+/* --nan-check: out (a fresh result) holds NaN/Inf although the inputs were finite. */
+static void nan_check_result(Interp *I, OpKind op, Tensor *out, Tensor *const in[], int nin, const OpParams *p, Span sp) {
+  if (all_finite(tensor_data(out), tensor_numel(out))) return;
+  for (int k = 0; k < nin; k++) {
+    if (in[k] && !all_finite(tensor_data(in[k]), tensor_numel(in[k]))) return;
+    if (!in[k] && p && !isfinite(p->scalar[k])) return;
+  }
+  tensor_free_ref(out);
+  nan_check_fail(I, op_info[op].sym, sp);
+}
+
+void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p, Span sp) {
+  int nin = op_info[op].arity < 3 ? op_info[op].arity : 3;
+  const Backend *be = be_runner(op, out, in, nin);
+  if (be->run(op, out, in, p) != 0) {
+    tensor_free_ref(out);
+    if (be->error) mls_throw(I, sp, "the %s backend failed running '%s': %s", be->name, op_info[op].sym, be->error());
+    mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].name);
+  }
+  if (I->interrupted) { tensor_free_ref(out); interp_check_interrupt(I, sp); }   /* the kernel stopped early */
+  if (I->nan_check) nan_check_result(I, op, out, in, nin, p, sp);
+  out->logical = (op_info[op].flags & OPF_CMP) != 0;      /* also clears a reused operand's flag */
+}
+
+/* Operands on different devices: a small CPU matrix (a literal, a 1x1 from a number) joins
+** the device of the others, copied up (PyTorch lets a CPU scalar tensor join CUDA ones);
+** a larger one keeps the op on the CPU, which reads the device data (be_place). The copies go
+** on the tmp stack; in[] is updated in place. */
+void op_align_devices(Interp *I, Tensor *in[], int n) {
+  const Backend *dev = NULL;
+  for (int k = 0; k < n && !dev; k++)
+    if (in[k] && in[k]->st->be != &be_cpu) dev = in[k]->st->be;
+  if (!dev) return;
+  for (int k = 0; k < n; k++)
+    if (in[k] && in[k]->st->be != dev && (in[k]->st->be != &be_cpu || tensor_numel(in[k]) > TENSOR_SMALL)) return;
+  for (int k = 0; k < n; k++)
+    if (in[k] && in[k]->st->be != dev) {
+      in[k] = tensor_to(I, in[k], dev);
+      tmp_push(I, val_mat(in[k]));
+    }
+}
+
+/* ---- the kernels, by family: op on plain operands (no trace takes it) ---- */
+static Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp) {
+  int flags = op_info[op].flags;
+  if ((flags & OPF_EW) && op_info[op].arity == 2) return ew_binary(I, op, in[0], in[1], inplace, sp);
+  if (flags & OPF_EW) return ew_unary(I, op, in[0], inplace, sp);
+  switch (op) {
+  case OP_MATMUL: return mm_matmul(I, in[0], in[1], sp);
+  case OP_SUMPROD: return op_sumprod(I, in[0], in[1], sp);
+  case OP_TRANSPOSE: return shp_transpose(I, in[0], sp);
+  case OP_RESHAPE: return shp_reshape(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, sp);
+  case OP_DIAG: return red_diag(I, in[0], sp);
+  case OP_SOLVE: case OP_INV: case OP_DET:
+  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
+    return linalg_apply(I, op, in, sp);
+  case OP_IFELSE: return ew_ifelse(I, in[0], in[1], in[2], sp);
+  case OP_ALLREDUCE:                       /* the communication backend (src/mpi/, or one process) */
+    return I->comm_allreduce(I, in[0], (int)x[0].u.n, sp);
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: case OP_CUMSUMPROD_GRAD: return red_grad_aux(I, op, 3, in, sp);
+  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: return red_grad_aux(I, op, 2, in, sp);
+  case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);
+  case OP_SCATTER: return index_scatter(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, (int)x[2].u.n, x + 3, sp);
+  default:
+    if (flags & OPF_NN) return op_nn(I, op, in, nextra ? x[0] : val_null(), sp);
+    if (flags & OPF_KEEP) return red_scan(I, op, in[0], sp);
+    if (flags & OPF_RED) return red_reduce(I, op, in[0], sp);
+    break;
+  }
+  mls_throw(I, sp, "grad: '%s' is not differentiable", op_info[op].sym);
+}
+
+/* Whether an active stage takes op as a constant node when no operand is traced (the trace is
+** then "lifted" to the stage, as JAX's omnistaging does). The shape op reshape, the LAPACK ops,
+** indexing and the sum of a product are folded while tracing instead: their plain results are
+** constants of the graph. */
+static bool stage_lifts(OpKind op) {
+  switch (op) {
+  case OP_RESHAPE: case OP_INDEX: case OP_SCATTER: case OP_SUMPROD:
+  case OP_SOLVE: case OP_INV: case OP_DET:
+  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
+    return false;
+  default:
+    return true;
+  }
+}
+
+/* v without its boxes of trace t and of finished traces (borrowed). */
+static Value strip(Value v, const Tape *t) {
+  while (v.t == VT_BOX && (v.u.box->tape == t || !v.u.box->tape->active)) v = v.u.box->v;
+  return v;
+}
+
+Value op_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
+  bool inplace = I->inplace_ok;              /* only for this op: the ops it makes never see it */
+  I->inplace_ok = false;
+  Span saved = I->call_span;                 /* an out-of-memory inside is located here */
+  I->call_span = sp;
+  Tape *t = NULL;                            /* the innermost trace of an operand */
+  for (int k = 0; k < nin; k++)
+    for (Value v = in[k]; v.t == VT_BOX; v = v.u.box->v)
+      if (v.u.box->tape->active && (!t || v.u.box->tape->id > t->id)) t = v.u.box->tape;
+  Value un[3] = { val_null(), val_null(), val_null() };
+  for (int k = 0; k < nin; k++) un[k] = strip(in[k], t);
+  for (int k = 0; k < nextra; k++)          /* a staged index value: the innermost stage records it */
+    for (Value v = extra[k]; v.t == VT_BOX; v = v.u.box->v)
+      if (v.u.box->tape->active && v.u.box->tape->graph && (!t || v.u.box->tape->id > t->id)) t = v.u.box->tape;
+  if (t && t->graph)
+    for (int k = 0; k < nin; k++) un[k] = strip(in[k], t);
+  Value ux[6] = { val_null(), val_null(), val_null(), val_null(), val_null(), val_null() };
+  for (int k = 0; k < nextra && k < 6; k++)
+    ux[k] = t && t->graph ? ad_primal(extra[k]) : ad_concrete(I, extra[k], sp, "an index");
+  OpCall c = { op, nin, nextra, in, un, extra, ux, false, sp };
+  Value r;
+  if (!t && I->stage && I->stage->active && stage_lifts(op)) {
+    c.lifted = true;                         /* staging, no traced operand: a constant node */
+    r = I->stage->kind->process(I, I->stage, &c);
+  } else if (t) {
+    r = t->kind->process(I, t, &c);
+  } else {
+    Tape *st = I->stage;                     /* a staging run gone eager: plain ops from here */
+    if (st && !st->active) I->stage = NULL;
+    r = op_kernel(I, op, inplace, un, nextra, ux, sp);
+    I->stage = st;
+  }
+  I->call_span = saved;
+  return r;
+}
+
+Value ad_apply_inner(Interp *I, const OpCall *c) {
+  Tape *st = I->stage;
+  if (st && !st->active) I->stage = NULL;
+  Value out = op_apply(I, c->op, c->nin, c->un, c->nextra, c->ux, c->sp);
+  I->stage = st;
+  return out;
+}

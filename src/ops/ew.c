@@ -1,0 +1,186 @@
+/*
+** ops/ew.c — the elementwise family: binary and unary ops with broadcasting (LANGUAGE.md §5),
+** string concatenation and comparison, ifelse. The formulas are ops.def's rows (scalar.h for
+** numbers, the backends' loops for matrices); here the shapes are checked and results made.
+*/
+#include <math.h>
+#include <string.h>
+#include "autodiff.h"
+#include "backend/scalar.h"
+#include "ops/family.h"
+#include "print.h"
+
+static int cmp_strings(OpKind op, const Str *a, const Str *b) {
+  int c = strcmp(a->s, b->s);
+  switch (op) {
+  case OP_EQ: return c == 0;
+  case OP_NE: return c != 0;
+  case OP_LT: return c < 0;
+  case OP_LE: return c <= 0;
+  case OP_GT: return c > 0;
+  case OP_GE: return c >= 0;
+  default: return -1;
+  }
+}
+
+Value op_concat(Interp *I, Value a, Value b, Span sp) {
+  TextBuf t;
+  tb_open(I, &t);
+  fmt_value_text(I, &t, a, sp);
+  fmt_value_text(I, &t, b, sp);
+  if (I->interrupted) { tb_close(I, &t); interp_check_interrupt(I, sp); }
+  Value r = tb_close_str(I, &t);
+  return r;
+}
+
+/* A temporary only this evaluation holds (refcount 1, no view), shaped like the result and
+** contiguous: an elementwise op may write its result over it, saving a fresh buffer and the
+** cache misses of cold memory (NumPy elides temporaries the same way). Only the evaluator
+** grants this (I->inplace_ok), for operands it evaluated itself and releases right after:
+** other C callers may pass values whose only reference is a container they still use. */
+static bool reusable(const Tensor *t, int64_t rows, int64_t cols) {
+  return tensor_is_unique(t) && tensor_is_contiguous(t) && tensor_rows(t) == rows && tensor_cols(t) == cols &&
+         rows * cols > TENSOR_SMALL;
+}
+
+Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool inplace, Span sp) {
+  if (is_numlike(a) && is_numlike(b)) {
+    double r = sc_binary(op, numv(a), numv(b));
+    if (!isfinite(r) && I->nan_check && isfinite(numv(a)) && isfinite(numv(b))) nan_check_fail(I, op_info[op].sym, sp);
+    return (op_info[op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
+  }
+  if (a.t == VT_STR || b.t == VT_STR) {
+    if (op == OP_ADD) return op_concat(I, a, b, sp);
+    if (a.t == VT_STR && b.t == VT_STR) {
+      int c = cmp_strings(op, a.u.s, b.u.s);
+      if (c >= 0) return val_bool(c);
+    }
+    op_bad_operands(I, op, a, b, sp);
+  }
+  if ((a.t != VT_MAT && !is_numlike(a)) || (b.t != VT_MAT && !is_numlike(b))) op_bad_operands(I, op, a, b, sp);
+
+  OpParams p;
+  memset(&p, 0, sizeof p);
+  Tensor *in[2] = { NULL, NULL };
+  int64_t r0 = 1, c0 = 1, r1 = 1, c1 = 1;
+  if (a.t == VT_MAT) { in[0] = a.u.m; r0 = tensor_rows(a.u.m); c0 = tensor_cols(a.u.m); }
+  else p.scalar[0] = numv(a);
+  if (b.t == VT_MAT) { in[1] = b.u.m; r1 = tensor_rows(b.u.m); c1 = tensor_cols(b.u.m); }
+  else p.scalar[1] = numv(b);
+  int64_t rows, cols;
+  if (r0 == r1 && c0 == c1) { rows = r0; cols = c0; p.bc[0] = p.bc[1] = BC_FULL; }
+  else if (r1 == 1 && c1 == 1) { rows = r0; cols = c0; p.bc[0] = BC_FULL; p.bc[1] = BC_SCALAR; }
+  else if (r0 == 1 && c0 == 1) { rows = r1; cols = c1; p.bc[0] = BC_SCALAR; p.bc[1] = BC_FULL; }
+  else if (r1 == 1 && c1 == c0) { rows = r0; cols = c0; p.bc[0] = BC_FULL; p.bc[1] = BC_ROW; }
+  else if (c1 == 1 && r1 == r0) { rows = r0; cols = c0; p.bc[0] = BC_FULL; p.bc[1] = BC_COL; }
+  else if (r0 == 1 && c0 == c1) { rows = r1; cols = c1; p.bc[0] = BC_ROW; p.bc[1] = BC_FULL; }
+  else if (c0 == 1 && r0 == r1) { rows = r1; cols = c1; p.bc[0] = BC_COL; p.bc[1] = BC_FULL; }
+  else {
+    char s0[48], s1[48];
+    op_shape_str(a, s0, sizeof s0);
+    op_shape_str(b, s1, sizeof s1);
+    mls_throw(I, sp, "non-conformable operands for '%s': %s and %s", op_info[op].sym, s0, s1);
+  }
+  int mark = I->ntmp;                       /* a and b are borrowed; packed copies go on tmp */
+  Tensor *cin[2] = { in[0], in[1] };
+  for (int k = 0; k < 2; k++)
+    if (cin[k] && !tensor_is_contiguous(cin[k])) {
+      cin[k] = tensor_clone(I, cin[k]);
+      tmp_push(I, val_mat(cin[k]));
+    }
+  op_align_devices(I, cin, 2);
+  Tensor *out = NULL;
+  for (int k = 0; k < 2 && !out; k++)       /* write into a temporary operand (NumPy does too) */
+    if (inplace && in[k] && cin[k] == in[k] && p.bc[k] == BC_FULL && reusable(in[k], rows, cols)) { out = in[k]; out->refcount++; }
+  if (!out) out = tensor_new_on(I, be_place(cin, 2), rows, cols);
+  op_run_kernel(I, op, out, cin, &p, sp);
+  tmp_release_to(I, mark);
+  return val_mat(out);
+}
+
+/* Runs a one-input op on matrix x (borrowed) into a new rows x cols result (+1). */
+static Tensor *run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols, Span sp) {
+  Tensor *cx = tensor_contiguous(I, x);
+  tmp_push(I, val_mat(cx));
+  Tensor *out = tensor_new_on(I, cx->st->be, rows, cols);
+  Tensor *in[1] = { cx };
+  op_run_kernel(I, op, out, in, NULL, sp);
+  tmp_pop(I, 1);
+  tensor_free_ref(cx);
+  return out;
+}
+
+Value ew_unary(Interp *I, OpKind op, Value a, bool inplace, Span sp) {
+  if (is_numlike(a)) {
+    double r = sc_unary(op, numv(a));
+    if (!isfinite(r) && I->nan_check && isfinite(numv(a))) nan_check_fail(I, op_info[op].sym, sp);
+    return op == OP_NOT ? val_bool(r != 0) : val_num(r);
+  }
+  if (a.t != VT_MAT) op_bad_operand(I, op, a, sp);
+  Tensor *m = a.u.m;
+  if (inplace && reusable(m, tensor_rows(m), tensor_cols(m))) {     /* in place over a temporary */
+    m->refcount++;
+    Tensor *in[1] = { m };
+    op_run_kernel(I, op, m, in, NULL, sp);
+    return val_mat(m);
+  }
+  return val_mat(run1(I, op, m, tensor_rows(m), tensor_cols(m), sp));
+}
+
+Value ew_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
+  Value v[3] = { test, yes, no };
+  int64_t r = 1, c = 1;
+  int from = -1;
+  for (int k = 0; k < 3; k++) {
+    if (v[k].t != VT_MAT) continue;
+    if (tensor_numel(v[k].u.m) == 1) continue;               /* 1x1 broadcasts like a number */
+    if (from < 0) { r = tensor_rows(v[k].u.m); c = tensor_cols(v[k].u.m); from = k; continue; }
+    if (tensor_rows(v[k].u.m) != r || tensor_cols(v[k].u.m) != c) {
+      char what[80];
+      snprintf(what, sizeof what, "number or %lldx%lld matrix expected", (long long)r, (long long)c);
+      op_bad_argn(I, OP_IFELSE, k + 1, sp, what, v[k]);
+    }
+  }
+  bool any_mat = test.t == VT_MAT || yes.t == VT_MAT || no.t == VT_MAT;
+  if (!any_mat) {                                            /* the chosen value itself */
+    if (!is_numlike(test)) op_bad_argn(I, OP_IFELSE, 1, sp, "boolean, number or matrix expected", test);
+    double t = numv(test);
+    if (t != t) return val_num(NAN);
+    Value pick = t != 0 ? yes : no;
+    val_retain(pick);
+    return pick;
+  }
+  for (int k = 0; k < 3; k++)
+    if (v[k].t != VT_MAT && !is_numlike(v[k]))
+      op_bad_argn(I, OP_IFELSE, k + 1, sp, k ? "number or matrix expected" : "boolean, number or matrix expected", v[k]);
+  int mark = I->ntmp;
+  Tensor *in[3];
+  for (int k = 0; k < 3; k++) {
+    in[k] = red_input(I, OP_IFELSE, v[k], sp);
+    tmp_push(I, val_mat(in[k]));
+  }
+  op_align_devices(I, in, 3);
+  Tensor *out = tensor_new_on(I, be_place(in, 3), r, c);
+  op_run_kernel(I, OP_IFELSE, out, in, NULL, sp);
+  tmp_release_to(I, mark);
+  return val_mat(out);
+}
+
+/* The entry points (ops.h): op_apply takes them (a trace, or the kernels above). */
+Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
+  if (op == OP_RANGE) {                      /* its length is its value: concrete bounds */
+    I->inplace_ok = false;
+    Span saved = I->call_span;
+    I->call_span = sp;
+    Value r = op_range(I, a, b, sp);
+    I->call_span = saved;
+    return r;
+  }
+  return op_apply(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
+}
+
+Value op_unary(Interp *I, OpKind op, Value a, Span sp) { return op_apply(I, op, 1, &a, 0, NULL, sp); }
+
+Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
+  return op_apply(I, OP_IFELSE, 3, (Value[]){ test, yes, no }, 0, NULL, sp);
+}

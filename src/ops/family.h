@@ -1,0 +1,52 @@
+/*
+** ops/family.h — what the op families of src/ops/ share, and nothing outside them includes:
+** operand tests, the located errors every op gives alike, the backend call of one kernel, and
+** each family's kernel entry on plain values (no boxes, no active stage: op_apply has handed
+** every traced operand to its trace before it calls op_kernel). Arguments are borrowed;
+** every returned Value is owned by the caller (+1).
+*/
+#ifndef MLS_OPS_FAMILY_H
+#define MLS_OPS_FAMILY_H
+
+#include "backend/backend.h"
+#include "ops.h"
+#include "state.h"
+#include "tensor.h"
+
+static inline bool is_numlike(Value v) { return v.t == VT_NUM || v.t == VT_BOOL; }
+static inline double numv(Value v) { return v.t == VT_NUM ? v.u.n : (double)v.u.b; }
+
+/* ---- apply.c: errors and the backend call ---- */
+/* "3x4", "1x1" for a number, else the type's name. */
+void op_shape_str(Value v, char *buf, size_t n);
+/* "invalid operand(s) for '+': ..." */
+l_noret op_bad_operand(Interp *I, OpKind op, Value v, Span sp);
+l_noret op_bad_operands(Interp *I, OpKind op, Value a, Value b, Span sp);
+/* "bad argument #argn to 'rowMaxs' (what, got 3x4)": these ops are called as the builtins of
+** their symbol. */
+l_noret op_bad_argn(Interp *I, OpKind op, int argn, Span sp, const char *what, Value v);
+/* Runs op's kernel into out (fresh, +1, freed on failure) on the backend be_runner picks; a
+** failure, an interrupt or (--nan-check) a NaN from finite inputs is a located error. */
+void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p, Span sp);
+
+/* ---- each family's kernel entry (op_kernel, apply.c, dispatches to them) ---- */
+/* ew.c: an elementwise op of two or one operands; inplace: the evaluator lends operands it
+** will discard (I->inplace_ok, taken by op_apply), so the result may be written over one. */
+Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool inplace, Span sp);
+Value ew_unary(Interp *I, OpKind op, Value a, bool inplace, Span sp);
+Value ew_ifelse(Interp *I, Value test, Value yes, Value no, Span sp);
+/* matmul.c: the product (OP_SUMPROD's is op_sumprod, ops.h). */
+Value mm_matmul(Interp *I, Value a, Value b, Span sp);
+/* reduce.c: OPF_RED ops without OPF_KEEP, OPF_KEEP ops, the derivative kernels, diag. */
+Value red_reduce(Interp *I, OpKind op, Value a, Span sp);
+Value red_scan(Interp *I, OpKind op, Value a, Span sp);
+Value red_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp);
+Value red_diag(Interp *I, Value a, Span sp);
+/* The matrix an op of the reduction family (and ifelse) works on: a number becomes 1x1 (+1,
+** contiguous); anything else is "bad argument #1 to 'op' (matrix expected, ...)". */
+Tensor *red_input(Interp *I, OpKind op, Value a, Span sp);
+/* shape.c: reshape and transpose. */
+Value shp_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp);
+Value shp_transpose(Interp *I, Value a, Span sp);
+
+#endif
