@@ -91,33 +91,6 @@ static void store(Value *place, Value v) {   /* takes v */
   val_release(old);
 }
 
-/* ---- conversions ---- */
-bool val_truth(Interp *I, Value v, Span sp) {
-  char d[64];
-  double x;
-  v = ad_concrete(I, v, sp, "a condition");
-  switch (v.t) {
-  case VT_BOOL: return v.u.b;
-  case VT_NUM: x = v.u.n; break;
-  case VT_MAT:
-    if (tensor_numel(v.u.m) == 1) { x = tensor_data(v.u.m)[0]; break; }
-    /* fall through */
-  default:
-    mls_throw(I, sp, "condition must be a boolean, a number or a 1x1 matrix, got %s", val_describe(v, d, sizeof d));
-  }
-  if (isnan(x)) mls_throw(I, sp, "condition is NaN");
-  return x != 0;
-}
-
-double val_to_num(Interp *I, Value v, Span sp, const char *what) {
-  char d[64];
-  v = ad_concrete(I, v, sp, what);
-  if (v.t == VT_NUM) return v.u.n;
-  if (v.t == VT_BOOL) return v.u.b;
-  if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) return tensor_data(v.u.m)[0];
-  mls_throw(I, sp, "%s must be a number, got %s", what, val_describe(v, d, sizeof d));
-}
-
 /* ---- operators ---- */
 static inline Value eval_operand(Interp *I, AstNode *n) { return n->ev(I, n); }
 

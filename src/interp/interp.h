@@ -82,8 +82,6 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo);
 ** unbound; borrowed), and an assignment to n (takes v). */
 Value *eval_name_place(Interp *I, AstNode *n);
 void eval_assign_name(Interp *I, AstNode *n, Value v);
-bool val_truth(Interp *I, Value v, Span sp);
-double val_to_num(Interp *I, Value v, Span sp, const char *what);
 /* x[i, j] on evaluated values (VT_NULL index = whole dimension); the op INDEX. */
 Value index_read(Interp *I, Value x, int nix, const Value *iv, Span sp);
 /* For a traced X[i, j] = v: false when the selected cells are distinct, else the selection
