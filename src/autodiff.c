@@ -17,6 +17,7 @@
 #include "interp/interp.h"
 #include "mem.h"
 #include "mpi/mpi.h"
+#include "ops/index.h"
 #include "staging/graph.h"
 #include "staging/stage.h"
 #include "tensor.h"

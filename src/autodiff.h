@@ -94,7 +94,7 @@ Tape *ad_stage_tape(Interp *I, struct Graph *g);
 ** what: how the value was used, for explain. Borrowed. */
 Value ad_concrete(Interp *I, Value v, Span sp, const char *what);
 
-/* Index read, write and concatenation as recorded ops (eval.c has the plain versions). */
+/* Index read, write and concatenation as recorded ops (the plain read and write: ops/index.c). */
 Value ad_index(Interp *I, Value x, int nidx, const Value *iv, Span sp);
 /* X with X[iv] replaced by v (a number fills); X or v may be boxes. */
 Value ad_set_index(Interp *I, Value X, int nidx, const Value *iv, Value v, Span sp);

@@ -12,6 +12,7 @@
 #include "builtins.h"
 #include "err.h"
 #include "mem.h"
+#include "ops/index.h"
 #include "rng.h"
 
 /* Argument i as a contiguous matrix (a number as 1x1), pushed on the temp stack (+1 there):

@@ -9,6 +9,7 @@
 #include "autodiff.h"
 #include "builtins.h"
 #include "mem.h"
+#include "ops/index.h"
 #include "print.h"
 #include "progress.h"
 #include "rng.h"

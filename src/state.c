@@ -1,10 +1,14 @@
 /*
 ** state.c — what every layer does with the interpreter's state (state.h): the temp stack's
-** growth and release, the interrupt check, the --nan-check error.
+** growth and release, the interrupt check, the --nan-check error, a value as a condition or a
+** number.
 */
+#include <math.h>
 #include <signal.h>
+#include "autodiff.h"
 #include "mem.h"
 #include "state.h"
+#include "tensor.h"
 
 /* Makes room on the temp stack for pending, which the caller hands over: if the stack cannot
 ** grow, pending is released before the out-of-memory error is raised. */
@@ -38,3 +42,29 @@ void interp_check_interrupt(Interp *I, Span sp) {
   if (sig) mls_throw(I, sp, sig == SIGTERM ? "terminated (SIGTERM)" : "interrupted");
 }
 
+/* ---- conversions ---- */
+bool val_truth(Interp *I, Value v, Span sp) {
+  char d[64];
+  double x;
+  v = ad_concrete(I, v, sp, "a condition");
+  switch (v.t) {
+  case VT_BOOL: return v.u.b;
+  case VT_NUM: x = v.u.n; break;
+  case VT_MAT:
+    if (tensor_numel(v.u.m) == 1) { x = tensor_data(v.u.m)[0]; break; }
+    /* fall through */
+  default:
+    mls_throw(I, sp, "condition must be a boolean, a number or a 1x1 matrix, got %s", val_describe(v, d, sizeof d));
+  }
+  if (isnan(x)) mls_throw(I, sp, "condition is NaN");
+  return x != 0;
+}
+
+double val_to_num(Interp *I, Value v, Span sp, const char *what) {
+  char d[64];
+  v = ad_concrete(I, v, sp, what);
+  if (v.t == VT_NUM) return v.u.n;
+  if (v.t == VT_BOOL) return v.u.b;
+  if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) return tensor_data(v.u.m)[0];
+  mls_throw(I, sp, "%s must be a number, got %s", what, val_describe(v, d, sizeof d));
+}

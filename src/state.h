@@ -1,9 +1,10 @@
 /*
 ** state.h — the interpreter's state (struct Interp) and what every layer does with it: the temp
-** stack that makes throws leak-free, the interrupt polls, the error of --nan-check. The op
-** families (src/ops/), autodiff and staging include this, not interp/interp.h (the evaluator's
-** API): tools/check_layers.py. Everything lives here (no globals: make globals-check; the few
-** exceptions, and why, in tools/globals_allow.txt).
+** stack that makes throws leak-free, the interrupt polls, the error of --nan-check, a value as
+** a condition or a number (val_truth, val_to_num). The op families (src/ops/), autodiff and
+** staging include this, not interp/interp.h (the evaluator's API): tools/check_layers.py.
+** Everything lives here (no globals: make globals-check; the few exceptions, and why, in
+** tools/globals_allow.txt).
 */
 #ifndef MLS_STATE_H
 #define MLS_STATE_H
@@ -207,5 +208,12 @@ static inline bool interp_tick(const Interp *I, int64_t *budget, int64_t w) {
 }
 /* --nan-check: the error for an op whose finite inputs gave a NaN or Inf. */
 l_noret nan_check_fail(Interp *I, const char *op, Span sp);
+
+/* v (borrowed; staging's boxes removed by ad_concrete) as an if/while condition: a boolean, a
+** number or a 1x1 matrix, not NaN; else the located error at sp. */
+bool val_truth(Interp *I, Value v, Span sp);
+/* v (borrowed; ad_concrete as above) as a number: a number, boolean or 1x1 matrix; else the
+** error "<what> must be a number, got ..." at sp. */
+double val_to_num(Interp *I, Value v, Span sp, const char *what);
 
 #endif

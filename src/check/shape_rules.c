@@ -371,8 +371,8 @@ static ShapeStatus rule_range(OpKind op, const Shape *in, const ShapeExtra *x, S
   return SHAPE_OK;
 }
 
-/* ==== indexing (eval.c: eval_index, range_precheck, index_masks, index_read, make_index,
-** assign_matrix_index, assign_checks, index_scatter) ==== */
+/* ==== indexing (eval.c: eval_index, assign_matrix_index; ops/index.c: index_range_precheck,
+** index_masks, index_read, make_index, index_assign, assign_checks, index_scatter) ==== */
 
 /* One index, evaluated: what make_index sees. */
 typedef enum { IV_ALL, IV_NUM, IV_RANGE, IV_POS, IV_VEC, IV_OTHER, IV_UNKNOWN } IvKind;
@@ -385,7 +385,7 @@ typedef struct Iv {
   Shape v;               /* IV_VEC, IV_OTHER: the value */
 } Iv;
 
-/* A selection along one axis (eval.c Index). sc: scalar 1, not 0, cannot tell -1. */
+/* A selection along one axis (ops/index.c Index). sc: scalar 1, not 0, cannot tell -1. */
 typedef struct Sel { bool all; int sc; int64_t n; } Sel;
 
 static void index_oob(Chk *k, Span sp, double v, int64_t mr, int64_t mc, const char *dim) {
@@ -468,7 +468,7 @@ static void iv_of_value(Iv *iv, Shape v) {
   iv->kind = IV_UNKNOWN;
 }
 
-/* is_mask and mask_positions of eval.c for the range from..to (n values): whether it is a mask
+/* is_mask and mask_positions of ops/index.c for the range from..to (n values): whether it is a mask
 ** of a dimension of length len, with the error of one of the wrong length. */
 static void range_mask(Chk *k, Iv *iv, int64_t len, const char *dim, Span sp) {
   if (iv->n > 2) return;                                  /* three values are not all 0 or 1 */

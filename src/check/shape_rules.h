@@ -29,7 +29,7 @@ typedef struct Shape {
 
 /* One index of X[i, j] (INDEX, SCATTER, assignment): the empty index (the whole dimension), a
 ** value (a number, a boolean, a vector), or a range a:b written in the brackets, which the
-** evaluator checks against X before it builds the vector (eval.c range_precheck). */
+** evaluator checks against X before it builds the vector (ops/index.c index_range_precheck). */
 typedef enum ShapeIxKind { SIX_ALL, SIX_VALUE, SIX_RANGE } ShapeIxKind;
 typedef struct ShapeIndex {
   uint8_t kind;         /* ShapeIxKind */
@@ -66,7 +66,7 @@ typedef enum ShapeStatus {
 ShapeStatus shape_rule(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err);
 /* Whether op has a rule (every op but OP_NONE; tests/unit/test_shape_rules.c checks it). */
 bool shape_has_rule(OpKind op);
-/* X[i, j] = rhs (eval.c assign_matrix_index) on a target x with indices x->ix: the target's
+/* X[i, j] = rhs (ops/index.c index_assign) on a target x with indices x->ix: the target's
 ** new shape or the error. x->dml_row as for INDEX. */
 ShapeStatus shape_index_assign(Shape target, const ShapeExtra *x, Shape rhs, Span sp, Shape *out, ShapeError *err);
 

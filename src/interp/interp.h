@@ -82,17 +82,6 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo);
 ** unbound; borrowed), and an assignment to n (takes v). */
 Value *eval_name_place(Interp *I, AstNode *n);
 void eval_assign_name(Interp *I, AstNode *n, Value v);
-bool val_truth(Interp *I, Value v, Span sp);
-double val_to_num(Interp *I, Value v, Span sp, const char *what);
-/* x[i, j] on evaluated values (VT_NULL index = whole dimension); the op INDEX. */
-Value index_read(Interp *I, Value x, int nix, const Value *iv, Span sp);
-/* For a traced X[i, j] = v: false when the selected cells are distinct, else the selection
-** reduced to the last write of each cell: the selection's rows and columns keep[] (1-based) and
-** X's rows and columns at[] they write, host columns on the temporaries (eval.c). */
-bool index_last_writes(Interp *I, int64_t rows, int64_t cols, int nix, const Value *iv, Value keep[2], Value at[2],
-                       int64_t *selr, int64_t *selc, Span sp);
-/* zeros(rows, cols) with v at [i, j] (added where a cell is selected twice); the op SCATTER. */
-Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, const Value *iv, Span sp);
 /* Runs the file as source() does; binds names in ns if not NULL. */
 Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp);
 /* The builtin written in MLS called name: the function of that name defined by the file

@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "check/shape_rules.h"
 #include "interp/interp.h"
+#include "ops/index.h"
 #include "tensor.h"
 
 static const Span SP = { 3, 7 };

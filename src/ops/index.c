@@ -1,0 +1,589 @@
+/*
+** index.c — the indexing op family on evaluated values (index.h): X[i, j] read, written and
+** scattered, logical masks turned into positions, the bounds and shape checks with their
+** errors. A layer below the evaluator (issue 26): eval.c evaluates the index expressions and
+** calls these; autodiff runs them as the kernels of INDEX and SCATTER. Tensors follow STYLE.md
+** §7.2: arguments borrowed, results owned, temporaries on the temp stack.
+*/
+#include <math.h>
+#include <string.h>
+#include "autodiff.h"
+#include "ops.h"
+#include "ops/index.h"
+#include "print.h"
+#include "state.h"
+#include "tensor.h"
+
+/* Stores v (taken) at place, releasing what was there (eval.c has the same). */
+static void store(Value *place, Value v) {   /* takes v */
+  Value old = *place;
+  *place = v;
+  val_release(old);
+}
+
+typedef struct Index {            /* one dimension's selection */
+  bool all;                       /* empty: the whole dimension */
+  bool scalar;                    /* given as one number */
+  int64_t n;                      /* count selected */
+  int64_t first;                  /* when scalar or a contiguous run */
+  const double *v;                /* else the index values (1-based), as a vector */
+  int64_t vstride;
+} Index;
+
+static l_noret index_oob(Interp *I, Span sp, double k, const Tensor *m, const char *dim) {
+  char buf[64];
+  fmt_num(buf, sizeof buf, k, 15);
+  mls_throw(I, sp, "index %s out of bounds for %lldx%lld matrix (%s)", buf, (long long)tensor_rows(m),
+            (long long)tensor_cols(m), dim);
+}
+
+/* Reads the index argument v for a dimension of size len. */
+static void make_index(Interp *I, Index *ix, Value v, int64_t len, const Tensor *m, const char *dim, Span sp) {
+  memset(ix, 0, sizeof *ix);
+  if (v.t == VT_UNBOUND) { ix->all = true; ix->n = len; ix->first = 0; return; }
+  if (v.t == VT_NUM || v.t == VT_BOOL) {
+    double k = v.t == VT_NUM ? v.u.n : v.u.b;
+    if (!(k >= 1 && k < (double)len + 1)) index_oob(I, sp, k, m, dim);
+    ix->scalar = true;
+    ix->n = 1;
+    ix->first = (int64_t)k - 1;
+    return;
+  }
+  if (v.t == VT_MAT) {
+    const Tensor *t = v.u.m;
+    if (tensor_rows(t) != 1 && tensor_cols(t) != 1) {
+      char d[64];
+      mls_throw(I, sp, "an index must be a number or a vector, got %s", val_describe(v, d, sizeof d));
+    }
+    ix->n = tensor_numel(t);
+    ix->v = tensor_data(t);
+    ix->vstride = tensor_rows(t) == 1 ? t->stride[1] : t->stride[0];
+    for (int64_t i = 0; i < ix->n; i++) {
+      if (interp_poll(I, i)) interp_check_interrupt(I, sp);
+      double k = ix->v[i * ix->vstride];
+      if (!(k >= 1 && k < (double)len + 1)) index_oob(I, sp, k, m, dim);
+    }
+    return;
+  }
+  char d[64];
+  mls_throw(I, sp, "an index must be a number or a vector, got %s", val_describe(v, d, sizeof d));
+}
+
+static inline int64_t ix_at(const Index *ix, int64_t i) {
+  if (ix->all || ix->scalar) return ix->first + i;
+  return (int64_t)ix->v[i * ix->vstride] - 1;
+}
+
+static Value list_index(Interp *I, Value x, Value k, Span sp) {
+  const List *l = x.u.l;
+  int pos = -1;
+  k = ad_concrete(I, k, sp, "a list index");
+  if (k.t == VT_STR) {
+    for (int i = 0; l->names && i < l->n; i++)
+      if (l->names[i] && strcmp(l->names[i]->name, k.u.s->s) == 0) { pos = i; break; }
+    if (pos < 0) return val_null();
+  } else {
+    double d = val_to_num(I, k, sp, "a list index");
+    if (!(d >= 1 && d < (double)l->n + 1))
+      mls_throw(I, sp, "index %g out of bounds for a list of %d", d, l->n);
+    pos = (int)d - 1;
+  }
+  val_retain(l->items[pos]);
+  return l->items[pos];
+}
+
+/* ---- logical masks (issue 13, docs/language.md "Logical masks") ----
+** MLS has no logical vector type: a comparison gives a matrix of 0/1 that carries the tensor's
+** `logical` flag. An index is a mask when it is a vector of only 0s and 1s, as long as the
+** dimension it indexes, and is logical or holds a 0 (never a valid position). A mask is turned
+** into the positions of its 1s before anything else, so grad and assignment see plain indices. */
+
+/* 1 when v (concrete) is a mask for a dimension of length len; a logical vector of another
+** length is an error (R would recycle it; a silent recycle hides a wrong shape). */
+static bool is_mask(Interp *I, Value v, int64_t len, const char *dim, Span sp) {
+  if (v.t != VT_MAT) return false;
+  const Tensor *t = v.u.m;
+  if (tensor_rows(t) != 1 && tensor_cols(t) != 1) return false;
+  int64_t n = tensor_numel(t);
+  bool zero = false;
+  for (int64_t k = 0; k < n; k++) {
+    if (interp_poll(I, k)) interp_check_interrupt(I, sp);
+    double x = tensor_at(t, k);
+    if (x == 0) zero = true;
+    else if (x != 1) return false;
+  }
+  if (!t->logical && !zero) return false;
+  if (n == 1 && len != 1) return false;     /* a 1x1 TRUE is position 1, as a boolean index is */
+  if (n != len)
+    mls_throw(I, sp, "a logical mask of length %lld for %lld %s (a mask needs one TRUE/FALSE per %s)", (long long)n,
+              (long long)len, dim, dim[0] == 'r' ? "row" : dim[0] == 'c' ? "column" : "element");
+  return true;
+}
+
+/* The 1-based positions of the nonzero elements of t (row-major) as a column vector (+1). */
+static Value mask_positions(Interp *I, const Tensor *t, Span sp) {
+  int64_t n = tensor_numel(t), cnt = 0;
+  for (int64_t k = 0; k < n; k++) {
+    if (interp_poll(I, k)) interp_check_interrupt(I, sp);
+    cnt += tensor_at(t, k) != 0;
+  }
+  Tensor *o = tensor_new(I, cnt, 1);
+  double *d = tensor_data(o);
+  for (int64_t k = 0, j = 0; k < n; k++) {
+    if (interp_poll(I, k)) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
+    if (tensor_at(t, k) != 0) d[j++] = (double)(k + 1);
+  }
+  return val_mat(o);
+}
+
+/* Rewrites the mask indices of x[iv...] as positions: out[] gets the new indices (positions
+** pushed on the temp stack) and *whole is set when X[M] is a matrix X with a mask M of its own
+** shape (then x must be read as the column of its elements, row-major). False: no mask. */
+static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out, bool *whole, Span sp) {
+  Value xp = ad_primal(x);
+  *whole = false;
+  if (nix < 1 || nix > 2 || (xp.t != VT_MAT && xp.t != VT_NUM && xp.t != VT_BOOL)) return false;
+  int64_t rows = xp.t == VT_MAT ? tensor_rows(xp.u.m) : 1, cols = xp.t == VT_MAT ? tensor_cols(xp.u.m) : 1;
+  bool any = false;
+  for (int i = 0; i < nix; i++) {
+    out[i] = iv[i];
+    Value v = iv[i].t == VT_BOX ? ad_concrete(I, iv[i], sp, "an index") : iv[i];   /* staged: dynamic */
+    if (v.t == VT_BOOL && !v.u.b) {                      /* x[x > 10] of a number: nothing */
+      out[i] = val_mat(tensor_new(I, 0, 1));
+      tmp_push(I, out[i]);
+      any = true;
+      continue;
+    }
+    if (v.t != VT_MAT) continue;
+    if (nix == 1 && rows != 1 && cols != 1) {          /* X[M]: M of X's shape */
+      const Tensor *t = v.u.m;
+      if (tensor_rows(t) != rows || tensor_cols(t) != cols) continue;
+      bool ok = true, zero = false;
+      for (int64_t k = 0; k < rows * cols && ok; k++) {
+        if (interp_poll(I, k)) interp_check_interrupt(I, sp);
+        double e = tensor_at(t, k);
+        zero |= e == 0;
+        ok = e == 0 || e == 1;
+      }
+      if (!ok || (!t->logical && !zero)) continue;
+      *whole = true;
+    } else {
+      int64_t len = nix == 1 ? (rows == 1 ? cols : rows) : (i == 0 ? rows : cols);
+      const char *dim = nix == 1 ? "elements" : i == 0 ? "rows" : "columns";
+      if (!is_mask(I, v, len, dim, sp)) continue;
+    }
+    out[i] = mask_positions(I, v.u.m, sp);
+    tmp_push(I, out[i]);
+    any = true;
+  }
+  return any;
+}
+
+/* Whether the selection is consecutive positions (all, one, or a run a:b). */
+static bool index_run(const Index *ix) {
+  for (int64_t i = 1; i < ix->n; i++)
+    if (ix_at(ix, i) != ix_at(ix, 0) + i) return false;
+  return true;
+}
+
+/* The 0-based positions of a selection as a packed host vector (on the temp stack). */
+static Tensor *index_positions(Interp *I, const Index *ix) {
+  Tensor *p = tensor_new_host(I, ix->n, 1);
+  tmp_push(I, val_mat(p));
+  double *d = tensor_data(p);
+  for (int64_t i = 0; i < ix->n; i++) {
+    if (interp_poll(I, i)) interp_check_interrupt(I, I->call_span);
+    d[i] = (double)ix_at(ix, i);
+  }
+  return p;
+}
+
+/* x[iv...] for an evaluated x and indices (VT_UNBOUND or VT_NULL = the whole dimension).
+** Used by the evaluator and, as the op INDEX, by grad. Arguments borrowed; result owned. */
+Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
+  Value conv[2];
+  bool whole;
+  int mark = I->ntmp;
+  if (index_masks(I, x, nix, ivin, conv, &whole, sp)) {
+    if (whole) {                                       /* X[M]: the column of X's elements */
+      Value xp = ad_primal(x);
+      x = op_reshape(I, x, tensor_numel(xp.u.m), 1, sp);
+      tmp_push(I, x);
+    }
+    Value r = index_read(I, x, nix, conv, sp);
+    tmp_release_to(I, mark);
+    return r;
+  }
+  if (x.t == VT_BOX) return ad_index(I, x, nix, ivin, sp);
+  Value iv[2] = { val_unbound(), val_unbound() };
+  for (int i = 0; i < nix && i < 2; i++)
+    iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_concrete(I, ivin[i], sp, "an index");
+  Value r;
+  if (x.t == VT_LIST) {
+    if (nix != 1 || iv[0].t == VT_UNBOUND) mls_throw(I, sp, "a list takes one index: L[k] or L[\"name\"]");
+    return list_index(I, x, iv[0], sp);
+  }
+  Tensor one;
+  Storage onest;
+  double oneval;
+  const Tensor *m;
+  if (x.t == VT_MAT) m = x.u.m;
+  else if (x.t == VT_NUM || x.t == VT_BOOL) {          /* a number is a 1x1 matrix here */
+    oneval = x.t == VT_NUM ? x.u.n : x.u.b;
+    memset(&one, 0, sizeof one);
+    memset(&onest, 0, sizeof onest);           /* a host storage (dev false) */
+    onest.data = &oneval;
+    one.st = &onest;
+    one.shape[0] = one.shape[1] = 1;
+    one.stride[0] = one.stride[1] = 1;
+    m = &one;
+  } else {
+    char d[64];
+    mls_throw(I, sp, "cannot index %s", val_describe(x, d, sizeof d));
+  }
+  Index ri, ci;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m);
+  if (nix == 1) {                                      /* v[k] on a vector */
+    if (rows != 1 && cols != 1)
+      mls_throw(I, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
+                (long long)rows, (long long)cols);
+    if (rows == 1) {
+      make_index(I, &ri, val_unbound(), 1, m, "rows", sp);
+      make_index(I, &ci, iv[0], cols, m, "columns", sp);
+    } else {
+      make_index(I, &ri, iv[0], rows, m, "rows", sp);
+      make_index(I, &ci, val_unbound(), 1, m, "columns", sp);
+    }
+    ri.scalar = ri.scalar || rows == 1;
+    ci.scalar = ci.scalar || cols == 1;
+  } else {
+    make_index(I, &ri, iv[0], rows, m, "rows", sp);
+    make_index(I, &ci, iv[1], cols, m, "columns", sp);
+  }
+  if (ri.scalar && ci.scalar && ri.n == 1 && ci.n == 1 && (nix == 2 ? (!ri.all && !ci.all) : true)) {
+    r = val_num(tensor_get1(m, ix_at(&ri, 0), ix_at(&ci, 0)));   /* (a GPU's element: copied, not migrated) */
+  } else {
+    if (ci.all && m->stride[1] == 1 && x.t == VT_MAT && ri.n > 0 && ri.n * ci.n > TENSOR_SMALL) {
+      if (index_run(&ri)) return val_mat(tensor_view_rows(x.u.m, ix_at(&ri, 0), ri.n));   /* X[a:b, ], X[i, ]: a view */
+    }
+    if (m->st->dev && ri.n > 0 && ci.n > 0) {          /* a GPU matrix: indexed there */
+      bool rrun = index_run(&ri), crun = index_run(&ci);
+      Tensor *o = rrun && crun ? tensor_block_on_device(I, m, ix_at(&ri, 0), ri.n, ix_at(&ci, 0), ci.n, sp)
+                               : tensor_gather_on_device(I, m, rrun ? NULL : index_positions(I, &ri), ri.n, ix_at(&ri, 0),
+                                                         crun ? NULL : index_positions(I, &ci), ci.n, ix_at(&ci, 0), sp);
+      tmp_release_to(I, mark);                         /* the positions */
+      if (o) return val_mat(o);
+    }
+    Tensor *o = tensor_new(I, ri.n, ci.n);
+    double *d = tensor_data(o);
+    bool run = (ci.all || ci.scalar) && m->stride[1] == 1;      /* each row: one contiguous run */
+    const double *md = tensor_data(m);
+    int64_t blk = ci.n >= 65536 ? 1 : 65536 / (ci.n > 0 ? ci.n : 1);   /* rows between polls */
+    for (int64_t i0 = 0; i0 < ri.n; i0 += blk) {
+      if (I->interrupted) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
+      int64_t i1 = ri.n - i0 > blk ? i0 + blk : ri.n;
+      if (run && ci.n == 1)                      /* a column's elements */
+        for (int64_t i = i0; i < i1; i++) d[i] = md[ix_at(&ri, i) * m->stride[0] + ci.first];
+      else
+        for (int64_t i = i0; i < i1; i++) {
+          int64_t si = ix_at(&ri, i);
+          if (run) memcpy(d + i * ci.n, md + si * m->stride[0] + ci.first, (size_t)ci.n * sizeof(double));
+          else for (int64_t j = 0; j < ci.n; j++) d[i * ci.n + j] = tensor_get(m, si, ix_at(&ci, j));
+        }
+    }
+    r = val_mat(o);
+  }
+  return r;
+}
+
+/* X[.., a:b, ..]: the index a:b of position i (of nix) checked against X's shape from its ends,
+** before it is built, with the error the built one would give (its first value out of bounds):
+** X[1, 1:3e9] must not make a 3e9-element vector first. */
+void index_range_precheck(Interp *I, Value x, int nix, int i, Value a, Value b, Span sp) {
+  x = ad_primal(x);
+  a = ad_primal(a);
+  b = ad_primal(b);
+  if (x.t != VT_MAT || a.t != VT_NUM || b.t != VT_NUM || nix > 2) return;
+  const Tensor *m = x.u.m;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m), len;
+  const char *dim;
+  if (nix == 1) {
+    if (rows != 1 && cols != 1)
+      mls_throw(I, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
+                (long long)rows, (long long)cols);
+    len = rows == 1 ? cols : rows;
+    dim = rows == 1 ? "columns" : "rows";
+  } else {
+    len = i == 0 ? rows : cols;
+    dim = i == 0 ? "rows" : "columns";
+  }
+  double from = a.u.n, to = b.u.n;
+  if (!isfinite(from) || !isfinite(to) || fabs(to - from) >= 1e15) return;   /* op_range reports these */
+  if (!(from >= 1 && from < (double)len + 1)) index_oob(I, sp, from, m, dim);
+  double bad = to >= from ? from + ceil((double)len + 1 - from) : from - (floor(from - 1) + 1);
+  if (to >= from ? bad <= to + 1e-10 : bad >= to - 1e-10) index_oob(I, sp, bad, m, dim);
+}
+
+/* A selection's positions, for scatter and the traced assignment: ri, ci as make_index builds
+** them for a rows x cols matrix (one index: into a row or a column vector). */
+static void selection(Interp *I, int64_t rows, int64_t cols, int nix, const Value *ivin, Index *ri, Index *ci, Span sp) {
+  Tensor shape;
+  memset(&shape, 0, sizeof shape);
+  shape.shape[0] = rows;
+  shape.shape[1] = cols;
+  Value iv[2] = { val_unbound(), val_unbound() };
+  for (int i = 0; i < nix && i < 2; i++) iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_concrete(I, ivin[i], sp, "an index");
+  if (nix == 1 && rows == 1) { make_index(I, ri, val_unbound(), 1, &shape, "rows", sp); make_index(I, ci, iv[0], cols, &shape, "columns", sp); }
+  else if (nix == 1) { make_index(I, ri, iv[0], rows, &shape, "rows", sp); make_index(I, ci, val_unbound(), 1, &shape, "columns", sp); }
+  else { make_index(I, ri, iv[0], rows, &shape, "rows", sp); make_index(I, ci, iv[1], cols, &shape, "columns", sp); }
+}
+
+static bool last_occurrences(Interp *I, const Index *ix, int64_t len, double *flag);
+
+/* zeros(rows, cols) with v added at [iv...]: v a number (added to every selected cell) or a
+** matrix of the selection's shape. The op SCATTER, the adjoint of INDEX. Where every selected
+** cell is distinct each is written, not added to a zero: 0 + -0 is 0, and a matrix literal or
+** an assignment traced by grad or staged must keep a -0 as the eager one does (fuzz_diff). */
+Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, const Value *ivin, Span sp) {
+  v = ad_primal(v);
+  Index ri, ci;
+  selection(I, rows, cols, nix, ivin, &ri, &ci, sp);
+  bool sum = last_occurrences(I, &ri, rows, NULL) || last_occurrences(I, &ci, cols, NULL);
+  Tensor *o = tensor_zeros(I, rows, cols);
+  double *d = tensor_data(o);
+  int64_t k = 0, budget = 0;
+  for (int64_t i = 0; i < ri.n; i++) {
+    if (interp_tick(I, &budget, ci.n)) { tensor_free_ref(o); interp_check_interrupt(I, sp); }
+    for (int64_t j = 0; j < ci.n; j++, k++) {
+      double x = v.t == VT_MAT ? tensor_at(v.u.m, k % tensor_numel(v.u.m)) : v.t == VT_NUM ? v.u.n : v.u.b;
+      double *c = &d[ix_at(&ri, i) * cols + ix_at(&ci, j)];
+      *c = sum ? *c + x : x;
+    }
+  }
+  return val_mat(o);
+}
+
+/* ---- assignment ---- */
+/* The checks of m[iv...] = rhs, which the traced path (grad, staging) makes on the values too:
+** a single index needs a vector, the positions are in bounds, and rhs is a number or a matrix
+** of the selection's shape (a vector of as many elements, for a single index). Sets the
+** selection (ri, ci) and what is written: src, or fill when src is NULL. */
+static void assign_checks(Interp *I, const Tensor *m, uint32_t nix, const Value *iv, Value rhs, Span sp, Index *rip, Index *cip,
+                          const Tensor **srcp, double *fillp) {
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m);
+  Index ri, ci;
+  if (nix == 1) {
+    if (rows != 1 && cols != 1)
+      mls_throw(I, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])",
+                (long long)rows, (long long)cols);
+    if (rows == 1) { make_index(I, &ri, val_unbound(), 1, m, "rows", sp); make_index(I, &ci, iv[0], cols, m, "columns", sp); }
+    else { make_index(I, &ri, iv[0], rows, m, "rows", sp); make_index(I, &ci, val_unbound(), 1, m, "columns", sp); }
+  } else {
+    make_index(I, &ri, iv[0], rows, m, "rows", sp);
+    make_index(I, &ci, iv[1], cols, m, "columns", sp);
+  }
+  const Tensor *src = NULL;
+  double fill = 0;
+  if (rhs.t == VT_NUM || rhs.t == VT_BOOL) fill = rhs.t == VT_NUM ? rhs.u.n : rhs.u.b;
+  else if (rhs.t == VT_MAT && tensor_numel(rhs.u.m) == 1) fill = tensor_data(rhs.u.m)[0];
+  else if (rhs.t == VT_MAT) {
+    src = rhs.u.m;
+    bool same = tensor_rows(src) == ri.n && tensor_cols(src) == ci.n;
+    bool vec = (ri.n == 1 || ci.n == 1) && tensor_numel(src) == ri.n * ci.n &&
+               (tensor_rows(src) == 1 || tensor_cols(src) == 1);
+    if (!same && !(nix == 1 && vec))
+      mls_throw(I, sp, "cannot assign a %lldx%lld matrix into a %lldx%lld selection", (long long)tensor_rows(src),
+                (long long)tensor_cols(src), (long long)ri.n, (long long)ci.n);
+  } else {
+    char d[64];
+    mls_throw(I, sp, "cannot assign %s into a matrix", val_describe(rhs, d, sizeof d));
+  }
+  *rip = ri;
+  *cip = ci;
+  *srcp = src;
+  *fillp = fill;
+}
+
+/* flag[i] = 1 when position i of the selection is the last occurrence of its value (len: the
+** dimension's extent). Returns whether any value occurs twice; with flag NULL, only that. */
+static bool last_occurrences(Interp *I, const Index *ix, int64_t len, double *flag) {
+  if (index_run(ix)) {                              /* ranges never repeat a position */
+    for (int64_t i = 0; flag && i < ix->n; i++) flag[i] = 1;
+    return false;
+  }
+  Tensor *seen = tensor_new_host(I, len, 1);
+  tmp_push(I, val_mat(seen));
+  double *sd = tensor_data(seen);
+  memset(sd, 0, (size_t)len * sizeof(double));
+  bool dup = false;
+  for (int64_t i = ix->n - 1; i >= 0 && (flag || !dup); i--) {   /* backwards: the first met is the last */
+    if (interp_poll(I, i)) interp_check_interrupt(I, I->call_span);   /* (seen is on the temp stack) */
+    double *c = &sd[ix_at(ix, i)];
+    if (flag) flag[i] = *c == 0;
+    dup = dup || *c != 0;
+    *c = 1;
+  }
+  tmp_pop(I, 1);
+  tensor_free_ref(seen);
+  return dup;
+}
+
+/* The 1-based positions i where flag[i] is 1 (keep), and the 1-based matrix positions they
+** select (at), as host columns pushed on the temporaries. */
+static void kept(Interp *I, const Index *ix, const double *flag, Value *keep, Value *at) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < ix->n; i++) n += flag[i] != 0;
+  Tensor *k = tensor_new_host(I, n, 1);
+  tmp_push(I, val_mat(k));
+  Tensor *a = tensor_new_host(I, n, 1);
+  tmp_push(I, val_mat(a));
+  for (int64_t i = 0, m = 0; i < ix->n; i++)
+    if (interp_poll(I, i)) interp_check_interrupt(I, I->call_span);
+    else if (flag[i] != 0) {
+      tensor_data(k)[m] = (double)(i + 1);
+      tensor_data(a)[m++] = (double)(ix_at(ix, i) + 1);
+    }
+  *keep = val_mat(k);
+  *at = val_mat(a);
+}
+
+/* For the traced X[iv...] = v (autodiff.c ad_set_index) where the eager loop writes a cell
+** twice and the last write wins: false when every selected cell is distinct. Else the
+** selection reduced to its last writes: the cell (ri[i], ci[j]) is written again later
+** (row-major order) exactly when ri[i] comes again after i, or ci[j] after j, so the last
+** writes are the rows keep[0] x the columns keep[1] of the selection (1-based, to index v
+** with), writing X's rows at[0] and columns at[1]. All four are host columns pushed on the
+** temporaries; *selr x *selc is the selection's shape. */
+bool index_last_writes(Interp *I, int64_t rows, int64_t cols, int nix, const Value *ivin, Value keep[2], Value at[2],
+                       int64_t *selr, int64_t *selc, Span sp) {
+  Index ri, ci;
+  selection(I, rows, cols, nix, ivin, &ri, &ci, sp);
+  Tensor *lr = tensor_new_host(I, ri.n, 1), *lc = tensor_new_host(I, ci.n, 1);
+  tmp_push(I, val_mat(lr));
+  tmp_push(I, val_mat(lc));
+  bool dup = last_occurrences(I, &ri, rows, tensor_data(lr));
+  dup = last_occurrences(I, &ci, cols, tensor_data(lc)) || dup;
+  if (dup) {
+    kept(I, &ri, tensor_data(lr), &keep[0], &at[0]);
+    kept(I, &ci, tensor_data(lc), &keep[1], &at[1]);
+  }
+  *selr = ri.n;
+  *selc = ci.n;
+  return dup;
+}
+
+/* Writes rhs into the selection of matrix *place (copy-on-write): see index.h. */
+void index_assign(Interp *I, Value *place, uint32_t nix, Value *iv, Value rhs, Span sp) {
+  if (place->t == VT_NUM || place->t == VT_BOOL) {    /* x = 5; x[1] = 3 */
+    Tensor *t = tensor_new(I, 1, 1);
+    tensor_data(t)[0] = place->t == VT_NUM ? place->u.n : place->u.b;
+    store(place, val_mat(t));
+  }
+  Value conv[2];
+  bool whole;
+  int mark = I->ntmp;
+  if (index_masks(I, *place, (int)nix, iv, conv, &whole, sp)) {   /* x[x > 1] = 0 */
+    for (uint32_t k = 0; k < nix && k < 2; k++) iv[k] = conv[k];
+    if (whole) {                    /* X[M] = v: through the column of X's elements, row-major */
+      Value xp = ad_primal(*place);
+      int64_t r = tensor_rows(xp.u.m), c = tensor_cols(xp.u.m);
+      Value flat = op_reshape(I, *place, r * c, 1, sp);
+      tmp_push(I, flat);
+      Value nv;
+      Value rp = ad_primal(rhs);        /* the check, on the values when traced (grad, staging) */
+      const Tensor *pos = iv[0].u.m, *src = rp.t == VT_MAT ? rp.u.m : NULL;
+      int64_t n = tensor_numel(pos);
+      if (rp.t != VT_NUM && rp.t != VT_BOOL && !(src && (tensor_numel(src) == 1 || tensor_numel(src) == n))) {
+        char d[64];
+        mls_throw(I, sp, "cannot assign %s into the %lld elements a mask selects", val_describe(rp, d, sizeof d),
+                  (long long)n);
+      }
+      if (flat.t == VT_BOX || rhs.t == VT_BOX) nv = ad_set_index(I, flat, 1, iv, rhs, sp);
+      else {                            /* flat is a fresh packed matrix: write into it */
+        double *d = tensor_data(flat.u.m);
+        for (int64_t k = 0; k < n; k++) {     /* (flat is not the variable yet) */
+          if (interp_poll(I, k)) interp_check_interrupt(I, sp);
+          double x = rhs.t == VT_NUM ? rhs.u.n : rhs.t == VT_BOOL ? rhs.u.b : tensor_at(src, tensor_numel(src) == 1 ? 0 : k);
+          d[(int64_t)tensor_data(pos)[k] - 1] = x;
+        }
+        nv = flat;
+        val_retain(nv);
+      }
+      tmp_push(I, nv);
+      store(place, op_reshape(I, nv, r, c, sp));
+      tmp_release_to(I, mark);
+      return;
+    }
+  }
+  if (place->t == VT_BOX || rhs.t == VT_BOX) {        /* traced by grad or staging: as ops */
+    Value pp = ad_primal(*place);
+    if (pp.t != VT_MAT && pp.t != VT_NUM && pp.t != VT_BOOL) {
+      char d[64];
+      mls_throw(I, sp, "cannot assign into an index of %s", val_describe(pp, d, sizeof d));
+    }
+    {                                                   /* the checks below, on the values */
+      Value pv[2] = { val_unbound(), val_unbound() };
+      for (uint32_t k = 0; k < nix && k < 2; k++) pv[k] = ad_primal(iv[k]);
+      Index ri, ci;
+      const Tensor *src;
+      double fill;
+      if (pp.t != VT_MAT) {                             /* a number: as the 1x1 matrix it becomes */
+        Tensor *one = tensor_new_host(I, 1, 1);
+        tensor_data(one)[0] = pp.t == VT_NUM ? pp.u.n : pp.u.b;
+        tmp_push(I, val_mat(one));
+        pp = val_mat(one);
+      }
+      assign_checks(I, pp.u.m, nix, pv, ad_primal(rhs), sp, &ri, &ci, &src, &fill);
+    }
+    Value nv = ad_set_index(I, *place, (int)nix, iv, rhs, sp);
+    store(place, nv);
+    tmp_release_to(I, mark);
+    return;
+  }
+  if (place->t != VT_MAT) {
+    char d[64];
+    mls_throw(I, sp, "cannot assign into an index of %s", val_describe(*place, d, sizeof d));
+  }
+  for (uint32_t k = 0; k < nix && k < 2; k++)         /* a staged index (h[j, 1] = v, j captured) */
+    if (iv[k].t == VT_BOX) iv[k] = ad_concrete(I, iv[k], sp, "an index");
+  Tensor *m = place->u.m;
+  int64_t rows = tensor_rows(m), cols = tensor_cols(m);
+  Index ri, ci;
+  const Tensor *src;
+  double fill;
+  assign_checks(I, m, nix, iv, rhs, sp, &ri, &ci, &src, &fill);
+  if (!tensor_is_unique(m) || !tensor_is_contiguous(m)) {     /* copy-on-write */
+    Tensor *c = tensor_clone(I, m);
+    store(place, val_mat(c));
+    m = c;
+  }
+  if (m->st->dev && ri.n > 0 && ci.n > 0) {           /* a GPU matrix: written there */
+    bool rrun = index_run(&ri), crun = index_run(&ci), done;
+    if (rrun && crun) done = tensor_write_block_on_device(I, m, ix_at(&ri, 0), ri.n, ix_at(&ci, 0), ci.n, src, fill, sp);
+    else {
+      int pm = I->ntmp;
+      Tensor *fr = tensor_new_host(I, ri.n, 1), *fc = tensor_new_host(I, ci.n, 1);
+      tmp_push(I, val_mat(fr));
+      tmp_push(I, val_mat(fc));
+      bool dup = last_occurrences(I, &ri, rows, tensor_data(fr)) || last_occurrences(I, &ci, cols, tensor_data(fc));
+      done = !dup && tensor_scatter_on_device(I, m, rrun ? NULL : index_positions(I, &ri), ri.n, ix_at(&ri, 0),
+                                              crun ? NULL : index_positions(I, &ci), ci.n, ix_at(&ci, 0), src, fill, sp);
+      tmp_release_to(I, pm);                           /* (a position twice: the host writes, in order) */
+    }
+    if (done) {
+      m->logical = m->logical && (rhs.t == VT_BOOL || (rhs.t == VT_MAT && rhs.u.m->logical));
+      tmp_release_to(I, mark);
+      return;
+    }
+  }
+  double *d = tensor_data(m);
+  int64_t k = 0, sc = src ? tensor_cols(src) : 0;
+  for (int64_t i = 0; i < ri.n; i++)           /* never interrupted: the variable is never left half written */
+    for (int64_t j = 0; j < ci.n; j++, k++) {
+      double x = fill;
+      if (src) x = (tensor_rows(src) == ri.n && sc == ci.n) ? tensor_get(src, i, j) : tensor_at(src, k);
+      d[ix_at(&ri, i) * cols + ix_at(&ci, j)] = x;
+    }
+  m->logical = m->logical && (rhs.t == VT_BOOL || (rhs.t == VT_MAT && rhs.u.m->logical));
+  tmp_release_to(I, mark);
+}
