@@ -10,7 +10,7 @@
 #include <string.h>
 #include "autodiff.h"
 #include "ops/family.h"
-#include "interp/interp.h"   /* index_read, index_scatter: until the indexing family moves to ops/index.h */
+#include "ops/index.h"
 #include "ops/linalg.h"
 
 /* ---- what the families share ---- */
