@@ -242,8 +242,8 @@ mpi-test: mls
 
 # The layering of src/ over #include lines (tools/check_layers.py, docs/architecture.md)
 .PHONY: layers-check
-layers-check:
-	/usr/bin/python3 tools/check_layers.py
+layers-check: mls
+	/usr/bin/python3 tools/check_layers.py $(BUILD)
 
 # NVRTC compiles every elementwise formula for the GPU (where nvcc is; no GPU needed)
 .PHONY: nvrtc-check

@@ -43,13 +43,13 @@ Value bi_gpu(Interp *I, Args *a) {
 Value bi_cpu(Interp *I, Args *a) { return move_to(I, a->v[0], &be_cpu, "cpu"); }
 
 Value bi_device(Interp *I, Args *a) {
-  const char *was = device_name(be_default());
+  const char *was = device_name(I->device);
   if (!bi_given(a, 0)) return val_cstr(was);
   Value v = ad_primal(a->v[0]);
   if (v.t == VT_MAT) return val_cstr(device_name(v.u.m->st->be));
   if (v.t == VT_NUM || v.t == VT_BOOL) return val_cstr("cpu");
   const char *d = bi_str(I, a, 0);
   if (strcmp(d, "cpu") && strcmp(d, "gpu")) bi_argerror(I, 1, "\"cpu\" or \"gpu\" expected, got \"%s\"", d);
-  be_set_default(strcmp(d, "gpu") ? &be_cpu : gpu_or_throw(I));
+  I->device = strcmp(d, "gpu") ? &be_cpu : gpu_or_throw(I);
   return val_cstr(was);
 }

@@ -144,9 +144,9 @@ Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp) {
     cin[k] = tensor_contiguous(I, in[k].u.m);
     tmp_push(I, val_mat(cin[k]));
   }
-  Tensor *out = tensor_new_on(I, be_place(cin, 2), rows, cols);
+  Tensor *out = tensor_new_on(I, be_place(I->device, cin, 2), rows, cols);
   tmp_push(I, val_mat(out));
-  const Backend *be = be_runner(op, out, cin, nin);
+  const Backend *be = be_runner(op, out, cin, nin, &I->be_fallbacks);
   if (be->run(op, out, cin, &p) != 0)
     mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].sym);
   if (I->interrupted) interp_check_interrupt(I, sp);  /* the kernel stopped early (out is held) */

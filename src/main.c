@@ -104,7 +104,7 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
       if (strcmp(v, "cpu") && strcmp(v, "gpu")) return usage_error("--device takes cpu or gpu, got", v);
       const Backend *be = be_find(v);
       if (!be) { fprintf(stderr, "mls: %s\n", be_why()); return 2; }
-      be_set_default(be);
+      I->device = be;
       return 1;
     }
     char *end;
@@ -218,7 +218,7 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
   for (; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--version")) {
-      const Backend *be = be_default();
+      const Backend *be = I->device;
       printf("mls %s\n%s backend: %s\n", MLS_VERSION, be->name, be->describe ? be->describe() : be->name);
       interp_free(I);
       return 0;
@@ -292,7 +292,7 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
   /* --max-memory also bounds the whole process (mem.h, docs/robustness.md "Memory"); not on a
   ** GPU, whose driver reserves more than any such bound allows (registry.c lifts it there) */
   uint64_t bound = 0;
-  if (mem_limit_is_set() && be_default() == &be_cpu) {
+  if (mem_limit_is_set() && I->device == &be_cpu) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);                    /* OpenBLAS's default pool */
     bound = mem_bound_process(mem_limit(), I->threads > 0 ? I->threads : cpus > 0 ? (int)cpus : 1);
   }

@@ -174,6 +174,10 @@ struct Interp {
   /* the communication backend's allreduce (OP_ALLREDUCE's kernel, src/ops/apply.c): src/mpi/'s
   ** (mpi_allreduce_value; one process without MPI), set by interp_new */
   Value (*comm_allreduce)(struct Interp *I, Value x, int op, Span sp);
+  const struct Backend *device; /* the backend new matrices are made on: the CPU, or the GPU
+                             ** after --device gpu or device("gpu") (backend/registry.c) */
+  uint64_t be_fallbacks;     /* ops a device could not run and the CPU ran instead (be_runner;
+                             ** $MLS_CUDA_STATS prints it at the end) */
   double mpi_timeout;        /* --mpi-timeout: seconds a collective waits for the others; 0: forever */
   bool mpi_joint;            /* the last collective error was found by every rank at once (mpi.c) */
   int parfor_depth;          /* > 0 while this rank runs a remote parfor's iterations (parfor.c) */

@@ -43,7 +43,7 @@ l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) { tensor_oom_on(I, &be
 
 void tensor_host_access(const Storage *st) { st->be->host_access(st->data); }
 
-Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, be_default(), rows, cols); }
+Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, I->device, rows, cols); }
 Tensor *tensor_new_host(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, &be_cpu, rows, cols); }
 
 Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) {

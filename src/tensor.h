@@ -33,8 +33,8 @@ typedef struct Tensor {
   Span origin;
 } Tensor;
 
-/* Allocates rows x cols on the default backend (be_default(): the CPU unless --device gpu or
-** device("gpu")), uninitialized; throws "out of memory allocating a RxC matrix (N GiB)" (on a
+/* Allocates rows x cols on the interpreter's device (I->device: the CPU unless --device gpu
+** or device("gpu")), uninitialized; throws "out of memory allocating a RxC matrix (N GiB)" (on a
 ** GPU: "out of GPU memory ...") when too large. */
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols);
 /* Counts n bytes of workspace (a builtin's scratch, LAPACK's arrays; what: "LAPACK workspace

@@ -9,8 +9,16 @@ Rules enforced:
   3. The backends (src/backend/, the CUDA plugin) include only their own headers, the op
      table, and the core leaves (tensor.h, mem.h, mls.h): never the interpreter, values,
      autodiff, staging or builtins.
+  4. The op families (src/ops/) include nothing of the evaluator (src/interp/) nor the
+     builtins (builtins.h), directly or through the headers they include: they see the
+     interpreter's state (state.h), values, tensors, the backends and the traces (autodiff.h).
+  5. Over the objects' symbols (nm, where the build directory has them): the op families call
+     no builtin (bi_*), nothing of the evaluator (what src/interp/eval.o defines) and nothing
+     of MPI (mpi_*): a builtin calls ops, never the other way (allreduce reaches MPI through
+     I->comm_allreduce). Autodiff and staging call nothing eval.o defines either: they call
+     functions through interp/call.c, never the tree walker.
 """
-import os, re, sys
+import os, re, subprocess, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 SRC = os.path.join(ROOT, 'src')
@@ -43,6 +51,53 @@ def allowed(rel, inc):
         return 'a backend includes only backend/ headers, the op table and the core leaves'
     return None
 
+def closure(rel, seen=None):
+    """Every MLS header rel includes, directly or through the headers it includes."""
+    seen = set() if seen is None else seen
+    path = os.path.join(SRC, rel)
+    if not os.path.exists(path):
+        return seen
+    for name in includes(path):
+        inc = resolve(path, name)
+        if inc not in seen and not inc.endswith('.inc'):
+            seen.add(inc)
+            closure(inc, seen)
+    return seen
+
+def family_includes(rel):
+    """Rule 4: the offending headers of an op family's file (empty when none)."""
+    return sorted(inc for inc in closure(rel) if inc.startswith('interp/') or inc == 'builtins.h')
+
+def nm(obj, flag):
+    out = subprocess.run(['nm', flag, obj], capture_output=True, text=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+def symbols(build):
+    """Rule 5; returns (violations, objects checked)."""
+    eval_o = os.path.join(build, 'src', 'interp', 'eval.o')
+    if not os.path.exists(eval_o):
+        return [], 0
+    evaldefs = nm(eval_o, '--defined-only') - nm(eval_o, '-u')
+    bad, n = [], 0
+    for dirpath, _, names in os.walk(os.path.join(build, 'src')):
+        for f in sorted(names):
+            if not f.endswith('.o'):
+                continue
+            obj = os.path.join(dirpath, f)
+            rel = os.path.relpath(obj, os.path.join(build, 'src'))
+            fam = rel.startswith('ops/')
+            if not (fam or rel.startswith('staging/') or rel in ('autodiff.o', 'autodiff_trace.o')):
+                continue
+            n += 1
+            und = nm(obj, '-u')
+            for sym in sorted(und & evaldefs):
+                bad.append('src/%s calls %s of the evaluator (interp/eval.c)' % (rel[:-2] + '.c', sym))
+            if fam:
+                for sym in sorted(und):
+                    if sym.startswith('bi_') or sym.startswith('mpi_'):
+                        bad.append('src/%s calls %s: an op calls no builtin and no MPI function by name' % (rel[:-2] + '.c', sym))
+    return bad, n
+
 def main():
     bad = 0
     files = 0
@@ -59,10 +114,20 @@ def main():
                 if why:
                     print('src/%s includes "%s": %s' % (rel, name, why))
                     bad += 1
+            if rel.startswith('ops/'):
+                for inc in family_includes(rel):
+                    print('src/%s includes "%s" (directly or through a header): an op family includes nothing '
+                          'of the evaluator (interp/) or the builtins' % (rel, inc))
+                    bad += 1
+    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, 'build')
+    symbad, objs = symbols(build)
+    for line in symbad:
+        print(line)
+    bad += len(symbad)
     if bad:
-        print('check_layers: %d include%s break the layering (docs/architecture.md)' % (bad, '' if bad == 1 else 's'))
+        print('check_layers: %d break%s of the layering (docs/architecture.md)' % (bad, '' if bad == 1 else 's'))
         return 1
-    print('check_layers: %d files of src/ keep the layering' % files)
+    print('check_layers: %d files of src/ keep the layering; %d objects of %s call down only' % (files, objs, build))
     return 0
 
 sys.exit(main())

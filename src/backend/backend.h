@@ -111,24 +111,22 @@ typedef struct Backend {
 
 extern const Backend be_cpu;
 
-/* registry.c: the backend for new matrices, and device lookup by name ("cpu"; "gpu" or
-** "cuda" in a CUDA build, loaded on first use). be_find returns NULL when the device is not
-** there, and be_why() then says why ("no CUDA device available"). */
-const Backend *be_default(void);
-void be_set_default(const Backend *be);
+/* registry.c: device lookup by name ("cpu"; "gpu" or "cuda" in a CUDA build, loaded on first
+** use). be_find returns NULL when the device is not there, and be_why() then says why ("no
+** CUDA device available"). The backend new matrices are made on is the interpreter's
+** (Interp.device: --device, device()), handed to be_place. */
 const Backend *be_find(const char *name);
 const char *be_why(void);
 /* Where an op's result lives: the backend all its matrix inputs (NULL entries: numbers) share,
-** the default one when it has none, the CPU when they are mixed (data moves to the host). */
-const Backend *be_place(Tensor *const in[], int nin);
+** dflt (the interpreter's device) when it has none, the CPU when they are mixed (data moves to
+** the host). */
+const Backend *be_place(const Backend *dflt, Tensor *const in[], int nin);
 /* Who runs op into out: out's backend when it has the kernel and all inputs are there, else
-** the CPU (through host_access; counted in be_fallbacks). */
-const Backend *be_runner(int op, const Tensor *out, Tensor *const in[], int nin);
+** the CPU (through host_access; counted in *fallbacks: the interpreter's be_fallbacks). */
+const Backend *be_runner(int op, const Tensor *out, Tensor *const in[], int nin, uint64_t *fallbacks);
 /* Waits for every device's queued work (time() calls it, so timings include the GPU's). */
 void be_sync_all(void);
 /* Gives every backend's cached memory back (interp_free). */
 void be_trim_all(void);
-/* Counts ops that a device could not run and the CPU ran instead (--explain, device()). */
-extern uint64_t be_fallbacks;
 
 #endif

@@ -20,15 +20,6 @@
 #endif
 #endif
 
-/* The default device and the fallback count are still the process's: ops.c, being rewritten
-** by the op-layer work of issue 26, asks be_default() and be_place() without the interpreter
-** (tools/globals_allow.txt); they move into the Interp with its backend context. */
-static const Backend *current = &be_cpu;
-uint64_t be_fallbacks;
-
-const Backend *be_default(void) { return current; }
-void be_set_default(const Backend *be) { current = be; }
-
 #ifdef MLS_CUDA
 /* The GPU plugin: a shared library loaded once per process, and the device it starts (one
 ** CUDA context per process), so what this file knows of them is process-wide too. */
@@ -109,22 +100,22 @@ const Backend *be_find(const char *name) {
 
 /* Who runs op into out: out's backend when it has the kernel and every input lives there;
 ** else the CPU, which reaches device data through host_access (a fallback, counted). */
-const Backend *be_runner(int op, const Tensor *out, Tensor *const in[], int nin) {
+const Backend *be_runner(int op, const Tensor *out, Tensor *const in[], int nin, uint64_t *fallbacks) {
   const Backend *be = out->st->be;
   if (be == &be_cpu) return be;
   bool ok = be->supports_op && be->supports_op((OpKind)op);
   for (int k = 0; k < nin && ok; k++) ok = !in[k] || in[k]->st->be == be;
   if (ok) return be;
-  be_fallbacks++;
+  ++*fallbacks;
   return &be_cpu;
 }
 
-const Backend *be_place(Tensor *const in[], int nin) {
+const Backend *be_place(const Backend *dflt, Tensor *const in[], int nin) {
   const Backend *be = NULL;
   for (int k = 0; k < nin; k++) {
     if (!in[k]) continue;
     if (!be) be = in[k]->st->be;
     else if (be != in[k]->st->be) return &be_cpu;
   }
-  return be ? be : current;
+  return be ? be : dflt;
 }

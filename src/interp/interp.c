@@ -61,6 +61,7 @@ Interp *interp_new(void) {
   I->replay_mode = -1;
   I->la_thread_flops = 1e9;                   /* about 0.1 s of one core */
   I->comm_allreduce = mpi_allreduce_value;
+  I->device = &be_cpu;
   const char *ex = getenv("MLS_EXACT_REWRITES");
   I->exact_rewrites = ex && *ex && strcmp(ex, "0") != 0;
   const char *lc = getenv("MLS_LOG_COMPILES");
@@ -97,10 +98,11 @@ void interp_free(Interp *I) {
   mem_free(I->defers);
   mem_free(I->frames);
   mem_free(I->bi);
+  uint64_t fallbacks = I->be_fallbacks;
   mem_free(I);
   const char *stats = getenv("MLS_CUDA_STATS");
-  if (stats && *stats && *stats != '0' && be_fallbacks)
-    fprintf(stderr, "cuda: %llu ops ran on the CPU (no GPU kernel, or a CPU operand)\n", (unsigned long long)be_fallbacks);
+  if (stats && *stats && *stats != '0' && fallbacks)
+    fprintf(stderr, "cuda: %llu ops ran on the CPU (no GPU kernel, or a CPU operand)\n", (unsigned long long)fallbacks);
   if (be_cpu.set_stop) be_cpu.set_stop(NULL);
   be_trim_all();
 }

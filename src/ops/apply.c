@@ -57,7 +57,7 @@ static void nan_check_result(Interp *I, OpKind op, Tensor *out, Tensor *const in
 
 void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p, Span sp) {
   int nin = op_info[op].arity < 3 ? op_info[op].arity : 3;
-  const Backend *be = be_runner(op, out, in, nin);
+  const Backend *be = be_runner(op, out, in, nin, &I->be_fallbacks);
   if (be->run(op, out, in, p) != 0) {
     tensor_free_ref(out);
     if (be->error) mls_throw(I, sp, "the %s backend failed running '%s': %s", be->name, op_info[op].sym, be->error());

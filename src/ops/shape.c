@@ -12,7 +12,7 @@ Value shp_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp) {
   int64_t n = a.t == VT_MAT ? tensor_numel(a.u.m) : 1;
   if (rows * cols != n)
     mls_throw(I, sp, "cannot shape %lld values into a %lldx%lld matrix", (long long)n, (long long)rows, (long long)cols);
-  Tensor *t = tensor_new_on(I, a.t == VT_MAT ? a.u.m->st->be : be_default(), rows, cols);
+  Tensor *t = tensor_new_on(I, a.t == VT_MAT ? a.u.m->st->be : I->device, rows, cols);
   if (a.t == VT_MAT && tensor_is_contiguous(a.u.m) && a.u.m->st->be->copy2d) {   /* on the device */
     Tensor v = *a.u.m;
     v.shape[0] = rows; v.shape[1] = cols; v.stride[0] = cols; v.stride[1] = 1;

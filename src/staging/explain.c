@@ -64,7 +64,7 @@ void graph_print(Interp *I, const Graph *g, TextBuf *t) {
     tb_printf(t, "  %%%d = %s", i, lab);
     for (int k = 0; k < nd->nin; k++) tb_printf(t, " %%%d", nd->in[k]);
     tb_printf(t, "  : %s", sh);
-    const Backend *be = be_default();           /* --device gpu: ops the GPU has no kernel for */
+    const Backend *be = I->device;              /* --device gpu: ops the GPU has no kernel for */
     bool fallback = false;
     if (be != &be_cpu && be->supports_op) {
       if (nd->kind == GN_OP) fallback = !be->supports_op((OpKind)nd->op);

@@ -310,7 +310,7 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
     }
   }
   op_align_devices(I, in, p->nin);           /* a small CPU matrix joins GPU inputs */
-  const Backend *be = be_place(in, p->nin);  /* where the inputs live (mixed: the CPU) */
+  const Backend *be = be_place(I->device, in, p->nin);  /* where the inputs live (mixed: the CPU) */
   if (!be->run_fused) {
     tmp_release_to(I, mark);
     return fused_unfused(I, nd, args);

@@ -53,7 +53,7 @@ static void fuzz_init(void) {
   fuzz_null = fopen("/dev/null", "w");
   int fd = open("/dev/null", O_RDONLY);
   if (fd >= 0) { dup2(fd, 0); close(fd); }
-  be_default()->set_threads(1);
+  be_cpu.set_threads(1);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = fuzz_on_timer;

@@ -32,14 +32,16 @@ static void run_mode(const uint8_t *data, size_t size, bool staged, Run *r) {
   static const Backend *cpu, *gpu;
   if (!cpu) {
     setenv("MLS_SIM_GPU", "1", 1);
-    cpu = be_default();
+    cpu = &be_cpu;
     gpu = be_find("gpu");
     if (!gpu) abort();
   }
-  be_set_default(staged ? gpu : cpu);
 #endif
   FILE *out = open_memstream(&r->out, &r->nout), *err = open_memstream(&r->err, &r->nerr);
   Interp *I = fuzz_interp(out, err);
+#ifdef FUZZ_DIFF_GPU
+  I->device = staged ? gpu : cpu;
+#endif
   I->staged_mode = staged;
   I->print_digits = 17;
 #ifdef FUZZ_DIFF_GPU
@@ -51,9 +53,6 @@ static void run_mode(const uint8_t *data, size_t size, bool staged, Run *r) {
   fuzz_free(I);
   fclose(out);
   fclose(err);
-#ifdef FUZZ_DIFF_GPU
-  be_set_default(cpu);
-#endif
 }
 
 static bool hit_limit(const char *err) {

@@ -25,14 +25,14 @@ static void gd_run(const char *prog, size_t n, GdMode m, GdRun *r) {
   static const Backend *cpu, *gpu;
   if (!cpu) {
     setenv("MLS_SIM_GPU", "1", 1);
-    cpu = be_default();
+    cpu = &be_cpu;
     gpu = be_find("gpu");
   }
   bool ongpu = m == GD_GPU_STAGED || m == GD_GPU_JIT;
   if (ongpu && !gpu) abort();
-  be_set_default(ongpu ? gpu : cpu);
   FILE *out = open_memstream(&r->out, &r->nout), *err = open_memstream(&r->err, &r->nerr);
   Interp *I = fuzz_interp(out, err);
+  I->device = ongpu ? gpu : cpu;
   I->staged_mode = m == GD_STAGED || m == GD_GPU_STAGED;
   I->jit_all = m == GD_JIT || m == GD_GPU_JIT;
   I->print_digits = 17;
@@ -44,7 +44,6 @@ static void gd_run(const char *prog, size_t n, GdMode m, GdRun *r) {
   fuzz_free(I);
   fclose(out);
   fclose(err);
-  be_set_default(cpu);
 }
 
 static void gd_free(GdRun *r) {

@@ -25,21 +25,20 @@
 
 
 static int teardown(void **state) {
-  be_set_default(&be_cpu);
   return fix_teardown(state);
 }
 
 /* Runs code with new matrices on the CPU (keeping its globals), then check with them on the
 ** simulated device; check must print only TRUE lines. */
 static void cpu_then_sim(Fix *f, const char *code, const char *check) {
-  be_set_default(&be_cpu);
+  f->I->device = &be_cpu;
   int st = run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr);
   if (st != 0) print_error("cpu: %s\n", f->err);
   assert_int_equal(st, 0);
-  be_set_default(&be_sim);
+  f->I->device = &be_sim;
   memset(&sim_calls, 0, sizeof sim_calls);
   st = run_captured(f->I, check, false, &f->out, &f->nout, &f->err, &f->nerr);
-  be_set_default(&be_cpu);
+  f->I->device = &be_cpu;
   if (st != 0) print_error("sim: %s\n", f->err);
   assert_int_equal(st, 0);
   for (const char *p = f->out; *p; p = strchr(p, '\n') + 1) {
@@ -93,13 +92,13 @@ static void test_solvers(void **state) {
 /* The same refusals as on the CPU, with the same messages: a singular matrix, an
 ** ill-conditioned one (the condition estimate is the CPU's). */
 static void same_error(Fix *f, const char *code) {
-  be_set_default(&be_cpu);
+  f->I->device = &be_cpu;
   assert_int_equal(run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr), 1);
   char *want = strdup(f->err);
-  be_set_default(&be_sim);
+  f->I->device = &be_sim;
   memset(&sim_calls, 0, sizeof sim_calls);
   assert_int_equal(run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr), 1);
-  be_set_default(&be_cpu);
+  f->I->device = &be_cpu;
   assert_int_equal(sim_calls.getrf, 1);
   assert_string_equal(f->err, want);
   free(want);
