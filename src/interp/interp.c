@@ -306,16 +306,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
     snprintf(pe.msg, sizeof pe.msg, "%s", msg);
   }
   if (!ch) {                 /* report at the file's own location, then "in source() at ..." */
-    if (I->nframes == I->capframes) {
-      int cap = I->capframes ? I->capframes * 2 : 64;
-      I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
-      I->capframes = cap;
-    }
-    Frame *f = &I->frames[I->nframes++];
-    memset(f, 0, sizeof *f);
-    f->call_src = I->src;
-    f->call_site = sp;
-    f->entered = true;
+    frame_push(I, (Frame){ .call_src = I->src, .call_site = sp, .entered = true }, false);
     mls_undefer(I, src);
     mls_throw_in(I, src, pe.span, "%s", pe.msg);
   }
@@ -324,18 +315,10 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   mls_defer(I, chunk_cleanup, ch);             /* until the holder below does */
   Source *saved_src = I->src;
   Env *saved_env = I->env;
-  if (I->nframes == I->capframes) {
-    int cap = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
-    I->capframes = cap;
-  }
+  /* the frame first, not entered until it holds env (a throw releases it with the frame) */
+  Frame *f = frame_push(I, (Frame){ .fi = &ch->top, .src = ch->src, .call_src = saved_src, .call_site = sp }, false);
   ch->top.name = sym_intern(&I->syms, "source", 6);
   Env *env = ns ? env_new(&ch->top, NULL) : NULL;
-  Frame *f = &I->frames[I->nframes++];
-  f->fi = &ch->top;
-  f->src = ch->src;
-  f->call_src = saved_src;
-  f->call_site = sp;
   f->env = env;
   f->entered = true;
   /* the chunk must outlive the run and any closures it makes (they retain it) */

@@ -64,18 +64,29 @@ void ad_derived_children(const struct Derived *d, GcVisit fn, void *ctx);
 ** *oom (may be NULL): the error is that memory ran out, not a mistake in the program. */
 bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan, bool *oom);
 
+/* call.c */
+/* Calls fn (a user, builtin, grad or jit function) on args (borrowed; names[i] NULL:
+** positional); the result is owned by the caller. */
+Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp);
+/* True when args bind to c's parameters with their declared DML types (an integer parameter's
+** check depends on the value: a jit replay checks it, else the call runs eagerly and throws). */
+bool call_types_ok(const Closure *c, int nargs, const Value *args, Symbol **names);
+/* Pushes fr on the call stack I->frames, growing it (out of memory: the error, nothing pushed),
+** and returns it, in place until the next push. An env goes in after the push (f->env =
+** env_new(...)), so that a failed push leaks none: the frame holds it, a throw releases it as it
+** pops the frame, the pusher pops with I->nframes-- and env_release. bounded: first the error
+** "stack overflow (more than N nested calls)" at fr.call_site when I->maxframes frames are live.
+** Only the frames with entered set show in an error's call stack. */
+Frame *frame_push(Interp *I, Frame fr, bool bounded);
+/* A frame for fn while its staged graph runs, so errors show "in f() at ..." as eagerly; false
+** (nothing pushed) when fn is not a user function. Pop with I->nframes--. */
+bool frame_push_staged(Interp *I, Value fn, Span sp);
+
 /* eval.c */
 /* Evaluates n; the result is owned by the caller. */
 static inline Value eval(Interp *I, AstNode *n) { return n->ev(I, n); }
 /* Chooses n->ev for one node (called by the resolver for every node). */
 void eval_prepare(AstNode *n);
-Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp);
-/* True when args bind to c's parameters with their declared DML types (an integer parameter's
-** check depends on the value: a jit replay checks it, else the call runs eagerly and throws). */
-bool call_types_ok(const Closure *c, int nargs, const Value *args, Symbol **names);
-/* A frame for fn while its staged graph runs, so errors show "in f() at ..." as eagerly; false
-** (nothing pushed) when fn is not a user function. Pop with I->nframes--. */
-bool frame_push_staged(Interp *I, Value fn, Span sp);
 /* Evaluates the statements of a chunk at top level (I->env NULL). */
 Value eval_chunk(Interp *I, Chunk *ch, bool echo);
 /* For parfor (mode=REMOTE) (src/mpi/parfor.c): the place name node n refers to now (NULL when
