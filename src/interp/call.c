@@ -68,7 +68,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   /* the frame first, not entered (a throw lists it only once the arguments are bound): it owns
   ** env from when env is made, so a throw below releases it */
   Frame *f = frame_push(I, (Frame){ .fi = fi, .src = c->chunk->src, .call_src = I->src, .call_site = sp }, false);
-  Env *env = env_new(fi, c->env);
+  Env *env = env_new(I, fi, c->env);
   env->stage_id = I->stage ? I->stage->id : 0;   /* made while staging: its reads are not captures */
   f->env = env;
   /* bind: named first, then positional into the remaining parameters (R's matching) */
@@ -122,7 +122,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   if (fi->rets) {                                      /* DML: the named results */
     val_release(r);
     r = val_null();
-    List *l = fi->nrets > 1 ? list_new(fi->nrets) : NULL;
+    List *l = fi->nrets > 1 ? list_new(I, fi->nrets) : NULL;
     if (l) { l->multi = true; r = val_list(l); tmp_push(I, r); }
     for (int k = 0; k < fi->nrets; k++) {
       const Param *p = &fi->rets[k];
@@ -142,7 +142,7 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   I->call_span = saved_call;
   I->nframes--;
   env_release(env);
-  gc_maybe();                                /* a call's env is where cycles form */
+  gc_maybe(I);                               /* a call's env is where cycles form */
   return r;
 }
 

@@ -531,7 +531,7 @@ __attribute__((noinline)) static Value eval_misc(Interp *I, AstNode *n) {
   case AST_OROR: r = val_bool(scalar_truth(I, n->kids[0], "||") || scalar_truth(I, n->kids[1], "||")); break;
   case AST_MEMBER: r = eval_member(I, n); break;
   case AST_MATRIX: r = eval_matrix(I, n); break;
-  case AST_FUNCTION: r = closure_new(n->u.fn, I->env); break;
+  case AST_FUNCTION: r = closure_new(I, n->u.fn, I->env); break;
   case AST_RETURN: {
     Value v = n->nkids ? eval(I, n->kids[0]) : val_null();
     if (I->ctl) { r = v; break; }
@@ -1356,12 +1356,12 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
 
 /* Makes *place a list only this place holds (copy-on-write); NULL/unbound become empty. */
 static List *own_list(Interp *I, Value *place, Span sp) {
-  if (place->t == VT_UNBOUND || place->t == VT_NULL) { store(place, val_list(list_new(4))); return place->u.l; }
+  if (place->t == VT_UNBOUND || place->t == VT_NULL) { store(place, val_list(list_new(I, 4))); return place->u.l; }
   if (place->t != VT_LIST) {
     char d[64];
     mls_throw(I, sp, "'$' assignment needs a list, got %s", val_describe(*place, d, sizeof d));
   }
-  if (place->u.l->refcount > 1) store(place, val_list(list_copy(place->u.l)));
+  if (place->u.l->refcount > 1) store(place, val_list(list_copy(I, place->u.l)));
   place->u.l->multi = false;
   return place->u.l;
 }
@@ -1493,7 +1493,7 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
     AstNode *s = root->kids[i];
     val_release(last);
     last = val_null();
-    gc_maybe();
+    gc_maybe(I);
     if (!echo && staging_blocks(I) && stageable(s)) {   /* --staged */
       val_release(run_staged(I, root->kids, root->nkids, &i));
       i--;

@@ -32,27 +32,32 @@ const char *interp_stdlib_dir(Interp *I, char *buf, size_t n);
 ** interpreters on one thread (the fuzzing harnesses) may fill stack_found and stack_thread itself. */
 size_t interp_thread_stack_budget(void);
 
-/* env.c */
-Env *env_new(const FuncInfo *fi, Env *parent);
+/* env.c: the envs and closures made are tracked on I's heap (gc.c). */
+Env *env_new(Interp *I, const FuncInfo *fi, Env *parent);
 void env_release(Env *e);
-Value closure_new(const FuncInfo *fi, Env *env);
+Value closure_new(Interp *I, const FuncInfo *fi, Env *env);
 /* A function made by grad(): calls go to ad_call_derived; takes d. */
-Value closure_new_derived(struct Derived *d, const char *name);
+Value closure_new_derived(Interp *I, struct Derived *d, const char *name);
 void ad_derived_free(struct Derived *d);
 void closure_free(Closure *c);
 
 /* gc.c: the cycle collector. Reference counting frees everything else at once; what it cannot
-** free is a cycle, and gc_collect finds the lists, closures and envs that only other such
-** objects hold and frees them (CPython's algorithm: subtract the references the objects make
-** to one another; whatever still has references left is held from outside, and so is all it
-** reaches). Returns how many objects it freed. gc_maybe collects when the tracked objects have
-** grown past a threshold (at least gc_set_min new ones, and as many as lived after the last
-** collection; gc_set_min(0): at every call, a test mode); the evaluator calls it where no C code holds an uncounted reference: when a
-** function call returns and between top-level statements. */
-int64_t gc_collect(void);
-void gc_maybe(void);
-void gc_set_min(int64_t n);
-int64_t gc_tracked(void);          /* lists, closures and envs alive */
+** free is a cycle, and gc_collect finds the lists, closures and envs of I's heap that only other
+** such objects hold and frees them (CPython's algorithm: subtract the references the objects
+** make to one another; whatever still has references left is held from outside, and so is all
+** it reaches). Returns how many objects it freed. gc_maybe collects when the tracked objects
+** have grown past a threshold (at least gc_set_min new ones, and as many as lived after the last
+** collection; gc_set_min(I, 0): at every call, a test mode); the evaluator calls it where no C
+** code holds an uncounted reference: when a function call returns and between top-level
+** statements. Each interpreter has its heap (I->gc): gc_init makes it empty (interp_new), and
+** gc_detach_all unlinks what is left on it (interp_free, after its last collection), so that a
+** value outliving its interpreter is freed later without touching it. */
+void gc_init(Interp *I);
+void gc_detach_all(Interp *I);
+int64_t gc_collect(Interp *I);
+void gc_maybe(Interp *I);
+void gc_set_min(Interp *I, int64_t n);
+int64_t gc_tracked(Interp *I);     /* lists, closures and envs alive on I's heap */
 typedef void (*GcVisit)(GcLink *child, void *ctx);
 void gc_visit_value(Value v, GcVisit fn, void *ctx);
 /* The counted references of what autodiff.c and stage.c own: a grad/jit function's Derived
