@@ -996,7 +996,7 @@ Value bi_jvp(Interp *I, Args *a) {
   t->active = false;
   Value val = r, tan = val_null();
   while (val.t == VT_BOX && val.u.box->tape == t) { if (tan.t == VT_NULL) tan = val.u.box->tangent; val = val.u.box->v; }
-  List *l = list_new(2);
+  List *l = list_new(I, 2);
   l->multi = true;
   Value res = T(I, val_list(l));
   val_retain(val);
@@ -1025,7 +1025,7 @@ static Tape *tape_begin(Interp *I) {
 
 /* One empty adjoint per node of t (VT_NULL), as a List on the temp stack. */
 static List *adj_list(Interp *I, Tape *t) {
-  List *adj = list_new(t->n > 0 ? t->n : 1);
+  List *adj = list_new(I, t->n > 0 ? t->n : 1);
   for (int i = 0; i < t->n; i++) list_push(adj, val_null(), NULL);
   tmp_push(I, val_list(adj));
   return adj;
@@ -1079,7 +1079,7 @@ static Value zeros_like(Interp *I, Value v) {
   v = ad_primal(v);
   if (v.t == VT_MAT) return val_mat(tensor_zeros(I, tensor_rows(v.u.m), tensor_cols(v.u.m)));
   if (v.t == VT_LIST) {
-    List *l = list_new(v.u.l->n);
+    List *l = list_new(I, v.u.l->n);
     Value r = val_list(l);
     tmp_push(I, r);
     for (int i = 0; i < v.u.l->n; i++) list_push(l, zeros_like(I, v.u.l->items[i]), v.u.l->names ? v.u.l->names[i] : NULL);
@@ -1104,7 +1104,7 @@ static Value make_leaves(Interp *I, Tape *t, Value v, Span sp) {
     return box_new(t, id, p);
   }
   if (prim.t == VT_LIST && p.t == VT_LIST) {
-    List *l = list_new(p.u.l->n);
+    List *l = list_new(I, p.u.l->n);
     Value r = val_list(l);
     tmp_push(I, r);
     for (int i = 0; i < p.u.l->n; i++)
@@ -1131,7 +1131,7 @@ static Value collect(Interp *I, Value leaf, const List *adj, Tape *t) {
     return g;
   }
   if (leaf.t == VT_LIST) {
-    List *l = list_new(leaf.u.l->n);
+    List *l = list_new(I, leaf.u.l->n);
     Value r = val_list(l);
     tmp_push(I, r);
     for (int i = 0; i < leaf.u.l->n; i++)
@@ -1156,7 +1156,7 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   int npositional = 0;
   for (int i = 0; i < nargs; i++) npositional += names[i] == NULL;
   Tape *t = tape_begin(I);
-  List *holder = list_new(nargs > 0 ? nargs : 1);          /* keeps the boxed args alive */
+  List *holder = list_new(I, nargs > 0 ? nargs : 1);       /* keeps the boxed args alive */
   tmp_push(I, val_list(holder));
   for (int i = 0; i < nargs; i++) { val_retain(args[i]); list_push(holder, args[i], NULL); }
   int leaf_at[16];
@@ -1202,7 +1202,7 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   }
   Value grads;
   if (many) {
-    List *gl = list_new(pi);
+    List *gl = list_new(I, pi);
     grads = val_list(gl);
     tmp_push(I, grads);
     for (int k = 0; k < pi; k++) list_push(gl, collect(I, holder->items[leaf_at[k]], adj, t), NULL);
@@ -1213,7 +1213,7 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   Value result = grads;
   if (d->kind == 1) {                                  /* value_and_grad: [value, gradient] */
     tmp_push(I, grads);                                /* held while the list is made */
-    List *vl = list_new(2);
+    List *vl = list_new(I, 2);
     vl->multi = true;
     val_retain(val);
     list_push(vl, val, NULL);
@@ -1256,10 +1256,10 @@ static Value make_derived(Interp *I, Args *a, int kind) {
   val_retain(f);
   d->argnum = ap;
   val_retain(ap);
-  return closure_new_derived(d, derived_names[kind]);
+  return closure_new_derived(I, d, derived_names[kind]);
 }
 
-Value ad_derived_jit(Value f, struct Jit *j) {     /* takes j (freed on failure) */
+Value ad_derived_jit(Interp *I, Value f, struct Jit *j) {  /* takes j (freed on failure) */
   Derived *d = mem_try_alloc(sizeof *d);
   if (!d) {
     stage_jit_free(j);
@@ -1271,7 +1271,7 @@ Value ad_derived_jit(Value f, struct Jit *j) {     /* takes j (freed on failure)
   val_retain(f);
   d->argnum = val_null();
   d->jit = j;
-  return closure_new_derived(d, "jit");
+  return closure_new_derived(I, d, "jit");
 }
 
 struct Jit *ad_jit_of(Value f) {
@@ -1308,7 +1308,7 @@ static Value grad_component(Interp *I, Value f, int nargs, const Value *args, Sy
                             const char *who) {
   int mark = I->ntmp;
   Tape *t = tape_begin(I);
-  List *holder = list_new(nargs > 0 ? nargs : 1);
+  List *holder = list_new(I, nargs > 0 ? nargs : 1);
   tmp_push(I, val_list(holder));
   int at = -1, seen = 0;
   for (int i = 0; i < nargs; i++) {
@@ -1400,7 +1400,7 @@ Value ad_call_jacobian(Interp *I, Closure *c, int nargs, Value *args, Symbol **n
   gd->f = d->f;
   val_retain(gd->f);
   gd->argnum = val_num(1);
-  Value gf = closure_new_derived(gd, "hessian");   /* (its errors name hessian) */
+  Value gf = closure_new_derived(I, gd, "hessian");  /* (its errors name hessian) */
   tmp_push(I, gf);
   Value h = jacobian_of(I, gf, nargs, args, names, sp, "hessian");
   tmp_pop(I, 1);

@@ -106,7 +106,7 @@ Value ad_place(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_
 struct Closure;
 struct Jit;
 /* The function jit(f) returns: calls go to stage_call_jit with j (taken). */
-Value ad_derived_jit(Value f, struct Jit *j);
+Value ad_derived_jit(Interp *I, Value f, struct Jit *j);
 /* The cache of a jit(f) value (borrowed), or NULL when f is not one. */
 struct Jit *ad_jit_of(Value f);
 Value ad_call_derived(Interp *I, struct Closure *c, int nargs, Value *args, struct Symbol **names, Span sp);

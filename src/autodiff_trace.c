@@ -565,7 +565,7 @@ Value bi_trace_grad(Interp *I, Args *a) {
   /* phase 1: run f on boxed arguments, check the tape, copy its numbers, backward pass */
   int mark = I->ntmp;
   Tape *t = ad_trace_tape(I);
-  List *holder = list_new(n);
+  List *holder = list_new(I, n);
   tmp_push(I, val_list(holder));
   for (int k = 0; k < n; k++) list_push(holder, ad_trace_leaf(I, t, ad_primal(a->dots[k]), a->span), NULL);
   Value r = call_value(I, f, n, holder->items, a->dotnames, a->span);

@@ -412,7 +412,7 @@ Value bi_is_na(Interp *I, Args *a) {
 }
 
 Value bi_list(Interp *I, Args *a) {
-  List *l = list_new(a->ndots);
+  List *l = list_new(I, a->ndots);
   tmp_push(I, val_list(l));                   /* held while it grows */
   for (int i = 0; i < a->ndots; i++) {
     val_retain(a->dots[i]);
@@ -426,7 +426,7 @@ Value bi_names(Interp *I, Args *a) {
   Value v = a->v[0];
   char d[64];
   if (v.t != VT_LIST) bi_argerror(I, 1, "list expected, got %s", val_describe(v, d, sizeof d));
-  List *l = list_new(v.u.l->n);
+  List *l = list_new(I, v.u.l->n);
   tmp_push(I, val_list(l));                   /* held while it grows */
   for (int i = 0; i < v.u.l->n; i++) {
     const char *nm = v.u.l->names && v.u.l->names[i] ? v.u.l->names[i]->name : "";
@@ -484,7 +484,7 @@ Value bi_time(Interp *I, Args *a) {
 
 Value bi_gc(Interp *I, Args *a) {
   (void)I; (void)a;
-  return val_num((double)gc_collect());
+  return val_num((double)gc_collect(I));
 }
 
 Value bi_exists(Interp *I, Args *a) {

@@ -18,7 +18,7 @@ static Value move_to(Interp *I, Value v, const Backend *be, const char *fn) {
     return val_mat(tensor_to(I, v.u.m, be));
   }
   if (v.t == VT_LIST) {
-    List *src = v.u.l, *l = list_new(src->n > 0 ? src->n : 1);
+    List *src = v.u.l, *l = list_new(I, src->n > 0 ? src->n : 1);
     l->multi = src->multi;
     Value r = val_list(l);
     tmp_push(I, r);

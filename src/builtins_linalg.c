@@ -637,7 +637,7 @@ static Value keep(Tensor *t) { t->refcount++; return val_mat(t); }
 ** are borrowed (the caller holds them on the temp stack, so an allocation failing here frees
 ** them there). */
 static Value multi(Interp *I, int n, const char *const names[], const Value vals[]) {
-  List *l = list_new(n);
+  List *l = list_new(I, n);
   tmp_push(I, val_list(l));
   l->multi = true;
   for (int i = 0; i < n; i++) {

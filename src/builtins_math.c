@@ -444,7 +444,7 @@ Value bi_xor(Interp *I, Args *a) {
 Value bi_append(Interp *I, Args *a) {
   Value x = a->v[0], y = a->v[1], px = ad_primal(x), py = ad_primal(y);
   if (px.t == VT_LIST) {
-    List *l = list_copy(px.u.l);
+    List *l = list_copy(I, px.u.l);
     val_retain(y);
     list_push(l, y, NULL);
     return val_list(l);
@@ -491,7 +491,7 @@ Value bi_scale(Interp *I, Args *a) {
     sf = K(I, op_ifelse(I, bad, val_num(1), sf, sp));
     X = OB(OP_DIV, X, sf);
   }
-  List *l = list_new(3);
+  List *l = list_new(I, 3);
   l->multi = true;
   Value vals[3] = { X, cm, sf };
   static const char *const names[] = { "Y", "ColMean", "ScaleFactor" };

@@ -654,7 +654,7 @@ static void ck_value(Cursor *c, List *parent, Symbol *name, int depth) {
     ck_get(c, b, 4);
     uint32_t n = get_le32(b);
     if (n > (len - 4) / 13) ck_corrupt(c, "a list longer than its data");
-    List *l = list_new((int)(n < 64 ? n : 64));
+    List *l = list_new(I, (int)(n < 64 ? n : 64));
     list_push(parent, val_list(l), name);
     for (uint32_t k = 0; k < n; k++) {
       Symbol *s = ck_name(c, false);
@@ -725,7 +725,7 @@ void ckpt_load(Interp *I, IoJob *j) {
   unsigned char tail[4];
   if (!ck_pread(I, j, tail, 4, size - 4)) bi_error(I, "cannot read '%s': it changed while being read", j->path);
   if ((uint32_t)crc != get_le32(tail)) bi_error(I, "'%s': checksum mismatch (the file is corrupt)", j->path);
-  List *top = list_new((int)(count < 64 ? count : 64));
+  List *top = list_new(I, (int)(count < 64 ? count : 64));
   j->result = val_list(top);
   Cursor c = { I, j, CKPT_HEADER, size - 4, 0, count };
   for (uint32_t e = 0; e < count; e++) {

@@ -204,7 +204,7 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
   const char *fail = getenv("MLS_FAIL_ALLOC");     /* allocation-failure injection (mem.h) */
   if (fail && *fail) mem_fail_at(strtoull(fail, NULL, 10));
   const char *gcmin = getenv("MLS_GC_MIN");        /* cycle collections after this many new objects (gc.c) */
-  if (gcmin && *gcmin) gc_set_min(strtoll(gcmin, NULL, 10));
+  if (gcmin && *gcmin) gc_set_min(I, strtoll(gcmin, NULL, 10));
   const char *mpit = getenv("MLS_MPI_TIMEOUT");    /* the default of --mpi-timeout */
   double secs;
   if (mpit && *mpit) {

@@ -160,6 +160,8 @@ struct Interp {
   struct PlotState *plot;    /* figures of plot() and friends (src/plot/), NULL until the first */
   /* ---- state of the modules below, theirs to read and write (no file-scope state: issue 26,
   ** docs/robustness.md "Global state") ---- */
+  GcHeap gc;                 /* the lists, closures and envs made for this interpreter, and the
+                             ** schedule of their cycle collector (interp/gc.c) */
   size_t stack_found;        /* the stack budget found for the thread stack_thread (0: none yet): */
   pthread_t stack_thread;    /* interp.c asks the system once per thread, not at every run */
   void *spare_parser;        /* the parser kept for the next parse (parse.c), or NULL */

@@ -58,7 +58,7 @@ Value val_cstr(const char *s) { return val_str(s, strlen(s)); }
 Value val_mat(struct Tensor *m) { Value v; v.t = VT_MAT; v.u.m = m; return v; }
 Value val_list(List *l) { Value v; v.t = VT_LIST; v.u.l = l; return v; }
 
-List *list_new(int cap) {
+List *list_new(Interp *I, int cap) {
   cap = cap > 0 ? cap : 4;
   Value *items = mem_alloc((size_t)cap * sizeof(Value));
   List *l = mem_try_alloc(sizeof *l);
@@ -70,7 +70,7 @@ List *list_new(int cap) {
   l->refcount = 1;
   l->cap = cap;
   l->items = items;
-  gc_track(&l->gc, GC_LIST);
+  gc_track(I, &l->gc, GC_LIST);
   return l;
 }
 
@@ -113,8 +113,8 @@ int list_find(const List *l, const struct Symbol *name) {
   return -1;
 }
 
-List *list_copy(const List *l) {
-  List *c = list_new(l->n);                    /* room for every item: nothing grows below */
+List *list_copy(Interp *I, const List *l) {
+  List *c = list_new(I, l->n);                 /* room for every item: nothing grows below */
   if (l->names) {
     size_t nb = (size_t)c->cap * sizeof(Symbol *);
     Symbol **names = mem_try_alloc(nb);

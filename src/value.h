@@ -48,16 +48,28 @@ typedef struct Value {
   } u;
 } Value;
 
-/* Cycle collection (interp/gc.c). Every list, closure and function env is linked on one list
-** while it lives, so that reference cycles among them (an env holding a closure that holds the
-** env, through any number of lists, closures and envs) can be found and freed. */
+/* Cycle collection (interp/gc.c). Every list, closure and function env is linked on its
+** interpreter's heap (Interp.gc) while it lives, so that reference cycles among them (an env
+** holding a closure that holds the env, through any number of lists, closures and envs) can be
+** found and freed. */
 typedef struct GcLink {
   struct GcLink *prev, *next;  /* NULL while untracked */
+  struct GcHeap *heap;         /* the heap it is linked on: its free unlinks it without the Interp */
   int32_t gc_refs;             /* during a collection: references from outside the tracked objects */
   uint8_t kind, state;         /* GC_LIST, GC_CLOSURE, GC_ENV; a collection's mark */
 } GcLink;
 enum { GC_LIST = 1, GC_CLOSURE, GC_ENV };
-void gc_track(GcLink *g, int kind);
+/* One interpreter's tracked objects and its collector's schedule (gc.c's; in struct Interp). */
+typedef struct GcHeap {
+  GcLink all;                  /* every tracked object: the head of the ring */
+  int64_t ntracked;
+  int64_t next_at;             /* gc_maybe collects past this many */
+  int64_t min_new;             /* gc_set_min */
+  bool running;                /* a collection is under way: the frees it makes start no other */
+} GcHeap;
+/* Links g (of a new object of that kind) on I's heap. */
+void gc_track(Interp *I, GcLink *g, int kind);
+/* Unlinks g from the heap it is on, if any (the object's free). */
 void gc_untrack(GcLink *g);
 
 typedef struct List {
@@ -92,11 +104,12 @@ Value val_cstr(const char *s);
 Value val_mat(struct Tensor *m);       /* takes the reference */
 Value val_list(List *l);               /* takes the reference */
 
-List *list_new(int cap);
+/* A new empty list (+1) of room for cap items, tracked on I's heap. */
+List *list_new(Interp *I, int cap);
 /* Appends, taking the reference to v; name may be NULL. */
 void list_push(List *l, Value v, struct Symbol *name);
 int list_find(const List *l, const struct Symbol *name);   /* -1 when absent */
-List *list_copy(const List *l);        /* shallow: retains the items */
+List *list_copy(Interp *I, const List *l);   /* shallow: retains the items; +1, on I's heap */
 
 /* "number", "boolean", "string", "3x4 matrix", "list", "function" for messages. */
 const char *val_describe(Value v, char *buf, size_t n);

@@ -1499,19 +1499,7 @@ int check_program(Interp *I, Source *src) {
 
 /* A frame in I->frames (as frame_push_staged does) so that a throw lists the call. */
 static void push_runtime_frame(Interp *I, const CFrame *f, Source *src) {
-  if (I->nframes == I->capframes) {
-    int cap = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
-    I->capframes = cap;
-  }
-  Frame *fr = &I->frames[I->nframes++];
-  memset(fr, 0, sizeof *fr);
-  fr->fi = f->fi;
-  fr->src = src;
-  fr->call_src = f->call_src;
-  fr->call_site = f->call_site;
-  fr->env = NULL;
-  fr->entered = true;
+  frame_push(I, (Frame){ .fi = f->fi, .src = src, .call_src = f->call_src, .call_site = f->call_site, .entered = true }, false);
 }
 
 void check_call(Interp *I, Value f, int nargs, const Value *args, Symbol **names, Span sp) {

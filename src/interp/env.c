@@ -11,7 +11,7 @@
 #include "mem.h"
 #include "staging/stage.h"
 
-Env *env_new(const FuncInfo *fi, Env *parent) {
+Env *env_new(Interp *I, const FuncInfo *fi, Env *parent) {
   Env *e = mem_alloc(sizeof *e + (size_t)fi->nslots * sizeof(Value));
   e->refcount = 1;
   e->n = fi->nslots;
@@ -20,7 +20,7 @@ Env *env_new(const FuncInfo *fi, Env *parent) {
   e->fi = fi;
   e->stage_id = 0;
   for (int i = 0; i < e->n; i++) e->slots[i] = val_unbound();
-  gc_track(&e->gc, GC_ENV);
+  gc_track(I, &e->gc, GC_ENV);
   return e;
 }
 
@@ -85,7 +85,7 @@ void closure_unref(Closure *c) {
   if (c->env && c->refcount <= c->env->n && c->refcount == slots_holding(c->env, c)) break_if_dead_cycle(c->env);
 }
 
-Value closure_new(const FuncInfo *fi, Env *env) {
+Value closure_new(Interp *I, const FuncInfo *fi, Env *env) {
   Closure *c = mem_alloc(sizeof *c);
   c->serial = 0;                     /* (given by the first staged graph that guards it) */
   c->refcount = 1;
@@ -97,14 +97,14 @@ Value closure_new(const FuncInfo *fi, Env *env) {
   c->derived = NULL;
   c->jit = NULL;
   c->dname = NULL;
-  gc_track(&c->gc, GC_CLOSURE);
+  gc_track(I, &c->gc, GC_CLOSURE);
   Value v;
   v.t = VT_FUNC;
   v.u.f = c;
   return v;
 }
 
-Value closure_new_derived(struct Derived *d, const char *name) {   /* takes d (freed on failure) */
+Value closure_new_derived(Interp *I, struct Derived *d, const char *name) {  /* takes d (freed on failure) */
   Closure *c = mem_try_alloc(sizeof *c);
   if (!c) {
     ad_derived_free(d);
@@ -114,7 +114,7 @@ Value closure_new_derived(struct Derived *d, const char *name) {   /* takes d (f
   c->refcount = 1;
   c->derived = d;
   c->dname = name;
-  gc_track(&c->gc, GC_CLOSURE);
+  gc_track(I, &c->gc, GC_CLOSURE);
   Value v;
   v.t = VT_FUNC;
   v.u.f = c;

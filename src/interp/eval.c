@@ -505,7 +505,7 @@ __attribute__((noinline)) static Value eval_misc(Interp *I, AstNode *n) {
   case AST_OROR: r = val_bool(scalar_truth(I, n->kids[0], "||") || scalar_truth(I, n->kids[1], "||")); break;
   case AST_MEMBER: r = eval_member(I, n); break;
   case AST_MATRIX: r = eval_matrix(I, n); break;
-  case AST_FUNCTION: r = closure_new(n->u.fn, I->env); break;
+  case AST_FUNCTION: r = closure_new(I, n->u.fn, I->env); break;
   case AST_RETURN: {
     Value v = n->nkids ? eval(I, n->kids[0]) : val_null();
     if (I->ctl) { r = v; break; }
@@ -631,185 +631,7 @@ void eval_prepare(AstNode *n) {
   }
 }
 
-/* ---- calls ---- */
-static l_noret arg_type_error(Interp *I, Span sp, const FuncInfo *fi, const Param *p, Value v, bool result) {
-  char d[64];
-  static const char *const tn[] = { "anything", "a matrix", "a number", "an integer", "a boolean", "a string", "a list", "a function" };
-  mls_throw(I, sp, "%s '%s' of %s() must be %s, got %s", result ? "result" : "argument", p->name->name,
-            fi->name ? fi->name->name : "function", tn[p->type], val_describe(v, d, sizeof d));
-}
-
-static bool type_ok(uint8_t ty, Value v) {
-  v = ad_primal(v);                           /* a value traced by grad or staged has its type */
-  switch (ty) {
-  case TY_ANY: return true;
-  case TY_MATRIX: return v.t == VT_MAT;
-  case TY_DOUBLE: case TY_BOOL: return v.t == VT_NUM || v.t == VT_BOOL;
-  case TY_INT: return (v.t == VT_NUM && v.u.n == floor(v.u.n)) || v.t == VT_BOOL;
-  case TY_STRING: return v.t == VT_STR;
-  case TY_LIST: return v.t == VT_LIST;
-  case TY_FUNC: return v.t == VT_FUNC || v.t == VT_BUILTIN;
-  default: return false;
-  }
-}
-
-bool call_types_ok(const Closure *c, int nargs, const Value *args, Symbol **names) {
-  const FuncInfo *fi = c->fi;
-  if (!fi) return true;
-  const Value *bound[64] = { 0 };
-  if (fi->nparams > 64) return false;
-  for (int i = 0; i < nargs; i++) {
-    if (!names[i]) continue;
-    int k = -1;
-    for (int j = 0; j < fi->nparams; j++)
-      if (fi->params[j].name == names[i]) { k = j; break; }
-    if (k < 0) return false;
-    bound[k] = &args[i];
-  }
-  int next = 0;
-  for (int i = 0; i < nargs; i++) {
-    if (names[i]) continue;
-    while (next < fi->nparams && bound[next]) next++;
-    if (next >= fi->nparams) return false;
-    bound[next++] = &args[i];
-  }
-  for (int j = 0; j < fi->nparams; j++)
-    if (bound[j] && !type_ok(fi->params[j].type, *bound[j])) return false;
-  return true;
-}
-
-static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol **names, Span sp) {
-  const FuncInfo *fi = c->fi;
-  const char *fname = fi->name ? fi->name->name : "function";
-  if (I->nframes >= I->maxframes) mls_throw(I, sp, "stack overflow (more than %d nested calls)", I->maxframes);
-  interp_burn(I);
-  if (I->interrupted) interp_check_interrupt(I, sp);     /* Ctrl-C in deep recursion */
-  char here;
-  if (I->stack_base && (size_t)(I->stack_base - &here) > I->stack_limit)
-    mls_throw(I, sp, "stack overflow (%d nested calls used the C stack)", I->nframes);
-  if (I->nframes == I->capframes) {            /* room for the frame first: env is not held yet */
-    int cap = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
-    I->capframes = cap;
-  }
-  Env *env = env_new(fi, c->env);
-  env->stage_id = I->stage ? I->stage->id : 0;   /* made while staging: its reads are not captures */
-  /* the frame owns env from here on, so a throw below releases it */
-  Frame *f = &I->frames[I->nframes++];
-  f->fi = fi;
-  f->src = c->chunk->src;
-  f->call_src = I->src;
-  f->call_site = sp;
-  f->env = env;
-  f->entered = false;
-  /* bind: named first, then positional into the remaining parameters (R's matching) */
-  for (int i = 0; i < nargs; i++) {
-    if (!names[i]) continue;
-    int k = -1;
-    for (int j = 0; j < fi->nparams; j++)
-      if (fi->params[j].name == names[i]) { k = j; break; }
-    if (k < 0) mls_throw(I, sp, "unknown argument '%s' in call to %s()", names[i]->name, fname);
-    val_retain(args[i]);
-    env->slots[k] = args[i];
-  }
-  int next = 0;
-  for (int i = 0; i < nargs; i++) {
-    if (names[i]) continue;
-    while (next < fi->nparams && env->slots[next].t != VT_UNBOUND) next++;
-    if (next >= fi->nparams) {
-      mls_throw(I, sp, "too many arguments in call to %s() (%d expected, got %d)", fname, fi->nparams, nargs);
-    }
-    val_retain(args[i]);
-    env->slots[next++] = args[i];
-  }
-  for (int j = 0; j < fi->nparams; j++) {
-    const Param *p = &fi->params[j];
-    if (env->slots[j].t == VT_UNBOUND && !p->dflt)
-      mls_throw(I, sp, "argument '%s' is missing in call to %s(), with no default", p->name->name, fname);
-    if (env->slots[j].t != VT_UNBOUND && !type_ok(p->type, env->slots[j]))
-      arg_type_error(I, sp, fi, p, env->slots[j], false);
-  }
-  Env *saved_env = I->env;
-  Source *saved_src = I->src;
-  Span saved_call = I->call_span;
-  I->env = env;
-  I->src = c->chunk->src;
-  I->call_span = fi->span;                   /* a span in the callee's source (out-of-memory errors) */
-  f->entered = true;
-  for (int j = 0; j < fi->nparams; j++) {           /* defaults, at call time, in the callee */
-    const Param *p = &fi->params[j];
-    if (env->slots[j].t != VT_UNBOUND) continue;
-    Value d = eval(I, p->dflt);
-    if (!type_ok(p->type, d)) { tmp_push(I, d); arg_type_error(I, p->span, fi, p, d, false); }
-    env->slots[j] = d;
-  }
-  Value r = eval(I, fi->body);
-  if (I->ctl == CTL_RETURN) {
-    val_release(r);
-    r = I->retval;
-    I->retval = val_null();
-    I->ctl = CTL_NONE;
-  }
-  if (fi->rets) {                                      /* DML: the named results */
-    val_release(r);
-    r = val_null();
-    List *l = fi->nrets > 1 ? list_new(fi->nrets) : NULL;
-    if (l) { l->multi = true; r = val_list(l); tmp_push(I, r); }
-    for (int k = 0; k < fi->nrets; k++) {
-      const Param *p = &fi->rets[k];
-      int s = 0;                                       /* a result may share a parameter's slot (DML) */
-      while (s < fi->nslots && fi->slots[s] != p->name) s++;
-      Value v = env->slots[s];
-      if (v.t == VT_UNBOUND) mls_throw(I, p->span, "result '%s' of %s() was not assigned", p->name->name, fname);
-      if (!type_ok(p->type, v)) arg_type_error(I, p->span, fi, p, v, true);
-      val_retain(v);
-      if (l) list_push(l, v, p->name);
-      else r = v;
-    }
-    if (l) tmp_pop(I, 1);
-  }
-  I->env = saved_env;
-  I->src = saved_src;
-  I->call_span = saved_call;
-  I->nframes--;
-  env_release(env);
-  gc_maybe();                                /* a call's env is where cycles form */
-  return r;
-}
-
-bool frame_push_staged(Interp *I, Value fn, Span sp) {
-  if (fn.t != VT_FUNC || !fn.u.f->fi) return false;
-  if (I->nframes >= I->maxframes) mls_throw(I, sp, "stack overflow (more than %d nested calls)", I->maxframes);
-  if (I->nframes == I->capframes) {
-    int cap = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
-    I->capframes = cap;
-  }
-  Frame *f = &I->frames[I->nframes++];
-  f->fi = fn.u.f->fi;
-  f->src = fn.u.f->chunk->src;
-  f->call_src = I->src;
-  f->call_site = sp;
-  f->env = NULL;
-  f->entered = true;
-  return true;
-}
-
-Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp) {
-  if (I->jit_all && fn.t == VT_FUNC && fn.u.f->fi) {          /* --jit-all: as jit(f) */
-    if (I->jit_bypass) I->jit_bypass = false;
-    else {
-      if (!fn.u.f->jit) fn.u.f->jit = stage_jit_new();
-      return stage_call_jit(I, fn.u.f->jit, fn, nargs, args, names, sp);
-    }
-  }
-  if (fn.t == VT_BUILTIN) return bi_call(I, fn.u.bi, nargs, args, names, sp);
-  if (fn.t == VT_FUNC && fn.u.f->derived) return ad_call_derived(I, fn.u.f, nargs, args, names, sp);
-  if (fn.t == VT_FUNC) return call_closure(I, fn.u.f, nargs, args, names, sp);
-  char d[64];
-  mls_throw(I, sp, "attempt to call %s", val_describe(fn, d, sizeof d));
-}
-
+/* ---- calls (call_value and the binding of arguments: call.c) ---- */
 static bool is_fn(Value v) { return v.t == VT_FUNC || v.t == VT_BUILTIN; }
 
 /* As R: a call skips variables that are not functions, looking outward, then builtins. */
@@ -947,12 +769,12 @@ static void assign_matrix_index(Interp *I, Value *place, AstNode *ixnode, Value 
 
 /* Makes *place a list only this place holds (copy-on-write); NULL/unbound become empty. */
 static List *own_list(Interp *I, Value *place, Span sp) {
-  if (place->t == VT_UNBOUND || place->t == VT_NULL) { store(place, val_list(list_new(4))); return place->u.l; }
+  if (place->t == VT_UNBOUND || place->t == VT_NULL) { store(place, val_list(list_new(I, 4))); return place->u.l; }
   if (place->t != VT_LIST) {
     char d[64];
     mls_throw(I, sp, "'$' assignment needs a list, got %s", val_describe(*place, d, sizeof d));
   }
-  if (place->u.l->refcount > 1) store(place, val_list(list_copy(place->u.l)));
+  if (place->u.l->refcount > 1) store(place, val_list(list_copy(I, place->u.l)));
   place->u.l->multi = false;
   return place->u.l;
 }
@@ -1084,7 +906,7 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
     AstNode *s = root->kids[i];
     val_release(last);
     last = val_null();
-    gc_maybe();
+    gc_maybe(I);
     if (!echo && staging_blocks(I) && stageable(s)) {   /* --staged */
       val_release(run_staged(I, root->kids, root->nkids, &i));
       i--;

@@ -1,7 +1,8 @@
 /*
 ** gc.c — the cycle collector (interp.h). Lists, closures and function envs are the only
 ** objects that hold references to one another, so they are the only ones a cycle can be made
-** of; each is on one doubly linked list from its creation to its free. A collection:
+** of; each is on its interpreter's doubly linked list (Interp.gc) from its creation to its
+** free. A collection:
 **   1. gc_refs = refcount, for every tracked object;
 **   2. for every reference one tracked object makes to another, the target's gc_refs -= 1;
 **      what is left counts references from outside: a global, a frame, the temp stack, a
@@ -19,20 +20,20 @@
 
 #define GC_MIN 10000          /* new tracked objects before the first automatic collection */
 
-/* The tracked objects and the collector's schedule. The interpreter runs on one thread; the
-** heap is still one per process, shared by every Interp of the process (each one's objects are
-** reachable from its globals and frames, which count as outside), because list_new() and
-** closure_new_derived() are called without the interpreter from autodiff.c and
-** autodiff_trace.c, which the op-layer work of issue 26 is rewriting: once those pass it, this
-** struct moves into the Interp (tools/globals_allow.txt). */
-typedef struct GcHeap {
-  GcLink all;                /* every tracked object: the head of the ring */
-  int64_t ntracked;
-  int64_t next_at;           /* gc_maybe collects past this many */
-  int64_t min_new;           /* gc_set_min */
-  bool running;              /* a collection is under way: the frees it makes start no other */
-} GcHeap;
-static GcHeap heap = { { &heap.all, &heap.all, 0, 0, 0 }, 0, GC_MIN, GC_MIN, false };
+/* The tracked objects and the collector's schedule are the interpreter's (Interp.gc, a GcHeap):
+** two interpreters of one process (the unit tests, the fuzzing harnesses) collect apart, each
+** object on the heap of the interpreter that made it. An object's link names its heap, so that
+** its free, which has no interpreter at hand (val_release), unlinks it and keeps the count. */
+
+void gc_init(Interp *I) {
+  GcHeap *h = &I->gc;
+  h->all.prev = h->all.next = &h->all;
+  h->all.heap = h;
+  h->ntracked = 0;
+  h->next_at = GC_MIN;
+  h->min_new = GC_MIN;
+  h->running = false;
+}
 
 enum { MARK_NONE, MARK_REACHABLE, MARK_TENTATIVE };
 
@@ -48,26 +49,39 @@ static void unlink_(GcLink *g) {
   g->next->prev = g->prev;
 }
 
-void gc_track(GcLink *g, int kind) {
+void gc_track(Interp *I, GcLink *g, int kind) {
   g->kind = (uint8_t)kind;
   g->state = MARK_NONE;
   g->gc_refs = 0;
-  link_tail(&heap.all, g);
-  heap.ntracked++;
+  g->heap = &I->gc;
+  link_tail(&I->gc.all, g);
+  I->gc.ntracked++;
 }
 
 void gc_untrack(GcLink *g) {
   if (!g->prev) return;
   unlink_(g);
   g->prev = g->next = NULL;
-  heap.ntracked--;
+  g->heap->ntracked--;
+  g->heap = NULL;
 }
 
-int64_t gc_tracked(void) { return heap.ntracked; }
+int64_t gc_tracked(Interp *I) { return I->gc.ntracked; }
 
-void gc_set_min(int64_t n) {
-  heap.min_new = n > 0 ? n : 0;
-  heap.next_at = heap.ntracked + heap.min_new;
+void gc_set_min(Interp *I, int64_t n) {
+  I->gc.min_new = n > 0 ? n : 0;
+  I->gc.next_at = I->gc.ntracked + I->gc.min_new;
+}
+
+void gc_detach_all(Interp *I) {
+  GcLink *head = &I->gc.all;
+  while (head->next != head) {
+    GcLink *g = head->next;
+    unlink_(g);
+    g->prev = g->next = NULL;
+    g->heap = NULL;
+  }
+  I->gc.ntracked = 0;
 }
 
 #define OWNER(g, T) ((T *)(void *)((char *)(g) - offsetof(T, gc)))
@@ -114,12 +128,12 @@ static void subtract_ref(GcLink *child, void *ctx) {
 }
 
 static void reach(GcLink *child, void *ctx) {
+  GcHeap *h = ctx;
   if (child->state == MARK_TENTATIVE) {         /* met earlier and set aside: it is reachable after all */
     unlink_(child);
-    link_tail(&heap.all, child);               /* the scan reaches it again at the tail */
+    link_tail(&h->all, child);                 /* the scan reaches it again at the tail */
   }
   child->state = MARK_REACHABLE;
-  (void)ctx;
 }
 
 /* Drops the references g makes (to tracked objects and to anything else). */
@@ -173,27 +187,28 @@ static void release(GcLink *g) {
   }
 }
 
-int64_t gc_collect(void) {
-  if (heap.running) return 0;
-  heap.running = true;
+int64_t gc_collect(Interp *I) {
+  GcHeap *h = &I->gc;
+  if (h->running) return 0;
+  h->running = true;
   GcLink *g;
-  for (g = heap.all.next; g != &heap.all; g = g->next) {
+  for (g = h->all.next; g != &h->all; g = g->next) {
     g->gc_refs = *refcount_of(g);
     g->state = MARK_NONE;
   }
-  for (g = heap.all.next; g != &heap.all; g = g->next) children(g, subtract_ref, NULL);
-  for (g = heap.all.next; g != &heap.all; g = g->next)
+  for (g = h->all.next; g != &h->all; g = g->next) children(g, subtract_ref, NULL);
+  for (g = h->all.next; g != &h->all; g = g->next)
     if (g->gc_refs < 0) {                       /* a reference traversed but not counted: a bug */
       MLS_ASSERT(!"gc: an object has more references from tracked objects than its count");
-      heap.running = false;
+      h->running = false;
       return 0;                                 /* (release builds) free nothing rather than too much */
     }
-  GcLink unreach = { &unreach, &unreach, 0, 0, 0 };
-  for (g = heap.all.next; g != &heap.all;) {
+  GcLink unreach = { .prev = &unreach, .next = &unreach };
+  for (g = h->all.next; g != &h->all;) {
     GcLink *nx = g->next;
     if (g->gc_refs > 0 || g->state == MARK_REACHABLE) {
       g->state = MARK_REACHABLE;
-      children(g, reach, NULL);
+      children(g, reach, h);
       nx = g->next;                             /* (reach may have appended to the tail) */
     } else {
       unlink_(g);
@@ -211,15 +226,16 @@ int64_t gc_collect(void) {
   while (unreach.next != &unreach) {
     g = unreach.next;
     unlink_(g);
-    link_tail(&heap.all, g);                    /* its free unlinks it from there */
+    link_tail(&h->all, g);                      /* its free unlinks it from there */
     g->state = MARK_NONE;
     release(g);
   }
-  heap.next_at = heap.min_new == 0 ? 0 : heap.ntracked + (heap.ntracked > heap.min_new ? heap.ntracked : heap.min_new);
-  heap.running = false;
+  h->next_at = h->min_new == 0 ? 0 : h->ntracked + (h->ntracked > h->min_new ? h->ntracked : h->min_new);
+  h->running = false;
   return n;
 }
 
-void gc_maybe(void) {
-  if (heap.ntracked > heap.next_at || heap.min_new == 0) gc_collect();
+void gc_maybe(Interp *I) {
+  GcHeap *h = &I->gc;
+  if (h->ntracked > h->next_at || h->min_new == 0) gc_collect(I);
 }

@@ -50,6 +50,7 @@ static size_t stack_budget(Interp *I) {
 
 Interp *interp_new(void) {
   Interp *I = mem_calloc(1, sizeof *I);
+  gc_init(I);
   sym_init(&I->syms);
   I->out = stdout;
   I->errf = stderr;
@@ -89,7 +90,8 @@ void interp_free(Interp *I) {
       s->global = val_unbound();
       val_release(v);
     }
-  gc_collect();                               /* cycles the globals held */
+  gc_collect(I);                              /* cycles the globals held */
+  gc_detach_all(I);                           /* what outlives I is freed without it */
   parse_free_spare(&I->spare_parser);
   la_detach_abandoned(I);                     /* (main() asked la_busy first) */
   sym_free(&I->syms);
@@ -310,16 +312,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
     snprintf(pe.msg, sizeof pe.msg, "%s", msg);
   }
   if (!ch) {                 /* report at the file's own location, then "in source() at ..." */
-    if (I->nframes == I->capframes) {
-      int cap = I->capframes ? I->capframes * 2 : 64;
-      I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
-      I->capframes = cap;
-    }
-    Frame *f = &I->frames[I->nframes++];
-    memset(f, 0, sizeof *f);
-    f->call_src = I->src;
-    f->call_site = sp;
-    f->entered = true;
+    frame_push(I, (Frame){ .call_src = I->src, .call_site = sp, .entered = true }, false);
     mls_undefer(I, src);
     mls_throw_in(I, src, pe.span, "%s", pe.msg);
   }
@@ -328,22 +321,14 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   mls_defer(I, chunk_cleanup, ch);             /* until the holder below does */
   Source *saved_src = I->src;
   Env *saved_env = I->env;
-  if (I->nframes == I->capframes) {
-    int cap = I->capframes ? I->capframes * 2 : 64;
-    I->frames = mem_realloc(I->frames, (size_t)cap * sizeof(Frame));
-    I->capframes = cap;
-  }
+  /* the frame first, not entered until it holds env (a throw releases it with the frame) */
+  Frame *f = frame_push(I, (Frame){ .fi = &ch->top, .src = ch->src, .call_src = saved_src, .call_site = sp }, false);
   ch->top.name = sym_intern(&I->syms, "source", 6);
-  Env *env = ns ? env_new(&ch->top, NULL) : NULL;
-  Frame *f = &I->frames[I->nframes++];
-  f->fi = &ch->top;
-  f->src = ch->src;
-  f->call_src = saved_src;
-  f->call_site = sp;
+  Env *env = ns ? env_new(I, &ch->top, NULL) : NULL;
   f->env = env;
   f->entered = true;
   /* the chunk must outlive the run and any closures it makes (they retain it) */
-  Value holder = closure_new(&ch->top, NULL);
+  Value holder = closure_new(I, &ch->top, NULL);
   mls_undefer(I, ch);
   chunk_release(ch);
   tmp_push(I, holder);
@@ -354,7 +339,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   I->ctl = CTL_NONE;
   Value result = val_null();
   if (ns) {
-    List *l = list_new(env->n);
+    List *l = list_new(I, env->n);
     tmp_push(I, val_list(l));                  /* held while it grows */
     for (int i = 0; i < env->n; i++) {
       if (env->slots[i].t == VT_UNBOUND) continue;

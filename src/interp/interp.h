@@ -32,27 +32,32 @@ const char *interp_stdlib_dir(Interp *I, char *buf, size_t n);
 ** interpreters on one thread (the fuzzing harnesses) may fill stack_found and stack_thread itself. */
 size_t interp_thread_stack_budget(void);
 
-/* env.c */
-Env *env_new(const FuncInfo *fi, Env *parent);
+/* env.c: the envs and closures made are tracked on I's heap (gc.c). */
+Env *env_new(Interp *I, const FuncInfo *fi, Env *parent);
 void env_release(Env *e);
-Value closure_new(const FuncInfo *fi, Env *env);
+Value closure_new(Interp *I, const FuncInfo *fi, Env *env);
 /* A function made by grad(): calls go to ad_call_derived; takes d. */
-Value closure_new_derived(struct Derived *d, const char *name);
+Value closure_new_derived(Interp *I, struct Derived *d, const char *name);
 void ad_derived_free(struct Derived *d);
 void closure_free(Closure *c);
 
 /* gc.c: the cycle collector. Reference counting frees everything else at once; what it cannot
-** free is a cycle, and gc_collect finds the lists, closures and envs that only other such
-** objects hold and frees them (CPython's algorithm: subtract the references the objects make
-** to one another; whatever still has references left is held from outside, and so is all it
-** reaches). Returns how many objects it freed. gc_maybe collects when the tracked objects have
-** grown past a threshold (at least gc_set_min new ones, and as many as lived after the last
-** collection; gc_set_min(0): at every call, a test mode); the evaluator calls it where no C code holds an uncounted reference: when a
-** function call returns and between top-level statements. */
-int64_t gc_collect(void);
-void gc_maybe(void);
-void gc_set_min(int64_t n);
-int64_t gc_tracked(void);          /* lists, closures and envs alive */
+** free is a cycle, and gc_collect finds the lists, closures and envs of I's heap that only other
+** such objects hold and frees them (CPython's algorithm: subtract the references the objects
+** make to one another; whatever still has references left is held from outside, and so is all
+** it reaches). Returns how many objects it freed. gc_maybe collects when the tracked objects
+** have grown past a threshold (at least gc_set_min new ones, and as many as lived after the last
+** collection; gc_set_min(I, 0): at every call, a test mode); the evaluator calls it where no C
+** code holds an uncounted reference: when a function call returns and between top-level
+** statements. Each interpreter has its heap (I->gc): gc_init makes it empty (interp_new), and
+** gc_detach_all unlinks what is left on it (interp_free, after its last collection), so that a
+** value outliving its interpreter is freed later without touching it. */
+void gc_init(Interp *I);
+void gc_detach_all(Interp *I);
+int64_t gc_collect(Interp *I);
+void gc_maybe(Interp *I);
+void gc_set_min(Interp *I, int64_t n);
+int64_t gc_tracked(Interp *I);     /* lists, closures and envs alive on I's heap */
 typedef void (*GcVisit)(GcLink *child, void *ctx);
 void gc_visit_value(Value v, GcVisit fn, void *ctx);
 /* The counted references of what autodiff.c and stage.c own: a grad/jit function's Derived
@@ -64,18 +69,29 @@ void ad_derived_children(const struct Derived *d, GcVisit fn, void *ctx);
 ** *oom (may be NULL): the error is that memory ran out, not a mistake in the program. */
 bool resolve_chunk(Interp *I, Chunk *ch, bool module, char *err, size_t errn, Span *errspan, bool *oom);
 
+/* call.c */
+/* Calls fn (a user, builtin, grad or jit function) on args (borrowed; names[i] NULL:
+** positional); the result is owned by the caller. */
+Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp);
+/* True when args bind to c's parameters with their declared DML types (an integer parameter's
+** check depends on the value: a jit replay checks it, else the call runs eagerly and throws). */
+bool call_types_ok(const Closure *c, int nargs, const Value *args, Symbol **names);
+/* Pushes fr on the call stack I->frames, growing it (out of memory: the error, nothing pushed),
+** and returns it, in place until the next push. An env goes in after the push (f->env =
+** env_new(...)), so that a failed push leaks none: the frame holds it, a throw releases it as it
+** pops the frame, the pusher pops with I->nframes-- and env_release. bounded: first the error
+** "stack overflow (more than N nested calls)" at fr.call_site when I->maxframes frames are live.
+** Only the frames with entered set show in an error's call stack. */
+Frame *frame_push(Interp *I, Frame fr, bool bounded);
+/* A frame for fn while its staged graph runs, so errors show "in f() at ..." as eagerly; false
+** (nothing pushed) when fn is not a user function. Pop with I->nframes--. */
+bool frame_push_staged(Interp *I, Value fn, Span sp);
+
 /* eval.c */
 /* Evaluates n; the result is owned by the caller. */
 static inline Value eval(Interp *I, AstNode *n) { return n->ev(I, n); }
 /* Chooses n->ev for one node (called by the resolver for every node). */
 void eval_prepare(AstNode *n);
-Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Span sp);
-/* True when args bind to c's parameters with their declared DML types (an integer parameter's
-** check depends on the value: a jit replay checks it, else the call runs eagerly and throws). */
-bool call_types_ok(const Closure *c, int nargs, const Value *args, Symbol **names);
-/* A frame for fn while its staged graph runs, so errors show "in f() at ..." as eagerly; false
-** (nothing pushed) when fn is not a user function. Pop with I->nframes--. */
-bool frame_push_staged(Interp *I, Value fn, Span sp);
 /* Evaluates the statements of a chunk at top level (I->env NULL). */
 Value eval_chunk(Interp *I, Chunk *ch, bool echo);
 /* For parfor (mode=REMOTE) (src/mpi/parfor.c): the place name node n refers to now (NULL when

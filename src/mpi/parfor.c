@@ -132,10 +132,10 @@ bool mpi_parfor_begin(Interp *I, AstNode *n, int64_t cnt, int64_t *lo, int64_t *
   *hi = cnt * (r + 1) / N;
   pr->loop = n;
   pr->cnt = cnt;
-  pr->snap = list_new(2);
+  pr->snap = list_new(I, 2);
   tmp_push(I, val_list(pr->snap));
-  list_push(pr->snap, val_list(list_new(4)), NULL);
-  list_push(pr->snap, val_list(list_new(4)), NULL);
+  list_push(pr->snap, val_list(list_new(I, 4)), NULL);
+  list_push(pr->snap, val_list(list_new(I, 4)), NULL);
   walk(I, n->kids[2], note_target, pr);
   I->parfor_depth++;
   return true;

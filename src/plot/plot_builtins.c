@@ -388,7 +388,7 @@ Value bi_hist(Interp *I, Args *a) {
     memcpy(s->y, cnt, (size_t)nc * sizeof(double));
     s->n = nc;
   }
-  List *l = list_new(4);
+  List *l = list_new(I, 4);
   static const char *const names[] = { "breaks", "counts", "mids", "density" };
   for (int k = 0; k < 4; k++) {
     Value v = I->tmp[I->ntmp - 4 + k];

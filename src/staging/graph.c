@@ -255,7 +255,7 @@ static Value matmul_flags(Interp *I, Value a, bool ta, Value b, bool tb, Span sp
 static Value fused_unfused(Interp *I, const GNode *nd, const Value *args) {
   const FusedProg *p = nd->fused;
   int mark = I->ntmp;
-  List *hold = list_new(p->nregs);        /* the registers: inputs, then each op's result (held */
+  List *hold = list_new(I, p->nregs);     /* the registers: inputs, then each op's result (held */
   tmp_push(I, val_list(hold));            /* on the temporaries: an error frees them) */
   for (int k = 0; k < p->nin; k++) { val_retain(args[k]); list_push(hold, args[k], NULL); }
   Value last = val_null();
@@ -335,7 +335,7 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
 static Value build_out(Interp *I, const GOut *o, Value *vals) {
   if (o->node >= 0) { val_retain(vals[o->node]); return vals[o->node]; }
   if (o->node == -1) { val_retain(o->v); return o->v; }
-  List *l = list_new(o->n > 0 ? o->n : 1);
+  List *l = list_new(I, o->n > 0 ? o->n : 1);
   l->multi = o->multi;
   Value r = val_list(l);
   tmp_push(I, r);
@@ -377,7 +377,7 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
   const InlineChain *saved_chain = I->gchain;
   int saved_at = I->gchain_at;
   int mark = I->ntmp;
-  List *hold = list_new(g->n > 0 ? g->n : 1);            /* node values: released on a throw */
+  List *hold = list_new(I, g->n > 0 ? g->n : 1);         /* node values: released on a throw */
   tmp_push(I, val_list(hold));
   for (int i = 0; i < g->n; i++) list_push(hold, val_null(), NULL);
   Value *vals = hold->items;

@@ -108,7 +108,7 @@ void graph_replay_free(Graph *g) {
 ** read now, after the launch: a number again. */
 static Value copy_out(Interp *I, const Graph *g, const GOut *o, Value v, bool clone) {
   if (o->node == -2 && v.t == VT_LIST && v.u.l->n == o->n) {
-    List *src = v.u.l, *l = list_new(src->n > 0 ? src->n : 1);
+    List *src = v.u.l, *l = list_new(I, src->n > 0 ? src->n : 1);
     l->multi = src->multi;
     Value r = val_list(l);
     tmp_push(I, r);

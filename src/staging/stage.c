@@ -363,7 +363,7 @@ static Value box_leaves(Interp *I, Tape *t, Value v, int *pi) {
     return ad_box_new(t, id, v);
   }
   if (p.t == VT_LIST && v.t == VT_LIST) {
-    List *l = list_new(v.u.l->n > 0 ? v.u.l->n : 1);
+    List *l = list_new(I, v.u.l->n > 0 ? v.u.l->n : 1);
     l->multi = v.u.l->multi;
     Value r = val_list(l);
     tmp_push(I, r);
@@ -422,7 +422,7 @@ static bool holds_strippable(Value v, const Tape *t) {
 static Value strip_deep(Interp *I, Value v, Tape *t) {
   Value u = unbox(v, t);
   if (u.t != VT_LIST || !holds_strippable(u, t)) { val_retain(u); return u; }
-  List *l = list_new(u.u.l->n > 0 ? u.u.l->n : 1);
+  List *l = list_new(I, u.u.l->n > 0 ? u.u.l->n : 1);
   l->multi = u.u.l->multi;
   Value r = val_list(l);
   tmp_push(I, r);
@@ -455,7 +455,7 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   mls_defer(I, graph_free_cb, g);
   g->fbase = I->nframes + (f.t == VT_FUNC && f.u.f->fi ? 1 : 0);   /* (a run pushes f's frame) */
   Tape *t = ad_stage_tape(I, g);
-  List *boxed = list_new(nargs > 0 ? nargs : 1);
+  List *boxed = list_new(I, nargs > 0 ? nargs : 1);
   tmp_push(I, val_list(boxed));
   int pi = 0;
   for (int i = 0; i < nargs; i++) list_push(boxed, box_leaves(I, t, args[i], &pi), NULL);
@@ -513,7 +513,7 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   int mark = I->ntmp;
   TextBuf kb;                                    /* the key, and the leaves in it (held on the */
   tb_open(I, &kb);                                  /* temporaries: a throw frees them) */
-  List *lv = list_new(4);
+  List *lv = list_new(I, 4);
   tmp_push(I, val_list(lv));
   for (int i = 0; i < nargs; i++) {
     tb_puts(&kb, names[i] ? names[i]->name : "");
@@ -562,7 +562,7 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   } else if (!j->entries) snprintf(reason, sizeof reason, "traced: the first call");
   else snprintf(reason, sizeof reason, "traced: new argument types or shapes (%d graph%s cached)", j->n, j->n == 1 ? "" : "s");
   log_compile(I, f, nargs, args, names, "%s", reason);
-  List *statics = list_new(1);                     /* (args may point into the temporaries, */
+  List *statics = list_new(I, 1);                  /* (args may point into the temporaries, */
   tmp_push(I, val_list(statics));                  /* which the trace can move: read them first) */
   TextBuf k2;
   tb_open(I, &k2);
@@ -646,7 +646,7 @@ Value bi_jit(Interp *I, Args *a) {
   }
   Jit *j = mem_calloc(1, sizeof(Jit));
   j->max = max;
-  return ad_derived_jit(f, j);
+  return ad_derived_jit(I, f, j);
 }
 
 /* explain's listing of a jit function's cache: each graph's key, nodes and runs. */
@@ -702,7 +702,7 @@ Value bi_explain(Interp *I, Args *a) {
     fputs(t.p, I->out);
     fflush(I->out);
     tb_close(I, &t);
-    List *l = list_new(1);
+    List *l = list_new(I, 1);
     list_push(l, val_num(jc->n), sym_intern(&I->syms, "graphs", 6));
     return val_list(l);
   }
@@ -725,7 +725,7 @@ Value bi_explain(Interp *I, Args *a) {
   fputs(t.p, I->out);
   fflush(I->out);
   tb_close(I, &t);
-  List *l = list_new(2);
+  List *l = list_new(I, 2);
   Value r = val_list(l);
   list_push(l, val_num(g->before), sym_intern(&I->syms, "before", 6));
   list_push(l, val_num(g->after), sym_intern(&I->syms, "after", 5));
@@ -793,7 +793,7 @@ static void graph_hold(Interp *I, Graph *g) {
   j->entries = e;
   j->n = 1;
   mls_undefer(I, g);
-  tmp_push(I, ad_derived_jit(val_null(), j));
+  tmp_push(I, ad_derived_jit(I, val_null(), j));
 }
 
 /* ---- --staged: straight-line blocks of the script ---- */

@@ -81,7 +81,7 @@ static Interp *fuzz_interp(FILE *out, FILE *err) {
   I->spare_parser = fuzz_spare;
   fuzz_spare = NULL;
   const char *gc = getenv("MLS_GC_MIN");   /* default 0: the cycle collector runs at every call's */
-  gc_set_min(gc && *gc ? strtoll(gc, NULL, 10) : 0);   /* return, so that its bugs show at once */
+  gc_set_min(I, gc && *gc ? strtoll(gc, NULL, 10) : 0);  /* return, so that its bugs show at once */
   return I;
 }
 

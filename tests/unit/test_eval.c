@@ -219,37 +219,74 @@ static void test_closures(void **state) {
 ** cannot free; the counts are the objects of each cycle, derived by hand in the comments. */
 static void test_cycles(void **state) {
   Fix *f = *state;
-  gc_collect();
-  int64_t base = gc_tracked();
+  gc_collect(f->I);
+  int64_t base = gc_tracked(f->I);
   /* the env of g's call, h, jh, and the list of functions jh's cache keeps: 4 */
   expect_out(f, "g = function(x) { h = function(y) { y + 1 }; jh = jit(h); jh(x) }; print(g(1))", "2\n");
-  assert_int_equal(gc_collect(), 4);
+  assert_int_equal(gc_collect(f->I), 4);
   /* env -> l -> k -> env: the env, the list and k */
   expect_out(f, "f = function() { l = list(); k = function() l; l = list(k); 0 }; print(f())", "0\n");
-  assert_int_equal(gc_collect(), 3);
+  assert_int_equal(gc_collect(f->I), 3);
   /* two envs: f2's (holds g and hh) and g's call (holds h, whose env it is): 2 envs, g, h */
   expect_out(f, "f2 = function() { g = function() { h = function() g; h }; hh = g(); 0 }; print(f2())", "0\n");
-  assert_int_equal(gc_collect(), 4);
+  assert_int_equal(gc_collect(f->I), 4);
   /* grad's function keeps k, whose env keeps gk: the env, k, gk */
   expect_out(f, "b = function(x) { k = function(y) y * x; gk = grad(k); gk(2) }; print(b(3))", "3\n");
-  assert_int_equal(gc_collect(), 3);
+  assert_int_equal(gc_collect(f->I), 3);
   /* a closure stored only in its own env is freed by counting, without the collector */
   expect_out(f, "f3 = function() { a = function() 1; b = a; 0 }; print(f3())", "0\n");
-  assert_int_equal(gc_collect(), 0);
+  assert_int_equal(gc_collect(f->I), 0);
   /* what a global still reaches is not garbage: the closure returned keeps its cycle alive */
   expect_out(f, "mk = function() { l = list(); k = function() length(l); l = list(k, k); k }\nK = mk(); print(K())", "2\n");
-  assert_int_equal(gc_collect(), 0);
+  assert_int_equal(gc_collect(f->I), 0);
   expect_out(f, "print(K())", "2\n");
   expect_out(f, "K = 0", "");
-  assert_int_equal(gc_collect(), 3);
+  assert_int_equal(gc_collect(f->I), 3);
   /* gc() is the same collection */
   expect_out(f, "f(); print(gc())", "3\n");
   /* a loop making a cycle per call: collections keep the objects alive bounded (the threshold
   ** is 10000 new objects, or as many as survived the last collection) */
   expect_out(f, "for (i in 1:30000) f()", "");
-  assert_true(gc_tracked() - base < 25000);
-  gc_collect();
-  assert_int_equal(gc_tracked() - base, 6);   /* the six global functions g, f, f2, b, f3, mk */
+  assert_true(gc_tracked(f->I) - base < 25000);
+  gc_collect(f->I);
+  assert_int_equal(gc_tracked(f->I) - base, 6);  /* the six global functions g, f, f2, b, f3, mk */
+}
+
+/* Each interpreter has its own heap (Interp.gc): a cycle left by one is on its heap alone, and
+** only its collection frees it; a value kept past its interpreter's end is freed without it. */
+static void test_cycles_per_interp(void **state) {
+  Fix *f = *state;
+  void *st2 = NULL;
+  assert_int_equal(fix_setup(&st2), 0);
+  Fix *g = st2;
+  gc_collect(f->I);
+  gc_collect(g->I);
+  int64_t base_f = gc_tracked(f->I), base_g = gc_tracked(g->I);
+  /* in g: the global function cy, and its call's cycle env -> l -> k -> env (3 objects) */
+  expect_out(g, "cy = function() { l = list(); k = function() l; l = list(k); 0 }; print(cy())", "0\n");
+  assert_int_equal(gc_tracked(g->I) - base_g, 4);
+  assert_int_equal(gc_tracked(f->I), base_f);
+  assert_int_equal(gc_collect(f->I), 0);                 /* not f's to free */
+  assert_int_equal(gc_tracked(g->I) - base_g, 4);
+  /* f makes its own; each collection frees its interpreter's cycle */
+  expect_out(f, "cy = function() { l = list(); k = function() l; l = list(k); 0 }; print(cy())", "0\n");
+  assert_int_equal(gc_tracked(f->I) - base_f, 4);
+  assert_int_equal(gc_collect(g->I), 3);
+  assert_int_equal(gc_tracked(f->I) - base_f, 4);
+  assert_int_equal(gc_collect(f->I), 3);
+  assert_int_equal(gc_tracked(f->I) - base_f, 1);
+  assert_int_equal(gc_tracked(g->I) - base_g, 1);
+  /* a list (and the function in it) held past the end of g */
+  expect_out(g, "L = list(1, function(x) x + 1)", "");
+  assert_int_equal(gc_tracked(g->I) - base_g, 3);
+  Value v = sym_intern(&g->I->syms, "L", 1)->global;
+  assert_int_equal(v.t, VT_LIST);
+  val_retain(v);
+  fix_teardown(&st2);
+  assert_int_equal(v.u.l->n, 2);
+  assert_int_equal(v.u.l->items[1].t, VT_FUNC);
+  val_release(v);                                        /* (ASan, valgrind: nothing of g is touched) */
+  assert_int_equal(gc_tracked(f->I) - base_f, 1);
 }
 
 static void test_recursion(void **state) {
@@ -543,6 +580,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_dml_functions, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_closures, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_cycles, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_cycles_per_interp, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_recursion, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_stack_overflow, fix_setup, fix_teardown),
     cmocka_unit_test(test_stack_overflow_default_stack),

@@ -65,7 +65,7 @@ static Value make_val(Interp *I, Shape s) {
   }
   case SK_STR: return val_cstr("a");
   case SK_LIST: {
-    List *l = list_new(s.len);
+    List *l = list_new(I, s.len);
     for (int i = 0; i < s.len; i++) list_push(l, val_num(i), NULL);
     return val_list(l);
   }

@@ -93,7 +93,7 @@ static void test_list_push_find(void **state) {
   Fix *f = *state;
   SymTab *st = &f->I->syms;
   Symbol *a = sym_intern(st, "a", 1), *b = sym_intern(st, "b", 1), *c = sym_intern(st, "c", 1);
-  List *l = list_new(0);
+  List *l = list_new(f->I, 0);
   assert_int_equal(l->refcount, 1);
   assert_int_equal(l->n, 0);
   assert_true(l->cap > 0);
@@ -131,8 +131,9 @@ static void test_list_push_find(void **state) {
 }
 
 static void test_list_refcounts(void **state) {
+  Fix *f = *state;
   Value s = val_cstr("shared");
-  List *l = list_new(2);
+  List *l = list_new(f->I, 2);
   val_retain(s);                     /* list_push takes a reference: give it one */
   list_push(l, s, NULL);
   assert_int_equal(s.u.s->refcount, 2);
@@ -147,11 +148,11 @@ static void test_list_refcounts(void **state) {
   val_release(s);
 
   /* a list inside a list */
-  List *inner = list_new(1);
+  List *inner = list_new(f->I, 1);
   Value str = val_cstr("deep");
   val_retain(str);
   list_push(inner, str, NULL);
-  List *outer = list_new(1);
+  List *outer = list_new(f->I, 1);
   list_push(outer, val_list(inner), NULL);
   val_release(val_list(outer));
   assert_int_equal(str.u.s->refcount, 1);
@@ -161,12 +162,12 @@ static void test_list_refcounts(void **state) {
 static void test_list_copy(void **state) {
   Fix *f = *state;
   Symbol *w = sym_intern(&f->I->syms, "w", 1);
-  List *l = list_new(1);
+  List *l = list_new(f->I, 1);
   Value s = val_cstr("item");
   list_push(l, s, NULL);
   list_push(l, val_num(3), w);
   l->multi = true;
-  List *c = list_copy(l);
+  List *c = list_copy(f->I, l);
   assert_ptr_not_equal(c, l);
   assert_int_equal(c->refcount, 1);
   assert_int_equal(c->n, 2);
@@ -188,8 +189,8 @@ static void test_list_copy(void **state) {
   val_release(val_list(c));
 
   /* copy of an empty, unnamed list */
-  List *e = list_new(0);
-  List *ec = list_copy(e);
+  List *e = list_new(f->I, 0);
+  List *ec = list_copy(f->I, e);
   assert_int_equal(ec->n, 0);
   assert_false(ec->multi);
   assert_int_equal(list_find(ec, w), -1);
@@ -380,7 +381,7 @@ static void test_matrix_value_refcount(void **state) {
   assert_string_equal(val_describe(m, buf, sizeof buf), "a 10x10 matrix");
   assert_string_equal(val_type_name(m), "matrix");
   /* a matrix in a list */
-  List *l = list_new(1);
+  List *l = list_new(f->I, 1);
   val_retain(m);
   list_push(l, m, NULL);
   assert_int_equal(t->refcount, 3);
@@ -572,7 +573,7 @@ int main(void) {
     cmocka_unit_test(test_str_refcount),
     cmocka_unit_test(test_unboxed_values),
     cmocka_unit_test_setup_teardown(test_list_push_find, fix_setup, fix_teardown),
-    cmocka_unit_test(test_list_refcounts),
+    cmocka_unit_test_setup_teardown(test_list_refcounts, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_list_copy, fix_setup, fix_teardown),
     cmocka_unit_test(test_symbols),
     cmocka_unit_test_setup_teardown(test_tensor_new_shape, fix_setup, fix_teardown),
