@@ -731,7 +731,7 @@ ShapeStatus shape_index_assign(Shape target, const ShapeExtra *x, Shape rhs, Spa
   return chk_status(&k);
 }
 
-/* ==== LAPACK builtins (builtins_linalg.c: arg_copy, check_shape) ==== */
+/* ==== LAPACK builtins (ops/linalg.c: arg_copy, check_shape) ==== */
 /* Argument argn of the builtin as bi_mat reads it (numbers are 1x1); square when asked. */
 static void la_arg(Chk *k, const char *name, int argn, Shape a, bool square, int64_t *r, int64_t *c, Span sp) {
   char d[64];

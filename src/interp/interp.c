@@ -15,6 +15,7 @@
 #include "interp/interp.h"
 #include "plot/plot.h"
 #include "mem.h"
+#include "ops/linalg.h"
 #include "staging/stage.h"
 #include "parse.h"
 
