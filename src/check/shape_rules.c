@@ -924,7 +924,7 @@ static ShapeStatus rule_grad_aux(OpKind op, const Shape *in, const ShapeExtra *x
   return SHAPE_OK;
 }
 
-/* ==== nn (builtins_nn.c op_nn: nn_shapes, bias_shapes) ==== */
+/* ==== nn (ops/nn.c op_nn: nn_shapes, bias_shapes) ==== */
 static void nn_need(Chk *k, OpKind op, int i, Shape v, int64_t rows, int64_t cols, const char *what, Span sp) {
   char d[64];
   if (unknown_kind(v) || v.kind == SK_NUMERIC) { k->sure = false; return; }
