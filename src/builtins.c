@@ -561,39 +561,12 @@ Tensor *bi_mat(Interp *I, Args *a, int i) {
   bi_argerror(I, i + 1, "matrix expected, got %s", val_describe(v, d, sizeof d));
 }
 
-/* A scratch block starts with its size (16 bytes, keeping the alignment of malloc's), so that
-** its release gives back to --max-memory what it counted. */
-#define SCRATCH_HDR 16
-
-static void scratch_release(void *q) {
-  char *p = (char *)q - SCRATCH_HDR;
-  size_t n;
-  memcpy(&n, p, sizeof n);
-  mem_uncharge(n);
-  mem_free(p);
-}
-
 void bi_interrupted(Interp *I, Tensor *t) {
   if (!I->interrupted) return;
   if (t) tensor_free_ref(t);
   interp_check_interrupt(I, I->call_span);
 }
 
-void *bi_scratch(Interp *I, size_t n) {
-  if (n > SIZE_MAX / 2) mem_oom(SIZE_MAX);
-  size_t total = n + SCRATCH_HDR;
-  tensor_charge(I, total, "workspace");
-  char *p = mem_try_alloc(total);
-  if (!p) {
-    mem_uncharge(total);
-    mem_oom(total);
-  }
-  memcpy(p, &total, sizeof total);
-  mls_defer(I, scratch_release, p + SCRATCH_HDR);
-  return p + SCRATCH_HDR;
-}
+void *bi_scratch(Interp *I, size_t n) { return tensor_scratch(I, n); }
 
-void bi_scratch_free(Interp *I, void *p) {
-  mls_undefer(I, p);
-  scratch_release(p);
-}
+void bi_scratch_free(Interp *I, void *p) { tensor_scratch_free(I, p); }

@@ -92,22 +92,6 @@ const char *bi_str(Interp *I, Args *a, int i);
 /* A matrix argument; numbers are made 1x1 (returned +1 either way). */
 Tensor *bi_mat(Interp *I, Args *a, int i);
 
-/* Linear algebra on a worker thread (builtins_linalg.c): a LAPACK call of I estimated at `flops`
-** or more (I->la_thread_flops, default 1e9) runs on one, so that Ctrl-C ends the builtin at once;
-** an interrupted call's worker runs on to its end alone (I->la_abandoned). la_busy: some such
-** worker of I still runs (main() asks before interp_free, and then ends the process without the
-** library destructors); la_wait_abandoned waits for them and frees what they held (tests);
-** la_detach_abandoned (interp_free) frees those that ended and leaves the others running with
-** what they hold, never freed: the process is about to end. */
-void la_set_thread_flops(Interp *I, double flops);
-/* One output of eigen, cholesky, qr or svd (op OP_EIGVALS .. OP_SVD_V) of the plain matrix or
-** number A (borrowed), computed by the builtin with its checks and errors (+1): the kernels of
-** those ops, which grad and the stager record (linalg_apply, src/ops/linalg.h). */
-Value bi_linalg_part(Interp *I, OpKind op, Value A, Span sp);
-bool la_busy(Interp *I);
-void la_wait_abandoned(Interp *I);
-void la_detach_abandoned(Interp *I);
-
 /* Bodies (builtins_*.c) */
 #define BI_DECL(name) Value bi_##name(Interp *I, Args *a);
 #include "builtins_list.h"

@@ -21,7 +21,7 @@ BI_DECL(qt) BI_DECL(pf) BI_DECL(qf) BI_DECL(cdf) BI_DECL(icdf)
 /* builtins_data.c: data manipulation and sampling */
 BI_DECL(order) BI_DECL(table) BI_DECL(removeEmpty) BI_DECL(replace) BI_DECL(ifelse) BI_DECL(rev)
 BI_DECL(sample) BI_DECL(outer)
-/* builtins_linalg.c: LAPACK(E) */
+/* builtins_linalg.c: LAPACK(E), through ops/linalg.c */
 BI_DECL(solve) BI_DECL(inv) BI_DECL(det) BI_DECL(trace) BI_DECL(cholesky) BI_DECL(eigen)
 BI_DECL(qr) BI_DECL(svd)
 /* builtins_nn.c: DML's deep-learning builtins */

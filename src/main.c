@@ -16,6 +16,7 @@
 #include "kernel/kernel.h"
 #include "mem.h"
 #include "mpi/mpi.h"
+#include "ops/linalg.h"
 #include "plot/plot.h"
 #include "repl.h"
 #include "testrun.h"

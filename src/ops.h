@@ -61,9 +61,9 @@ Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp);
 Value op_range(Interp *I, Value a, Value b, Span sp);
 /* A string of the value for '+' and paste(): 15 significant digits (LANGUAGE.md §15). */
 Value op_concat(Interp *I, Value a, Value b, Span sp);
-/* An OPF_NN op (builtins_nn.c) on in[0..arity) (numbers or matrices; boxes allowed: recorded
+/* An OPF_NN op (ops/nn.c) on in[0..arity) (numbers or matrices; boxes allowed: recorded
 ** when traced) with its extra prm, the 1x11 parameter matrix (VT_NULL for bias ops). Shapes are
-** checked against prm with errors naming both; the result is owned. */
+** checked against prm (ops/nn.h) with errors naming both; the result is owned. */
 Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp);
 
 #endif

@@ -171,7 +171,7 @@ struct Interp {
                              ** 2 log, 4 capture even when not worth it; -1: from $MLS_REPLAY and
                              ** $MLS_REPLAY_LOG at the next graph */
   double la_thread_flops;    /* a LAPACK call estimated at this many flops or more runs on a worker
-                             ** thread that Ctrl-C does not wait for (builtins_linalg.c; 1e9) */
+                             ** thread that Ctrl-C does not wait for (ops/linalg.c; 1e9) */
   struct LaJob *la_abandoned; /* such calls interrupted, their workers perhaps still running */
   /* the communication backend's allreduce (OP_ALLREDUCE's kernel, src/ops/apply.c): src/mpi/'s
   ** (mpi_allreduce_value; one process without MPI), set by interp_new */

@@ -41,6 +41,37 @@ void tensor_charge(Interp *I, uint64_t n, const char *what) {
 
 l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) { tensor_oom_on(I, &be_cpu, rows, cols); }
 
+/* A scratch block starts with its size (16 bytes, keeping the alignment of malloc's), so that
+** its release gives back to --max-memory what it counted. */
+#define SCRATCH_HDR 16
+
+static void scratch_release(void *q) {
+  char *p = (char *)q - SCRATCH_HDR;
+  size_t n;
+  memcpy(&n, p, sizeof n);
+  mem_uncharge(n);
+  mem_free(p);
+}
+
+void *tensor_scratch(Interp *I, size_t n) {
+  if (n > SIZE_MAX / 2) mem_oom(SIZE_MAX);
+  size_t total = n + SCRATCH_HDR;
+  tensor_charge(I, total, "workspace");
+  char *p = mem_try_alloc(total);
+  if (!p) {
+    mem_uncharge(total);
+    mem_oom(total);
+  }
+  memcpy(p, &total, sizeof total);
+  mls_defer(I, scratch_release, p + SCRATCH_HDR);
+  return p + SCRATCH_HDR;
+}
+
+void tensor_scratch_free(Interp *I, void *p) {
+  mls_undefer(I, p);
+  scratch_release(p);
+}
+
 void tensor_host_access(const Storage *st) { st->be->host_access(st->data); }
 
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, I->device, rows, cols); }

@@ -41,6 +41,12 @@ Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols);
 ** for svd") against --max-memory, or throws the located "out of memory allocating N of what:
 ** over the limit of ..." error. The caller gives them back with mem_uncharge(n). */
 void tensor_charge(Interp *I, uint64_t n, const char *what);
+/* n bytes of scratch memory (+1: the caller's, not zeroed) counted against --max-memory (past
+** the limit: the located "out of memory allocating N of workspace" error; a failing malloc is
+** mem_oom). A throw frees it (mls_defer) until tensor_scratch_free, which frees it on the normal
+** path; several are freed newest first. (bi_scratch is this for the builtins.) */
+void *tensor_scratch(Interp *I, size_t n);
+void tensor_scratch_free(Interp *I, void *p);
 /* The same on backend be. */
 Tensor *tensor_new_on(Interp *I, const struct Backend *be, int64_t rows, int64_t cols);
 /* In host memory whatever the default device (scratch the host fills, such as positions). */

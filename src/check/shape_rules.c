@@ -731,7 +731,7 @@ ShapeStatus shape_index_assign(Shape target, const ShapeExtra *x, Shape rhs, Spa
   return chk_status(&k);
 }
 
-/* ==== LAPACK builtins (builtins_linalg.c: arg_copy, check_shape) ==== */
+/* ==== LAPACK builtins (ops/linalg.c: arg_copy, check_shape) ==== */
 /* Argument argn of the builtin as bi_mat reads it (numbers are 1x1); square when asked. */
 static void la_arg(Chk *k, const char *name, int argn, Shape a, bool square, int64_t *r, int64_t *c, Span sp) {
   char d[64];
@@ -924,7 +924,7 @@ static ShapeStatus rule_grad_aux(OpKind op, const Shape *in, const ShapeExtra *x
   return SHAPE_OK;
 }
 
-/* ==== nn (builtins_nn.c op_nn: nn_shapes, bias_shapes) ==== */
+/* ==== nn (ops/nn.c op_nn: nn_shapes, bias_shapes) ==== */
 static void nn_need(Chk *k, OpKind op, int i, Shape v, int64_t rows, int64_t cols, const char *what, Span sp) {
   char d[64];
   if (unknown_kind(v) || v.kind == SK_NUMERIC) { k->sure = false; return; }

@@ -46,7 +46,7 @@ typedef struct ShapeExtra {
   int nix;              /* INDEX, SCATTER: how many indices are written (1 or 2) */
   bool dml_row;         /* INDEX: X[i] written in a .dml file (AST_F_DMLROW) */
   const ShapeIndex *ix; /* INDEX, SCATTER: nix of them */
-  const double *nn;     /* OPF_NN but bias_*: the 11 geometry numbers of builtins_nn.c, or NULL */
+  const double *nn;     /* OPF_NN but bias_*: the 11 geometry numbers of ops/nn.h, or NULL */
 } ShapeExtra;
 
 /* A located error: the span is the caller's sp, or a part's own (a range inside an index). */

@@ -16,6 +16,7 @@
 #include "plot/plot.h"
 #include "mem.h"
 #include "mpi/mpi.h"
+#include "ops/linalg.h"
 #include "staging/stage.h"
 #include "parse.h"
 

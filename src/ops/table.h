@@ -10,7 +10,7 @@
 **   from op_reduce), with OPF_KEEP scans and row-wise maps (op_scan), diag and ifelse.
 ** OPF_KEEP: the result has the input's shape (cumsum, cumprod, softmax; op_scan).
 ** OPF_DISCRETE: the result is piecewise constant (indices): its gradient is zero, not an error.
-** OPF_NN: the deep-learning family (conv2d, pooling, bias; builtins_nn.c, backend/cpu_conv.c). */
+** OPF_NN: the deep-learning family (conv2d, pooling, bias; ops/nn.c, backend/cpu_conv.c). */
 enum { OPF_EW = 1, OPF_CMP = 2, OPF_RED = 4, OPF_DIFF = 8, OPF_KEEP = 16, OPF_DISCRETE = 32, OPF_NN = 64 };
 
 typedef enum OpKind {

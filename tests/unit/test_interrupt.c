@@ -22,6 +22,7 @@
 #include "mem.h"
 #include "backend/cpu.h"
 #include "builtins.h"
+#include "ops/linalg.h"
 
 static int setup(void **state) {
   Fix *f = calloc(1, sizeof *f);
@@ -142,7 +143,7 @@ static void test_gemm_ksplit(void **state) {
   cpu_gemm_set_panel_flops(16e9);
 }
 
-/* LAPACK on a worker thread (builtins_linalg.c la_run): with the threshold at 0 every call takes
+/* LAPACK on a worker thread (ops/linalg.c la_run): with the threshold at 0 every call takes
 ** that path. Interrupted, each builtin raises at its own span at once and, once its worker has
 ** ended, nothing is left; run to the end, each gives bit for bit what it gives on this thread,
 ** errors included. */

@@ -18,6 +18,7 @@
 #include "check/shape_rules.h"
 #include "interp/interp.h"
 #include "ops/index.h"
+#include "ops/linalg.h"
 #include "tensor.h"
 
 static const Span SP = { 3, 7 };
@@ -111,7 +112,7 @@ static void eager_body(Interp *I, void *ud) {
   case E_IFELSE: e->result = op_ifelse(I, e->in[0], e->in[1], e->in[2], SP); break;
   case E_AUX: e->result = op_grad_aux(I, e->op, e->n, e->in, SP); break;
   case E_NN: e->result = op_nn(I, e->op, e->in, e->prm, SP); break;
-  case E_LINALG: e->result = bi_linalg_part(I, e->op, e->in[0], SP); break;
+  case E_LINALG: e->result = linalg_apply(I, e->op, e->in, SP); break;
   case E_SCATTER: e->result = index_scatter(I, e->in[0], e->rows, e->cols, e->nix, e->ix, SP); break;
   case E_BUILTIN: {
     Symbol *names[3] = { NULL, NULL, NULL };

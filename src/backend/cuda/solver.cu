@@ -1,6 +1,6 @@
 /*
 ** solver.cu — cuSOLVER's dense LU for solve(), inv() and det() (cuda.h). Column-major, as
-** LAPACK: the caller (builtins_linalg.c, through backend.c) hands over column-major copies,
+** LAPACK: the caller (ops/linalg.c, through backend.c) hands over column-major copies,
 ** so the factorization, the pivots and a zero pivot's position are LAPACK's dgetrf's, and
 ** the condition estimate it computes on the host from the factors agrees with the CPU's.
 ** The handle is made on first use: most runs factor nothing.
