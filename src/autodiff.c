@@ -511,12 +511,7 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
   switch ((OpKind)nd->op) {
   /* the elementwise ops: their rules in ops.def (D_* in terms of g, the incoming gradient;
   ** a binary op's gradient summed back to its operand's shape) */
-#define A a
-#define B b
-#define Y y
-#define K(c) val_num(c)
-#define U(OP, e) U1(OP_##OP, e)
-#define BI(OP, e1, e2) B2(OP_##OP, e1, e2)
+#include "autodiff_rules_ops.h"
 #define D_ONE g
 #define D_NEG U1(OP_NEG, g)
 #define D_ZERO B2(OP_MUL, g, val_num(0))
@@ -831,12 +826,7 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   Value a = un[0], b = op_info[op].arity > 1 ? un[1] : val_null(), ta = tin[0], tb = tin[1];
   switch (op) {
   /* the elementwise ops: their rules in ops.def, applied to the tangents ta (and tb) */
-#define A a
-#define B b
-#define Y y
-#define K(c) val_num(c)
-#define U(OP, e) U1(OP_##OP, e)
-#define BI(OP, e1, e2) B2(OP_##OP, e1, e2)
+#include "autodiff_rules_ops.h"
 #define D_ONE t
 #define D_NEG tneg(I, t, sp)
 #define D_ZERO val_null()

@@ -68,6 +68,17 @@ void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const 
   out->logical = (op_info[op].flags & OPF_CMP) != 0;      /* also clears a reused operand's flag */
 }
 
+Tensor *op_run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols, Span sp) {
+  Tensor *cx = tensor_contiguous(I, x);
+  tmp_push(I, val_mat(cx));
+  Tensor *out = tensor_new_on(I, cx->st->be, rows, cols);
+  Tensor *in[1] = { cx };
+  op_run_kernel(I, op, out, in, NULL, sp);
+  tmp_pop(I, 1);
+  tensor_free_ref(cx);
+  return out;
+}
+
 /* Operands on different devices: a small CPU matrix (a literal, a 1x1 from a number) joins
 ** the device of the others, copied up (PyTorch lets a CPU scalar tensor join CUDA ones);
 ** a larger one keeps the op on the CPU, which reads the device data (be_place). The copies go

@@ -98,18 +98,6 @@ Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool inplace, Span sp) {
   return val_mat(out);
 }
 
-/* Runs a one-input op on matrix x (borrowed) into a new rows x cols result (+1). */
-static Tensor *run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols, Span sp) {
-  Tensor *cx = tensor_contiguous(I, x);
-  tmp_push(I, val_mat(cx));
-  Tensor *out = tensor_new_on(I, cx->st->be, rows, cols);
-  Tensor *in[1] = { cx };
-  op_run_kernel(I, op, out, in, NULL, sp);
-  tmp_pop(I, 1);
-  tensor_free_ref(cx);
-  return out;
-}
-
 Value ew_unary(Interp *I, OpKind op, Value a, bool inplace, Span sp) {
   if (is_numlike(a)) {
     double r = sc_unary(op, numv(a));
@@ -124,7 +112,7 @@ Value ew_unary(Interp *I, OpKind op, Value a, bool inplace, Span sp) {
     op_run_kernel(I, op, m, in, NULL, sp);
     return val_mat(m);
   }
-  return val_mat(run1(I, op, m, tensor_rows(m), tensor_cols(m), sp));
+  return val_mat(op_run1(I, op, m, tensor_rows(m), tensor_cols(m), sp));
 }
 
 Value ew_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {

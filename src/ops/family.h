@@ -28,6 +28,9 @@ l_noret op_bad_argn(Interp *I, OpKind op, int argn, Span sp, const char *what, V
 /* Runs op's kernel into out (fresh, +1, freed on failure) on the backend be_runner picks; a
 ** failure, an interrupt or (--nan-check) a NaN from finite inputs is a located error. */
 void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p, Span sp);
+/* A one-input op on matrix x (borrowed; packed first when it is a view) into a new rows x cols
+** result on x's device (+1). */
+Tensor *op_run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols, Span sp);
 
 /* ---- each family's kernel entry (op_kernel, apply.c, dispatches to them) ---- */
 /* ew.c: an elementwise op of two or one operands; inplace: the evaluator lends operands it

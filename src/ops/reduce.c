@@ -24,9 +24,7 @@ Tensor *red_input(Interp *I, OpKind op, Value a, Span sp) {
 static Tensor *run_red(Interp *I, OpKind op, Value a, int64_t rows, int64_t cols, Span sp) {
   Tensor *x = red_input(I, op, a, sp);
   tmp_push(I, val_mat(x));
-  Tensor *out = tensor_new_on(I, x->st->be, rows, cols);
-  Tensor *in[1] = { x };
-  op_run_kernel(I, op, out, in, NULL, sp);
+  Tensor *out = op_run1(I, op, x, rows, cols, sp);
   tmp_pop(I, 1);
   tensor_free_ref(x);
   return out;
