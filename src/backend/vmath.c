@@ -56,4 +56,21 @@ void vm_sigmoid(double *o, const double *a, int64_t n) {
   }
 }
 
+/* sqrt: the instruction itself is IEEE's correctly rounded square root, so four or two lanes
+** give libm's sqrt bit for bit (NaN for a negative, as sqrt gives). */
+#if defined(MLS_LIBMVEC) && defined(__x86_64__)
+__attribute__((target("avx2"))) static int64_t sqrt4(double *o, const double *a, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(o + i, _mm256_sqrt_pd(_mm256_loadu_pd(a + i)));
+  return i;
+}
+void vm_sqrt(double *o, const double *a, int64_t n) {
+  int64_t i = have_avx2() ? sqrt4(o, a, n) : 0;
+  for (; i + 2 <= n; i += 2) _mm_storeu_pd(o + i, _mm_sqrt_pd(_mm_loadu_pd(a + i)));
+  for (; i < n; i++) o[i] = sqrt(a[i]);
+}
+#else
+void vm_sqrt(double *o, const double *a, int64_t n) { for (int64_t i = 0; i < n; i++) o[i] = sqrt(a[i]); }
+#endif
+
 void vm_none(double *o, const double *a, int64_t n) { (void)o; (void)a; (void)n; }

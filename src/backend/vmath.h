@@ -26,6 +26,7 @@ void vm_log1p(double *o, const double *a, int64_t n);
 void vm_expm1(double *o, const double *a, int64_t n);
 /* sc_sigmoid's formula with the exponentials in vm_exp */
 void vm_sigmoid(double *o, const double *a, int64_t n);
+void vm_sqrt(double *o, const double *a, int64_t n);
 void vm_none(double *o, const double *a, int64_t n);
 
 #endif
