@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <string.h>
 #include "autodiff.h"
+#include "backend/backend.h"
 #include "backend/scalar.h"
 #include "builtins.h"
 #include "interp/interp.h"
@@ -730,6 +731,19 @@ static bool dml_row_index(const AstNode *n, Value x) {
   return x.t == VT_MAT && tensor_cols(x.u.m) != 1;
 }
 
+/* a:(a + len) as a + (0:len): the same values op_range makes (from + i), as a vector whose
+** length is fixed while a is a staged value (stage_fixed_offset). Owned. */
+static Value fixed_range(Interp *I, Value a, int64_t len, Span sp) {
+  Tensor *t = tensor_new_on(I, &be_cpu, len + 1, 1);
+  double *d = tensor_data(t);
+  for (int64_t i = 0; i <= len; i++) d[i] = (double)i;
+  tmp_push(I, val_mat(t));
+  Value r = op_binary(I, OP_ADD, a, val_mat(t), sp);
+  tmp_pop(I, 1);
+  tensor_free_ref(t);
+  return r;
+}
+
 __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
   int mark = I->ntmp;
   Value x = eval(I, n->kids[0]);
@@ -737,6 +751,7 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
   uint32_t nix = n->nkids - 1;
   uint32_t nuse = dml_row_index(n, x) ? 2 : nix;     /* DML's X[i] = X[i, ] */
   Value iv[2] = { val_unbound(), val_unbound() };
+  unsigned ranges = 0;                               /* the fixed-length ranges among them */
   for (uint32_t i = 0; i < nix; i++) {
     AstNode *k = n->kids[i + 1];
     if (!k) continue;
@@ -746,13 +761,18 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
       Value b = eval(I, k->kids[1]);
       tmp_push(I, b);
       index_range_precheck(I, x, (int)nuse, (int)i, a, b, n->span);
-      iv[i] = op_binary(I, OP_RANGE, a, b, k->span);
+      double len;
+      if (I->stage && stage_fixed_offset(I, a, b, &len) && len >= 2 && len < 1e9 && len == floor(len)) {
+        iv[i] = fixed_range(I, a, (int64_t)len, k->span);   /* a slice at a traced offset */
+        ranges |= 1u << i;
+      } else
+        iv[i] = op_binary(I, OP_RANGE, a, b, k->span);
     } else {
       iv[i] = eval(I, k);
     }
     tmp_push(I, iv[i]);
   }
-  Value r = index_read(I, x, (int)nuse, iv, n->span);
+  Value r = index_read_ranges(I, x, (int)nuse, iv, ranges, n->span);
   tmp_release_to(I, mark);
   return r;
 }

@@ -139,7 +139,7 @@ static Value mask_positions(Interp *I, const Tensor *t, Span sp) {
 /* Rewrites the mask indices of x[iv...] as positions: out[] gets the new indices (positions
 ** pushed on the temp stack) and *whole is set when X[M] is a matrix X with a mask M of its own
 ** shape (then x must be read as the column of its elements, row-major). False: no mask. */
-static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out, bool *whole, Span sp) {
+static bool index_masks(Interp *I, Value x, int nix, const Value *iv, unsigned nomask, Value *out, bool *whole, Span sp) {
   Value xp = ad_primal(x);
   *whole = false;
   if (nix < 1 || nix > 2 || (xp.t != VT_MAT && xp.t != VT_NUM && xp.t != VT_BOOL)) return false;
@@ -147,6 +147,7 @@ static bool index_masks(Interp *I, Value x, int nix, const Value *iv, Value *out
   bool any = false;
   for (int i = 0; i < nix; i++) {
     out[i] = iv[i];
+    if (nomask & (1u << i)) continue;                   /* a fixed-length range: never a mask */
     Value v = iv[i].t == VT_BOX ? ad_concrete(I, iv[i], sp, "an index") : iv[i];   /* staged: dynamic */
     if (v.t == VT_BOOL && !v.u.b) {                      /* x[x > 10] of a number: nothing */
       out[i] = val_mat(tensor_new(I, 0, 1));
@@ -200,11 +201,21 @@ static Tensor *index_positions(Interp *I, const Index *ix) {
 
 /* x[iv...] for an evaluated x and indices (VT_UNBOUND or VT_NULL = the whole dimension).
 ** Used by the evaluator and, as the op INDEX, by grad. Arguments borrowed; result owned. */
-Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
+/* True when an index value is staged (a stage records the read with the index as its input). */
+static bool staged_index(int nix, const Value *iv) {
+  for (int k = 0; k < nix && k < 2; k++)
+    for (Value v = iv[k]; v.t == VT_BOX; v = v.u.box->v)
+      if (v.u.box->tape->active && v.u.box->tape->graph) return true;
+  return false;
+}
+
+Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) { return index_read_ranges(I, x, nix, ivin, 0, sp); }
+
+Value index_read_ranges(Interp *I, Value x, int nix, const Value *ivin, unsigned ranges, Span sp) {
   Value conv[2];
   bool whole;
   int mark = I->ntmp;
-  if (index_masks(I, x, nix, ivin, conv, &whole, sp)) {
+  if (index_masks(I, x, nix, ivin, ranges, conv, &whole, sp)) {
     if (whole) {                                       /* X[M]: the column of X's elements */
       Value xp = ad_primal(x);
       x = op_reshape(I, x, tensor_numel(xp.u.m), 1, sp);
@@ -214,7 +225,7 @@ Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
     tmp_release_to(I, mark);
     return r;
   }
-  if (x.t == VT_BOX) return ad_index(I, x, nix, ivin, sp);
+  if (x.t == VT_BOX || (x.t == VT_MAT && staged_index(nix, ivin))) return ad_index(I, x, nix, ivin, sp);
   Value iv[2] = { val_unbound(), val_unbound() };
   for (int i = 0; i < nix && i < 2; i++)
     iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_concrete(I, ivin[i], sp, "an index");
@@ -482,7 +493,7 @@ void index_assign(Interp *I, Value *place, uint32_t nix, Value *iv, Value rhs, S
   Value conv[2];
   bool whole;
   int mark = I->ntmp;
-  if (index_masks(I, *place, (int)nix, iv, conv, &whole, sp)) {   /* x[x > 1] = 0 */
+  if (index_masks(I, *place, (int)nix, iv, 0, conv, &whole, sp)) {   /* x[x > 1] = 0 */
     for (uint32_t k = 0; k < nix && k < 2; k++) iv[k] = conv[k];
     if (whole) {                    /* X[M] = v: through the column of X's elements, row-major */
       Value xp = ad_primal(*place);

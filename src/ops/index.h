@@ -13,6 +13,10 @@
 /* x[i, j] on evaluated values (VT_NULL index = whole dimension); the op INDEX. Arguments
 ** borrowed; result owned. */
 Value index_read(Interp *I, Value x, int nix, const Value *iv, Span sp);
+/* The same where bit i of ranges says iv[i] is a range of at least three consecutive values
+** (a:(a + k), k >= 2): never a mask, so a staged one needs no value to say what it selects,
+** and the read is a graph op with the range's values as its input (a slice at a traced offset). */
+Value index_read_ranges(Interp *I, Value x, int nix, const Value *iv, unsigned ranges, Span sp);
 /* X[.., a:b, ..] before a:b is built: the index of position i (of nix) checked against X's
 ** shape from its ends a and b (borrowed), throwing the error the built index would give (its
 ** first value out of bounds), so X[1, 1:3e9] does not make a 3e9-element vector first. Does

@@ -124,6 +124,47 @@ static Value stage_process(Interp *I, Tape *t, const OpCall *c) {
 
 const TraceKind stage_kind = { "stage", stage_process };
 
+/* The node of v on the active stage's graph, or -1 (borrowed). */
+static int32_t staged_node(Interp *I, Value v) {
+  for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
+    if (x.u.box->tape == I->stage) return x.u.box->node;
+  return -1;
+}
+
+/* The number a constant node of g holds, when it is one. */
+static bool const_number(const Graph *g, int32_t id, double *c) {
+  const GNode *nd = &g->nodes[id];
+  if (nd->kind != GN_CONST || !(nd->flags & GF_CONSTANT)) return false;
+  Value v = nd->v;
+  if (v.t == VT_NUM) { *c = v.u.n; return true; }
+  if (v.t == VT_MAT && tensor_numel(v.u.m) == 1 && !v.u.m->st->dev) { *c = tensor_data(v.u.m)[0]; return true; }
+  return false;
+}
+
+bool stage_fixed_offset(Interp *I, Value a, Value b, double *k) {
+  if (!I->stage || !I->stage->active || !I->stage->graph) return false;
+  Value pa = ad_primal(a), pb = ad_primal(b);
+  if (pa.t != VT_NUM || pb.t != VT_NUM) return false;
+  int32_t na = staged_node(I, a), nb = staged_node(I, b);
+  if (na < 0 || nb < 0) return false;
+  const Graph *g = I->stage->graph;
+  double off = 0;
+  for (int steps = 0; steps < 16; steps++) {       /* b = ((a + c1) - c2) + ...: the c's summed */
+    if (nb == na) {
+      if (pb.u.n - pa.u.n != off) return false;  /* (rounding: a is too large for whole steps) */
+      *k = off;
+      return true;
+    }
+    const GNode *nd = &g->nodes[nb];
+    if (nd->kind != GN_OP || nd->nin != 2 || nd->nextra != 0 || (nd->op != OP_ADD && nd->op != OP_SUB)) return false;
+    double c;
+    if (const_number(g, nd->in[1], &c)) { off += nd->op == OP_ADD ? c : -c; nb = nd->in[0]; }
+    else if (nd->op == OP_ADD && const_number(g, nd->in[0], &c)) { off += c; nb = nd->in[1]; }
+    else return false;
+  }
+  return false;
+}
+
 bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args) {
   if (!I->stage->active || (b->flags & (BI_SHAPE | BI_LAZY))) return false;
   if (b->flags & BI_VARS) {

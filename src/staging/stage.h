@@ -10,6 +10,11 @@
 #include "autodiff.h"
 #include "builtins.h"
 
+/* A range a:b in an index whose ends a stage traces, b being a plus constants (s:(s+99),
+** s:(s + n - 1) with n a literal): true with b - a in *k, so the range is a + (0:k), a
+** vector of fixed length whose values the graph computes (a slice at a traced offset is then a
+** graph op, not a reason to run the block eagerly). false: no such relation (borrowed). */
+bool stage_fixed_offset(Interp *I, Value a, Value b, double *k);
 /* The stage's trace kind (op_apply's staging case, src/ops/apply.c), set on every stage tape. */
 extern const TraceKind stage_kind;
 /* Records op on tape t's graph; out (taken) is the value computed on the unboxed inputs.
