@@ -13,24 +13,21 @@
 
 int mcu_sum_partials(double *out, const double *part, int np);   /* kernels_red.cu */
 
-static std::unordered_map<std::string, cudaKernel_t> kernels;
-static char arch[32];
-
 static int nvrtc_fail(nvrtcResult r, const char *what) { return mcu_fail("NVRTC %s: %s", what, nvrtcGetErrorString(r)); }
 
 static int compile(const char *src, const char *const *hdr_src, const char *const *hdr_names, int nhdr, cudaKernel_t *out) {
-  if (!arch[0]) {
+  if (!mcu.arch[0]) {
     int dev = 0, ma = 0, mi = 0;
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&ma, cudaDevAttrComputeCapabilityMajor, dev);
     cudaDeviceGetAttribute(&mi, cudaDevAttrComputeCapabilityMinor, dev);
     if (ma == 0) { ma = 9; mi = 0; }           /* no device (a compile-only check): sm_90 */
-    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", ma, mi);
+    snprintf(mcu.arch, sizeof mcu.arch, "--gpu-architecture=sm_%d%d", ma, mi);
   }
   nvrtcProgram prog;
   nvrtcResult r = nvrtcCreateProgram(&prog, src, "mls_fused.cu", nhdr, hdr_src, hdr_names);
   if (r != NVRTC_SUCCESS) return nvrtc_fail(r, "create");
-  const char *opts[] = { arch, "--std=c++17", "-default-device" };
+  const char *opts[] = { mcu.arch, "--std=c++17", "-default-device" };
   r = nvrtcCompileProgram(prog, 3, opts);
   if (r != NVRTC_SUCCESS) {
     size_t n = 0;
@@ -55,11 +52,11 @@ static int compile(const char *src, const char *const *hdr_src, const char *cons
 
 int mcu_fused_run(const char *src, const char *const *hdr_src, const char *const *hdr_names, int nhdr, void **args,
                   int64_t n, bool sum, double *out) {
-  auto it = kernels.find(src);
+  auto it = mcu.kernels.find(src);
   cudaKernel_t k;
-  if (it == kernels.end()) {
+  if (it == mcu.kernels.end()) {
     if (compile(src, hdr_src, hdr_names, nhdr, &k)) return 1;
-    kernels.emplace(src, k);
+    mcu.kernels.emplace(src, k);
   } else {
     k = it->second;
   }
@@ -67,9 +64,9 @@ int mcu_fused_run(const char *src, const char *const *hdr_src, const char *const
   if (sum) nb = (n + 4 * MCU_THREADS - 1) / (4 * MCU_THREADS);
   int64_t cap = sum ? 1024 : (1 << 20);
   unsigned blocks = (unsigned)(nb < 1 ? 1 : nb > cap ? cap : nb);
-  cudaError_t e = cudaLaunchKernel((const void *)k, dim3(blocks), dim3(MCU_THREADS), args, 0, mcu_stream);
+  cudaError_t e = cudaLaunchKernel((const void *)k, dim3(blocks), dim3(MCU_THREADS), args, 0, mcu.stream);
   if (e != cudaSuccess) { cudaGetLastError(); return mcu_fail("launching a fused kernel: %s", cudaGetErrorString(e)); }
   if (mcu_launched("fused")) return 1;
-  if (sum) return mcu_sum_partials(out, mcu_scratch, (int)blocks);
+  if (sum) return mcu_sum_partials(out, mcu.scratch, (int)blocks);
   return 0;
 }

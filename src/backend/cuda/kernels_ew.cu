@@ -64,20 +64,20 @@ static void launch_fast(double *o, McuArg a, McuArg b, int64_t n) {
   bool odd = n & 1;
   if (a.p && b.p && a.bc == 0 && b.bc == 0) {
     if (aligned16(o) && aligned16(a.p) && aligned16(b.p) && n2 > 0)
-      k_binary_full2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(
+      k_binary_full2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(
           (double2 *)o, (const double2 *)a.p, (const double2 *)b.p, n2, odd ? o + n - 1 : NULL, a.p + n - 1, b.p + n - 1);
     else
-      k_binary_full<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(o, a.p, b.p, n);
+      k_binary_full<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(o, a.p, b.p, n);
     return;
   }
   bool swap = !(a.p && a.bc == 0);
   const double *x = swap ? b.p : a.p;
   double y = swap ? a.s : b.s;
   if (aligned16(o) && aligned16(x) && n2 > 0)
-    k_binary_scalar2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(
+    k_binary_scalar2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(
         (double2 *)o, (const double2 *)x, y, n2, swap, odd ? o + n - 1 : NULL, x + n - 1);
   else
-    k_binary_scalar<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(o, x, y, n, swap);
+    k_binary_scalar<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(o, x, y, n, swap);
 }
 
 /* The elementwise ops with a kernel, from ops.def: every binary row and the unary rows not
@@ -114,7 +114,7 @@ int mcu_binary(int op, double *out, McuArg a, McuArg b, int64_t rows, int64_t co
     default: break;
     }
   }
-  k_binary<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(op, out, a, b, n, cols);
+  k_binary<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(op, out, a, b, n, cols);
   return mcu_launched("binary");
 }
 
@@ -136,10 +136,10 @@ template <int OP>
 static void launch_unary(double *o, const double *x, int64_t n) {
   int64_t n2 = n / 2;
   if (aligned16(o) && aligned16(x) && n2 > 0)
-    k_unary2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>((double2 *)o, (const double2 *)x, n2,
+    k_unary2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>((double2 *)o, (const double2 *)x, n2,
                                                                             (n & 1) ? o + n - 1 : NULL, x + n - 1);
   else
-    k_unary<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(o, x, n);
+    k_unary<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(o, x, n);
 }
 
 int mcu_unary(int op, double *out, const double *x, int64_t n) {
@@ -186,9 +186,9 @@ int mcu_copy2d(double *out, int64_t o0, int64_t o1, const double *in, int64_t ro
   if (n == 0) return 0;
   if (s0 == 1 && s1 != 0 && o1 == 1 && rows > 1 && cols > 1 && (cols + 31) / 32 < 65536 * 1024 && (rows + 31) / 32 < 65536) {
     dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32)), block(32, 8);
-    k_transpose<<<grid, block, 0, mcu_stream>>>(out, o0, in, rows, cols, s1);
+    k_transpose<<<grid, block, 0, mcu.stream>>>(out, o0, in, rows, cols, s1);
   } else {
-    k_copy2d<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(out, o0, o1, in, n, cols, s0, s1);
+    k_copy2d<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, o0, o1, in, n, cols, s0, s1);
   }
   return mcu_launched("copy");
 }
@@ -206,7 +206,7 @@ int mcu_gather(double *out, const double *in, int64_t s0, int64_t s1, const doub
                int64_t c0, int64_t rows, int64_t cols) {
   int64_t n = rows * cols;
   if (n == 0) return 0;
-  k_gather<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(out, in, s0, s1, r, r0, c, c0, n, cols);
+  k_gather<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, in, s0, s1, r, r0, c, c0, n, cols);
   return mcu_launched("gather");
 }
 
@@ -223,7 +223,7 @@ int mcu_scatter(double *out, int64_t o0, int64_t o1, const double *r, int64_t r0
                 const double *in, int64_t s0, int64_t s1, int64_t rows, int64_t cols) {
   int64_t n = rows * cols;
   if (n == 0) return 0;
-  k_scatter<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(out, o0, o1, r, r0, c, c0, in, s0, s1, n, cols);
+  k_scatter<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, o0, o1, r, r0, c, c0, in, s0, s1, n, cols);
   return mcu_launched("scatter");
 }
 
@@ -237,6 +237,6 @@ __global__ void k_ifelse(double *o, const double *t, int64_t st, const double *y
 
 int mcu_ifelse(double *out, const double *t, bool t1, const double *y, bool y1, const double *f, bool f1, int64_t n) {
   if (n == 0) return 0;
-  k_ifelse<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(out, t, !t1, y, !y1, f, !f1, n);
+  k_ifelse<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, t, !t1, y, !y1, f, !f1, n);
   return mcu_launched("ifelse");
 }

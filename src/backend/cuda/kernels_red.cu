@@ -59,13 +59,13 @@ template <class R> __global__ void k_all_final(double *out, const double *part, 
 template <class R> static int reduce_all(double *out, const double *x, int64_t n) {
   int64_t nb = (n + 4 * 256 - 1) / (4 * 256);            /* about 4 elements per thread */
   int np = (int)(nb < 1 ? 1 : nb > 1024 ? 1024 : nb);
-  k_all_partial<R><<<np, 256, 0, mcu_stream>>>(mcu_scratch, x, n);
-  k_all_final<R><<<1, 1024, 0, mcu_stream>>>(out, mcu_scratch, np);
+  k_all_partial<R><<<np, 256, 0, mcu.stream>>>(mcu.scratch, x, n);
+  k_all_final<R><<<1, 1024, 0, mcu.stream>>>(out, mcu.scratch, np);
   return mcu_launched("reduce");
 }
 
 int mcu_sum_partials(double *out, const double *part, int np) {
-  k_all_final<Sum><<<1, 1024, 0, mcu_stream>>>(out, part, np);
+  k_all_final<Sum><<<1, 1024, 0, mcu.stream>>>(out, part, np);
   return mcu_launched("fused sum");
 }
 
@@ -91,8 +91,8 @@ template <class R> __global__ void k_rows_block(double *out, const double *x, in
 
 template <class R> static int reduce_rows(double *out, const double *x, int64_t rows, int64_t cols) {
   if (rows == 0) return 0;
-  if (cols > 1024 && rows < (1 << 30)) k_rows_block<R><<<(unsigned)rows, 256, 0, mcu_stream>>>(out, x, cols);
-  else k_rows_warp<R><<<mcu_blocks(rows, 8), 256, 0, mcu_stream>>>(out, x, rows, cols);
+  if (cols > 1024 && rows < (1 << 30)) k_rows_block<R><<<(unsigned)rows, 256, 0, mcu.stream>>>(out, x, cols);
+  else k_rows_warp<R><<<mcu_blocks(rows, 8), 256, 0, mcu.stream>>>(out, x, rows, cols);
   return mcu_launched("row reduce");
 }
 
@@ -107,7 +107,7 @@ template <class R> __global__ void k_cols(double *out, const double *x, int64_t 
 
 template <class R> static int reduce_cols(double *out, const double *x, int64_t rows, int64_t cols) {
   if (cols == 0) return 0;
-  k_cols<R><<<mcu_blocks(cols, 128), 128, 0, mcu_stream>>>(out, x, rows, cols);
+  k_cols<R><<<mcu_blocks(cols, 128), 128, 0, mcu.stream>>>(out, x, rows, cols);
   return mcu_launched("column reduce");
 }
 
@@ -232,24 +232,24 @@ int mcu_reduce(int op, double *out, const double *x, int64_t r, int64_t c, int64
   case OP_COLMINS: return reduce_cols<Min>(out, x, r, c);
   case OP_ROWINDEXMAX: case OP_ROWINDEXMIN:
     if (r == 0) return 0;
-    k_row_index<<<mcu_blocks(r, 8), 256, 0, mcu_stream>>>(out, x, r, c, op == OP_ROWINDEXMAX);
+    k_row_index<<<mcu_blocks(r, 8), 256, 0, mcu.stream>>>(out, x, r, c, op == OP_ROWINDEXMAX);
     return mcu_launched("rowIndexMax");
   case OP_CUMSUM: case OP_CUMPROD: case OP_CUMMAX: case OP_CUMMIN:
     if (n == 0) return 0;
-    if (r == 1) k_scan_row<<<1, 1, 0, mcu_stream>>>(out, x, c, op);
-    else k_scan_cols<<<mcu_blocks(c, 128), 128, 0, mcu_stream>>>(out, x, r, c, op);
+    if (r == 1) k_scan_row<<<1, 1, 0, mcu.stream>>>(out, x, c, op);
+    else k_scan_cols<<<mcu_blocks(c, 128), 128, 0, mcu.stream>>>(out, x, r, c, op);
     return mcu_launched("scan");
   case OP_SOFTMAX: case OP_LOGSOFTMAX:
     if (r == 0) return 0;
-    k_softmax<<<mcu_blocks(r, 8), 256, 0, mcu_stream>>>(out, x, r, c, op == OP_LOGSOFTMAX);
+    k_softmax<<<mcu_blocks(r, 8), 256, 0, mcu.stream>>>(out, x, r, c, op == OP_LOGSOFTMAX);
     return mcu_launched("softmax");
   case OP_DIAG:
     if (ocols == 1 && r == c) {
       if (r == 0) return 0;
-      k_diag_get<<<mcu_blocks(r, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(out, x, r);
+      k_diag_get<<<mcu_blocks(r, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, x, r);
     } else {
       if (orows == 0) return 0;
-      k_diag_put<<<mcu_blocks(orows * orows, MCU_THREADS), MCU_THREADS, 0, mcu_stream>>>(out, x, orows);
+      k_diag_put<<<mcu_blocks(orows * orows, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, x, orows);
     }
     return mcu_launched("diag");
   default:

@@ -8,12 +8,10 @@
 #include <cusolverDn.h>
 #include "backend/cuda/cuda_impl.h"
 
-static cusolverDnHandle_t solver;
-
 static int start(void) {
-  if (solver) return 0;
-  if (cusolverDnCreate(&solver) != CUSOLVER_STATUS_SUCCESS) return mcu_fail("cuSOLVER could not start");
-  if (cusolverDnSetStream(solver, mcu_stream) != CUSOLVER_STATUS_SUCCESS) return mcu_fail("cuSOLVER: no stream");
+  if (mcu.solver) return 0;
+  if (cusolverDnCreate(&mcu.solver) != CUSOLVER_STATUS_SUCCESS) return mcu_fail("cuSOLVER could not start");
+  if (cusolverDnSetStream(mcu.solver, mcu.stream) != CUSOLVER_STATUS_SUCCESS) return mcu_fail("cuSOLVER: no stream");
   return 0;
 }
 
@@ -24,7 +22,7 @@ int mcu_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info) {
   if (n > INT32_MAX / 2) return mcu_fail("matrix too large for cuSOLVER");
   if (start()) return 1;
   int lwork = 0;
-  cusolverStatus_t s = cusolverDnDgetrf_bufferSize(solver, (int)n, (int)n, a, (int)n, &lwork);
+  cusolverStatus_t s = cusolverDnDgetrf_bufferSize(mcu.solver, (int)n, (int)n, a, (int)n, &lwork);
   if (s != CUSOLVER_STATUS_SUCCESS) return mcu_fail("cuSOLVER dgetrf_bufferSize failed (status %d)", (int)s);
   double *work = mcu_alloc((size_t)(lwork > 0 ? lwork : 1) * sizeof(double));
   int *dev = (int *)mcu_alloc(((size_t)n + 1) * sizeof(int));      /* the pivots, then info */
@@ -34,13 +32,13 @@ int mcu_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info) {
     return mcu_fail("out of GPU memory for cuSOLVER's workspace (%lld doubles)", (long long)lwork);
   }
   int rc = 0;
-  s = cusolverDnDgetrf(solver, (int)n, (int)n, a, (int)n, work, dev, dev + n);
+  s = cusolverDnDgetrf(mcu.solver, (int)n, (int)n, a, (int)n, work, dev, dev + n);
   if (s != CUSOLVER_STATUS_SUCCESS) rc = mcu_fail("cuSOLVER dgetrf failed (status %d)", (int)s);
   else if (mcu_launched("dgetrf")) rc = 1;
   int h_info = 0;
-  if (!rc && cudaMemcpyAsync(ipiv, dev, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, mcu_stream) != cudaSuccess)
+  if (!rc && cudaMemcpyAsync(ipiv, dev, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, mcu.stream) != cudaSuccess)
     rc = mcu_fail("copying dgetrf's pivots failed");
-  if (!rc && cudaMemcpyAsync(&h_info, dev + n, sizeof(int), cudaMemcpyDeviceToHost, mcu_stream) != cudaSuccess)
+  if (!rc && cudaMemcpyAsync(&h_info, dev + n, sizeof(int), cudaMemcpyDeviceToHost, mcu.stream) != cudaSuccess)
     rc = mcu_fail("copying dgetrf's status failed");
   if (!rc) rc = mcu_sync();
   mcu_free(work);
@@ -58,10 +56,10 @@ int mcu_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64
   int *dev = (int *)mcu_alloc(((size_t)n + 1) * sizeof(int));
   if (!dev) return mcu_fail("out of GPU memory for cuSOLVER's pivots");
   int rc = 0;
-  if (cudaMemcpyAsync(dev, ipiv, (size_t)n * sizeof(int), cudaMemcpyHostToDevice, mcu_stream) != cudaSuccess)
+  if (cudaMemcpyAsync(dev, ipiv, (size_t)n * sizeof(int), cudaMemcpyHostToDevice, mcu.stream) != cudaSuccess)
     rc = mcu_fail("copying the pivots to the GPU failed");
   if (!rc) {
-    cusolverStatus_t s = cusolverDnDgetrs(solver, CUBLAS_OP_N, (int)n, (int)k, lu, (int)n, dev, b, (int)n, dev + n);
+    cusolverStatus_t s = cusolverDnDgetrs(mcu.solver, CUBLAS_OP_N, (int)n, (int)k, lu, (int)n, dev, b, (int)n, dev + n);
     if (s != CUSOLVER_STATUS_SUCCESS) rc = mcu_fail("cuSOLVER dgetrs failed (status %d)", (int)s);
     else if (mcu_launched("dgetrs")) rc = 1;
   }
