@@ -34,10 +34,14 @@ typedef struct OpParams {
 ** blocking so the result does not depend on the thread count. One pass over memory, no
 ** temporaries: a backend runs it blockwise (CPU) or as one generated kernel (CUDA). */
 typedef struct FusedIns { uint16_t op; int16_t a, b, dst; } FusedIns;
+/* A fusion group may end in a row aggregate (rowSums, rowMaxs, rowMins) when its rows have
+** FUSED_ROW_MIN to FUSED_ROW_MAX columns (the CPU's row buffer; narrower rows gain nothing). */
+enum { FUSED_ROW_MIN = 8, FUSED_ROW_MAX = 4096 };
+
 typedef struct FusedProg {
   int32_t nins, nregs, nin;
   FusedIns *ins;
-  OpKind red;               /* OP_NONE or OP_SUM */
+  OpKind red;               /* OP_NONE, OP_SUM, or a row aggregate: OP_ROWSUMS, OP_ROWMAXS, OP_ROWMINS */
   int64_t rows, cols;
   BcastMode *bc;            /* per input */
 } FusedProg;

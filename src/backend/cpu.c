@@ -108,6 +108,7 @@ typedef struct EwJob {
   double *o;
   BcastMode bc0, bc1;
   int64_t rows, cols;
+  int64_t n;                 /* run_unary: the elements */
 } EwJob;
 
 #define EW_LOOP(EXPR)                                                            \
@@ -163,7 +164,7 @@ static bool binary_known(OpKind op) {
 static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   if (!binary_known(op)) return 1;
   EwJob j = { op, in[0] ? tensor_data(in[0]) : &p->scalar[0], in[1] ? tensor_data(in[1]) : &p->scalar[1],
-              tensor_data(out), p->bc[0], p->bc[1], tensor_rows(out), tensor_cols(out) };
+              tensor_data(out), p->bc[0], p->bc[1], tensor_rows(out), tensor_cols(out), 0 };
   int64_t n = j.rows * j.cols, span = by_rows(j.bc0, j.bc1) ? j.rows : n;
   if (n >= PAR_MIN) cpu_parallel_for(span, binary_range, &j);
   else binary_range(&j, 0, span);
@@ -193,11 +194,21 @@ static void unary_range(void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
+/* The cores' parts of a unary op start at multiples of UN_BLOCK elements: the array functions
+** (libmvec's four- and two-lane forms, whose last bits differ, and vm_sigmoid's blocks of 256)
+** then see the same lanes whatever the thread count, and the fused kernels (cpu_fused.c, blocks
+** of 256 from 0) see eager's: a result does not depend on --threads. */
+#define UN_BLOCK 256
+static void unary_blocks(void *ctx, int64_t b0, int64_t b1) {
+  const EwJob *j = ctx;
+  unary_range(ctx, b0 * UN_BLOCK, b1 * UN_BLOCK < j->n ? b1 * UN_BLOCK : j->n);
+}
+
 static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
   if (!(op_info[op].flags & OPF_EW) || op_info[op].arity != 1) return 1;
-  EwJob j = { op, tensor_data(in[0]), NULL, tensor_data(out), BC_FULL, BC_FULL, tensor_rows(out), tensor_cols(out) };
-  int64_t n = tensor_numel(out);
-  if (n >= PAR_MIN) cpu_parallel_for(n, unary_range, &j);
+  EwJob j = { op, tensor_data(in[0]), NULL, tensor_data(out), BC_FULL, BC_FULL, tensor_rows(out), tensor_cols(out), tensor_numel(out) };
+  int64_t n = j.n;
+  if (n >= PAR_MIN) cpu_parallel_for((n + UN_BLOCK - 1) / UN_BLOCK, unary_blocks, &j);
   else unary_range(&j, 0, n);
   return 0;
 }

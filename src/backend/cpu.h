@@ -40,6 +40,9 @@ void cpu_par_shutdown(void);
 #define SUM_LEAF ((int64_t)128)
 void cpu_sum_leaf_range(const double *a, int64_t n, double *leaf, int64_t l0, int64_t l1);
 double cpu_sum_leaves(const double *leaf, int64_t nleaf);
+/* One row's rowSums, rowMaxs or rowMins (op) of its c values, as the eager reduction computes
+** it (the fused row aggregates, cpu_fused.c, call it on each row they make). */
+double cpu_row_reduce(OpKind op, const double *row, int64_t c);
 
 /* Reductions (ops with OPF_RED): out has the reduced shape; in[0] is contiguous. */
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);

@@ -48,44 +48,94 @@ static void ew_block(OpKind op, double *restrict o, const double *restrict a, co
   }
 }
 
-static void fused_range(void *ctx, int64_t blo, int64_t bhi) {
-  const FusedJob *j = ctx;
+/* The program on elements [lo, lo + n) (n <= FB; global row-major positions, so broadcasts and
+** the lanes of the array functions fall where the eager ops' do): r[k] points at each register's
+** n values; the last instruction writes into last_out. */
+static void run_block(const FusedJob *j, int64_t lo, int64_t n, double (*buf)[FB], const double **r, double *last_out) {
   const FusedProg *p = j->p;
-  double buf[MAX_REGS][FB];
-  const double *r[MAX_REGS];
   int64_t cols = p->cols;
-  for (int k = 0; k < p->nin; k++)             /* numbers: one block filled once */
+  int last = p->ins[p->nins - 1].dst;
+  for (int k = 0; k < p->nin; k++) {
+    const double *d = j->in[k] ? tensor_data(j->in[k]) : NULL;
+    switch (p->bc[k]) {
+    case BC_FULL: r[k] = d + lo; break;
+    case BC_SCALAR: break;
+    case BC_ROW: for (int64_t i = 0; i < n; i++) buf[k][i] = d[(lo + i) % cols]; r[k] = buf[k]; break;
+    case BC_COL: for (int64_t i = 0; i < n; i++) buf[k][i] = d[(lo + i) / cols]; r[k] = buf[k]; break;
+    }
+  }
+  for (int q = 0; q < p->nins; q++) {
+    const FusedIns *in = &p->ins[q];
+    double *o = in->dst == last ? last_out : buf[in->dst];
+    ew_block((OpKind)in->op, o, r[in->a], in->b >= 0 ? r[in->b] : r[in->a], n);
+    r[in->dst] = o;
+  }
+}
+
+/* The numbers' registers: one block filled once. */
+static void fill_scalars(const FusedJob *j, double (*buf)[FB], const double **r) {
+  const FusedProg *p = j->p;
+  for (int k = 0; k < p->nin; k++)
     if (p->bc[k] == BC_SCALAR) {
       double s = j->in[k] ? tensor_data(j->in[k])[0] : j->scalar[k];
       for (int i = 0; i < FB; i++) buf[k][i] = s;
       r[k] = buf[k];
     }
+}
+
+static void fused_range(void *ctx, int64_t blo, int64_t bhi) {
+  const FusedJob *j = ctx;
+  const FusedProg *p = j->p;
+  double buf[MAX_REGS][FB];
+  const double *r[MAX_REGS];
+  fill_scalars(j, buf, r);
   double *outd = j->out ? tensor_data(j->out) : NULL;
   int last = p->ins[p->nins - 1].dst;
   for (int64_t blk = blo; blk < bhi; blk++) {
     int64_t lo = blk * FB, n = j->n - lo < FB ? j->n - lo : FB;
-    for (int k = 0; k < p->nin; k++) {
-      const double *d = j->in[k] ? tensor_data(j->in[k]) : NULL;
-      switch (p->bc[k]) {
-      case BC_FULL: r[k] = d + lo; break;
-      case BC_SCALAR: break;
-      case BC_ROW: for (int64_t i = 0; i < n; i++) buf[k][i] = d[(lo + i) % cols]; r[k] = buf[k]; break;
-      case BC_COL: for (int64_t i = 0; i < n; i++) buf[k][i] = d[(lo + i) / cols]; r[k] = buf[k]; break;
-      }
-    }
-    for (int q = 0; q < p->nins; q++) {
-      const FusedIns *in = &p->ins[q];
-      double *o = (in->dst == last && p->red == OP_NONE) ? outd + lo : buf[in->dst];
-      ew_block((OpKind)in->op, o, r[in->a], in->b >= 0 ? r[in->b] : r[in->a], n);
-      r[in->dst] = o;
-    }
+    run_block(j, lo, n, buf, r, p->red == OP_NONE ? outd + lo : buf[last]);
     if (p->red == OP_SUM)            /* this block's leaves, indexed from the block's */
       cpu_sum_leaf_range(r[last], n, j->partial + lo / SUM_LEAF, 0, (n + SUM_LEAF - 1) / SUM_LEAF);
   }
 }
 
+/* A row aggregate (red: rowSums, rowMaxs, rowMins): each row of the program's result is made in
+** a row buffer and reduced as the eager reduction reduces it (cpu_row_reduce); the rows x cols
+** result itself is never written. A row is computed over the run of 4-aligned positions around
+** it (a few elements of its neighbours too), so that every element goes through the same lanes
+** of the array functions (libmvec's four- and two-lane forms differ in the last bit) as in the
+** eager pass over the whole matrix: the result is eager's to the last bit. */
+static void fused_rows(void *ctx, int64_t r0, int64_t r1) {
+  const FusedJob *j = ctx;
+  const FusedProg *p = j->p;
+  double buf[MAX_REGS][FB], row[FUSED_ROW_MAX], tmp[FB];
+  const double *r[MAX_REGS];
+  fill_scalars(j, buf, r);
+  int64_t cols = p->cols;
+  double *outd = tensor_data(j->out);
+  for (int64_t i = r0; i < r1; i++) {
+    int64_t g0 = i * cols, g1 = g0 + cols;
+    int64_t a0 = g0 & ~(int64_t)3, a1 = (g1 + 3) & ~(int64_t)3;
+    if (a1 > j->n) a1 = j->n;
+    for (int64_t lo = a0; lo < a1; lo += FB) {
+      int64_t n = a1 - lo < FB ? a1 - lo : FB;
+      run_block(j, lo, n, buf, r, tmp);
+      int64_t s = lo > g0 ? lo : g0, e = lo + n < g1 ? lo + n : g1;
+      if (s < e) memcpy(row + (s - g0), tmp + (s - lo), (size_t)(e - s) * sizeof(double));
+    }
+    outd[i] = cpu_row_reduce(p->red, row, cols);
+  }
+}
+
 int cpu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
   if (p->nregs > MAX_REGS || p->nins == 0) return 1;
+  if (p->red != OP_NONE && p->red != OP_SUM) {            /* a row aggregate */
+    if (p->cols > FUSED_ROW_MAX || p->cols < FUSED_ROW_MIN) return 1;
+    FusedJob j = { p, out, in, scalar, NULL, p->rows * p->cols };
+    if (j.n >= PAR_MIN) cpu_parallel_for(p->rows, fused_rows, &j);
+    else fused_rows(&j, 0, p->rows);
+    return 0;
+  }
   int64_t n = p->rows * p->cols, nblk = (n + FB - 1) / FB;
   FusedJob j = { p, p->red == OP_SUM ? NULL : out, in, scalar, NULL, n };
   int64_t nleaf = (n + SUM_LEAF - 1) / SUM_LEAF;

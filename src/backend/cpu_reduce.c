@@ -289,12 +289,13 @@ static void cols_range(void *ctx, int64_t j0, int64_t j1) {      /* column sums 
     for (int64_t k = j0; k < j1; k++) j->o[k] += j->a[i * j->c + k];
 }
 
+double cpu_row_reduce(OpKind op, const double *row, int64_t c) {
+  return op == OP_ROWSUMS ? sum_pairwise(row, c) : extreme(row, c, op == OP_ROWMAXS);
+}
+
 static void rows_range(void *ctx, int64_t i0, int64_t i1) {      /* row reductions i0 .. i1-1 */
   RedJob *j = ctx;
-  for (int64_t i = i0; i < i1; i++) {
-    const double *row = j->a + i * j->c;
-    j->o[i] = j->op == OP_ROWSUMS ? sum_pairwise(row, j->c) : extreme(row, j->c, j->op == OP_ROWMAXS);
-  }
+  for (int64_t i = i0; i < i1; i++) j->o[i] = cpu_row_reduce(j->op, j->a + i * j->c, j->c);
 }
 
 /* Runs fn over [0, m) on the cores when the matrix (r x c) is large. */

@@ -47,7 +47,7 @@ static void node_label(const GNode *nd, char *buf, size_t n) {
     size_t k = (size_t)snprintf(buf, n, "fused[");
     for (int q = 0; q < p->nins && k + 8 < n; q++)
       k += (size_t)snprintf(buf + k, n - k, "%s%s", q ? " " : "", op_info[p->ins[q].op].sym);
-    if (k + 8 < n) snprintf(buf + k, n - k, "]%s", p->red == OP_SUM ? " -> sum" : "");
+    if (k + 8 < n) snprintf(buf + k, n - k, "]%s%s", p->red != OP_NONE ? " -> " : "", p->red != OP_NONE ? op_info[p->red].sym : "");
     break;
   }
   }

@@ -269,7 +269,7 @@ static Value fused_unfused(Interp *I, const GNode *nd, const Value *args) {
     last = v;
   }
   if (nd->fsrc && nd->fsrc[p->nins]) I->src = nd->fsrc[p->nins];
-  Value res = p->red == OP_SUM ? op_reduce(I, OP_SUM, last, nd->fspan ? nd->fspan[p->nins] : nd->span)
+  Value res = p->red != OP_NONE ? op_reduce(I, p->red, last, nd->fspan ? nd->fspan[p->nins] : nd->span)
                                : (val_retain(last), last);
   if (nd->src) I->src = nd->src;
   tmp_release_to(I, mark);
@@ -315,7 +315,9 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
     tmp_release_to(I, mark);
     return fused_unfused(I, nd, args);
   }
-  Tensor *out = p->red == OP_SUM ? tensor_new_on(I, be, 1, 1) : tensor_new_on(I, be, p->rows, p->cols);
+  Tensor *out = p->red == OP_SUM ? tensor_new_on(I, be, 1, 1)
+              : p->red != OP_NONE ? tensor_new_on(I, be, p->rows, 1)     /* a row aggregate */
+                                  : tensor_new_on(I, be, p->rows, p->cols);
   if (be->run_fused(p, out, in, sc) != 0) {
     tensor_free_ref(out);
     tmp_release_to(I, mark);

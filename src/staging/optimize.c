@@ -482,7 +482,11 @@ static void fuse(Interp *I, Graph *g) {
     gr.C = root->cols;
     collect(&gr, r, claimed);                /* claims its members: given back if it is not made */
     int32_t sum = -1;
-    if (root->uses == 1 && consumer[r] >= 0 && is_op(g, consumer[r], OP_SUM) && g->nodes[consumer[r]].nin == 1) sum = consumer[r];
+    if (root->uses == 1 && consumer[r] >= 0 && g->nodes[consumer[r]].nin == 1 &&
+        (is_op(g, consumer[r], OP_SUM) ||
+         ((is_op(g, consumer[r], OP_ROWSUMS) || is_op(g, consumer[r], OP_ROWMAXS) || is_op(g, consumer[r], OP_ROWMINS)) &&
+          gr.C >= FUSED_ROW_MIN && gr.C <= FUSED_ROW_MAX)))
+      sum = consumer[r];                     /* the reduction the group ends in: a whole or a row aggregate */
     if (gr.full || gr.nins + (sum >= 0) < 2) {
       for (int q = 0; q < gr.nins; q++) claimed[gr.members[q]] = false;
       continue;
@@ -506,7 +510,7 @@ static void fuse(Interp *I, Graph *g) {
     p->nregs = gr.nin + gr.nins;
     p->rows = gr.R;
     p->cols = gr.C;
-    p->red = sum >= 0 ? OP_SUM : OP_NONE;
+    p->red = sum >= 0 ? (OpKind)g->nodes[sum].op : OP_NONE;
     p->ins = ins;
     p->bc = bc;
     for (int q = 0; q < gr.nins; q++) {

@@ -11,7 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include "backend/backend.h"
 #include "backend/vmath.h"
+#include "capture.h"
 
 static const double special[] = { 0.0, -0.0, 1.0, 4.0, 2.25, 1e-310, 5e-324, 1e308, -1.0, -1e-300,
                                   INFINITY, -INFINITY, NAN, 0.5, 3.0, 1e-20, 7.0, 123456.789 };
@@ -66,10 +68,36 @@ static void test_libmvec_close(void **state) {
   }
 }
 
+/* The same program with one and with two threads of the CPU backend: the array functions see
+** the same lanes (the cores' parts start at multiples of 256 elements), so every bit agrees,
+** eagerly and in the fused row aggregates (301000 elements: parallel; rows of 1000). */
+static void test_threads_same_bits(void **state) {
+  Fix *f = *state;
+  const char *code =
+      "X = matrix(sin(seq(1, 301000) * 0.37) * 3, rows = 301, cols = 1000)\n"
+      "print(sprintf(\"%.17g\", sum(X)))\n"
+      "print(sprintf(\"%.17g\", sum(sigmoid(X) - tanh(X))))\n"
+      "g = function(X) { rowMaxs(sigmoid(X) - cos(X)) + rowSums(exp(-abs(X)) * sin(X)) }\n"
+      "e = g(X)\n"
+      "print(sprintf(\"%.17g\", sum(e)))\n"
+      "print(sum(jit(g)(X) != e))\n";
+  char *want = NULL;
+  for (int threads = 1; threads <= 2; threads++) {
+    be_cpu.set_threads(threads);
+    assert_int_equal(run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr), 0);
+    assert_non_null(strstr(f->out, "\n0\n"));       /* the fused rows give eager's bits */
+    if (!want) want = strdup(f->out);
+    else assert_string_equal(f->out, want);
+  }
+  free(want);
+  be_cpu.set_threads(0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sqrt_exact),
     cmocka_unit_test(test_libmvec_close),
+    cmocka_unit_test_setup_teardown(test_threads_same_bits, fix_setup, fix_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

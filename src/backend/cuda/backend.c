@@ -93,6 +93,7 @@ static void put(Src *s, const char *fmt, ...) {
 
 static int cu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
   if (p->nins == 0 || p->nin > 64) return 1;
+  if (p->red != OP_NONE && p->red != OP_SUM) return 1;   /* a row aggregate: op by op on the device */
   for (int q = 0; q < p->nins; q++)
     if (!mcu_ew_arity(p->ins[q].op)) return 1;           /* qnorm: op by op (CPU) */
   for (int k = 0; k < p->nin; k++)
