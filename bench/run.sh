@@ -10,7 +10,7 @@
 # is missing).  Missing peers (R, NumPy, lua5.4, OpenBLAS) are reported as skipped.
 #
 # Environment knobs (all optional):
-#   BENCH_ONLY=scalar,matmul,small,startup,ew,mlp,logreg,tmatmul  which benchmarks to run (default: all)
+#   BENCH_ONLY=scalar,matmul,small,startup,ew,mlp,logreg,tmatmul,staging  which benchmarks to run (default: all)
 #   BENCH_RUNS=5        process repetitions for the scalar loop
 #   BENCH_ROUNDS=N      processes per program and matmul size (default 6 for
 #                       n <= 256, else 3), run interleaved
@@ -20,6 +20,7 @@
 #   BENCH_LOGREG_ROUNDS=3   processes per program of the softmax-regression benchmark
 #   BENCH_TMATMUL_ROUNDS=3  processes per program of the t(X) %*% D benchmark
 #   BENCH_EW_ROUNDS=3       processes per program of the elementwise-chain benchmark (e)
+#   BENCH_STAGING_ROUNDS=3, BENCH_STAGING_REPS=2, BENCH_STAGING_MLP_ROWS=60000  section (s), bench/staging.sh
 #   BENCH_FASHION=/usr/share/datasets/fashion-mnist/   where the Fashion-MNIST idx files are
 #   PYTHON=/usr/bin/python3, RSCRIPT=Rscript, LUA=lua5.4, CC=gcc, HYPERFINE=hyperfine
 set -u
@@ -30,7 +31,7 @@ OUT=$HERE/out
 MLS=${1:-./mls}
 [[ -e $MLS && $MLS != /* ]] && MLS=$(cd "$(dirname "$MLS")" && pwd)/$(basename "$MLS")
 
-ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew,mlp,logreg,tmatmul}
+ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew,mlp,logreg,tmatmul,staging}
 RUNS=${BENCH_RUNS:-5}
 SIZES=${BENCH_SIZES:-256 1024 2048}
 ROUNDS=${BENCH_ROUNDS:-}
@@ -995,6 +996,10 @@ bench_tmatmul() {
     else goal "$text" "MISS ($(fmt_ns "$mls_ns") vs $(fmt_ns "$np_ns"), $(fmt '%.2f' "$(calc "$mls_ns / $np_ns")")x)"; fi
 }
 
+# ---------------------------------------------------------------- (s) staging
+
+source "$HERE/staging.sh"   # bench_staging: eager vs jit vs NumPy, issue 27's goals
+
 # ---------------------------------------------------------------- main
 
 want scalar  && bench_scalar
@@ -1005,6 +1010,7 @@ want ew      && bench_ew
 want mlp     && bench_mlp
 want logreg  && bench_logreg
 want tmatmul && bench_tmatmul
+want staging && bench_staging
 
 section "summary"
 for g in "${GOALS[@]}"; do echo "  $g"; done
