@@ -138,7 +138,7 @@ static bool by_rows(BcastMode bc0, BcastMode bc1) {
   return !((bc0 == BC_FULL && bc1 == BC_FULL) || (bc0 == BC_FULL && bc1 == BC_SCALAR) || (bc0 == BC_SCALAR && bc1 == BC_FULL));
 }
 
-static void binary_range(void *ctx, int64_t lo, int64_t hi) {
+__attribute__((target_clones("avx2", "default"))) static void binary_range(void *ctx, int64_t lo, int64_t hi) {
   const EwJob *j = ctx;
   const double *a = j->a, *b = j->b;
   double *o = j->o;
@@ -174,7 +174,7 @@ static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams
 /* ---- elementwise unary ---- */
 #define UN_LOOP(EXPR) do { for (int64_t i = lo; i < hi; i++) { double x = a[i]; o[i] = (EXPR); } } while (0)
 
-static void unary_range(void *ctx, int64_t lo, int64_t hi) {
+__attribute__((target_clones("avx2", "default"))) static void unary_range(void *ctx, int64_t lo, int64_t hi) {
   const EwJob *j = ctx;
   const double *a = j->a;
   double *o = j->o;

@@ -30,8 +30,11 @@ typedef struct FusedJob {
 #define LOOP2(EXPR) do { for (int64_t i = 0; i < n; i++) { double x = a[i], y = b[i]; o[i] = (EXPR); } } while (0)
 #define LOOP1(EXPR) do { for (int64_t i = 0; i < n; i++) { double x = a[i]; o[i] = (EXPR); } } while (0)
 
-/* o[0..n) = op(a, b): the formulas of scalar.h, with the switch outside the loop. */
-static void ew_block(OpKind op, double *restrict o, const double *restrict a, const double *restrict b, int64_t n) {
+/* o[0..n) = op(a, b): the formulas of scalar.h, with the switch outside the loop. Compiled
+** twice (target_clones: AVX2 where the CPU has it, else the x86-64 baseline; the loader picks
+** once): the same IEEE operations in wider registers, so the same bits, without FMA (no
+** contraction under -std=c11). */
+__attribute__((target_clones("avx2", "default"))) static void ew_block(OpKind op, double *restrict o, const double *restrict a, const double *restrict b, int64_t n) {
   switch (op) {                           /* ops.def's formulas, each its own loop (vec: libmvec) */
 #define OP(NAME, SYM, ARITY, FLAGS)
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND)                    \

@@ -22,7 +22,7 @@ static double sum_leaf(const double *a, int64_t n) {
   return (s0 + s1) + (s2 + s3);
 }
 
-static double sum_tree(const double *a, int64_t n, int64_t l0, int64_t l1) {   /* leaves l0 .. l1-1 */
+__attribute__((target_clones("avx2", "default"))) static double sum_tree(const double *a, int64_t n, int64_t l0, int64_t l1) {   /* leaves l0 .. l1-1 */
   if (l1 - l0 == 1) {
     int64_t at = l0 * SUM_LEAF;
     return sum_leaf(a + at, n - at < SUM_LEAF ? n - at : SUM_LEAF);
@@ -35,7 +35,7 @@ static double sum_pairwise(const double *a, int64_t n) {   /* accurate and vecto
   return n <= SUM_LEAF ? sum_leaf(a, n) : sum_tree(a, n, 0, (n + SUM_LEAF - 1) / SUM_LEAF);
 }
 
-void cpu_sum_leaf_range(const double *a, int64_t n, double *leaf, int64_t l0, int64_t l1) {
+__attribute__((target_clones("avx2", "default"))) void cpu_sum_leaf_range(const double *a, int64_t n, double *leaf, int64_t l0, int64_t l1) {
   for (int64_t l = l0; l < l1; l++) {
     int64_t at = l * SUM_LEAF;
     leaf[l] = sum_leaf(a + at, n - at < SUM_LEAF ? n - at : SUM_LEAF);
