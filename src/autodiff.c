@@ -607,6 +607,14 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
   case OP_TCROSSPROD:                       /* X %*% t(X): (G + t(G)) X */
     gin[0] = sum_to(I, mm(I, B2(OP_ADD, g, tp(I, g, sp)), a, sp), a, sp);
     break;
+  case OP_XTWXV: {                          /* t(X) %*% (w * (X %*% v)) */
+    Value w = nd->val[1], v = nd->val[2], Xg = mm(I, a, g, sp), Xv = mm(I, a, v, sp);
+    if (want0) gin[0] = sum_to(I, B2(OP_ADD, mm(I, B2(OP_MUL, w, Xv), tp(I, g, sp), sp),
+                                     mm(I, B2(OP_MUL, w, Xg), tp(I, v, sp), sp)), a, sp);
+    if (want1) gin[1] = sum_to(I, B2(OP_MUL, Xg, Xv), w, sp);
+    if (nd->nin > 2 && nd->in[2] >= 0) gin[2] = sum_to(I, T(I, op_apply(I, OP_XTWXV, 3, (Value[]){ a, w, g }, 0, NULL, sp)), v, sp);
+    break;
+  }
   case OP_TRANSPOSE: gin[0] = T(I, op_transpose(I, g, sp)); break;
   case OP_RESHAPE: {                        /* the same elements back in the input's shape */
     Value p = ad_primal(a);
@@ -917,6 +925,15 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_DOT: case OP_ROWSUMSPROD: case OP_COLSUMSPROD: case OP_DIAGPROD:   /* bilinear */
     return tadd(I, ta.t == VT_NULL ? ta : T(I, op_apply(I, op, 2, (Value[]){ ta, b }, 0, NULL, sp)),
                 tb.t == VT_NULL ? tb : T(I, op_apply(I, op, 2, (Value[]){ a, tb }, 0, NULL, sp)), sp);
+  case OP_XTWXV: {                          /* t(dX) (w Xv) + t(X) (w dX v + dw Xv) + xtwxv(X, w, dv) */
+    Value w = un[1], v = un[2], tw = tin[1], tv = tin[2], r = val_null();
+    if (ta.t != VT_NULL)
+      r = tadd(I, mm(I, tp(I, ta, sp), B2(OP_MUL, w, mm(I, a, v, sp)), sp),
+               mm(I, tp(I, a, sp), B2(OP_MUL, w, mm(I, ta, v, sp)), sp), sp);
+    if (tw.t != VT_NULL) r = tadd(I, r, mm(I, tp(I, a, sp), B2(OP_MUL, tw, mm(I, a, v, sp)), sp), sp);
+    if (tv.t != VT_NULL) r = tadd(I, r, T(I, op_apply(I, OP_XTWXV, 3, (Value[]){ a, w, tv }, 0, NULL, sp)), sp);
+    return r;
+  }
   case OP_CROSSPROD: case OP_TCROSSPROD: {  /* P + t(P), P = t(dX) X or dX t(X) */
     if (ta.t == VT_NULL) return ta;
     Value P = op == OP_CROSSPROD ? mm(I, tp(I, ta, sp), a, sp) : mm(I, ta, tp(I, a, sp), sp);

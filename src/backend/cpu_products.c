@@ -1,8 +1,9 @@
 /*
 ** cpu_products.c — the CPU kernels of the product forms staging's rewrites make (ops.def,
 ** ops/products.c): dot (BLAS ddot over blocks, added pairwise), diagprod (tiled row-column
-** dots) and crossprod (BLAS dsyrk, then the upper triangle mirrored). dot and diagprod read
-** their operands through their strides, so a transposed view is not copied.
+** dots), crossprod (BLAS dsyrk, then the upper triangle mirrored) and xtwxv (one pass over
+** X's rows). dot, diagprod and xtwxv read their operands through their strides, so a
+** transposed view is not copied.
 */
 #include <cblas.h>
 #undef I                                          /* (complex.h's, through cblas.h) */
@@ -165,11 +166,78 @@ static int run_crossprod(Tensor *out, Tensor *const in[], const OpParams *p) {
   return 0;
 }
 
+/* ---- xtwxv: out = X^T (w .* (X v)) in one pass over X's rows. The rows are cut into at most
+** XT_GROUPS groups by their count alone; each group adds its rows into its own n-vector (the
+** groups on every core), and the groups' vectors are added as a pairwise tree: the result does
+** not depend on the thread count. ---- */
+#define XT_GROUPS ((int64_t)64)
+#define XT_ROWS ((int64_t)256)                     /* rows per group at least */
+
+typedef struct XtJob {
+  const Tensor *X, *w, *v;
+  int64_t ng;
+  double *part;                                   /* ng vectors of n */
+} XtJob;
+
+static void xt_groups(void *ctx, int64_t lo, int64_t hi) {
+  const XtJob *j = ctx;
+  int64_t m = tensor_rows(j->X), n = tensor_cols(j->X);
+  const double *x = tensor_data(j->X), *w = tensor_data(j->w), *v = tensor_data(j->v);
+  int64_t xs0 = j->X->stride[0], xs1 = j->X->stride[1], vs = j->v->stride[0];
+  bool wone = tensor_numel(j->w) == 1;
+  int64_t ws = wone ? 0 : j->w->stride[0];
+  for (int64_t gi = lo; gi < hi; gi++) {
+    double *acc = j->part + gi * n;
+    for (int64_t i = m * gi / j->ng; i < m * (gi + 1) / j->ng; i++) {
+      const double *xi = x + i * xs0;
+      double s = line_dot(xi, xs1, v, vs, n) * w[i * ws];
+      if (xs1 == 1 && n <= INT_MAX) cblas_daxpy((int)n, s, xi, 1, acc, 1);
+      else
+        for (int64_t c = 0; c < n; c++) acc[c] += s * xi[c * xs1];
+    }
+  }
+}
+
+static void xt_tree(double *part, int64_t n, int64_t l0, int64_t l1) {   /* into part[l0] */
+  if (l1 - l0 == 1) return;
+  int64_t mid = l0 + (l1 - l0) / 2;
+  xt_tree(part, n, l0, mid);
+  xt_tree(part, n, mid, l1);
+  double *a = part + l0 * n, *b = part + mid * n;
+  for (int64_t c = 0; c < n; c++) a[c] += b[c];
+}
+
+static int run_xtwxv(Tensor *out, Tensor *const in[]) {
+  int64_t m = tensor_rows(in[0]), n = tensor_cols(in[0]);
+  double *o = tensor_data(out);
+  if (n == 0) return 0;
+  int64_t ng = (m + XT_ROWS - 1) / XT_ROWS;
+  if (ng > XT_GROUPS) ng = XT_GROUPS;
+  if (ng < 1) ng = 1;
+  double *part = calloc((size_t)(ng * n), sizeof(double));
+  if (!part) return 1;
+  XtJob j = { in[0], in[1], in[2], ng, part };
+  if (m * n >= PAR_MIN) {
+    cpu_parallel_for(ng, xt_groups, &j);
+  } else {
+    int64_t budget = 0;
+    for (int64_t gi = 0; gi < ng; gi++) {
+      if (cpu_tick(&budget, (m / ng + 1) * n)) break;
+      xt_groups(&j, gi, gi + 1);
+    }
+  }
+  xt_tree(part, n, 0, ng);
+  memcpy(o, part, (size_t)n * sizeof(double));
+  free(part);
+  return 0;
+}
+
 int cpu_run_products(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   switch (op) {
   case OP_DOT: return run_dot(out, in);
   case OP_DIAGPROD: return run_diagprod(out, in);
   case OP_CROSSPROD: return run_crossprod(out, in, p);
+  case OP_XTWXV: return run_xtwxv(out, in);
   default: return 1;
   }
 }

@@ -296,8 +296,8 @@ static ShapeStatus rule_transpose(OpKind op, const Shape *in, const ShapeExtra *
 
 /* The product forms of staging's rewrites (ops.def), each as the form it replaces: dot(X, Y)
 ** is sum(X * Y), a number; rowsumsprod, colsumsprod and diagprod are the product's rowSums,
-** colSums and diag; crossprod(X) is t(X) %*% X, tcrossprod(X) X %*% t(X); a chain, the product
-** of its (first two) operands. */
+** colSums and diag; crossprod(X) is t(X) %*% X, tcrossprod(X) X %*% t(X), xtwxv(X, w, v)
+** t(X) %*% (w * (X %*% v)); a chain, the product of its (first two) operands. */
 static ShapeStatus rule_products(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
   ShapeStatus st;
   int64_t r, c;
@@ -306,6 +306,13 @@ static ShapeStatus rule_products(OpKind op, const Shape *in, const ShapeExtra *x
     st = rule_ew2(op, in, x, sp, out, err);
     if (st == SHAPE_OK) *out = shape_num_unknown();
     return st;
+  case OP_XTWXV: {                        /* t(X) %*% (w * (X %*% v)) */
+    Shape xv, u, t;
+    if ((st = rule_matmul(OP_MATMUL, (Shape[]){ in[0], in[2] }, x, sp, &xv, err)) != SHAPE_OK) return st;
+    if ((st = rule_ew2(OP_MUL, (Shape[]){ in[1], xv }, x, sp, &u, err)) != SHAPE_OK) return st;
+    if ((st = rule_transpose(OP_TRANSPOSE, in, x, sp, &t, err)) != SHAPE_OK) return st;
+    return rule_matmul(OP_MATMUL, (Shape[]){ t, u }, x, sp, out, err);
+  }
   case OP_CROSSPROD: case OP_TCROSSPROD: {
     Shape t;
     st = rule_transpose(OP_TRANSPOSE, in, x, sp, &t, err);
@@ -1092,7 +1099,7 @@ static ShapeStatus rule_allreduce(OpKind op, const Shape *in, const ShapeExtra *
 static const RuleFn rules[OP_COUNT] = {
   [OP_MATMUL] = rule_matmul, [OP_SUMPROD] = rule_sumprod,
   [OP_DOT] = rule_products, [OP_ROWSUMSPROD] = rule_products, [OP_COLSUMSPROD] = rule_products, [OP_DIAGPROD] = rule_products,
-  [OP_CROSSPROD] = rule_products, [OP_TCROSSPROD] = rule_products, [OP_MMCHAIN] = rule_products, [OP_TRANSPOSE] = rule_transpose, [OP_RESHAPE] = rule_reshape, [OP_RANGE] = rule_range,
+  [OP_CROSSPROD] = rule_products, [OP_TCROSSPROD] = rule_products, [OP_XTWXV] = rule_products, [OP_MMCHAIN] = rule_products, [OP_TRANSPOSE] = rule_transpose, [OP_RESHAPE] = rule_reshape, [OP_RANGE] = rule_range,
   [OP_INDEX] = rule_index, [OP_SCATTER] = rule_scatter, [OP_SOLVE] = rule_solve, [OP_INV] = rule_linalg1,
   [OP_DET] = rule_linalg1, [OP_EIGVALS] = rule_linalg1, [OP_EIGVECS] = rule_linalg1, [OP_CHOL] = rule_linalg1,
   [OP_QR_Q] = rule_linalg1, [OP_QR_R] = rule_linalg1, [OP_SVD_U] = rule_linalg1, [OP_SVD_S] = rule_linalg1,

@@ -1,7 +1,7 @@
 /*
 ** ops/products.c — the product forms staging's linear-algebra rewrites make (docs/staging.md
-** "Linear-algebra rewrites"): dot, rowsumsprod, colsumsprod, diagprod, crossprod, tcrossprod
-** and a chain of products in a planned order. Each computes what a product (or a reduction of
+** "Linear-algebra rewrites"): dot, rowsumsprod, colsumsprod, diagprod, crossprod, tcrossprod,
+** xtwxv and a chain of products in a planned order. Each computes what a product (or a reduction of
 ** one) gives with fewer flops and no product temporary, on the backend where the operands
 ** live when it has the kernel (else through the ops there); where its result is not finite,
 ** it computes the eager form instead, so that it never gives NaN or Inf where eager code gives
@@ -73,7 +73,7 @@ static Value eager_form(Interp *I, OpKind op, Value x, Value y, Span sp) {
   case OP_DIAGPROD: r = op_diag(I, TMP(I, op_matmul(I, x, y, sp)), sp); break;
   case OP_CROSSPROD: r = op_matmul(I, TMP(I, op_transpose(I, x, sp)), x, sp); break;
   case OP_TCROSSPROD: r = op_matmul(I, x, TMP(I, op_transpose(I, x, sp)), sp); break;
-  default: MLS_ASSERT(0);
+  default: MLS_ASSERT(0);   /* (xtwxv's: xtwxv_eager) */
   }
   tmp_release_to(I, mark);
   return r;
@@ -151,12 +151,47 @@ static Value crossprod(Interp *I, OpKind op, Value x, Span sp) {
   return eager_form(I, op, x, x, sp);
 }
 
+/* t(X) %*% (w * (X %*% v)), as written. */
+static Value xtwxv_eager(Interp *I, Value x, Value w, Value v, Span sp) {
+  int mark = I->ntmp;
+  Value u = TMP(I, op_binary(I, OP_MUL, w, TMP(I, op_matmul(I, x, v, sp)), sp));
+  Value r = op_matmul(I, TMP(I, op_transpose(I, x, sp)), u, sp);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+/* The same in one pass over X's rows, each row's dot with v scaled by w and added back
+** along the row (cpu_products.c). */
+static Value xtwxv(Interp *I, Value x, Value w, Value v, Span sp) {
+  int64_t m = rows_of(x), n = cols_of(x);
+  bool wnum = is_numlike(w) || (w.t == VT_MAT && tensor_numel(w.u.m) == 1);
+  if (x.t != VT_MAT || v.t != VT_MAT || rows_of(v) != n || cols_of(v) != 1 ||
+      !(wnum || (w.t == VT_MAT && rows_of(w) == m && cols_of(w) == 1)))
+    return xtwxv_eager(I, x, w, v, sp);
+  int mark = I->ntmp;
+  Tensor *wt = w.t == VT_MAT ? w.u.m : tensor_new_host(I, 1, 1);
+  if (w.t == VT_MAT) wt->refcount++;
+  else tensor_data(wt)[0] = numv(w);
+  tmp_push(I, val_mat(wt));
+  Tensor *out = run_fast(I, OP_XTWXV, (Tensor *[]){ x.u.m, wt, v.u.m }, 3, NULL, n, 1, sp);
+  tmp_release_to(I, mark);
+  if (out) {
+    Value r = val_mat(out);
+    tmp_push(I, r);
+    if (all_finite(I, r, sp)) { tmp_pop(I, 1); return r; }
+    tmp_pop(I, 1);
+    val_release(r);
+  }
+  return xtwxv_eager(I, x, w, v, sp);
+}
+
 Value mm_product_form(Interp *I, OpKind op, const Value *in, Span sp) {
   switch (op) {
   case OP_DOT: return dot(I, in[0], in[1], sp);
   case OP_DIAGPROD: return diagprod(I, in[0], in[1], sp);
   case OP_ROWSUMSPROD: case OP_COLSUMSPROD: return sumsprod(I, op, in[0], in[1], sp);
   case OP_CROSSPROD: case OP_TCROSSPROD: return crossprod(I, op, in[0], sp);
+  case OP_XTWXV: return xtwxv(I, in[0], in[1], in[2], sp);
   default: break;
   }
   mls_throw(I, sp, "internal error: '%s' is not a product form", op_info[op].sym);

@@ -674,6 +674,42 @@ static bool fuses_into(const Graph *g, int32_t p, int32_t mul) {
   return fusible(x) && x->uses == here && x->rows == m->rows && x->cols == m->cols;
 }
 
+/* t(X) %*% (w * (X %*% v)) (w a column or a number, either side of the *) or t(X) %*% (X %*% v),
+** v a column: one pass over X instead of two (and no temporaries of X's rows). */
+static bool xtwxv_rewrite(Graph *g, int32_t i, const char *at) {
+  const GNode *nd = &g->nodes[i];
+  int32_t a = nd->in[0], b = nd->in[1], w = -1, xv = b;
+  if (!is_op(g, a, OP_TRANSPOSE) || g->nodes[b].uses != 1) return false;
+  int32_t x = g->nodes[a].in[0];
+  if (is_op(g, b, OP_MUL)) {
+    const GNode *mu = &g->nodes[b];
+    for (int k = 0; k < 2 && w < 0; k++)
+      if (is_op(g, mu->in[k], OP_MATMUL) && g->nodes[mu->in[k]].in[0] == x && mu->in[k] != mu->in[1 - k]) {
+        xv = mu->in[k];
+        w = mu->in[1 - k];
+      }
+    if (w < 0) return false;
+  }
+  const GNode *xs = &g->nodes[x], *xvn = &g->nodes[xv];
+  if (!is_op(g, xv, OP_MATMUL) || xvn->in[0] != x || xvn->uses != 1 || xs->vt != VT_MAT || xs->rows * xs->cols < 2) return false;
+  const GNode *vs = &g->nodes[xvn->in[1]];
+  if (vs->vt != VT_MAT || vs->cols != 1) return false;
+  if (w >= 0) {
+    const GNode *ws = &g->nodes[w];
+    bool ok = ws->vt == VT_NUM || ws->vt == VT_BOOL ||
+              (ws->vt == VT_MAT && ((ws->rows == xs->rows && ws->cols == 1) || (ws->rows == 1 && ws->cols == 1)));
+    if (!ok) return false;
+  }
+  int32_t v = xvn->in[1];
+  int32_t wi = w >= 0 ? w : add_num(g, 1);       /* (g->nodes may move) */
+  g->nodes[b].uses = 0;
+  g->nodes[xv].uses = 0;
+  set_op(&g->nodes[i], OP_XTWXV, 3, (int32_t[]){ x, wi, v });
+  graph_log(g, "  rewrite: %s -> xtwxv(X, %s, v), one pass over X%s",
+            w >= 0 ? "t(X) %*% (w * (X %*% v))" : "t(X) %*% (X %*% v)", w >= 0 ? "w" : "1", at);
+  return true;
+}
+
 static void la_rewrite(Interp *I, Graph *g) {
   size_t n1 = (size_t)(g->n > 0 ? g->n : 1);
   int32_t *consumer = scratch_new(I, n1 * sizeof(int32_t));
@@ -746,6 +782,7 @@ static void la_rewrite(Interp *I, Graph *g) {
       break;
     case OP_MATMUL: {                            /* t(X) %*% X, X %*% t(X): half the flops */
       int32_t b = nd->in[1];
+      if (xtwxv_rewrite(g, i, at)) break;
       bool cross = is_op(g, a, OP_TRANSPOSE) && an->in[0] == b && g->nodes[b].vt == VT_MAT;
       bool tcross = is_op(g, b, OP_TRANSPOSE) && g->nodes[b].in[0] == a && an->vt == VT_MAT;
       if ((!cross && !tcross) || nd->vt != VT_MAT || nd->rows < 2) break;
@@ -829,6 +866,7 @@ void graph_optimize(Interp *I, Graph *g) {
   graph_count_uses(g);
   if (!I->exact_rewrites) {           /* (each changes the order of additions) */
     la_rewrite(I, g);
+    toposort_compact(I, g);           /* (xtwxv's weight 1 is a new node) */
     graph_count_uses(g);
   }
   rewrite(I, g);
