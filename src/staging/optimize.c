@@ -337,6 +337,10 @@ static bool node_same(const GNode *a, const GNode *b) {
     return false;
   for (int k = 0; k < a->nin; k++)
     if (a->in[k] != b->in[k]) return false;
+  if (a->kind == GN_OP && (a->v.t == VT_MAT || b->v.t == VT_MAT)) {   /* mmchain: the same plan */
+    if (a->v.t != VT_MAT || b->v.t != VT_MAT || tensor_numel(a->v.u.m) != tensor_numel(b->v.u.m)) return false;
+    return memcmp(tensor_data(a->v.u.m), tensor_data(b->v.u.m), (size_t)tensor_numel(a->v.u.m) * sizeof(double)) == 0;
+  }
   if (a->kind == GN_CONST) {
     if (a->v.t != b->v.t) return false;
     if (a->v.t == VT_NUM) return memcmp(&a->v.u.n, &b->v.u.n, 8) == 0;
@@ -724,8 +728,8 @@ static void la_rewrite(Interp *I, Graph *g) {
     const GNode *nd = &g->nodes[i];
     if (!is_op(g, i, OP_MATMUL) || nd->vt != VT_MAT) continue;
     int32_t u = nd->uses == 1 ? consumer[i] : -1;
-    if (u >= 0 && (is_op(g, u, OP_MATMUL) || is_op(g, u, OP_SUM) || is_op(g, u, OP_ROWSUMS) || is_op(g, u, OP_COLSUMS) ||
-                   is_op(g, u, OP_DIAG)))
+    if (u >= 0 && (is_op(g, u, OP_MATMUL) || is_op(g, u, OP_SUM) || (is_op(g, u, OP_ROWSUMS) && nd->cols > 1) ||
+                   (is_op(g, u, OP_COLSUMS) && nd->rows > 1) || (is_op(g, u, OP_DIAG) && nd->rows == nd->cols && nd->rows > 1)))
       continue;
     reorder_chain(I, g, i);
   }
