@@ -185,6 +185,7 @@ staged-test: mls
 	MLS_TEST_COMPARE=--jit-all ./mls --run-tests tests/lang/*.test
 	@MLS_FLAGS=--staged tools/run_examples.sh ./mls
 	tests/staging/test_dot.sh ./mls
+	tests/staging/test_exact_rewrites.sh ./mls
 
 repl-test: mls
 	/usr/bin/python3 tests/repl/test_repl.py ./mls

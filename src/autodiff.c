@@ -569,6 +569,47 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
                                                    T(I, op_transpose(I, T(I, op_reduce(I, OP_COLSUMS, a, sp)), sp)))), b, sp);
     break;
   }
+  /* the product forms of staging's rewrites (ops.def): the rules of the forms they replace */
+  case OP_DOT:                              /* sum(X * Y) */
+    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, b), a, sp);
+    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, a), b, sp);
+    break;
+  case OP_ROWSUMSPROD:                      /* X %*% rowSums(Y) */
+    if (want0) gin[0] = sum_to(I, mm(I, g, tp(I, T(I, op_reduce(I, OP_ROWSUMS, b, sp)), sp), sp), a, sp);
+    if (want1) {
+      bool n;
+      int64_t br, bc;
+      shape(b, &n, &br, &bc);
+      gin[1] = sum_to(I, B2(OP_MUL, ones(I, br, bc), mm(I, tp(I, a, sp), g, sp)), b, sp);
+    }
+    break;
+  case OP_COLSUMSPROD:                      /* colSums(X) %*% Y */
+    if (want0) {
+      bool n;
+      int64_t ar, ac;
+      shape(a, &n, &ar, &ac);
+      gin[0] = sum_to(I, B2(OP_MUL, ones(I, ar, ac), mm(I, g, tp(I, b, sp), sp)), a, sp);
+    }
+    if (want1) gin[1] = sum_to(I, mm(I, tp(I, T(I, op_reduce(I, OP_COLSUMS, a, sp)), sp), g, sp), b, sp);
+    break;
+  case OP_DIAGPROD:                         /* rowSums(X * t(Y)) */
+    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, tp(I, b, sp)), a, sp);
+    if (want1) gin[1] = sum_to(I, tp(I, B2(OP_MULZ, g, a), sp), b, sp);
+    break;
+  case OP_CROSSPROD:                        /* t(X) %*% X: X (G + t(G)) */
+    gin[0] = sum_to(I, mm(I, a, B2(OP_ADD, g, tp(I, g, sp)), sp), a, sp);
+    break;
+  case OP_TCROSSPROD:                       /* X %*% t(X): (G + t(G)) X */
+    gin[0] = sum_to(I, mm(I, B2(OP_ADD, g, tp(I, g, sp)), a, sp), a, sp);
+    break;
+  case OP_XTWXV: {                          /* t(X) %*% (w * (X %*% v)) */
+    Value w = nd->val[1], v = nd->val[2], Xg = mm(I, a, g, sp), Xv = mm(I, a, v, sp);
+    if (want0) gin[0] = sum_to(I, B2(OP_ADD, mm(I, B2(OP_MUL, w, Xv), tp(I, g, sp), sp),
+                                     mm(I, B2(OP_MUL, w, Xg), tp(I, v, sp), sp)), a, sp);
+    if (want1) gin[1] = sum_to(I, B2(OP_MUL, Xg, Xv), w, sp);
+    if (nd->nin > 2 && nd->in[2] >= 0) gin[2] = sum_to(I, T(I, op_apply(I, OP_XTWXV, 3, (Value[]){ a, w, g }, 0, NULL, sp)), v, sp);
+    break;
+  }
   case OP_TRANSPOSE: gin[0] = T(I, op_transpose(I, g, sp)); break;
   case OP_RESHAPE: {                        /* the same elements back in the input's shape */
     Value p = ad_primal(a);
@@ -743,6 +784,7 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
   /* Every op of ops.def is a case of this switch (no default: -Werror=switch makes a new op
   ** without a rule a build error). These are never recorded (not OPF_DIFF, or discrete): */
   case OP_NONE: case OP_RANGE: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN: case OP_COUNT:
+  case OP_MMCHAIN:                          /* (runs as its products: graph.c) */
     mls_throw(I, sp, "grad: '%s' has no derivative rule", op_info[nd->op].sym);
   }
 }
@@ -870,6 +912,23 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   case OP_SUMPROD:
     return tadd(I, ta.t == VT_NULL ? ta : T(I, op_sumprod(I, ta, b, sp)),
                 tb.t == VT_NULL ? tb : T(I, op_sumprod(I, a, tb, sp)), sp);
+  case OP_DOT: case OP_ROWSUMSPROD: case OP_COLSUMSPROD: case OP_DIAGPROD:   /* bilinear */
+    return tadd(I, ta.t == VT_NULL ? ta : T(I, op_apply(I, op, 2, (Value[]){ ta, b }, 0, NULL, sp)),
+                tb.t == VT_NULL ? tb : T(I, op_apply(I, op, 2, (Value[]){ a, tb }, 0, NULL, sp)), sp);
+  case OP_XTWXV: {                          /* t(dX) (w Xv) + t(X) (w dX v + dw Xv) + xtwxv(X, w, dv) */
+    Value w = un[1], v = un[2], tw = tin[1], tv = tin[2], r = val_null();
+    if (ta.t != VT_NULL)
+      r = tadd(I, mm(I, tp(I, ta, sp), B2(OP_MUL, w, mm(I, a, v, sp)), sp),
+               mm(I, tp(I, a, sp), B2(OP_MUL, w, mm(I, ta, v, sp)), sp), sp);
+    if (tw.t != VT_NULL) r = tadd(I, r, mm(I, tp(I, a, sp), B2(OP_MUL, tw, mm(I, a, v, sp)), sp), sp);
+    if (tv.t != VT_NULL) r = tadd(I, r, T(I, op_apply(I, OP_XTWXV, 3, (Value[]){ a, w, tv }, 0, NULL, sp)), sp);
+    return r;
+  }
+  case OP_CROSSPROD: case OP_TCROSSPROD: {  /* P + t(P), P = t(dX) X or dX t(X) */
+    if (ta.t == VT_NULL) return ta;
+    Value P = op == OP_CROSSPROD ? mm(I, tp(I, ta, sp), a, sp) : mm(I, ta, tp(I, a, sp), sp);
+    return B2(OP_ADD, P, tp(I, P, sp));
+  }
   case OP_TRANSPOSE: return T(I, op_transpose(I, ta, sp));
   case OP_RESHAPE: return T(I, op_reshape(I, ta, (int64_t)ad_primal(x[0]).u.n, (int64_t)ad_primal(x[1]).u.n, sp));
   case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: return T(I, op_reduce(I, op, ta, sp));
@@ -917,7 +976,7 @@ static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, c
   }
   /* Every op of ops.def is a case of this switch (no default: -Werror=switch makes a new op
   ** without a rule a build error). Never recorded (not OPF_DIFF, or discrete): */
-  case OP_NONE: case OP_RANGE: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN: case OP_COUNT:
+  case OP_NONE: case OP_RANGE: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN: case OP_COUNT: case OP_MMCHAIN:
   /* no forward rule yet: jvp through them is the located error below */
   case OP_PROD: case OP_CUMPROD: case OP_CUMSUMPROD: case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD:
   case OP_CUMSUMPROD_GRAD:

@@ -39,6 +39,13 @@ void op_align_devices(Interp *I, struct Tensor *in[], int n);
 /* OP_SUMPROD's computation, sum(x %*% y) without the product, written with the ops (so each
 ** piece is traced on its own): op_kernel's, and OP_SUMPROD's forward rule (+1). */
 Value op_sumprod(Interp *I, Value x, Value y, Span sp);
+/* A chain of products leaves[0] %*% ... %*% leaves[n-1] (2 <= n <= MM_CHAIN_MAX; borrowed, boxes
+** allowed: each product goes through op_apply) in the order plan says: a 1 x (4n - 1) matrix
+** of n, then two postfix programs of 2n - 1 tokens each (k >= 0: leaf k; -1: the product of
+** the two values on top), the order to compute and, where its result is not finite, the order
+** the program wrote (ops/products.c). Staging's chain rewrite; the result is owned. */
+#define MM_CHAIN_MAX 32
+Value op_mmchain(Interp *I, int n, const Value *leaves, Value plan, Span sp);
 /* A new C = op(A) op(B) (+1), where A and B live (be_place), computed by the backend that can
 ** (be_runner); a failure is a located error. */
 struct Tensor *op_gemm_new(Interp *I, bool ta, bool tb, struct Tensor *A, struct Tensor *B, Span sp);

@@ -236,7 +236,7 @@ static int cpu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p
   if (flags & OPF_RED) return cpu_run_reduce(op, out, in, p);
   if (flags & OPF_NN) return cpu_run_nn(op, out, in, p);
   if (op == OP_TRANSPOSE) { transpose(in[0], out); return 0; }
-  return 1;
+  return cpu_run_products(op, out, in, p);
 }
 
 /* The leading dimension of a GEMM operand stored row-major with unit column stride (ops.c

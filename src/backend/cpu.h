@@ -53,6 +53,11 @@ int cpu_run_stats(OpKind op, Tensor *out, Tensor *const in[]);
 ** contiguous, out packed with the result's shape; p->nn holds the geometry (bias ops: NULL). */
 int cpu_run_nn(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 
+/* The product forms of staging's rewrites (ops.def: OP_DOT, OP_DIAGPROD read their operands
+** through their strides; OP_CROSSPROD's is a GEMM operand, p->trans[0] as ops.def says);
+** cpu_products.c. 1 when op is not one. */
+int cpu_run_products(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
+
 /* A fusion group, blockwise over both cores (cpu_fused.c). */
 int cpu_run_fused(const FusedProg *prog, Tensor *out, Tensor *const in[], const double *scalar);
 

@@ -292,6 +292,46 @@ static ShapeStatus rule_sumprod(OpKind op, const Shape *in, const ShapeExtra *x,
   return st;
 }
 
+static ShapeStatus rule_transpose(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err);
+
+/* The product forms of staging's rewrites (ops.def), each as the form it replaces: dot(X, Y)
+** is sum(X * Y), a number; rowsumsprod, colsumsprod and diagprod are the product's rowSums,
+** colSums and diag; crossprod(X) is t(X) %*% X, tcrossprod(X) X %*% t(X), xtwxv(X, w, v)
+** t(X) %*% (w * (X %*% v)); a chain, the product of its (first two) operands. */
+static ShapeStatus rule_products(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  ShapeStatus st;
+  int64_t r, c;
+  switch (op) {
+  case OP_DOT:
+    st = rule_ew2(op, in, x, sp, out, err);
+    if (st == SHAPE_OK) *out = shape_num_unknown();
+    return st;
+  case OP_XTWXV: {                        /* t(X) %*% (w * (X %*% v)) */
+    Shape xv, u, t;
+    if ((st = rule_matmul(OP_MATMUL, (Shape[]){ in[0], in[2] }, x, sp, &xv, err)) != SHAPE_OK) return st;
+    if ((st = rule_ew2(OP_MUL, (Shape[]){ in[1], xv }, x, sp, &u, err)) != SHAPE_OK) return st;
+    if ((st = rule_transpose(OP_TRANSPOSE, in, x, sp, &t, err)) != SHAPE_OK) return st;
+    return rule_matmul(OP_MATMUL, (Shape[]){ t, u }, x, sp, out, err);
+  }
+  case OP_CROSSPROD: case OP_TCROSSPROD: {
+    Shape t;
+    st = rule_transpose(OP_TRANSPOSE, in, x, sp, &t, err);
+    if (st != SHAPE_OK) return st;
+    Shape ab[2] = { op == OP_CROSSPROD ? t : in[0], op == OP_CROSSPROD ? in[0] : t };
+    return rule_matmul(OP_MATMUL, ab, x, sp, out, err);
+  }
+  default: break;
+  }
+  st = rule_matmul(OP_MATMUL, in, x, sp, out, err);
+  if (st != SHAPE_OK || out->kind != SK_MAT) return st;
+  r = out->rows;
+  c = out->cols;
+  if (op == OP_ROWSUMSPROD) *out = shape_mat(r, 1);
+  else if (op == OP_COLSUMSPROD) *out = shape_mat(1, c);
+  else if (op == OP_DIAGPROD) *out = shape_mat(r >= 0 ? r : c, 1);
+  return SHAPE_OK;
+}
+
 static ShapeStatus rule_transpose(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
   Shape a = in[0];
   Chk k;
@@ -1057,7 +1097,9 @@ static ShapeStatus rule_allreduce(OpKind op, const Shape *in, const ShapeExtra *
 /* ==== the table: grep ORDER OP. Ops flagged OPF_EW take the elementwise rule of their arity;
 ** every other op names its rule here (a missing one fails tests/unit/test_shape_rules.c). ==== */
 static const RuleFn rules[OP_COUNT] = {
-  [OP_MATMUL] = rule_matmul, [OP_SUMPROD] = rule_sumprod, [OP_TRANSPOSE] = rule_transpose, [OP_RESHAPE] = rule_reshape, [OP_RANGE] = rule_range,
+  [OP_MATMUL] = rule_matmul, [OP_SUMPROD] = rule_sumprod,
+  [OP_DOT] = rule_products, [OP_ROWSUMSPROD] = rule_products, [OP_COLSUMSPROD] = rule_products, [OP_DIAGPROD] = rule_products,
+  [OP_CROSSPROD] = rule_products, [OP_TCROSSPROD] = rule_products, [OP_XTWXV] = rule_products, [OP_MMCHAIN] = rule_products, [OP_TRANSPOSE] = rule_transpose, [OP_RESHAPE] = rule_reshape, [OP_RANGE] = rule_range,
   [OP_INDEX] = rule_index, [OP_SCATTER] = rule_scatter, [OP_SOLVE] = rule_solve, [OP_INV] = rule_linalg1,
   [OP_DET] = rule_linalg1, [OP_EIGVALS] = rule_linalg1, [OP_EIGVECS] = rule_linalg1, [OP_CHOL] = rule_linalg1,
   [OP_QR_Q] = rule_linalg1, [OP_QR_R] = rule_linalg1, [OP_SVD_U] = rule_linalg1, [OP_SVD_S] = rule_linalg1,

@@ -105,6 +105,8 @@ static Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int 
   switch (op) {
   case OP_MATMUL: return mm_matmul(I, in[0], in[1], sp);
   case OP_SUMPROD: return op_sumprod(I, in[0], in[1], sp);
+  case OP_DOT: case OP_ROWSUMSPROD: case OP_COLSUMSPROD: case OP_DIAGPROD: case OP_CROSSPROD: case OP_TCROSSPROD: case OP_XTWXV:
+    return mm_product_form(I, op, in, sp);
   case OP_TRANSPOSE: return shp_transpose(I, in[0], sp);
   case OP_RESHAPE: return shp_reshape(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, sp);
   case OP_DIAG: return red_diag(I, in[0], sp);

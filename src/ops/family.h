@@ -40,6 +40,9 @@ Value ew_unary(Interp *I, OpKind op, Value a, bool inplace, Span sp);
 Value ew_ifelse(Interp *I, Value test, Value yes, Value no, Span sp);
 /* matmul.c: the product (OP_SUMPROD's is op_sumprod, ops.h). */
 Value mm_matmul(Interp *I, Value a, Value b, Span sp);
+/* products.c: the product forms of staging's rewrites (OP_DOT .. OP_XTWXV), each the
+** eager form's result where its own is not finite. */
+Value mm_product_form(Interp *I, OpKind op, const Value *in, Span sp);
 /* reduce.c: OPF_RED ops without OPF_KEEP, OPF_KEEP ops, the derivative kernels, diag. */
 Value red_reduce(Interp *I, OpKind op, Value a, Span sp);
 Value red_scan(Interp *I, OpKind op, Value a, Span sp);

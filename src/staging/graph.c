@@ -442,6 +442,7 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
         r = matmul_flags(I, args[0], nd->flags & GF_TA, args[1], nd->flags & GF_TB, nd->span);
         break;
       }
+      if (nd->op == OP_MMCHAIN) { r = op_mmchain(I, nin, args, nd->v, nd->span); break; }   /* (its plan in v) */
       I->inplace_ok = last && (op_info[nd->op].flags & OPF_EW);
       r = op_apply(I, (OpKind)nd->op, nin - nd->nextra, args, nd->nextra, args + (nin - nd->nextra), nd->span);
       I->inplace_ok = false;

@@ -8,6 +8,7 @@
 #include "autodiff.h"
 #include "err.h"
 #include "mem.h"
+#include "ops.h"
 #include "staging/graph.h"
 #include "tensor.h"
 
@@ -336,6 +337,10 @@ static bool node_same(const GNode *a, const GNode *b) {
     return false;
   for (int k = 0; k < a->nin; k++)
     if (a->in[k] != b->in[k]) return false;
+  if (a->kind == GN_OP && (a->v.t == VT_MAT || b->v.t == VT_MAT)) {   /* mmchain: the same plan */
+    if (a->v.t != VT_MAT || b->v.t != VT_MAT || tensor_numel(a->v.u.m) != tensor_numel(b->v.u.m)) return false;
+    return memcmp(tensor_data(a->v.u.m), tensor_data(b->v.u.m), (size_t)tensor_numel(a->v.u.m) * sizeof(double)) == 0;
+  }
   if (a->kind == GN_CONST) {
     if (a->v.t != b->v.t) return false;
     if (a->v.t == VT_NUM) return memcmp(&a->v.u.n, &b->v.u.n, 8) == 0;
@@ -555,6 +560,252 @@ static void fuse(Interp *I, Graph *g) {
               groups == 1 ? "" : "s", fused_ops);
 }
 
+/* ---- linear-algebra rewrites, as SystemDS applies them (docs/staging.md "Linear-algebra
+** rewrites"). Each changes the order of the additions, so none runs under exact_rewrites;
+** each fires only where it saves flops or a pass, by the shapes every node has from its trace
+** (a run with other shapes is traced again); each new op gives the eager form's result where
+** its own is not finite (ops/products.c). ---- */
+
+/* A flop count for explain: the integer below 1e15, else 3 digits. */
+static const char *flops_text(double f, char *buf, size_t n) {
+  if (f < 1e15) snprintf(buf, n, "%.0f", f);
+  else snprintf(buf, n, "%.3g", f);
+  return buf;
+}
+
+/* A chain of products: the operands in order and the products, root last; the written order
+** as a postfix program (k: operand k; -1: a product). */
+typedef struct Chain {
+  int32_t leaf[MM_CHAIN_MAX], inner[MM_CHAIN_MAX];
+  int nleaf, ninner, entered;
+  int8_t orig[2 * MM_CHAIN_MAX];
+  int norig;
+  bool bad;                        /* an operand that is not a matrix */
+} Chain;
+
+/* The chain under x: products of single use are part of it (at most MM_CHAIN_MAX - 1; further
+** ones are operands); returns the written order's cost in multiply-adds. */
+static double chain_collect(const Graph *g, int32_t x, bool top, Chain *c) {
+  const GNode *nd = &g->nodes[x];
+  if (top || (is_op(g, x, OP_MATMUL) && nd->uses == 1 && nd->nin == 2 && c->entered < MM_CHAIN_MAX - 1)) {
+    c->entered++;
+    int32_t a = nd->in[0], b = nd->in[1];
+    double ca = chain_collect(g, a, false, c), cb = chain_collect(g, b, false, c);
+    c->inner[c->ninner++] = x;
+    c->orig[c->norig++] = -1;
+    return ca + cb + (double)g->nodes[a].rows * (double)g->nodes[a].cols * (double)g->nodes[b].cols;
+  }
+  if (nd->vt != VT_MAT) c->bad = true;
+  c->orig[c->norig++] = (int8_t)c->nleaf;
+  c->leaf[c->nleaf++] = x;
+  return 0;
+}
+
+static void chain_emit(int8_t split[][MM_CHAIN_MAX], int i, int j, int8_t *out, int *k) {
+  if (i == j) { out[(*k)++] = (int8_t)i; return; }
+  chain_emit(split, i, split[i][j], out, k);
+  chain_emit(split, split[i][j] + 1, j, out, k);
+  out[(*k)++] = -1;
+}
+
+/* A postfix program as text, "(A %*% B) %*% C" (at most 8 operands: A to H). */
+static void chain_text(const int8_t *prog, int n, char *buf, size_t size) {
+  char st[8][80];
+  int top = 0;
+  for (int q = 0; q < 2 * n - 1; q++) {
+    if (prog[q] >= 0) { snprintf(st[top++], sizeof st[0], "%c", 'A' + prog[q]); continue; }
+    char t[80];
+    top--;
+    snprintf(t, sizeof t, "(%s %%*%% %s)", st[top - 1], st[top]);
+    memcpy(st[top - 1], t, sizeof t);
+  }
+  size_t len = strlen(st[0]);
+  snprintf(buf, size, "%.*s", (int)(len - 2), st[0] + 1);     /* without the outer parentheses */
+}
+
+/* A root of a chain (a product no product uses alone): the order of least multiply-adds
+** (the textbook dynamic programme over the operands' dimensions), when it is cheaper than the
+** written one, as one mmchain node that computes in that order (op_mmchain). */
+static void reorder_chain(Interp *I, Graph *g, int32_t r) {
+  Chain c;
+  memset(&c, 0, sizeof c);
+  double written = chain_collect(g, r, true, &c);
+  int n = c.nleaf;
+  if (c.bad || n < 3) return;
+  double p[MM_CHAIN_MAX + 1], m[MM_CHAIN_MAX][MM_CHAIN_MAX];
+  int8_t split[MM_CHAIN_MAX][MM_CHAIN_MAX];
+  for (int k = 0; k < n; k++) p[k] = (double)g->nodes[c.leaf[k]].rows;
+  p[n] = (double)g->nodes[c.leaf[n - 1]].cols;
+  for (int i = 0; i < n; i++) m[i][i] = 0;
+  for (int len = 2; len <= n; len++)
+    for (int i = 0; i + len - 1 < n; i++) {
+      int j = i + len - 1;
+      m[i][j] = INFINITY;
+      for (int s = i; s < j; s++) {
+        double cost = m[i][s] + m[s + 1][j] + p[i] * p[s + 1] * p[j + 1];
+        if (cost < m[i][j]) { m[i][j] = cost; split[i][j] = (int8_t)s; }
+      }
+    }
+  if (!(m[0][n - 1] < written)) return;
+  int8_t best[2 * MM_CHAIN_MAX];
+  int nb = 0;
+  chain_emit(split, 0, n - 1, best, &nb);
+  Tensor *plan = tensor_new_host(I, 1, 4 * n - 1);     /* n, the order to run, the written one */
+  tmp_push(I, val_mat(plan));
+  double *pl = tensor_data(plan);
+  pl[0] = n;
+  for (int q = 0; q < 2 * n - 1; q++) { pl[1 + q] = best[q]; pl[2 * n + q] = c.orig[q]; }
+  GNode *nd = &g->nodes[r];
+  set_op(nd, OP_MMCHAIN, n, c.leaf);
+  tmp_pop(I, 1);
+  nd->v = val_mat(plan);
+  for (int k = 0; k < c.ninner; k++)
+    if (c.inner[k] != r) { g->nodes[c.inner[k]].uses = 0; drop_node(g, c.inner[k]); }
+  char at[48], from[96] = "", to[96] = "", f0[32], f1[32];
+  where(nd, at, sizeof at);
+  flops_text(written, f0, sizeof f0);
+  flops_text(m[0][n - 1], f1, sizeof f1);
+  if (n <= 8) {
+    chain_text(c.orig, n, from, sizeof from);
+    chain_text(best, n, to, sizeof to);
+    graph_log(g, "  rewrite: product chain %s -> %s, %s -> %s multiply-adds%s", from, to, f0, f1, at);
+  } else {
+    graph_log(g, "  rewrite: product chain of %d matrices reordered, %s -> %s multiply-adds%s", n, f0, f1, at);
+  }
+}
+
+/* Would fusion make sum(X * Y) one pass anyway, with X's (or Y's) own elementwise op? Then the
+** dot would only add a temporary. */
+static bool fuses_into(const Graph *g, int32_t p, int32_t mul) {
+  const GNode *x = &g->nodes[p], *m = &g->nodes[mul];
+  int here = 1 + (m->in[0] == m->in[1]);
+  return fusible(x) && x->uses == here && x->rows == m->rows && x->cols == m->cols;
+}
+
+/* t(X) %*% (w * (X %*% v)) (w a column or a number, either side of the *) or t(X) %*% (X %*% v),
+** v a column: one pass over X instead of two (and no temporaries of X's rows). */
+static bool xtwxv_rewrite(Graph *g, int32_t i, const char *at) {
+  const GNode *nd = &g->nodes[i];
+  int32_t a = nd->in[0], b = nd->in[1], w = -1, xv = b;
+  if (!is_op(g, a, OP_TRANSPOSE) || g->nodes[b].uses != 1) return false;
+  int32_t x = g->nodes[a].in[0];
+  if (is_op(g, b, OP_MUL)) {
+    const GNode *mu = &g->nodes[b];
+    for (int k = 0; k < 2 && w < 0; k++)
+      if (is_op(g, mu->in[k], OP_MATMUL) && g->nodes[mu->in[k]].in[0] == x && mu->in[k] != mu->in[1 - k]) {
+        xv = mu->in[k];
+        w = mu->in[1 - k];
+      }
+    if (w < 0) return false;
+  }
+  const GNode *xs = &g->nodes[x], *xvn = &g->nodes[xv];
+  if (!is_op(g, xv, OP_MATMUL) || xvn->in[0] != x || xvn->uses != 1 || xs->vt != VT_MAT || xs->rows * xs->cols < 2) return false;
+  const GNode *vs = &g->nodes[xvn->in[1]];
+  if (vs->vt != VT_MAT || vs->cols != 1) return false;
+  if (w >= 0) {
+    const GNode *ws = &g->nodes[w];
+    bool ok = ws->vt == VT_NUM || ws->vt == VT_BOOL ||
+              (ws->vt == VT_MAT && ((ws->rows == xs->rows && ws->cols == 1) || (ws->rows == 1 && ws->cols == 1)));
+    if (!ok) return false;
+  }
+  int32_t v = xvn->in[1];
+  int32_t wi = w >= 0 ? w : add_num(g, 1);       /* (g->nodes may move) */
+  g->nodes[b].uses = 0;
+  g->nodes[xv].uses = 0;
+  set_op(&g->nodes[i], OP_XTWXV, 3, (int32_t[]){ x, wi, v });
+  graph_log(g, "  rewrite: %s -> xtwxv(X, %s, v), one pass over X%s",
+            w >= 0 ? "t(X) %*% (w * (X %*% v))" : "t(X) %*% (X %*% v)", w >= 0 ? "w" : "1", at);
+  return true;
+}
+
+static void la_rewrite(Interp *I, Graph *g) {
+  size_t n1 = (size_t)(g->n > 0 ? g->n : 1);
+  int32_t *consumer = scratch_new(I, n1 * sizeof(int32_t));
+  for (int i = 0; i < g->n; i++) consumer[i] = -1;
+  for (int i = 0; i < g->n; i++)
+    if (LIVE(&g->nodes[i]))
+      for (int k = 0; k < g->nodes[i].nin; k++) consumer[g->nodes[i].in[k]] = i;
+  /* 1. chains of products, at their roots; a chain whose result only a reduction reads is
+  ** left to that reduction's rewrite below, which drops the last product altogether */
+  for (int i = 0; i < g->n; i++) {
+    if ((i & 1023) == 0) opt_poll(I);
+    const GNode *nd = &g->nodes[i];
+    if (!is_op(g, i, OP_MATMUL) || nd->vt != VT_MAT) continue;
+    int32_t u = nd->uses == 1 ? consumer[i] : -1;
+    if (u >= 0 && (is_op(g, u, OP_MATMUL) || is_op(g, u, OP_SUM) || (is_op(g, u, OP_ROWSUMS) && nd->cols > 1) ||
+                   (is_op(g, u, OP_COLSUMS) && nd->rows > 1) || (is_op(g, u, OP_DIAG) && nd->rows == nd->cols && nd->rows > 1)))
+      continue;
+    reorder_chain(I, g, i);
+  }
+  /* 2. the reductions of a product, sum(X * Y), t(X) %*% X */
+  char at[48], f0[32], f1[32];
+  for (int i = 0; i < g->n; i++) {
+    if ((i & 1023) == 0) opt_poll(I);
+    GNode *nd = &g->nodes[i];
+    if (!LIVE(nd) || nd->kind != GN_OP || (nd->flags & (GF_TA | GF_TB)) || nd->nin < 1) continue;
+    int32_t a = nd->in[0];
+    GNode *an = &g->nodes[a];
+    bool prod = is_op(g, a, OP_MATMUL) && an->uses == 1 && g->nodes[an->in[0]].vt == VT_MAT && g->nodes[an->in[1]].vt == VT_MAT;
+    double m = prod ? (double)g->nodes[an->in[0]].rows : 0, k = prod ? (double)g->nodes[an->in[0]].cols : 0;
+    double c = prod ? (double)g->nodes[an->in[1]].cols : 0;
+    where(nd, at, sizeof at);
+    switch ((OpKind)nd->op) {
+    case OP_SUM:                                 /* sum(X * Y) -> dot(X, Y); on a device, fusion's kernel */
+      if (I->device == &be_cpu && is_op(g, a, OP_MUL) && an->uses == 1 && an->vt == VT_MAT && an->rows * an->cols > 1) {
+        int32_t x = an->in[0], y = an->in[1];
+        const GNode *xs = &g->nodes[x], *ys = &g->nodes[y];
+        if (xs->vt != VT_MAT || ys->vt != VT_MAT || xs->rows != an->rows || xs->cols != an->cols || ys->rows != an->rows ||
+            ys->cols != an->cols || fuses_into(g, x, a) || fuses_into(g, y, a))
+          break;
+        set_op(nd, OP_DOT, 2, (int32_t[]){ x, y });
+        an->uses = 0;
+        graph_log(g, "  rewrite: sum(X * Y) -> dot(X, Y), one pass without the product's temporary%s", at);
+      }
+      break;
+    case OP_ROWSUMS:                             /* m k c + m c -> k c + m k (rowSums of one column: itself) */
+      if (prod && c > 1 && k * c + m * k < m * k * c + m * c) {
+        set_op(nd, OP_ROWSUMSPROD, 2, an->in);
+        an->uses = 0;
+        graph_log(g, "  rewrite: rowSums(X %%*%% Y) -> X %%*%% rowSums(Y), %s -> %s multiply-adds%s",
+                  flops_text(m * k * c + m * c, f0, sizeof f0), flops_text(k * c + m * k, f1, sizeof f1), at);
+      }
+      break;
+    case OP_COLSUMS:                             /* m k c + m c -> m k + k c */
+      if (prod && m > 1 && m * k + k * c < m * k * c + m * c) {
+        set_op(nd, OP_COLSUMSPROD, 2, an->in);
+        an->uses = 0;
+        graph_log(g, "  rewrite: colSums(X %%*%% Y) -> colSums(X) %%*%% Y, %s -> %s multiply-adds%s",
+                  flops_text(m * k * c + m * c, f0, sizeof f0), flops_text(m * k + k * c, f1, sizeof f1), at);
+      }
+      break;
+    case OP_DIAG:                                /* a square product's diagonal: m m k -> m k */
+      if (prod && m == c && m > 1) {
+        bool trace = nd->uses == 1 && consumer[i] >= 0 && is_op(g, consumer[i], OP_SUM);
+        set_op(nd, OP_DIAGPROD, 2, an->in);
+        an->uses = 0;
+        graph_log(g, "  rewrite: %s(X %%*%% Y) -> %s(X * t(Y)), no product, %s -> %s multiply-adds%s",
+                  trace ? "trace" : "diag", trace ? "sum" : "rowSums", flops_text(m * m * k, f0, sizeof f0),
+                  flops_text(m * k, f1, sizeof f1), at);
+      }
+      break;
+    case OP_MATMUL: {                            /* t(X) %*% X, X %*% t(X): half the flops */
+      int32_t b = nd->in[1];
+      if (xtwxv_rewrite(g, i, at)) break;
+      bool cross = is_op(g, a, OP_TRANSPOSE) && an->in[0] == b && g->nodes[b].vt == VT_MAT;
+      bool tcross = is_op(g, b, OP_TRANSPOSE) && g->nodes[b].in[0] == a && an->vt == VT_MAT;
+      if ((!cross && !tcross) || nd->vt != VT_MAT || nd->rows < 2) break;
+      int32_t x = cross ? b : a;
+      set_op(nd, cross ? OP_CROSSPROD : OP_TCROSSPROD, 1, &x);
+      graph_log(g, "  rewrite: %s -> %s(X), one symmetric rank-k update (half the multiply-adds)%s",
+                cross ? "t(X) %*% X" : "X %*% t(X)", cross ? "crossprod" : "tcrossprod", at);
+      break;
+    }
+    default: break;
+    }
+  }
+  scratch_free(I, consumer);
+}
+
 /* ---- order and compaction ---- */
 static void toposort_compact(Interp *I, Graph *g) {
   int n = g->n;
@@ -621,6 +872,11 @@ void graph_optimize(Interp *I, Graph *g) {
   opt_poll(I);
   toposort_compact(I, g);
   graph_count_uses(g);
+  if (!I->exact_rewrites) {           /* (each changes the order of additions) */
+    la_rewrite(I, g);
+    toposort_compact(I, g);           /* (xtwxv's weight 1 is a new node) */
+    graph_count_uses(g);
+  }
   rewrite(I, g);
   opt_poll(I);
   toposort_compact(I, g);             /* nodes a rewrite added go before their users */

@@ -1,0 +1,248 @@
+/*
+** ops/products.c — the product forms staging's linear-algebra rewrites make (docs/staging.md
+** "Linear-algebra rewrites"): dot, rowsumsprod, colsumsprod, diagprod, crossprod, tcrossprod,
+** xtwxv and a chain of products in a planned order. Each computes what a product (or a reduction of
+** one) gives with fewer flops and no product temporary, on the backend where the operands
+** live when it has the kernel (else through the ops there); where its result is not finite,
+** it computes the eager form instead, so that it never gives NaN or Inf where eager code gives
+** a number (the overflow of a partial sum depends on the order of the additions).
+*/
+#include <math.h>
+#include <string.h>
+#include "autodiff.h"
+#include "ops/family.h"
+
+static Value TMP(Interp *I, Value v) { tmp_push(I, v); return v; }   /* owned temp, freed by the caller's mark */
+
+static bool has_kernel(const Backend *be, OpKind op) {
+  return be == &be_cpu || (be->supports_op && be->supports_op(op));
+}
+
+/* Is every element of v (a plain number or matrix) finite? A device matrix is asked through
+** its sum, which a non-finite element makes non-finite (so does a sum of finite elements that
+** overflows: the caller then only takes the eager form). The stage is set aside: a chain run
+** while another graph is traced must not record the check. */
+static bool all_finite(Interp *I, Value v, Span sp) {
+  v = ad_primal(v);
+  if (v.t == VT_NUM) return isfinite(v.u.n);
+  if (v.t != VT_MAT) return true;
+  const Tensor *m = v.u.m;
+  int64_t r = tensor_rows(m), c = tensor_cols(m);
+  if (m->st->be == &be_cpu) {
+    const double *d = tensor_data(m);
+    for (int64_t i = 0; i < r; i++)
+      for (int64_t j = 0; j < c; j++)
+        if (!isfinite(d[i * m->stride[0] + j * m->stride[1]])) return false;
+    return true;
+  }
+  Tape *st = I->stage;
+  I->stage = NULL;                           /* (a throw ends the staging, which restores it) */
+  Value s = op_reduce(I, OP_SUM, v, sp);
+  I->stage = st;
+  double x = s.t == VT_NUM ? s.u.n : s.t == VT_MAT ? tensor_data(s.u.m)[0] : 0;
+  val_release(s);
+  return isfinite(x);
+}
+
+static int64_t rows_of(Value v) { return v.t == VT_MAT ? tensor_rows(v.u.m) : 1; }
+static int64_t cols_of(Value v) { return v.t == VT_MAT ? tensor_cols(v.u.m) : 1; }
+
+/* The kernel of op into a new rows x cols result on the operands' backend (+1), or NULL when
+** that backend has no kernel for it, the operands live apart, or --nan-check is on (then each
+** op of the eager form is checked as eager code is). */
+static Tensor *run_fast(Interp *I, OpKind op, Tensor *const in[], int nin, const OpParams *p, int64_t rows, int64_t cols,
+                        Span sp) {
+  if (I->nan_check) return NULL;
+  for (int k = 1; k < nin; k++)
+    if (in[k]->st->be != in[0]->st->be) return NULL;
+  const Backend *be = in[0]->st->be;
+  if (!has_kernel(be, op)) return NULL;
+  Tensor *out = tensor_new_on(I, be, rows, cols);
+  op_run_kernel(I, op, out, in, p, sp);
+  return out;
+}
+
+/* The eager form of op: what the rewrite replaced (its result and errors are eager code's). */
+static Value eager_form(Interp *I, OpKind op, Value x, Value y, Span sp) {
+  int mark = I->ntmp;
+  Value r;
+  switch (op) {
+  case OP_DOT: r = op_reduce(I, OP_SUM, TMP(I, op_binary(I, OP_MUL, x, y, sp)), sp); break;
+  case OP_ROWSUMSPROD: r = op_reduce(I, OP_ROWSUMS, TMP(I, op_matmul(I, x, y, sp)), sp); break;
+  case OP_COLSUMSPROD: r = op_reduce(I, OP_COLSUMS, TMP(I, op_matmul(I, x, y, sp)), sp); break;
+  case OP_DIAGPROD: r = op_diag(I, TMP(I, op_matmul(I, x, y, sp)), sp); break;
+  case OP_CROSSPROD: r = op_matmul(I, TMP(I, op_transpose(I, x, sp)), x, sp); break;
+  case OP_TCROSSPROD: r = op_matmul(I, x, TMP(I, op_transpose(I, x, sp)), sp); break;
+  default: MLS_ASSERT(0);   /* (xtwxv's: xtwxv_eager) */
+  }
+  tmp_release_to(I, mark);
+  return r;
+}
+
+/* sum(X * Y) of two matrices of one shape, one pass (the CPU: BLAS ddot over blocks added
+** pairwise, cpu_products.c). On a device, the eager form: its sum stays there for a captured
+** launch (replay.c), which reading the dot back to check it would break. */
+static Value dot(Interp *I, Value x, Value y, Span sp) {
+  if (x.t != VT_MAT || y.t != VT_MAT || rows_of(x) != rows_of(y) || cols_of(x) != cols_of(y) ||
+      x.u.m->st->be != &be_cpu || y.u.m->st->be != &be_cpu)
+    return eager_form(I, OP_DOT, x, y, sp);
+  Tensor *out = run_fast(I, OP_DOT, (Tensor *[]){ x.u.m, y.u.m }, 2, NULL, 1, 1, sp);
+  if (out) {
+    double s = tensor_data(out)[0];
+    tensor_free_ref(out);
+    if (isfinite(s)) return val_num(s);
+  }
+  return eager_form(I, OP_DOT, x, y, sp);
+}
+
+/* diag(X %*% Y) of a square product: each row of X times the same column of Y (cpu_products.c). */
+static Value diagprod(Interp *I, Value x, Value y, Span sp) {
+  int64_t m = rows_of(x), k = cols_of(x);
+  if (x.t != VT_MAT || y.t != VT_MAT || rows_of(y) != k || cols_of(y) != m) return eager_form(I, OP_DIAGPROD, x, y, sp);
+  Tensor *out = run_fast(I, OP_DIAGPROD, (Tensor *[]){ x.u.m, y.u.m }, 2, NULL, m, 1, sp);
+  if (out) {
+    Value r = val_mat(out);
+    tmp_push(I, r);
+    if (all_finite(I, r, sp)) { tmp_pop(I, 1); return r; }
+    tmp_pop(I, 1);
+    val_release(r);
+  }
+  return eager_form(I, OP_DIAGPROD, x, y, sp);
+}
+
+/* rowSums(X %*% Y) as X %*% rowSums(Y), colSums(X %*% Y) as colSums(X) %*% Y: through the ops,
+** on any backend. */
+static Value sumsprod(Interp *I, OpKind op, Value x, Value y, Span sp) {
+  if ((x.t != VT_MAT && !is_numlike(x)) || (y.t != VT_MAT && !is_numlike(y)) || cols_of(x) != rows_of(y) || I->nan_check)
+    return eager_form(I, op, x, y, sp);             /* (the product's error, or each op checked) */
+  int mark = I->ntmp;
+  Value r = op == OP_ROWSUMSPROD ? op_matmul(I, x, TMP(I, op_reduce(I, OP_ROWSUMS, y, sp)), sp)
+                                 : op_matmul(I, TMP(I, op_reduce(I, OP_COLSUMS, x, sp)), y, sp);
+  tmp_push(I, r);
+  bool ok = all_finite(I, r, sp);
+  tmp_pop(I, 1);                                   /* (r is ours again; the sums are freed) */
+  tmp_release_to(I, mark);
+  if (ok) return r;
+  val_release(r);
+  return eager_form(I, op, x, y, sp);
+}
+
+/* t(X) %*% X (crossprod) or X %*% t(X) (tcrossprod): one symmetric rank-k update (BLAS dsyrk),
+** the triangle mirrored; a backend without it runs the GEMM. */
+static Value crossprod(Interp *I, OpKind op, Value x, Span sp) {
+  if (x.t != VT_MAT || I->nan_check) return eager_form(I, op, x, x, sp);
+  int mark = I->ntmp;
+  bool flip;
+  Tensor *A = op_gemm_operand(I, x, &flip);        /* X itself, or what a transposed view reads */
+  tmp_push(I, val_mat(A));
+  OpParams p;
+  memset(&p, 0, sizeof p);
+  p.trans[0] = flip != (op == OP_TCROSSPROD);      /* A A^T, else A^T A */
+  int64_t n = p.trans[0] ? tensor_rows(A) : tensor_cols(A);
+  Tensor *out = run_fast(I, OP_CROSSPROD, (Tensor *[]){ A }, 1, &p, n, n, sp);
+  tmp_release_to(I, mark);
+  if (out) {
+    Value r = val_mat(out);
+    tmp_push(I, r);
+    if (all_finite(I, r, sp)) { tmp_pop(I, 1); return r; }
+    tmp_pop(I, 1);
+    val_release(r);
+  }
+  return eager_form(I, op, x, x, sp);
+}
+
+/* t(X) %*% (w * (X %*% v)), as written. */
+static Value xtwxv_eager(Interp *I, Value x, Value w, Value v, Span sp) {
+  int mark = I->ntmp;
+  Value u = TMP(I, op_binary(I, OP_MUL, w, TMP(I, op_matmul(I, x, v, sp)), sp));
+  Value r = op_matmul(I, TMP(I, op_transpose(I, x, sp)), u, sp);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+/* The same in one pass over X's rows, each row's dot with v scaled by w and added back
+** along the row (cpu_products.c). */
+static Value xtwxv(Interp *I, Value x, Value w, Value v, Span sp) {
+  int64_t m = rows_of(x), n = cols_of(x);
+  bool wnum = is_numlike(w) || (w.t == VT_MAT && tensor_numel(w.u.m) == 1);
+  if (x.t != VT_MAT || v.t != VT_MAT || rows_of(v) != n || cols_of(v) != 1 ||
+      !(wnum || (w.t == VT_MAT && rows_of(w) == m && cols_of(w) == 1)))
+    return xtwxv_eager(I, x, w, v, sp);
+  int mark = I->ntmp;
+  Tensor *wt = w.t == VT_MAT ? w.u.m : tensor_new_host(I, 1, 1);
+  if (w.t == VT_MAT) wt->refcount++;
+  else tensor_data(wt)[0] = numv(w);
+  tmp_push(I, val_mat(wt));
+  Tensor *out = run_fast(I, OP_XTWXV, (Tensor *[]){ x.u.m, wt, v.u.m }, 3, NULL, n, 1, sp);
+  tmp_release_to(I, mark);
+  if (out) {
+    Value r = val_mat(out);
+    tmp_push(I, r);
+    if (all_finite(I, r, sp)) { tmp_pop(I, 1); return r; }
+    tmp_pop(I, 1);
+    val_release(r);
+  }
+  return xtwxv_eager(I, x, w, v, sp);
+}
+
+Value mm_product_form(Interp *I, OpKind op, const Value *in, Span sp) {
+  switch (op) {
+  case OP_DOT: return dot(I, in[0], in[1], sp);
+  case OP_DIAGPROD: return diagprod(I, in[0], in[1], sp);
+  case OP_ROWSUMSPROD: case OP_COLSUMSPROD: return sumsprod(I, op, in[0], in[1], sp);
+  case OP_CROSSPROD: case OP_TCROSSPROD: return crossprod(I, op, in[0], sp);
+  case OP_XTWXV: return xtwxv(I, in[0], in[1], in[2], sp);
+  default: break;
+  }
+  mls_throw(I, sp, "internal error: '%s' is not a product form", op_info[op].sym);
+}
+
+/* ---- a chain of products ---- */
+/* Runs one postfix program of the plan (k >= 0: leaf k; -1: the product of the two values on
+** top) over the leaves; the intermediate products are held in a list (freed by a throw) and
+** each is released once used. */
+static Value chain_run(Interp *I, int n, const Value *leaves, const double *prog, Span sp) {
+  int mark = I->ntmp;
+  List *hold = list_new(I, n);                      /* the intermediates, by stack slot */
+  tmp_push(I, val_list(hold));
+  for (int k = 0; k < n; k++) list_push(hold, val_null(), NULL);
+  Value st[MM_CHAIN_MAX];
+  int top = 0;
+  for (int q = 0; q < 2 * n - 1; q++) {
+    int tok = (int)prog[q];
+    if (tok >= 0) {
+      MLS_ASSERT(tok < n && top < n);
+      st[top++] = leaves[tok];
+      continue;
+    }
+    MLS_ASSERT(top >= 2);
+    Value b = st[top - 1], a = st[top - 2];
+    Value p = op_matmul(I, a, b, sp);
+    for (int s = top - 2; s < top; s++) {         /* the operands that were intermediates die */
+      Value d = hold->items[s];
+      hold->items[s] = val_null();
+      val_release(d);
+    }
+    top -= 2;
+    hold->items[top] = p;
+    st[top++] = p;
+  }
+  MLS_ASSERT(top == 1);
+  Value r = st[0];
+  val_retain(r);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+Value op_mmchain(Interp *I, int n, const Value *leaves, Value plan, Span sp) {
+  MLS_ASSERT(n >= 2 && n <= MM_CHAIN_MAX && plan.t == VT_MAT && tensor_numel(plan.u.m) == 4 * n - 1);
+  const double *pl = tensor_data(plan.u.m);
+  if (!I->nan_check) {
+    Value r = chain_run(I, n, leaves, pl + 1, sp);
+    tmp_push(I, r);
+    if (all_finite(I, r, sp)) { tmp_pop(I, 1); return r; }
+    tmp_pop(I, 1);
+    val_release(r);
+  }
+  return chain_run(I, n, leaves, pl + 2 * n, sp);  /* the order the program wrote */
+}
