@@ -98,7 +98,7 @@ void op_align_devices(Interp *I, Tensor *in[], int n) {
 }
 
 /* ---- the kernels, by family: op on plain operands (no trace takes it) ---- */
-static Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp) {
+Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp) {
   int flags = op_info[op].flags;
   if ((flags & OPF_EW) && op_info[op].arity == 2) return ew_binary(I, op, in[0], in[1], inplace, sp);
   if (flags & OPF_EW) return ew_unary(I, op, in[0], inplace, sp);
@@ -155,6 +155,16 @@ Value op_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const
   I->inplace_ok = false;
   Span saved = I->call_span;                 /* an out-of-memory inside is located here */
   I->call_span = sp;
+  if (!I->stage) {                           /* the eager fast path: no stage, no box, no trace */
+    bool boxed = false;
+    for (int k = 0; k < nin; k++) boxed |= in[k].t == VT_BOX;
+    for (int k = 0; k < nextra; k++) boxed |= extra[k].t == VT_BOX;
+    if (!boxed) {
+      Value r = op_kernel(I, op, inplace, in, nextra, extra, sp);
+      I->call_span = saved;
+      return r;
+    }
+  }
   Tape *t = NULL;                            /* the innermost trace of an operand */
   for (int k = 0; k < nin; k++)
     for (Value v = in[k]; v.t == VT_BOX; v = v.u.box->v)

@@ -88,7 +88,7 @@ Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool inplace, Span sp) {
       cin[k] = tensor_clone(I, cin[k]);
       tmp_push(I, val_mat(cin[k]));
     }
-  op_align_devices(I, cin, 2);
+  op_align(I, cin, 2);
   Tensor *out = NULL;
   for (int k = 0; k < 2 && !out; k++)       /* write into a temporary operand (NumPy does too) */
     if (inplace && in[k] && cin[k] == in[k] && p.bc[k] == BC_FULL && reusable(in[k], rows, cols)) { out = in[k]; out->refcount++; }
@@ -147,7 +147,7 @@ Value ew_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
     in[k] = red_input(I, OP_IFELSE, v[k], sp);
     tmp_push(I, val_mat(in[k]));
   }
-  op_align_devices(I, in, 3);
+  op_align(I, in, 3);
   Tensor *out = tensor_new_on(I, be_place(I->device, in, 3), r, c);
   op_run_kernel(I, OP_IFELSE, out, in, NULL, sp);
   tmp_release_to(I, mark);
@@ -164,11 +164,11 @@ Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
     I->call_span = saved;
     return r;
   }
-  return op_apply(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
+  return op_enter(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
 }
 
-Value op_unary(Interp *I, OpKind op, Value a, Span sp) { return op_apply(I, op, 1, &a, 0, NULL, sp); }
+Value op_unary(Interp *I, OpKind op, Value a, Span sp) { return op_enter(I, op, 1, &a, 0, NULL, sp); }
 
 Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
-  return op_apply(I, OP_IFELSE, 3, (Value[]){ test, yes, no }, 0, NULL, sp);
+  return op_enter(I, OP_IFELSE, 3, (Value[]){ test, yes, no }, 0, NULL, sp);
 }

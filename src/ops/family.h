@@ -32,7 +32,39 @@ void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const 
 ** result on x's device (+1). */
 Tensor *op_run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols, Span sp);
 
-/* ---- each family's kernel entry (op_kernel, apply.c, dispatches to them) ---- */
+/* ---- apply.c: the kernels by family, and the families' entry into op_apply ---- */
+/* op on plain operands (no box, no active stage): its family's kernel (+1). */
+Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp);
+
+/* op_apply as the entry points of the families call it: its eager case (no stage, no box)
+** inline, straight to the kernel, as op_apply's own first test does (the per-op cost of a small
+** matrix's op is the dispatch); else op_apply. */
+static inline Value op_enter(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
+  if (!I->stage) {
+    bool boxed = false;
+    for (int k = 0; k < nin; k++) boxed |= in[k].t == VT_BOX;
+    for (int k = 0; k < nextra; k++) boxed |= extra[k].t == VT_BOX;
+    if (!boxed) {
+      bool inplace = I->inplace_ok;          /* (op_apply's bookkeeping, the same) */
+      I->inplace_ok = false;
+      Span saved = I->call_span;
+      I->call_span = sp;
+      Value r = op_kernel(I, op, inplace, in, nextra, extra, sp);
+      I->call_span = saved;
+      return r;
+    }
+  }
+  return op_apply(I, op, nin, in, nextra, extra, sp);
+}
+
+/* op_align_devices where an operand is on a device; nothing to do (the common case, tested
+** here inline) when all are on the CPU. */
+static inline void op_align(Interp *I, Tensor *in[], int n) {
+  for (int k = 0; k < n; k++)
+    if (in[k] && in[k]->st->be != &be_cpu) { op_align_devices(I, in, n); return; }
+}
+
+/* ---- each family's kernel entry (op_kernel dispatches to them) ---- */
 /* ew.c: an elementwise op of two or one operands; inplace: the evaluator lends operands it
 ** will discard (I->inplace_ok, taken by op_apply), so the result may be written over one. */
 Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool inplace, Span sp);

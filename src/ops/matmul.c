@@ -46,7 +46,7 @@ Value mm_matmul(Interp *I, Value a, Value b, Span sp) {
   tmp_push(I, val_mat(ab[0]));
   ab[1] = op_gemm_operand(I, b, &tb);
   tmp_push(I, val_mat(ab[1]));
-  op_align_devices(I, ab, 2);
+  op_align(I, ab, 2);
   Tensor *C = op_gemm_new(I, ta, tb, ab[0], ab[1], sp);
   tmp_release_to(I, mark);
   return val_mat(C);
@@ -114,4 +114,4 @@ Value op_sumprod(Interp *I, Value x, Value y, Span sp) {
 }
 
 /* The entry point (ops.h). */
-Value op_matmul(Interp *I, Value a, Value b, Span sp) { return op_apply(I, OP_MATMUL, 2, (Value[]){ a, b }, 0, NULL, sp); }
+Value op_matmul(Interp *I, Value a, Value b, Span sp) { return op_enter(I, OP_MATMUL, 2, (Value[]){ a, b }, 0, NULL, sp); }

@@ -105,7 +105,7 @@ Value red_diag(Interp *I, Value a, Span sp) {
 }
 
 /* The entry points (ops.h). */
-Value op_reduce(Interp *I, OpKind op, Value a, Span sp) { return op_apply(I, op, 1, &a, 0, NULL, sp); }
-Value op_scan(Interp *I, OpKind op, Value a, Span sp) { return op_apply(I, op, 1, &a, 0, NULL, sp); }
-Value op_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp) { return op_apply(I, op, nin, in, 0, NULL, sp); }
-Value op_diag(Interp *I, Value a, Span sp) { return op_apply(I, OP_DIAG, 1, &a, 0, NULL, sp); }
+Value op_reduce(Interp *I, OpKind op, Value a, Span sp) { return op_enter(I, op, 1, &a, 0, NULL, sp); }
+Value op_scan(Interp *I, OpKind op, Value a, Span sp) { return op_enter(I, op, 1, &a, 0, NULL, sp); }
+Value op_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp) { return op_enter(I, op, nin, in, 0, NULL, sp); }
+Value op_diag(Interp *I, Value a, Span sp) { return op_enter(I, OP_DIAG, 1, &a, 0, NULL, sp); }

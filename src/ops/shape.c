@@ -71,7 +71,7 @@ Value op_range(Interp *I, Value a, Value b, Span sp) {
 
 /* The entry points (ops.h). */
 Value op_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp) {
-  return op_apply(I, OP_RESHAPE, 1, &a, 2, (Value[]){ val_num((double)rows), val_num((double)cols) }, sp);
+  return op_enter(I, OP_RESHAPE, 1, &a, 2, (Value[]){ val_num((double)rows), val_num((double)cols) }, sp);
 }
 
-Value op_transpose(Interp *I, Value a, Span sp) { return op_apply(I, OP_TRANSPOSE, 1, &a, 0, NULL, sp); }
+Value op_transpose(Interp *I, Value a, Span sp) { return op_enter(I, OP_TRANSPOSE, 1, &a, 0, NULL, sp); }
