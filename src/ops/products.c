@@ -44,6 +44,18 @@ static bool all_finite(Interp *I, Value v, Span sp) {
   return isfinite(x);
 }
 
+/* A fast form's result out (taken; NULL: the backend has no such kernel) as *r when it is
+** finite; false (out released) when the caller must compute the eager form instead. */
+static bool finite_result(Interp *I, Tensor *out, Span sp, Value *r) {
+  if (!out) return false;
+  *r = val_mat(out);
+  tmp_push(I, *r);
+  bool ok = all_finite(I, *r, sp);
+  tmp_pop(I, 1);
+  if (!ok) val_release(*r);
+  return ok;
+}
+
 static int64_t rows_of(Value v) { return v.t == VT_MAT ? tensor_rows(v.u.m) : 1; }
 static int64_t cols_of(Value v) { return v.t == VT_MAT ? tensor_cols(v.u.m) : 1; }
 
@@ -100,13 +112,8 @@ static Value diagprod(Interp *I, Value x, Value y, Span sp) {
   int64_t m = rows_of(x), k = cols_of(x);
   if (x.t != VT_MAT || y.t != VT_MAT || rows_of(y) != k || cols_of(y) != m) return eager_form(I, OP_DIAGPROD, x, y, sp);
   Tensor *out = run_fast(I, OP_DIAGPROD, (Tensor *[]){ x.u.m, y.u.m }, 2, NULL, m, 1, sp);
-  if (out) {
-    Value r = val_mat(out);
-    tmp_push(I, r);
-    if (all_finite(I, r, sp)) { tmp_pop(I, 1); return r; }
-    tmp_pop(I, 1);
-    val_release(r);
-  }
+  Value r;
+  if (finite_result(I, out, sp, &r)) return r;
   return eager_form(I, OP_DIAGPROD, x, y, sp);
 }
 
@@ -141,13 +148,8 @@ static Value crossprod(Interp *I, OpKind op, Value x, Span sp) {
   int64_t n = p.trans[0] ? tensor_rows(A) : tensor_cols(A);
   Tensor *out = run_fast(I, OP_CROSSPROD, (Tensor *[]){ A }, 1, &p, n, n, sp);
   tmp_release_to(I, mark);
-  if (out) {
-    Value r = val_mat(out);
-    tmp_push(I, r);
-    if (all_finite(I, r, sp)) { tmp_pop(I, 1); return r; }
-    tmp_pop(I, 1);
-    val_release(r);
-  }
+  Value r;
+  if (finite_result(I, out, sp, &r)) return r;
   return eager_form(I, op, x, x, sp);
 }
 
@@ -175,13 +177,8 @@ static Value xtwxv(Interp *I, Value x, Value w, Value v, Span sp) {
   tmp_push(I, val_mat(wt));
   Tensor *out = run_fast(I, OP_XTWXV, (Tensor *[]){ x.u.m, wt, v.u.m }, 3, NULL, n, 1, sp);
   tmp_release_to(I, mark);
-  if (out) {
-    Value r = val_mat(out);
-    tmp_push(I, r);
-    if (all_finite(I, r, sp)) { tmp_pop(I, 1); return r; }
-    tmp_pop(I, 1);
-    val_release(r);
-  }
+  Value r;
+  if (finite_result(I, out, sp, &r)) return r;
   return xtwxv_eager(I, x, w, v, sp);
 }
 
