@@ -5,6 +5,8 @@
 */
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include "autodiff.h"
 #include "mem.h"
 #include "state.h"
@@ -32,6 +34,16 @@ l_noret nan_check_fail(Interp *I, const char *op, Span sp) {
   if (I->ad_backward_of)
     mls_throw(I, sp, "nan-check: '%s' turned finite inputs into NaN or Inf (in the backward pass of '%s')", op, I->ad_backward_of);
   mls_throw(I, sp, "nan-check: '%s' turned finite inputs into NaN or Inf", op);
+}
+
+l_noret interp_abstract_stop(Interp *I, Span sp, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  I->abstract_stopped = true;
+  mls_throw(I, sp, "%s", msg);
 }
 
 /* The flag stays set until the outermost run ends (interp.c run_hooked): code that catches an

@@ -183,6 +183,12 @@ struct Interp {
   double mpi_timeout;        /* --mpi-timeout: seconds a collective waits for the others; 0: forever */
   bool mpi_joint;            /* the last collective error was found by every rank at once (mpi.c) */
   int parfor_depth;          /* > 0 while this rank runs a remote parfor's iterations (parfor.c) */
+  uint64_t kernel_runs;      /* backend kernels run: op_run_kernel, a GEMM, a LAPACK or device
+                             ** solver call, an nn kernel, a fused group, a captured graph's launch
+                             ** (explain's abstract trace runs none: tests/unit/test_abstract.c) */
+  bool abstract;             /* an abstract trace runs (explain, staging/stage.c): ops on staged
+                             ** values get their shapes from the shape rules, no kernel runs */
+  bool abstract_stopped;     /* the last error is interp_abstract_stop's, not the program's */
 };
 
 /* temp stack */
@@ -212,6 +218,10 @@ static inline bool interp_tick(const Interp *I, int64_t *budget, int64_t w) {
   *budget = (int64_t)1 << 20;
   return I->interrupted != 0;
 }
+/* An abstract trace (I->abstract) met something that needs values (a condition on a staged
+** value, an effect, a data-dependent shape ...): sets I->abstract_stopped and throws the reason,
+** located at sp; explain catches it and traces again with values (docs/staging.md). */
+l_noret interp_abstract_stop(Interp *I, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* --nan-check: the error for an op whose finite inputs gave a NaN or Inf. */
 l_noret nan_check_fail(Interp *I, const char *op, Span sp);
 

@@ -28,6 +28,12 @@ l_noret op_bad_argn(Interp *I, OpKind op, int argn, Span sp, const char *what, V
 /* Runs op's kernel into out (fresh, +1, freed on failure) on the backend be_runner picks; a
 ** failure, an interrupt or (--nan-check) a NaN from finite inputs is a located error. */
 void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p, Span sp);
+/* Whether one of in[0..n) (NULL entries skipped) holds values an abstract trace did not compute
+** (tensor_abstract); the error that stops that trace when a kernel would read them. Every
+** kernel call (op_run_kernel, GEMM, nn, LAPACK) checks this and counts itself in
+** Interp.kernel_runs. */
+bool op_abstract_in(Tensor *const in[], int n);
+l_noret op_abstract_stop(Interp *I, OpKind op, Span sp);
 
 /* ---- each family's kernel entry (op_kernel, apply.c, dispatches to them) ---- */
 /* ew.c: an elementwise op of two or one operands; inplace: the evaluator lends operands it

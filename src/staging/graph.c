@@ -316,6 +316,7 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
     return fused_unfused(I, nd, args);
   }
   Tensor *out = p->red == OP_SUM ? tensor_new_on(I, be, 1, 1) : tensor_new_on(I, be, p->rows, p->cols);
+  I->kernel_runs++;
   if (be->run_fused(p, out, in, sc) != 0) {
     tensor_free_ref(out);
     tmp_release_to(I, mark);
