@@ -150,6 +150,7 @@ static Value strip(Value v, const Tape *t) {
 }
 
 Value op_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
+  interp_abstract_poll(I, sp);               /* an abstract trace that needed a value stops here */
   bool inplace = I->inplace_ok;              /* only for this op: the ops it makes never see it */
   I->inplace_ok = false;
   Span saved = I->call_span;                 /* an out-of-memory inside is located here */
