@@ -190,6 +190,9 @@ struct Interp {
                              ** values get their shapes from the shape rules, no kernel runs */
   bool abstract_stopped;     /* the last error is interp_abstract_stop's, not the program's */
   bool abstract_pending;     /* a stop noted where a throw could leak (interp_abstract_note) */
+  int abstract_frames;       /* nframes when the abstract trace began: a recursion more than
+                             ** ABSTRACT_DEPTH calls deeper stops it (call.c), so that it never
+                             ** unwinds from deep in the C stack only to descend again */
   char abstract_why[320];    /* why the last abstract trace stopped: "<reason> at <file:line:col>" */
 };
 
@@ -230,6 +233,7 @@ l_noret interp_abstract_stop(Interp *I, Span sp, const char *fmt, ...) __attribu
 ** iteration, a condition; the trace's end) stops the trace with it. Until then the code runs on
 ** with values that are zeros, and so does nothing a poll does not come before. */
 void interp_abstract_note(Interp *I, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define ABSTRACT_DEPTH 1000
 static inline void interp_abstract_poll(Interp *I, Span sp) {
   if (I->abstract_pending) interp_abstract_stop(I, sp, "%s", "");
 }

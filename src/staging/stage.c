@@ -570,9 +570,12 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   TraceMark mark_fn = { f.t == VT_FUNC ? (const void *)f.u.f : f.t == VT_BUILTIN ? (const void *)f.u.bi : NULL, I->traces };
   I->traces = &mark_fn;
   bool was_abstract = I->abstract;
+  int was_frames = I->abstract_frames;
   I->abstract = abstract;
+  if (abstract) I->abstract_frames = I->nframes;
   int err = mls_pcall(I, job_run, &job);
   I->abstract = was_abstract;
+  I->abstract_frames = was_frames;
   I->traces = mark_fn.up;
   if (tracing) --*tracing;
   I->stage = saved;
@@ -627,24 +630,29 @@ static void abs_run(Interp *I, void *ud) {
   j->g = stage_trace(I, j->f, j->nargs, j->args, j->names, j->sp, &j->r, j->tracing, true);
 }
 
-/* Runs job under mls_pcall: 0, or 1 where the trace stopped (I->abstract_why says why). An
-** error of the program is rethrown: the trace met it on the shapes and types a run has, before
-** any value was needed (a value read stops the trace first), so a trace with values meets it
-** too, and it is that run's error (a stack overflow is not met twice). What a stopped attempt
-** made and left in cycles among its own lists, functions and envs is collected at once
-** (gc_collect_since), so that it leaves nothing for a later gc() to count. desc (or NULL) is
-** freed before a rethrow. */
+/* Runs job under mls_pcall: 0, or 1 where the trace stopped or met an error (I->abstract_why
+** says which): the caller traces with values, which meets the run's own error, or an earlier
+** one a value causes (a singular matrix), as eagerly; an interrupt or quit() is rethrown. What a
+** dropped attempt made and left in cycles among its own lists, functions and envs is collected
+** at once (gc_collect_since), so that it leaves nothing for a later gc() to count. desc (or NULL)
+** is freed before a rethrow. */
 static int abstract_attempt(Interp *I, AbsJob *job, TextBuf *desc) {
   List *mark = list_new(I, 1);                   /* (the newest tracked object: held) */
   tmp_push(I, val_list(mark));
   I->abstract_stopped = false;
   I->abstract_pending = false;
   int err = mls_pcall(I, abs_run, job);
-  bool stopped = err && (I->abstract_stopped || I->abstract_pending) && !I->interrupted && !I->quitting;
+  bool stopped = I->abstract_stopped || I->abstract_pending;
   I->abstract_pending = false;
-  if (err && !stopped) {
+  if (err && (I->interrupted || I->quitting)) {
     if (desc) tb_free(desc);
     mls_rethrow(I);
+  }
+  if (err && !stopped) {                         /* an error: said as the stop's reasons are */
+    char where[112] = "";
+    if (I->err.src && I->err.span.end > 0) diag_where(where, sizeof where, I->err.src, I->err.span.start);
+    snprintf(I->abstract_why, sizeof I->abstract_why, "tracing without them met an error: %.200s%s%s", I->err.msg,
+             where[0] ? " at " : "", where);
   }
   if (err) gc_collect_since(I, &mark->gc);
   tmp_pop(I, 1);

@@ -71,6 +71,11 @@ static void test_fallbacks(void **state) {
   assert_true(strncmp(f->out, "in h\nexplain: staged for (a 3x2 matrix)\n"
                               "traced with values: 'print' is an effect at t.mls:3:19\n", 95) == 0);
   assert_null(strstr(f->out + 1, "in h\n"));
+  /* a recursion deeper than 1000 calls (its depth known: the trace could go on) stops it too, so
+  ** that it never unwinds from deep in the C stack only to descend again */
+  run_ok(f, "down = function(x, n) { if (n == 0) x else down(x * 2, n - 1) }\n"
+            "d = function(x) down(x, 1200) + 0\ne = explain(d, 1)");
+  assert_non_null(strstr(f->out, "traced with values: a recursion more than 1000 calls deep at t.mls:1:44\n"));
 }
 
 /* An uncomputed matrix that reaches a kernel stops there (it never computes on zeros). */
