@@ -111,6 +111,18 @@ static Value T(Interp *I, Value v) { tmp_push(I, v); return v; }   /* owned temp
 static Value fwd_apply(Interp *I, Tape *t, OpKind op, int nin, const Value *in, const Value *un,
                        int nextra, const Value *extra, Value out, Span sp);
 
+/* v's values, read by a derivative rule that picks its form from them (borrowed). An abstract
+** trace (explain) did not compute a staged value's elements: it stops here. */
+static Value rule_values(Interp *I, Value v, Span sp, const char *what) {
+  for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
+    if (x.u.box->tape->graph && x.u.box->tape->active && x.u.box->tape->graph->abstract &&
+        !(x.u.box->tape->graph->nodes[x.u.box->node].flags & GF_CONSTANT))
+      interp_abstract_stop(I, sp, "%s depends on a staged value's elements", what);
+  Value p = ad_primal(v);
+  if (p.t == VT_MAT && p.u.m->st->abstract) interp_abstract_stop(I, sp, "%s depends on a staged value's elements", what);
+  return p;
+}
+
 /* Staging's stable rewrites (log(softmax(z)) -> logsoftmax(z), log(1 + exp(x)) -> softplus(x);
 ** docs/staging.md) made where a grad's tape records the log, so that its backward pass is the
 ** stable op's too: a graph optimizer rewriting the forward ops finds the backward ones already
@@ -130,6 +142,7 @@ static bool stable_log(Interp *I, Value x, Span sp, Value *out) {
     for (int k = 0; k < 2 && op == OP_NONE; k++) {
       Value one = ad_primal(p->val[k]);
       int32_t e = p->in[1 - k];
+      if (p->in[k] < 0 && e >= 0 && t->nodes[e].op == OP_EXP) one = rule_values(I, p->val[k], sp, "a stable rewrite");
       if (p->in[k] < 0 && one.t == VT_NUM && one.u.n == 1 && e >= 0 && t->nodes[e].op == OP_EXP) { src = e; op = OP_SOFTPLUS; }
     }
   if (op == OP_NONE) return false;
@@ -319,7 +332,8 @@ static Value la_fdiv(Interp *I, Value X, Value w, Value g, bool svd, Span sp) {
   la_gaps(I, w, &D, &same, sp);
   Value tie = B2(OP_MUL, same, off), bad = tie;
   if (g.t != VT_NULL) {
-    Value tp0 = ad_primal(tie), gp = ad_primal(g), wp = ad_primal(w);
+    Value tp0 = rule_values(I, tie, sp, "the derivative of eigen or svd"), gp = rule_values(I, g, sp, "the derivative of eigen or svd"),
+          wp = ad_primal(w);
     int64_t gr = gp.t == VT_MAT ? tensor_rows(gp.u.m) : 1;
     for (int64_t i = 0; i < k; i++)
       for (int64_t j = i + 1; j < k; j++) {
@@ -346,7 +360,7 @@ static void qr_check(Interp *I, Value R, int64_t m, int64_t n, bool fwd, Span sp
   if (m < n)
     mls_throw(I, sp, "%s: 'qr' is not differentiable for a wide matrix (%lldx%lld: more columns than rows)", who,
               (long long)m, (long long)n);
-  Value p = ad_primal(R);
+  Value p = rule_values(I, R, sp, "the derivative of qr");
   double big = 0;
   for (int64_t i = 0; i < n; i++) big = fmax(big, fabs(tensor_get(p.u.m, i, i)));
   for (int64_t i = 0; i < n; i++)
@@ -372,7 +386,7 @@ static Value svd_inv(Interp *I, Value s, Span sp) {
 
 /* Reverse mode: the singular vectors of a non-square matrix need every singular value nonzero. */
 static void svd_check(Interp *I, Value s, Span sp) {
-  Value p = ad_primal(s);
+  Value p = rule_values(I, s, sp, "the derivative of svd");
   int64_t k = tensor_rows(p.u.m);
   double big = 0;
   for (int64_t i = 0; i < k; i++) big = fmax(big, fabs(tensor_at(p.u.m, i)));
@@ -691,7 +705,7 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     gin[0] = sum_to(I, la_vjp(I, (OpKind)nd->op, a, y, g, sp), a, sp);
     break;
   case OP_PROD: {                           /* the product of the others */
-    Value p = ad_primal(a);
+    Value p = rule_values(I, a, sp, "the derivative of prod");
     bool zero = p.t == VT_NUM ? p.u.n == 0 : false;
     for (int64_t i = 0; p.t == VT_MAT && i < tensor_numel(p.u.m) && !zero; i++) zero = tensor_at(p.u.m, i) == 0;
     if (!zero) { gin[0] = B2(OP_MULZ, g, B2(OP_DIV, y, a)); break; }
@@ -717,7 +731,7 @@ static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
     Value z = B2(OP_MUL, g, y);
     Value tot = T(I, op_reduce(I, r == 1 && c > 1 ? OP_ROWSUMS : OP_COLSUMS, z, sp));
     Value rev = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, z, sp))), z);
-    Value p = ad_primal(a);
+    Value p = rule_values(I, a, sp, "the derivative of cumprod");
     for (int64_t i = 0; i < tensor_numel(p.u.m); i++)
       if (tensor_at(p.u.m, i) == 0) mls_throw(I, sp, "grad: the derivative of cumprod at a zero element is not supported");
     gin[0] = B2(OP_DIV, rev, a);

@@ -420,6 +420,7 @@ const Builtin *bi_find(const char *name) {
 }
 
 Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp) {
+  interp_abstract_poll(I, sp);               /* (an abstract trace that needed a value: before any effect) */
   if (!(b->flags & (BI_DIFF | BI_AD | BI_NODIFF | BI_SHAPE | BI_LAZY)) && ad_any_grad_deep(nargs, args))
     mls_throw(I, sp, "grad: '%s' is not differentiable (give it stop_gradient(x) to use its result as a constant)", b->name);
   if (I->stage) {                            /* staging: a call node, or the builtin on its own */

@@ -5,6 +5,8 @@
 */
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include "autodiff.h"
 #include "mem.h"
 #include "state.h"
@@ -34,6 +36,34 @@ l_noret nan_check_fail(Interp *I, const char *op, Span sp) {
   mls_throw(I, sp, "nan-check: '%s' turned finite inputs into NaN or Inf", op);
 }
 
+static void abstract_why(Interp *I, Span sp, const char *fmt, va_list ap) {
+  char msg[200], where[112] = "";
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  if (I->src && sp.end > 0) diag_where(where, sizeof where, I->src, sp.start);
+  snprintf(I->abstract_why, sizeof I->abstract_why, "%s%s%s", msg, where[0] ? " at " : "", where);
+}
+
+void interp_abstract_note(Interp *I, Span sp, const char *fmt, ...) {
+  if (I->abstract_pending) return;
+  va_list ap;
+  va_start(ap, fmt);
+  abstract_why(I, sp, fmt, ap);
+  va_end(ap);
+  I->abstract_pending = true;
+}
+
+l_noret interp_abstract_stop(Interp *I, Span sp, const char *fmt, ...) {
+  if (!I->abstract_pending) {
+    va_list ap;
+    va_start(ap, fmt);
+    abstract_why(I, sp, fmt, ap);
+    va_end(ap);
+  }
+  I->abstract_pending = false;
+  I->abstract_stopped = true;
+  mls_throw(I, sp, "%s", I->abstract_why);
+}
+
 /* The flag stays set until the outermost run ends (interp.c run_hooked): code that catches an
 ** error to go on another way (constant folding, a capture's plain rerun) stops at its next poll
 ** too, so nothing after the interrupted statement runs. */
@@ -47,6 +77,7 @@ bool val_truth(Interp *I, Value v, Span sp) {
   char d[64];
   double x;
   v = ad_concrete(I, v, sp, "a condition");
+  interp_abstract_poll(I, sp);
   switch (v.t) {
   case VT_BOOL: return v.u.b;
   case VT_NUM: x = v.u.n; break;
@@ -63,6 +94,7 @@ bool val_truth(Interp *I, Value v, Span sp) {
 double val_to_num(Interp *I, Value v, Span sp, const char *what) {
   char d[64];
   v = ad_concrete(I, v, sp, what);
+  interp_abstract_poll(I, sp);
   if (v.t == VT_NUM) return v.u.n;
   if (v.t == VT_BOOL) return v.u.b;
   if (v.t == VT_MAT && tensor_numel(v.u.m) == 1) return tensor_data(v.u.m)[0];

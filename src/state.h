@@ -183,6 +183,17 @@ struct Interp {
   double mpi_timeout;        /* --mpi-timeout: seconds a collective waits for the others; 0: forever */
   bool mpi_joint;            /* the last collective error was found by every rank at once (mpi.c) */
   int parfor_depth;          /* > 0 while this rank runs a remote parfor's iterations (parfor.c) */
+  uint64_t kernel_runs;      /* backend kernels run: op_run_kernel, a GEMM, a LAPACK or device
+                             ** solver call, an nn kernel, a fused group, a captured graph's launch
+                             ** (explain's abstract trace runs none: tests/unit/test_abstract.c) */
+  bool abstract;             /* an abstract trace runs (explain, staging/stage.c): ops on staged
+                             ** values get their shapes from the shape rules, no kernel runs */
+  bool abstract_stopped;     /* the last error is interp_abstract_stop's, not the program's */
+  bool abstract_pending;     /* a stop noted where a throw could leak (interp_abstract_note) */
+  int abstract_frames;       /* nframes when the abstract trace began: a recursion more than
+                             ** ABSTRACT_DEPTH calls deeper stops it (call.c), so that it never
+                             ** unwinds from deep in the C stack only to descend again */
+  char abstract_why[320];    /* why the last abstract trace stopped: "<reason> at <file:line:col>" */
 };
 
 /* temp stack */
@@ -211,6 +222,20 @@ static inline bool interp_tick(const Interp *I, int64_t *budget, int64_t w) {
   if ((*budget -= w + 1) > 0) return false;
   *budget = (int64_t)1 << 20;
   return I->interrupted != 0;
+}
+/* An abstract trace (I->abstract) met something that needs values (a condition on a staged
+** value, an effect, a data-dependent shape ...): sets I->abstract_stopped and abstract_why (the
+** reason and sp's place, or the noted one's) and throws it; explain catches it and traces again
+** with values (docs/staging.md). */
+l_noret interp_abstract_stop(Interp *I, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same noted where a throw could leak what the caller holds (ad_concrete's callers, which
+** never threw): the first note wins, and the next poll (an op, a builtin or function call, a loop
+** iteration, a condition; the trace's end) stops the trace with it. Until then the code runs on
+** with values that are zeros, and so does nothing a poll does not come before. */
+void interp_abstract_note(Interp *I, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define ABSTRACT_DEPTH 1000
+static inline void interp_abstract_poll(Interp *I, Span sp) {
+  if (I->abstract_pending) interp_abstract_stop(I, sp, "%s", "");
 }
 /* --nan-check: the error for an op whose finite inputs gave a NaN or Inf. */
 l_noret nan_check_fail(Interp *I, const char *op, Span sp);

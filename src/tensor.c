@@ -107,6 +107,7 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
     st->data = data;
   }
   st->refcount = 1;
+  st->abstract = false;
   st->dev = be->host_access != NULL;
   st->be = be;
   st->nbytes = nbytes;
@@ -129,6 +130,13 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
 Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols) {
   Tensor *t = tensor_new(I, rows, cols);
   memset(tensor_data(t), 0, (size_t)(rows * cols) * sizeof(double));
+  return t;
+}
+
+Tensor *tensor_abstract(Interp *I, int64_t rows, int64_t cols) {
+  Tensor *t = tensor_new_host(I, rows, cols);
+  memset(tensor_data(t), 0, (size_t)(rows * cols) * sizeof(double));
+  t->st->abstract = true;
   return t;
 }
 

@@ -18,6 +18,7 @@ typedef struct Storage {
   bool embedded;                  /* lives in one block with its first Tensor and the data */
   bool dev;                       /* device memory the host reaches through be->host_access */
   const struct Backend *be;
+  bool abstract;                  /* not computed: an abstract trace's stand-in (tensor_abstract) */
   double *data;
   size_t nbytes;
 } Storage;
@@ -56,6 +57,9 @@ Tensor *tensor_to(Interp *I, const Tensor *t, const struct Backend *be);
 /* Matrices of at most this many elements live in one block: Tensor, Storage and data. */
 #define TENSOR_SMALL 64
 Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols);
+/* A rows x cols matrix whose elements an abstract trace did not compute (staging/stage.c):
+** host zeros, its storage flagged abstract, so a kernel that meets it stops the trace. +1. */
+Tensor *tensor_abstract(Interp *I, int64_t rows, int64_t cols);
 Tensor *tensor_clone(Interp *I, const Tensor *t);      /* on t's backend */
 Tensor *tensor_contiguous(Interp *I, Tensor *t);
 /* Rows r0 .. r0+n-1 of t (all columns) as a view sharing t's storage (+1): no data copied.

@@ -65,6 +65,9 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   char here;
   if (I->stack_base && (size_t)(I->stack_base - &here) > I->stack_limit)
     mls_throw(I, sp, "stack overflow (%d nested calls used the C stack)", I->nframes);
+  interp_abstract_poll(I, sp);
+  if (I->abstract && I->nframes > I->abstract_frames + ABSTRACT_DEPTH)
+    interp_abstract_stop(I, sp, "a recursion more than %d calls deep", ABSTRACT_DEPTH);
   /* the frame first, not entered (a throw lists it only once the arguments are bound): it owns
   ** env from when env is made, so a throw below releases it */
   Frame *f = frame_push(I, (Frame){ .fi = fi, .src = c->chunk->src, .call_src = I->src, .call_site = sp }, false);

@@ -237,6 +237,7 @@ static inline bool loop_body(Interp *I, AstNode *body, Span sp) {
   val_release(r);
   interp_burn(I);
   if (I->interrupted) interp_check_interrupt(I, sp);
+  interp_abstract_poll(I, sp);
   if (!I->ctl) return true;
   if (I->ctl == CTL_RETURN) return false;
   bool go_on = I->ctl == CTL_NEXT;
@@ -290,6 +291,7 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     seq = p;
   }
   tmp_push(I, seq);
+  interp_abstract_poll(I, iter->span);
   /* for (i in progress(x)): a bar on a terminal's stderr (progress.c) */
   bool bar = iter->kind == AST_CALL && iter->kids[0]->kind == AST_NAME && iter->kids[0]->u.sym->bi &&
              iter->kids[0]->u.sym->bi->fn == bi_progress && iter->kids[0]->u.sym->global.t == VT_UNBOUND;

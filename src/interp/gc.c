@@ -187,24 +187,21 @@ static void release(GcLink *g) {
   }
 }
 
-int64_t gc_collect(Interp *I) {
-  GcHeap *h = &I->gc;
-  if (h->running) return 0;
-  h->running = true;
+/* A collection of the objects from first to the ring's end (all of them: h->all.next). */
+static int64_t collect_from(GcHeap *h, GcLink *first) {
   GcLink *g;
-  for (g = h->all.next; g != &h->all; g = g->next) {
+  for (g = first; g != &h->all; g = g->next) {
     g->gc_refs = *refcount_of(g);
     g->state = MARK_NONE;
   }
-  for (g = h->all.next; g != &h->all; g = g->next) children(g, subtract_ref, NULL);
-  for (g = h->all.next; g != &h->all; g = g->next)
+  for (g = first; g != &h->all; g = g->next) children(g, subtract_ref, NULL);
+  for (g = first; g != &h->all; g = g->next)
     if (g->gc_refs < 0) {                       /* a reference traversed but not counted: a bug */
       MLS_ASSERT(!"gc: an object has more references from tracked objects than its count");
-      h->running = false;
       return 0;                                 /* (release builds) free nothing rather than too much */
     }
   GcLink unreach = { .prev = &unreach, .next = &unreach };
-  for (g = h->all.next; g != &h->all;) {
+  for (g = first; g != &h->all;) {
     GcLink *nx = g->next;
     if (g->gc_refs > 0 || g->state == MARK_REACHABLE) {
       g->state = MARK_REACHABLE;
@@ -230,7 +227,24 @@ int64_t gc_collect(Interp *I) {
     g->state = MARK_NONE;
     release(g);
   }
+  return n;
+}
+
+int64_t gc_collect(Interp *I) {
+  GcHeap *h = &I->gc;
+  if (h->running) return 0;
+  h->running = true;
+  int64_t n = collect_from(h, h->all.next);
   h->next_at = h->min_new == 0 ? 0 : h->ntracked + (h->ntracked > h->min_new ? h->ntracked : h->min_new);
+  h->running = false;
+  return n;
+}
+
+int64_t gc_collect_since(Interp *I, GcLink *mark) {
+  GcHeap *h = &I->gc;
+  if (h->running || mark->heap != h || !mark->prev) return 0;
+  h->running = true;
+  int64_t n = collect_from(h, mark->next);
   h->running = false;
   return n;
 }

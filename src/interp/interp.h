@@ -55,6 +55,10 @@ void closure_free(Closure *c);
 void gc_init(Interp *I);
 void gc_detach_all(Interp *I);
 int64_t gc_collect(Interp *I);
+/* The same among the objects made after mark (a tracked object the caller holds, made first):
+** references from older ones count as from outside. What a failed attempt made that only its
+** own objects hold (staging/stage.c: an abstract trace that stopped) goes, nothing else. */
+int64_t gc_collect_since(Interp *I, GcLink *mark);
 void gc_maybe(Interp *I);
 void gc_set_min(Interp *I, int64_t n);
 int64_t gc_tracked(Interp *I);     /* lists, closures and envs alive on I's heap */

@@ -55,8 +55,20 @@ static void nan_check_result(Interp *I, OpKind op, Tensor *out, Tensor *const in
   nan_check_fail(I, op_info[op].sym, sp);
 }
 
+bool op_abstract_in(Tensor *const in[], int n) {
+  for (int k = 0; k < n; k++)
+    if (in[k] && in[k]->st->abstract) return true;
+  return false;
+}
+
+l_noret op_abstract_stop(Interp *I, OpKind op, Span sp) {
+  interp_abstract_stop(I, sp, "'%s' would compute on a value the trace did not compute", op_info[op].sym);
+}
+
 void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p, Span sp) {
   int nin = op_info[op].arity < 3 ? op_info[op].arity : 3;
+  if (op_abstract_in(in, nin)) { tensor_free_ref(out); op_abstract_stop(I, op, sp); }
+  I->kernel_runs++;
   const Backend *be = be_runner(op, out, in, nin, &I->be_fallbacks);
   if (be->run(op, out, in, p) != 0) {
     tensor_free_ref(out);
@@ -151,6 +163,7 @@ static Value strip(Value v, const Tape *t) {
 }
 
 Value op_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
+  interp_abstract_poll(I, sp);               /* an abstract trace that needed a value stops here */
   bool inplace = I->inplace_ok;              /* only for this op: the ops it makes never see it */
   I->inplace_ok = false;
   Span saved = I->call_span;                 /* an out-of-memory inside is located here */

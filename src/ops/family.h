@@ -31,6 +31,12 @@ void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const 
 /* A one-input op on matrix x (borrowed; packed first when it is a view) into a new rows x cols
 ** result on x's device (+1). */
 Tensor *op_run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols, Span sp);
+/* Whether one of in[0..n) (NULL entries skipped) holds values an abstract trace did not compute
+** (tensor_abstract); the error that stops that trace when a kernel would read them. Every
+** kernel call (op_run_kernel, GEMM, nn, LAPACK) checks this and counts itself in
+** Interp.kernel_runs. */
+bool op_abstract_in(Tensor *const in[], int n);
+l_noret op_abstract_stop(Interp *I, OpKind op, Span sp);
 
 /* ---- apply.c: the kernels by family, and the families' entry into op_apply ---- */
 /* op on plain operands (no box, no active stage): its family's kernel (+1). */

@@ -199,8 +199,6 @@ static Tensor *index_positions(Interp *I, const Index *ix) {
   return p;
 }
 
-/* x[iv...] for an evaluated x and indices (VT_UNBOUND or VT_NULL = the whole dimension).
-** Used by the evaluator and, as the op INDEX, by grad. Arguments borrowed; result owned. */
 /* True when an index value is staged (a stage records the read with the index as its input). */
 static bool staged_index(int nix, const Value *iv) {
   for (int k = 0; k < nix && k < 2; k++)
@@ -209,19 +207,27 @@ static bool staged_index(int nix, const Value *iv) {
   return false;
 }
 
-Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) { return index_read_ranges(I, x, nix, ivin, 0, sp); }
-
-Value index_read_ranges(Interp *I, Value x, int nix, const Value *ivin, unsigned ranges, Span sp) {
+/* x[iv...] (index_read); ranges: index_read_ranges's; noread: x's elements are not read, the
+** result is zeros of the shape index_read gives (tensor_abstract), with its errors
+** (index_read_abstract). */
+static Value read_at(Interp *I, Value x, int nix, const Value *ivin, unsigned ranges, Span sp, bool noread) {
   Value conv[2];
   bool whole;
   int mark = I->ntmp;
   if (index_masks(I, x, nix, ivin, ranges, conv, &whole, sp)) {
-    if (whole) {                                       /* X[M]: the column of X's elements */
+    Tensor col;                                        /* noread: X's shape as a column, no data */
+    if (whole && noread) {
+      col = *ad_primal(x).u.m;
+      col.shape[0] = tensor_numel(&col);
+      col.shape[1] = 1;
+      col.stride[0] = col.stride[1] = 1;
+      x = val_mat(&col);
+    } else if (whole) {                                /* X[M]: the column of X's elements */
       Value xp = ad_primal(x);
       x = op_reshape(I, x, tensor_numel(xp.u.m), 1, sp);
       tmp_push(I, x);
     }
-    Value r = index_read(I, x, nix, conv, sp);
+    Value r = read_at(I, x, nix, conv, 0, sp, noread);
     tmp_release_to(I, mark);
     return r;
   }
@@ -272,7 +278,9 @@ Value index_read_ranges(Interp *I, Value x, int nix, const Value *ivin, unsigned
     make_index(I, &ci, iv[1], cols, m, "columns", sp);
   }
   if (ri.scalar && ci.scalar && ri.n == 1 && ci.n == 1 && (nix == 2 ? (!ri.all && !ci.all) : true)) {
-    r = val_num(tensor_get1(m, ix_at(&ri, 0), ix_at(&ci, 0)));   /* (a GPU's element: copied, not migrated) */
+    r = val_num(noread ? 0 : tensor_get1(m, ix_at(&ri, 0), ix_at(&ci, 0)));   /* (a GPU's element: copied, not migrated) */
+  } else if (noread) {
+    r = val_mat(tensor_abstract(I, ri.n, ci.n));
   } else {
     if (ci.all && m->stride[1] == 1 && x.t == VT_MAT && ri.n > 0 && ri.n * ci.n > TENSOR_SMALL) {
       if (index_run(&ri)) return val_mat(tensor_view_rows(x.u.m, ix_at(&ri, 0), ri.n));   /* X[a:b, ], X[i, ]: a view */
@@ -305,6 +313,18 @@ Value index_read_ranges(Interp *I, Value x, int nix, const Value *ivin, unsigned
     r = val_mat(o);
   }
   return r;
+}
+
+/* x[iv...] for an evaluated x and indices (VT_UNBOUND or VT_NULL = the whole dimension).
+** Used by the evaluator and, as the op INDEX, by grad. Arguments borrowed; result owned. */
+Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) { return read_at(I, x, nix, ivin, 0, sp, false); }
+
+Value index_read_ranges(Interp *I, Value x, int nix, const Value *ivin, unsigned ranges, Span sp) {
+  return read_at(I, x, nix, ivin, ranges, sp, false);
+}
+
+Value index_read_abstract(Interp *I, Value x, int nix, const Value *ivin, Span sp) {
+  return read_at(I, x, nix, ivin, 0, sp, true);
 }
 
 /* X[.., a:b, ..]: the index a:b of position i (of nix) checked against X's shape from its ends,
@@ -350,6 +370,12 @@ static void selection(Interp *I, int64_t rows, int64_t cols, int nix, const Valu
 }
 
 static bool last_occurrences(Interp *I, const Index *ix, int64_t len, double *flag);
+
+Value index_scatter_abstract(Interp *I, int64_t rows, int64_t cols, int nix, const Value *ivin, Span sp) {
+  Index ri, ci;
+  selection(I, rows, cols, nix, ivin, &ri, &ci, sp);
+  return val_mat(tensor_abstract(I, rows, cols));
+}
 
 /* zeros(rows, cols) with v added at [iv...]: v a number (added to every selected cell) or a
 ** matrix of the selection's shape. The op SCATTER, the adjoint of INDEX. Where every selected

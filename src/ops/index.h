@@ -17,6 +17,11 @@ Value index_read(Interp *I, Value x, int nix, const Value *iv, Span sp);
 ** (a:(a + k), k >= 2): never a mask, so a staged one needs no value to say what it selects,
 ** and the read is a graph op with the range's values as its input (a slice at a traced offset). */
 Value index_read_ranges(Interp *I, Value x, int nix, const Value *iv, unsigned ranges, Span sp);
+/* index_read and index_scatter on an x (a v) whose elements are not known (an abstract trace,
+** staging/stage.c): their checks and errors, then zeros of their result's type and shape
+** (tensor_abstract; a number 0), no element read. Arguments borrowed; result owned. */
+Value index_read_abstract(Interp *I, Value x, int nix, const Value *iv, Span sp);
+Value index_scatter_abstract(Interp *I, int64_t rows, int64_t cols, int nix, const Value *iv, Span sp);
 /* X[.., a:b, ..] before a:b is built: the index of position i (of nix) checked against X's
 ** shape from its ends a and b (borrowed), throwing the error the built index would give (its
 ** first value out of bounds), so X[1, 1:3e9] does not make a 3e9-element vector first. Does

@@ -27,6 +27,7 @@
 #include "backend/backend.h"
 #include "err.h"
 #include "mem.h"
+#include "ops/family.h"
 #include "ops/linalg.h"
 #include "state.h"
 #include "tensor.h"
@@ -790,7 +791,7 @@ int linalg_factor(Interp *I, LinalgFactor f, Value A, Value out[3], Span sp) {
 
 Value linalg_apply_as(Interp *I, OpKind op, const Value *in, const char *name, Span sp) {
   int nin = op_info[op].arity;
-  Value v[2];
+  Value v[2] = { val_null(), val_null() };
   for (int k = 0; k < nin; k++) v[k] = ad_finished(in[k]);   /* boxes of ended tapes are plain */
   Value r;
   if (ad_any_active(nin, v)) {                 /* still traced by an outer grad (a derivative's */
@@ -801,6 +802,10 @@ Value linalg_apply_as(Interp *I, OpKind op, const Value *in, const char *name, S
     if (I->interrupted) { val_release(r); interp_check_interrupt(I, sp); }
     return r;
   }
+  Tensor *vin[2] = { NULL, NULL };             /* LAPACK or the device solver runs: counted */
+  for (int k = 0; k < nin && k < 2; k++) vin[k] = v[k].t == VT_MAT ? v[k].u.m : NULL;
+  if (op_abstract_in(vin, nin)) op_abstract_stop(I, op, sp);
+  I->kernel_runs++;
   Span saved = I->call_span;                   /* an out-of-memory inside is located here */
   I->call_span = sp;
   switch (op) {

@@ -74,6 +74,8 @@ static bool vector_view(const Tensor *X, bool t, int64_t r, int64_t c, Tensor *v
 Tensor *op_gemm_new(Interp *I, bool ta, bool tb, Tensor *A, Tensor *B, Span sp) {
   int64_t m = ta ? tensor_cols(A) : tensor_rows(A), n = tb ? tensor_rows(B) : tensor_cols(B);
   int64_t k = ta ? tensor_rows(A) : tensor_cols(A);
+  if (op_abstract_in((Tensor *[]){ A, B }, 2)) op_abstract_stop(I, OP_MATMUL, sp);
+  I->kernel_runs++;
   Tensor *C = tensor_new_on(I, be_place(I->device, (Tensor *[]){ A, B }, 2), m, n);
   const Backend *be = be_runner(OP_MATMUL, C, (Tensor *[]){ A, B }, 2, &I->be_fallbacks);
   Tensor va, vb;

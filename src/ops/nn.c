@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "err.h"
 #include "ops.h"
+#include "ops/family.h"
 #include "ops/nn.h"
 #include "state.h"
 #include "tensor.h"
@@ -144,6 +145,8 @@ Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp) {
   }
   Tensor *out = tensor_new_on(I, be_place(I->device, cin, 2), rows, cols);
   tmp_push(I, val_mat(out));
+  if (op_abstract_in(cin, nin)) op_abstract_stop(I, op, sp);   /* (out is held) */
+  I->kernel_runs++;
   const Backend *be = be_runner(op, out, cin, nin, &I->be_fallbacks);
   if (be->run(op, out, cin, &p) != 0)
     mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].sym);

@@ -139,12 +139,13 @@ int32_t graph_chain(Interp *I, Graph *g) {
 
 void graph_mark_dynamic(Graph *g, Interp *I, Span sp, const char *fmt, ...) {
   if (g->dynamic) return;
-  g->dynamic = true;
   char what[150], where[96] = "";
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
+  if (I && g->abstract) interp_abstract_note(I, sp, "%s", what);   /* the rest would run eagerly, on no values */
+  g->dynamic = true;
   if (I && I->src && sp.end > 0) diag_where(where, sizeof where, I->src, sp.start);
   snprintf(g->why, sizeof g->why, "%s%s%s", where, where[0] ? ": " : "", what);
 }
@@ -318,6 +319,7 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
   Tensor *out = p->red == OP_SUM ? tensor_new_on(I, be, 1, 1)
               : p->red != OP_NONE ? tensor_new_on(I, be, p->rows, 1)     /* a row aggregate */
                                   : tensor_new_on(I, be, p->rows, p->cols);
+  I->kernel_runs++;
   if (be->run_fused(p, out, in, sc) != 0) {
     tensor_free_ref(out);
     tmp_release_to(I, mark);

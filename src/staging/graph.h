@@ -95,6 +95,9 @@ typedef struct Graph {
   /* staging found something that cannot be staged: the calls run eagerly */
   bool dynamic;
   bool effects;             /* an effect was recorded (stage_call) */
+  bool abstract;            /* traced abstractly (explain): an op on staged values gets a result
+                            ** of the shape its shape rule gives, uncomputed (tensor_abstract);
+                            ** whatever needs values stops the trace (interp_abstract_stop) */
   char why[256];
   char stale_why[160];      /* why the last run was stale (graph_run_nodes), for --log-compiles */
   int32_t before, after;    /* live node counts before and after optimization */

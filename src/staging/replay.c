@@ -156,6 +156,7 @@ static Value launch(Interp *I, Graph *g, const Value *leaves) {
   for (int32_t k = 0; k < R->nleaf; k++) refresh(I, leaves[k], R->leafv[k], sp);
   for (int32_t i = 0; i < g->n; i++)
     if (R->capv[i].t == VT_MAT) refresh(I, *capture_place(I, g, &g->nodes[i]), R->capv[i], sp);
+  I->kernel_runs++;
   if (R->be->replay(R->h) != 0)
     mls_throw(I, sp, "launching a captured graph failed on the %s backend: %s", R->be->name,
               R->be->error ? R->be->error() : "unknown error");
@@ -302,6 +303,7 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
   g->rep = R;
   say(I, g, "captured as one device launch");
   *stale = false;
+  I->kernel_runs++;
   if (R->be->replay(R->h) != 0)
     mls_throw(I, graph_span(g), "launching a captured graph failed on the %s backend: %s", be->name,
               be->error ? be->error() : "unknown error");

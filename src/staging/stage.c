@@ -11,8 +11,11 @@
 #include <string.h>
 #include "builtins.h"
 #include "check/check.h"
+#include "check/shape_rules.h"
 #include "err.h"
 #include "mem.h"
+#include "ops/index.h"
+#include "ops/nn.h"
 #include "print.h"
 #include "staging/graph.h"
 #include "staging/stage.h"
@@ -110,13 +113,92 @@ Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, i
   return ad_box_new(t, id, out);
 }
 
+/* ---- the abstract trace (explain): shapes from the shape rules, no kernel ---- */
+/* Is v a constant of t's graph (known while staging: no box of t, or a box of a GF_CONSTANT
+** node)? An abstract trace computes those, and only those, with values. */
+static bool graph_constant(Value v, const Tape *t) {
+  for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
+    if (x.u.box->tape == t) return (t->graph->nodes[x.u.box->node].flags & GF_CONSTANT) != 0;
+  return true;
+}
+
+static Shape shape_of_value(Value v, bool known) {
+  Shape s;
+  switch (v.t) {
+  case VT_NUM: return known ? shape_num(v.u.n) : shape_num_unknown();
+  case VT_BOOL: return shape_bool(known, v.u.b);
+  case VT_MAT: return shape_mat(tensor_rows(v.u.m), tensor_cols(v.u.m));
+  case VT_STR: return shape_of_kind(SK_STR);
+  case VT_LIST: s = shape_of_kind(SK_LIST); s.len = v.u.l->n; return s;
+  case VT_NULL: return shape_of_kind(SK_NULL);
+  case VT_FUNC: case VT_BUILTIN: return shape_of_kind(SK_FUNC);
+  default: return shape_any();
+  }
+}
+
+/* The op c on a staged value, not computed: a result of the type and shape its shape rule gives
+** (a number 0, FALSE, or zeros flagged abstract: tensor_abstract). What the rule cannot give
+** exactly (an error, a shape that depends on values), an index or a size that is a staged value,
+** a collective, a value an enclosing grad traces: the trace stops (explain traces with values). */
+static Value abstract_op(Interp *I, Tape *t, const OpCall *c) {
+  OpKind op = c->op;
+  const char *sym = op_info[op].sym;
+  for (int k = 0; k < c->nin; k++)
+    if (c->un[k].t == VT_BOX) interp_abstract_stop(I, c->sp, "'%s' of a value an enclosing grad traces", sym);
+  for (int k = 0; k < c->nextra; k++)
+    if (!graph_constant(c->extra[k], t) || c->ux[k].t == VT_BOX)
+      interp_abstract_stop(I, c->sp, "%s depends on a staged value", op == OP_INDEX || op == OP_SCATTER ? "an index" : "a size");
+  const Value *x = c->ux;
+  switch (op) {
+  case OP_INDEX: return index_read_abstract(I, c->un[0], (int)x[0].u.n, x + 1, c->sp);
+  case OP_SCATTER: return index_scatter_abstract(I, (int64_t)x[0].u.n, (int64_t)x[1].u.n, (int)x[2].u.n, x + 3, c->sp);
+  case OP_ALLREDUCE: interp_abstract_stop(I, c->sp, "'%s' is a collective: every process takes part", sym);
+  default: break;
+  }
+  Shape in[3], out;
+  for (int k = 0; k < c->nin && k < 3; k++) in[k] = shape_of_value(c->un[k], graph_constant(c->in[k], t));
+  ShapeExtra ex;
+  memset(&ex, 0, sizeof ex);
+  double nn[NN_NPRM];
+  if (op == OP_RESHAPE && c->nextra == 2) {
+    ex.rows = (int64_t)x[0].u.n;
+    ex.cols = (int64_t)x[1].u.n;
+  }
+  if ((op_info[op].flags & OPF_NN) && c->nextra == 1 && x[0].t == VT_MAT && tensor_numel(x[0].u.m) == NN_NPRM) {
+    for (int k = 0; k < NN_NPRM; k++) nn[k] = tensor_at(x[0].u.m, k);
+    ex.nn = nn;
+  }
+  ShapeError err;
+  ShapeStatus st = shape_rule(op, in, &ex, c->sp, &out, &err);
+  if (st != SHAPE_OK) interp_abstract_stop(I, c->sp, "'%s' fails on these shapes", sym);
+  if (out.kind == SK_NUM) return val_num(0);
+  if (out.kind == SK_BOOL) return val_bool(false);
+  if (out.kind == SK_STR) interp_abstract_stop(I, c->sp, "'%s' makes a string of a staged value", sym);
+  if (out.kind != SK_MAT || out.rows < 0 || out.cols < 0)
+    interp_abstract_stop(I, c->sp, "the shape of '%s' depends on values", sym);
+  Tensor *m = tensor_abstract(I, out.rows, out.cols);
+  m->logical = (op_info[op].flags & OPF_CMP) != 0;
+  return val_mat(m);
+}
+
+/* Whether every operand and extra of c is a constant of t's graph. */
+static bool op_constant(const Tape *t, const OpCall *c) {
+  for (int k = 0; k < c->nin; k++)
+    if (!graph_constant(c->in[k], t)) return false;
+  for (int k = 0; k < c->nextra; k++)
+    if (!graph_constant(c->extra[k], t)) return false;
+  return true;
+}
+
 /* The stage's trace kind: an op on a staged value (or, lifted, on constants while staging) is
 ** computed on the plain values at trace time (its shape, and constant folding) and becomes a
-** graph node. A string a lifted op makes ("W" + k) is not traced. */
+** graph node; an abstract trace computes only constants (abstract_op). A string a lifted op
+** makes ("W" + k) is not traced. */
 static Value stage_process(Interp *I, Tape *t, const OpCall *c) {
   Tape *st = I->stage;
   I->stage = NULL;                           /* (a throw ends the staging, which restores it) */
-  Value v = op_apply(I, c->op, c->nin, c->un, c->nextra, c->ux, c->sp);
+  Value v = t->graph->abstract && !op_constant(t, c) ? abstract_op(I, t, c)
+                                                      : op_apply(I, c->op, c->nin, c->un, c->nextra, c->ux, c->sp);
   I->stage = st;
   if (c->lifted && v.t != VT_NUM && v.t != VT_BOOL && v.t != VT_MAT) return v;
   return stage_record_op(I, t, c->op, c->nin, c->in, c->nextra, c->extra, v, c->sp);
@@ -166,6 +248,8 @@ bool stage_fixed_offset(Interp *I, Value a, Value b, double *k) {
 }
 
 bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args) {
+  if (I->stage->active && I->stage->graph->abstract && (b->flags & BI_LAZY))   /* system.time: runs and prints */
+    interp_abstract_stop(I, I->call_span, "'%s' runs its expression and prints", b->name);
   if (!I->stage->active || (b->flags & (BI_SHAPE | BI_LAZY))) return false;
   if (b->flags & BI_VARS) {
     /* ls() at a graph's run would see the block's assignments not yet written back: the block
@@ -191,6 +275,12 @@ bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args)
 Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp) {
   Tape *t = I->stage;
   Graph *g = t->graph;
+  if (g->abstract) {                               /* a builtin that is not an op: it needs values */
+    if (b->flags & BI_EFFECT) interp_abstract_stop(I, sp, "'%s' is an effect", b->name);
+    for (int k = 0; k < nargs; k++)
+      if (holds_box(args[k], NULL) && (!graph_constant(args[k], t) || args[k].t == VT_LIST))
+        interp_abstract_stop(I, sp, "'%s' is a builtin that needs the values of its arguments", b->name);
+  }
   int mark = I->ntmp;
   int32_t *ins = mem_alloc((size_t)(nargs > 0 ? nargs : 1) * sizeof(int32_t));
   for (int k = 0; k < nargs; k++) ins[k] = node_of(I, t, args[k], sp);
@@ -442,6 +532,14 @@ static void make_gout(GOut *o, Value v, Tape *t, Graph *g) {
   o->v = u;
 }
 
+/* Does o hold (not as a node's) a matrix an abstract trace did not compute? */
+static bool gout_abstract(const GOut *o) {
+  if (o->node == -1 && o->v.t == VT_MAT && o->v.u.m->st->abstract) return true;
+  for (int i = 0; i < o->n && o->kids; i++)
+    if (gout_abstract(&o->kids[i])) return true;
+  return false;
+}
+
 static void collect_outs(Graph *g, const GOut *o) {
   if (o->node >= 0) {
     g->outs = mem_realloc(g->outs, (size_t)(g->nout + 1) * sizeof(int32_t));
@@ -490,10 +588,14 @@ static bool being_traced(const Interp *I, Value f) {
   return false;
 }
 
-static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp, Value *result, int *tracing) {
+/* abstract: no kernel runs (Graph.abstract); *result is then f's result made of uncomputed
+** values, and the trace stops (interp_abstract_stop) where it needs values. */
+static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp, Value *result, int *tracing,
+                          bool abstract) {
   int mark = I->ntmp;
   Graph *g = graph_new();
   mls_defer(I, graph_free_cb, g);
+  g->abstract = abstract;
   g->fbase = I->nframes + (f.t == VT_FUNC && f.u.f->fi ? 1 : 0);   /* (a run pushes f's frame) */
   Tape *t = ad_stage_tape(I, g);
   List *boxed = list_new(I, nargs > 0 ? nargs : 1);
@@ -508,7 +610,13 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   if (tracing) ++*tracing;
   TraceMark mark_fn = { f.t == VT_FUNC ? (const void *)f.u.f : f.t == VT_BUILTIN ? (const void *)f.u.bi : NULL, I->traces };
   I->traces = &mark_fn;
+  bool was_abstract = I->abstract;
+  int was_frames = I->abstract_frames;
+  I->abstract = abstract;
+  if (abstract) I->abstract_frames = I->nframes;
   int err = mls_pcall(I, job_run, &job);
+  I->abstract = was_abstract;
+  I->abstract_frames = was_frames;
   I->traces = mark_fn.up;
   if (tracing) --*tracing;
   I->stage = saved;
@@ -520,7 +628,18 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   }
   Value r = job.r;
   tmp_push(I, r);
+  if (abstract && I->abstract_pending) {           /* noted at the end, with no poll after it */
+    t->graph = NULL;
+    interp_abstract_stop(I, sp, "%s", "");
+  }
   make_gout(&g->out, r, t, g);
+  bool kept = false;                               /* an uncomputed value made a constant */
+  for (int i = 0; i < g->n && abstract; i++)
+    kept = kept || (g->nodes[i].kind == GN_CONST && g->nodes[i].v.t == VT_MAT && g->nodes[i].v.u.m->st->abstract);
+  if (kept || (abstract && gout_abstract(&g->out))) {
+    t->graph = NULL;
+    interp_abstract_stop(I, (Span){ 0, 0 }, "a value the trace did not compute would be kept as a constant");
+  }
   collect_outs(g, &g->out);
   graph_count_uses(g);
   g->before = graph_live_count(g);
@@ -545,12 +664,50 @@ static Value call_in_blocks(Interp *I, Value f, int nargs, Value *args, Symbol *
   return job.r;
 }
 
+/* stage_trace abstract, under mls_pcall. */
+typedef struct AbsJob { Value f; int nargs; Value *args; Symbol **names; Span sp; int *tracing; Graph *g; Value r; } AbsJob;
+static void abs_run(Interp *I, void *ud) {
+  AbsJob *j = ud;
+  j->g = stage_trace(I, j->f, j->nargs, j->args, j->names, j->sp, &j->r, j->tracing, true);
+}
+
+/* Runs job under mls_pcall: 0, or 1 where the trace stopped or met an error (I->abstract_why
+** says which): the caller traces with values, which meets the run's own error, or an earlier
+** one a value causes (a singular matrix), as eagerly; an interrupt or quit() is rethrown. What a
+** dropped attempt made and left in cycles among its own lists, functions and envs is collected
+** at once (gc_collect_since), so that it leaves nothing for a later gc() to count. desc (or NULL)
+** is freed before a rethrow. */
+static int abstract_attempt(Interp *I, AbsJob *job, TextBuf *desc) {
+  List *mark = list_new(I, 1);                   /* (the newest tracked object: held) */
+  tmp_push(I, val_list(mark));
+  I->abstract_stopped = false;
+  I->abstract_pending = false;
+  int err = mls_pcall(I, abs_run, job);
+  bool stopped = I->abstract_stopped || I->abstract_pending;
+  I->abstract_pending = false;
+  if (err && (I->interrupted || I->quitting)) {
+    if (desc) tb_free(desc);
+    mls_rethrow(I);
+  }
+  if (err && !stopped) {                         /* an error: said as the stop's reasons are */
+    char where[112] = "";
+    if (I->err.src && I->err.span.end > 0) diag_where(where, sizeof where, I->err.src, I->err.span.start);
+    snprintf(I->abstract_why, sizeof I->abstract_why, "tracing without them met an error: %.200s%s%s", I->err.msg,
+             where[0] ? " at " : "", where);
+  }
+  if (err) gc_collect_since(I, &mark->gc);
+  tmp_pop(I, 1);
+  val_release(val_list(mark));
+  return err;
+}
+
 Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp) {
   if (I->stage && (I->jit_all || j->tracing || being_traced(I, f))) {   /* recursion, or --jit-all: */
                                                                         /* inlined into that graph */
     I->jit_bypass = I->jit_all;
     return call_value(I, f, nargs, args, names, sp);
   }
+  if (I->abstract) interp_abstract_stop(I, sp, "a jit function is called: its own graph would run");
   int mark = I->ntmp;
   TextBuf kb;                                    /* the key, and the leaves in it (held on the */
   tb_open(I, &kb);                                  /* temporaries: a throw frees them) */
@@ -611,7 +768,7 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   tb_close(I, &k2);
   bool graded = ad_any_grad(nargs, args);
   Value r;
-  Graph *g = stage_trace(I, f, nargs, args, names, sp, &r, &j->tracing);
+  Graph *g = stage_trace(I, f, nargs, args, names, sp, &r, &j->tracing, false);
   tmp_push(I, r);
   if (!g->dynamic) graph_optimize(I, g);
   else gout_clear(g);                              /* never run: hold nothing (no cycles) */
@@ -699,16 +856,19 @@ static void explain_cache(const Jit *j, TextBuf *t) {
               e->g->dynamic ? "runs its body as staged blocks" : "one graph", (long long)e->runs, e->runs == 1 ? "" : "s");
 }
 
-/* The arguments after f (positional and named "..."), as a call would pass them. */
-static Graph *stage_for(Interp *I, Args *a, Value f, TextBuf *desc) {
-  int n = a->ndots;
-  for (int i = 0; i < n; i++) {
+/* The arguments after f (positional and named "...") described, as explain prints them. */
+static void describe_dots(const Args *a, TextBuf *desc) {
+  for (int i = 0; i < a->ndots; i++) {
     char d[64];
     tb_printf(desc, "%s%s%s%s", i ? ", " : "", a->dotnames[i] ? a->dotnames[i]->name : "", a->dotnames[i] ? "=" : "",
               val_describe(ad_primal(a->dots[i]), d, sizeof d));
   }
+}
+
+/* f staged for the arguments after it, as a call would pass them; abstract: stage_trace's. */
+static Graph *stage_for(Interp *I, Args *a, Value f, bool abstract) {
   Value r;
-  Graph *g = stage_trace(I, f, n, a->dots, a->dotnames, a->span, &r, NULL);
+  Graph *g = stage_trace(I, f, a->ndots, a->dots, a->dotnames, a->span, &r, NULL, abstract);
   val_release(r);
   return g;
 }
@@ -716,18 +876,32 @@ static Graph *stage_for(Interp *I, Args *a, Value f, TextBuf *desc) {
 static void graph_hold(Interp *I, Graph *g);
 
 /* stage_for, freeing desc when the trace throws (explain and dot hold it on the C stack). */
-typedef struct ForJob { Args *a; Value f; TextBuf *desc; Graph *g; } ForJob;
+typedef struct ForJob { Args *a; Value f; bool abstract; Graph *g; } ForJob;
 static void for_run(Interp *I, void *ud) {
   ForJob *j = ud;
-  j->g = stage_for(I, j->a, j->f, j->desc);
+  j->g = stage_for(I, j->a, j->f, j->abstract);
 }
 static Graph *stage_for_freeing(Interp *I, Args *a, Value f, TextBuf *desc) {
-  ForJob j = { a, f, desc, NULL };
+  ForJob j = { a, f, false, NULL };
   if (mls_pcall(I, for_run, &j)) {
     tb_free(desc);
     mls_rethrow(I);
   }
   return j.g;
+}
+
+/* explain's trace: abstract first (no kernel runs, no effect happens: docs/staging.md); where
+** that stops (a value is needed, an effect, a shape that depends on values), traced again with
+** values, as a call runs f, and why says so in one line (else it is empty). */
+static Graph *explain_trace(Interp *I, Args *a, Value f, TextBuf *desc, char *why, size_t nwhy) {
+  AbsJob job = { f, a->ndots, a->dots, a->dotnames, a->span, NULL, NULL, val_null() };
+  why[0] = '\0';
+  if (!abstract_attempt(I, &job, desc)) {
+    val_release(job.r);
+    return job.g;
+  }
+  snprintf(why, nwhy, "traced with values: %s\n", I->abstract_why);
+  return stage_for_freeing(I, a, f, desc);
 }
 
 Value bi_explain(Interp *I, Args *a) {
@@ -748,9 +922,12 @@ Value bi_explain(Interp *I, Args *a) {
     return val_list(l);
   }
   tb_puts(&t, "explain: staged for (");
-  Graph *g = stage_for_freeing(I, a, f, &t);
-  graph_hold(I, g);
+  describe_dots(a, &t);
   tb_puts(&t, ")\n");
+  char why[sizeof I->abstract_why + 32];
+  Graph *g = explain_trace(I, a, f, &t, why, sizeof why);
+  graph_hold(I, g);
+  tb_puts(&t, why);
   tb_printf(&t, "before optimization: %d nodes, peak %zu bytes of intermediates\n", g->before, g->peak_before);
   if (!g->dynamic) graph_print(I, g, &t);
   if (g->dynamic) {
@@ -781,8 +958,9 @@ Value bi_dot(Interp *I, Args *a) {
   if (I->no_write) bi_error(I, "cannot write '%s': writing files is turned off", path);
   int mark = I->ntmp;
   TextBuf desc, t;
+  char why[sizeof I->abstract_why + 32];           /* (traced abstractly as explain, where it can) */
   tb_open(I, &desc);
-  Graph *g = stage_for_freeing(I, a, f, &desc);
+  Graph *g = explain_trace(I, a, f, &desc, why, sizeof why);
   graph_hold(I, g);
   tb_close(I, &desc);
   if (!g->dynamic) graph_optimize(I, g);
@@ -793,7 +971,7 @@ Value bi_dot(Interp *I, Args *a) {
     Value gf = bi_call(I, bi_find("grad"), 1, &f, none, a->span);
     tmp_push(I, gf);
     tb_open(I, &desc);
-    gb = stage_for_freeing(I, a, gf, &desc);
+    gb = explain_trace(I, a, gf, &desc, why, sizeof why);
     graph_hold(I, gb);
     tb_close(I, &desc);
     if (!gb->dynamic) graph_optimize(I, gb);
