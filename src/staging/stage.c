@@ -147,7 +147,8 @@ static Value abstract_op(Interp *I, Tape *t, const OpCall *c) {
     if (c->un[k].t == VT_BOX) interp_abstract_stop(I, c->sp, "'%s' of a value an enclosing grad traces", sym);
   for (int k = 0; k < c->nextra; k++)
     if (!graph_constant(c->extra[k], t) || c->ux[k].t == VT_BOX)
-      interp_abstract_stop(I, c->sp, "%s depends on a staged value", op == OP_INDEX || op == OP_SCATTER ? "an index" : "a size");
+      interp_abstract_stop(I, c->sp, "%s depends on a staged value",
+                           op == OP_INDEX || op == OP_SCATTER ? "an index" : "a size");
   const Value *x = c->ux;
   switch (op) {
   case OP_INDEX: return index_read_abstract(I, c->un[0], (int)x[0].u.n, x + 1, c->sp);
@@ -665,7 +666,10 @@ static Value call_in_blocks(Interp *I, Value f, int nargs, Value *args, Symbol *
 }
 
 /* stage_trace abstract, under mls_pcall. */
-typedef struct AbsJob { Value f; int nargs; Value *args; Symbol **names; Span sp; int *tracing; Graph *g; Value r; } AbsJob;
+typedef struct AbsJob {
+  Value f; int nargs; Value *args; Symbol **names; Span sp; int *tracing;
+  Graph *g; Value r;                               /* the graph (deferred) and f's result (owned) */
+} AbsJob;
 static void abs_run(Interp *I, void *ud) {
   AbsJob *j = ud;
   j->g = stage_trace(I, j->f, j->nargs, j->args, j->names, j->sp, &j->r, j->tracing, true);
@@ -675,9 +679,10 @@ static void abs_run(Interp *I, void *ud) {
 ** says which): the caller traces with values, which meets the run's own error, or an earlier
 ** one a value causes (a singular matrix), as eagerly; an interrupt or quit() is rethrown. What a
 ** dropped attempt made and left in cycles among its own lists, functions and envs is collected
-** at once (gc_collect_since), so that it leaves nothing for a later gc() to count. desc (or NULL)
-** is freed before a rethrow. */
-static int abstract_attempt(Interp *I, AbsJob *job, TextBuf *desc) {
+** at once (gc_collect_since), so that it leaves nothing for a later gc() to count. to_run: a
+** graph that cannot run (not one graph, an effect) is dropped as a stop (job->g NULL). desc (or
+** NULL) is freed before a rethrow. */
+static int abstract_attempt(Interp *I, AbsJob *job, TextBuf *desc, bool to_run) {
   List *mark = list_new(I, 1);                   /* (the newest tracked object: held) */
   tmp_push(I, val_list(mark));
   I->abstract_stopped = false;
@@ -695,13 +700,42 @@ static int abstract_attempt(Interp *I, AbsJob *job, TextBuf *desc) {
     snprintf(I->abstract_why, sizeof I->abstract_why, "tracing without them met an error: %.200s%s%s", I->err.msg,
              where[0] ? " at " : "", where);
   }
+  bool runs = !err && !job->g->dynamic;
+  for (int i = 0; runs && i < job->g->n; i++) runs = !(job->g->nodes[i].flags & GF_EFFECT);
+  if (!err && to_run && !runs) {
+    val_release(job->r);
+    job->r = val_null();
+    mls_undefer(I, job->g);
+    graph_free(job->g);
+    job->g = NULL;
+    err = 1;
+  }
   if (err) gc_collect_since(I, &mark->gc);
   tmp_pop(I, 1);
   val_release(val_list(mark));
   return err;
 }
 
+/* The first call's trace for a key, abstract (no kernel runs: the graph's run gives the result,
+** docs/staging.md "What a first call returns"): the graph (deferred, as stage_trace's) with
+** *result, or NULL where it stopped (something needed values: the call traces with values) or
+** gave no graph to run. */
+static Graph *jit_trace_abstract(Interp *I, Value f, int nargs, Value *args, Symbol **names, Span sp, Value *result,
+                                 int *tracing) {
+  AbsJob job = { f, nargs, args, names, sp, tracing, NULL, val_null() };
+  if (abstract_attempt(I, &job, NULL, true)) return NULL;
+  *result = job.r;
+  return job.g;
+}
+
+static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp, bool abstract_ok);
+
 Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp) {
+  return call_jit(I, j, f, nargs, args, names, sp, true);
+}
+
+/* abstract_ok: a first trace may be abstract (not inside another trace, no argument traced). */
+static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp, bool abstract_ok) {
   if (I->stage && (I->jit_all || j->tracing || being_traced(I, f))) {   /* recursion, or --jit-all: */
                                                                         /* inlined into that graph */
     I->jit_bypass = I->jit_all;
@@ -759,7 +793,7 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
     j->n--;
   } else if (!j->entries) snprintf(reason, sizeof reason, "traced: the first call");
   else snprintf(reason, sizeof reason, "traced: new argument types or shapes (%d graph%s cached)", j->n, j->n == 1 ? "" : "s");
-  log_compile(I, f, nargs, args, names, "%s", reason);
+  if (abstract_ok) log_compile(I, f, nargs, args, names, "%s", reason);   /* (not again for a retrace) */
   List *statics = list_new(I, 1);                  /* (args may point into the temporaries, */
   tmp_push(I, val_list(statics));                  /* which the trace can move: read them first) */
   TextBuf k2;
@@ -768,7 +802,10 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   tb_close(I, &k2);
   bool graded = ad_any_grad(nargs, args);
   Value r;
-  Graph *g = stage_trace(I, f, nargs, args, names, sp, &r, &j->tracing, false);
+  Graph *g = abstract_ok && !I->stage && !ad_any_active(nargs, args)
+               ? jit_trace_abstract(I, f, nargs, args, names, sp, &r, &j->tracing) : NULL;
+  bool abstract = g != NULL;                       /* r holds no computed value then */
+  if (!g) g = stage_trace(I, f, nargs, args, names, sp, &r, &j->tracing, false);
   tmp_push(I, r);
   if (!g->dynamic) graph_optimize(I, g);
   else gout_clear(g);                              /* never run: hold nothing (no cycles) */
@@ -817,6 +854,13 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
     Value r2 = graph_run(I, g, lv->items, &stale);
     if (framed) I->nframes--;
     if (!stale) { tmp_release_to(I, mark); return r2; }   /* (the trace's r is released there) */
+  }
+  if (abstract) {                                  /* its run did not fit: traced again with values */
+    JitEntry **q = &j->entries;
+    while (*q && *q != e) q = &(*q)->next;
+    if (*q) { *q = e->next; entry_free(e); j->n--; }
+    tmp_release_to(I, mark);
+    return call_jit(I, j, f, nargs, args, names, sp, false);
   }
   /* Called while another graph is traced (a --staged block, a jit function calling this one):
   ** the graph runs above read their captures as that graph's (graph_run_nodes), but this
@@ -896,7 +940,7 @@ static Graph *stage_for_freeing(Interp *I, Args *a, Value f, TextBuf *desc) {
 static Graph *explain_trace(Interp *I, Args *a, Value f, TextBuf *desc, char *why, size_t nwhy) {
   AbsJob job = { f, a->ndots, a->dots, a->dotnames, a->span, NULL, NULL, val_null() };
   why[0] = '\0';
-  if (!abstract_attempt(I, &job, desc)) {
+  if (!abstract_attempt(I, &job, desc, false)) {
     val_release(job.r);
     return job.g;
   }

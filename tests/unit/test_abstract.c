@@ -1,8 +1,9 @@
 /*
 ** test_abstract.c — the abstract trace (staging/stage.c, docs/staging.md "Reading explain"):
 ** explain builds a training step's graph with no kernel run (Interp.kernel_runs does not move),
-** a concrete run of the same function moves it, and what needs values falls back to a trace
-** with values, saying so in one line. A kernel that meets an uncomputed matrix stops (the safety net).
+** a concrete run of the same function moves it, a jit function's first call costs its graph's
+** run and no eager run on top, and what needs values falls back to a trace with values, saying
+** so in one line. A kernel that meets an uncomputed matrix stops (the safety net).
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,6 +57,24 @@ static void test_explain_runs_no_kernel(void **state) {
   assert_string_equal(f->out, "TRUE\n");
 }
 
+/* jit: the first call traces abstractly, then runs the optimized graph once: it runs as many
+** kernels as a later call (an eager run on top used to make it more). */
+static void test_jit_first_call(void **state) {
+  Fix *f = *state;
+  run_ok(f, setup_code);
+  run_ok(f, "jl = jit(loss)");
+  uint64_t k0 = f->I->kernel_runs;
+  run_ok(f, "r1 = jl(W, X)");
+  uint64_t first = f->I->kernel_runs - k0;
+  k0 = f->I->kernel_runs;
+  run_ok(f, "r2 = jl(W, X)");
+  uint64_t later = f->I->kernel_runs - k0;
+  assert_true(later > 0);
+  assert_int_equal(first, later);
+  run_ok(f, "print(r1 == r2)");
+  assert_string_equal(f->out, "TRUE\n");
+}
+
 /* What needs values traces again with them, and explain says why and where. */
 static void test_fallbacks(void **state) {
   Fix *f = *state;
@@ -104,6 +123,7 @@ static void test_kernel_stops_on_uncomputed(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_explain_runs_no_kernel, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_jit_first_call, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_fallbacks, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_kernel_stops_on_uncomputed, fix_setup, fix_teardown),
   };
