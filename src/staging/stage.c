@@ -697,7 +697,7 @@ static int abstract_attempt(Interp *I, AbsJob *job, TextBuf *desc, bool to_run) 
   if (err && !stopped) {                         /* an error: said as the stop's reasons are */
     char where[112] = "";
     if (I->err.src && I->err.span.end > 0) diag_where(where, sizeof where, I->err.src, I->err.span.start);
-    snprintf(I->abstract_why, sizeof I->abstract_why, "tracing without them met an error: %.200s%s%s", I->err.msg,
+    snprintf(I->abstract_why, sizeof I->abstract_why, "tracing without them met an error: %.160s%s%.110s", I->err.msg,
              where[0] ? " at " : "", where);
   }
   bool runs = !err && !job->g->dynamic;

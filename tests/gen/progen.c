@@ -545,7 +545,7 @@ char *progen(Pick *p, size_t *len) {
   memcpy(g->vars, globals, sizeof globals);
   g->nfns = (int)P(3);
   for (int i = 0; i < g->nfns; i++) {
-    snprintf(g->fns[i].name, sizeof g->fns[i].name, "f%d", i + 1);
+    snprintf(g->fns[i].name, sizeof g->fns[i].name, "f%d", (i + 1) % 1000);
     function(g, &g->fns[i]);
   }
   int n = 1 + (int)P(10);
