@@ -40,18 +40,10 @@ Value bi_print(Interp *I, Args *a) {
 /* Reads the numbers of s (separated by spaces or commas) into d, or only counts them when d
 ** is NULL; returns the count. A cell that is not a number is an argument error. */
 static int64_t scan_numbers(Interp *I, const char *s, double *d) {
-  int64_t n = 0;
-  const char *p = s;
-  for (;;) {
-    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-    if (!*p) return n;
-    char *end;
-    double x = strtod(p, &end);
-    if (end == p) bi_argerror(I, 1, "cannot read a number at \"%.20s\"", p);
-    if (d) d[n] = x;
-    n++;
-    p = end;
-  }
+  const char *bad;
+  int64_t n = val_scan_numbers(s, d, &bad);
+  if (n < 0) bi_argerror(I, 1, "cannot read a number at \"%.20s\"", bad);
+  return n;
 }
 
 /* Parses "1 2 3 4" (spaces or commas) into a new n x 1 tensor: count, allocate, fill, so

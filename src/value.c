@@ -2,6 +2,7 @@
 ** value.c — strings, lists and the release of heap values.
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "autodiff.h"
 #include "interp/interp.h"
@@ -160,4 +161,19 @@ const char *val_describe(Value v, char *buf, size_t n) {
   else
     snprintf(buf, n, "a %s", val_type_name(v));
   return buf;
+}
+
+int64_t val_scan_numbers(const char *s, double *d, const char **bad) {
+  int64_t n = 0;
+  const char *p = s;
+  for (;;) {
+    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+    if (!*p) return n;
+    char *end;
+    double x = strtod(p, &end);
+    if (end == p) { *bad = p; return -1; }
+    if (d) d[n] = x;
+    n++;
+    p = end;
+  }
 }

@@ -114,5 +114,9 @@ List *list_copy(Interp *I, const List *l);   /* shallow: retains the items; +1, 
 /* "number", "boolean", "string", "3x4 matrix", "list", "function" for messages. */
 const char *val_describe(Value v, char *buf, size_t n);
 const char *val_type_name(Value v);
+/* The numbers of the text s, separated by spaces, tabs, newlines or commas (matrix("1 2 3")):
+** stored into d when it is not NULL, counted either way. Returns the count, or -1 with *bad at
+** the first cell that is not a number. */
+int64_t val_scan_numbers(const char *s, double *d, const char **bad);
 
 #endif

@@ -109,17 +109,10 @@ static int64_t dim_arg(Ck *c, BArgs *a, int i, bool *bad) {
 
 /* The count of numbers in s (scan_numbers), or -1 with the error when one is not a number. */
 static int64_t count_numbers(Ck *c, BArgs *a, const char *s) {
-  int64_t n = 0;
-  const char *p = s;
-  for (;;) {
-    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
-    if (!*p) return n;
-    char *end;
-    (void)strtod(p, &end);
-    if (end == p) { argerror(c, a, "bad argument #1 to '%s' (cannot read a number at \"%.20s\")", a->b->name, p); return -1; }
-    n++;
-    p = end;
-  }
+  const char *bad;
+  int64_t n = val_scan_numbers(s, NULL, &bad);
+  if (n < 0) argerror(c, a, "bad argument #1 to '%s' (cannot read a number at \"%.20s\")", a->b->name, bad);
+  return n;
 }
 
 static AVal h_matrix(Ck *c, BArgs *a) {
