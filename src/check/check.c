@@ -1464,18 +1464,10 @@ static void print_found(Ck *c, FILE *f) {
 
 int check_program(Interp *I, Source *src) {
   ParseError pe;
-  Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, &pe);
+  Chunk *ch = interp_load(I, src, false, &pe);
   if (!ch) {
     diag_report(I->errf, src, pe.span, "error", pe.msg);
     return pe.oom ? 1 : 2;
-  }
-  char msg[256];
-  Span sp;
-  bool oom;
-  if (!resolve_chunk(I, ch, false, msg, sizeof msg, &sp, &oom)) {
-    diag_report(I->errf, src, sp, "error", msg);
-    chunk_release(ch);
-    return oom ? 1 : 2;
   }
   Ck *c = mem_alloc(sizeof *c);
   ck_init(c, I, src);

@@ -863,11 +863,8 @@ AVal ck_source(Ck *c, const char *path, Symbol *ns, Span sp) {
   Source *src = source_from_file(full, NULL);
   if (!src) { ck_die(c); return av_any(); }
   ParseError pe;
-  Chunk *ch = parse_chunk(&c->I->syms, &c->I->spare_parser, src, &pe);
+  Chunk *ch = interp_load(c->I, src, ns != NULL, &pe);
   source_release(src);                               /* the chunk holds it */
-  char msg[256];
-  Span rsp;
-  if (ch && !resolve_chunk(c->I, ch, ns != NULL, msg, sizeof msg, &rsp, NULL)) { chunk_release(ch); ch = NULL; }
   if (!ch) { ck_die(c); return av_any(); }
   ch->top.name = sym_intern(&c->I->syms, "source", 6);
   c->chunks[c->nchunks++] = ch;

@@ -159,21 +159,24 @@ static int run(Interp *I, Source *src, bool echo, bool repl) {
   return st;
 }
 
+Chunk *interp_load(Interp *I, Source *src, bool module, ParseError *pe) {
+  Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, pe);
+  if (!ch) return NULL;
+  bool oom = false;
+  if (resolve_chunk(I, ch, module, pe->msg, sizeof pe->msg, &pe->span, &oom)) return ch;
+  chunk_release(ch);
+  pe->at_eof = false;
+  pe->oom = oom;
+  return NULL;
+}
+
 static int run_hooked(Interp *I, Source *src, bool echo, bool repl) {
   ParseError pe;
-  Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, &pe);
+  Chunk *ch = interp_load(I, src, false, &pe);
   if (!ch) {
     if (repl && pe.at_eof) return -1;
     diag_report(I->errf, src, pe.span, "error", pe.msg);
     return pe.oom ? 1 : 2;                  /* out of memory is a runtime failure, not a syntax error */
-  }
-  char msg[256];
-  Span sp;
-  bool oom;
-  if (!resolve_chunk(I, ch, false, msg, sizeof msg, &sp, &oom)) {
-    diag_report(I->errf, src, sp, "error", msg);
-    chunk_release(ch);
-    return oom ? 1 : 2;
   }
   RunArgs ra = { ch, echo };
   char here;
@@ -303,15 +306,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
   if (!src) mls_throw(I, sp, "source: cannot read '%s': %s", full, source_error());
   mls_defer(I, source_cleanup, src);           /* until the chunk (or the error) holds it */
   ParseError pe;
-  Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, &pe);
-  char msg[256];
-  Span rsp;
-  if (ch && !resolve_chunk(I, ch, ns != NULL, msg, sizeof msg, &rsp, NULL)) {
-    chunk_release(ch);
-    ch = NULL;
-    pe.span = rsp;
-    snprintf(pe.msg, sizeof pe.msg, "%s", msg);
-  }
+  Chunk *ch = interp_load(I, src, ns != NULL, &pe);
   if (!ch) {                 /* report at the file's own location, then "in source() at ..." */
     frame_push(I, (Frame){ .call_src = I->src, .call_site = sp, .entered = true }, false);
     mls_undefer(I, src);

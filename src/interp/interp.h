@@ -19,6 +19,11 @@ void interp_missing_params_msg(Interp *I, const char *name, char *buf, size_t ca
 /* Like interp_run_source, but reports "at_eof" parse errors by returning -1 without printing
 ** (the REPL then reads another line). */
 int interp_run_repl_chunk(Interp *I, Source *src);
+/* src parsed and its names resolved (resolve_chunk; module: top-level names are slots of the
+** chunk): the chunk (+1), or NULL with the error in *pe, a syntax error or a resolver's (pe->oom:
+** memory ran out). */
+struct ParseError;
+Chunk *interp_load(Interp *I, Source *src, bool module, struct ParseError *pe);
 /* Prints I->err with the caret line and call stack. */
 void interp_report_error(Interp *I);
 /* Binds a command-line value ($name); the string is converted per LANGUAGE.md §1. */
