@@ -619,6 +619,27 @@ static void after_loop(Ck *c, int r0, int64_t fe0, int64_t q0, bool exits) {
   c->reach = left ? R_MAY : r0;
 }
 
+/* The end of a pass over a loop's body: the state there (with the next's) joined into the loop
+** head's *T (and into *ends when not NULL), widened after CHECK_PASSES passes. True when *T did
+** not change: the fixpoint, no more passes. */
+static bool loop_pass_end(Ck *c, LoopCtx *L, Snap *T, int pass, Snap *ends) {
+  Snap E;
+  memset(&E, 0, sizeof E);
+  if (ck_alive(c)) E = snap_take(c);
+  snap_join(c, &E, &L->nxt);
+  if (ends) snap_join(c, ends, &E);
+  Snap nT;
+  memset(&nT, 0, sizeof nT);
+  snap_join(c, &nT, T);
+  snap_join(c, &nT, &E);
+  snap_free(c, &E);
+  bool same = snap_equal(&nT, T);
+  if (!same && pass >= CHECK_PASSES) snap_widen(&nT, T, pass >= CHECK_PASSES + 1);
+  snap_free(c, T);
+  *T = nT;
+  return same;
+}
+
 static AVal ev_while(Ck *c, AstNode *n) {
   int r0 = c->reach;
   bool rep0 = c->report;
@@ -640,20 +661,7 @@ static AVal ev_while(Ck *c, AstNode *n) {
     if (t == 0) break;
     if (c->reach == R_MUST && t != 1) c->reach = R_MAY;
     ev(c, n->kids[1]);
-    Snap E;
-    memset(&E, 0, sizeof E);
-    if (ck_alive(c)) E = snap_take(c);
-    snap_join(c, &E, &L.nxt);
-    Snap nT;
-    memset(&nT, 0, sizeof nT);
-    snap_join(c, &nT, &T);
-    snap_join(c, &nT, &E);
-    snap_free(c, &E);
-    bool same = snap_equal(&nT, &T);
-    if (!same && pass >= CHECK_PASSES) snap_widen(&nT, &T, pass >= CHECK_PASSES + 1);
-    snap_free(c, &T);
-    T = nT;
-    if (same) break;
+    if (loop_pass_end(c, &L, &T, pass, NULL)) break;
   }
   snap_join(c, &ex, &L.brk);
   bool exits = ex.valid;
@@ -754,21 +762,7 @@ static AVal ev_for(Ck *c, AstNode *n) {
     c->report = rep0 && pass == 0;
     assign_name(c, var, pass == 0 ? first : item);
     ev(c, body);
-    Snap E;
-    memset(&E, 0, sizeof E);
-    if (ck_alive(c)) E = snap_take(c);
-    snap_join(c, &E, &L.nxt);
-    snap_join(c, &ends, &E);
-    Snap nT;
-    memset(&nT, 0, sizeof nT);
-    snap_join(c, &nT, &T);
-    snap_join(c, &nT, &E);
-    snap_free(c, &E);
-    bool same = snap_equal(&nT, &T);
-    if (!same && pass >= CHECK_PASSES) snap_widen(&nT, &T, pass >= CHECK_PASSES + 1);
-    snap_free(c, &T);
-    T = nT;
-    if (same) break;
+    if (loop_pass_end(c, &L, &T, pass, &ends)) break;
   }
   Snap after;
   memset(&after, 0, sizeof after);
