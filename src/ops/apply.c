@@ -164,20 +164,11 @@ static Value strip(Value v, const Tape *t) {
 
 Value op_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
   interp_abstract_poll(I, sp);               /* an abstract trace that needed a value stops here */
+  if (op_eager(I, nin, in, nextra, extra)) return op_run_eager(I, op, in, nextra, extra, sp);   /* no trace */
   bool inplace = I->inplace_ok;              /* only for this op: the ops it makes never see it */
   I->inplace_ok = false;
   Span saved = I->call_span;                 /* an out-of-memory inside is located here */
   I->call_span = sp;
-  if (!I->stage) {                           /* the eager fast path: no stage, no box, no trace */
-    bool boxed = false;
-    for (int k = 0; k < nin; k++) boxed |= in[k].t == VT_BOX;
-    for (int k = 0; k < nextra; k++) boxed |= extra[k].t == VT_BOX;
-    if (!boxed) {
-      Value r = op_kernel(I, op, inplace, in, nextra, extra, sp);
-      I->call_span = saved;
-      return r;
-    }
-  }
   Tape *t = NULL;                            /* the innermost trace of an operand */
   for (int k = 0; k < nin; k++)
     for (Value v = in[k]; v.t == VT_BOX; v = v.u.box->v)

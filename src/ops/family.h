@@ -45,21 +45,29 @@ Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra,
 /* op_apply as the entry points of the families call it: its eager case (no stage, no box)
 ** inline, straight to the kernel, as op_apply's own first test does (the per-op cost of a small
 ** matrix's op is the dispatch); else op_apply. */
+/* True when no trace can take the op: no stage, no box among the operands and parameters. */
+static inline bool op_eager(const Interp *I, int nin, const Value *in, int nextra, const Value *extra) {
+  if (I->stage) return false;
+  bool boxed = false;
+  for (int k = 0; k < nin; k++) boxed |= in[k].t == VT_BOX;
+  for (int k = 0; k < nextra; k++) boxed |= extra[k].t == VT_BOX;
+  return !boxed;
+}
+
+/* op_kernel with op_apply's bookkeeping: the evaluator's lent operands (I->inplace_ok) for this
+** op only, errors (an out-of-memory too) located at sp. */
+static inline Value op_run_eager(Interp *I, OpKind op, const Value *in, int nextra, const Value *extra, Span sp) {
+  bool inplace = I->inplace_ok;
+  I->inplace_ok = false;
+  Span saved = I->call_span;
+  I->call_span = sp;
+  Value r = op_kernel(I, op, inplace, in, nextra, extra, sp);
+  I->call_span = saved;
+  return r;
+}
+
 static inline Value op_enter(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
-  if (!I->stage) {
-    bool boxed = false;
-    for (int k = 0; k < nin; k++) boxed |= in[k].t == VT_BOX;
-    for (int k = 0; k < nextra; k++) boxed |= extra[k].t == VT_BOX;
-    if (!boxed) {
-      bool inplace = I->inplace_ok;          /* (op_apply's bookkeeping, the same) */
-      I->inplace_ok = false;
-      Span saved = I->call_span;
-      I->call_span = sp;
-      Value r = op_kernel(I, op, inplace, in, nextra, extra, sp);
-      I->call_span = saved;
-      return r;
-    }
-  }
+  if (op_eager(I, nin, in, nextra, extra)) return op_run_eager(I, op, in, nextra, extra, sp);
   return op_apply(I, op, nin, in, nextra, extra, sp);
 }
 
