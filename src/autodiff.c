@@ -1,10 +1,9 @@
 /*
 ** autodiff.c — the tape, the trace kinds of grad and jvp (record an op, push a tangent), the
-** derivative rules (vjp and jvp, expanded from ops.def for the elementwise ops), the backward
-** pass, and grad()/value_and_grad() (ggml's backward design on a tape).
-** Rules are written with the op entry points of ops.h, so when an outer grad is active the
-** backward pass is recorded too and can be differentiated again. Every temporary made here
-** sits on the temp stack (T()), so an error anywhere releases it.
+** backward pass, and grad()/value_and_grad()/jvp()/jacobian()/hessian() (ggml's backward
+** design on a tape). The derivative rules are each op's own, beside its kernel in its family's
+** file (ops/rules.h): the backward pass hands a node to op_vjp, forward mode an op to op_jvp.
+** Every temporary made here sits on the temp stack (T()), so an error anywhere releases it.
 */
 #include <float.h>
 #include <math.h>
@@ -18,6 +17,7 @@
 #include "mem.h"
 #include "mpi/mpi.h"
 #include "ops/index.h"
+#include "ops/rules.h"
 #include "staging/graph.h"
 #include "staging/stage.h"
 #include "tensor.h"
@@ -106,14 +106,11 @@ bool ad_any_active(int n, const Value *v) {
 }
 
 
-static Value T(Interp *I, Value v) { tmp_push(I, v); return v; }   /* owned temp, freed by the caller's mark */
 
 static Value fwd_apply(Interp *I, Tape *t, OpKind op, int nin, const Value *in, const Value *un,
                        int nextra, const Value *extra, Value out, Span sp);
 
-/* v's values, read by a derivative rule that picks its form from them (borrowed). An abstract
-** trace (explain) did not compute a staged value's elements: it stops here. */
-static Value rule_values(Interp *I, Value v, Span sp, const char *what) {
+Value ad_rule_values(Interp *I, Value v, Span sp, const char *what) {
   for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
     if (x.u.box->tape->graph && x.u.box->tape->active && x.u.box->tape->graph->abstract &&
         !(x.u.box->tape->graph->nodes[x.u.box->node].flags & GF_CONSTANT))
@@ -142,7 +139,7 @@ static bool stable_log(Interp *I, Value x, Span sp, Value *out) {
     for (int k = 0; k < 2 && op == OP_NONE; k++) {
       Value one = ad_primal(p->val[k]);
       int32_t e = p->in[1 - k];
-      if (p->in[k] < 0 && e >= 0 && t->nodes[e].op == OP_EXP) one = rule_values(I, p->val[k], sp, "a stable rewrite");
+      if (p->in[k] < 0 && e >= 0 && t->nodes[e].op == OP_EXP) one = ad_rule_values(I, p->val[k], sp, "a stable rewrite");
       if (p->in[k] < 0 && one.t == VT_NUM && one.u.n == 1 && e >= 0 && t->nodes[e].op == OP_EXP) { src = e; op = OP_SOFTPLUS; }
     }
   if (op == OP_NONE) return false;
@@ -203,604 +200,12 @@ static Value forward_process(Interp *I, Tape *t, const OpCall *c) {
 const TraceKind grad_kind = { "grad", tape_process };
 const TraceKind jvp_kind = { "jvp", forward_process };
 
-/* ---- helpers for the rules (every result is a temp on the stack) ---- */
-static void shape(Value v, bool *num, int64_t *r, int64_t *c) {
-  v = ad_primal(v);
-  *num = v.t != VT_MAT;
-  *r = *num ? 1 : tensor_rows(v.u.m);
-  *c = *num ? 1 : tensor_cols(v.u.m);
-}
-
-static Value ones(Interp *I, int64_t r, int64_t c) {
-  Tensor *t = tensor_new(I, r, c);
-  double *d = tensor_data(t);
-  for (int64_t i = 0; i < r * c; i++) d[i] = 1;
-  return T(I, val_mat(t));
-}
-
-#define B2(op, a, b) T(I, op_binary(I, op, a, b, sp))
-#define U1(op, a) T(I, op_unary(I, op, a, sp))
-
-/* g summed back to the shape of x (undoing broadcasting, LANGUAGE.md §5). */
-static Value sum_to(Interp *I, Value g, Value x, Span sp) {
-  bool xn, gn;
-  int64_t xr, xc, gr, gc;
-  shape(x, &xn, &xr, &xc);
-  shape(g, &gn, &gr, &gc);
-  if (xn) return gn ? g : T(I, op_reduce(I, OP_SUM, g, sp));
-  if (gn) return B2(OP_MUL, ones(I, xr, xc), g);
-  if (xr == gr && xc == gc) return g;
-  if (xr == 1 && xc == 1) return B2(OP_MUL, ones(I, 1, 1), T(I, op_reduce(I, OP_SUM, g, sp)));
-  if (xr == 1) return T(I, op_reduce(I, OP_COLSUMS, g, sp));
-  return T(I, op_reduce(I, OP_ROWSUMS, g, sp));
-}
-
-/* op(A) %*% op(B) with op = transpose when the flag is set, on plain values: one GEMM with
-** its transpose flags (TH's addmm), never a transposed copy. Numbers act as 1x1. An operand
-** that is itself a transposed view (t() makes one) toggles its flag instead of being packed. */
-static Value matmul_t(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
-  bool fa, fb;
-  Tensor *A = op_gemm_operand(I, a, &fa);
-  T(I, val_mat(A));
-  Tensor *B = op_gemm_operand(I, b, &fb);
-  T(I, val_mat(B));
-  ta ^= fa;
-  tb ^= fb;
-  int64_t m = ta ? tensor_cols(A) : tensor_rows(A), k = ta ? tensor_rows(A) : tensor_cols(A);
-  int64_t k2 = tb ? tensor_cols(B) : tensor_rows(B), n = tb ? tensor_rows(B) : tensor_cols(B);
-  if (k != k2) mls_throw(I, sp, "internal error: matmul_t shapes %lldx%lld and %lldx%lld", (long long)m, (long long)k, (long long)k2, (long long)n);
-  return val_mat(op_gemm_new(I, ta, tb, A, B, sp));
-}
-
-/* OPF_NN helpers: op on (x, y) with node nd's parameter matrix (a temp); the sums of g
-** (N x C*HW) over the images and the pixels of each of the C = nrow(bias) channels (C x 1). */
-#define NN(op, x, y) T(I, op_nn(I, op, (Value[]){ x, y }, nd->val[nd->nin], sp))
-static Value channel_sums(Interp *I, Value g, Value bias, Span sp) {
-  bool n;
-  int64_t gr, gc, c, one;
-  shape(g, &n, &gr, &gc);
-  shape(bias, &n, &c, &one);
-  Value cs = T(I, op_reduce(I, OP_COLSUMS, g, sp));
-  Value m = T(I, op_reshape(I, cs, c, gc / c, sp));
-  return T(I, op_reduce(I, OP_ROWSUMS, m, sp));
-}
-
-/* ---- eigen, cholesky, qr and svd (issue 25): the rules of OP_EIGVALS .. OP_SVD_V ----
-** Each output of a factorization is an op of its own; a rule that needs another output gets it
-** as that op (op_apply), and solves are the op solve, so an outer grad differentiates the rules
-** too. Conventions, as PyTorch's linalg.eigh/cholesky/qr/svd and JAX's: eigen and cholesky
-** take symmetric matrices, so their derivatives are along symmetric perturbations: the adjoint
-** is symmetric (symmetrized) and a tangent direction is symmetrized first. qr is differentiable
-** for m >= n at full rank; vectors at a repeated eigenvalue or singular value see la_fdiv. */
-static Value tp(Interp *I, Value v, Span sp) { return T(I, op_transpose(I, v, sp)); }
-static Value mm(Interp *I, Value a, Value b, Span sp) { return T(I, op_matmul(I, a, b, sp)); }
-static Value la_out(Interp *I, OpKind op, Value a, Span sp) { return T(I, op_apply(I, op, 1, &a, 0, NULL, sp)); }
-/* A^-1 B and X B^-1 */
-static Value lsolve(Interp *I, Value A, Value B, Span sp) {
-  return T(I, op_apply(I, OP_SOLVE, 2, (Value[]){ A, B }, 0, NULL, sp));
-}
-static Value rsolve(Interp *I, Value X, Value B, Span sp) { return tp(I, lsolve(I, tp(I, B, sp), tp(I, X, sp), sp), sp); }
-static Value symm(Interp *I, Value X, Span sp) { return B2(OP_MUL, B2(OP_ADD, X, tp(I, X, sp)), val_num(0.5)); }
-
-enum { LM_EYE, LM_LOWER, LM_PHI, LM_UPPER };
-/* A constant n x n mask: the identity, the strict lower triangle, the lower triangle with 1/2 on
-** the diagonal (Phi of the Cholesky rules), the upper triangle with the diagonal. */
-static Value la_mask(Interp *I, int64_t n, int kind) {
-  Tensor *t = tensor_new(I, n, n);
-  double *d = tensor_data(t);
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t j = 0; j < n; j++)
-      d[i * n + j] = kind == LM_EYE ? i == j : kind == LM_LOWER ? i > j : kind == LM_UPPER ? i <= j : i > j ? 1 : i == j ? 0.5 : 0;
-  return T(I, val_mat(t));
-}
-
-/* The gaps of the k x 1 column w (eigenvalues, or squared singular values): D[j, k] = w[k] - w[j]
-** and the ties, 1 where w[j] and w[k] are equal to rounding (|D| <= 64 k eps max|w|), the
-** diagonal included. Ops, so a staged graph recomputes them from its run's values. */
-static void la_gaps(Interp *I, Value w, Value *D, Value *tie, Span sp) {
-  bool num;
-  int64_t k, one;
-  shape(w, &num, &k, &one);
-  *D = B2(OP_SUB, tp(I, w, sp), B2(OP_MUL, ones(I, k, k), w));
-  Value big = T(I, op_reduce(I, OP_MAX, U1(OP_ABS, w), sp));
-  *tie = B2(OP_LE, U1(OP_ABS, *D), B2(OP_MUL, big, val_num(64.0 * (double)k * DBL_EPSILON)));
-}
-
-/* x with its entries averaged over each group of tied w (the k x k averaging matrix times x): at a
-** repeated eigenvalue or singular value the derivatives of the tied ones are split evenly, as
-** max() splits its derivative among tied elements, so they do not depend on the basis LAPACK
-** chose for their vectors; elsewhere x itself. Sums over a group are exact either way. */
-static Value la_tie_mean(Interp *I, Value x, Value w, Span sp) {
-  Value D, tie;
-  la_gaps(I, w, &D, &tie, sp);
-  return mm(I, B2(OP_DIV, tie, T(I, op_reduce(I, OP_ROWSUMS, tie, sp))), x, sp);
-}
-
-/* F o X with F[j, k] = 1 / (w[k] - w[j]) off the diagonal and 0 on it: the eigenvector (w = the
-** eigenvalues) and singular-vector (w = the squared singular values) rules. At a pair of tied
-** w[j], w[k] (a repeated eigenvalue) the vectors j and k are not unique (any rotation of them is
-** as good), so a result that depends on them has no derivative. Reverse mode (g, the adjoint of
-** the vectors, given): a pair whose columns of g are zero contributes 0; any other is the
-** located error, checked here on this run's values (a staged graph that meets one at a later run
-** gives NaN there: never a silent 0). Forward mode (g VT_NULL): every output's tangent is
-** computed whether used or not, so a tied pair gives NaN tangents to its vectors, not an error. */
-static Value la_fdiv(Interp *I, Value X, Value w, Value g, bool svd, Span sp) {
-  bool num;
-  int64_t k, one;
-  shape(w, &num, &k, &one);
-  Value E = la_mask(I, k, LM_EYE), off = B2(OP_SUB, val_num(1), E), D, same;
-  la_gaps(I, w, &D, &same, sp);
-  Value tie = B2(OP_MUL, same, off), bad = tie;
-  if (g.t != VT_NULL) {
-    Value tp0 = rule_values(I, tie, sp, "the derivative of eigen or svd"), gp = rule_values(I, g, sp, "the derivative of eigen or svd"),
-          wp = ad_primal(w);
-    int64_t gr = gp.t == VT_MAT ? tensor_rows(gp.u.m) : 1;
-    for (int64_t i = 0; i < k; i++)
-      for (int64_t j = i + 1; j < k; j++) {
-        if (tensor_at(tp0.u.m, i * k + j) == 0) continue;
-        bool used = false;
-        for (int64_t r = 0; r < gr && !used; r++) used = tensor_get(gp.u.m, r, i) != 0 || tensor_get(gp.u.m, r, j) != 0;
-        if (!used) continue;
-        double v = tensor_at(wp.u.m, i);
-        mls_throw(I, sp, "grad: '%s' is not differentiable here: %s %lld and %lld are equal (%.6g), so their %s are not "
-                  "unique and the result depends on which are chosen", svd ? "svd" : "eigen",
-                  svd ? "singular values" : "eigenvalues", (long long)i + 1, (long long)j + 1, svd ? sqrt(v) : v,
-                  svd ? "singular vectors" : "eigenvectors");
-      }
-    Value cz = B2(OP_NE, T(I, op_reduce(I, OP_COLSUMS, U1(OP_ABS, g), sp)), val_num(0));   /* 1 x k: used columns */
-    bad = B2(OP_MUL, tie, B2(OP_ADD, B2(OP_MUL, ones(I, k, k), tp(I, cz, sp)), cz));
-  }
-  Value main = B2(OP_DIV, B2(OP_MUL, X, off), B2(OP_ADD, D, B2(OP_ADD, E, tie)));
-  return T(I, op_ifelse(I, bad, val_num(NAN), main, sp));
-}
-
-/* qr's rules hold for an m x n matrix with m >= n and full rank (R's diagonal nonzero). */
-static void qr_check(Interp *I, Value R, int64_t m, int64_t n, bool fwd, Span sp) {
-  const char *who = fwd ? "jvp" : "grad";
-  if (m < n)
-    mls_throw(I, sp, "%s: 'qr' is not differentiable for a wide matrix (%lldx%lld: more columns than rows)", who,
-              (long long)m, (long long)n);
-  Value p = rule_values(I, R, sp, "the derivative of qr");
-  double big = 0;
-  for (int64_t i = 0; i < n; i++) big = fmax(big, fabs(tensor_get(p.u.m, i, i)));
-  for (int64_t i = 0; i < n; i++)
-    if (!(fabs(tensor_get(p.u.m, i, i)) > 64.0 * (double)n * DBL_EPSILON * big))
-      mls_throw(I, sp, "%s: 'qr' is not differentiable here: the matrix has rank below its %lld columns (R[%lld,%lld] = %g)",
-                who, (long long)n, (long long)i + 1, (long long)i + 1, tensor_get(p.u.m, i, i));
-}
-
-/* 1 / s for the singular values s (k x 1), NaN where s is 0 (64 k eps max s): the part of a
-** non-square matrix's singular vectors outside the others' span needs S^-1. Reverse mode checks
-** first (svd_check); forward mode computes every tangent, so there it is NaN, not an error. */
-static Value svd_zero(Interp *I, Value s, Span sp) {     /* 1 where s is 0 to rounding */
-  bool num;
-  int64_t k, one;
-  shape(s, &num, &k, &one);
-  Value big = T(I, op_reduce(I, OP_MAX, s, sp));
-  return B2(OP_LE, s, B2(OP_MUL, big, val_num(64.0 * (double)k * DBL_EPSILON)));
-}
-static Value svd_inv(Interp *I, Value s, Span sp) {
-  Value zero = svd_zero(I, s, sp);
-  return T(I, op_ifelse(I, zero, val_num(NAN), B2(OP_DIV, val_num(1), B2(OP_ADD, s, zero)), sp));
-}
-
-/* Reverse mode: the singular vectors of a non-square matrix need every singular value nonzero. */
-static void svd_check(Interp *I, Value s, Span sp) {
-  Value p = rule_values(I, s, sp, "the derivative of svd");
-  int64_t k = tensor_rows(p.u.m);
-  double big = 0;
-  for (int64_t i = 0; i < k; i++) big = fmax(big, fabs(tensor_at(p.u.m, i)));
-  for (int64_t i = 0; i < k; i++)
-    if (!(fabs(tensor_at(p.u.m, i)) > 64.0 * (double)k * DBL_EPSILON * big))
-      mls_throw(I, sp, "grad: 'svd' is not differentiable here: singular value %lld is 0, so the singular vectors of this "
-                "non-square matrix are not unique", (long long)i + 1);
-}
-
-/* The adjoint of A (before sum_to) from the adjoint g of op's output y = op(A). */
-static Value la_vjp(Interp *I, OpKind op, Value a, Value y, Value g, Span sp) {
-  bool num;
-  int64_t m, n;
-  shape(a, &num, &m, &n);
-  int64_t k = m < n ? m : n;
-  if (k == 0) return T(I, val_mat(tensor_zeros(I, m, n)));
-  switch (op) {
-  case OP_EIGVALS: {                        /* V diag(g) V' (g averaged over tied eigenvalues) */
-    Value V = la_out(I, OP_EIGVECS, a, sp);
-    Value gm = la_tie_mean(I, g, la_out(I, OP_EIGVALS, a, sp), sp);
-    return mm(I, B2(OP_MULZ, tp(I, gm, sp), V), tp(I, V, sp), sp);
-  }
-  case OP_EIGVECS: {                        /* V (F o (M - M')/2) V', M = V' g: symmetric */
-    Value M = mm(I, tp(I, y, sp), g, sp);
-    Value K = B2(OP_MUL, B2(OP_SUB, M, tp(I, M, sp)), val_num(0.5));
-    Value FK = la_fdiv(I, K, la_out(I, OP_EIGVALS, a, sp), g, false, sp);
-    return mm(I, mm(I, y, FK, sp), tp(I, y, sp), sp);
-  }
-  case OP_CHOL: {                           /* sym(L^-T Phi(L' g) L^-1) (Murray 2016) */
-    Value P = B2(OP_MUL, mm(I, tp(I, y, sp), g, sp), la_mask(I, n, LM_PHI));
-    return symm(I, rsolve(I, lsolve(I, tp(I, y, sp), P, sp), y, sp), sp);
-  }
-  case OP_QR_Q: case OP_QR_R: {             /* (Qbar + Q copyltu(X)) R^-T, X = triu(Rbar R' - Q' Qbar) */
-    Value Q = op == OP_QR_Q ? y : la_out(I, OP_QR_Q, a, sp);
-    Value R = op == OP_QR_R ? y : la_out(I, OP_QR_R, a, sp);
-    qr_check(I, R, m, n, false, sp);
-    Value X = op == OP_QR_R ? mm(I, g, tp(I, R, sp), sp) : U1(OP_NEG, mm(I, tp(I, Q, sp), g, sp));
-    X = B2(OP_MUL, X, la_mask(I, n, LM_UPPER));
-    Value S = B2(OP_SUB, B2(OP_ADD, X, tp(I, X, sp)), B2(OP_MUL, X, la_mask(I, n, LM_EYE)));
-    Value Z = mm(I, Q, S, sp);
-    if (op == OP_QR_Q) Z = B2(OP_ADD, g, Z);
-    return rsolve(I, Z, tp(I, R, sp), sp);
-  }
-  case OP_SVD_S: {                          /* U diag(diag(g)) V', averaged over tied values; a zero */
-    Value U = la_out(I, OP_SVD_U, a, sp), V = la_out(I, OP_SVD_V, a, sp);   /* one has derivative 0 (|x| at 0) */
-    Value s = T(I, op_diag(I, y, sp));
-    Value d = la_tie_mean(I, T(I, op_diag(I, g, sp)), B2(OP_MUL, s, s), sp);
-    d = B2(OP_MUL, d, B2(OP_SUB, val_num(1), svd_zero(I, s, sp)));
-    return mm(I, B2(OP_MULZ, tp(I, d, sp), U), tp(I, V, sp), sp);
-  }
-  case OP_SVD_U: case OP_SVD_V: {           /* PyTorch's svd_backward, one output at a time */
-    bool isu = op == OP_SVD_U;
-    Value U = isu ? y : la_out(I, OP_SVD_U, a, sp), V = isu ? la_out(I, OP_SVD_V, a, sp) : y, Y = isu ? U : V;
-    Value s = T(I, op_diag(I, la_out(I, OP_SVD_S, a, sp), sp)), st = tp(I, s, sp);
-    bool extra = isu ? m > k : n > k;       /* the part of g outside Y's columns */
-    if (extra) svd_check(I, s, sp);
-    Value G = mm(I, tp(I, Y, sp), g, sp);
-    Value J = B2(OP_SUB, G, tp(I, G, sp));
-    Value inner = la_fdiv(I, isu ? B2(OP_MUL, J, st) : B2(OP_MUL, s, J), B2(OP_MUL, s, s), g, true, sp);
-    Value r = mm(I, mm(I, U, inner, sp), tp(I, V, sp), sp);
-    if (extra) {                            /* (I - Y Y') g S^-1, then V' or U on the other side */
-      Value P = B2(OP_MUL, B2(OP_SUB, g, mm(I, Y, G, sp)), tp(I, svd_inv(I, s, sp), sp));
-      r = B2(OP_ADD, r, isu ? mm(I, P, tp(I, V, sp), sp) : mm(I, U, tp(I, P, sp), sp));
-    }
-    return r;
-  }
-  default: break;
-  }
-  mls_throw(I, sp, "internal error: la_vjp of '%s'", op_info[op].sym);
-}
-
-/* The tangent of op's output y = op(A) along the tangent ta of A. */
-static Value la_jvp(Interp *I, OpKind op, Value a, Value y, Value ta, Span sp) {
-  bool num;
-  int64_t m, n, yr, yc;
-  shape(a, &num, &m, &n);
-  shape(y, &num, &yr, &yc);
-  int64_t k = m < n ? m : n;
-  if (k == 0) return T(I, val_mat(tensor_zeros(I, yr, yc)));
-  switch (op) {
-  case OP_EIGVALS: case OP_EIGVECS: {       /* diag(P), V (F o P); P = V' sym(dA) V */
-    Value V = op == OP_EIGVECS ? y : la_out(I, OP_EIGVECS, a, sp), lam = la_out(I, OP_EIGVALS, a, sp);
-    Value P = mm(I, mm(I, tp(I, V, sp), symm(I, ta, sp), sp), V, sp);
-    if (op == OP_EIGVALS) return la_tie_mean(I, T(I, op_diag(I, P, sp)), lam, sp);
-    return mm(I, V, la_fdiv(I, P, lam, val_null(), false, sp), sp);
-  }
-  case OP_CHOL: {                           /* L Phi(L^-1 sym(dA) L^-T) */
-    Value W = rsolve(I, lsolve(I, y, symm(I, ta, sp), sp), tp(I, y, sp), sp);
-    return mm(I, y, B2(OP_MUL, W, la_mask(I, n, LM_PHI)), sp);
-  }
-  case OP_QR_Q: case OP_QR_R: {             /* C = Q' dA R^-1 = Omega + U: dR = U R, dQ = dA R^-1 - Q U */
-    Value Q = op == OP_QR_Q ? y : la_out(I, OP_QR_Q, a, sp);
-    Value R = op == OP_QR_R ? y : la_out(I, OP_QR_R, a, sp);
-    qr_check(I, R, m, n, true, sp);
-    Value AR = rsolve(I, ta, R, sp);
-    Value C = mm(I, tp(I, Q, sp), AR, sp);
-    Value Lo = B2(OP_MUL, C, la_mask(I, n, LM_LOWER));
-    Value Up = B2(OP_SUB, C, B2(OP_SUB, Lo, tp(I, Lo, sp)));
-    return op == OP_QR_R ? mm(I, Up, R, sp) : B2(OP_SUB, AR, mm(I, Q, Up, sp));
-  }
-  case OP_SVD_U: case OP_SVD_S: case OP_SVD_V: {   /* dP = U' dA V */
-    Value U = op == OP_SVD_U ? y : la_out(I, OP_SVD_U, a, sp), V = op == OP_SVD_V ? y : la_out(I, OP_SVD_V, a, sp);
-    Value s = T(I, op_diag(I, la_out(I, OP_SVD_S, a, sp), sp)), w = B2(OP_MUL, s, s);
-    Value dP = mm(I, mm(I, tp(I, U, sp), ta, sp), V, sp);
-    if (op == OP_SVD_S) {
-      Value d = la_tie_mean(I, T(I, op_diag(I, dP, sp)), w, sp);
-      return T(I, op_diag(I, B2(OP_MUL, d, B2(OP_SUB, val_num(1), svd_zero(I, s, sp))), sp));
-    }
-    Value st = tp(I, s, sp), dPt = tp(I, dP, sp);
-    bool isu = op == OP_SVD_U, extra = isu ? m > k : n > k;
-    Value X = isu ? B2(OP_ADD, B2(OP_MUL, dP, st), B2(OP_MUL, s, dPt)) : B2(OP_ADD, B2(OP_MUL, s, dP), B2(OP_MUL, dPt, st));
-    Value r = mm(I, isu ? U : V, la_fdiv(I, X, w, val_null(), true, sp), sp);
-    if (extra)                              /* (I - U U') dA V S^-1, (I - V V') dA' U S^-1 */
-      r = B2(OP_ADD, r, B2(OP_MUL, isu ? B2(OP_SUB, mm(I, ta, V, sp), mm(I, U, dP, sp))
-                                       : B2(OP_SUB, mm(I, tp(I, ta, sp), U, sp), mm(I, V, dPt, sp)),
-                           tp(I, svd_inv(I, s, sp), sp)));
-    return r;
-  }
-  default: break;
-  }
-  mls_throw(I, sp, "internal error: la_jvp of '%s'", op_info[op].sym);
-}
-
-/* An op without a derivative (never recorded: only OPF_DIFF ops reach the rules). */
-static Value no_rule(Interp *I, OpKind op, Span sp) {
-  mls_throw(I, sp, "grad: '%s' has no derivative rule", op_info[op].sym);
-}
-
-/* The ONE switch of derivative rules: gin[k] = (dOut/dIn_k)^T g for the inputs in[k] >= 0.
-** Multiplications by g use MULZ (0 where g is 0), so a NaN or Inf in a branch ifelse did not
-** take never reaches the gradient (LANGUAGE.md §11). */
+/* ---- the derivative rules: each op's, in its family's file (ops/rules.h) ---- */
+/* gin[k] = (dOut/dIn_k)^T g for the inputs nd->in[k] >= 0. */
 static void vjp(Interp *I, const TNode *nd, Value g, Value *gin) {
-  Span sp = nd->span;
-  Value a = nd->val[0], b = nd->nin > 1 ? nd->val[1] : val_null(), y = nd->out;
-  bool want0 = nd->in[0] >= 0, want1 = nd->nin > 1 && nd->in[1] >= 0;
-  switch ((OpKind)nd->op) {
-  /* the elementwise ops: their rules in ops.def (D_* in terms of g, the incoming gradient;
-  ** a binary op's gradient summed back to its operand's shape) */
-#include "autodiff_rules_ops.h"
-#define D_ONE g
-#define D_NEG U1(OP_NEG, g)
-#define D_ZERO B2(OP_MUL, g, val_num(0))
-#define D_MUL(e) B2(OP_MULZ, g, e)
-#define D_NMUL(e) U1(OP_NEG, B2(OP_MULZ, g, e))
-#define D_DIV(e) B2(OP_DIV, g, e)
-#define D_NDIV(e) U1(OP_NEG, B2(OP_DIV, g, e))
-#define D_NONE no_rule(I, (OpKind)nd->op, sp)
-#define OP(NAME, SYM, ARITY, FLAGS)
-#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME: gin[0] = RULE; break;
-#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
-  case OP_##NAME:                                                              \
-    if (want0) gin[0] = sum_to(I, RULE_X, a, sp);                              \
-    if (want1) gin[1] = sum_to(I, RULE_Y, b, sp);                              \
-    break;
-#include "ops/ops.def"
-#undef OP
-#undef EW1
-#undef EW2
-#include "autodiff_rules_undef.h"
-  case OP_CUMMAX: case OP_CUMMIN:           /* each g to the element the running value came from */
-    gin[0] = T(I, op_grad_aux(I, OP_CUMEXT_GRAD, 3, (Value[]){ g, a, y }, sp));
-    break;
-  case OP_ROWPRODS: case OP_COLPRODS:       /* g times the product of the others (zeros are fine) */
-    gin[0] = T(I, op_grad_aux(I, nd->op == OP_ROWPRODS ? OP_ROWPRODS_GRAD : OP_COLPRODS_GRAD, 2, (Value[]){ g, a }, sp));
-    break;
-  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:  /* linear in g, each the other's transpose; x, y discrete */
-    if (want0) gin[0] = T(I, op_grad_aux(I, nd->op == OP_CUMEXT_GRAD ? OP_CUMEXT_TAN : OP_CUMEXT_GRAD, 3,
-                                         (Value[]){ g, nd->val[1], nd->val[2] }, sp));
-    break;
-  case OP_CUMSUMPROD:                       /* the adjoint recursion (cpu_stats.c) */
-    gin[0] = T(I, op_grad_aux(I, OP_CUMSUMPROD_GRAD, 3, (Value[]){ g, a, y }, sp));
-    break;
-  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: case OP_CUMSUMPROD_GRAD:
-    mls_throw(I, sp, "grad: the second derivative of %s is not supported",
-              nd->op == OP_ROWPRODS_GRAD ? "rowProds" : nd->op == OP_COLPRODS_GRAD ? "colProds" : "cumsumprod");
-  case OP_MATMUL:
-    if (!ad_any_active(3, (Value[]){ a, b, g })) {   /* nothing records this: GEMM's T flags, no copies */
-      Value pa = ad_primal(a), pb = ad_primal(b), pg = ad_primal(g);   /* (boxes of finished tapes) */
-      if (want0) gin[0] = sum_to(I, T(I, matmul_t(I, pg, false, pb, true, sp)), a, sp);
-      if (want1) gin[1] = sum_to(I, T(I, matmul_t(I, pa, true, pg, false, sp)), b, sp);
-      break;
-    }
-    if (want0) gin[0] = sum_to(I, T(I, op_matmul(I, g, T(I, op_transpose(I, b, sp)), sp)), a, sp);
-    if (want1) gin[1] = sum_to(I, T(I, op_matmul(I, T(I, op_transpose(I, a, sp)), g, sp)), b, sp);
-    break;
-  case OP_SUMPROD: {                        /* d sum(X Y) / dX = rowSums(Y)' in every row; dY likewise */
-    bool na, nb;
-    int64_t ar, ac, br, bc;
-    shape(a, &na, &ar, &ac);
-    shape(b, &nb, &br, &bc);
-    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, B2(OP_MUL, ones(I, ar, ac),
-                                                   T(I, op_transpose(I, T(I, op_reduce(I, OP_ROWSUMS, b, sp)), sp)))), a, sp);
-    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, B2(OP_MUL, ones(I, br, bc),
-                                                   T(I, op_transpose(I, T(I, op_reduce(I, OP_COLSUMS, a, sp)), sp)))), b, sp);
-    break;
-  }
-  /* the product forms of staging's rewrites (ops.def): the rules of the forms they replace */
-  case OP_DOT:                              /* sum(X * Y) */
-    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, b), a, sp);
-    if (want1) gin[1] = sum_to(I, B2(OP_MULZ, g, a), b, sp);
-    break;
-  case OP_ROWSUMSPROD:                      /* X %*% rowSums(Y) */
-    if (want0) gin[0] = sum_to(I, mm(I, g, tp(I, T(I, op_reduce(I, OP_ROWSUMS, b, sp)), sp), sp), a, sp);
-    if (want1) {
-      bool n;
-      int64_t br, bc;
-      shape(b, &n, &br, &bc);
-      gin[1] = sum_to(I, B2(OP_MUL, ones(I, br, bc), mm(I, tp(I, a, sp), g, sp)), b, sp);
-    }
-    break;
-  case OP_COLSUMSPROD:                      /* colSums(X) %*% Y */
-    if (want0) {
-      bool n;
-      int64_t ar, ac;
-      shape(a, &n, &ar, &ac);
-      gin[0] = sum_to(I, B2(OP_MUL, ones(I, ar, ac), mm(I, g, tp(I, b, sp), sp)), a, sp);
-    }
-    if (want1) gin[1] = sum_to(I, mm(I, tp(I, T(I, op_reduce(I, OP_COLSUMS, a, sp)), sp), g, sp), b, sp);
-    break;
-  case OP_DIAGPROD:                         /* rowSums(X * t(Y)) */
-    if (want0) gin[0] = sum_to(I, B2(OP_MULZ, g, tp(I, b, sp)), a, sp);
-    if (want1) gin[1] = sum_to(I, tp(I, B2(OP_MULZ, g, a), sp), b, sp);
-    break;
-  case OP_CROSSPROD:                        /* t(X) %*% X: X (G + t(G)) */
-    gin[0] = sum_to(I, mm(I, a, B2(OP_ADD, g, tp(I, g, sp)), sp), a, sp);
-    break;
-  case OP_TCROSSPROD:                       /* X %*% t(X): (G + t(G)) X */
-    gin[0] = sum_to(I, mm(I, B2(OP_ADD, g, tp(I, g, sp)), a, sp), a, sp);
-    break;
-  case OP_XTWXV: {                          /* t(X) %*% (w * (X %*% v)) */
-    Value w = nd->val[1], v = nd->val[2], Xg = mm(I, a, g, sp), Xv = mm(I, a, v, sp);
-    if (want0) gin[0] = sum_to(I, B2(OP_ADD, mm(I, B2(OP_MUL, w, Xv), tp(I, g, sp), sp),
-                                     mm(I, B2(OP_MUL, w, Xg), tp(I, v, sp), sp)), a, sp);
-    if (want1) gin[1] = sum_to(I, B2(OP_MUL, Xg, Xv), w, sp);
-    if (nd->nin > 2 && nd->in[2] >= 0) gin[2] = sum_to(I, T(I, op_apply(I, OP_XTWXV, 3, (Value[]){ a, w, g }, 0, NULL, sp)), v, sp);
-    break;
-  }
-  case OP_TRANSPOSE: gin[0] = T(I, op_transpose(I, g, sp)); break;
-  case OP_RESHAPE: {                        /* the same elements back in the input's shape */
-    Value p = ad_primal(a);
-    if (p.t != VT_MAT) { gin[0] = T(I, op_reduce(I, OP_SUM, g, sp)); break; }
-    gin[0] = T(I, op_reshape(I, g, tensor_rows(p.u.m), tensor_cols(p.u.m), sp));
-    break;
-  }
-  case OP_SUM: {
-    bool n;
-    int64_t r, c;
-    shape(a, &n, &r, &c);
-    gin[0] = n ? g : B2(OP_MUL, ones(I, r, c), g);
-    break;
-  }
-  case OP_ROWSUMS: case OP_COLSUMS: {
-    bool n;
-    int64_t r, c;
-    shape(a, &n, &r, &c);
-    gin[0] = n ? g : B2(OP_MUL, ones(I, r, c), g);
-    break;
-  }
-  case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: {
-    /* to the elements equal to the extreme, split evenly on ties */
-    OpKind cnt = nd->op == OP_MAX || nd->op == OP_MIN ? OP_SUM
-               : nd->op == OP_ROWMAXS || nd->op == OP_ROWMINS ? OP_ROWSUMS : OP_COLSUMS;
-    Value mask = B2(OP_EQ, a, y);
-    Value w = B2(OP_DIV, mask, T(I, op_reduce(I, cnt, mask, sp)));
-    gin[0] = sum_to(I, B2(OP_MULZ, g, w), a, sp);
-    break;
-  }
-  case OP_CUMSUM: {                         /* reversed cumulative sum: total - cumsum + g */
-    bool n;
-    int64_t r, c;
-    shape(a, &n, &r, &c);
-    if (n) { gin[0] = g; break; }
-    Value tot = T(I, op_reduce(I, r == 1 && c > 1 ? OP_ROWSUMS : OP_COLSUMS, g, sp));
-    gin[0] = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, g, sp))), g);
-    break;
-  }
-  case OP_LOGSOFTMAX:                       /* g - exp(y) * rowSums(g) */
-    gin[0] = B2(OP_SUB, g, B2(OP_MUL, U1(OP_EXP, y), T(I, op_reduce(I, OP_ROWSUMS, g, sp))));
-    break;
-  case OP_SOFTMAX:                          /* y * (g - rowSums(g * y)) */
-    gin[0] = B2(OP_MUL, y, B2(OP_SUB, g, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, g, y), sp))));
-    break;
-  case OP_DIAG: {
-    bool n;
-    int64_t r, c;
-    shape(a, &n, &r, &c);
-    Value d = T(I, op_diag(I, g, sp));
-    if (n) gin[0] = T(I, op_reduce(I, OP_SUM, d, sp));
-    else if (r == 1 && c > 1) gin[0] = T(I, op_transpose(I, d, sp));
-    else gin[0] = d;
-    break;
-  }
-  case OP_IFELSE: {                         /* nothing from the branch not chosen */
-    Value yes = nd->val[1], no = nd->val[2];
-    if (nd->in[1] >= 0) gin[1] = sum_to(I, B2(OP_MULZ, g, B2(OP_NE, a, val_num(0))), yes, sp);
-    if (nd->in[2] >= 0) gin[2] = sum_to(I, B2(OP_MULZ, g, B2(OP_EQ, a, val_num(0))), no, sp);
-    break;
-  }
-  case OP_INV:                              /* d inv(A) = -inv(A) dA inv(A) */
-    gin[0] = U1(OP_NEG, T(I, op_matmul(I, T(I, op_matmul(I, T(I, op_transpose(I, y, sp)), g, sp)),
-                                      T(I, op_transpose(I, y, sp)), sp)));
-    break;
-  case OP_DET: {                            /* d det(A) = det(A) t(inv(A)) */
-    Value inv = T(I, op_apply(I, OP_INV, 1, &a, 0, NULL, sp));
-    gin[0] = B2(OP_MUL, B2(OP_MUL, g, y), T(I, op_transpose(I, inv, sp)));
-    break;
-  }
-  case OP_SOLVE: {                          /* x = A \ b: gb = t(A) \ g, gA = -gb t(x) */
-    Value at = T(I, op_transpose(I, a, sp));
-    Value gb = T(I, op_apply(I, OP_SOLVE, 2, (Value[]){ at, g }, 0, NULL, sp));
-    if (want1) gin[1] = sum_to(I, gb, b, sp);
-    if (want0) gin[0] = U1(OP_NEG, T(I, op_matmul(I, gb, T(I, op_transpose(I, y, sp)), sp)));
-    break;
-  }
-  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
-    gin[0] = sum_to(I, la_vjp(I, (OpKind)nd->op, a, y, g, sp), a, sp);
-    break;
-  case OP_PROD: {                           /* the product of the others */
-    Value p = rule_values(I, a, sp, "the derivative of prod");
-    bool zero = p.t == VT_NUM ? p.u.n == 0 : false;
-    for (int64_t i = 0; p.t == VT_MAT && i < tensor_numel(p.u.m) && !zero; i++) zero = tensor_at(p.u.m, i) == 0;
-    if (!zero) { gin[0] = B2(OP_MULZ, g, B2(OP_DIV, y, a)); break; }
-    if (p.t != VT_MAT) { gin[0] = B2(OP_MUL, g, val_num(1)); break; }
-    int64_t n = tensor_numel(p.u.m);
-    Tensor *o = tensor_new(I, tensor_rows(p.u.m), tensor_cols(p.u.m));
-    T(I, val_mat(o));
-    int64_t budget = 0;
-    for (int64_t i = 0; i < n; i++) {
-      if (interp_tick(I, &budget, n)) interp_check_interrupt(I, sp);   /* (o is on the temp stack) */
-      double q = 1;
-      for (int64_t j = 0; j < n; j++) if (j != i) q *= tensor_at(p.u.m, j);   /* a may be a view */
-      tensor_data(o)[i] = q;
-    }
-    gin[0] = B2(OP_MULZ, g, val_mat(o));
-    break;
-  }
-  case OP_CUMPROD: {                        /* reversed cumulative sum of g*y, over a */
-    bool n;
-    int64_t r, c;
-    shape(a, &n, &r, &c);
-    if (n) { gin[0] = g; break; }
-    Value z = B2(OP_MUL, g, y);
-    Value tot = T(I, op_reduce(I, r == 1 && c > 1 ? OP_ROWSUMS : OP_COLSUMS, z, sp));
-    Value rev = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, z, sp))), z);
-    Value p = rule_values(I, a, sp, "the derivative of cumprod");
-    for (int64_t i = 0; i < tensor_numel(p.u.m); i++)
-      if (tensor_at(p.u.m, i) == 0) mls_throw(I, sp, "grad: the derivative of cumprod at a zero element is not supported");
-    gin[0] = B2(OP_DIV, rev, a);
-    break;
-  }
-  case OP_INDEX: {                          /* scatter g back into the shape of x */
-    bool n;
-    int64_t r, c;
-    shape(a, &n, &r, &c);
-    Value ex[6] = { val_num((double)r), val_num((double)c), nd->val[1], nd->val[2], nd->val[3], val_null() };
-    Value sg = T(I, op_apply(I, OP_SCATTER, 1, &g, 5, ex, sp));
-    gin[0] = n ? T(I, ad_index(I, sg, 1, (Value[]){ val_num(1) }, sp)) : sg;
-    break;
-  }
-  case OP_SCATTER: {                        /* read g at the places written */
-    Value rd = T(I, op_apply(I, OP_INDEX, 1, &g, 3, nd->val + 3, sp));
-    bool an, rn;
-    int64_t ar, ac, rr, rc;
-    shape(a, &an, &ar, &ac);
-    shape(rd, &rn, &rr, &rc);
-    gin[0] = an && !rn ? T(I, op_reduce(I, OP_SUM, rd, sp)) : rd;
-    break;
-  }
-  /* ---- deep-learning ops (OPF_NN): the conv2d family is bilinear and closed under
-  ** differentiation, so every rule is another op of the family (grad of grad works) ---- */
-  case OP_CONV2D:                           /* (X, W): dX = bwd_data(W, g), dW = bwd_filter(X, g) */
-    if (want0) gin[0] = NN(OP_CONV2D_BWD_DATA, b, g);
-    if (want1) gin[1] = NN(OP_CONV2D_BWD_FILT, a, g);
-    break;
-  case OP_CONV2D_BWD_DATA:                  /* (W, D) -> N x CHW: dW = bwd_filter(g, D), dD = conv2d(g, W) */
-    if (want0) gin[0] = NN(OP_CONV2D_BWD_FILT, g, b);
-    if (want1) gin[1] = NN(OP_CONV2D, g, a);
-    break;
-  case OP_CONV2D_BWD_FILT:                  /* (X, D) -> F x CRS: dX = bwd_data(g, D), dD = conv2d(X, g) */
-    if (want0) gin[0] = NN(OP_CONV2D_BWD_DATA, g, b);
-    if (want1) gin[1] = NN(OP_CONV2D, a, g);
-    break;
-  case OP_MAX_POOL: gin[0] = NN(OP_MAX_POOL_BWD, a, g); break;
-  case OP_MAX_POOL_BWD:                     /* (X, D): piecewise constant in X; linear in D */
-    if (want1) gin[1] = NN(OP_MAX_POOL_GATHER, a, g);
-    break;
-  case OP_MAX_POOL_GATHER:                  /* (X, G): the adjoint of max_pool_backward in G */
-    if (want1) gin[1] = NN(OP_MAX_POOL_BWD, a, g);
-    break;
-  case OP_AVG_POOL: gin[0] = NN(OP_AVG_POOL_BWD, a, g); break;
-  case OP_AVG_POOL_BWD:                     /* (X, D): X gives only the shape */
-    if (want1) gin[1] = T(I, op_nn(I, OP_AVG_POOL, &g, nd->val[2], sp));
-    break;
-  case OP_BIAS_ADD:                         /* (X, b): db = the sums of g over each channel */
-    if (want0) gin[0] = g;
-    if (want1) gin[1] = channel_sums(I, g, b, sp);
-    break;
-  case OP_BIAS_MULTIPLY:
-    if (want0) gin[0] = T(I, op_nn(I, OP_BIAS_MULTIPLY, (Value[]){ g, b }, val_null(), sp));
-    if (want1) gin[1] = channel_sums(I, B2(OP_MUL, g, a), b, sp);
-    break;
-  case OP_ALLREDUCE: {                      /* the loss is the sum of every rank's: each rank's */
-    Value red = nd->val[1];                 /* adjoints, summed over the ranks (mpi/mpi.h) */
-    Value gs = T(I, op_apply(I, OP_ALLREDUCE, 1, &g, 1, (Value[]){ val_num(MPI_RED_SUM) }, sp));
-    if (red.u.n == MPI_RED_SUM) gin[0] = gs;
-    else gin[0] = B2(OP_MULZ, B2(OP_EQ, a, y), gs);   /* max / min: to every rank that holds it */
-    break;
-  }
-  /* Every op of ops.def is a case of this switch (no default: -Werror=switch makes a new op
-  ** without a rule a build error). These are never recorded (not OPF_DIFF, or discrete): */
-  case OP_NONE: case OP_RANGE: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN: case OP_COUNT:
-  case OP_MMCHAIN:                          /* (runs as its products: graph.c) */
-    mls_throw(I, sp, "grad: '%s' has no derivative rule", op_info[nd->op].sym);
-  }
+  RuleArgs r = { (OpKind)nd->op, nd->nin, nd->nval - nd->nin, nd->val, nd->val + nd->nin, nd->out,
+                 { nd->in[0] >= 0, nd->nin > 1 && nd->in[1] >= 0, nd->nin > 2 && nd->in[2] >= 0 }, nd->span };
+  op_vjp(I, &r, g, gin);
 }
 
 /* ---- indexing as ops ---- */
@@ -821,7 +226,7 @@ Value ad_set_index(Interp *I, Value X, int nidx, const Value *iv, Value v, Span 
   int mark = I->ntmp;
   bool n;
   int64_t r, c, sr, sc;
-  shape(X, &n, &r, &c);
+  rl_shape(X, &n, &r, &c);
   Value ex[5] = { val_num((double)r), val_num((double)c), val_num(nidx), idx_extra(iv, nidx, 0), idx_extra(iv, nidx, 1) };
   Value keep[2], at[2];
   if (index_last_writes(I, r, c, nidx, ex + 3, keep, at, &sr, &sc, sp)) {
@@ -848,7 +253,7 @@ Value ad_place(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_
   int mark = I->ntmp;
   bool n;
   int64_t h, w;
-  shape(v, &n, &h, &w);
+  rl_shape(v, &n, &h, &w);
   Tensor *ri = tensor_new_on(I, &be_cpu, h, 1), *ci;      /* index lists: host data */
   T(I, val_mat(ri));
   for (int64_t i = 0; i < h; i++) tensor_data(ri)[i] = (double)(r0 + i + 1);
@@ -866,148 +271,15 @@ Value ad_place(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_
 /* ---- forward mode (jvp): tangents, one pass, nothing recorded ---- */
 static Value zeros_like(Interp *I, Value v);
 static Tape *tape_begin(Interp *I);
-/* Tangents use VT_NULL for zero, so an input that does not depend on x costs nothing. */
-static Value tadd(Interp *I, Value a, Value b, Span sp) {
-  if (a.t == VT_NULL) return b;
-  if (b.t == VT_NULL) return a;
-  return B2(OP_ADD, a, b);
-}
-
-static Value tmul(Interp *I, Value t, Value x, Span sp) { return t.t == VT_NULL ? t : B2(OP_MUL, t, x); }
-static Value tneg(Interp *I, Value t, Span sp) { return t.t == VT_NULL ? t : U1(OP_NEG, t); }
-static Value tzero(Value t) { return t.t == VT_NULL ? val_num(0) : t; }
-
-/* The ONE switch of tangent rules: the output's tangent from the inputs' tangents tin[k]. */
-static Value jvp_rule(Interp *I, OpKind op, const Value *un, const Value *tin, const Value *x, Value y, Span sp) {
-  Value a = un[0], b = op_info[op].arity > 1 ? un[1] : val_null(), ta = tin[0], tb = tin[1];
-  switch (op) {
-  /* the elementwise ops: their rules in ops.def, applied to the tangents ta (and tb) */
-#include "autodiff_rules_ops.h"
-#define D_ONE t
-#define D_NEG tneg(I, t, sp)
-#define D_ZERO val_null()
-#define D_MUL(e) tmul(I, t, e, sp)
-#define D_NMUL(e) tneg(I, tmul(I, t, e, sp), sp)
-#define D_DIV(e) B2(OP_DIV, tzero(t), e)
-#define D_NDIV(e) tneg(I, B2(OP_DIV, tzero(t), e), sp)
-#define D_NONE no_rule(I, op, sp)
-#define OP(NAME, SYM, ARITY, FLAGS)
-#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) \
-  case OP_##NAME: { Value t = ta; (void)t; return RULE; }
-#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
-  case OP_##NAME: {                                                            \
-    Value t = ta;                                                              \
-    (void)t;                                                                   \
-    Value dx = RULE_X;                                                         \
-    t = tb;                                                                    \
-    (void)t;                                                                   \
-    return tadd(I, dx, RULE_Y, sp);                                            \
-  }
-#include "ops/ops.def"
-#undef OP
-#undef EW1
-#undef EW2
-#include "autodiff_rules_undef.h"
-  case OP_CUMMAX: case OP_CUMMIN:           /* the tangent of the element each extreme came from */
-    return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, OP_CUMEXT_TAN, 3, (Value[]){ ta, a, y }, sp));
-  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:
-    return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, op, 3, (Value[]){ ta, un[1], un[2] }, sp));
-  case OP_ROWPRODS: case OP_COLPRODS: {     /* sums of the tangent times the product of the others */
-    bool n;
-    int64_t r, c;
-    shape(a, &n, &r, &c);
-    Value others = T(I, op_grad_aux(I, op == OP_ROWPRODS ? OP_ROWPRODS_GRAD : OP_COLPRODS_GRAD, 2,
-                                    (Value[]){ ones(I, op == OP_ROWPRODS ? r : 1, op == OP_ROWPRODS ? 1 : c), a }, sp));
-    return T(I, op_reduce(I, op == OP_ROWPRODS ? OP_ROWSUMS : OP_COLSUMS, B2(OP_MUL, tzero(ta), others), sp));
-  }
-  case OP_MATMUL:
-    return tadd(I, ta.t == VT_NULL ? ta : T(I, op_matmul(I, ta, b, sp)),
-                tb.t == VT_NULL ? tb : T(I, op_matmul(I, a, tb, sp)), sp);
-  case OP_SUMPROD:
-    return tadd(I, ta.t == VT_NULL ? ta : T(I, op_sumprod(I, ta, b, sp)),
-                tb.t == VT_NULL ? tb : T(I, op_sumprod(I, a, tb, sp)), sp);
-  case OP_DOT: case OP_ROWSUMSPROD: case OP_COLSUMSPROD: case OP_DIAGPROD:   /* bilinear */
-    return tadd(I, ta.t == VT_NULL ? ta : T(I, op_apply(I, op, 2, (Value[]){ ta, b }, 0, NULL, sp)),
-                tb.t == VT_NULL ? tb : T(I, op_apply(I, op, 2, (Value[]){ a, tb }, 0, NULL, sp)), sp);
-  case OP_XTWXV: {                          /* t(dX) (w Xv) + t(X) (w dX v + dw Xv) + xtwxv(X, w, dv) */
-    Value w = un[1], v = un[2], tw = tin[1], tv = tin[2], r = val_null();
-    if (ta.t != VT_NULL)
-      r = tadd(I, mm(I, tp(I, ta, sp), B2(OP_MUL, w, mm(I, a, v, sp)), sp),
-               mm(I, tp(I, a, sp), B2(OP_MUL, w, mm(I, ta, v, sp)), sp), sp);
-    if (tw.t != VT_NULL) r = tadd(I, r, mm(I, tp(I, a, sp), B2(OP_MUL, tw, mm(I, a, v, sp)), sp), sp);
-    if (tv.t != VT_NULL) r = tadd(I, r, T(I, op_apply(I, OP_XTWXV, 3, (Value[]){ a, w, tv }, 0, NULL, sp)), sp);
-    return r;
-  }
-  case OP_CROSSPROD: case OP_TCROSSPROD: {  /* P + t(P), P = t(dX) X or dX t(X) */
-    if (ta.t == VT_NULL) return ta;
-    Value P = op == OP_CROSSPROD ? mm(I, tp(I, ta, sp), a, sp) : mm(I, ta, tp(I, a, sp), sp);
-    return B2(OP_ADD, P, tp(I, P, sp));
-  }
-  case OP_TRANSPOSE: return T(I, op_transpose(I, ta, sp));
-  case OP_RESHAPE: return T(I, op_reshape(I, ta, (int64_t)ad_primal(x[0]).u.n, (int64_t)ad_primal(x[1]).u.n, sp));
-  case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: return T(I, op_reduce(I, op, ta, sp));
-  case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: {
-    OpKind cnt = op == OP_MAX || op == OP_MIN ? OP_SUM : op == OP_ROWMAXS || op == OP_ROWMINS ? OP_ROWSUMS : OP_COLSUMS;
-    Value mask = B2(OP_EQ, a, y);
-    Value w = B2(OP_DIV, mask, T(I, op_reduce(I, cnt, mask, sp)));
-    return T(I, op_reduce(I, cnt, B2(OP_MULZ, ta, w), sp));
-  }
-  case OP_CUMSUM: return T(I, op_scan(I, OP_CUMSUM, ta, sp));
-  case OP_SOFTMAX: return B2(OP_MUL, y, B2(OP_SUB, ta, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, y, ta), sp))));
-  case OP_LOGSOFTMAX: return B2(OP_SUB, ta, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, U1(OP_EXP, y), ta), sp)));
-  case OP_DIAG: return T(I, op_diag(I, ta, sp));
-  case OP_IFELSE: return T(I, op_ifelse(I, a, tzero(tin[1]), tzero(tin[2]), sp));
-  case OP_INDEX: return T(I, op_apply(I, OP_INDEX, 1, &ta, 3, x, sp));
-  case OP_SCATTER: return T(I, op_apply(I, OP_SCATTER, 1, &ta, 5, x, sp));
-  case OP_CONV2D: case OP_CONV2D_BWD_DATA: case OP_CONV2D_BWD_FILT: case OP_BIAS_MULTIPLY: {   /* bilinear */
-    Value prm = op == OP_BIAS_MULTIPLY ? val_null() : x[0];
-    return tadd(I, ta.t == VT_NULL ? ta : T(I, op_nn(I, op, (Value[]){ ta, b }, prm, sp)),
-                tb.t == VT_NULL ? tb : T(I, op_nn(I, op, (Value[]){ a, tb }, prm, sp)), sp);
-  }
-  case OP_MAX_POOL: return ta.t == VT_NULL ? ta : T(I, op_nn(I, OP_MAX_POOL_GATHER, (Value[]){ a, ta }, x[0], sp));
-  case OP_AVG_POOL: return ta.t == VT_NULL ? ta : T(I, op_nn(I, OP_AVG_POOL, &ta, x[0], sp));
-  case OP_MAX_POOL_BWD: case OP_MAX_POOL_GATHER: case OP_AVG_POOL_BWD:   /* linear in the second */
-    return tb.t == VT_NULL ? tb : T(I, op_nn(I, op, (Value[]){ a, tb }, x[0], sp));
-  case OP_BIAS_ADD:
-    if (tb.t == VT_NULL) return ta;
-    return T(I, op_nn(I, OP_BIAS_ADD, (Value[]){ ta.t == VT_NULL ? B2(OP_MULZ, val_num(0), a) : ta, tb }, val_null(), sp));
-  case OP_INV: return U1(OP_NEG, mm(I, mm(I, y, ta, sp), y, sp));            /* -inv(A) dA inv(A) */
-  case OP_DET:                              /* det(A) tr(inv(A) dA) */
-    return B2(OP_MUL, y, T(I, op_reduce(I, OP_SUM, B2(OP_MUL, tp(I, la_out(I, OP_INV, a, sp), sp), ta), sp)));
-  case OP_SOLVE: {                          /* x = A \ b: dx = A \ (db - dA x) */
-    Value r = ta.t == VT_NULL ? tb : tadd(I, tb, U1(OP_NEG, mm(I, ta, y, sp)), sp);
-    return lsolve(I, a, r, sp);
-  }
-  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
-    return la_jvp(I, op, a, y, ta, sp);
-  case OP_ALLREDUCE: {                      /* max / min: the mean tangent of the ranks holding it */
-    if (ta.t == VT_NULL) return ta;
-    Value sum = val_num(MPI_RED_SUM);
-    if (ad_primal(x[0]).u.n == MPI_RED_SUM) return T(I, op_apply(I, OP_ALLREDUCE, 1, &ta, 1, &sum, sp));
-    Value mask = B2(OP_EQ, a, y);
-    Value num = T(I, op_apply(I, OP_ALLREDUCE, 1, (Value[]){ B2(OP_MULZ, mask, ta) }, 1, &sum, sp));
-    return B2(OP_DIV, num, T(I, op_apply(I, OP_ALLREDUCE, 1, &mask, 1, &sum, sp)));
-  }
-  /* Every op of ops.def is a case of this switch (no default: -Werror=switch makes a new op
-  ** without a rule a build error). Never recorded (not OPF_DIFF, or discrete): */
-  case OP_NONE: case OP_RANGE: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN: case OP_COUNT: case OP_MMCHAIN:
-  /* no forward rule yet: jvp through them is the located error below */
-  case OP_PROD: case OP_CUMPROD: case OP_CUMSUMPROD: case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD:
-  case OP_CUMSUMPROD_GRAD:
-    break;
-  }
-  mls_throw(I, sp, "jvp: '%s' has no forward rule", op_info[op].sym);
-}
-
 /* Shapes the tangent like the output (broadcasting may have widened the output). */
 static Value fit(Interp *I, Value tv, Value out, Span sp) {
   bool tn, on;
   int64_t tr, tc, orr, oc;
-  shape(tv, &tn, &tr, &tc);
-  shape(out, &on, &orr, &oc);
+  rl_shape(tv, &tn, &tr, &tc);
+  rl_shape(out, &on, &orr, &oc);
   if (on) return tn ? tv : T(I, op_reduce(I, OP_SUM, tv, sp));
   if (!tn && tr == orr && tc == oc) return tv;
-  return B2(OP_MUL, ones(I, orr, oc), tv);
+  return B2(OP_MUL, rl_ones(I, orr, oc), tv);
 }
 
 static Value fwd_apply(Interp *I, Tape *t, OpKind op, int nin, const Value *in, const Value *un,
@@ -1023,7 +295,8 @@ static Value fwd_apply(Interp *I, Tape *t, OpKind op, int nin, const Value *in, 
   if (!any || !(op_info[op].flags & OPF_DIFF) || (op_info[op].flags & (OPF_CMP | OPF_DISCRETE))) return out;
   int mark = I->ntmp;
   tmp_push(I, out);
-  Value tv = jvp_rule(I, op, un, tin, extra, out, sp);
+  RuleArgs ra = { op, nin, nextra, un, extra, out, { true, true, true }, sp };
+  Value tv = op_jvp(I, &ra, tin);   /* the op's forward rule (its family's file) */
   if (tv.t != VT_NULL) tv = fit(I, tv, out, sp);
   val_retain(tv);
   Value r = box_new(t, -1, out);               /* takes the reference on the stack */
@@ -1042,8 +315,8 @@ Value bi_jvp(Interp *I, Args *a) {
   int64_t xr, xc, vr, vc;
   Value xp = ad_primal(x), vp = ad_primal(v);
   if (xp.t != VT_NUM && xp.t != VT_BOOL && xp.t != VT_MAT) bi_argerror(I, 2, "number or matrix expected, got %s", val_describe(xp, d1, sizeof d1));
-  shape(x, &xn, &xr, &xc);
-  shape(v, &vn, &vr, &vc);
+  rl_shape(x, &xn, &xr, &xc);
+  rl_shape(v, &vn, &vr, &vc);
   if ((vp.t != VT_NUM && vp.t != VT_BOOL && vp.t != VT_MAT) || xr != vr || xc != vc)
     bi_argerror(I, 3, "a direction of x's shape expected (%s), got %s", val_describe(xp, d1, sizeof d1), val_describe(vp, d2, sizeof d2));
   int mark = I->ntmp;

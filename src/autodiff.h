@@ -94,6 +94,11 @@ Tape *ad_stage_tape(Interp *I, struct Graph *g);
 ** what: how the value was used, for explain. Borrowed. */
 Value ad_concrete(Interp *I, Value v, Span sp, const char *what);
 
+/* v's values, read by a derivative rule that picks its form from them (borrowed): an abstract
+** trace (explain) did not compute a staged value's elements, so it stops here (what: the rule,
+** for its message). */
+Value ad_rule_values(Interp *I, Value v, Span sp, const char *what);
+
 /* Index read, write and concatenation as recorded ops (the plain read and write: ops/index.c). */
 Value ad_index(Interp *I, Value x, int nidx, const Value *iv, Span sp);
 /* X with X[iv] replaced by v (a number fills); X or v may be boxes. */

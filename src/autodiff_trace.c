@@ -288,7 +288,7 @@ static PKind partial(const Ctx *c, int i, int k, bool numeric, char *txt, size_t
 #undef OP
 #undef EW1
 #undef EW2
-#include "autodiff_rules_undef.h"
+#include "ops/rules_undef.h"
   case OP_MATMUL:                            /* of numbers (1x1): a product */
     *d = k ? av : bv;
     join(txt, n, k ? a : b, NULL);

@@ -73,6 +73,9 @@ typedef struct ErrInfo {
 
 struct BiInfo;
 
+/* The reductions of allreduce (its op= argument and OP_ALLREDUCE's extra; src/mpi/). */
+enum { MPI_RED_SUM = 0, MPI_RED_MAX = 1, MPI_RED_MIN = 2 };
+
 struct Interp {
   SymTab syms;
   FILE *out, *errf;
@@ -173,7 +176,7 @@ struct Interp {
   double la_thread_flops;    /* a LAPACK call estimated at this many flops or more runs on a worker
                              ** thread that Ctrl-C does not wait for (ops/linalg.c; 1e9) */
   struct LaJob *la_abandoned; /* such calls interrupted, their workers perhaps still running */
-  /* the communication backend's allreduce (OP_ALLREDUCE's kernel, src/ops/apply.c): src/mpi/'s
+  /* the communication backend's allreduce (OP_ALLREDUCE's kernel, src/ops/comm.c): src/mpi/'s
   ** (mpi_allreduce_value; one process without MPI), set by interp_new */
   Value (*comm_allreduce)(struct Interp *I, Value x, int op, Span sp);
   const struct Backend *device; /* the backend new matrices are made on: the CPU, or the GPU

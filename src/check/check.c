@@ -4,7 +4,7 @@
 **
 ** Abstract values (check_impl.h AVal) are shapes (number with its value when known, matrix
 ** with known or unknown extents, string, list, function, unknown). Ops go through the shape
-** rules (shape_rules.c); builtins through check_builtins.c; user functions are analyzed at
+** rules (src/ops/shapes.h: each in its family file of src/ops/); builtins through check_builtins.c; user functions are analyzed at
 ** each call with the arguments' shapes (a recursion and depth bound); loops iterate until the
 ** shapes their variables hold stop changing (a few passes, then unknown: never an unrolling),
 ** branches with an unknown condition are both analyzed and their shapes joined.

@@ -8,7 +8,7 @@
 #include <setjmp.h>
 #include "ast.h"
 #include "builtins.h"
-#include "check/shape_rules.h"
+#include "ops/shapes.h"
 #include "interp/interp.h"
 
 #define CHECK_MAX_EL 16          /* a matrix's elements are kept when known and this few */

@@ -10,8 +10,7 @@
 #include <stdint.h>
 #include "interp/interp.h"
 
-/* The reductions of allreduce (its op= argument and OP_ALLREDUCE's extra). */
-enum { MPI_RED_SUM = 0, MPI_RED_MAX = 1, MPI_RED_MIN = 2 };
+/* The reductions of allreduce (MPI_RED_SUM ..): state.h, beside Interp.comm_allreduce. */
 
 /* main(): MPI_Init_thread when launched by mpirun (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE
 ** set) and built with MPI; else nothing. mpi_stop() calls MPI_Finalize when mpi_start inited. */

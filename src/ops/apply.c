@@ -12,6 +12,7 @@
 #include "ops/family.h"
 #include "ops/index.h"
 #include "ops/linalg.h"
+#include "ops/rules.h"
 
 /* ---- what the families share ---- */
 void op_shape_str(Value v, char *buf, size_t n) {
@@ -126,8 +127,7 @@ Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra,
   case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
     return linalg_apply(I, op, in, sp);
   case OP_IFELSE: return ew_ifelse(I, in[0], in[1], in[2], sp);
-  case OP_ALLREDUCE:                       /* the communication backend (src/mpi/, or one process) */
-    return I->comm_allreduce(I, in[0], (int)x[0].u.n, sp);
+  case OP_ALLREDUCE: return comm_allreduce(I, in[0], (int)x[0].u.n, sp);
   case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: case OP_CUMSUMPROD_GRAD: return red_grad_aux(I, op, 3, in, sp);
   case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: return red_grad_aux(I, op, 2, in, sp);
   case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);
@@ -139,6 +139,68 @@ Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra,
     break;
   }
   mls_throw(I, sp, "grad: '%s' is not differentiable", op_info[op].sym);
+}
+
+/* ---- the derivative rules, by family (ops/rules.h) ---- */
+typedef enum OpFamily { FAM_NONE, FAM_EW, FAM_RED, FAM_MATMUL, FAM_PRODUCTS, FAM_SHAPE, FAM_INDEX, FAM_LINALG, FAM_NN, FAM_COMM,
+                        FAM_COUNT } OpFamily;
+
+/* The family whose file holds op's kernel entry and rules. A switch over every op code with no
+** default: a new op of ops.def without its family is a build error (-Werror=switch). */
+static OpFamily op_family(OpKind op) {
+  switch (op) {
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME:
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME:
+#include "ops/ops.def"
+#undef OP
+#undef EW1
+#undef EW2
+  case OP_IFELSE:
+    return FAM_EW;
+  case OP_SUM: case OP_PROD: case OP_MAX: case OP_MIN: case OP_ROWSUMS: case OP_COLSUMS: case OP_ROWMAXS:
+  case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN: case OP_ROWPRODS:
+  case OP_COLPRODS: case OP_CUMSUM: case OP_CUMPROD: case OP_CUMMAX: case OP_CUMMIN: case OP_CUMSUMPROD:
+  case OP_SOFTMAX: case OP_LOGSOFTMAX: case OP_DIAG: case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:
+  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: case OP_CUMSUMPROD_GRAD:
+    return FAM_RED;
+  case OP_MATMUL: case OP_SUMPROD: return FAM_MATMUL;
+  case OP_DOT: case OP_ROWSUMSPROD: case OP_COLSUMSPROD: case OP_DIAGPROD: case OP_CROSSPROD: case OP_TCROSSPROD:
+  case OP_XTWXV: case OP_MMCHAIN:
+    return FAM_PRODUCTS;
+  case OP_TRANSPOSE: case OP_RESHAPE: case OP_RANGE: return FAM_SHAPE;
+  case OP_INDEX: case OP_SCATTER: return FAM_INDEX;
+  case OP_SOLVE: case OP_INV: case OP_DET: case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R:
+  case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
+    return FAM_LINALG;
+  case OP_CONV2D: case OP_CONV2D_BWD_DATA: case OP_CONV2D_BWD_FILT: case OP_MAX_POOL: case OP_MAX_POOL_BWD:
+  case OP_MAX_POOL_GATHER: case OP_AVG_POOL: case OP_AVG_POOL_BWD: case OP_BIAS_ADD: case OP_BIAS_MULTIPLY:
+    return FAM_NN;
+  case OP_ALLREDUCE: return FAM_COMM;
+  case OP_NONE: case OP_COUNT: break;
+  }
+  return FAM_NONE;
+}
+
+static const struct { VjpRule vjp; JvpRule jvp; } family_rules[] = {
+  [FAM_NONE] = { NULL, NULL },           [FAM_EW] = { ew_vjp, ew_jvp },
+  [FAM_RED] = { red_vjp, red_jvp },      [FAM_MATMUL] = { mm_vjp, mm_jvp },
+  [FAM_PRODUCTS] = { prod_vjp, prod_jvp }, [FAM_SHAPE] = { shp_vjp, shp_jvp },
+  [FAM_INDEX] = { index_vjp, index_jvp }, [FAM_LINALG] = { linalg_vjp, linalg_jvp },
+  [FAM_NN] = { nn_vjp, nn_jvp },         [FAM_COMM] = { comm_vjp, comm_jvp },
+};
+_Static_assert(sizeof family_rules / sizeof family_rules[0] == FAM_COUNT, "a family without its rules");
+
+void op_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
+  VjpRule f = family_rules[op_family(r->op)].vjp;
+  if (!f) rl_no_rule(I, r->op, false, r->sp);
+  f(I, r, g, gin);
+}
+
+Value op_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
+  JvpRule f = family_rules[op_family(r->op)].jvp;
+  if (!f) rl_no_rule(I, r->op, true, r->sp);
+  return f(I, r, tin);
 }
 
 /* Whether an active stage takes op as a constant node when no operand is traced (the trace is

@@ -8,6 +8,8 @@
 #include "autodiff.h"
 #include "backend/scalar.h"
 #include "ops/family.h"
+#include "ops/rules.h"
+#include "ops/shapes_impl.h"
 #include "print.h"
 
 static int cmp_strings(OpKind op, const Str *a, const Str *b) {
@@ -171,4 +173,215 @@ Value op_unary(Interp *I, OpKind op, Value a, Span sp) { return op_enter(I, op, 
 
 Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
   return op_enter(I, OP_IFELSE, 3, (Value[]){ test, yes, no }, 0, NULL, sp);
+}
+
+/* ---- derivative rules (ops/rules.h): the elementwise ops' from ops.def, and ifelse's ---- */
+/* The reverse rules: ops.def's D_* in terms of g, the incoming gradient; a binary op's gradient
+** summed back to its operand's shape. */
+void ew_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
+  Span sp = r->sp;
+  Value a = r->in[0], b = r->nin > 1 ? r->in[1] : val_null(), y = r->y;
+  (void)b;
+  (void)y;
+  switch (r->op) {
+#include "ops/rules_def.h"
+#define D_ONE g
+#define D_NEG U1(OP_NEG, g)
+#define D_ZERO B2(OP_MUL, g, val_num(0))
+#define D_MUL(e) B2(OP_MULZ, g, e)
+#define D_NMUL(e) U1(OP_NEG, B2(OP_MULZ, g, e))
+#define D_DIV(e) B2(OP_DIV, g, e)
+#define D_NDIV(e) U1(OP_NEG, B2(OP_DIV, g, e))
+#define D_NONE (rl_no_rule(I, r->op, false, sp), val_null())
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME: gin[0] = RULE; return;
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
+  case OP_##NAME:                                                              \
+    if (r->want[0]) gin[0] = rl_sum_to(I, RULE_X, a, sp);                      \
+    if (r->want[1]) gin[1] = rl_sum_to(I, RULE_Y, b, sp);                      \
+    return;
+#include "ops/ops.def"
+#undef OP
+#undef EW1
+#undef EW2
+#include "ops/rules_undef.h"
+  case OP_IFELSE: {                          /* nothing from the branch not chosen */
+    Value yes = r->in[1], no = r->in[2];
+    if (r->want[1]) gin[1] = rl_sum_to(I, B2(OP_MULZ, g, B2(OP_NE, a, val_num(0))), yes, sp);
+    if (r->want[2]) gin[2] = rl_sum_to(I, B2(OP_MULZ, g, B2(OP_EQ, a, val_num(0))), no, sp);
+    return;
+  }
+  default: break;
+  }
+  rl_no_rule(I, r->op, false, sp);
+}
+
+/* The forward rules: ops.def's D_* applied to the tangents ta (and tb). */
+Value ew_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
+  Span sp = r->sp;
+  Value a = r->in[0], b = r->nin > 1 ? r->in[1] : val_null(), y = r->y, ta = tin[0], tb = tin[1];
+  (void)a;
+  (void)b;
+  (void)y;
+  (void)tb;
+  switch (r->op) {
+#include "ops/rules_def.h"
+#define D_ONE t
+#define D_NEG rl_tneg(I, t, sp)
+#define D_ZERO val_null()
+#define D_MUL(e) rl_tmul(I, t, e, sp)
+#define D_NMUL(e) rl_tneg(I, rl_tmul(I, t, e, sp), sp)
+#define D_DIV(e) B2(OP_DIV, rl_tzero(t), e)
+#define D_NDIV(e) rl_tneg(I, B2(OP_DIV, rl_tzero(t), e), sp)
+#define D_NONE (rl_no_rule(I, r->op, true, sp), val_null())
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) \
+  case OP_##NAME: { Value t = ta; (void)t; return RULE; }
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
+  case OP_##NAME: {                                                            \
+    Value t = ta;                                                              \
+    (void)t;                                                                   \
+    Value dx = RULE_X;                                                         \
+    t = tb;                                                                    \
+    (void)t;                                                                   \
+    return rl_tadd(I, dx, RULE_Y, sp);                                         \
+  }
+#include "ops/ops.def"
+#undef OP
+#undef EW1
+#undef EW2
+#include "ops/rules_undef.h"
+  case OP_IFELSE: return T(I, op_ifelse(I, a, rl_tzero(tin[1]), rl_tzero(tin[2]), sp));
+  default: break;
+  }
+  rl_no_rule(I, r->op, true, sp);
+}
+
+/* ---- shape rules (ops/shapes_impl.h): the checks above on shapes alone, same messages ---- */
+/* ==== elementwise (ops.c op_binary, op_unary): LANGUAGE.md §5 ==== */
+ShapeStatus shape_rule_ew2(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Shape a = in[0], b = in[1];
+  bool cmp = (op_info[op].flags & OPF_CMP) != 0;
+  Chk k;
+  chk_init(&k, err);
+  (void)x;
+  if (sh_unknown(a) || sh_unknown(b)) { *out = shape_any(); return SHAPE_OK; }
+  if (sh_numlike(a) && sh_numlike(b)) {
+    if (a.known && b.known) {
+      double r = sc_binary(op, a.value, b.value);
+      *out = cmp ? shape_bool(true, r != 0) : shape_num(r);
+    } else *out = cmp ? shape_bool(false, false) : shape_num_unknown();
+    return SHAPE_OK;
+  }
+  if (a.kind == SK_STR || b.kind == SK_STR) {
+    if (op == OP_ADD) { *out = shape_of_kind(SK_STR); return SHAPE_OK; }        /* op_concat */
+    if (a.kind == SK_STR && b.kind == SK_STR && op >= OP_EQ && op <= OP_GE) { *out = shape_bool(false, false); return SHAPE_OK; }
+    sh_bad_operands(&k, op, a, b, sp);
+    return chk_status(&k);
+  }
+  if (!sh_maybe_matlike(a) || !sh_maybe_matlike(b)) {
+    sh_bad_operands(&k, op, a, b, sp);
+    return chk_status(&k);
+  }
+  if (a.kind == SK_NUMERIC || b.kind == SK_NUMERIC) {   /* a number or a matrix */
+    if (a.kind != SK_MAT && b.kind != SK_MAT) { *out = shape_numeric(); return SHAPE_OK; }
+    int64_t r0, c0, r1, c1;
+    sh_dims(a, &r0, &c0);
+    sh_dims(b, &r1, &c1);
+    *out = shape_mat(sh_pick(r0, r1), sh_pick(c0, c1));
+    return SHAPE_OK;
+  }
+  int64_t r0, c0, r1, c1;
+  sh_dims(a, &r0, &c0);
+  sh_dims(b, &r1, &c1);
+  if (r0 >= 0 && c0 >= 0 && r1 >= 0 && c1 >= 0) {
+    int64_t rows, cols;
+    if (r0 == r1 && c0 == c1) { rows = r0; cols = c0; }
+    else if (r1 == 1 && c1 == 1) { rows = r0; cols = c0; }
+    else if (r0 == 1 && c0 == 1) { rows = r1; cols = c1; }
+    else if (r1 == 1 && c1 == c0) { rows = r0; cols = c0; }
+    else if (c1 == 1 && r1 == r0) { rows = r0; cols = c0; }
+    else if (r0 == 1 && c0 == c1) { rows = r1; cols = c1; }
+    else if (c0 == 1 && r0 == r1) { rows = r1; cols = c1; }
+    else {
+      char s0[48], s1[48];
+      sh_shape_str(a, s0, sizeof s0);
+      sh_shape_str(b, s1, sizeof s1);
+      chk_fail(&k, sp, "non-conformable operands for '%s': %s and %s", op_info[op].sym, s0, s1);
+      return chk_status(&k);
+    }
+    *out = shape_mat(rows, cols);
+    return SHAPE_OK;
+  }
+  /* extents known on one axis that cannot broadcast (neither is 1) and differ: no case fits */
+  if ((r0 >= 0 && r1 >= 0 && r0 != 1 && r1 != 1 && r0 != r1) || (c0 >= 0 && c1 >= 0 && c0 != 1 && c1 != 1 && c0 != c1)) {
+    chk_fail_unsaid(&k);
+    return chk_status(&k);
+  }
+  *out = shape_mat(sh_pick(r0, r1), sh_pick(c0, c1));
+  return SHAPE_OK;
+}
+
+ShapeStatus shape_rule_ew1(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Shape a = in[0];
+  Chk k;
+  chk_init(&k, err);
+  (void)x;
+  if (sh_numlike(a)) {
+    if (a.known) {
+      double r = sc_unary(op, a.value);
+      *out = op == OP_NOT ? shape_bool(true, r != 0) : shape_num(r);
+    } else *out = op == OP_NOT ? shape_bool(false, false) : shape_num_unknown();
+    return SHAPE_OK;
+  }
+  if (a.kind == SK_MAT) { *out = shape_mat(a.rows, a.cols); return SHAPE_OK; }
+  if (a.kind == SK_NUMERIC || sh_unknown(a)) { *out = a.kind == SK_NUMERIC ? shape_numeric() : shape_any(); return SHAPE_OK; }
+  sh_bad_operand(&k, op, a, sp);
+  return chk_status(&k);
+}
+
+ShapeStatus shape_rule_ifelse(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Chk k;
+  chk_init(&k, err);
+  const char *name = sh_name_of(op, x);
+  bool all_known = true, any_mat = false;
+  for (int i = 0; i < 3; i++) {
+    if (in[i].kind == SK_NUMERIC || sh_unknown(in[i]) || (in[i].kind == SK_MAT && (in[i].rows < 0 || in[i].cols < 0)))
+      all_known = false;
+    any_mat = any_mat || in[i].kind == SK_MAT;
+  }
+  if (!all_known) {                        /* no error told; the shape of a full matrix operand */
+    int64_t r = SHAPE_UNKNOWN, c = SHAPE_UNKNOWN;
+    for (int i = 0; i < 3 && r < 0; i++)
+      if (in[i].kind == SK_MAT && in[i].rows >= 0 && in[i].cols >= 0 && in[i].rows * in[i].cols != 1) { r = in[i].rows; c = in[i].cols; }
+    *out = any_mat ? shape_mat(r, c) : shape_any();
+    return SHAPE_OK;
+  }
+  int64_t r = 1, c = 1;
+  int from = -1;
+  for (int i = 0; i < 3; i++) {
+    Shape v = in[i];
+    if (v.kind != SK_MAT || v.rows * v.cols == 1) continue;   /* 1x1 broadcasts like a number */
+    if (from < 0) { r = v.rows; c = v.cols; from = i; continue; }
+    if (v.rows != r || v.cols != c) {
+      char what[80];
+      snprintf(what, sizeof what, "number or %lldx%lld matrix expected", (long long)r, (long long)c);
+      sh_bad_argn(&k, name, i + 1, sp, what, v);
+      return chk_status(&k);
+    }
+  }
+  if (!any_mat) {                          /* the chosen value itself */
+    if (!sh_numlike(in[0])) { sh_bad_argn(&k, name, 1, sp, "boolean, number or matrix expected", in[0]); return chk_status(&k); }
+    if (!in[0].known) { *out = shape_join(in[1], in[2]); return SHAPE_OK; }
+    if (in[0].value != in[0].value) { *out = shape_num(NAN); return SHAPE_OK; }
+    *out = in[0].value != 0 ? in[1] : in[2];
+    return SHAPE_OK;
+  }
+  for (int i = 0; i < 3; i++)
+    if (in[i].kind != SK_MAT && !sh_numlike(in[i])) {
+      sh_bad_argn(&k, name, i + 1, sp, i ? "number or matrix expected" : "boolean, number or matrix expected", in[i]);
+      return chk_status(&k);
+    }
+  *out = shape_mat(r, c);
+  return SHAPE_OK;
 }

@@ -97,6 +97,8 @@ Value red_diag(Interp *I, Value a, Span sp);
 /* The matrix an op of the reduction family (and ifelse) works on: a number becomes 1x1 (+1,
 ** contiguous); anything else is "bad argument #1 to 'op' (matrix expected, ...)". */
 Tensor *red_input(Interp *I, OpKind op, Value a, Span sp);
+/* comm.c: allreduce through the interpreter's communication backend (red: MPI_RED_SUM ..). */
+Value comm_allreduce(Interp *I, Value x, int red, Span sp);
 /* shape.c: reshape and transpose. */
 Value shp_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp);
 Value shp_transpose(Interp *I, Value a, Span sp);

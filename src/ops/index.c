@@ -10,6 +10,8 @@
 #include "autodiff.h"
 #include "ops.h"
 #include "ops/index.h"
+#include "ops/rules.h"
+#include "ops/shapes_impl.h"
 #include "print.h"
 #include "state.h"
 #include "tensor.h"
@@ -623,4 +625,396 @@ void index_assign(Interp *I, Value *place, uint32_t nix, Value *iv, Value rhs, S
     }
   m->logical = m->logical && (rhs.t == VT_BOOL || (rhs.t == VT_MAT && rhs.u.m->logical));
   tmp_release_to(I, mark);
+}
+
+/* ---- derivative rules (ops/rules.h): reading and scattering are each other's adjoint ---- */
+void index_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
+  Span sp = r->sp;
+  bool n;
+  int64_t ar, ac;
+  rl_shape(r->in[0], &n, &ar, &ac);
+  if (r->op == OP_INDEX) {                  /* scatter g back into the shape of x */
+    Value ex[6] = { val_num((double)ar), val_num((double)ac), r->prm[0], r->prm[1], r->prm[2], val_null() };
+    Value sg = T(I, op_apply(I, OP_SCATTER, 1, &g, 5, ex, sp));
+    gin[0] = n ? T(I, ad_index(I, sg, 1, (Value[]){ val_num(1) }, sp)) : sg;
+    return;
+  }
+  if (r->op == OP_SCATTER) {                /* read g at the places written */
+    Value rd = T(I, op_apply(I, OP_INDEX, 1, &g, 3, r->prm + 2, sp));
+    bool rn;
+    int64_t rr, rc;
+    rl_shape(rd, &rn, &rr, &rc);
+    gin[0] = n && !rn ? T(I, op_reduce(I, OP_SUM, rd, sp)) : rd;
+    return;
+  }
+  rl_no_rule(I, r->op, false, sp);
+}
+
+Value index_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
+  Span sp = r->sp;
+  Value ta = tin[0];
+  if (r->op == OP_INDEX) return T(I, op_apply(I, OP_INDEX, 1, &ta, 3, r->prm, sp));
+  if (r->op == OP_SCATTER) return T(I, op_apply(I, OP_SCATTER, 1, &ta, 5, r->prm, sp));
+  rl_no_rule(I, r->op, true, sp);
+}
+
+/* ---- shape rules (ops/shapes_impl.h): the checks above on shapes alone, same messages ---- */
+/* ==== indexing (eval.c: eval_index, assign_matrix_index; ops/index.c: index_range_precheck,
+** index_masks, index_read, make_index, index_assign, assign_checks, index_scatter) ==== */
+
+/* One index, evaluated: what make_index sees. */
+typedef enum { IV_ALL, IV_NUM, IV_RANGE, IV_POS, IV_VEC, IV_OTHER, IV_UNKNOWN } IvKind;
+typedef struct Iv {
+  IvKind kind;
+  bool known;            /* IV_NUM: k known */
+  double k;              /* IV_NUM */
+  double from, step;     /* IV_RANGE: from + step * i, i < n */
+  int64_t n;             /* IV_RANGE, IV_POS: the count */
+  Shape v;               /* IV_VEC, IV_OTHER: the value */
+} Iv;
+
+/* A selection along one axis (ops/index.c Index). sc: scalar 1, not 0, cannot tell -1. */
+typedef struct Sel { bool all; int sc; int64_t n; } Sel;
+
+static void six_oob(Chk *k, Span sp, double v, int64_t mr, int64_t mc, const char *dim) {
+  char buf[64];
+  if (mr < 0 || mc < 0) { chk_fail_unsaid(k); return; }
+  fmt_num(buf, sizeof buf, v, 15);
+  chk_fail(k, sp, "index %s out of bounds for %lldx%lld matrix (%s)", buf, (long long)mr, (long long)mc, dim);
+}
+
+static bool in_bounds(double v, int64_t len) { return v >= 1 && v < (double)len + 1; }
+
+/* make_index for a dimension of length len (SHAPE_UNKNOWN: not known) of the mr x mc matrix. */
+static void make_sel(Chk *k, Sel *s, const Iv *v, int64_t len, int64_t mr, int64_t mc, const char *dim, Span sp) {
+  s->all = false;
+  s->sc = 0;
+  s->n = SHAPE_UNKNOWN;
+  char d[64];
+  switch (v->kind) {
+  case IV_ALL: s->all = true; s->n = len; return;
+  case IV_NUM:
+    s->sc = 1;
+    s->n = 1;
+    if (!v->known) { k->sure = false; return; }
+    if (len >= 0 ? !in_bounds(v->k, len) : !(v->k >= 1)) six_oob(k, sp, v->k, mr, mc, dim);
+    else if (len < 0) k->sure = false;
+    return;
+  case IV_RANGE: {
+    s->n = v->n;
+    if (v->n == 0) return;
+    double bad;
+    bool found = false;
+    if (!(v->from >= 1)) { bad = v->from; found = true; }
+    else if (len < 0) { k->sure = false; return; }
+    else if (!in_bounds(v->from, len)) { bad = v->from; found = true; }
+    else if (v->step > 0) {                       /* the first of from + i past len */
+      double i0 = ceil((double)len + 1 - v->from);
+      if (i0 < (double)v->n) { bad = v->from + i0; found = true; }
+    } else {                                      /* the first of from - i below 1 */
+      double i0 = floor(v->from - 1) + 1;
+      if (i0 < (double)v->n) { bad = v->from - i0; found = true; }
+    }
+    if (found) six_oob(k, sp, bad, mr, mc, dim);
+    return;
+  }
+  case IV_POS: s->n = v->n; return;
+  case IV_VEC:
+    if (v->v.rows >= 0 && v->v.cols >= 0) s->n = v->v.rows * v->v.cols;
+    if (v->v.rows >= 0 && v->v.cols >= 0 && v->v.rows != 1 && v->v.cols != 1) {
+      shape_describe(v->v, d, sizeof d);
+      chk_fail(k, sp, "an index must be a number or a vector, got %s", d);
+      return;
+    }
+    k->sure = false;                             /* its values: in bounds or not */
+    return;
+  case IV_OTHER:
+    if (!shape_describe(v->v, d, sizeof d)) { chk_fail_unsaid(k); return; }
+    chk_fail(k, sp, "an index must be a number or a vector, got %s", d);
+    return;
+  default:
+    s->sc = -1;
+    k->sure = false;
+    return;
+  }
+}
+
+/* An index value as make_index reads it (after index_masks for a vector of known values). */
+static void iv_of_value(Iv *iv, Shape v) {
+  memset(iv, 0, sizeof *iv);
+  iv->v = v;
+  if (v.kind == SK_NUM || v.kind == SK_BOOL) {
+    if (v.kind == SK_BOOL && !v.known) { iv->kind = IV_UNKNOWN; return; }
+    if (v.kind == SK_BOOL && v.value == 0) { iv->kind = IV_POS; iv->n = 0; return; }   /* FALSE: nothing */
+    iv->kind = IV_NUM;
+    iv->known = v.known;
+    iv->k = v.value;
+    return;
+  }
+  if (v.kind == SK_MAT) { iv->kind = IV_VEC; return; }
+  if (v.kind == SK_STR || v.kind == SK_LIST || v.kind == SK_FUNC || v.kind == SK_NULL) { iv->kind = IV_OTHER; return; }
+  iv->kind = IV_UNKNOWN;
+}
+
+/* is_mask and mask_positions of ops/index.c for the range from..to (n values): whether it is a mask
+** of a dimension of length len, with the error of one of the wrong length. */
+static void range_mask(Chk *k, Iv *iv, int64_t len, const char *dim, Span sp) {
+  if (iv->n > 2) return;                                  /* three values are not all 0 or 1 */
+  bool zero = false;
+  int64_t ones = 0;
+  for (int64_t i = 0; i < iv->n; i++) {
+    double v = iv->from + iv->step * (double)i;
+    if (v != 0 && v != 1) return;                         /* positions */
+    zero = zero || v == 0;
+    ones += v == 1;
+  }
+  if (!zero) return;                                      /* only 1s, not logical: positions */
+  if (iv->n == 1 && len != 1) return;
+  if (len < 0) { k->sure = false; iv->kind = IV_UNKNOWN; return; }
+  if (iv->n != len) {
+    chk_fail(k, sp, "a logical mask of length %lld for %lld %s (a mask needs one TRUE/FALSE per %s)", (long long)iv->n,
+             (long long)len, dim, dim[0] == 'r' ? "row" : dim[0] == 'c' ? "column" : "element");
+    return;
+  }
+  iv->kind = IV_POS;
+  iv->n = ones;
+}
+
+/* range_precheck: index i of nuse, a:b written in the brackets, against the matrix x. */
+static void range_precheck(Chk *k, Shape x, int nuse, int i, Shape a, Shape b, Span sp) {
+  if (x.kind != SK_MAT || a.kind != SK_NUM || b.kind != SK_NUM || nuse > 2) {
+    if (!(x.kind == SK_MAT || sh_numlike(x) || x.kind == SK_STR || x.kind == SK_LIST || x.kind == SK_FUNC || x.kind == SK_NULL) ||
+        a.kind == SK_NUMERIC || b.kind == SK_NUMERIC || sh_unknown(a) || sh_unknown(b) ||
+        (a.kind == SK_MAT && !(a.rows >= 0 && a.cols >= 0 && a.rows * a.cols != 1)))
+      k->sure = false;             /* x or an end might be of the kind it checks */
+    return;
+  }
+  int64_t rows = x.rows, cols = x.cols, len;
+  const char *dim;
+  if (nuse == 1) {
+    if (rows < 0 || cols < 0) { k->sure = false; return; }
+    if (rows != 1 && cols != 1) {
+      chk_fail(k, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])", (long long)rows,
+               (long long)cols);
+      return;
+    }
+    len = rows == 1 ? cols : rows;
+    dim = rows == 1 ? "columns" : "rows";
+  } else {
+    len = i == 0 ? rows : cols;
+    dim = i == 0 ? "rows" : "columns";
+  }
+  if (!a.known || !b.known) { k->sure = false; return; }
+  double from = a.value, to = b.value;
+  if (!isfinite(from) || !isfinite(to) || fabs(to - from) >= 1e15) return;
+  if (len < 0) {
+    if (!(from >= 1)) six_oob(k, sp, from, rows, cols, dim);
+    else k->sure = false;
+    return;
+  }
+  if (!(from >= 1 && from < (double)len + 1)) { six_oob(k, sp, from, rows, cols, dim); return; }
+  double bad = to >= from ? from + ceil((double)len + 1 - from) : from - (floor(from - 1) + 1);
+  if (to >= from ? bad <= to + 1e-10 : bad >= to - 1e-10) six_oob(k, sp, bad, rows, cols, dim);
+}
+
+/* The indices of x[...]: each range built (its errors at its own span), each made an Iv. */
+static void eval_ranges(Chk *k, const ShapeIndex *ix, int nix, Iv *iv) {
+  for (int i = 0; i < nix && !k->failed; i++) {
+    if (ix[i].kind == SIX_ALL) { memset(&iv[i], 0, sizeof iv[i]); iv[i].kind = IV_ALL; continue; }
+    if (ix[i].kind == SIX_VALUE) { iv_of_value(&iv[i], ix[i].v); continue; }
+    bool known;
+    double from, to;
+    sh_range_checks(k, ix[i].from, ix[i].to, ix[i].span, &known, &from, &to);
+    memset(&iv[i], 0, sizeof iv[i]);
+    iv[i].v = shape_mat(known ? sh_range_count(from, to) : SHAPE_UNKNOWN, 1);
+    if (!known) { iv[i].kind = IV_VEC; continue; }
+    iv[i].kind = IV_RANGE;
+    iv[i].from = from;
+    iv[i].step = to >= from ? 1.0 : -1.0;
+    iv[i].n = sh_range_count(from, to);
+  }
+}
+
+/* index_masks for the indices of x (a matrix or a number) as written (nix of them). Sets
+** *whole when X[M] may be a mask M of X's own (non-vector) shape: then only the count is
+** unknown, or the single index is an error. */
+static void masks(Chk *k, Shape x, int nix, Iv *iv, Span sp, bool *whole) {
+  *whole = false;
+  if (nix < 1 || nix > 2 || !(x.kind == SK_MAT || sh_numlike(x))) return;
+  int64_t rows, cols;
+  sh_dims(x, &rows, &cols);
+  for (int i = 0; i < nix && !k->failed; i++) {
+    if (iv[i].kind == IV_VEC) {                      /* values not known: a mask or not */
+      Shape m = iv[i].v;
+      bool mk = m.rows >= 0 && m.cols >= 0, vec = mk && (m.rows == 1 || m.cols == 1);
+      if (nix == 2) {                                /* a non-vector is no mask: make_index's error */
+        if (!(mk && !vec)) { k->sure = false; iv[i].kind = IV_UNKNOWN; }
+      } else if (rows < 0 || cols < 0) {
+        k->sure = false;
+        iv[i].kind = IV_UNKNOWN;
+      } else if (rows != 1 && cols != 1) {           /* X[M]: M of X's shape, if a mask */
+        if (!mk || (m.rows == rows && m.cols == cols)) { k->sure = false; iv[i].kind = IV_UNKNOWN; *whole = true; }
+      } else if (!(mk && !vec)) {
+        k->sure = false;
+        iv[i].kind = IV_UNKNOWN;
+      }
+      continue;
+    }
+    if (iv[i].kind != IV_RANGE) continue;
+    if (nix == 1 && (rows < 0 || cols < 0)) { k->sure = false; iv[i].kind = IV_UNKNOWN; continue; }
+    if (nix == 1 && rows != 1 && cols != 1) continue;   /* X[M] needs M of X's (non-vector) shape */
+    int64_t len = nix == 1 ? (rows == 1 ? cols : rows) : (i == 0 ? rows : cols);
+    range_mask(k, &iv[i], len, nix == 1 ? "elements" : i == 0 ? "rows" : "columns", sp);
+  }
+}
+
+/* index_read's selection of x (rows x cols, either maybe unknown) by nuse indices. false: the
+** shape of the result cannot be told. */
+static void select2(Chk *k, int64_t rows, int64_t cols, int nuse, const Iv *iv, Sel *ri, Sel *ci, Span sp, bool check_vec) {
+  Iv all;
+  memset(&all, 0, sizeof all);
+  all.kind = IV_ALL;
+  if (nuse == 1) {
+    if (rows < 0 || (rows != 1 && cols < 0)) {      /* which axis it indexes: not known */
+      k->sure = false;
+      ri->all = ci->all = false;
+      ri->sc = ci->sc = -1;
+      ri->n = ci->n = SHAPE_UNKNOWN;
+      return;
+    }
+    if (check_vec && rows != 1 && cols != 1) {
+      chk_fail(k, sp, "a single index needs a row or column vector, got a %lldx%lld matrix (use X[i, j])", (long long)rows,
+               (long long)cols);
+      return;
+    }
+    if (rows == 1) { make_sel(k, ri, &all, 1, rows, cols, "rows", sp); make_sel(k, ci, &iv[0], cols, rows, cols, "columns", sp); }
+    else { make_sel(k, ri, &iv[0], rows, rows, cols, "rows", sp); make_sel(k, ci, &all, 1, rows, cols, "columns", sp); }
+  } else {
+    make_sel(k, ri, &iv[0], rows, rows, cols, "rows", sp);
+    if (!k->failed) make_sel(k, ci, &iv[1], cols, rows, cols, "columns", sp);
+  }
+}
+
+ShapeStatus shape_rule_index(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Shape m = in[0];
+  Chk k;
+  chk_init(&k, err);
+  (void)op;
+  int nix = x ? x->nix : 0;
+  if (nix < 1 || nix > 2 || !x->ix) { *out = shape_any(); return SHAPE_OK; }
+  int nuse = nix;
+  if (x->dml_row && nix == 1 && m.kind == SK_MAT) {          /* DML's X[i] = X[i, ] */
+    if (m.cols < 0) { *out = shape_any(); return SHAPE_OK; }
+    if (m.cols != 1) nuse = 2;
+  } else if (x->dml_row && nix == 1 && (m.kind == SK_NUMERIC || sh_unknown(m))) { *out = shape_any(); return SHAPE_OK; }
+  ShapeIndex ix[2];
+  for (int i = 0; i < 2; i++) ix[i] = i < nix ? x->ix[i] : (ShapeIndex){ .kind = SIX_ALL };
+  Iv iv[2];
+  for (int i = 0; i < nix && !k.failed; i++) {              /* eval_index: a:b checked, then built */
+    if (ix[i].kind != SIX_RANGE) continue;
+    range_precheck(&k, m, nuse, i, ix[i].from, ix[i].to, sp);
+    if (k.failed) break;
+    eval_ranges(&k, &ix[i], 1, &iv[i]);
+  }
+  if (k.failed) return chk_status(&k);
+  for (int i = 0; i < nuse; i++)
+    if (ix[i].kind != SIX_RANGE) eval_ranges(&k, &ix[i], 1, &iv[i]);
+  bool whole;
+  masks(&k, m, nuse, iv, sp, &whole);
+  if (k.failed) return chk_status(&k);
+  if (whole) { *out = shape_mat(SHAPE_UNKNOWN, 1); return SHAPE_OK; }   /* the mask's count, or an error */
+  if (m.kind == SK_LIST || m.kind == SK_NUMERIC || sh_unknown(m)) {
+    *out = m.kind == SK_NUMERIC ? shape_numeric() : shape_any();   /* lists: the checker reads items */
+    return SHAPE_OK;
+  }
+  if (!sh_matlike(m)) {
+    char d[64];
+    if (!shape_describe(m, d, sizeof d)) chk_fail_unsaid(&k);
+    else chk_fail(&k, sp, "cannot index %s", d);
+    return chk_status(&k);
+  }
+  int64_t rows, cols;
+  sh_dims(m, &rows, &cols);
+  Sel ri, ci;
+  select2(&k, rows, cols, nuse, iv, &ri, &ci, sp, true);
+  if (k.failed) return chk_status(&k);
+  if (nuse == 1 && rows >= 0) {
+    if (rows == 1) ri.sc = 1;
+    if (cols == 1) ci.sc = 1;
+  }
+  if (ri.sc < 0 || ci.sc < 0 || (ri.sc == 1 && ci.sc == 1 && (ri.n < 0 || ci.n < 0))) {
+    *out = shape_numeric();
+    return SHAPE_OK;
+  }
+  if (ri.sc == 1 && ci.sc == 1 && ri.n == 1 && ci.n == 1 && (nuse == 2 ? (!ri.all && !ci.all) : true)) *out = shape_num_unknown();
+  else *out = shape_mat(ri.n, ci.n);
+  return SHAPE_OK;
+}
+
+/* index_scatter: zeros(rows, cols) with v at the selection (no mask, no vector check). */
+ShapeStatus shape_rule_scatter(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Chk k;
+  chk_init(&k, err);
+  (void)op;
+  (void)in;
+  int nix = x ? x->nix : 0;
+  int64_t rows = x ? x->rows : SHAPE_UNKNOWN, cols = x ? x->cols : SHAPE_UNKNOWN;
+  if (nix < 1 || nix > 2 || !x->ix) { *out = shape_mat(rows, cols); return SHAPE_OK; }
+  Iv iv[2];
+  eval_ranges(&k, x->ix, nix, iv);
+  if (k.failed) return chk_status(&k);
+  Sel ri, ci;
+  select2(&k, rows, cols, nix, iv, &ri, &ci, sp, false);
+  if (k.failed) return chk_status(&k);
+  *out = shape_mat(rows, cols);
+  return SHAPE_OK;
+}
+
+ShapeStatus shape_index_assign(Shape target, const ShapeExtra *x, Shape rhs, Span sp, Shape *out, ShapeError *err) {
+  Chk k;
+  chk_init(&k, err);
+  int nix = x ? x->nix : 0;
+  if (nix < 1 || nix > 2 || !x->ix) { *out = shape_any(); return SHAPE_OK; }
+  int nuse = nix;
+  if (x->dml_row && nix == 1) {                              /* on the target before it is made 1x1 */
+    if (target.kind == SK_MAT && target.cols < 0) { *out = shape_mat(target.rows, target.cols); return SHAPE_OK; }
+    if (target.kind == SK_MAT && target.cols != 1) nuse = 2;
+    if (target.kind == SK_NUMERIC || sh_unknown(target)) { *out = shape_any(); return SHAPE_OK; }
+  }
+  if (sh_numlike(target)) target = shape_mat(1, 1);          /* x = 5; x[1] = 3 */
+  Iv iv[2];
+  ShapeIndex ix[2];
+  for (int i = 0; i < 2; i++) ix[i] = i < nix ? x->ix[i] : (ShapeIndex){ .kind = SIX_ALL };
+  eval_ranges(&k, ix, nuse, iv);                             /* every index built before anything */
+  if (k.failed) return chk_status(&k);
+  if (target.kind == SK_NUMERIC || sh_unknown(target)) { *out = shape_any(); return SHAPE_OK; }
+  if (target.kind != SK_MAT) {
+    char d[64];
+    if (!shape_describe(target, d, sizeof d)) chk_fail_unsaid(&k);
+    else chk_fail(&k, sp, "cannot assign into an index of %s", d);
+    return chk_status(&k);
+  }
+  *out = shape_mat(target.rows, target.cols);              /* the target keeps its shape */
+  bool whole;
+  masks(&k, target, nuse, iv, sp, &whole);
+  if (k.failed) return chk_status(&k);
+  if (whole) return SHAPE_OK;                                /* X[M] = v: a mask of X's shape, or not */
+  Sel ri, ci;
+  select2(&k, target.rows, target.cols, nuse, iv, &ri, &ci, sp, true);
+  if (k.failed) return chk_status(&k);
+  if (sh_numlike(rhs) || (rhs.kind == SK_MAT && rhs.rows == 1 && rhs.cols == 1)) return SHAPE_OK;
+  if (rhs.kind == SK_MAT) {
+    if (rhs.rows < 0 || rhs.cols < 0 || ri.n < 0 || ci.n < 0) return SHAPE_OK;
+    bool same = rhs.rows == ri.n && rhs.cols == ci.n;
+    bool vec = (ri.n == 1 || ci.n == 1) && rhs.rows * rhs.cols == ri.n * ci.n && (rhs.rows == 1 || rhs.cols == 1);
+    if (!same && !(nuse == 1 && vec))
+      chk_fail(&k, sp, "cannot assign a %lldx%lld matrix into a %lldx%lld selection", (long long)rhs.rows, (long long)rhs.cols,
+               (long long)ri.n, (long long)ci.n);
+    return chk_status(&k);
+  }
+  if (rhs.kind == SK_NUMERIC || sh_unknown(rhs)) return SHAPE_OK;
+  char d[64];
+  if (!shape_describe(rhs, d, sizeof d)) chk_fail_unsaid(&k);
+  else chk_fail(&k, sp, "cannot assign %s into a matrix", d);
+  return chk_status(&k);
 }

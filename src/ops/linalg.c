@@ -29,6 +29,8 @@
 #include "mem.h"
 #include "ops/family.h"
 #include "ops/linalg.h"
+#include "ops/rules.h"
+#include "ops/shapes_impl.h"
 #include "state.h"
 #include "tensor.h"
 
@@ -834,4 +836,358 @@ Value linalg_apply_as(Interp *I, OpKind op, const Value *in, const char *name, S
 
 Value linalg_apply(Interp *I, OpKind op, const Value *in, Span sp) {
   return linalg_apply_as(I, op, in, op_info[op].sym, sp);
+}
+
+/* ---- derivative rules: inv, det, solve, and the factorizations (issue 25) ---- */
+/* The rules of OP_EIGVALS .. OP_SVD_V.
+** Each output of a factorization is an op of its own; a rule that needs another output gets it
+** as that op (op_apply), and solves are the op solve, so an outer grad differentiates the rules
+** too. Conventions, as PyTorch's linalg.eigh/cholesky/qr/svd and JAX's: eigen and cholesky
+** take symmetric matrices, so their derivatives are along symmetric perturbations: the adjoint
+** is symmetric (symmetrized) and a tangent direction is symmetrized first. qr is differentiable
+** for m >= n at full rank; vectors at a repeated eigenvalue or singular value see la_fdiv. */
+static Value la_out(Interp *I, OpKind op, Value a, Span sp) { return T(I, op_apply(I, op, 1, &a, 0, NULL, sp)); }
+/* A^-1 B and X B^-1 */
+static Value lsolve(Interp *I, Value A, Value B, Span sp) {
+  return T(I, op_apply(I, OP_SOLVE, 2, (Value[]){ A, B }, 0, NULL, sp));
+}
+static Value rsolve(Interp *I, Value X, Value B, Span sp) { return rl_tp(I, lsolve(I, rl_tp(I, B, sp), rl_tp(I, X, sp), sp), sp); }
+static Value symm(Interp *I, Value X, Span sp) { return B2(OP_MUL, B2(OP_ADD, X, rl_tp(I, X, sp)), val_num(0.5)); }
+
+enum { LM_EYE, LM_LOWER, LM_PHI, LM_UPPER };
+/* A constant n x n mask: the identity, the strict lower triangle, the lower triangle with 1/2 on
+** the diagonal (Phi of the Cholesky rules), the upper triangle with the diagonal. */
+static Value la_mask(Interp *I, int64_t n, int kind) {
+  Tensor *t = tensor_new(I, n, n);
+  double *d = tensor_data(t);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++)
+      d[i * n + j] = kind == LM_EYE ? i == j : kind == LM_LOWER ? i > j : kind == LM_UPPER ? i <= j : i > j ? 1 : i == j ? 0.5 : 0;
+  return T(I, val_mat(t));
+}
+
+/* The gaps of the k x 1 column w (eigenvalues, or squared singular values): D[j, k] = w[k] - w[j]
+** and the ties, 1 where w[j] and w[k] are equal to rounding (|D| <= 64 k eps max|w|), the
+** diagonal included. Ops, so a staged graph recomputes them from its run's values. */
+static void la_gaps(Interp *I, Value w, Value *D, Value *tie, Span sp) {
+  bool num;
+  int64_t k, one;
+  rl_shape(w, &num, &k, &one);
+  *D = B2(OP_SUB, rl_tp(I, w, sp), B2(OP_MUL, rl_ones(I, k, k), w));
+  Value big = T(I, op_reduce(I, OP_MAX, U1(OP_ABS, w), sp));
+  *tie = B2(OP_LE, U1(OP_ABS, *D), B2(OP_MUL, big, val_num(64.0 * (double)k * DBL_EPSILON)));
+}
+
+/* x with its entries averaged over each group of tied w (the k x k averaging matrix times x): at a
+** repeated eigenvalue or singular value the derivatives of the tied ones are split evenly, as
+** max() splits its derivative among tied elements, so they do not depend on the basis LAPACK
+** chose for their vectors; elsewhere x itself. Sums over a group are exact either way. */
+static Value la_tie_mean(Interp *I, Value x, Value w, Span sp) {
+  Value D, tie;
+  la_gaps(I, w, &D, &tie, sp);
+  return rl_mm(I, B2(OP_DIV, tie, T(I, op_reduce(I, OP_ROWSUMS, tie, sp))), x, sp);
+}
+
+/* F o X with F[j, k] = 1 / (w[k] - w[j]) off the diagonal and 0 on it: the eigenvector (w = the
+** eigenvalues) and singular-vector (w = the squared singular values) rules. At a pair of tied
+** w[j], w[k] (a repeated eigenvalue) the vectors j and k are not unique (any rotation of them is
+** as good), so a result that depends on them has no derivative. Reverse mode (g, the adjoint of
+** the vectors, given): a pair whose columns of g are zero contributes 0; any other is the
+** located error, checked here on this run's values (a staged graph that meets one at a later run
+** gives NaN there: never a silent 0). Forward mode (g VT_NULL): every output's tangent is
+** computed whether used or not, so a tied pair gives NaN tangents to its vectors, not an error. */
+static Value la_fdiv(Interp *I, Value X, Value w, Value g, bool svd, Span sp) {
+  bool num;
+  int64_t k, one;
+  rl_shape(w, &num, &k, &one);
+  Value E = la_mask(I, k, LM_EYE), off = B2(OP_SUB, val_num(1), E), D, same;
+  la_gaps(I, w, &D, &same, sp);
+  Value tie = B2(OP_MUL, same, off), bad = tie;
+  if (g.t != VT_NULL) {
+    Value tp0 = ad_rule_values(I, tie, sp, "the derivative of eigen or svd"), gp = ad_rule_values(I, g, sp, "the derivative of eigen or svd"),
+          wp = ad_primal(w);
+    int64_t gr = gp.t == VT_MAT ? tensor_rows(gp.u.m) : 1;
+    for (int64_t i = 0; i < k; i++)
+      for (int64_t j = i + 1; j < k; j++) {
+        if (tensor_at(tp0.u.m, i * k + j) == 0) continue;
+        bool used = false;
+        for (int64_t r = 0; r < gr && !used; r++) used = tensor_get(gp.u.m, r, i) != 0 || tensor_get(gp.u.m, r, j) != 0;
+        if (!used) continue;
+        double v = tensor_at(wp.u.m, i);
+        mls_throw(I, sp, "grad: '%s' is not differentiable here: %s %lld and %lld are equal (%.6g), so their %s are not "
+                  "unique and the result depends on which are chosen", svd ? "svd" : "eigen",
+                  svd ? "singular values" : "eigenvalues", (long long)i + 1, (long long)j + 1, svd ? sqrt(v) : v,
+                  svd ? "singular vectors" : "eigenvectors");
+      }
+    Value cz = B2(OP_NE, T(I, op_reduce(I, OP_COLSUMS, U1(OP_ABS, g), sp)), val_num(0));   /* 1 x k: used columns */
+    bad = B2(OP_MUL, tie, B2(OP_ADD, B2(OP_MUL, rl_ones(I, k, k), rl_tp(I, cz, sp)), cz));
+  }
+  Value main = B2(OP_DIV, B2(OP_MUL, X, off), B2(OP_ADD, D, B2(OP_ADD, E, tie)));
+  return T(I, op_ifelse(I, bad, val_num(NAN), main, sp));
+}
+
+/* qr's rules hold for an m x n matrix with m >= n and full rank (R's diagonal nonzero). */
+static void qr_check(Interp *I, Value R, int64_t m, int64_t n, bool fwd, Span sp) {
+  const char *who = fwd ? "jvp" : "grad";
+  if (m < n)
+    mls_throw(I, sp, "%s: 'qr' is not differentiable for a wide matrix (%lldx%lld: more columns than rows)", who,
+              (long long)m, (long long)n);
+  Value p = ad_rule_values(I, R, sp, "the derivative of qr");
+  double big = 0;
+  for (int64_t i = 0; i < n; i++) big = fmax(big, fabs(tensor_get(p.u.m, i, i)));
+  for (int64_t i = 0; i < n; i++)
+    if (!(fabs(tensor_get(p.u.m, i, i)) > 64.0 * (double)n * DBL_EPSILON * big))
+      mls_throw(I, sp, "%s: 'qr' is not differentiable here: the matrix has rank below its %lld columns (R[%lld,%lld] = %g)",
+                who, (long long)n, (long long)i + 1, (long long)i + 1, tensor_get(p.u.m, i, i));
+}
+
+/* 1 / s for the singular values s (k x 1), NaN where s is 0 (64 k eps max s): the part of a
+** non-square matrix's singular vectors outside the others' span needs S^-1. Reverse mode checks
+** first (svd_check); forward mode computes every tangent, so there it is NaN, not an error. */
+static Value svd_zero(Interp *I, Value s, Span sp) {     /* 1 where s is 0 to rounding */
+  bool num;
+  int64_t k, one;
+  rl_shape(s, &num, &k, &one);
+  Value big = T(I, op_reduce(I, OP_MAX, s, sp));
+  return B2(OP_LE, s, B2(OP_MUL, big, val_num(64.0 * (double)k * DBL_EPSILON)));
+}
+static Value svd_inv(Interp *I, Value s, Span sp) {
+  Value zero = svd_zero(I, s, sp);
+  return T(I, op_ifelse(I, zero, val_num(NAN), B2(OP_DIV, val_num(1), B2(OP_ADD, s, zero)), sp));
+}
+
+/* Reverse mode: the singular vectors of a non-square matrix need every singular value nonzero. */
+static void svd_check(Interp *I, Value s, Span sp) {
+  Value p = ad_rule_values(I, s, sp, "the derivative of svd");
+  int64_t k = tensor_rows(p.u.m);
+  double big = 0;
+  for (int64_t i = 0; i < k; i++) big = fmax(big, fabs(tensor_at(p.u.m, i)));
+  for (int64_t i = 0; i < k; i++)
+    if (!(fabs(tensor_at(p.u.m, i)) > 64.0 * (double)k * DBL_EPSILON * big))
+      mls_throw(I, sp, "grad: 'svd' is not differentiable here: singular value %lld is 0, so the singular vectors of this "
+                "non-square matrix are not unique", (long long)i + 1);
+}
+
+/* The adjoint of A (before sum_to) from the adjoint g of op's output y = op(A). */
+static Value la_vjp(Interp *I, OpKind op, Value a, Value y, Value g, Span sp) {
+  bool num;
+  int64_t m, n;
+  rl_shape(a, &num, &m, &n);
+  int64_t k = m < n ? m : n;
+  if (k == 0) return T(I, val_mat(tensor_zeros(I, m, n)));
+  switch (op) {
+  case OP_EIGVALS: {                        /* V diag(g) V' (g averaged over tied eigenvalues) */
+    Value V = la_out(I, OP_EIGVECS, a, sp);
+    Value gm = la_tie_mean(I, g, la_out(I, OP_EIGVALS, a, sp), sp);
+    return rl_mm(I, B2(OP_MULZ, rl_tp(I, gm, sp), V), rl_tp(I, V, sp), sp);
+  }
+  case OP_EIGVECS: {                        /* V (F o (M - M')/2) V', M = V' g: symmetric */
+    Value M = rl_mm(I, rl_tp(I, y, sp), g, sp);
+    Value K = B2(OP_MUL, B2(OP_SUB, M, rl_tp(I, M, sp)), val_num(0.5));
+    Value FK = la_fdiv(I, K, la_out(I, OP_EIGVALS, a, sp), g, false, sp);
+    return rl_mm(I, rl_mm(I, y, FK, sp), rl_tp(I, y, sp), sp);
+  }
+  case OP_CHOL: {                           /* sym(L^-T Phi(L' g) L^-1) (Murray 2016) */
+    Value P = B2(OP_MUL, rl_mm(I, rl_tp(I, y, sp), g, sp), la_mask(I, n, LM_PHI));
+    return symm(I, rsolve(I, lsolve(I, rl_tp(I, y, sp), P, sp), y, sp), sp);
+  }
+  case OP_QR_Q: case OP_QR_R: {             /* (Qbar + Q copyltu(X)) R^-T, X = triu(Rbar R' - Q' Qbar) */
+    Value Q = op == OP_QR_Q ? y : la_out(I, OP_QR_Q, a, sp);
+    Value R = op == OP_QR_R ? y : la_out(I, OP_QR_R, a, sp);
+    qr_check(I, R, m, n, false, sp);
+    Value X = op == OP_QR_R ? rl_mm(I, g, rl_tp(I, R, sp), sp) : U1(OP_NEG, rl_mm(I, rl_tp(I, Q, sp), g, sp));
+    X = B2(OP_MUL, X, la_mask(I, n, LM_UPPER));
+    Value S = B2(OP_SUB, B2(OP_ADD, X, rl_tp(I, X, sp)), B2(OP_MUL, X, la_mask(I, n, LM_EYE)));
+    Value Z = rl_mm(I, Q, S, sp);
+    if (op == OP_QR_Q) Z = B2(OP_ADD, g, Z);
+    return rsolve(I, Z, rl_tp(I, R, sp), sp);
+  }
+  case OP_SVD_S: {                          /* U diag(diag(g)) V', averaged over tied values; a zero */
+    Value U = la_out(I, OP_SVD_U, a, sp), V = la_out(I, OP_SVD_V, a, sp);   /* one has derivative 0 (|x| at 0) */
+    Value s = T(I, op_diag(I, y, sp));
+    Value d = la_tie_mean(I, T(I, op_diag(I, g, sp)), B2(OP_MUL, s, s), sp);
+    d = B2(OP_MUL, d, B2(OP_SUB, val_num(1), svd_zero(I, s, sp)));
+    return rl_mm(I, B2(OP_MULZ, rl_tp(I, d, sp), U), rl_tp(I, V, sp), sp);
+  }
+  case OP_SVD_U: case OP_SVD_V: {           /* PyTorch's svd_backward, one output at a time */
+    bool isu = op == OP_SVD_U;
+    Value U = isu ? y : la_out(I, OP_SVD_U, a, sp), V = isu ? la_out(I, OP_SVD_V, a, sp) : y, Y = isu ? U : V;
+    Value s = T(I, op_diag(I, la_out(I, OP_SVD_S, a, sp), sp)), st = rl_tp(I, s, sp);
+    bool extra = isu ? m > k : n > k;       /* the part of g outside Y's columns */
+    if (extra) svd_check(I, s, sp);
+    Value G = rl_mm(I, rl_tp(I, Y, sp), g, sp);
+    Value J = B2(OP_SUB, G, rl_tp(I, G, sp));
+    Value inner = la_fdiv(I, isu ? B2(OP_MUL, J, st) : B2(OP_MUL, s, J), B2(OP_MUL, s, s), g, true, sp);
+    Value r = rl_mm(I, rl_mm(I, U, inner, sp), rl_tp(I, V, sp), sp);
+    if (extra) {                            /* (I - Y Y') g S^-1, then V' or U on the other side */
+      Value P = B2(OP_MUL, B2(OP_SUB, g, rl_mm(I, Y, G, sp)), rl_tp(I, svd_inv(I, s, sp), sp));
+      r = B2(OP_ADD, r, isu ? rl_mm(I, P, rl_tp(I, V, sp), sp) : rl_mm(I, U, rl_tp(I, P, sp), sp));
+    }
+    return r;
+  }
+  default: break;
+  }
+  mls_throw(I, sp, "internal error: la_vjp of '%s'", op_info[op].sym);
+}
+
+/* The tangent of op's output y = op(A) along the tangent ta of A. */
+static Value la_jvp(Interp *I, OpKind op, Value a, Value y, Value ta, Span sp) {
+  bool num;
+  int64_t m, n, yr, yc;
+  rl_shape(a, &num, &m, &n);
+  rl_shape(y, &num, &yr, &yc);
+  int64_t k = m < n ? m : n;
+  if (k == 0) return T(I, val_mat(tensor_zeros(I, yr, yc)));
+  switch (op) {
+  case OP_EIGVALS: case OP_EIGVECS: {       /* diag(P), V (F o P); P = V' sym(dA) V */
+    Value V = op == OP_EIGVECS ? y : la_out(I, OP_EIGVECS, a, sp), lam = la_out(I, OP_EIGVALS, a, sp);
+    Value P = rl_mm(I, rl_mm(I, rl_tp(I, V, sp), symm(I, ta, sp), sp), V, sp);
+    if (op == OP_EIGVALS) return la_tie_mean(I, T(I, op_diag(I, P, sp)), lam, sp);
+    return rl_mm(I, V, la_fdiv(I, P, lam, val_null(), false, sp), sp);
+  }
+  case OP_CHOL: {                           /* L Phi(L^-1 sym(dA) L^-T) */
+    Value W = rsolve(I, lsolve(I, y, symm(I, ta, sp), sp), rl_tp(I, y, sp), sp);
+    return rl_mm(I, y, B2(OP_MUL, W, la_mask(I, n, LM_PHI)), sp);
+  }
+  case OP_QR_Q: case OP_QR_R: {             /* C = Q' dA R^-1 = Omega + U: dR = U R, dQ = dA R^-1 - Q U */
+    Value Q = op == OP_QR_Q ? y : la_out(I, OP_QR_Q, a, sp);
+    Value R = op == OP_QR_R ? y : la_out(I, OP_QR_R, a, sp);
+    qr_check(I, R, m, n, true, sp);
+    Value AR = rsolve(I, ta, R, sp);
+    Value C = rl_mm(I, rl_tp(I, Q, sp), AR, sp);
+    Value Lo = B2(OP_MUL, C, la_mask(I, n, LM_LOWER));
+    Value Up = B2(OP_SUB, C, B2(OP_SUB, Lo, rl_tp(I, Lo, sp)));
+    return op == OP_QR_R ? rl_mm(I, Up, R, sp) : B2(OP_SUB, AR, rl_mm(I, Q, Up, sp));
+  }
+  case OP_SVD_U: case OP_SVD_S: case OP_SVD_V: {   /* dP = U' dA V */
+    Value U = op == OP_SVD_U ? y : la_out(I, OP_SVD_U, a, sp), V = op == OP_SVD_V ? y : la_out(I, OP_SVD_V, a, sp);
+    Value s = T(I, op_diag(I, la_out(I, OP_SVD_S, a, sp), sp)), w = B2(OP_MUL, s, s);
+    Value dP = rl_mm(I, rl_mm(I, rl_tp(I, U, sp), ta, sp), V, sp);
+    if (op == OP_SVD_S) {
+      Value d = la_tie_mean(I, T(I, op_diag(I, dP, sp)), w, sp);
+      return T(I, op_diag(I, B2(OP_MUL, d, B2(OP_SUB, val_num(1), svd_zero(I, s, sp))), sp));
+    }
+    Value st = rl_tp(I, s, sp), dPt = rl_tp(I, dP, sp);
+    bool isu = op == OP_SVD_U, extra = isu ? m > k : n > k;
+    Value X = isu ? B2(OP_ADD, B2(OP_MUL, dP, st), B2(OP_MUL, s, dPt)) : B2(OP_ADD, B2(OP_MUL, s, dP), B2(OP_MUL, dPt, st));
+    Value r = rl_mm(I, isu ? U : V, la_fdiv(I, X, w, val_null(), true, sp), sp);
+    if (extra)                              /* (I - U U') dA V S^-1, (I - V V') dA' U S^-1 */
+      r = B2(OP_ADD, r, B2(OP_MUL, isu ? B2(OP_SUB, rl_mm(I, ta, V, sp), rl_mm(I, U, dP, sp))
+                                       : B2(OP_SUB, rl_mm(I, rl_tp(I, ta, sp), U, sp), rl_mm(I, V, dPt, sp)),
+                           rl_tp(I, svd_inv(I, s, sp), sp)));
+    return r;
+  }
+  default: break;
+  }
+  mls_throw(I, sp, "internal error: la_jvp of '%s'", op_info[op].sym);
+}
+
+/* ---- the rules (ops/rules.h) ---- */
+void linalg_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
+  Span sp = r->sp;
+  Value a = r->in[0], b = r->nin > 1 ? r->in[1] : val_null(), y = r->y;
+  switch (r->op) {
+  case OP_INV:                              /* d inv(A) = -inv(A) dA inv(A) */
+    gin[0] = U1(OP_NEG, rl_mm(I, rl_mm(I, rl_tp(I, y, sp), g, sp), rl_tp(I, y, sp), sp));
+    return;
+  case OP_DET: {                            /* d det(A) = det(A) t(inv(A)) */
+    Value inv = la_out(I, OP_INV, a, sp);
+    gin[0] = B2(OP_MUL, B2(OP_MUL, g, y), rl_tp(I, inv, sp));
+    return;
+  }
+  case OP_SOLVE: {                          /* x = A \ b: gb = t(A) \ g, gA = -gb t(x) */
+    Value gb = lsolve(I, rl_tp(I, a, sp), g, sp);
+    if (r->want[1]) gin[1] = rl_sum_to(I, gb, b, sp);
+    if (r->want[0]) gin[0] = U1(OP_NEG, rl_mm(I, gb, rl_tp(I, y, sp), sp));
+    return;
+  }
+  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
+    gin[0] = rl_sum_to(I, la_vjp(I, r->op, a, y, g, sp), a, sp);
+    return;
+  default: break;
+  }
+  rl_no_rule(I, r->op, false, sp);
+}
+
+Value linalg_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
+  Span sp = r->sp;
+  Value a = r->in[0], y = r->y, ta = tin[0], tb = tin[1];
+  switch (r->op) {
+  case OP_INV: return U1(OP_NEG, rl_mm(I, rl_mm(I, y, ta, sp), y, sp));            /* -inv(A) dA inv(A) */
+  case OP_DET:                              /* det(A) tr(inv(A) dA) */
+    return B2(OP_MUL, y, T(I, op_reduce(I, OP_SUM, B2(OP_MUL, rl_tp(I, la_out(I, OP_INV, a, sp), sp), ta), sp)));
+  case OP_SOLVE: {                          /* x = A \ b: dx = A \ (db - dA x) */
+    Value res = ta.t == VT_NULL ? tb : rl_tadd(I, tb, U1(OP_NEG, rl_mm(I, ta, y, sp)), sp);
+    return lsolve(I, a, res, sp);
+  }
+  case OP_EIGVALS: case OP_EIGVECS: case OP_CHOL: case OP_QR_Q: case OP_QR_R: case OP_SVD_U: case OP_SVD_S: case OP_SVD_V:
+    return la_jvp(I, r->op, a, y, ta, sp);
+  default: break;
+  }
+  rl_no_rule(I, r->op, true, sp);
+}
+
+/* ---- shape rules (ops/shapes_impl.h): the checks above on shapes alone, same messages ---- */
+/* ==== LAPACK builtins (ops/linalg.c: arg_copy, check_shape) ==== */
+/* Argument argn of the builtin as bi_mat reads it (numbers are 1x1); square when asked. */
+static void la_arg(Chk *k, const char *name, int argn, Shape a, bool square, int64_t *r, int64_t *c, Span sp) {
+  char d[64];
+  *r = *c = SHAPE_UNKNOWN;
+  if (sh_unknown(a) || a.kind == SK_NUMERIC) { k->sure = false; return; }
+  if (!sh_matlike(a)) {
+    if (!shape_describe(a, d, sizeof d)) { chk_fail_unsaid(k); return; }
+    chk_fail(k, sp, "bad argument #%d to '%s' (matrix expected, got %s)", argn, name, d);
+    return;
+  }
+  sh_dims(a, r, c);
+  if (square && *r >= 0 && *c >= 0 && *r != *c)
+    chk_fail(k, sp, "bad argument #%d to '%s' (square matrix expected, got %lldx%lld)", argn, name, (long long)*r, (long long)*c);
+  else if (square && (*r < 0 || *c < 0)) k->sure = false;
+  if (*r < 0 || *c < 0 || (double)*r * (double)*c > 2147483647.0) k->sure = false;   /* LAPACK's integer range */
+}
+
+ShapeStatus shape_rule_solve(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Chk k;
+  chk_init(&k, err);
+  const char *name = sh_name_of(op, x);
+  int64_t ra, ca, rb, cb;
+  la_arg(&k, name, 1, in[0], true, &ra, &ca, sp);
+  if (!k.failed) la_arg(&k, name, 2, in[1], false, &rb, &cb, sp);
+  if (k.failed) return chk_status(&k);
+  if (ra >= 0 && rb >= 0 && ra != rb) {
+    if (cb >= 0)
+      chk_fail(&k, sp, "bad argument #2 to '%s' (a matrix with %lld rows expected, got %lldx%lld)", name, (long long)ra,
+               (long long)rb, (long long)cb);
+    else chk_fail_unsaid(&k);
+    return chk_status(&k);
+  }
+  *out = shape_mat(rb >= 0 ? rb : ra, cb);
+  return SHAPE_OK;
+}
+
+/* inv, det, cholesky, eigen's two outputs, qr's two, svd's three: one matrix argument. */
+ShapeStatus shape_rule_linalg1(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Chk k;
+  chk_init(&k, err);
+  const char *name = x && x->name ? x->name
+                   : op == OP_CHOL ? "cholesky" : op == OP_EIGVALS || op == OP_EIGVECS ? "eigen"
+                   : op == OP_QR_Q || op == OP_QR_R ? "qr" : op == OP_SVD_U || op == OP_SVD_S || op == OP_SVD_V ? "svd"
+                   : op_info[op].sym;
+  bool square = !(op == OP_QR_Q || op == OP_QR_R || op == OP_SVD_U || op == OP_SVD_S || op == OP_SVD_V);
+  int64_t m, n;
+  la_arg(&k, name, 1, in[0], square, &m, &n, sp);
+  if (k.failed) return chk_status(&k);
+  int64_t kk = m >= 0 && n >= 0 ? (m < n ? m : n) : SHAPE_UNKNOWN;
+  if (square && m < 0) m = n;
+  if (square && n < 0) n = m;
+  switch (op) {
+  case OP_DET: *out = shape_num_unknown(); break;
+  case OP_EIGVALS: *out = shape_mat(m, 1); break;
+  case OP_QR_Q: case OP_SVD_U: *out = shape_mat(m, kk); break;
+  case OP_QR_R: *out = shape_mat(kk, n); break;
+  case OP_SVD_S: *out = shape_mat(kk, kk); break;
+  case OP_SVD_V: *out = shape_mat(n, kk); break;
+  default: *out = shape_mat(m, n); break;                  /* inv, cholesky, eigen's vectors */
+  }
+  return SHAPE_OK;
 }

@@ -7,6 +7,8 @@
 #include <string.h>
 #include "autodiff.h"
 #include "ops/family.h"
+#include "ops/rules.h"
+#include "ops/shapes_impl.h"
 
 static Value TMP(Interp *I, Value v) { tmp_push(I, v); return v; }   /* owned temp, freed by the caller's mark */
 
@@ -117,3 +119,73 @@ Value op_sumprod(Interp *I, Value x, Value y, Span sp) {
 
 /* The entry point (ops.h). */
 Value op_matmul(Interp *I, Value a, Value b, Span sp) { return op_enter(I, OP_MATMUL, 2, (Value[]){ a, b }, 0, NULL, sp); }
+
+/* ---- derivative rules (ops/rules.h): the product and the sum of a product ---- */
+void mm_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
+  Span sp = r->sp;
+  Value a = r->in[0], b = r->in[1];
+  if (r->op == OP_MATMUL) {
+    if (!ad_any_active(3, (Value[]){ a, b, g })) {   /* nothing records this: GEMM's T flags, no copies */
+      Value pa = ad_primal(a), pb = ad_primal(b), pg = ad_primal(g);   /* (boxes of finished tapes) */
+      if (r->want[0]) gin[0] = rl_sum_to(I, rl_matmul_t(I, pg, false, pb, true, sp), a, sp);
+      if (r->want[1]) gin[1] = rl_sum_to(I, rl_matmul_t(I, pa, true, pg, false, sp), b, sp);
+      return;
+    }
+    if (r->want[0]) gin[0] = rl_sum_to(I, rl_mm(I, g, rl_tp(I, b, sp), sp), a, sp);
+    if (r->want[1]) gin[1] = rl_sum_to(I, rl_mm(I, rl_tp(I, a, sp), g, sp), b, sp);
+    return;
+  }
+  if (r->op == OP_SUMPROD) {                /* d sum(X Y) / dX = rowSums(Y)' in every row; dY likewise */
+    bool na, nb;
+    int64_t ar, ac, br, bc;
+    rl_shape(a, &na, &ar, &ac);
+    rl_shape(b, &nb, &br, &bc);
+    if (r->want[0]) gin[0] = rl_sum_to(I, B2(OP_MULZ, g, B2(OP_MUL, rl_ones(I, ar, ac),
+                                                          rl_tp(I, T(I, op_reduce(I, OP_ROWSUMS, b, sp)), sp))), a, sp);
+    if (r->want[1]) gin[1] = rl_sum_to(I, B2(OP_MULZ, g, B2(OP_MUL, rl_ones(I, br, bc),
+                                                          rl_tp(I, T(I, op_reduce(I, OP_COLSUMS, a, sp)), sp))), b, sp);
+    return;
+  }
+  rl_no_rule(I, r->op, false, sp);
+}
+
+Value mm_jvp(Interp *I, const RuleArgs *r, const Value *tin) {   /* both bilinear */
+  Span sp = r->sp;
+  Value a = r->in[0], b = r->in[1], ta = tin[0], tb = tin[1];
+  if (r->op == OP_MATMUL)
+    return rl_tadd(I, ta.t == VT_NULL ? ta : rl_mm(I, ta, b, sp), tb.t == VT_NULL ? tb : rl_mm(I, a, tb, sp), sp);
+  if (r->op == OP_SUMPROD)
+    return rl_tadd(I, ta.t == VT_NULL ? ta : T(I, op_sumprod(I, ta, b, sp)),
+                   tb.t == VT_NULL ? tb : T(I, op_sumprod(I, a, tb, sp)), sp);
+  rl_no_rule(I, r->op, true, sp);
+}
+
+/* ---- shape rules (ops/shapes_impl.h): the checks above on shapes alone, same messages ---- */
+ShapeStatus shape_rule_matmul(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Shape a = in[0], b = in[1];
+  Chk k;
+  chk_init(&k, err);
+  (void)x;
+  sh_need_matlike(&k, op, a, sp);
+  sh_need_matlike(&k, op, b, sp);
+  if (k.failed) return chk_status(&k);
+  int64_t ra, ca, rb, cb;
+  sh_dims(a, &ra, &ca);
+  sh_dims(b, &rb, &cb);
+  if (ca >= 0 && rb >= 0 && ca != rb) {
+    if (ra >= 0 && cb >= 0)
+      chk_fail(&k, sp, "non-conformable arguments for '%%*%%': %lldx%lld and %lldx%lld", (long long)ra, (long long)ca,
+               (long long)rb, (long long)cb);
+    else chk_fail_unsaid(&k);
+    return chk_status(&k);
+  }
+  *out = shape_mat(ra, cb);
+  return SHAPE_OK;
+}
+
+/* sumprod(X, Y), staging's sum(X %*% Y): the product's checks, a number */
+ShapeStatus shape_rule_sumprod(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  ShapeStatus st = shape_rule_matmul(op, in, x, sp, out, err);
+  if (st == SHAPE_OK) *out = shape_num_unknown();
+  return st;
+}

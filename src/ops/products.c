@@ -11,6 +11,8 @@
 #include <string.h>
 #include "autodiff.h"
 #include "ops/family.h"
+#include "ops/rules.h"
+#include "ops/shapes_impl.h"
 
 static Value TMP(Interp *I, Value v) { tmp_push(I, v); return v; }   /* owned temp, freed by the caller's mark */
 
@@ -242,4 +244,114 @@ Value op_mmchain(Interp *I, int n, const Value *leaves, Value plan, Span sp) {
     val_release(r);
   }
   return chain_run(I, n, leaves, pl + 2 * n, sp);  /* the order the program wrote */
+}
+
+/* ---- derivative rules (ops/rules.h): those of the forms each op replaces ---- */
+void prod_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
+  Span sp = r->sp;
+  Value a = r->in[0], b = r->nin > 1 ? r->in[1] : val_null();
+  bool n;
+  int64_t ar, ac, br, bc;
+  rl_shape(a, &n, &ar, &ac);
+  rl_shape(b, &n, &br, &bc);
+  switch (r->op) {
+  case OP_DOT:                              /* sum(X * Y) */
+    if (r->want[0]) gin[0] = rl_sum_to(I, B2(OP_MULZ, g, b), a, sp);
+    if (r->want[1]) gin[1] = rl_sum_to(I, B2(OP_MULZ, g, a), b, sp);
+    return;
+  case OP_ROWSUMSPROD:                      /* X %*% rowSums(Y) */
+    if (r->want[0]) gin[0] = rl_sum_to(I, rl_mm(I, g, rl_tp(I, T(I, op_reduce(I, OP_ROWSUMS, b, sp)), sp), sp), a, sp);
+    if (r->want[1]) gin[1] = rl_sum_to(I, B2(OP_MUL, rl_ones(I, br, bc), rl_mm(I, rl_tp(I, a, sp), g, sp)), b, sp);
+    return;
+  case OP_COLSUMSPROD:                      /* colSums(X) %*% Y */
+    if (r->want[0]) gin[0] = rl_sum_to(I, B2(OP_MUL, rl_ones(I, ar, ac), rl_mm(I, g, rl_tp(I, b, sp), sp)), a, sp);
+    if (r->want[1]) gin[1] = rl_sum_to(I, rl_mm(I, rl_tp(I, T(I, op_reduce(I, OP_COLSUMS, a, sp)), sp), g, sp), b, sp);
+    return;
+  case OP_DIAGPROD:                         /* rowSums(X * t(Y)) */
+    if (r->want[0]) gin[0] = rl_sum_to(I, B2(OP_MULZ, g, rl_tp(I, b, sp)), a, sp);
+    if (r->want[1]) gin[1] = rl_sum_to(I, rl_tp(I, B2(OP_MULZ, g, a), sp), b, sp);
+    return;
+  case OP_CROSSPROD:                        /* t(X) %*% X: X (G + t(G)) */
+    gin[0] = rl_sum_to(I, rl_mm(I, a, B2(OP_ADD, g, rl_tp(I, g, sp)), sp), a, sp);
+    return;
+  case OP_TCROSSPROD:                       /* X %*% t(X): (G + t(G)) X */
+    gin[0] = rl_sum_to(I, rl_mm(I, B2(OP_ADD, g, rl_tp(I, g, sp)), a, sp), a, sp);
+    return;
+  case OP_XTWXV: {                          /* t(X) %*% (w * (X %*% v)) */
+    Value w = r->in[1], v = r->in[2], Xg = rl_mm(I, a, g, sp), Xv = rl_mm(I, a, v, sp);
+    if (r->want[0]) gin[0] = rl_sum_to(I, B2(OP_ADD, rl_mm(I, B2(OP_MUL, w, Xv), rl_tp(I, g, sp), sp),
+                                            rl_mm(I, B2(OP_MUL, w, Xg), rl_tp(I, v, sp), sp)), a, sp);
+    if (r->want[1]) gin[1] = rl_sum_to(I, B2(OP_MUL, Xg, Xv), w, sp);
+    if (r->want[2]) gin[2] = rl_sum_to(I, T(I, op_apply(I, OP_XTWXV, 3, (Value[]){ a, w, g }, 0, NULL, sp)), v, sp);
+    return;
+  }
+  default: break;
+  }
+  rl_no_rule(I, r->op, false, sp);
+}
+
+Value prod_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
+  Span sp = r->sp;
+  OpKind op = r->op;
+  Value a = r->in[0], b = r->nin > 1 ? r->in[1] : val_null(), ta = tin[0], tb = tin[1];
+  switch (op) {
+  case OP_DOT: case OP_ROWSUMSPROD: case OP_COLSUMSPROD: case OP_DIAGPROD:   /* bilinear */
+    return rl_tadd(I, ta.t == VT_NULL ? ta : T(I, op_apply(I, op, 2, (Value[]){ ta, b }, 0, NULL, sp)),
+                   tb.t == VT_NULL ? tb : T(I, op_apply(I, op, 2, (Value[]){ a, tb }, 0, NULL, sp)), sp);
+  case OP_XTWXV: {                          /* t(dX) (w Xv) + t(X) (w dX v + dw Xv) + xtwxv(X, w, dv) */
+    Value w = r->in[1], v = r->in[2], tw = tin[1], tv = tin[2], res = val_null();
+    if (ta.t != VT_NULL)
+      res = rl_tadd(I, rl_mm(I, rl_tp(I, ta, sp), B2(OP_MUL, w, rl_mm(I, a, v, sp)), sp),
+                    rl_mm(I, rl_tp(I, a, sp), B2(OP_MUL, w, rl_mm(I, ta, v, sp)), sp), sp);
+    if (tw.t != VT_NULL) res = rl_tadd(I, res, rl_mm(I, rl_tp(I, a, sp), B2(OP_MUL, tw, rl_mm(I, a, v, sp)), sp), sp);
+    if (tv.t != VT_NULL) res = rl_tadd(I, res, T(I, op_apply(I, OP_XTWXV, 3, (Value[]){ a, w, tv }, 0, NULL, sp)), sp);
+    return res;
+  }
+  case OP_CROSSPROD: case OP_TCROSSPROD: {  /* P + t(P), P = t(dX) X or dX t(X) */
+    if (ta.t == VT_NULL) return ta;
+    Value P = op == OP_CROSSPROD ? rl_mm(I, rl_tp(I, ta, sp), a, sp) : rl_mm(I, ta, rl_tp(I, a, sp), sp);
+    return B2(OP_ADD, P, rl_tp(I, P, sp));
+  }
+  default: break;
+  }
+  rl_no_rule(I, op, true, sp);
+}
+
+/* ---- shape rules (ops/shapes_impl.h): the checks above on shapes alone, same messages ---- */
+/* The product forms of staging's rewrites (ops.def), each as the form it replaces: dot(X, Y)
+** is sum(X * Y), a number; rowsumsprod, colsumsprod and diagprod are the product's rowSums,
+** colSums and diag; crossprod(X) is t(X) %*% X, tcrossprod(X) X %*% t(X), xtwxv(X, w, v)
+** t(X) %*% (w * (X %*% v)); a chain, the product of its (first two) operands. */
+ShapeStatus shape_rule_products(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  ShapeStatus st;
+  int64_t r, c;
+  switch (op) {
+  case OP_DOT:
+    st = shape_rule_ew2(op, in, x, sp, out, err);
+    if (st == SHAPE_OK) *out = shape_num_unknown();
+    return st;
+  case OP_XTWXV: {                        /* t(X) %*% (w * (X %*% v)) */
+    Shape xv, u, t;
+    if ((st = shape_rule_matmul(OP_MATMUL, (Shape[]){ in[0], in[2] }, x, sp, &xv, err)) != SHAPE_OK) return st;
+    if ((st = shape_rule_ew2(OP_MUL, (Shape[]){ in[1], xv }, x, sp, &u, err)) != SHAPE_OK) return st;
+    if ((st = shape_rule_transpose(OP_TRANSPOSE, in, x, sp, &t, err)) != SHAPE_OK) return st;
+    return shape_rule_matmul(OP_MATMUL, (Shape[]){ t, u }, x, sp, out, err);
+  }
+  case OP_CROSSPROD: case OP_TCROSSPROD: {
+    Shape t;
+    st = shape_rule_transpose(OP_TRANSPOSE, in, x, sp, &t, err);
+    if (st != SHAPE_OK) return st;
+    Shape ab[2] = { op == OP_CROSSPROD ? t : in[0], op == OP_CROSSPROD ? in[0] : t };
+    return shape_rule_matmul(OP_MATMUL, ab, x, sp, out, err);
+  }
+  default: break;
+  }
+  st = shape_rule_matmul(OP_MATMUL, in, x, sp, out, err);
+  if (st != SHAPE_OK || out->kind != SK_MAT) return st;
+  r = out->rows;
+  c = out->cols;
+  if (op == OP_ROWSUMSPROD) *out = shape_mat(r, 1);
+  else if (op == OP_COLSUMSPROD) *out = shape_mat(1, c);
+  else if (op == OP_DIAGPROD) *out = shape_mat(r >= 0 ? r : c, 1);
+  return SHAPE_OK;
 }

@@ -7,6 +7,8 @@
 #include <string.h>
 #include "autodiff.h"
 #include "ops/family.h"
+#include "ops/rules.h"
+#include "ops/shapes_impl.h"
 
 /* "bad argument #1 to 'rowMaxs' (...)": these ops are called as the builtins of their symbol. */
 static l_noret bad_arg(Interp *I, OpKind op, Span sp, const char *what, Value v) { op_bad_argn(I, op, 1, sp, what, v); }
@@ -109,3 +111,219 @@ Value op_reduce(Interp *I, OpKind op, Value a, Span sp) { return op_enter(I, op,
 Value op_scan(Interp *I, OpKind op, Value a, Span sp) { return op_enter(I, op, 1, &a, 0, NULL, sp); }
 Value op_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp) { return op_enter(I, op, nin, in, 0, NULL, sp); }
 Value op_diag(Interp *I, Value a, Span sp) { return op_enter(I, OP_DIAG, 1, &a, 0, NULL, sp); }
+
+/* ---- derivative rules (ops/rules.h) ---- */
+/* The reduction a max/min's tie count uses: the extreme's own shape of sums. */
+static OpKind count_of(OpKind op) {
+  return op == OP_MAX || op == OP_MIN ? OP_SUM : op == OP_ROWMAXS || op == OP_ROWMINS ? OP_ROWSUMS : OP_COLSUMS;
+}
+
+/* The product of the others (prod's adjoint where an element is zero): n^2, interruptible. */
+static Value prod_others(Interp *I, Value p, Span sp) {
+  int64_t n = tensor_numel(p.u.m);
+  Tensor *o = tensor_new(I, tensor_rows(p.u.m), tensor_cols(p.u.m));
+  T(I, val_mat(o));
+  int64_t budget = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (interp_tick(I, &budget, n)) interp_check_interrupt(I, sp);   /* (o is on the temp stack) */
+    double q = 1;
+    for (int64_t j = 0; j < n; j++) if (j != i) q *= tensor_at(p.u.m, j);   /* p may be a view */
+    tensor_data(o)[i] = q;
+  }
+  return val_mat(o);
+}
+
+void red_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
+  Span sp = r->sp;
+  OpKind op = r->op;
+  Value a = r->in[0], y = r->y;
+  bool n;
+  int64_t ar, ac;
+  rl_shape(a, &n, &ar, &ac);
+  switch (op) {
+  case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS:
+    gin[0] = n ? g : B2(OP_MUL, rl_ones(I, ar, ac), g);
+    return;
+  case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: {
+    /* to the elements equal to the extreme, split evenly on ties */
+    Value mask = B2(OP_EQ, a, y);
+    Value w = B2(OP_DIV, mask, T(I, op_reduce(I, count_of(op), mask, sp)));
+    gin[0] = rl_sum_to(I, B2(OP_MULZ, g, w), a, sp);
+    return;
+  }
+  case OP_PROD: {                           /* the product of the others */
+    Value p = ad_rule_values(I, a, sp, "the derivative of prod");
+    bool zero = p.t == VT_NUM ? p.u.n == 0 : false;
+    for (int64_t i = 0; p.t == VT_MAT && i < tensor_numel(p.u.m) && !zero; i++) zero = tensor_at(p.u.m, i) == 0;
+    if (!zero) gin[0] = B2(OP_MULZ, g, B2(OP_DIV, y, a));
+    else if (p.t != VT_MAT) gin[0] = B2(OP_MUL, g, val_num(1));
+    else gin[0] = B2(OP_MULZ, g, prod_others(I, p, sp));
+    return;
+  }
+  case OP_CUMSUM: {                         /* reversed cumulative sum: total - cumsum + g */
+    if (n) { gin[0] = g; return; }
+    Value tot = T(I, op_reduce(I, ar == 1 && ac > 1 ? OP_ROWSUMS : OP_COLSUMS, g, sp));
+    gin[0] = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, g, sp))), g);
+    return;
+  }
+  case OP_CUMPROD: {                        /* reversed cumulative sum of g*y, over a */
+    if (n) { gin[0] = g; return; }
+    Value z = B2(OP_MUL, g, y);
+    Value tot = T(I, op_reduce(I, ar == 1 && ac > 1 ? OP_ROWSUMS : OP_COLSUMS, z, sp));
+    Value rev = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, z, sp))), z);
+    Value p = ad_rule_values(I, a, sp, "the derivative of cumprod");
+    for (int64_t i = 0; i < tensor_numel(p.u.m); i++)
+      if (tensor_at(p.u.m, i) == 0) mls_throw(I, sp, "grad: the derivative of cumprod at a zero element is not supported");
+    gin[0] = B2(OP_DIV, rev, a);
+    return;
+  }
+  case OP_CUMMAX: case OP_CUMMIN:           /* each g to the element the running value came from */
+    gin[0] = T(I, op_grad_aux(I, OP_CUMEXT_GRAD, 3, (Value[]){ g, a, y }, sp));
+    return;
+  case OP_ROWPRODS: case OP_COLPRODS:       /* g times the product of the others (zeros are fine) */
+    gin[0] = T(I, op_grad_aux(I, op == OP_ROWPRODS ? OP_ROWPRODS_GRAD : OP_COLPRODS_GRAD, 2, (Value[]){ g, a }, sp));
+    return;
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:  /* linear in g, each the other's transpose; x, y discrete */
+    if (r->want[0])
+      gin[0] = T(I, op_grad_aux(I, op == OP_CUMEXT_GRAD ? OP_CUMEXT_TAN : OP_CUMEXT_GRAD, 3, (Value[]){ g, r->in[1], r->in[2] }, sp));
+    return;
+  case OP_CUMSUMPROD:                       /* the adjoint recursion (cpu_stats.c) */
+    gin[0] = T(I, op_grad_aux(I, OP_CUMSUMPROD_GRAD, 3, (Value[]){ g, a, y }, sp));
+    return;
+  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: case OP_CUMSUMPROD_GRAD:
+    mls_throw(I, sp, "grad: the second derivative of %s is not supported",
+              op == OP_ROWPRODS_GRAD ? "rowProds" : op == OP_COLPRODS_GRAD ? "colProds" : "cumsumprod");
+  case OP_LOGSOFTMAX:                       /* g - exp(y) * rowSums(g) */
+    gin[0] = B2(OP_SUB, g, B2(OP_MUL, U1(OP_EXP, y), T(I, op_reduce(I, OP_ROWSUMS, g, sp))));
+    return;
+  case OP_SOFTMAX:                          /* y * (g - rowSums(g * y)) */
+    gin[0] = B2(OP_MUL, y, B2(OP_SUB, g, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, g, y), sp))));
+    return;
+  case OP_DIAG: {
+    Value d = T(I, op_diag(I, g, sp));
+    if (n) gin[0] = T(I, op_reduce(I, OP_SUM, d, sp));
+    else if (ar == 1 && ac > 1) gin[0] = T(I, op_transpose(I, d, sp));
+    else gin[0] = d;
+    return;
+  }
+  default: break;
+  }
+  rl_no_rule(I, op, false, sp);
+}
+
+Value red_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
+  Span sp = r->sp;
+  OpKind op = r->op;
+  Value a = r->in[0], y = r->y, ta = tin[0];
+  switch (op) {
+  case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: return T(I, op_reduce(I, op, ta, sp));
+  case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: {
+    Value mask = B2(OP_EQ, a, y);
+    Value w = B2(OP_DIV, mask, T(I, op_reduce(I, count_of(op), mask, sp)));
+    return T(I, op_reduce(I, count_of(op), B2(OP_MULZ, ta, w), sp));
+  }
+  case OP_CUMSUM: return T(I, op_scan(I, OP_CUMSUM, ta, sp));
+  case OP_SOFTMAX: return B2(OP_MUL, y, B2(OP_SUB, ta, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, y, ta), sp))));
+  case OP_LOGSOFTMAX: return B2(OP_SUB, ta, T(I, op_reduce(I, OP_ROWSUMS, B2(OP_MUL, U1(OP_EXP, y), ta), sp)));
+  case OP_DIAG: return T(I, op_diag(I, ta, sp));
+  case OP_CUMMAX: case OP_CUMMIN:           /* the tangent of the element each extreme came from */
+    return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, OP_CUMEXT_TAN, 3, (Value[]){ ta, a, y }, sp));
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:
+    return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, op, 3, (Value[]){ ta, r->in[1], r->in[2] }, sp));
+  case OP_ROWPRODS: case OP_COLPRODS: {     /* sums of the tangent times the product of the others */
+    bool n;
+    int64_t ar, ac;
+    rl_shape(a, &n, &ar, &ac);
+    Value others = T(I, op_grad_aux(I, op == OP_ROWPRODS ? OP_ROWPRODS_GRAD : OP_COLPRODS_GRAD, 2,
+                                    (Value[]){ rl_ones(I, op == OP_ROWPRODS ? ar : 1, op == OP_ROWPRODS ? 1 : ac), a }, sp));
+    return T(I, op_reduce(I, op == OP_ROWPRODS ? OP_ROWSUMS : OP_COLSUMS, B2(OP_MUL, rl_tzero(ta), others), sp));
+  }
+  /* no forward rule yet: jvp through them is the located error */
+  default: break;
+  }
+  rl_no_rule(I, op, true, sp);
+}
+
+/* ---- shape rules (ops/shapes_impl.h): the checks above on shapes alone, same messages ---- */
+/* ==== reductions, scans, diag, ifelse (ops.c op_reduce, op_scan, op_diag, op_ifelse) ==== */
+ShapeStatus shape_rule_reduce(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Shape a = in[0];
+  Chk k;
+  chk_init(&k, err);
+  const char *name = sh_name_of(op, x);
+  bool whole = op == OP_SUM || op == OP_PROD || op == OP_MAX || op == OP_MIN;
+  if (sh_unknown(a)) { *out = whole ? shape_num_unknown() : shape_numeric(); k.sure = false; return SHAPE_OK; }
+  if (a.kind == SK_NUMERIC) { *out = whole ? shape_num_unknown() : shape_numeric(); return SHAPE_OK; }
+  if (!sh_matlike(a)) { sh_bad_argn(&k, name, 1, sp, "matrix expected", a); return chk_status(&k); }
+  int64_t r, c, orows = 1, ocols = 1;
+  sh_dims(a, &r, &c);
+  switch (op) {
+  case OP_MAX: case OP_MIN:
+    if (r == 0 || c == 0) sh_bad_argn(&k, name, 1, sp, "non-empty matrix expected", a);
+    break;
+  case OP_ROWMAXS: case OP_ROWMINS: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN:
+    if (c == 0 && r > 0) sh_bad_argn(&k, name, 1, sp, "matrix with non-empty rows expected", a);
+    else if (c < 0 || (c == 0 && r < 0)) k.sure = false;
+    orows = r;
+    break;
+  case OP_ROWSUMS: case OP_ROWPRODS: orows = r; break;
+  case OP_COLMAXS: case OP_COLMINS:
+    if (r == 0 && c > 0) sh_bad_argn(&k, name, 1, sp, "matrix with non-empty columns expected", a);
+    ocols = c;
+    break;
+  case OP_COLSUMS: case OP_COLPRODS: ocols = c; break;
+  case OP_CUMSUMPROD:
+    if (c >= 0 && c != 2) sh_bad_argn(&k, name, 1, sp, "matrix of two columns expected", a);
+    orows = r;
+    break;
+  default: break;
+  }
+  if (k.failed) return chk_status(&k);
+  *out = whole || sh_numlike(a) ? shape_num_unknown() : shape_mat(orows, ocols);
+  if (whole && sh_numlike(a) && a.known) *out = shape_num(a.value);   /* sum(x), prod(x), max(x) of a number: x */
+  return SHAPE_OK;
+}
+
+ShapeStatus shape_rule_scan(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Shape a = in[0];
+  Chk k;
+  chk_init(&k, err);
+  if (sh_unknown(a)) { *out = shape_numeric(); return SHAPE_OK; }
+  if (a.kind == SK_NUMERIC) { *out = shape_numeric(); return SHAPE_OK; }
+  if (!sh_matlike(a)) { sh_bad_argn(&k, sh_name_of(op, x), 1, sp, "matrix expected", a); return chk_status(&k); }
+  *out = sh_numlike(a) ? shape_num_unknown() : shape_mat(a.rows, a.cols);
+  return SHAPE_OK;
+}
+
+ShapeStatus shape_rule_diag(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Shape a = in[0];
+  Chk k;
+  chk_init(&k, err);
+  const char *name = sh_name_of(op, x);
+  if (sh_unknown(a) || a.kind == SK_NUMERIC) { *out = shape_mat(SHAPE_UNKNOWN, SHAPE_UNKNOWN); return SHAPE_OK; }
+  if (!sh_matlike(a)) { sh_bad_argn(&k, name, 1, sp, "vector or square matrix expected", a); return chk_status(&k); }
+  int64_t r, c;
+  sh_dims(a, &r, &c);
+  if (r >= 0 && c >= 0) {
+    if (r == c) *out = shape_mat(r, 1);
+    else if (r == 1 || c == 1) *out = shape_mat(r * c, r * c);
+    else { sh_bad_argn(&k, name, 1, sp, "vector or square matrix expected", a); return chk_status(&k); }
+    return SHAPE_OK;
+  }
+  *out = shape_mat(SHAPE_UNKNOWN, SHAPE_UNKNOWN);             /* square (n x 1), or n x n of a vector */
+  return SHAPE_OK;
+}
+
+/* op_grad_aux: the inputs as matrices (a number is 1x1), the result shaped as in[1]. */
+ShapeStatus shape_rule_grad_aux(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err) {
+  Chk k;
+  chk_init(&k, err);
+  int nin = op_info[op].arity;
+  for (int i = 0; i < nin; i++) {
+    if (sh_unknown(in[i]) || in[i].kind == SK_NUMERIC) { k.sure = false; continue; }
+    if (!sh_matlike(in[i])) { sh_bad_argn(&k, sh_name_of(op, x), 1, sp, "matrix expected", in[i]); return chk_status(&k); }
+  }
+  Shape y = in[1];
+  *out = y.kind == SK_MAT ? shape_mat(y.rows, y.cols) : sh_numlike(y) ? shape_num_unknown() : shape_numeric();
+  return SHAPE_OK;
+}

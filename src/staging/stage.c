@@ -11,7 +11,7 @@
 #include <string.h>
 #include "builtins.h"
 #include "check/check.h"
-#include "check/shape_rules.h"
+#include "ops/shapes.h"
 #include "err.h"
 #include "mem.h"
 #include "ops/index.h"

@@ -1,5 +1,5 @@
 /*
-** test_shape_rules.c — every op's shape rule (src/check/shape_rules.c) against the eager code on
+** test_shape_rules.c — every op's shape rule (ops/shapes.c, rules in the family files of src/ops/) against the eager code on
 ** generated operands (mismatches, empty, 1x1, numbers, booleans, strings, lists...): the rule's
 ** shape or error must be what the op gives; indexing and assignment through the evaluator.
 */
@@ -15,7 +15,7 @@
 #include <string.h>
 #include "builtins.h"
 #include "capture.h"
-#include "check/shape_rules.h"
+#include "ops/shapes.h"
 #include "interp/interp.h"
 #include "ops/index.h"
 #include "ops/linalg.h"

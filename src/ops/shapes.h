@@ -1,10 +1,10 @@
 /*
-** shape_rules.h — the shape rule of every op of ops.def: the operands' shapes (and extras such
+** ops/shapes.h — the shape rule of every op of ops.def: the operands' shapes (and extras such
 ** as index values, sizes, a convolution's geometry) in; the result's shape, or the error the
 ** eager code gives, out. No data is touched and nothing is allocated (mls --check, explain).
 */
-#ifndef MLS_SHAPE_RULES_H
-#define MLS_SHAPE_RULES_H
+#ifndef MLS_OPS_SHAPES_H
+#define MLS_OPS_SHAPES_H
 
 #include "mls.h"
 #include "ops.h"
