@@ -266,6 +266,7 @@ GEN_COUNT ?= 20000
 .PHONY: gen-test
 gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --seed 1 --count $(GEN_COUNT)
+	MLS_LOOP_UNROLL=0 $(BUILD)/gen_diff --seed 5 --count $(GEN_COUNT)   # every staged loop a loop node
 
 # No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
 # symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.

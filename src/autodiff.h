@@ -54,6 +54,8 @@ typedef struct Tape {
   bool forward;            /* jvp: boxes carry tangents, nothing is recorded */
   struct Graph *graph;     /* staging (jit, --staged): ops are recorded as graph nodes; a box's
                            ** node is then a node of this graph. Owned by the stager, not the tape. */
+  int32_t capture_id;      /* a loop body's stage (staging/loop.c): the id of the stage whose reads
+                           ** of outside variables it shares (stage_outside); 0: its own id */
   TNode *nodes;
   int32_t n, cap;
 } Tape;

@@ -18,6 +18,7 @@
 #include "ops/index.h"
 #include "print.h"
 #include "progress.h"
+#include "staging/loop.h"
 #include "staging/stage.h"
 #include "tensor.h"
 
@@ -256,6 +257,81 @@ static void assign_name(Interp *I, AstNode *var, Value v) {
 Value *eval_name_place(Interp *I, AstNode *n) { return lookup_place(I, n); }
 void eval_assign_name(Interp *I, AstNode *n, Value v) { assign_name(I, n, v); }
 
+/* ---- loops a stage traces as one graph node (staging/loop.h) ---- */
+/* The variables a loop's body assigns: locals of the running function (slots at depth 0), each
+** once. ok is false for a body the node cannot hold: a function literal, break, next, return,
+** source(), an assignment to anything but a local or an element of one, too many variables. */
+typedef struct LoopScan { AstNode *v[LOOP_MAX_CARRY]; int n; bool ok; } LoopScan;
+
+static void scan_add(LoopScan *s, const AstNode *t) {
+  if (t->kind == AST_INDEX) t = t->kids[0];
+  if (t->kind != AST_NAME || t->slot < 0 || t->depth != 0) { s->ok = false; return; }
+  for (int i = 0; i < s->n; i++)
+    if (s->v[i]->slot == t->slot) return;
+  if (s->n == LOOP_MAX_CARRY) { s->ok = false; return; }
+  s->v[s->n++] = (AstNode *)t;
+}
+
+static void loop_scan(const AstNode *n, LoopScan *s) {
+  if (!n || !s->ok) return;
+  switch (n->kind) {
+  case AST_FUNCTION: case AST_RETURN: case AST_BREAK: case AST_NEXT: case AST_SOURCE_AS: s->ok = false; return;
+  case AST_ASSIGN: scan_add(s, n->kids[0]); break;
+  case AST_MASSIGN: for (uint32_t i = 0; i + 1 < n->nkids; i++) scan_add(s, n->kids[i]); break;
+  case AST_FOR: scan_add(s, n->kids[0]); break;
+  default: break;
+  }
+  for (uint32_t i = 0; i < n->nkids; i++) loop_scan(n->kids[i], s);
+}
+
+/* The places of the scanned variables in the running env (false: none there). */
+static bool scan_places(Interp *I, const LoopScan *s, Value **places, Symbol **syms) {
+  Env *e = I->env;
+  if (!e) return false;
+  for (int i = 0; i < s->n; i++) {
+    if (s->v[i]->slot >= e->n) return false;
+    places[i] = &e->slots[s->v[i]->slot];
+    syms[i] = s->v[i]->u.sym;
+  }
+  return true;
+}
+
+/* for (var in seq) body while a stage traces (seq a vector of cnt numbers longer than the unroll
+** limit): as one loop node. -1: done (var holds the last element, as after the eager loop); 0:
+** not staged, run it as before; k > 0: the stage went eager after element k - 1, run on from k. */
+static int64_t for_staged(Interp *I, AstNode *n, Value seq, int64_t cnt) {
+  AstNode *var = n->kids[0], *body = n->kids[2];
+  if (seq.t != VT_MAT || cnt <= stage_loop_unroll(I) || (n->flags & AST_F_REMOTE)) return 0;
+  LoopScan s = { .n = 0, .ok = true };
+  loop_scan(body, &s);
+  if (!s.ok || var->slot < 0 || var->depth != 0) return 0;
+  for (int i = 0; i < s.n; i++)
+    if (s.v[i]->slot == var->slot) return 0;           /* the body assigns the loop variable */
+  Value *places[LOOP_MAX_CARRY];
+  Symbol *syms[LOOP_MAX_CARRY];
+  if (!scan_places(I, &s, places, syms)) return 0;
+  if (I->abstract)                                      /* (explain: the loop's values are needed) */
+    interp_abstract_stop(I, n->span, "a loop of %lld iterations is staged as one node from values", (long long)cnt);
+  LoopStage *L = stage_loop_begin(I, false, s.n, places, syms, n->span);
+  if (!L) return 0;
+  int64_t c = tensor_cols(seq.u.m);
+  assign_name(I, var, stage_loop_index(I, L, val_num(tensor_get(seq.u.m, 0, 0))));
+  loop_body(I, body, n->span);
+  int64_t k = stage_loop_end(I, L, seq, cnt);
+  if (k < 0) assign_name(I, var, val_num(tensor_get(seq.u.m, (cnt - 1) / c, (cnt - 1) % c)));
+  return k;
+}
+
+/* A range's elements as a column (for_staged's sequence), on the temp stack. */
+static Value range_column(Interp *I, double from, double step, int64_t cnt) {
+  Tensor *t = tensor_new(I, cnt, 1);
+  double *d = tensor_data(t);
+  for (int64_t i = 0; i < cnt; i++) d[i] = from + step * (double)i;
+  Value v = val_mat(t);
+  tmp_push(I, v);
+  return v;
+}
+
 __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
   AstNode *var = n->kids[0], *iter = n->kids[1], *body = n->kids[2];
   if (iter->kind == AST_BINARY && iter->op == OP_RANGE) {      /* a:b without a vector */
@@ -271,6 +347,14 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     int64_t cnt = (int64_t)floor(fabs(to - from) + 1e-10) + 1;
     double step = to >= from ? 1.0 : -1.0;
     int64_t lo = 0, hi = cnt;
+    if (I->stage && cnt > stage_loop_unroll(I) && !(n->flags & AST_F_REMOTE)) {
+      Value sv = range_column(I, from, step, cnt);
+      int64_t k = for_staged(I, n, sv, cnt);
+      tmp_pop(I, 1);
+      val_release(sv);
+      if (k < 0) return val_null();
+      lo = k;
+    }
     ParforRun pr;                            /* parfor (..., mode=REMOTE) under mpirun */
     bool remote = (n->flags & AST_F_REMOTE) && mpi_parfor_begin(I, n, cnt, &lo, &hi, &pr);
     for (int64_t i = lo; i < hi; i++) {
@@ -306,9 +390,17 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     mls_throw(I, iter->span, "cannot iterate over %s", val_describe(seq, d, sizeof d));
   }
   }
+  int64_t lo = 0, hi = cnt;
+  if (I->stage && !bar) {
+    lo = for_staged(I, n, seq, cnt);
+    if (lo < 0) {
+      tmp_pop(I, 1);
+      val_release(seq);
+      return val_null();
+    }
+  }
   Progress pb;
   progress_start(&pb, bar ? I->errf : NULL, cnt, &I->bar_open);
-  int64_t lo = 0, hi = cnt;
   ParforRun pr;                              /* parfor (..., mode=REMOTE) under mpirun */
   bool remote = (n->flags & AST_F_REMOTE) && mpi_parfor_begin(I, n, cnt, &lo, &hi, &pr);
   for (int64_t i = lo; i < hi; i++) {
@@ -337,10 +429,38 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
   return val_null();
 }
 
+/* while (cond) body while a stage traces: as one loop node (NULL: not here). */
+static LoopStage *while_begin(Interp *I, AstNode *n) {
+  LoopScan s = { .n = 0, .ok = true };
+  loop_scan(n->kids[1], &s);
+  LoopScan sc = { .n = 0, .ok = true };
+  loop_scan(n->kids[0], &sc);                           /* a condition that assigns: not a node */
+  Value *places[LOOP_MAX_CARRY];
+  Symbol *syms[LOOP_MAX_CARRY];
+  if (!s.ok || !sc.ok || sc.n > 0 || !scan_places(I, &s, places, syms)) return NULL;
+  if (I->abstract)                                      /* (explain: the loop's values are needed) */
+    interp_abstract_stop(I, n->span, "%s", "a while loop is staged as one node from values");
+  return stage_loop_begin(I, true, s.n, places, syms, n->span);
+}
+
 static Value eval_while(Interp *I, AstNode *n) {
   AstNode *cond = n->kids[0], *body = n->kids[1];
+  LoopStage *L = I->stage ? while_begin(I, n) : NULL;
   for (;;) {
     Value c = eval_operand(I, cond);
+    if (L) {                                             /* the first test, traced */
+      tmp_push(I, c);
+      bool staged = stage_loop_cond(I, L, c);
+      tmp_pop(I, 1);
+      if (staged) {
+        val_release(c);
+        loop_body(I, body, n->span);
+        if (stage_loop_end(I, L, val_null(), 0) < 0) return val_null();
+        L = NULL;
+        continue;                                        /* eager from the second test on */
+      }
+      L = NULL;
+    }
     bool t;
     if (c.t == VT_BOOL) t = c.u.b;
     else {

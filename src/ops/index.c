@@ -150,6 +150,9 @@ static bool index_masks(Interp *I, Value x, int nix, const Value *iv, unsigned n
   for (int i = 0; i < nix; i++) {
     out[i] = iv[i];
     if (nomask & (1u << i)) continue;                   /* a fixed-length range: never a mask */
+    /* a staged number is one position, never a mask (a logical mask selects a count known only
+    ** from its values: then the staging is dynamic) */
+    if (iv[i].t == VT_BOX && ad_primal(iv[i]).t == VT_NUM) continue;
     Value v = iv[i].t == VT_BOX ? ad_concrete(I, iv[i], sp, "an index") : iv[i];   /* staged: dynamic */
     if (v.t == VT_BOOL && !v.u.b) {                      /* x[x > 10] of a number: nothing */
       out[i] = val_mat(tensor_new(I, 0, 1));

@@ -31,11 +31,27 @@ static void const_text(const GNode *nd, char *buf, size_t n) {
   else snprintf(buf, n, "%s", val_type_name(v));
 }
 
-/* "op" of a node: the op's symbol, the builtin's name, or the fused program. */
-static void node_label(const GNode *nd, char *buf, size_t n) {
+/* "op" of a node: the op's symbol, the builtin's name, or the fused program. lp: the loop whose
+** body or condition the node is in (its parameters are the carried values, the index and the
+** enclosing graph's values), or NULL. */
+static void node_label(const GNode *nd, char *buf, size_t n, const Loop *lp, const Graph *g) {
   char c[64];
   switch ((GKind)nd->kind) {
-  case GN_PARAM: snprintf(buf, n, "param %d", nd->param + 1); break;
+  case GN_PARAM:
+    if (!lp) snprintf(buf, n, "param %d", nd->param + 1);
+    else if (nd->param < lp->ncarry) snprintf(buf, n, "carried %s", lp->names[nd->param]->name);
+    else if (nd->param == lp->ncarry) snprintf(buf, n, "index");
+    else snprintf(buf, n, "outer %d", nd->param - lp->ncarry);
+    break;
+  case GN_LOOP:
+    if (nd->loop->is_while) snprintf(buf, n, "loop while (%d carried)", nd->loop->ncarry);
+    else snprintf(buf, n, "loop for %lld iterations (%d carried)", (long long)nd->loop->count, nd->loop->ncarry);
+    break;
+  case GN_ITEM: {
+    const Loop *l = g->nodes[nd->in[0]].loop;
+    snprintf(buf, n, "item %s", l->names[nd->param]->name);
+    break;
+  }
   case GN_CAPTURE: snprintf(buf, n, "capture %s", nd->sym ? nd->sym->name : "?"); break;
   case GN_CONST: const_text(nd, c, sizeof c); snprintf(buf, n, "const %s", c); break;
   case GN_OP:
@@ -53,15 +69,14 @@ static void node_label(const GNode *nd, char *buf, size_t n) {
   }
 }
 
-void graph_print(Interp *I, const Graph *g, TextBuf *t) {
-  (void)I;
+static void print_graph(Interp *I, const Graph *g, TextBuf *t, int indent, const Loop *lp) {
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
     if (nd->flags & GF_DEAD) continue;
     char lab[160], sh[48];
-    node_label(nd, lab, sizeof lab);
+    node_label(nd, lab, sizeof lab, lp, g);
     shape_of(nd, sh, sizeof sh);
-    tb_printf(t, "  %%%d = %s", i, lab);
+    tb_printf(t, "%*s  %%%d = %s", indent, "", i, lab);
     for (int k = 0; k < nd->nin; k++) tb_printf(t, " %%%d", nd->in[k]);
     tb_printf(t, "  : %s", sh);
     const Backend *be = I->device;              /* --device gpu: ops the GPU has no kernel for */
@@ -78,12 +93,22 @@ void graph_print(Interp *I, const Graph *g, TextBuf *t) {
       tb_printf(t, "  (line %u)", line);
     }
     tb_puts(t, "\n");
+    if (nd->kind == GN_LOOP) {                   /* its condition and body, indented */
+      if (nd->loop->cond) {
+        tb_printf(t, "%*s      condition:\n", indent, "");
+        print_graph(I, nd->loop->cond, t, indent + 6, nd->loop);
+      }
+      tb_printf(t, "%*s      body:\n", indent, "");
+      print_graph(I, nd->loop->body, t, indent + 6, nd->loop);
+    }
   }
-  tb_puts(t, "  results:");
+  tb_printf(t, "%*s  results:", indent, "");
   for (int i = 0; i < g->nout; i++) tb_printf(t, " %%%d", g->outs[i]);
   if (g->nout == 0) tb_puts(t, " (none staged)");
   tb_puts(t, "\n");
 }
+
+void graph_print(Interp *I, const Graph *g, TextBuf *t) { print_graph(I, g, t, 0, NULL); }
 
 static void dot_escape(TextBuf *t, const char *s) {
   for (; *s; s++) {
@@ -100,7 +125,7 @@ void graph_dot(const Graph *g, TextBuf *t, const char *cluster, const char *pref
     const GNode *nd = &g->nodes[i];
     if (nd->flags & GF_DEAD) continue;
     char lab[160], sh[48];
-    node_label(nd, lab, sizeof lab);
+    node_label(nd, lab, sizeof lab, NULL, g);
     shape_of(nd, sh, sizeof sh);
     const char *shape = nd->kind == GN_PARAM || nd->kind == GN_CAPTURE ? "invhouse"
                       : nd->kind == GN_CONST                         ? "plaintext"

@@ -60,6 +60,7 @@ void graph_free(Graph *g) {
       mem_free(nd->fused->bc);
       mem_free(nd->fused);
     }
+    loop_free(nd->loop);
   }
   for (int i = 0; i < g->nchains; i++) {
     for (int k = 0; k < g->chains[i].n; k++)
@@ -84,7 +85,10 @@ static void gout_children(const GOut *o, GcVisit fn, void *ctx) {
 }
 
 void graph_children(const Graph *g, GcVisit fn, void *ctx) {   /* what graph_free releases */
-  for (int i = 0; i < g->n; i++) gc_visit_value(g->nodes[i].v, fn, ctx);
+  for (int i = 0; i < g->n; i++) {
+    gc_visit_value(g->nodes[i].v, fn, ctx);
+    if (g->nodes[i].loop) loop_children(g->nodes[i].loop, fn, ctx);
+  }
   gout_children(&g->out, fn, ctx);
 }
 
@@ -180,6 +184,7 @@ static bool same_shape(const GNode *nd, Value v) {
 ** (rand(rows = n)) or comes after one makes the block eager. */
 bool graph_shape_varies(const Graph *g, const GNode *nd) {
   if (nd->vt != VT_MAT || (nd->flags & GF_CONSTANT)) return false;
+  if (nd->kind == GN_ITEM) return false;     /* a loop's carried values keep their shapes (loop.c) */
   int from = 0;
   if (nd->kind == GN_OP) {
     switch ((OpKind)nd->op) {
@@ -207,8 +212,8 @@ bool graph_shape_varies(const Graph *g, const GNode *nd) {
 ** elimination: it removes computations, never an error the program would raise. */
 bool graph_may_fail(const Graph *g, const GNode *nd) {
   switch ((GKind)nd->kind) {
-  case GN_PARAM: case GN_CAPTURE: case GN_CALL: return true;
-  case GN_CONST: return false;
+  case GN_PARAM: case GN_CAPTURE: case GN_CALL: case GN_LOOP: return true;
+  case GN_CONST: case GN_ITEM: return false;
   case GN_OP: case GN_FUSED: break;
   }
   if (nd->kind == GN_FUSED) return false;
@@ -452,6 +457,29 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
     }
     case GN_CALL: r = bi_call(I, nd->bi, nin, args, nd->names, nd->span); break;
     case GN_FUSED: r = run_fused(I, nd, args); break;
+    case GN_LOOP:
+      r = loop_run(I, nd, args, stale);
+      if (*stale) {
+        snprintf(g->stale_why, sizeof g->stale_why, "%s", nd->loop->cond && nd->loop->cond->stale_why[0] ? nd->loop->cond->stale_why
+                                                                                                  : nd->loop->body->stale_why);
+        goto done;
+      }
+      break;
+    case GN_ITEM: {                          /* item k of a loop's result; the last: its iterations */
+      const Loop *lp = g->nodes[nd->in[0]].loop;
+      const List *l = args[0].u.l;
+      if (lp->temp[nd->param] && l->items[lp->ncarry].u.n == 0) {   /* a variable the loop never set */
+        if (!effects) {                      /* traced again: this run's trace reads it as eager code does */
+          snprintf(g->stale_why, sizeof g->stale_why, "a loop ran no iteration, so '%s' is not set", lp->names[nd->param]->name);
+          *stale = true;
+          goto done;
+        }
+        mls_throw(I, lp->span, "object '%s' not found (the loop ran no iteration: its body assigns it)", lp->names[nd->param]->name);
+      }
+      r = l->items[nd->param];
+      val_retain(r);
+      break;
+    }
     }
     if ((nd->kind == GN_OP || nd->kind == GN_CALL) && !effects && !(nd->flags & GF_EFFECT) && !as_traced(I, nd, r)) {
       val_release(r);                        /* another shape than traced (seq(1, n), X[1:n, ]): the */

@@ -20,8 +20,29 @@ typedef enum GKind {
   GN_CONST,      /* a value known while staging */
   GN_OP,         /* one op of ops.def through its entry point (ops.c) */
   GN_CALL,       /* a builtin that is not an op (effects such as print, or rand): called again */
-  GN_FUSED       /* an elementwise fusion group (optionally ending in a reduction) */
+  GN_FUSED,      /* an elementwise fusion group (optionally ending in a reduction) */
+  GN_LOOP,       /* a for or while loop (GNode.loop): its inputs the carried values' initial values,
+                 ** then the enclosing graph's values it reads; its result the list of the carried
+                 ** values' final values, then the number of iterations run */
+  GN_ITEM        /* item param (0-based) of a loop node's result (its one input) */
 } GKind;
+
+/* A loop node's loop (staging/loop.c): its body (and a while loop's condition) is a graph of
+** its own, run once an iteration, whose leaves are the carried values (0 .. ncarry-1), the
+** index (ncarry: a for loop's element, else unused) and the enclosing graph's values
+** (ncarry + 1 ..). The body's result is the list of the carried values' new values; the
+** condition's, a number or a boolean. */
+typedef struct Loop {
+  bool is_while;
+  int32_t ncarry, nouter;
+  Value seq;                /* for: the sequence (a vector known while staging), its elements the index */
+  int64_t count;            /* for: its length */
+  struct Graph *body, *cond;
+  Symbol **names;           /* the carried variables (explain; error messages) */
+  bool *temp;               /* per carried: unbound before the loop (assigned before read in the body) */
+  Span span;                /* the loop statement */
+  Source *src;              /* retained */
+} Loop;
 
 /* GF_CONSTANT: the value depends on no argument, capture or effect (known while staging) */
 enum { GF_EFFECT = 1, GF_TA = 2, GF_TB = 4, GF_DEAD = 8, GF_CONSTANT = 16 };
@@ -53,7 +74,16 @@ typedef struct GNode {
   Span *fspan;              /* GN_FUSED: each instruction's op's own span, then the sum's (owned), */
   Source **fsrc;            /* and source (retained): run op by op, errors are located there */
   int32_t chain;            /* Graph.chains: the calls it was inlined through (-1: none) */
+  Loop *loop;               /* GN_LOOP (owned) */
 } GNode;
+
+/* While a loop's body or condition is traced (staging/loop.c): the values of enclosing stages it
+** reads (boxes, retained), each leaf base + k of the body and the condition alike. */
+typedef struct LoopTrace {
+  struct Tape *outer;       /* the stage the loop is in */
+  Value *ov;
+  int32_t nov, cap, base;
+} LoopTrace;
 
 /* How the staged function's result is rebuilt from node values. */
 typedef struct GOut {
@@ -104,6 +134,7 @@ typedef struct Graph {
   size_t peak_before, peak_after;   /* planned peak bytes of intermediate values */
   char log[2048];           /* what the optimizer did, one line each */
   size_t loglen;
+  LoopTrace *lt;            /* a loop's body or condition while traced (staging/loop.c) */
   /* replay.c: the graph captured as one device launch (CUDA graphs) */
   struct Replay *rep;
   int8_t repok;             /* 0: not known yet; 1: its nodes may be captured; -1: never */
@@ -159,6 +190,16 @@ void graph_replay_free(Graph *g);
 /* Sets what MLS_REPLAY and MLS_REPLAY_LOG set for I (bits: 1 on, 2 log, 4 capture even when
 ** not worth it; -1: read them again), for tests. */
 void graph_replay_mode(Interp *I, int m);
+
+/* loop.c: the parameter of g (a loop's body or condition being traced) for v, a box of an
+** enclosing stage (stage.c's node_of). */
+int32_t loop_outer_param(Interp *I, Graph *g, Value v);
+/* loop.c: runs loop node nd on its inputs args (the carried values' initial values, then the
+** enclosing graph's values); the result list (owned), or VT_UNBOUND with *stale set when a run
+** of its body or condition was stale. Frees a loop. */
+Value loop_run(Interp *I, const GNode *nd, const Value *args, bool *stale);
+void loop_free(Loop *L);
+void loop_children(const Loop *L, GcVisit fn, void *ctx);
 
 /* explain's and dot's text (explain.c). */
 void graph_print(Interp *I, const Graph *g, TextBuf *t);

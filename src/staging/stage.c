@@ -65,12 +65,15 @@ static void set_shape(GNode *nd, Value v) {
   if (p.t == VT_LIST) nd->rows = p.u.l->n;          /* a captured list: its length is checked */
 }
 
-/* The node of v in t's graph: its box's node, else a new constant. */
+/* The node of v in t's graph: its box's node, a parameter for a value of an enclosing stage
+** that a loop's body or condition reads (loop.c), else a new constant. */
 static int32_t node_of(Interp *I, Tape *t, Value v, Span sp) {
   for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
     if (x.u.box->tape == t) return x.u.box->node;
   Value c = unbox(v, t);
   Graph *g = t->graph;
+  if (g->lt && c.t == VT_BOX && c.u.box->tape->active && c.u.box->tape->graph && c.u.box->tape->id < t->id)
+    return loop_outer_param(I, g, c);
   if (holds_box(c, NULL)) graph_mark_dynamic(g, I, sp, "a value traced by an enclosing grad or a list of staged values is used");
   int32_t id = graph_add(g, GN_CONST, sp, NULL);
   GNode *nd = &g->nodes[id];
@@ -112,6 +115,8 @@ Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, i
   tmp_pop(I, 1);
   return ad_box_new(t, id, out);
 }
+
+int32_t stage_node_of(Interp *I, Tape *t, Value v, Span sp) { return node_of(I, t, v, sp); }
 
 /* ---- the abstract trace (explain): shapes from the shape rules, no kernel ---- */
 /* Is v a constant of t's graph (known while staging: no box of t, or a box of a GF_CONSTANT
@@ -198,8 +203,14 @@ static bool op_constant(const Tape *t, const OpCall *c) {
 static Value stage_process(Interp *I, Tape *t, const OpCall *c) {
   Tape *st = I->stage;
   I->stage = NULL;                           /* (a throw ends the staging, which restores it) */
+  const Value *un = c->un;
+  Value plain[3];
+  if (t->graph->lt) {                        /* a loop's body: the enclosing stages' values are its */
+    for (int k = 0; k < c->nin && k < 3; k++) plain[k] = ad_primal(c->un[k]);   /* parameters, */
+    un = plain;                              /* their ops its own, not theirs */
+  }
   Value v = t->graph->abstract && !op_constant(t, c) ? abstract_op(I, t, c)
-                                                      : op_apply(I, c->op, c->nin, c->un, c->nextra, c->ux, c->sp);
+                                                      : op_apply(I, c->op, c->nin, un, c->nextra, c->ux, c->sp);
   I->stage = st;
   if (c->lifted && v.t != VT_NUM && v.t != VT_BOOL && v.t != VT_MAT) return v;
   return stage_record_op(I, t, c->op, c->nin, c->in, c->nextra, c->extra, v, c->sp);
@@ -261,8 +272,9 @@ bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args)
   }
   if (b->flags & BI_EFFECT) return true;
   if (b->flags & BI_DIFF) return false;      /* computes through ops: those are recorded */
-  bool staged = false;
-  for (int i = 0; i < nargs; i++) staged = staged || holds_box(args[i], I->stage);
+  bool staged = false;                       /* (a loop's body: an enclosing stage's values too, */
+  bool any = I->stage->graph->lt != NULL;    /* its parameters: not a constant of the body) */
+  for (int i = 0; i < nargs; i++) staged = staged || holds_box(args[i], any ? NULL : I->stage);
   if (staged && (b->flags & BI_AD) && ad_any_grad(nargs, args)) {
     /* a data mover (order, removeEmpty, replace) under a grad: which cells it keeps is found
     ** from the values of this run, so the block is not a graph; it runs eagerly from here. */
@@ -298,7 +310,7 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
   for (int k = 0; k < nargs; k++) cst = cst && (g->nodes[ins[k]].flags & GF_CONSTANT);
   if (cst) nd->flags |= GF_CONSTANT;
   Value un[nargs > 0 ? nargs : 1];
-  for (int k = 0; k < nargs; k++) un[k] = unbox(args[k], t);
+  for (int k = 0; k < nargs; k++) un[k] = g->lt ? ad_primal(args[k]) : unbox(args[k], t);   /* (stage_process) */
   Job job = { val_null(), b, nargs, un, names, sp, val_null() };
   Value r = with_stage(I, NULL, &job);           /* the call itself records nothing */
   if (r.t == VT_NULL || r.t == VT_UNBOUND) {      /* print(x): an effect, nothing to trace */
@@ -334,6 +346,11 @@ static void guard_fn(Interp *I, Graph *g, Value *place, Env *env, Value fn) {
 void stage_guard_unbound(Interp *I, Value *slot, Env *env) {
   Tape *t = I->stage;
   Graph *g = t->graph;
+  if (t->active && g && g->lt) {             /* a loop's body reads a name through before the local */
+    graph_mark_dynamic(g, I, (Span){ 0, 0 }, "a name is read from outside before the loop's body assigns its local");
+    t->active = false;                        /* exists: later iterations read the local (loop.c) */
+    return;
+  }
   if (!t->active || !g || !g->block || !env || !stage_outside(I, env)) return;
   for (int i = 0; i < g->nfg; i++)
     if (g->fg[i].place == slot) return;

@@ -36,8 +36,11 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp);
 void stage_guard_unbound(Interp *I, Value *slot, Env *env);
 /* True when env was made outside the innermost active stage (its variables are captures). */
 static inline bool stage_outside(const Interp *I, const Env *env) {
-  return !env || env->stage_id < I->stage->id;
+  return !env || env->stage_id < (I->stage->capture_id ? I->stage->capture_id : I->stage->id);
 }
+/* The node of v in stage t's graph: its box's node, a parameter for a value of an enclosing
+** stage read by a loop's body (loop.c), else a new constant. */
+int32_t stage_node_of(Interp *I, struct Tape *t, Value v, Span sp);
 
 /* --staged: runs statements s[0..n) (a straight-line block at top level) staged: the first run
 ** traces them, later runs (a loop body) run the optimized graph and store the variables it

@@ -1,0 +1,491 @@
+/*
+** loop.c — loops as graph nodes (loop.h; docs/staging.md "Loops"). The body of a loop a stage
+** meets is traced once, on a stage tape of its own, into a graph whose parameters are the
+** variables the body assigns (the carried values), the index of a for loop and the values of the
+** enclosing graph it reads; a while loop's condition is traced the same way, first. The
+** remaining iterations of this (tracing) run are runs of those graphs, and the enclosing graph
+** gets one GN_LOOP node, whose later runs (loop_run) run them again: the graph does not grow
+** with the trip count. A loop whose body cannot be such a graph (it goes eager, a variable
+** changes its type or shape) makes the enclosing stage eager from there, with the values
+** computed so far: never another result than eager code.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "autodiff.h"
+#include "err.h"
+#include "mem.h"
+#include "staging/graph.h"
+#include "staging/loop.h"
+#include "staging/stage.h"
+#include "tensor.h"
+
+struct LoopStage {
+  bool is_while;
+  int n;
+  Value **places;           /* the carried variables (owned array) */
+  Symbol **syms;
+  Value *init;              /* their values before the loop, retained (VT_UNBOUND: a temporary) */
+  Tape *outer, *ct, *bt;    /* the enclosing stage; the condition's and the body's */
+  Graph *cg, *bg;
+  LoopTrace lt;             /* the enclosing graph's values read (both graphs share it) */
+  Value c;                  /* while: the first condition (retained) */
+  Span sp;
+};
+
+int64_t stage_loop_unroll(Interp *I) {
+  (void)I;
+  const char *e = getenv("MLS_LOOP_UNROLL");
+  if (e && *e) return strtoll(e, NULL, 10);
+  return 64;
+}
+
+static bool plain_kind(Value p) { return p.t == VT_NUM || p.t == VT_BOOL || p.t == VT_MAT; }
+
+/* Every box of v is a stage's (a grad or jvp trace of a carried value: not a loop node). */
+static bool stage_boxes_only(Value v) {
+  for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
+    if (x.u.box->tape->active && !x.u.box->tape->graph) return false;
+  return true;
+}
+
+/* v without the boxes of finished tapes (borrowed). */
+static Value strip_finished(Value v) {
+  while (v.t == VT_BOX && !v.u.box->tape->active) v = v.u.box->v;
+  return v;
+}
+
+static void put(Value *place, Value v) {   /* takes v */
+  Value old = *place;
+  *place = v;
+  val_release(old);
+}
+
+static void set_shape(GNode *nd, Value v) {
+  Value p = ad_primal(v);
+  nd->vt = p.t;
+  if (p.t == VT_MAT) { nd->rows = tensor_rows(p.u.m); nd->cols = tensor_cols(p.u.m); }
+}
+
+static void free_stage(LoopStage *L, bool graphs) {
+  Tape *tapes[2] = { L->ct, L->bt };
+  if (graphs) { graph_free(L->cg); graph_free(L->bg); }
+  for (int k = 0; k < 2; k++)
+    if (tapes[k]) {
+      tapes[k]->active = false;
+      tapes[k]->graph = NULL;
+      Value tv;                                   /* our reference (part_tape) */
+      tv.t = VT_TAPE;
+      tv.u.tape = tapes[k];
+      val_release(tv);
+    }
+  for (int k = 0; k < L->n; k++) val_release(L->init[k]);
+  for (int k = 0; k < L->lt.nov; k++) val_release(L->lt.ov[k]);
+  val_release(L->c);
+  mem_free(L->lt.ov);
+  mem_free(L->init);
+  mem_free(L->places);
+  mem_free(L->syms);
+  mem_free(L);
+}
+
+static void free_cb(void *p) { free_stage(p, true); }   /* a throw while tracing the loop */
+
+/* Ends L (undeferred). */
+static void finish(Interp *I, LoopStage *L, bool graphs) {
+  mls_undefer(I, L);
+  free_stage(L, graphs);
+}
+
+/* A stage tape for g tracing a part of L's loop, held by L (not the temp stack: the evaluator's
+** entries around the loop stay as they were). */
+static Tape *part_tape(Interp *I, LoopStage *L, Graph *g) {
+  g->lt = &L->lt;
+  g->fbase = I->nframes;
+  Tape *t = ad_stage_tape(I, g);
+  tmp_pop(I, 1);                                  /* (its reference now L's) */
+  t->capture_id = L->outer->capture_id ? L->outer->capture_id : L->outer->id;
+  return t;
+}
+
+/* The places hold t's parameters: carried value k is leaf k (temporaries stay unbound). */
+static void bind_params(Interp *I, LoopStage *L, Tape *t) {
+  for (int k = 0; k < L->n; k++) {
+    if (L->init[k].t == VT_UNBOUND) continue;
+    int32_t id = graph_add(t->graph, GN_PARAM, (Span){ 0, 0 }, NULL);
+    GNode *nd = &t->graph->nodes[id];
+    nd->param = k;
+    Value p = ad_primal(L->init[k]);
+    set_shape(nd, p);
+    val_retain(p);
+    put(L->places[k], ad_box_new(t, id, p));
+  }
+}
+
+LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Symbol **syms, Span sp) {
+  Tape *o = I->stage;
+  if (!o || !o->active || !o->graph || o->graph->block || o->graph->abstract || o->graph->dynamic || I->abstract ||
+      n > LOOP_MAX_CARRY)
+    return NULL;
+  for (int k = 0; k < n; k++) {
+    Value v = *places[k];
+    if (v.t == VT_UNBOUND) continue;
+    if (!stage_boxes_only(v) || !plain_kind(ad_primal(v))) return NULL;
+  }
+  LoopStage *L = mem_calloc(1, sizeof *L);
+  L->is_while = is_while;
+  L->n = n;
+  L->c = val_null();
+  L->sp = sp;
+  L->outer = o;
+  L->places = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(Value *));
+  L->syms = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(Symbol *));
+  L->init = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(Value));
+  for (int k = 0; k < n; k++) {
+    L->places[k] = places[k];
+    L->syms[k] = syms[k];
+    L->init[k] = strip_finished(*places[k]);
+    val_retain(L->init[k]);
+  }
+  L->lt.outer = o;
+  L->lt.base = n + 1;
+  mls_defer(I, free_cb, L);
+  Graph *g = graph_new();
+  if (is_while) { L->cg = g; L->ct = part_tape(I, L, g); }
+  else { L->bg = g; L->bt = part_tape(I, L, g); }
+  bind_params(I, L, is_while ? L->ct : L->bt);
+  I->stage = is_while ? L->ct : L->bt;
+  return L;
+}
+
+Value stage_loop_index(Interp *I, LoopStage *L, Value x) {
+  int32_t id = graph_add(L->bg, GN_PARAM, (Span){ 0, 0 }, NULL);
+  GNode *nd = &L->bg->nodes[id];
+  nd->param = L->n;
+  set_shape(nd, x);
+  val_retain(x);
+  return ad_box_new(L->bt, id, x);
+}
+
+/* The node of value v of an enclosing stage in g, a loop part being traced: its parameter,
+** leaf lt->base + k where lt->ov[k] is v's node (stage.c node_of calls this). */
+int32_t loop_outer_param(Interp *I, Graph *g, Value v) {
+  LoopTrace *lt = g->lt;
+  int k = 0;
+  for (; k < lt->nov; k++)
+    if (lt->ov[k].u.box->tape == v.u.box->tape && lt->ov[k].u.box->node == v.u.box->node) break;
+  if (k == lt->nov) {
+    if (lt->nov == lt->cap) {
+      lt->cap = lt->cap ? 2 * lt->cap : 8;
+      lt->ov = mem_realloc(lt->ov, (size_t)lt->cap * sizeof(Value));
+    }
+    val_retain(v);
+    lt->ov[lt->nov++] = v;
+  }
+  for (int32_t i = 0; i < g->n; i++)
+    if (g->nodes[i].kind == GN_PARAM && g->nodes[i].param == lt->base + k) return i;
+  int32_t id = graph_add(g, GN_PARAM, (Span){ 0, 0 }, NULL);
+  g->nodes[id].param = lt->base + k;
+  set_shape(&g->nodes[id], v);
+  (void)I;
+  return id;
+}
+
+/* The condition c, traced, is known while staging: computed from constants only (no read of a
+** variable from outside, no value of the enclosing graph, the carried values' first values
+** known), so the enclosing graph may take its first test as a constant, as it takes an
+** unrolled loop's. */
+static bool cond_constant(const LoopStage *L, Value c) {
+  if (L->cg->dynamic || L->lt.nov > 0) return false;
+  for (int32_t i = 0; i < L->cg->n; i++)
+    if (L->cg->nodes[i].kind == GN_CAPTURE || L->cg->nodes[i].kind == GN_CALL) return false;
+  for (int k = 0; k < L->n; k++)
+    for (Value x = L->init[k]; x.t == VT_BOX; x = x.u.box->v)
+      if (x.u.box->tape->active && x.u.box->tape->graph &&
+          !(x.u.box->tape->graph->nodes[x.u.box->node].flags & GF_CONSTANT))
+        return false;
+  (void)c;
+  return true;
+}
+
+/* The enclosing stage goes eager from here (a loop that depends on its values but cannot be a
+** node); the places hold plain values. */
+static void go_eager(Interp *I, LoopStage *L, const char *fmt, const char *what) {
+  graph_mark_dynamic(L->outer->graph, I, L->sp, fmt, what);
+  L->outer->active = false;
+  if (L->ct) L->ct->active = false;
+  if (L->bt) L->bt->active = false;
+  for (int k = 0; k < L->n; k++) {
+    Value p = strip_finished(*L->places[k]);
+    val_retain(p);
+    put(L->places[k], p);
+  }
+}
+
+bool stage_loop_cond(Interp *I, LoopStage *L, Value c) {
+  I->stage = L->outer;
+  bool traced = false;
+  for (Value x = c; x.t == VT_BOX; x = x.u.box->v)
+    if (x.u.box->tape == L->ct) traced = true;
+  Value p = ad_primal(c);
+  bool truth = (p.t == VT_BOOL && p.u.b) || (p.t == VT_NUM && p.u.n != 0 && !isnan(p.u.n));
+  if (!traced || L->cg->dynamic || !truth) {
+    bool depends = !cond_constant(L, c);
+    for (int k = 0; k < L->n; k++) {             /* the places as they were (the condition assigns none) */
+      val_retain(L->init[k]);
+      put(L->places[k], L->init[k]);
+    }
+    if (depends) {                               /* (unrolled, a false test would be a constant) */
+      graph_mark_dynamic(L->outer->graph, I, L->sp, "%s", L->cg->dynamic ? L->cg->why
+                         : truth ? "a while loop's condition depends on a staged value"
+                                 : "a while loop whose condition depends on a staged value ran no iteration while traced");
+      L->outer->active = false;
+    }
+    finish(I, L, true);
+    return false;
+  }
+  val_retain(c);
+  L->c = c;
+  L->bg = graph_new();
+  L->bt = part_tape(I, L, L->bg);
+  bind_params(I, L, L->bt);
+  I->stage = L->bt;
+  return true;
+}
+
+/* g's result: the list of the carried values' nodes (an unbound temporary: NULL). */
+static void body_out(Interp *I, LoopStage *L) {
+  Graph *g = L->bg;
+  g->out.node = -2;
+  g->out.n = L->n;
+  g->out.kids = mem_calloc((size_t)(L->n > 0 ? L->n : 1), sizeof(GOut));
+  g->outs = mem_alloc((size_t)(L->n > 0 ? L->n : 1) * sizeof(int32_t));
+  for (int k = 0; k < L->n; k++) {
+    GOut *o = &g->out.kids[k];
+    o->v = val_null();
+    o->node = -1;
+    if (L->places[k]->t == VT_UNBOUND) continue;
+    o->node = stage_node_of(I, L->bt, *L->places[k], L->sp);
+    g->outs[g->nout++] = o->node;
+  }
+}
+
+static void graph_ready(Interp *I, Graph *g, int nparams) {
+  g->nparams = nparams;
+  graph_count_uses(g);
+  g->before = graph_live_count(g);
+  g->peak_before = graph_peak_bytes(g);
+  Tape *saved = I->stage;                        /* (constant folding runs ops: on plain values, */
+  I->stage = NULL;                               /* not lifted into the enclosing stage) */
+  graph_optimize(I, g);
+  I->stage = saved;
+}
+
+/* The value of element i of a for loop's sequence. */
+static Value seq_at(Value seq, int64_t i) {
+  int64_t c = tensor_cols(seq.u.m);
+  return val_num(tensor_get(seq.u.m, i / c, i % c));
+}
+
+/* Runs the loop from leaves (n carried, the index, the enclosing graph's values; held by the
+** caller's list, updated in place) for iterations from .. of a for loop or, while: until the
+** condition is false. *iters counts the iterations run; false: a run was stale (*at: the
+** iteration it was in). */
+static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t from, int64_t *iters, int64_t *at, char *why,
+                           size_t nwhy) {
+  bool stale = false;
+  int n = lp->ncarry;
+  for (int64_t i = from;; i++) {
+    if (I->interrupted) interp_check_interrupt(I, lp->span);
+    if (at) *at = i;
+    if (!lp->is_while && i >= lp->count) break;
+    if (lp->is_while) {
+      Value c = graph_run_nodes(I, lp->cond, leaves, NULL, &stale);
+      if (stale) { snprintf(why, nwhy, "%s", lp->cond->stale_why); return false; }
+      tmp_push(I, c);
+      bool t = val_truth(I, c, lp->cond->n > 0 && lp->cond->out.node >= 0 ? lp->cond->nodes[lp->cond->out.node].span : lp->span);
+      tmp_pop(I, 1);
+      val_release(c);
+      if (!t) break;
+    } else {
+      val_release(leaves[n]);
+      leaves[n] = seq_at(lp->seq, i);
+    }
+    Value r = graph_run_nodes(I, lp->body, leaves, NULL, &stale);
+    if (stale) { snprintf(why, nwhy, "%s", lp->body->stale_why); return false; }
+    for (int k = 0; k < n; k++) {
+      Value x = r.u.l->items[k];
+      if (lp->temp[k] && x.t == VT_NULL) continue;
+      val_retain(x);
+      val_release(leaves[k]);
+      leaves[k] = x;
+    }
+    val_release(r);
+    ++*iters;
+  }
+  return true;
+}
+
+/* The leaves of a run on hold (a list on the temp stack: a throw releases them). */
+static List *leaves_new(Interp *I, int nl) {
+  List *h = list_new(I, nl);
+  tmp_push(I, val_list(h));
+  for (int k = 0; k < nl; k++) list_push(h, val_null(), NULL);
+  return h;
+}
+
+Value loop_run(Interp *I, const GNode *nd, const Value *args, bool *stale) {
+  const Loop *lp = nd->loop;
+  int n = lp->ncarry, nl = n + 1 + lp->nouter;
+  int mark = I->ntmp;
+  List *h = leaves_new(I, nl);
+  for (int k = 0; k < n; k++) { val_retain(args[k]); h->items[k] = args[k]; }
+  for (int k = 0; k < lp->nouter; k++) { val_retain(args[n + k]); h->items[n + 1 + k] = args[n + k]; }
+  int64_t iters = 0;
+  char why[160];
+  *stale = !run_iterations(I, lp, h->items, 0, &iters, NULL, why, sizeof why);
+  if (*stale) { tmp_release_to(I, mark); return val_unbound(); }
+  List *l = list_new(I, n + 1);
+  Value r = val_list(l);
+  for (int k = 0; k < n; k++) { val_retain(h->items[k]); list_push(l, h->items[k], NULL); }
+  list_push(l, val_num((double)iters), NULL);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
+  I->stage = L->outer;
+  int n = L->n;
+  char why[300] = "";
+  if (L->bg->dynamic) snprintf(why, sizeof why, "%s", L->bg->why);
+  else if (L->outer->graph->dynamic || !L->outer->active) snprintf(why, sizeof why, "%s", "the enclosing staging went eager");
+  for (int k = 0; k < n && !why[0]; k++) {
+    Value v = *L->places[k];
+    if (v.t == VT_UNBOUND) continue;
+    Value p = ad_primal(v), ip = ad_primal(L->init[k]);
+    char d0[64], d1[64];
+    if (!plain_kind(p) || !stage_boxes_only(v))
+      snprintf(why, sizeof why, "'%s' is %s after the body", L->syms[k]->name, val_describe(p, d0, sizeof d0));
+    else if (L->init[k].t != VT_UNBOUND &&
+             (ip.t != p.t || (p.t == VT_MAT && (tensor_rows(p.u.m) != tensor_rows(ip.u.m) || tensor_cols(p.u.m) != tensor_cols(ip.u.m)))))
+      snprintf(why, sizeof why, "'%s' changes from %s to %s in the body", L->syms[k]->name, val_describe(ip, d0, sizeof d0),
+               val_describe(p, d1, sizeof d1));
+  }
+  if (!why[0] && n + L->lt.nov > 64) snprintf(why, sizeof why, "it carries and reads more than 64 values");
+  if (why[0]) {
+    go_eager(I, L, "a loop could not be one node: %s", why);
+    finish(I, L, true);
+    return 1;
+  }
+  /* the graphs */
+  body_out(I, L);
+  graph_ready(I, L->bg, n + 1 + L->lt.nov);
+  if (L->cg) {
+    L->cg->out.node = stage_node_of(I, L->ct, L->c, L->sp);
+    L->cg->outs = mem_alloc(sizeof(int32_t));
+    L->cg->outs[L->cg->nout++] = L->cg->out.node;
+    graph_ready(I, L->cg, n + 1 + L->lt.nov);
+  }
+  Loop *lp = mem_calloc(1, sizeof *lp);
+  lp->is_while = L->is_while;
+  lp->ncarry = n;
+  lp->nouter = L->lt.nov;
+  lp->seq = L->is_while ? val_null() : seq;
+  val_retain(lp->seq);
+  lp->count = count;
+  lp->body = L->bg;
+  lp->cond = L->cg;
+  lp->names = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(Symbol *));
+  lp->temp = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(bool));
+  for (int k = 0; k < n; k++) { lp->names[k] = L->syms[k]; lp->temp[k] = L->init[k].t == VT_UNBOUND; }
+  lp->span = L->sp;
+  lp->src = I->src;
+  if (lp->src) source_retain(lp->src);
+  L->bg->lt = NULL;
+  if (L->cg) L->cg->lt = NULL;
+  L->bg = L->cg = NULL;                          /* (now the Loop's) */
+  mls_defer(I, (CleanupFn)loop_free, lp);
+  /* the rest of this run's iterations: runs of the graphs on plain values */
+  int mark = I->ntmp;
+  int nl = n + 1 + lp->nouter;
+  List *h = leaves_new(I, nl);
+  for (int k = 0; k < n; k++) {
+    Value p = strip_finished(*L->places[k]);
+    if (p.t == VT_UNBOUND) p = val_null();
+    h->items[k] = ad_primal(p);
+    val_retain(h->items[k]);
+  }
+  for (int k = 0; k < lp->nouter; k++) { h->items[n + 1 + k] = ad_primal(L->lt.ov[k]); val_retain(h->items[n + 1 + k]); }
+  Tape *saved = I->stage;
+  I->stage = NULL;                               /* (plain runs: nothing is lifted into a stage) */
+  int64_t iters = 1, at = 1;
+  char swhy[160] = "";
+  bool ok = run_iterations(I, lp, h->items, 1, &iters, &at, swhy, sizeof swhy);
+  I->stage = saved;
+  for (int k = 0; k < n; k++) {                  /* the values so far */
+    if (lp->temp[k] && h->items[k].t == VT_NULL) continue;
+    val_retain(h->items[k]);
+    put(L->places[k], h->items[k]);
+  }
+  tmp_release_to(I, mark);
+  if (!ok) {                                     /* a run was stale: on eagerly from iteration at */
+    mls_undefer(I, lp);
+    loop_free(lp);
+    go_eager(I, L, "a loop could not be one node: %s", swhy);
+    finish(I, L, false);
+    return L->is_while ? 1 : at;
+  }
+  /* the node, and the places bound to its results */
+  Tape *o = L->outer;
+  Graph *og = o->graph;
+  int32_t ins[64];
+  int nin = 0;
+  for (int k = 0; k < n; k++) ins[nin++] = stage_node_of(I, o, L->init[k].t == VT_UNBOUND ? val_null() : L->init[k], L->sp);
+  for (int k = 0; k < lp->nouter; k++) ins[nin++] = stage_node_of(I, o, L->lt.ov[k], L->sp);
+  mls_undefer(I, lp);
+  int32_t id = graph_add(og, GN_LOOP, L->sp, I->src);
+  GNode *nd = &og->nodes[id];
+  nd->chain = graph_chain(I, og);
+  nd->nin = nin;
+  nd->in = mem_alloc((size_t)(nin > 0 ? nin : 1) * sizeof(int32_t));
+  memcpy(nd->in, ins, (size_t)nin * sizeof(int32_t));
+  nd->vt = VT_LIST;
+  nd->loop = lp;
+  if (lp->body->effects || (lp->cond && lp->cond->effects)) { nd->flags |= GF_EFFECT; og->effects = true; }
+  graph_log(og, "  loop node: %s, %d carried value%s, body of %d node%s", lp->is_while ? "while" : "for", n, n == 1 ? "" : "s",
+            graph_live_count(lp->body), graph_live_count(lp->body) == 1 ? "" : "s");
+  for (int k = 0; k < n; k++) {
+    Value v = strip_finished(*L->places[k]);
+    if (v.t == VT_UNBOUND) continue;
+    int32_t it = graph_add(og, GN_ITEM, L->sp, NULL);
+    GNode *in = &og->nodes[it];
+    in->nin = 1;
+    in->in = mem_alloc(sizeof(int32_t));
+    in->in[0] = id;
+    in->param = k;
+    in->chain = -1;
+    set_shape(in, v);
+    val_retain(v);
+    put(L->places[k], ad_box_new(o, it, v));
+  }
+  finish(I, L, false);
+  return -1;
+}
+
+void loop_free(Loop *lp) {
+  if (!lp) return;
+  graph_free(lp->body);
+  graph_free(lp->cond);
+  val_release(lp->seq);
+  if (lp->src) source_release(lp->src);
+  mem_free(lp->names);
+  mem_free(lp->temp);
+  mem_free(lp);
+}
+
+void loop_children(const Loop *lp, GcVisit fn, void *ctx) {
+  gc_visit_value(lp->seq, fn, ctx);
+  graph_children(lp->body, fn, ctx);
+  if (lp->cond) graph_children(lp->cond, fn, ctx);
+}

@@ -1,0 +1,52 @@
+/*
+** loop.h — loops as graph nodes (docs/staging.md "Loops"): while a stage traces a function, a
+** while loop, and a for loop longer than the unroll limit, become one node of the graph (a
+** GN_LOOP, graph.h) whose body (and condition) is a graph of its own, traced once and run at
+** every iteration, so the graph does not grow with the trip count. The evaluator drives it (it
+** evaluates the body); this file makes the body's and the condition's graphs, runs the
+** remaining iterations while tracing, adds the node and binds the variables to its results.
+**
+** The protocol, from eval.c:
+**   L = stage_loop_begin(...)            NULL: the loop is run as before (unrolled, or eager)
+**   while: stage_loop_cond(L, c)          after evaluating the condition with the places traced
+**   for:   the loop variable = stage_loop_index(L, first element)
+**   evaluate the body once
+**   k = stage_loop_end(L, ...)            -1: staged, the loop is done; else the caller runs the
+**                                         iterations from k on eagerly (the stage went eager)
+*/
+#ifndef MLS_LOOP_H
+#define MLS_LOOP_H
+
+#include "state.h"
+#include "value.h"
+
+/* The most variables a loop node carries. */
+enum { LOOP_MAX_CARRY = 48 };
+
+typedef struct LoopStage LoopStage;
+
+/* The longest for loop of known length unrolled into a staged graph (MLS_LOOP_UNROLL; 64):
+** a longer one becomes a loop node. */
+int64_t stage_loop_unroll(Interp *I);
+/* Begins staging a loop whose body assigns the n variables at places[] (syms: their names; a
+** place may be unbound, a temporary the body assigns before it reads it). NULL when the loop
+** cannot be a node (no stage tracing values here, a variable that is not a number, boolean or
+** matrix, one traced by grad or jvp, ...): then nothing changed. Else the places hold the
+** traced loop's parameters and the active stage is the condition's (while) or the body's (for). */
+LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Symbol **syms, Span sp);
+/* for: the loop variable's value for element x of the sequence (owned). */
+Value stage_loop_index(Interp *I, LoopStage *L, Value x);
+/* while: the condition evaluated to c (borrowed). True: it depends on the carried variables and
+** held at the first test; the body is traced next. False: the loop is not staged (L is freed,
+** the places hold their values again; a condition that depended on traced values made the
+** enclosing stage eager): the caller runs the loop as before, testing c first. */
+bool stage_loop_cond(Interp *I, LoopStage *L, Value c);
+/* The body was evaluated once. Runs the rest of the loop (for: elements 1 .. count-1 of seq;
+** while: until the condition is false), adds the loop node and binds the places to its
+** results: -1. Or the loop could not be a node (the body went eager, a variable changed its
+** type or shape, ...): the enclosing stage runs eagerly from here, the places hold plain values,
+** and the caller runs the iterations from the one returned on (for: an element's position;
+** while: 1). L is freed either way. */
+int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count);
+
+#endif
