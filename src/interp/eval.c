@@ -322,6 +322,31 @@ static int64_t for_staged(Interp *I, AstNode *n, Value seq, int64_t cnt) {
   return k;
 }
 
+/* for (var in a:b) while a stage traces, a or b a staged value (the trip count is the graph's):
+** as one loop node whose runs compute the range. As for_staged. */
+static int64_t for_staged_range(Interp *I, AstNode *n, Value a, Value b) {
+  AstNode *var = n->kids[0], *iter = n->kids[1], *body = n->kids[2];
+  Value pa = ad_primal(a), pb = ad_primal(b);
+  if (pa.t != VT_NUM || pb.t != VT_NUM || !isfinite(pa.u.n) || !isfinite(pb.u.n) || fabs(pb.u.n - pa.u.n) >= 1e15)
+    return 0;                                           /* (eager's checks and errors) */
+  LoopScan s = { .n = 0, .ok = true };
+  loop_scan(body, &s);
+  if (!s.ok || var->slot < 0 || var->depth != 0) return 0;
+  for (int i = 0; i < s.n; i++)
+    if (s.v[i]->slot == var->slot) return 0;
+  Value *places[LOOP_MAX_CARRY];
+  Symbol *syms[LOOP_MAX_CARRY];
+  if (!scan_places(I, &s, places, syms)) return 0;
+  if (I->abstract) interp_abstract_stop(I, n->span, "%s", "a loop over a staged range is staged as one node from values");
+  LoopStage *L = stage_loop_begin(I, false, s.n, places, syms, n->span);
+  if (!L) return 0;
+  stage_loop_range(I, L, a, b, iter->span, var->u.sym, &env_at(I, 0)->slots[var->slot]);
+  int64_t cnt = (int64_t)floor(fabs(pb.u.n - pa.u.n) + 1e-10) + 1;
+  assign_name(I, var, stage_loop_index(I, L, val_num(pa.u.n)));
+  loop_body(I, body, n->span);
+  return stage_loop_end(I, L, val_null(), cnt);
+}
+
 /* A range's elements as a column (for_staged's sequence), on the temp stack. */
 static Value range_column(Interp *I, double from, double step, int64_t cnt) {
   Tensor *t = tensor_new(I, cnt, 1);
@@ -339,6 +364,14 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     tmp_push(I, a);
     Value b = eval(I, iter->kids[1]);
     tmp_push(I, b);
+    int64_t lo = 0;
+    if (I->stage && (a.t == VT_BOX || b.t == VT_BOX) && !(n->flags & AST_F_REMOTE)) {
+      lo = for_staged_range(I, n, a, b);                /* (a staged trip count) */
+      if (lo < 0) {
+        tmp_release_to(I, I->ntmp - 2);
+        return val_null();
+      }
+    }
     double from = val_to_num(I, a, iter->kids[0]->span, "the start of ':'");
     double to = val_to_num(I, b, iter->kids[1]->span, "the end of ':'");
     tmp_release_to(I, I->ntmp - 2);
@@ -346,8 +379,8 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     if (fabs(to - from) >= 1e15) mls_throw(I, iter->span, "the range of ':' is too long");   /* as op_range */
     int64_t cnt = (int64_t)floor(fabs(to - from) + 1e-10) + 1;
     double step = to >= from ? 1.0 : -1.0;
-    int64_t lo = 0, hi = cnt;
-    if (I->stage && cnt > stage_loop_unroll(I) && !(n->flags & AST_F_REMOTE)) {
+    int64_t hi = cnt;
+    if (I->stage && lo == 0 && cnt > stage_loop_unroll(I) && !(n->flags & AST_F_REMOTE)) {
       Value sv = range_column(I, from, step, cnt);
       int64_t k = for_staged(I, n, sv, cnt);
       tmp_pop(I, 1);

@@ -468,7 +468,7 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
     case GN_ITEM: {                          /* item k of a loop's result; the last: its iterations */
       const Loop *lp = g->nodes[nd->in[0]].loop;
       const List *l = args[0].u.l;
-      if (lp->temp[nd->param] && l->items[lp->ncarry].u.n == 0) {   /* a variable the loop never set */
+      if (nd->param < lp->ncarry && lp->temp[nd->param] && l->items[lp->ncarry].u.n == 0) {   /* a variable the loop never set */
         if (!effects) {                      /* traced again: this run's trace reads it as eager code does */
           snprintf(g->stale_why, sizeof g->stale_why, "a loop ran no iteration, so '%s' is not set", lp->names[nd->param]->name);
           *stale = true;

@@ -37,8 +37,15 @@ typedef struct Loop {
   int32_t ncarry, nouter;
   Value seq;                /* for: the sequence (a vector known while staging), its elements the index */
   int64_t count;            /* for: its length */
+  bool range;               /* for over a:b with an end the graph computes: seq is unused, and each
+                            ** run takes the ends from leaves ra, rb (or the numbers ca, cb where
+                            ** < 0); the result's item ncarry + 1 is the last element */
+  int32_t ra, rb;
+  double ca, cb;
+  Span rspan;               /* the range a:b (its errors) */
   struct Graph *body, *cond;
-  Symbol **names;           /* the carried variables (explain; error messages) */
+  Symbol **names;           /* the carried variables (explain; error messages), then (range) at
+                            ** ncarry + 1 the loop variable */
   bool *temp;               /* per carried: unbound before the loop (assigned before read in the body) */
   Span span;                /* the loop statement */
   Source *src;              /* retained */
@@ -191,6 +198,9 @@ void graph_replay_free(Graph *g);
 ** not worth it; -1: read them again), for tests. */
 void graph_replay_mode(Interp *I, int m);
 
+/* v without its outer boxes of stages and finished traces (a grad's box inside it kept: a loop's
+** body computes on it, so the grad records the ops; borrowed). */
+Value stage_strip(Value v);
 /* loop.c: the parameter of g (a loop's body or condition being traced) for v, a box of an
 ** enclosing stage (stage.c's node_of). */
 int32_t loop_outer_param(Interp *I, Graph *g, Value v);

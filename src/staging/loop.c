@@ -32,6 +32,12 @@ struct LoopStage {
   LoopTrace lt;             /* the enclosing graph's values read (both graphs share it) */
   Value c;                  /* while: the first condition (retained) */
   Span sp;
+  bool range;               /* for over a traced a:b (stage_loop_range) */
+  int32_t ra, rb;
+  double ca, cb;
+  Span rspan;
+  Symbol *var;
+  Value *var_place;
 };
 
 int64_t stage_loop_unroll(Interp *I) {
@@ -39,6 +45,11 @@ int64_t stage_loop_unroll(Interp *I) {
   const char *e = getenv("MLS_LOOP_UNROLL");
   if (e && *e) return strtoll(e, NULL, 10);
   return 64;
+}
+
+Value stage_strip(Value v) {
+  while (v.t == VT_BOX && (v.u.box->tape->graph || !v.u.box->tape->active)) v = v.u.box->v;
+  return v;
 }
 
 static bool plain_kind(Value p) { return p.t == VT_NUM || p.t == VT_BOOL || p.t == VT_MAT; }
@@ -116,7 +127,7 @@ static void bind_params(Interp *I, LoopStage *L, Tape *t) {
     int32_t id = graph_add(t->graph, GN_PARAM, (Span){ 0, 0 }, NULL);
     GNode *nd = &t->graph->nodes[id];
     nd->param = k;
-    Value p = ad_primal(L->init[k]);
+    Value p = stage_strip(L->init[k]);
     set_shape(nd, p);
     val_retain(p);
     put(L->places[k], ad_box_new(t, id, p));
@@ -166,6 +177,28 @@ Value stage_loop_index(Interp *I, LoopStage *L, Value x) {
   set_shape(nd, x);
   val_retain(x);
   return ad_box_new(L->bt, id, x);
+}
+
+/* An end of a traced range: its outer leaf (registered as a value the loop reads), or -1 and
+** the number itself. */
+static int32_t range_end(Interp *I, LoopStage *L, Value v, double *c) {
+  Value u = strip_finished(v);
+  *c = 0;
+  if (u.t == VT_BOX) {
+    int32_t id = loop_outer_param(I, L->bg, u);
+    return L->bg->nodes[id].param;
+  }
+  *c = u.t == VT_NUM ? u.u.n : u.t == VT_BOOL ? (double)u.u.b : tensor_data(u.u.m)[0];
+  return -1;
+}
+
+void stage_loop_range(Interp *I, LoopStage *L, Value a, Value b, Span rsp, Symbol *var, Value *var_place) {
+  L->range = true;
+  L->ra = range_end(I, L, a, &L->ca);
+  L->rb = range_end(I, L, b, &L->cb);
+  L->rspan = rsp;
+  L->var = var;
+  L->var_place = var_place;
 }
 
 /* The node of value v of an enclosing stage in g, a loop part being traced: its parameter,
@@ -288,6 +321,23 @@ static Value seq_at(Value seq, int64_t i) {
   return val_num(tensor_get(seq.u.m, i / c, i % c));
 }
 
+/* A traced range's ends for this run (leaves or the constants), checked as ':' does; its
+** first element, step and length. */
+static void range_of(Interp *I, const Loop *lp, const Value *leaves, double *from, double *step, int64_t *count) {
+  double e[2];
+  for (int k = 0; k < 2; k++) {
+    int32_t at = k ? lp->rb : lp->ra;
+    if (at < 0) { e[k] = k ? lp->cb : lp->ca; continue; }
+    Value v = ad_primal(leaves[at]);
+    e[k] = val_to_num(I, v, lp->rspan, k ? "the end of ':'" : "the start of ':'");
+  }
+  if (!isfinite(e[0]) || !isfinite(e[1])) mls_throw(I, lp->rspan, "the ends of ':' must be finite numbers");
+  if (fabs(e[1] - e[0]) >= 1e15) mls_throw(I, lp->rspan, "the range of ':' is too long");
+  *from = e[0];
+  *step = e[1] >= e[0] ? 1.0 : -1.0;
+  *count = (int64_t)floor(fabs(e[1] - e[0]) + 1e-10) + 1;
+}
+
 /* Runs the loop from leaves (n carried, the index, the enclosing graph's values; held by the
 ** caller's list, updated in place) for iterations from .. of a for loop or, while: until the
 ** condition is false. *iters counts the iterations run; false: a run was stale (*at: the
@@ -296,10 +346,13 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
                            size_t nwhy) {
   bool stale = false;
   int n = lp->ncarry;
+  double r0 = 0, rstep = 1;
+  int64_t count = lp->count;
+  if (lp->range) range_of(I, lp, leaves, &r0, &rstep, &count);
   for (int64_t i = from;; i++) {
     if (I->interrupted) interp_check_interrupt(I, lp->span);
     if (at) *at = i;
-    if (!lp->is_while && i >= lp->count) break;
+    if (!lp->is_while && i >= count) break;
     if (lp->is_while) {
       Value c = graph_run_nodes(I, lp->cond, leaves, NULL, &stale);
       if (stale) { snprintf(why, nwhy, "%s", lp->cond->stale_why); return false; }
@@ -310,7 +363,7 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
       if (!t) break;
     } else {
       val_release(leaves[n]);
-      leaves[n] = seq_at(lp->seq, i);
+      leaves[n] = lp->range ? val_num(r0 + rstep * (double)i) : seq_at(lp->seq, i);
     }
     Value r = graph_run_nodes(I, lp->body, leaves, NULL, &stale);
     if (stale) { snprintf(why, nwhy, "%s", lp->body->stale_why); return false; }
@@ -346,10 +399,11 @@ Value loop_run(Interp *I, const GNode *nd, const Value *args, bool *stale) {
   char why[160];
   *stale = !run_iterations(I, lp, h->items, 0, &iters, NULL, why, sizeof why);
   if (*stale) { tmp_release_to(I, mark); return val_unbound(); }
-  List *l = list_new(I, n + 1);
+  List *l = list_new(I, n + 2);
   Value r = val_list(l);
   for (int k = 0; k < n; k++) { val_retain(h->items[k]); list_push(l, h->items[k], NULL); }
   list_push(l, val_num((double)iters), NULL);
+  if (lp->range) { val_retain(h->items[n]); list_push(l, h->items[n], NULL); }   /* the last element */
   tmp_release_to(I, mark);
   return r;
 }
@@ -394,9 +448,16 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   lp->seq = L->is_while ? val_null() : seq;
   val_retain(lp->seq);
   lp->count = count;
+  lp->range = L->range;
+  lp->ra = L->ra;
+  lp->rb = L->rb;
+  lp->ca = L->ca;
+  lp->cb = L->cb;
+  lp->rspan = L->rspan;
   lp->body = L->bg;
   lp->cond = L->cg;
-  lp->names = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(Symbol *));
+  lp->names = mem_calloc((size_t)n + 2, sizeof(Symbol *));
+  lp->names[n + 1] = L->var;
   lp->temp = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(bool));
   for (int k = 0; k < n; k++) { lp->names[k] = L->syms[k]; lp->temp[k] = L->init[k].t == VT_UNBOUND; }
   lp->span = L->sp;
@@ -413,10 +474,10 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   for (int k = 0; k < n; k++) {
     Value p = strip_finished(*L->places[k]);
     if (p.t == VT_UNBOUND) p = val_null();
-    h->items[k] = ad_primal(p);
+    h->items[k] = stage_strip(p);               /* (a grad's boxes kept: it records these runs) */
     val_retain(h->items[k]);
   }
-  for (int k = 0; k < lp->nouter; k++) { h->items[n + 1 + k] = ad_primal(L->lt.ov[k]); val_retain(h->items[n + 1 + k]); }
+  for (int k = 0; k < lp->nouter; k++) { h->items[n + 1 + k] = stage_strip(L->lt.ov[k]); val_retain(h->items[n + 1 + k]); }
   Tape *saved = I->stage;
   I->stage = NULL;                               /* (plain runs: nothing is lifted into a stage) */
   int64_t iters = 1, at = 1;
@@ -427,6 +488,10 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     if (lp->temp[k] && h->items[k].t == VT_NULL) continue;
     val_retain(h->items[k]);
     put(L->places[k], h->items[k]);
+  }
+  if (L->range && h->items[n].t != VT_NULL) {    /* the loop variable: the last element run */
+    val_retain(h->items[n]);
+    put(L->var_place, h->items[n]);
   }
   tmp_release_to(I, mark);
   if (!ok) {                                     /* a run was stale: on eagerly from iteration at */
@@ -468,6 +533,19 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     set_shape(in, v);
     val_retain(v);
     put(L->places[k], ad_box_new(o, it, v));
+  }
+  if (L->range) {                                /* the loop variable: the range's last element */
+    int32_t it = graph_add(og, GN_ITEM, L->sp, NULL);
+    GNode *in = &og->nodes[it];
+    in->nin = 1;
+    in->in = mem_alloc(sizeof(int32_t));
+    in->in[0] = id;
+    in->param = n + 1;
+    in->chain = -1;
+    Value last = strip_finished(*L->var_place);
+    set_shape(in, last);
+    val_retain(ad_primal(last));
+    put(L->var_place, ad_box_new(o, it, ad_primal(last)));
   }
   finish(I, L, false);
   return -1;

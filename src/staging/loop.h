@@ -36,6 +36,10 @@ int64_t stage_loop_unroll(Interp *I);
 LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Symbol **syms, Span sp);
 /* for: the loop variable's value for element x of the sequence (owned). */
 Value stage_loop_index(Interp *I, LoopStage *L, Value x);
+/* for (var in a:b) with a or b traced (boxes of the stage): the node computes the range at each
+** run (rsp: the range, for its errors; var: the loop variable, which the node's last element
+** item binds). Call after stage_loop_begin, before stage_loop_index. */
+void stage_loop_range(Interp *I, LoopStage *L, Value a, Value b, Span rsp, Symbol *var, Value *var_place);
 /* while: the condition evaluated to c (borrowed). True: it depends on the carried variables and
 ** held at the first test; the body is traced next. False: the loop is not staged (L is freed,
 ** the places hold their values again; a condition that depended on traced values made the

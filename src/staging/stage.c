@@ -206,8 +206,17 @@ static Value stage_process(Interp *I, Tape *t, const OpCall *c) {
   const Value *un = c->un;
   Value plain[3];
   if (t->graph->lt) {                        /* a loop's body: the enclosing stages' values are its */
-    for (int k = 0; k < c->nin && k < 3; k++) plain[k] = ad_primal(c->un[k]);   /* parameters, */
-    un = plain;                              /* their ops its own, not theirs */
+    for (int k = 0; k < c->nin && k < 3; k++) {   /* parameters, their ops its own, not theirs */
+      plain[k] = stage_strip(c->un[k]);
+      for (Value x = plain[k]; x.t == VT_BOX; x = x.u.box->v)
+        if (x.u.box->tape->active && x.u.box->tape->graph) {   /* a grad's box around a stage's: */
+          graph_mark_dynamic(t->graph, I, c->sp, "%s", "a value grad traces wraps one the loop traces");
+          t->active = false;                 /* the loop is not a node; this op through the grad */
+          plain[k] = c->un[k];
+          break;
+        }
+    }
+    un = plain;
   }
   Value v = t->graph->abstract && !op_constant(t, c) ? abstract_op(I, t, c)
                                                       : op_apply(I, c->op, c->nin, un, c->nextra, c->ux, c->sp);
@@ -310,7 +319,7 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
   for (int k = 0; k < nargs; k++) cst = cst && (g->nodes[ins[k]].flags & GF_CONSTANT);
   if (cst) nd->flags |= GF_CONSTANT;
   Value un[nargs > 0 ? nargs : 1];
-  for (int k = 0; k < nargs; k++) un[k] = g->lt ? ad_primal(args[k]) : unbox(args[k], t);   /* (stage_process) */
+  for (int k = 0; k < nargs; k++) un[k] = g->lt ? stage_strip(args[k]) : unbox(args[k], t);   /* (stage_process) */
   Job job = { val_null(), b, nargs, un, names, sp, val_null() };
   Value r = with_stage(I, NULL, &job);           /* the call itself records nothing */
   if (r.t == VT_NULL || r.t == VT_UNBOUND) {      /* print(x): an effect, nothing to trace */

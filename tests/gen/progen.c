@@ -395,10 +395,15 @@ static void stmt(Gen *g) {
   case 8: case 9: case 10: {                /* for */
     int l = ++g->loops;
     put(&g->b, "for (i%d in ", l);
-    switch (P(4)) {
+    switch (P(5)) {
     case 0: put(&g->b, "1:%u", 1 + P(4)); break;
     case 1: put(&g->b, "1:2"); break;
     case 2: put(&g->b, "seq(1, 3)"); break;
+    case 3:                                 /* a trip count from the data (a staged range) */
+      put(&g->b, "1:(1 + (sum(");
+      expr(g, (int)P(SH_N), 2);
+      put(&g->b, ") > 0))");
+      break;
     default: put(&g->b, "1:nrow("); expr(g, (int)P(SH_N), 2); put(&g->b, ")"); break;
     }
     put(&g->b, ") {\n");
