@@ -75,13 +75,16 @@ static void run_block(const FusedJob *j, int64_t lo, int64_t n, double (*buf)[FB
   }
 }
 
-/* The numbers' registers: one block filled once. */
+/* The numbers' registers: one block filled once (as far as a block of this job reaches: a small
+** matrix's run costs its size, not a block's). */
 static void fill_scalars(const FusedJob *j, double (*buf)[FB], const double **r) {
   const FusedProg *p = j->p;
+  int64_t m = (j->n + 3) & ~(int64_t)3;          /* (array functions run whole lanes of 4) */
+  if (m > FB) m = FB;
   for (int k = 0; k < p->nin; k++)
     if (p->bc[k] == BC_SCALAR) {
       double s = j->in[k] ? tensor_data(j->in[k])[0] : j->scalar[k];
-      for (int i = 0; i < FB; i++) buf[k][i] = s;
+      for (int64_t i = 0; i < m; i++) buf[k][i] = s;
       r[k] = buf[k];
     }
 }

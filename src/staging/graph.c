@@ -388,11 +388,15 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
   int mark = I->ntmp;
   List *hold = list_new(I, g->n > 0 ? g->n : 1);         /* node values: released on a throw */
   tmp_push(I, val_list(hold));
-  for (int i = 0; i < g->n; i++) list_push(hold, val_null(), NULL);
+  for (int i = 0; i < g->n; i++) hold->items[i] = val_null();
+  hold->n = g->n;
   Value *vals = hold->items;
-  Tensor *rt = tensor_new_on(I, &be_cpu, 1, g->n > 0 ? g->n : 1);    /* uses left (held: freed on a throw) */
-  tmp_push(I, val_mat(rt));
-  double *rem = tensor_data(rt);
+  double small[64], *rem = small;                        /* uses left (a loop body's: on the stack) */
+  if (g->n > 64) {
+    Tensor *rt = tensor_new_on(I, &be_cpu, 1, g->n);     /* (held: freed on a throw) */
+    tmp_push(I, val_mat(rt));
+    rem = tensor_data(rt);
+  }
   for (int i = 0; i < g->n; i++) rem[i] = g->nodes[i].uses;
   Source *saved_src = I->src;
   Value args[64];
