@@ -3,10 +3,12 @@
 ** entry points of ops.c (the eager code, so results and errors are eager mode's), releasing
 ** each value after its last use so its buffer is reused by the next result of that size.
 */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include "autodiff.h"
+#include "backend/scalar.h"
 #include "builtins.h"
 #include "err.h"
 #include "mem.h"
@@ -447,6 +449,13 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
       break;
     case GN_CONST: r = nd->v; val_retain(r); break;
     case GN_OP: {
+      if (nin == 2 && args[0].t == VT_NUM && args[1].t == VT_NUM && (op_info[nd->op].flags & OPF_EW) && !I->stage) {
+        double x = sc_binary(nd->op, args[0].u.n, args[1].u.n);   /* two numbers: as eval_binary does */
+        if (!isfinite(x) && I->nan_check && isfinite(args[0].u.n) && isfinite(args[1].u.n))
+          nan_check_fail(I, op_info[nd->op].sym, nd->span);
+        r = (op_info[nd->op].flags & OPF_CMP) ? val_bool(x != 0) : val_num(x);
+        break;
+      }
       bool last = true;                      /* lend dying temporaries to elementwise ops */
       for (int k = 0; k < nin; k++) last = last && rem[nd->in[k]] == 1;
       if ((nd->flags & (GF_TA | GF_TB)) && nd->op == OP_MATMUL) {
