@@ -316,7 +316,7 @@ st_loops() {
     section "(s6) staging: a loop of 10^5 iterations of 4x4 ops inside a function, x = tanh(x %*% a + b); s = s + x  (best of $ST_ROUNDS processes x 3 calls)"
     st_start loop
     st_add eager "MLS eager, the interpreter" "$ST_MLS_NOTE"
-    st_add jit "MLS jit: the loop unrolled, 4 x 10^5 nodes" "$ST_MLS_NOTE"
+    st_add jit "MLS jit: one loop node, its body a graph of 4 ops" "$ST_MLS_NOTE"
     st_cmd() { st_mls staging_loop.mls "mode=$1" reps=3; }
     st_measure
     st_check jit eager result
@@ -349,10 +349,10 @@ st_loops() {
         printf '    %-58s %s\n' "straight-line graph of 10^5 ops" "no figure"
     fi
     if [[ -n $loop_t && -n $loop_first ]]; then
-        printf '    %-58s %11s  (first call %s, eager call %s)\n' "10^5-iteration loop, unrolled (4 x 10^5 ops), from (s6)" \
+        printf '    %-58s %11s  (first call %s, eager call %s)\n' "10^5-iteration loop as one loop node, from (s6)" \
             "$(fmt_ns "$(calc "$loop_first - $loop_t")")" "$(fmt_ns "$loop_first")" "$(fmt_ns "${loop_eager:-0}")"
     else
-        printf '    %-58s %s\n' "10^5-iteration loop, unrolled (4 x 10^5 ops), from (s6)" "no figure"
+        printf '    %-58s %s\n' "10^5-iteration loop as one loop node, from (s6)" "no figure"
     fi
 }
 
