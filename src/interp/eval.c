@@ -261,7 +261,7 @@ void eval_assign_name(Interp *I, AstNode *n, Value v) { assign_name(I, n, v); }
 /* The variables a loop's body assigns: locals of the running function (slots at depth 0), each
 ** once. ok is false for a body the node cannot hold: a function literal, break, next, return,
 ** source(), an assignment to anything but a local or an element of one, too many variables. */
-typedef struct LoopScan { AstNode *v[LOOP_MAX_CARRY]; int n; bool ok; } LoopScan;
+typedef struct LoopScan { AstNode *v[LOOP_MAX_CARRY]; int n; bool ok, branches; } LoopScan;
 
 static void scan_add(LoopScan *s, const AstNode *t) {
   if (t->kind == AST_INDEX) t = t->kids[0];
@@ -279,6 +279,7 @@ static void loop_scan(const AstNode *n, LoopScan *s) {
   case AST_ASSIGN: scan_add(s, n->kids[0]); break;
   case AST_MASSIGN: for (uint32_t i = 0; i + 1 < n->nkids; i++) scan_add(s, n->kids[i]); break;
   case AST_FOR: scan_add(s, n->kids[0]); break;
+  case AST_IF: s->branches = true; break;
   default: break;
   }
   for (uint32_t i = 0; i < n->nkids; i++) loop_scan(n->kids[i], s);
@@ -304,7 +305,10 @@ static int64_t for_staged(Interp *I, AstNode *n, Value seq, int64_t cnt) {
   if (seq.t != VT_MAT || cnt <= stage_loop_unroll(I) || (n->flags & AST_F_REMOTE)) return 0;
   LoopScan s = { .n = 0, .ok = true };
   loop_scan(body, &s);
-  if (!s.ok || var->slot < 0 || var->depth != 0) return 0;
+  /* an if in the body (if (i == 10) ...) is decided at each unrolled iteration; in a node's body
+  ** a test on the index or a carried value would make it eager: such a loop is unrolled (but
+  ** MLS_LOOP_UNROLL=0, the tests' setting, makes it a node too) */
+  if (!s.ok || (s.branches && stage_loop_unroll(I) > 0) || var->slot < 0 || var->depth != 0) return 0;
   for (int i = 0; i < s.n; i++)
     if (s.v[i]->slot == var->slot) return 0;           /* the body assigns the loop variable */
   Value *places[LOOP_MAX_CARRY];
