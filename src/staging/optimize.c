@@ -303,6 +303,34 @@ static void rewrite(Interp *I, Graph *g) {
         graph_log(g, "  rewrite: sum(X %%*%% Y) -> sum(t(colSums(X)) * rowSums(Y)), no product%s", at);
       }
       break;
+    case OP_DIV: {                   /* exp(z - rowMaxs(z)) / rowSums(that) -> softmax(z): one pass a row */
+      if (exact) break;
+      int32_t e = nd->in[0], r = nd->in[1];
+      if (!is_op(g, e, OP_EXP) || !is_op(g, r, OP_ROWSUMS) || g->nodes[r].in[0] != e) break;
+      int32_t s = g->nodes[e].in[0];
+      if (!is_op(g, s, OP_SUB) || !is_op(g, g->nodes[s].in[1], OP_ROWMAXS)) break;
+      int32_t z = g->nodes[s].in[0];
+      if (g->nodes[g->nodes[s].in[1]].in[0] != z || g->nodes[z].vt != VT_MAT || nd->vt != VT_MAT ||
+          g->nodes[z].rows != nd->rows || g->nodes[z].cols != nd->cols)
+        break;
+      set_op(nd, OP_SOFTMAX, 1, &z);
+      graph_log(g, "  rewrite: exp(z - rowMaxs(z)) / rowSums(...) -> softmax(z), one pass over each row%s", at);
+      break;
+    }
+    case OP_SUB: {                   /* s - log(rowSums(exp(s))), s = z - rowMaxs(z) -> logsoftmax(z) */
+      if (exact) break;
+      int32_t s = nd->in[0], l = nd->in[1];
+      if (!is_op(g, s, OP_SUB) || !is_op(g, l, OP_LOG) || !is_op(g, g->nodes[s].in[1], OP_ROWMAXS)) break;
+      int32_t rs = g->nodes[l].in[0];
+      if (!is_op(g, rs, OP_ROWSUMS) || !is_op(g, g->nodes[rs].in[0], OP_EXP) || g->nodes[g->nodes[rs].in[0]].in[0] != s) break;
+      int32_t z = g->nodes[s].in[0];
+      if (g->nodes[g->nodes[s].in[1]].in[0] != z || g->nodes[z].vt != VT_MAT || nd->vt != VT_MAT ||
+          g->nodes[z].rows != nd->rows || g->nodes[z].cols != nd->cols)
+        break;
+      set_op(nd, OP_LOGSOFTMAX, 1, &z);
+      graph_log(g, "  rewrite: s - log(rowSums(exp(s))), s = z - rowMaxs(z) -> logsoftmax(z), one pass over each row%s", at);
+      break;
+    }
     case OP_MATMUL:                                  /* t(A) %*% B -> one GEMM with a transpose flag */
       for (int k = 0; k < 2; k++) {
         int32_t s = nd->in[k];
