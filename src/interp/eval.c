@@ -314,8 +314,6 @@ static int64_t for_staged(Interp *I, AstNode *n, Value seq, int64_t cnt) {
   Value *places[LOOP_MAX_CARRY];
   Symbol *syms[LOOP_MAX_CARRY];
   if (!scan_places(I, &s, places, syms)) return 0;
-  if (I->abstract)                                      /* (explain: the loop's values are needed) */
-    interp_abstract_stop(I, n->span, "a loop of %lld iterations is staged as one node from values", (long long)cnt);
   LoopStage *L = stage_loop_begin(I, false, s.n, places, syms, n->span);
   if (!L) return 0;
   int64_t c = tensor_cols(seq.u.m);
@@ -341,7 +339,6 @@ static int64_t for_staged_range(Interp *I, AstNode *n, Value a, Value b) {
   Value *places[LOOP_MAX_CARRY];
   Symbol *syms[LOOP_MAX_CARRY];
   if (!scan_places(I, &s, places, syms)) return 0;
-  if (I->abstract) interp_abstract_stop(I, n->span, "%s", "a loop over a staged range is staged as one node from values");
   LoopStage *L = stage_loop_begin(I, false, s.n, places, syms, n->span);
   if (!L) return 0;
   stage_loop_range(I, L, a, b, iter->span, var->u.sym, &env_at(I, 0)->slots[var->slot]);
@@ -475,8 +472,6 @@ static LoopStage *while_begin(Interp *I, AstNode *n) {
   Value *places[LOOP_MAX_CARRY];
   Symbol *syms[LOOP_MAX_CARRY];
   if (!s.ok || !sc.ok || sc.n > 0 || !scan_places(I, &s, places, syms)) return NULL;
-  if (I->abstract)                                      /* (explain: the loop's values are needed) */
-    interp_abstract_stop(I, n->span, "%s", "a while loop is staged as one node from values");
   return stage_loop_begin(I, true, s.n, places, syms, n->span);
 }
 

@@ -383,14 +383,19 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
   return graph_run_nodes(I, g, leaves, NULL, stale);
 }
 
-Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale) {
+/* graph_run_nodes's work. hold: NULL, or the caller's list for the node values (at least g->n
+** items, NULL, on the temp stack: a loop's runs reuse it); outv: NULL, or where the result's
+** items go (g->out a list of nodes; owned), instead of a list made for them. */
+static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale, List *hold, Value *outv) {
   *stale = false;
   const InlineChain *saved_chain = I->gchain;
   int saved_at = I->gchain_at;
   int mark = I->ntmp;
-  List *hold = list_new(I, g->n > 0 ? g->n : 1);         /* node values: released on a throw */
-  tmp_push(I, val_list(hold));
-  for (int i = 0; i < g->n; i++) hold->items[i] = val_null();
+  if (!hold) {
+    hold = list_new(I, g->n > 0 ? g->n : 1);             /* node values: released on a throw */
+    tmp_push(I, val_list(hold));
+    for (int i = 0; i < g->n; i++) hold->items[i] = val_null();
+  }
   hold->n = g->n;
   Value *vals = hold->items;
   double small[64], *rem = small;                        /* uses left (a loop body's: on the stack) */
@@ -513,7 +518,25 @@ done:
   I->gchain_at = saved_at;
   I->src = saved_src;
   Value res = val_unbound();
-  if (!*stale) res = build_out(I, &g->out, vals);
+  if (!*stale && outv) {
+    for (int k = 0; k < g->out.n; k++) outv[k] = build_out(I, &g->out.kids[k], vals);
+    res = val_null();
+  } else if (!*stale) {
+    res = build_out(I, &g->out, vals);
+  }
+  for (int i = 0; i < g->n; i++) {               /* (a caller's list: emptied for its next run) */
+    Value d = vals[i];
+    vals[i] = val_null();
+    val_release(d);
+  }
   tmp_release_to(I, mark);
   return res;
+}
+
+Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale) {
+  return run_nodes(I, g, leaves, capv, stale, NULL, NULL);
+}
+
+Value graph_run_into(Interp *I, Graph *g, const Value *leaves, bool *stale, List *hold, Value *outv) {
+  return run_nodes(I, g, leaves, NULL, stale, hold, outv);
 }

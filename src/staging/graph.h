@@ -190,6 +190,10 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale);
 ** their place) or without (NULL). */
 Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale);
 
+/* graph_run_nodes for a loop's runs (loop.c): hold is a list of at least g->n NULL items on the
+** temp stack, reused by every run (and left NULL); outv (g->out a list) gets the result's items
+** (owned); returns NULL, or VT_UNBOUND when stale. */
+Value graph_run_into(Interp *I, Graph *g, const Value *leaves, bool *stale, List *hold, Value *outv);
 /* replay.c: runs g as its captured device launch when it can (true, *res set), capturing it
 ** on its second run; false: the caller runs it plainly. graph_replay_free drops the capture. */
 bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res);

@@ -114,6 +114,7 @@ static void finish(Interp *I, LoopStage *L, bool graphs) {
 static Tape *part_tape(Interp *I, LoopStage *L, Graph *g) {
   g->lt = &L->lt;
   g->fbase = I->nframes;
+  g->abstract = L->outer->graph->abstract;        /* (an abstract trace: the body's too, no values) */
   Tape *t = ad_stage_tape(I, g);
   tmp_pop(I, 1);                                  /* (its reference now L's) */
   t->capture_id = L->outer->capture_id ? L->outer->capture_id : L->outer->id;
@@ -136,9 +137,7 @@ static void bind_params(Interp *I, LoopStage *L, Tape *t) {
 
 LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Symbol **syms, Span sp) {
   Tape *o = I->stage;
-  if (!o || !o->active || !o->graph || o->graph->block || o->graph->abstract || o->graph->dynamic || I->abstract ||
-      n > LOOP_MAX_CARRY)
-    return NULL;
+  if (!o || !o->active || !o->graph || o->graph->block || o->graph->dynamic || n > LOOP_MAX_CARRY) return NULL;
   for (int k = 0; k < n; k++) {
     Value v = *places[k];
     if (v.t == VT_UNBOUND) continue;
@@ -258,11 +257,16 @@ static void go_eager(Interp *I, LoopStage *L, const char *fmt, const char *what)
 
 bool stage_loop_cond(Interp *I, LoopStage *L, Value c) {
   I->stage = L->outer;
-  bool traced = false;
+  bool traced = false, constant = false;
   for (Value x = c; x.t == VT_BOX; x = x.u.box->v)
-    if (x.u.box->tape == L->ct) traced = true;
+    if (x.u.box->tape == L->ct) {
+      traced = true;
+      constant = (L->cg->nodes[x.u.box->node].flags & GF_CONSTANT) != 0;
+    }
   Value p = ad_primal(c);
   bool truth = (p.t == VT_BOOL && p.u.b) || (p.t == VT_NUM && p.u.n != 0 && !isnan(p.u.n));
+  bool abstract = L->cg->abstract && traced && !constant;
+  if (abstract) truth = true;                    /* (no value: the body is traced, never run here) */
   if (!traced || L->cg->dynamic || !truth) {
     bool depends = !cond_constant(L, c);
     for (int k = 0; k < L->n; k++) {             /* the places as they were (the condition assigns none) */
@@ -349,13 +353,19 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
   double r0 = 0, rstep = 1;
   int64_t count = lp->count;
   if (lp->range) range_of(I, lp, leaves, &r0, &rstep, &count);
+  int mark = I->ntmp;                            /* the runs' node values, one list for all */
+  int32_t most = lp->body->n > (lp->cond ? lp->cond->n : 0) ? lp->body->n : lp->cond->n;
+  List *hold = list_new(I, most > 0 ? most : 1);
+  tmp_push(I, val_list(hold));
+  for (int32_t k = 0; k < most; k++) hold->items[k] = val_null();
+  Value outv[LOOP_MAX_CARRY];
   for (int64_t i = from;; i++) {
     if (I->interrupted) interp_check_interrupt(I, lp->span);
     if (at) *at = i;
     if (!lp->is_while && i >= count) break;
     if (lp->is_while) {
-      Value c = graph_run_nodes(I, lp->cond, leaves, NULL, &stale);
-      if (stale) { snprintf(why, nwhy, "%s", lp->cond->stale_why); return false; }
+      Value c = graph_run_into(I, lp->cond, leaves, &stale, hold, NULL);
+      if (stale) { snprintf(why, nwhy, "%s", lp->cond->stale_why); tmp_release_to(I, mark); return false; }
       tmp_push(I, c);
       bool t = val_truth(I, c, lp->cond->n > 0 && lp->cond->out.node >= 0 ? lp->cond->nodes[lp->cond->out.node].span : lp->span);
       tmp_pop(I, 1);
@@ -365,18 +375,17 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
       val_release(leaves[n]);
       leaves[n] = lp->range ? val_num(r0 + rstep * (double)i) : seq_at(lp->seq, i);
     }
-    Value r = graph_run_nodes(I, lp->body, leaves, NULL, &stale);
-    if (stale) { snprintf(why, nwhy, "%s", lp->body->stale_why); return false; }
-    for (int k = 0; k < n; k++) {
-      Value x = r.u.l->items[k];
+    graph_run_into(I, lp->body, leaves, &stale, hold, outv);
+    if (stale) { snprintf(why, nwhy, "%s", lp->body->stale_why); tmp_release_to(I, mark); return false; }
+    for (int k = 0; k < n; k++) {                /* (outv's references now the leaves') */
+      Value x = outv[k];
       if (lp->temp[k] && x.t == VT_NULL) continue;
-      val_retain(x);
       val_release(leaves[k]);
       leaves[k] = x;
     }
-    val_release(r);
     ++*iters;
   }
+  tmp_release_to(I, mark);
   return true;
 }
 
@@ -467,6 +476,20 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   if (L->cg) L->cg->lt = NULL;
   L->bg = L->cg = NULL;                          /* (now the Loop's) */
   mls_defer(I, (CleanupFn)loop_free, lp);
+  if (lp->body->abstract) {                      /* an abstract trace: no values, no iterations run */
+    for (int k = 0; k < n; k++) {                /* (the body's results: the loop's, uncomputed) */
+      if (L->places[k]->t == VT_UNBOUND) continue;
+      Value p = stage_strip(*L->places[k]);
+      val_retain(p);
+      put(L->places[k], p);
+    }
+    if (L->range) {
+      Value p = stage_strip(*L->var_place);
+      val_retain(p);
+      put(L->var_place, p);
+    }
+    goto node;
+  }
   /* the rest of this run's iterations: runs of the graphs on plain values */
   int mark = I->ntmp;
   int nl = n + 1 + lp->nouter;
@@ -501,6 +524,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     finish(I, L, false);
     return L->is_while ? 1 : at;
   }
+node:;
   /* the node, and the places bound to its results */
   Tape *o = L->outer;
   Graph *og = o->graph;

@@ -218,7 +218,9 @@ static Value stage_process(Interp *I, Tape *t, const OpCall *c) {
     }
     un = plain;
   }
-  Value v = t->graph->abstract && !op_constant(t, c) ? abstract_op(I, t, c)
+  OpCall cp = *c;                            /* (the abstract trace's view of the same operands) */
+  cp.un = un;
+  Value v = t->graph->abstract && !op_constant(t, c) ? abstract_op(I, t, &cp)
                                                       : op_apply(I, c->op, c->nin, un, c->nextra, c->ux, c->sp);
   I->stage = st;
   if (c->lifted && v.t != VT_NUM && v.t != VT_BOOL && v.t != VT_MAT) return v;
