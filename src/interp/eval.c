@@ -265,9 +265,9 @@ typedef struct LoopScan { AstNode *v[LOOP_MAX_CARRY]; int n; bool ok, branches; 
 
 static void scan_add(LoopScan *s, const AstNode *t) {
   if (t->kind == AST_INDEX) t = t->kids[0];
-  if (t->kind != AST_NAME || t->slot < 0 || t->depth != 0) { s->ok = false; return; }
-  for (int i = 0; i < s->n; i++)
-    if (s->v[i]->slot == t->slot) return;
+  if (t->kind != AST_NAME || (t->slot >= 0 && t->depth != 0)) { s->ok = false; return; }
+  for (int i = 0; i < s->n; i++)                        /* (a global: slot -1, by its symbol) */
+    if (s->v[i]->slot == t->slot && (t->slot >= 0 || s->v[i]->u.sym == t->u.sym)) return;
   if (s->n == LOOP_MAX_CARRY) { s->ok = false; return; }
   s->v[s->n++] = (AstNode *)t;
 }
@@ -285,16 +285,30 @@ static void loop_scan(const AstNode *n, LoopScan *s) {
   for (uint32_t i = 0; i < n->nkids; i++) loop_scan(n->kids[i], s);
 }
 
-/* The places of the scanned variables in the running env (false: none there). */
+/* The places of the scanned variables: locals of the running env, or at the top level of a
+** script (no env) globals (false: neither). */
 static bool scan_places(Interp *I, const LoopScan *s, Value **places, Symbol **syms) {
   Env *e = I->env;
-  if (!e) return false;
   for (int i = 0; i < s->n; i++) {
-    if (s->v[i]->slot >= e->n) return false;
-    places[i] = &e->slots[s->v[i]->slot];
-    syms[i] = s->v[i]->u.sym;
+    const AstNode *v = s->v[i];
+    if (e ? v->slot < 0 || v->slot >= e->n : v->slot >= 0) return false;
+    places[i] = e ? &e->slots[v->slot] : &v->u.sym->global;
+    syms[i] = v->u.sym;
   }
   return true;
+}
+
+/* A for loop's variable a node can set: a local of the running function (a global at a script's
+** top level) that the body does not assign. */
+static bool loop_var_ok(Interp *I, const AstNode *var, const LoopScan *s) {
+  if (I->env ? var->slot < 0 || var->depth != 0 : var->slot >= 0) return false;
+  for (int i = 0; i < s->n; i++)
+    if (s->v[i]->slot == var->slot && (var->slot >= 0 || s->v[i]->u.sym == var->u.sym)) return false;
+  return true;
+}
+
+static Value *loop_var_place(Interp *I, const AstNode *var) {
+  return I->env ? &env_at(I, 0)->slots[var->slot] : &var->u.sym->global;
 }
 
 /* for (var in seq) body while a stage traces (seq a vector of cnt numbers longer than the unroll
@@ -308,16 +322,14 @@ static int64_t for_staged(Interp *I, AstNode *n, Value seq, int64_t cnt) {
   /* an if in the body (if (i == 10) ...) is decided at each unrolled iteration; in a node's body
   ** a test on the index or a carried value would make it eager: such a loop is unrolled (but
   ** MLS_LOOP_UNROLL=0, the tests' setting, makes it a node too) */
-  if (!s.ok || (s.branches && stage_loop_unroll(I) > 0) || var->slot < 0 || var->depth != 0) return 0;
-  for (int i = 0; i < s.n; i++)
-    if (s.v[i]->slot == var->slot) return 0;           /* the body assigns the loop variable */
+  if (!s.ok || (s.branches && stage_loop_unroll(I) > 0) || !loop_var_ok(I, var, &s)) return 0;
   Value *places[LOOP_MAX_CARRY];
   Symbol *syms[LOOP_MAX_CARRY];
   if (!scan_places(I, &s, places, syms)) return 0;
   LoopStage *L = stage_loop_begin(I, false, s.n, places, syms, n->span);
   if (!L) return 0;
   int64_t c = tensor_cols(seq.u.m);
-  assign_name(I, var, stage_loop_index(I, L, val_num(tensor_get(seq.u.m, 0, 0))));
+  assign_name(I, var, stage_loop_index(I, L, val_num(tensor_get(seq.u.m, 0, 0)), loop_var_place(I, var)));
   loop_body(I, body, n->span);
   int64_t k = stage_loop_end(I, L, seq, cnt);
   if (k < 0) assign_name(I, var, val_num(tensor_get(seq.u.m, (cnt - 1) / c, (cnt - 1) % c)));
@@ -333,17 +345,15 @@ static int64_t for_staged_range(Interp *I, AstNode *n, Value a, Value b) {
     return 0;                                           /* (eager's checks and errors) */
   LoopScan s = { .n = 0, .ok = true };
   loop_scan(body, &s);
-  if (!s.ok || var->slot < 0 || var->depth != 0) return 0;
-  for (int i = 0; i < s.n; i++)
-    if (s.v[i]->slot == var->slot) return 0;
+  if (!s.ok || !loop_var_ok(I, var, &s)) return 0;
   Value *places[LOOP_MAX_CARRY];
   Symbol *syms[LOOP_MAX_CARRY];
   if (!scan_places(I, &s, places, syms)) return 0;
   LoopStage *L = stage_loop_begin(I, false, s.n, places, syms, n->span);
   if (!L) return 0;
-  stage_loop_range(I, L, a, b, iter->span, var->u.sym, &env_at(I, 0)->slots[var->slot]);
+  stage_loop_range(I, L, a, b, iter->span, var->u.sym, loop_var_place(I, var));
   int64_t cnt = (int64_t)floor(fabs(pb.u.n - pa.u.n) + 1e-10) + 1;
-  assign_name(I, var, stage_loop_index(I, L, val_num(pa.u.n)));
+  assign_name(I, var, stage_loop_index(I, L, val_num(pa.u.n), loop_var_place(I, var)));
   loop_body(I, body, n->span);
   return stage_loop_end(I, L, val_null(), cnt);
 }
@@ -507,10 +517,30 @@ static Value eval_while(Interp *I, AstNode *n) {
   return val_null();
 }
 
-/* --staged: the statements a straight-line block is made of (control flow splits blocks). */
-static bool stageable(const AstNode *s) {
+/* A loop at the top level of a --staged script that can be a loop node of its block's graph
+** (staging/loop.h): its body (and condition) scanned as for_staged and while_begin scan them. */
+static bool loop_node_stageable(Interp *I, const AstNode *s) {
+  if (I->env || I->nframes > 0) return false;         /* (a function's blocks: relative graphs) */
+  LoopScan b = { .n = 0, .ok = true }, c = { .n = 0, .ok = true };
+  if (s->kind == AST_WHILE) {
+    loop_scan(s->kids[1], &b);
+    loop_scan(s->kids[0], &c);
+    return b.ok && c.ok && c.n == 0;
+  }
+  loop_scan(s->kids[2], &b);
+  if (!b.ok || (b.branches && stage_loop_unroll(I) > 0) || s->kids[0]->slot >= 0 || (s->flags & AST_F_REMOTE)) return false;
+  for (int i = 0; i < b.n; i++)
+    if (b.v[i] == s->kids[0] || (b.v[i]->slot < 0 && b.v[i]->u.sym == s->kids[0]->u.sym)) return false;
+  return true;
+}
+
+/* --staged: the statements a straight-line block is made of (control flow splits blocks; a loop
+** that can be a loop node is a statement of its block). */
+static bool stageable(Interp *I, const AstNode *s) {
   switch (s->kind) {
-  case AST_IF: case AST_WHILE: case AST_FOR: case AST_BREAK: case AST_NEXT: case AST_RETURN: case AST_SOURCE_AS:
+  case AST_WHILE: case AST_FOR:
+    return loop_node_stageable(I, s);
+  case AST_IF: case AST_BREAK: case AST_NEXT: case AST_RETURN: case AST_SOURCE_AS:
   case AST_BLOCK:
     return false;
   default:
@@ -529,7 +559,7 @@ static inline bool staging_blocks(const Interp *I) {
 ** Returns the value of the last statement run (owned). */
 static Value run_staged(Interp *I, AstNode **kids, uint32_t n, uint32_t *i) {
   uint32_t j = *i;
-  while (j < n && stageable(kids[j])) j++;
+  while (j < n && stageable(I, kids[j])) j++;
   Value v = stage_block(I, kids + *i, (int)(j - *i));
   *i = j;
   return v;
@@ -540,7 +570,7 @@ static Value eval_block(Interp *I, AstNode *n) {
   if (last == 0) return val_null();
   if (staging_blocks(I)) {                         /* --staged: a loop or branch body, a function body */
     for (uint32_t i = 0; i < last;) {
-      Value v = stageable(n->kids[i]) ? run_staged(I, n->kids, last, &i) : eval(I, n->kids[i++]);
+      Value v = stageable(I, n->kids[i]) ? run_staged(I, n->kids, last, &i) : eval(I, n->kids[i++]);
       if (I->ctl) { val_release(v); return val_null(); }
       if (i == last) return v;                     /* the block's value: its last statement's */
       val_release(v);
@@ -1081,7 +1111,7 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
     val_release(last);
     last = val_null();
     gc_maybe(I);
-    if (!echo && staging_blocks(I) && stageable(s)) {   /* --staged */
+    if (!echo && staging_blocks(I) && stageable(I, s)) {   /* --staged */
       val_release(run_staged(I, root->kids, root->nkids, &i));
       i--;
       last = val_null();

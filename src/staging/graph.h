@@ -90,6 +90,9 @@ typedef struct LoopTrace {
   struct Tape *outer;       /* the stage the loop is in */
   Value *ov;
   int32_t nov, cap, base;
+  Value **places;           /* the carried variables' places: a read of one is never a capture */
+  int32_t nplaces;
+  Value *ivar;              /* a for loop's variable's place (the same), or NULL */
 } LoopTrace;
 
 /* How the staged function's result is rebuilt from node values. */

@@ -137,7 +137,8 @@ static void bind_params(Interp *I, LoopStage *L, Tape *t) {
 
 LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Symbol **syms, Span sp) {
   Tape *o = I->stage;
-  if (!o || !o->active || !o->graph || o->graph->block || o->graph->dynamic || n > LOOP_MAX_CARRY) return NULL;
+  if (!o || !o->active || !o->graph || o->graph->dynamic || n > LOOP_MAX_CARRY) return NULL;
+  if (o->graph->block && (I->env || o->graph->relative)) return NULL;   /* (a function's blocks) */
   for (int k = 0; k < n; k++) {
     Value v = *places[k];
     if (v.t == VT_UNBOUND) continue;
@@ -156,10 +157,19 @@ LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Sym
     L->places[k] = places[k];
     L->syms[k] = syms[k];
     L->init[k] = strip_finished(*places[k]);
-    val_retain(L->init[k]);
+    bool ours = false;                            /* a --staged block's global: read as the block */
+    for (Value x = L->init[k]; x.t == VT_BOX; x = x.u.box->v) ours = ours || x.u.box->tape == o;
+    if (o->graph->block && !ours && L->init[k].t != VT_UNBOUND) {   /* reads it (a capture, read at */
+      L->init[k] = val_null();                    /* every run; not a constant) */
+      L->init[k] = stage_read(I, places[k], NULL, syms[k], sp);
+    } else {
+      val_retain(L->init[k]);
+    }
   }
   L->lt.outer = o;
   L->lt.base = n + 1;
+  L->lt.places = L->places;
+  L->lt.nplaces = n;
   mls_defer(I, free_cb, L);
   Graph *g = graph_new();
   if (is_while) { L->cg = g; L->ct = part_tape(I, L, g); }
@@ -169,7 +179,8 @@ LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Sym
   return L;
 }
 
-Value stage_loop_index(Interp *I, LoopStage *L, Value x) {
+Value stage_loop_index(Interp *I, LoopStage *L, Value x, Value *var) {
+  L->lt.ivar = var;
   int32_t id = graph_add(L->bg, GN_PARAM, (Span){ 0, 0 }, NULL);
   GNode *nd = &L->bg->nodes[id];
   nd->param = L->n;
@@ -521,8 +532,9 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     mls_undefer(I, lp);
     loop_free(lp);
     go_eager(I, L, "a loop could not be one node: %s", swhy);
+    bool is_while = L->is_while;
     finish(I, L, false);
-    return L->is_while ? 1 : at;
+    return is_while ? 1 : at;
   }
 node:;
   /* the node, and the places bound to its results */
@@ -557,6 +569,7 @@ node:;
     set_shape(in, v);
     val_retain(v);
     put(L->places[k], ad_box_new(o, it, v));
+    if (og->block) stage_assigned(I, L->places[k], L->syms[k], NULL);   /* (an output of the block) */
   }
   if (L->range) {                                /* the loop variable: the range's last element */
     int32_t it = graph_add(og, GN_ITEM, L->sp, NULL);

@@ -34,8 +34,9 @@ int64_t stage_loop_unroll(Interp *I);
 ** matrix, one traced by grad or jvp, ...): then nothing changed. Else the places hold the
 ** traced loop's parameters and the active stage is the condition's (while) or the body's (for). */
 LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Symbol **syms, Span sp);
-/* for: the loop variable's value for element x of the sequence (owned). */
-Value stage_loop_index(Interp *I, LoopStage *L, Value x);
+/* for: the loop variable's value for element x of the sequence (owned); var: where the variable
+** lives (a read of it in the body is the index, never a capture). */
+Value stage_loop_index(Interp *I, LoopStage *L, Value x, Value *var);
 /* for (var in a:b) with a or b traced (boxes of the stage): the node computes the range at each
 ** run (rsp: the range, for its errors; var: the loop variable, which the node's last element
 ** item binds). Call after stage_loop_begin, before stage_loop_index. */

@@ -384,8 +384,15 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   if ((v.t == VT_FUNC || v.t == VT_BUILTIN) && t->active && stage_outside(I, env)) guard_fn(I, t->graph, place, env, v);
   if (!t->active || !stage_outside(I, env) || !traced || unbox(v, t).t != v.t) { val_retain(v); return v; }
   Graph *g = t->graph;
-  for (int i = 0; i < g->nasg; i++)                  /* assigned earlier in this block */
-    if (g->asg[i] == place) { val_retain(v); return v; }
+  /* assigned earlier in this block, or a carried variable of a loop this trace is in (a --staged
+  ** block's global): its value is the trace's, not a capture read again at a run */
+  for (const Graph *x = g; x; x = x->lt ? x->lt->outer->graph : NULL) {
+    for (int i = 0; i < x->nasg; i++)
+      if (x->asg[i] == place) { val_retain(v); return v; }
+    for (int i = 0; x->lt && i < x->lt->nplaces; i++)
+      if (x->lt->places[i] == place) { val_retain(v); return v; }
+    if (x->lt && x->lt->ivar == place) { val_retain(v); return v; }
+  }
   for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
     if (x.u.box->tape == t) { val_retain(v); return v; }
   if (p.t == VT_LIST) {                /* a list's items are not graph values (yet): eager from here */
@@ -1116,6 +1123,7 @@ void stage_blocks_free(Interp *I) {
 
 void stage_assigned(Interp *I, Value *place, Symbol *sym, Env *env) {
   Graph *g = I->stage->graph;
+  while (g && g->lt) g = g->lt->outer->graph;       /* in a loop's body: the block the loop is in */
   /* (recorded after the block turned eager too: its boxes are stripped from the place at the end) */
   if (!g || !g->block || (env && env != g->benv)) return;   /* a call's own local */
   for (int i = 0; i < g->nasg; i++)
