@@ -45,7 +45,7 @@ static void node_label(const GNode *nd, char *buf, size_t n, const Loop *lp, con
     break;
   case GN_LOOP:
     if (nd->loop->is_while) snprintf(buf, n, "loop while (%d carried)", nd->loop->ncarry);
-    else if (nd->loop->range) snprintf(buf, n, "loop for over a staged range (%d carried)", nd->loop->ncarry);
+    else if (nd->loop->range.on) snprintf(buf, n, "loop for over a staged range (%d carried)", nd->loop->ncarry);
     else snprintf(buf, n, "loop for %lld iterations (%d carried)", (long long)nd->loop->count, nd->loop->ncarry);
     break;
   case GN_ITEM: {

@@ -27,6 +27,16 @@ typedef enum GKind {
   GN_ITEM        /* item param (0-based) of a loop node's result (its one input) */
 } GKind;
 
+/* A for loop over a:b with an end the graph computes (staging/loop.c): each run takes the ends
+** from leaves ra, rb (or the numbers ca, cb where < 0); the node's item ncarry + 1 is the last
+** element. */
+typedef struct LoopRange {
+  bool on;
+  int32_t ra, rb;
+  double ca, cb;
+  Span span;                /* the range a:b (its errors) */
+} LoopRange;
+
 /* A loop node's loop (staging/loop.c): its body (and a while loop's condition) is a graph of
 ** its own, run once an iteration, whose leaves are the carried values (0 .. ncarry-1), the
 ** index (ncarry: a for loop's element, else unused) and the enclosing graph's values
@@ -37,12 +47,7 @@ typedef struct Loop {
   int32_t ncarry, nouter;
   Value seq;                /* for: the sequence (a vector known while staging), its elements the index */
   int64_t count;            /* for: its length */
-  bool range;               /* for over a:b with an end the graph computes: seq is unused, and each
-                            ** run takes the ends from leaves ra, rb (or the numbers ca, cb where
-                            ** < 0); the result's item ncarry + 1 is the last element */
-  int32_t ra, rb;
-  double ca, cb;
-  Span rspan;               /* the range a:b (its errors) */
+  LoopRange range;          /* for over a traced a:b (range.on): seq is unused */
   struct Graph *body, *cond;
   Symbol **names;           /* the carried variables (explain; error messages), then (range) at
                             ** ncarry + 1 the loop variable */

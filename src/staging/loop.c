@@ -32,10 +32,7 @@ struct LoopStage {
   LoopTrace lt;             /* the enclosing graph's values read (both graphs share it) */
   Value c;                  /* while: the first condition (retained) */
   Span sp;
-  bool range;               /* for over a traced a:b (stage_loop_range) */
-  int32_t ra, rb;
-  double ca, cb;
-  Span rspan;
+  LoopRange range;          /* for over a traced a:b (stage_loop_range) */
   Symbol *var;
   Value *var_place;
 };
@@ -203,10 +200,10 @@ static int32_t range_end(Interp *I, LoopStage *L, Value v, double *c) {
 }
 
 void stage_loop_range(Interp *I, LoopStage *L, Value a, Value b, Span rsp, Symbol *var, Value *var_place) {
-  L->range = true;
-  L->ra = range_end(I, L, a, &L->ca);
-  L->rb = range_end(I, L, b, &L->cb);
-  L->rspan = rsp;
+  L->range.on = true;
+  L->range.ra = range_end(I, L, a, &L->range.ca);
+  L->range.rb = range_end(I, L, b, &L->range.cb);
+  L->range.span = rsp;
   L->var = var;
   L->var_place = var_place;
 }
@@ -341,13 +338,13 @@ static Value seq_at(Value seq, int64_t i) {
 static void range_of(Interp *I, const Loop *lp, const Value *leaves, double *from, double *step, int64_t *count) {
   double e[2];
   for (int k = 0; k < 2; k++) {
-    int32_t at = k ? lp->rb : lp->ra;
-    if (at < 0) { e[k] = k ? lp->cb : lp->ca; continue; }
+    int32_t at = k ? lp->range.rb : lp->range.ra;
+    if (at < 0) { e[k] = k ? lp->range.cb : lp->range.ca; continue; }
     Value v = ad_primal(leaves[at]);
-    e[k] = val_to_num(I, v, lp->rspan, k ? "the end of ':'" : "the start of ':'");
+    e[k] = val_to_num(I, v, lp->range.span, k ? "the end of ':'" : "the start of ':'");
   }
-  if (!isfinite(e[0]) || !isfinite(e[1])) mls_throw(I, lp->rspan, "the ends of ':' must be finite numbers");
-  if (fabs(e[1] - e[0]) >= 1e15) mls_throw(I, lp->rspan, "the range of ':' is too long");
+  if (!isfinite(e[0]) || !isfinite(e[1])) mls_throw(I, lp->range.span, "the ends of ':' must be finite numbers");
+  if (fabs(e[1] - e[0]) >= 1e15) mls_throw(I, lp->range.span, "the range of ':' is too long");
   *from = e[0];
   *step = e[1] >= e[0] ? 1.0 : -1.0;
   *count = (int64_t)floor(fabs(e[1] - e[0]) + 1e-10) + 1;
@@ -363,7 +360,7 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
   int n = lp->ncarry;
   double r0 = 0, rstep = 1;
   int64_t count = lp->count;
-  if (lp->range) range_of(I, lp, leaves, &r0, &rstep, &count);
+  if (lp->range.on) range_of(I, lp, leaves, &r0, &rstep, &count);
   int mark = I->ntmp;                            /* the runs' node values, one list for all */
   int32_t most = lp->body->n > (lp->cond ? lp->cond->n : 0) ? lp->body->n : lp->cond->n;
   List *hold = list_new(I, most > 0 ? most : 1);
@@ -384,7 +381,7 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
       if (!t) break;
     } else {
       val_release(leaves[n]);
-      leaves[n] = lp->range ? val_num(r0 + rstep * (double)i) : seq_at(lp->seq, i);
+      leaves[n] = lp->range.on ? val_num(r0 + rstep * (double)i) : seq_at(lp->seq, i);
     }
     graph_run_into(I, lp->body, leaves, &stale, hold, outv);
     if (stale) { snprintf(why, nwhy, "%s", lp->body->stale_why); tmp_release_to(I, mark); return false; }
@@ -423,7 +420,7 @@ Value loop_run(Interp *I, const GNode *nd, const Value *args, bool *stale) {
   Value r = val_list(l);
   for (int k = 0; k < n; k++) { val_retain(h->items[k]); list_push(l, h->items[k], NULL); }
   list_push(l, val_num((double)iters), NULL);
-  if (lp->range) { val_retain(h->items[n]); list_push(l, h->items[n], NULL); }   /* the last element */
+  if (lp->range.on) { val_retain(h->items[n]); list_push(l, h->items[n], NULL); }   /* the last element */
   tmp_release_to(I, mark);
   return r;
 }
@@ -469,11 +466,6 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   val_retain(lp->seq);
   lp->count = count;
   lp->range = L->range;
-  lp->ra = L->ra;
-  lp->rb = L->rb;
-  lp->ca = L->ca;
-  lp->cb = L->cb;
-  lp->rspan = L->rspan;
   lp->body = L->bg;
   lp->cond = L->cg;
   lp->names = mem_calloc((size_t)n + 2, sizeof(Symbol *));
@@ -494,7 +486,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
       val_retain(p);
       put(L->places[k], p);
     }
-    if (L->range) {
+    if (L->range.on) {
       Value p = stage_strip(*L->var_place);
       val_retain(p);
       put(L->var_place, p);
@@ -523,7 +515,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     val_retain(h->items[k]);
     put(L->places[k], h->items[k]);
   }
-  if (L->range && h->items[n].t != VT_NULL) {    /* the loop variable: the last element run */
+  if (L->range.on && h->items[n].t != VT_NULL) {    /* the loop variable: the last element run */
     val_retain(h->items[n]);
     put(L->var_place, h->items[n]);
   }
@@ -571,7 +563,7 @@ node:;
     put(L->places[k], ad_box_new(o, it, v));
     if (og->block) stage_assigned(I, L->places[k], L->syms[k], NULL);   /* (an output of the block) */
   }
-  if (L->range) {                                /* the loop variable: the range's last element */
+  if (L->range.on) {                             /* the loop variable: the range's last element */
     int32_t it = graph_add(og, GN_ITEM, L->sp, NULL);
     GNode *in = &og->nodes[it];
     in->nin = 1;
