@@ -109,6 +109,14 @@ Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, i
   memcpy(nd->in, ins, (size_t)n * sizeof(int32_t));
   bool cst = true;
   for (int k = 0; k < n; k++) cst = cst && (g->nodes[ins[k]].flags & GF_CONSTANT);
+  if (!cst && (op == OP_AND || op == OP_OR) && nin == 2 && ad_primal(out).t == VT_BOOL &&
+      ad_primal(out).u.b == (op == OP_OR))     /* (the value it must have: an abstract trace's is a stand-in) */
+    for (int k = 0; k < 2; k++) {            /* FALSE & x, TRUE | x: known whatever x is, so a */
+      Value c = ad_primal(in[k]);            /* test of it (verbose & i >= maxi) stays staged */
+      double x = c.t == VT_BOOL ? (double)c.u.b : c.t == VT_NUM ? c.u.n : 0;
+      if ((g->nodes[ins[k]].flags & GF_CONSTANT) && (c.t == VT_BOOL || c.t == VT_NUM) && (op == OP_AND ? x == 0 : x != 0))
+        cst = true;
+    }
   if (cst) nd->flags |= GF_CONSTANT;
   set_shape(nd, out);
   effect_shapes(I, g, nd, op_info[op].name, sp);
