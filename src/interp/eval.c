@@ -272,6 +272,42 @@ static void scan_add(LoopScan *s, const AstNode *t) {
   s->v[s->n++] = (AstNode *)t;
 }
 
+/* ---- an if in a loop node's body, on a traced test: a choice between both branches ---- */
+/* An expression if_select may evaluate whether or not its test holds: names, numbers, ops and
+** builtins that are exactly one op (or read shapes): nothing that can run an effect or a user
+** function. */
+static bool pure_expr(const AstNode *n) {
+  switch (n->kind) {
+  case AST_NUM: case AST_STR: case AST_BOOL: case AST_NAME: return true;
+  case AST_BINARY: case AST_UNARY: case AST_INDEX: case AST_MATRIX: case AST_ROW: case AST_ARG: break;
+  case AST_CALL: {
+    const AstNode *f = n->kids[0];
+    if (f->kind != AST_NAME || f->slot >= 0 || !f->u.sym->bi || f->u.sym->global.t != VT_UNBOUND) return false;
+    const Builtin *b = f->u.sym->bi;
+    if ((b->flags & (BI_EFFECT | BI_LAZY)) || (b->op == OP_NONE && !(b->flags & BI_SHAPE))) return false;
+    for (uint32_t i = 1; i < n->nkids; i++)
+      if (!pure_expr(n->kids[i])) return false;
+    return true;
+  }
+  default: return false;
+  }
+  for (uint32_t i = 0; i < n->nkids; i++)
+    if (n->kids[i] && !pure_expr(n->kids[i])) return false;
+  return true;
+}
+
+/* A branch of assignments of pure expressions to names or elements of them (collected in s). */
+static bool pure_branch(const AstNode *n, LoopScan *s) {
+  if (n->kind == AST_BLOCK) {
+    for (uint32_t i = 0; i < n->nkids; i++)
+      if (!pure_branch(n->kids[i], s)) return false;
+    return true;
+  }
+  if (n->kind != AST_ASSIGN || n->nkids != 2) return false;
+  scan_add(s, n->kids[0]);
+  return s->ok && pure_expr(n->kids[0]) && pure_expr(n->kids[1]);
+}
+
 static void loop_scan(const AstNode *n, LoopScan *s) {
   if (!n || !s->ok) return;
   switch (n->kind) {
@@ -279,7 +315,11 @@ static void loop_scan(const AstNode *n, LoopScan *s) {
   case AST_ASSIGN: scan_add(s, n->kids[0]); break;
   case AST_MASSIGN: for (uint32_t i = 0; i + 1 < n->nkids; i++) scan_add(s, n->kids[i]); break;
   case AST_FOR: scan_add(s, n->kids[0]); break;
-  case AST_IF: s->branches = true; break;
+  case AST_IF: {                         /* a branch if_select cannot make a choice of */
+    LoopScan t = { .n = 0, .ok = true };
+    if (!pure_branch(n->kids[1], &t) || (n->nkids > 2 && !pure_branch(n->kids[2], &t))) s->branches = true;
+    break;
+  }
   default: break;
   }
   for (uint32_t i = 0; i < n->nkids; i++) loop_scan(n->kids[i], s);
@@ -356,6 +396,78 @@ static int64_t for_staged_range(Interp *I, AstNode *n, Value a, Value b) {
   assign_name(I, var, stage_loop_index(I, L, val_num(pa.u.n), loop_var_place(I, var)));
   loop_body(I, body, n->span);
   return stage_loop_end(I, L, val_null(), cnt);
+}
+
+/* Runs branch b (NULL: none) speculatively: its assignments' values into out[] (owned), the
+** places restored. False: it failed (an error, caught) and nothing is kept. */
+typedef struct SelJob { AstNode *b; } SelJob;
+static void sel_run(Interp *I, void *ud) {
+  SelJob *j = ud;
+  if (j->b) val_release(eval(I, j->b));
+}
+
+static bool sel_branch(Interp *I, AstNode *b, int n, Value **places, const Value *saved, Value *out) {
+  SelJob job = { b };
+  struct Tape *st = I->stage;                    /* (a throw inside an op leaves it unset) */
+  int err = mls_pcall(I, sel_run, &job);
+  I->stage = st;
+  for (int k = 0; k < n; k++) {
+    out[k] = err ? val_null() : *places[k];
+    if (!err) val_retain(out[k]);
+    val_retain(saved[k]);
+    Value old = *places[k];
+    *places[k] = saved[k];
+    val_release(old);
+  }
+  return !err;
+}
+
+/* if (c) A else B, c traced by a loop node's body: both branches run (each from the variables'
+** values before the if) and each variable they assign becomes ifelse(c, its A value, its B
+** value), so the body stays one graph. Only branches of pure assignments whose ops cannot fail
+** at a later run (stage_pure_since); otherwise false, and nothing is changed but what the
+** branch taken (c's value now) did when the speculative run had to stop (the stage then eager). */
+static bool if_select(Interp *I, AstNode *n, Value c) {
+  LoopScan s = { .n = 0, .ok = true };
+  if (!pure_branch(n->kids[1], &s) || (n->nkids > 2 && !pure_branch(n->kids[2], &s))) return false;
+  Value *places[LOOP_MAX_CARRY];
+  Symbol *syms[LOOP_MAX_CARRY];
+  if (!scan_places(I, &s, places, syms)) return false;
+  Value saved[LOOP_MAX_CARRY], a[LOOP_MAX_CARRY], b[LOOP_MAX_CARRY];
+  for (int k = 0; k < s.n; k++) {
+    Value p = ad_primal(*places[k]);
+    if (p.t != VT_NUM && p.t != VT_BOOL && p.t != VT_MAT) return false;   /* (unbound, a list ...) */
+  }
+  int mark = I->ntmp;
+  for (int k = 0; k < s.n; k++) { saved[k] = *places[k]; val_retain(saved[k]); tmp_push(I, saved[k]); }
+  Value cp = ad_primal(c);
+  bool truth = cp.t == VT_BOOL ? cp.u.b : cp.t == VT_NUM && cp.u.n != 0;
+  int32_t gmark = stage_graph_mark(I);
+  bool oka = sel_branch(I, n->kids[1], s.n, places, saved, a);
+  for (int k = 0; k < s.n && oka; k++) tmp_push(I, a[k]);
+  bool okb = oka && sel_branch(I, n->nkids > 2 ? n->kids[2] : NULL, s.n, places, saved, b);
+  for (int k = 0; k < s.n && okb; k++) tmp_push(I, b[k]);
+  bool same = okb && stage_pure_since(I, gmark);
+  for (int k = 0; k < s.n && same; k++) {       /* the same type and shape either way */
+    Value x = ad_primal(a[k]), y = ad_primal(b[k]);
+    same = x.t == y.t && (x.t != VT_MAT || (tensor_rows(x.u.m) == tensor_rows(y.u.m) && tensor_cols(x.u.m) == tensor_cols(y.u.m) &&
+                                            !x.u.m->logical && !y.u.m->logical));   /* (a mask stays a mask) */
+  }
+  if (!same) {                                   /* the branch taken, as eager code runs it */
+    stage_select_abandon(I, n->span, "an if in a loop's body depends on a staged value");
+    tmp_release_to(I, mark);
+    if (truth) val_release(eval(I, n->kids[1]));
+    else if (n->nkids > 2) val_release(eval(I, n->kids[2]));
+    return true;
+  }
+  for (int k = 0; k < s.n; k++) {
+    Value v = op_ifelse(I, c, a[k], b[k], n->span);
+    Value old = *places[k];
+    *places[k] = v;
+    val_release(old);
+  }
+  tmp_release_to(I, mark);
+  return true;
 }
 
 /* A range's elements as a column (for_staged's sequence), on the temp stack. */
@@ -665,6 +777,12 @@ static Value eval_any(Interp *I, AstNode *n) {
   case AST_IF: {
     Value c = eval_operand(I, n->kids[0]);
     bool t;
+    if (c.t == VT_BOX && I->stage && stage_select_ok(I, c)) {   /* in a loop node's body */
+      tmp_push(I, c);
+      bool done = if_select(I, n, c);
+      tmp_pop(I, 1);
+      if (done) { val_release(c); return val_null(); }
+    }
     if (c.t == VT_BOOL) t = c.u.b;
     else {
       tmp_push(I, c);

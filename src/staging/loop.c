@@ -580,6 +580,59 @@ node:;
   return -1;
 }
 
+bool stage_select_ok(Interp *I, Value c) {
+  Tape *t = I->stage;
+  if (!t || !t->active || !t->graph || !t->graph->lt || t->graph->abstract || t->graph->dynamic) return false;
+  for (Value x = c; x.t == VT_BOX; x = x.u.box->v)
+    if (x.u.box->tape == t) {                  /* a comparison's boolean: never NaN (an if on */
+      const GNode *nd = &t->graph->nodes[x.u.box->node];   /* NaN is eager's error, not a choice) */
+      return !(nd->flags & GF_CONSTANT) && nd->kind == GN_OP && (op_info[nd->op].flags & OPF_CMP) && nd->vt == VT_BOOL;
+    }
+  return false;
+}
+
+int32_t stage_graph_mark(Interp *I) { return I->stage->graph->n; }
+
+/* Nodes a and b compute the same (one op of the same inputs: the same nodes, or constants of
+** the same number or NULL). */
+static bool same_input(const Graph *g, int32_t a, int32_t b) {
+  if (a == b) return true;
+  const GNode *x = &g->nodes[a], *y = &g->nodes[b];
+  if (x->kind != GN_CONST || y->kind != GN_CONST || x->v.t != y->v.t) return false;
+  return x->v.t == VT_NULL || (x->v.t == VT_NUM && x->v.u.n == y->v.u.n) || (x->v.t == VT_BOOL && x->v.u.b == y->v.u.b);
+}
+
+static bool same_op(const Graph *g, const GNode *x, const GNode *y) {
+  if (x->kind != GN_OP || y->kind != GN_OP || x->op != y->op || x->nin != y->nin || x->nextra != y->nextra ||
+      (x->flags & (GF_TA | GF_TB)) != (y->flags & (GF_TA | GF_TB)))
+    return false;
+  for (int k = 0; k < x->nin; k++)
+    if (!same_input(g, x->in[k], y->in[k]) && !same_op(g, &g->nodes[x->in[k]], &g->nodes[y->in[k]])) return false;
+  return true;
+}
+
+bool stage_pure_since(Interp *I, int32_t mark) {
+  Tape *t = I->stage;
+  if (!t || !t->active || !t->graph || t->graph->dynamic) return false;
+  const Graph *g = t->graph;
+  for (int32_t i = mark; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (nd->flags & GF_EFFECT) return false;
+    if (!graph_may_fail(g, nd)) continue;
+    bool before = false;                         /* the same op ran unconditionally before the if */
+    for (int32_t j = 0; j < mark && !before; j++) before = same_op(g, &g->nodes[j], nd);   /* (x[i] of the test) */
+    if (!before) return false;
+  }
+  return true;
+}
+
+void stage_select_abandon(Interp *I, Span sp, const char *why) {
+  Tape *t = I->stage;
+  if (!t || !t->graph) return;
+  graph_mark_dynamic(t->graph, I, sp, "%s", why);
+  t->active = false;
+}
+
 void loop_free(Loop *lp) {
   if (!lp) return;
   graph_free(lp->body);

@@ -20,6 +20,16 @@
 #include "state.h"
 #include "value.h"
 
+/* if-conversion inside a loop's body (eval.c's if_select): whether the condition c can be a
+** choice between both branches' values here (a loop body's stage traces it, not a constant, not
+** an abstract trace); the graph's size now; whether every node added since mark can neither
+** fail at a later run nor is an effect (then both branches may run at every run); and the
+** body's stage made eager (why). */
+bool stage_select_ok(Interp *I, Value c);
+int32_t stage_graph_mark(Interp *I);
+bool stage_pure_since(Interp *I, int32_t mark);
+void stage_select_abandon(Interp *I, Span sp, const char *why);
+
 /* The most variables a loop node carries. */
 enum { LOOP_MAX_CARRY = 48 };
 
