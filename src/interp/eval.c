@@ -434,9 +434,9 @@ static bool if_select(Interp *I, AstNode *n, Value c) {
   Symbol *syms[LOOP_MAX_CARRY];
   if (!scan_places(I, &s, places, syms)) return false;
   Value saved[LOOP_MAX_CARRY], a[LOOP_MAX_CARRY], b[LOOP_MAX_CARRY];
-  for (int k = 0; k < s.n; k++) {
+  for (int k = 0; k < s.n; k++) {               /* (unbound: then both branches must assign it) */
     Value p = ad_primal(*places[k]);
-    if (p.t != VT_NUM && p.t != VT_BOOL && p.t != VT_MAT) return false;   /* (unbound, a list ...) */
+    if (p.t != VT_NUM && p.t != VT_BOOL && p.t != VT_MAT && p.t != VT_UNBOUND) return false;   /* (a list ...) */
   }
   int mark = I->ntmp;
   for (int k = 0; k < s.n; k++) { saved[k] = *places[k]; val_retain(saved[k]); tmp_push(I, saved[k]); }
@@ -447,10 +447,12 @@ static bool if_select(Interp *I, AstNode *n, Value c) {
   for (int k = 0; k < s.n && oka; k++) tmp_push(I, a[k]);
   bool okb = oka && sel_branch(I, n->nkids > 2 ? n->kids[2] : NULL, s.n, places, saved, b);
   for (int k = 0; k < s.n && okb; k++) tmp_push(I, b[k]);
-  bool same = okb && stage_pure_since(I, gmark);
+  bool same = okb && stage_pure_since(I, gmark) && !ad_any_grad(1, &c);
+  for (int k = 0; k < s.n && same; k++)          /* grad traces none of it: both branches' ops */
+    same = !ad_any_grad_deep(1, &a[k]) && !ad_any_grad_deep(1, &b[k]);   /* are not on its tape */
   for (int k = 0; k < s.n && same; k++) {       /* the same type and shape either way */
     Value x = ad_primal(a[k]), y = ad_primal(b[k]);
-    same = x.t == y.t && (x.t != VT_MAT || (tensor_rows(x.u.m) == tensor_rows(y.u.m) && tensor_cols(x.u.m) == tensor_cols(y.u.m) &&
+    same = x.t == y.t && (x.t == VT_NUM || x.t == VT_BOOL || x.t == VT_MAT) && (x.t != VT_MAT || (tensor_rows(x.u.m) == tensor_rows(y.u.m) && tensor_cols(x.u.m) == tensor_cols(y.u.m) &&
                                             !x.u.m->logical && !y.u.m->logical));   /* (a mask stays a mask) */
   }
   if (!same) {                                   /* the branch taken, as eager code runs it */

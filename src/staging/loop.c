@@ -582,7 +582,7 @@ node:;
 
 bool stage_select_ok(Interp *I, Value c) {
   Tape *t = I->stage;
-  if (!t || !t->active || !t->graph || !t->graph->lt || t->graph->abstract || t->graph->dynamic) return false;
+  if (!t || !t->active || !t->graph || t->graph->block || t->graph->abstract || t->graph->dynamic) return false;
   for (Value x = c; x.t == VT_BOX; x = x.u.box->v)
     if (x.u.box->tape == t) {                  /* a comparison's boolean: never NaN (an if on */
       const GNode *nd = &t->graph->nodes[x.u.box->node];   /* NaN is eager's error, not a choice) */

@@ -777,6 +777,16 @@ Value stage_call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol 
   return call_jit(I, j, f, nargs, args, names, sp, true);
 }
 
+/* Whether grad or jvp traces one of v[0..n): its call gets a graph of its own, traced with those
+** boxes, where an if on a traced value is not made a choice of both branches (eval.c if_select:
+** a branch not taken, differentiated with a zero adjoint, could give NaN through its rules). */
+static bool differentiated(int n, const Value *v) {
+  for (int i = 0; i < n; i++)
+    for (Value x = v[i]; x.t == VT_BOX; x = x.u.box->v)
+      if (x.u.box->tape->active && !x.u.box->tape->graph) return true;
+  return false;
+}
+
 /* abstract_ok: a first trace may be abstract (not inside another trace, no argument traced). */
 static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp, bool abstract_ok) {
   if (I->stage && (I->jit_all || j->tracing || being_traced(I, f))) {   /* recursion, or --jit-all: */
@@ -795,7 +805,8 @@ static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol
     tb_puts(&kb, "=");
     key_of(&kb, args[i], lv, NULL);
   }
-  Value key = val_str(kb.p, kb.n);
+  if (differentiated(nargs, args)) tb_puts(&kb, "D;");   /* (a graph of its own: no if-conversion, */
+  Value key = val_str(kb.p, kb.n);                          /* whose untaken branches a grad would see) */
   tb_close(I, &kb);
   tmp_push(I, key);
   JitEntry **pe = &j->entries, *e = NULL;
