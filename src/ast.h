@@ -25,8 +25,10 @@ typedef enum AstKind {      /* grep ORDER AST: ast_kind_name() follows this orde
 ** it is DML's row index X[i, ] (eval.c), anywhere else R's single index.
 ** AST_F_DMLMULTI: [a, b] = f() written in a .dml file: it may bind the first results of a call
 ** that gives more (SystemDS's builtin lstm has 2, 3 or 5 results).
-** AST_F_REMOTE: parfor (..., mode=REMOTE) (src/mpi/). */
-enum { AST_F_PAREN = 1, AST_F_DMLROW = 2, AST_F_DMLMULTI = 4, AST_F_REMOTE = 8 };
+** AST_F_REMOTE: parfor (..., mode=REMOTE) (src/mpi/).
+** AST_F_VOID: an if whose value nothing reads (a block's statement before its last, a loop's
+** body's last): staging may make it a choice of both branches (eval.c if_select). */
+enum { AST_F_PAREN = 1, AST_F_DMLROW = 2, AST_F_DMLMULTI = 4, AST_F_REMOTE = 8, AST_F_VOID = 16 };
 
 /* Trees taller than this are rejected when parsing ("nested too deeply"), so evaluating
 ** one can never exhaust the C stack (the interpreter thread has 1 GiB). */

@@ -779,7 +779,7 @@ static Value eval_any(Interp *I, AstNode *n) {
   case AST_IF: {
     Value c = eval_operand(I, n->kids[0]);
     bool t;
-    if (c.t == VT_BOX && I->stage && stage_select_ok(I, c)) {   /* in a loop node's body */
+    if (c.t == VT_BOX && I->stage && (n->flags & AST_F_VOID) && stage_select_ok(I, c)) {   /* (value unread) */
       tmp_push(I, c);
       bool done = if_select(I, n, c);
       tmp_pop(I, 1);
@@ -908,7 +908,19 @@ static Value ev_assign_global(Interp *I, AstNode *n) {
   return v;
 }
 
+/* Marks the ifs whose value nothing reads (AST_F_VOID): a block's statements but its last, and
+** the last of a loop's body. */
+static void mark_void(AstNode *s) {
+  if (s && s->kind == AST_IF) s->flags |= AST_F_VOID;
+  if (s && s->kind == AST_BLOCK && s->nkids > 0) mark_void(s->kids[s->nkids - 1]);
+}
+
 void eval_prepare(AstNode *n) {
+  if (n->kind == AST_BLOCK)
+    for (uint32_t i = 0; i + 1 < n->nkids; i++)
+      if (n->kids[i]->kind == AST_IF) n->kids[i]->flags |= AST_F_VOID;
+  if (n->kind == AST_FOR) mark_void(n->kids[2]);
+  if (n->kind == AST_WHILE) mark_void(n->kids[1]);
   switch (n->kind) {
   case AST_NUM: n->ev = ev_num; return;
   case AST_NAME: n->ev = n->slot < 0 ? ev_global : n->depth == 0 ? ev_local0 : eval_any; return;
