@@ -94,6 +94,13 @@ void graph_children(const Graph *g, GcVisit fn, void *ctx) {   /* what graph_fre
   gout_children(&g->out, fn, ctx);
 }
 
+void graph_node_shape(GNode *nd, Value v) {
+  Value p = ad_primal(v);
+  nd->vt = p.t;
+  if (p.t == VT_MAT) { nd->rows = tensor_rows(p.u.m); nd->cols = tensor_cols(p.u.m); }
+  if (p.t == VT_LIST) nd->rows = p.u.l->n;          /* a captured list: its length is checked */
+}
+
 int32_t graph_add(Graph *g, GKind k, Span sp, Source *src) {
   if (g->n == g->cap) {
     int cap = g->cap ? g->cap * 2 : 32;

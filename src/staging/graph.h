@@ -166,6 +166,8 @@ void graph_fused_places_free(GNode *nd);
 void graph_children(const Graph *g, GcVisit fn, void *ctx);
 /* Drops the result description (a dynamic graph, which never runs, then holds no values). */
 void gout_clear(Graph *g);
+/* Sets nd's type and shape (vt, rows, cols; a list's length in rows) from v's (through boxes). */
+void graph_node_shape(GNode *nd, Value v);
 /* Appends a node of kind k (returned index); the node's fields are set by the caller. */
 int32_t graph_add(Graph *g, GKind k, Span sp, Source *src);
 /* The calls frames[g->fbase..] the trace is inside now, as an index of g->chains (-1: none). */

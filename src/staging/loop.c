@@ -51,29 +51,11 @@ Value stage_strip(Value v) {
 
 static bool plain_kind(Value p) { return p.t == VT_NUM || p.t == VT_BOOL || p.t == VT_MAT; }
 
-/* Every box of v is a stage's (a grad or jvp trace of a carried value: not a loop node). */
-static bool stage_boxes_only(Value v) {
-  for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
-    if (x.u.box->tape->active && !x.u.box->tape->graph) return false;
-  return true;
-}
-
-/* v without the boxes of finished tapes (borrowed). */
-static Value strip_finished(Value v) {
-  while (v.t == VT_BOX && !v.u.box->tape->active) v = v.u.box->v;
-  return v;
-}
 
 static void put(Value *place, Value v) {   /* takes v */
   Value old = *place;
   *place = v;
   val_release(old);
-}
-
-static void set_shape(GNode *nd, Value v) {
-  Value p = ad_primal(v);
-  nd->vt = p.t;
-  if (p.t == VT_MAT) { nd->rows = tensor_rows(p.u.m); nd->cols = tensor_cols(p.u.m); }
 }
 
 static void free_stage(LoopStage *L, bool graphs) {
@@ -126,7 +108,7 @@ static void bind_params(Interp *I, LoopStage *L, Tape *t) {
     GNode *nd = &t->graph->nodes[id];
     nd->param = k;
     Value p = stage_strip(L->init[k]);
-    set_shape(nd, p);
+    graph_node_shape(nd, p);
     val_retain(p);
     put(L->places[k], ad_box_new(t, id, p));
   }
@@ -139,7 +121,7 @@ LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Sym
   for (int k = 0; k < n; k++) {
     Value v = *places[k];
     if (v.t == VT_UNBOUND) continue;
-    if (!stage_boxes_only(v) || !plain_kind(ad_primal(v))) return NULL;
+    if (ad_any_grad(1, &v) || !plain_kind(ad_primal(v))) return NULL;   /* (grad or jvp traces it) */
   }
   LoopStage *L = mem_calloc(1, sizeof *L);
   L->is_while = is_while;
@@ -153,7 +135,7 @@ LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Sym
   for (int k = 0; k < n; k++) {
     L->places[k] = places[k];
     L->syms[k] = syms[k];
-    L->init[k] = strip_finished(*places[k]);
+    L->init[k] = ad_finished(*places[k]);
     bool ours = false;                            /* a --staged block's global: read as the block */
     for (Value x = L->init[k]; x.t == VT_BOX; x = x.u.box->v) ours = ours || x.u.box->tape == o;
     if (o->graph->block && !ours && L->init[k].t != VT_UNBOUND) {   /* reads it (a capture, read at */
@@ -181,7 +163,7 @@ Value stage_loop_index(Interp *I, LoopStage *L, Value x, Value *var) {
   int32_t id = graph_add(L->bg, GN_PARAM, (Span){ 0, 0 }, NULL);
   GNode *nd = &L->bg->nodes[id];
   nd->param = L->n;
-  set_shape(nd, x);
+  graph_node_shape(nd, x);
   val_retain(x);
   return ad_box_new(L->bt, id, x);
 }
@@ -189,7 +171,7 @@ Value stage_loop_index(Interp *I, LoopStage *L, Value x, Value *var) {
 /* An end of a traced range: its outer leaf (registered as a value the loop reads), or -1 and
 ** the number itself. */
 static int32_t range_end(Interp *I, LoopStage *L, Value v, double *c) {
-  Value u = strip_finished(v);
+  Value u = ad_finished(v);
   *c = 0;
   if (u.t == VT_BOX) {
     int32_t id = loop_outer_param(I, L->bg, u);
@@ -227,16 +209,16 @@ int32_t loop_outer_param(Interp *I, Graph *g, Value v) {
     if (g->nodes[i].kind == GN_PARAM && g->nodes[i].param == lt->base + k) return i;
   int32_t id = graph_add(g, GN_PARAM, (Span){ 0, 0 }, NULL);
   g->nodes[id].param = lt->base + k;
-  set_shape(&g->nodes[id], v);
+  graph_node_shape(&g->nodes[id], v);
   (void)I;
   return id;
 }
 
-/* The condition c, traced, is known while staging: computed from constants only (no read of a
+/* The condition, traced, is known while staging: computed from constants only (no read of a
 ** variable from outside, no value of the enclosing graph, the carried values' first values
 ** known), so the enclosing graph may take its first test as a constant, as it takes an
 ** unrolled loop's. */
-static bool cond_constant(const LoopStage *L, Value c) {
+static bool cond_constant(const LoopStage *L) {
   if (L->cg->dynamic || L->lt.nov > 0) return false;
   for (int32_t i = 0; i < L->cg->n; i++)
     if (L->cg->nodes[i].kind == GN_CAPTURE || L->cg->nodes[i].kind == GN_CALL) return false;
@@ -245,7 +227,6 @@ static bool cond_constant(const LoopStage *L, Value c) {
       if (x.u.box->tape->active && x.u.box->tape->graph &&
           !(x.u.box->tape->graph->nodes[x.u.box->node].flags & GF_CONSTANT))
         return false;
-  (void)c;
   return true;
 }
 
@@ -257,7 +238,7 @@ static void go_eager(Interp *I, LoopStage *L, const char *fmt, const char *what)
   if (L->ct) L->ct->active = false;
   if (L->bt) L->bt->active = false;
   for (int k = 0; k < L->n; k++) {
-    Value p = strip_finished(*L->places[k]);
+    Value p = ad_finished(*L->places[k]);
     val_retain(p);
     put(L->places[k], p);
   }
@@ -276,7 +257,7 @@ bool stage_loop_cond(Interp *I, LoopStage *L, Value c) {
   bool abstract = L->cg->abstract && traced && !constant;
   if (abstract) truth = true;                    /* (no value: the body is traced, never run here) */
   if (!traced || L->cg->dynamic || !truth) {
-    bool depends = !cond_constant(L, c);
+    bool depends = !cond_constant(L);
     for (int k = 0; k < L->n; k++) {             /* the places as they were (the condition assigns none) */
       val_retain(L->init[k]);
       put(L->places[k], L->init[k]);
@@ -425,6 +406,23 @@ Value loop_run(Interp *I, const GNode *nd, const Value *args, bool *stale) {
   return r;
 }
 
+/* *place bound to item k of loop node id of stage o's graph, holding *place's value without the
+** loop's boxes (a grad's kept). */
+static void bind_item(Interp *I, Tape *o, int32_t id, int k, Value *place) {
+  int32_t it = graph_add(o->graph, GN_ITEM, o->graph->nodes[id].span, NULL);
+  GNode *in = &o->graph->nodes[it];
+  in->nin = 1;
+  in->in = mem_alloc(sizeof(int32_t));
+  in->in[0] = id;
+  in->param = k;
+  in->chain = -1;
+  Value v = stage_strip(*place);
+  graph_node_shape(in, v);
+  val_retain(v);
+  put(place, ad_box_new(o, it, v));
+  (void)I;
+}
+
 int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   I->stage = L->outer;
   int n = L->n;
@@ -436,7 +434,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     if (v.t == VT_UNBOUND) continue;
     Value p = ad_primal(v), ip = ad_primal(L->init[k]);
     char d0[64], d1[64];
-    if (!plain_kind(p) || !stage_boxes_only(v))
+    if (!plain_kind(p) || ad_any_grad(1, &v))
       snprintf(why, sizeof why, "'%s' is %s after the body", L->syms[k]->name, val_describe(p, d0, sizeof d0));
     else if (L->init[k].t != VT_UNBOUND &&
              (ip.t != p.t || (p.t == VT_MAT && (tensor_rows(p.u.m) != tensor_rows(ip.u.m) || tensor_cols(p.u.m) != tensor_cols(ip.u.m)))))
@@ -498,7 +496,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   int nl = n + 1 + lp->nouter;
   List *h = leaves_new(I, nl);
   for (int k = 0; k < n; k++) {
-    Value p = strip_finished(*L->places[k]);
+    Value p = ad_finished(*L->places[k]);
     if (p.t == VT_UNBOUND) p = val_null();
     h->items[k] = stage_strip(p);               /* (a grad's boxes kept: it records these runs) */
     val_retain(h->items[k]);
@@ -549,33 +547,11 @@ node:;
   graph_log(og, "  loop node: %s, %d carried value%s, body of %d node%s", lp->is_while ? "while" : "for", n, n == 1 ? "" : "s",
             graph_live_count(lp->body), graph_live_count(lp->body) == 1 ? "" : "s");
   for (int k = 0; k < n; k++) {
-    Value v = strip_finished(*L->places[k]);
-    if (v.t == VT_UNBOUND) continue;
-    int32_t it = graph_add(og, GN_ITEM, L->sp, NULL);
-    GNode *in = &og->nodes[it];
-    in->nin = 1;
-    in->in = mem_alloc(sizeof(int32_t));
-    in->in[0] = id;
-    in->param = k;
-    in->chain = -1;
-    set_shape(in, v);
-    val_retain(v);
-    put(L->places[k], ad_box_new(o, it, v));
+    if (ad_finished(*L->places[k]).t == VT_UNBOUND) continue;
+    bind_item(I, o, id, k, L->places[k]);
     if (og->block) stage_assigned(I, L->places[k], L->syms[k], NULL);   /* (an output of the block) */
   }
-  if (L->range.on) {                             /* the loop variable: the range's last element */
-    int32_t it = graph_add(og, GN_ITEM, L->sp, NULL);
-    GNode *in = &og->nodes[it];
-    in->nin = 1;
-    in->in = mem_alloc(sizeof(int32_t));
-    in->in[0] = id;
-    in->param = n + 1;
-    in->chain = -1;
-    Value last = strip_finished(*L->var_place);
-    set_shape(in, last);
-    val_retain(ad_primal(last));
-    put(L->var_place, ad_box_new(o, it, ad_primal(last)));
-  }
+  if (L->range.on) bind_item(I, o, id, n + 1, L->var_place);   /* the loop variable: the range's last element */
   finish(I, L, false);
   return -1;
 }

@@ -52,19 +52,6 @@ static Value unbox(Value v, const Tape *t) {
   return v;
 }
 
-/* v without its outer boxes of finished tapes (borrowed). */
-static Value strip_finished(Value v) {
-  while (v.t == VT_BOX && !v.u.box->tape->active) v = v.u.box->v;
-  return v;
-}
-
-static void set_shape(GNode *nd, Value v) {
-  Value p = ad_primal(v);
-  nd->vt = p.t;
-  if (p.t == VT_MAT) { nd->rows = tensor_rows(p.u.m); nd->cols = tensor_cols(p.u.m); }
-  if (p.t == VT_LIST) nd->rows = p.u.l->n;          /* a captured list: its length is checked */
-}
-
 /* The node of v in t's graph: its box's node, a parameter for a value of an enclosing stage
 ** that a loop's body or condition reads (loop.c), else a new constant. */
 static int32_t node_of(Interp *I, Tape *t, Value v, Span sp) {
@@ -80,7 +67,7 @@ static int32_t node_of(Interp *I, Tape *t, Value v, Span sp) {
   val_retain(c);
   nd->v = c;
   nd->flags |= GF_CONSTANT;
-  set_shape(nd, c);
+  graph_node_shape(nd, c);
   return id;
 }
 
@@ -118,7 +105,7 @@ Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, i
         cst = true;
     }
   if (cst) nd->flags |= GF_CONSTANT;
-  set_shape(nd, out);
+  graph_node_shape(nd, out);
   effect_shapes(I, g, nd, op_info[op].name, sp);
   tmp_pop(I, 1);
   return ad_box_new(t, id, out);
@@ -343,7 +330,7 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
     return r;
   }
   nd = &g->nodes[id];
-  set_shape(nd, r);
+  graph_node_shape(nd, r);
   effect_shapes(I, g, nd, b->name, sp);
   tmp_release_to(I, mark);
   return ad_box_new(t, id, r);
@@ -379,7 +366,7 @@ void stage_guard_unbound(Interp *I, Value *slot, Env *env) {
 
 Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   if (place->t == VT_BOX && !place->u.box->tape->active) {   /* a finished trace's box: its value */
-    Value w = strip_finished(*place);
+    Value w = ad_finished(*place);
     val_retain(w);
     Value old = *place;
     *place = w;
@@ -418,7 +405,7 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
     nd->place = place;
     nd->penv = env;
     nd->sym = sym;
-    set_shape(nd, v);
+    graph_node_shape(nd, v);
   }
   val_retain(v);
   return ad_box_new(t, id, v);
@@ -533,7 +520,7 @@ static Value box_leaves(Interp *I, Tape *t, Value v, int *pi) {
   if (p.t == VT_NUM || p.t == VT_MAT) {
     int32_t id = graph_add(g, GN_PARAM, (Span){ 0, 0 }, NULL);
     g->nodes[id].param = (*pi)++;
-    set_shape(&g->nodes[id], v);
+    graph_node_shape(&g->nodes[id], v);
     val_retain(v);
     return ad_box_new(t, id, v);
   }
