@@ -66,6 +66,10 @@ Value op_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp);
 ** chosen argument itself is returned (retained; any value). */
 Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp);
 Value op_range(Interp *I, Value a, Value b, Span sp);
+/* How many numbers from:to has (from, from +/- 1, ... up to to, as ':' counts them), and the
+** same after ':''s checks of its ends (finite, less than 1e15 apart: else the located error). */
+int64_t op_range_length(double from, double to);
+int64_t op_range_count(Interp *I, double from, double to, Span sp);
 /* A string of the value for '+' and paste(): 15 significant digits (LANGUAGE.md §15). */
 Value op_concat(Interp *I, Value a, Value b, Span sp);
 /* An OPF_NN op (ops/nn.c) on in[0..arity) (numbers or matrices; boxes allowed: recorded

@@ -715,7 +715,7 @@ static AVal ev_for(Ck *c, AstNode *n) {
     if ((ka && !isfinite(from)) || (kb && !isfinite(to))) { ck_fail(c, iter->span, "the ends of ':' must be finite numbers"); return av_any(); }
     if (ka && kb) {
       if (fabs(to - from) >= 1e15) { ck_fail(c, iter->span, "the range of ':' is too long"); return av_any(); }
-      cnt = (int64_t)floor(fabs(to - from) + 1e-10) + 1;
+      cnt = op_range_length(from, to);
     } else cnt = -2;                                  /* at least one iteration */
     first = ka ? av_num(from) : av_shape(shape_num_unknown());
     item = cnt == 1 ? first : av_shape(shape_num_unknown());

@@ -392,7 +392,7 @@ static int64_t for_staged_range(Interp *I, AstNode *n, Value a, Value b) {
   LoopStage *L = stage_loop_begin(I, false, s.n, places, syms, n->span);
   if (!L) return 0;
   stage_loop_range(I, L, a, b, iter->span, var->u.sym, loop_var_place(I, var));
-  int64_t cnt = (int64_t)floor(fabs(pb.u.n - pa.u.n) + 1e-10) + 1;
+  int64_t cnt = op_range_length(pa.u.n, pb.u.n);
   assign_name(I, var, stage_loop_index(I, L, val_num(pa.u.n), loop_var_place(I, var)));
   loop_body(I, body, n->span);
   return stage_loop_end(I, L, val_null(), cnt);
@@ -500,9 +500,7 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     double from = val_to_num(I, a, iter->kids[0]->span, "the start of ':'");
     double to = val_to_num(I, b, iter->kids[1]->span, "the end of ':'");
     tmp_release_to(I, I->ntmp - 2);
-    if (!isfinite(from) || !isfinite(to)) mls_throw(I, iter->span, "the ends of ':' must be finite numbers");
-    if (fabs(to - from) >= 1e15) mls_throw(I, iter->span, "the range of ':' is too long");   /* as op_range */
-    int64_t cnt = (int64_t)floor(fabs(to - from) + 1e-10) + 1;
+    int64_t cnt = op_range_count(I, from, to, iter->span);   /* (op_range's checks) */
     double step = to >= from ? 1.0 : -1.0;
     int64_t hi = cnt;
     if (I->stage && lo == 0 && cnt > stage_loop_unroll(I) && !(n->flags & AST_F_REMOTE)) {

@@ -829,12 +829,12 @@ static void eval_ranges(Chk *k, const ShapeIndex *ix, int nix, Iv *iv) {
     double from, to;
     sh_range_checks(k, ix[i].from, ix[i].to, ix[i].span, &known, &from, &to);
     memset(&iv[i], 0, sizeof iv[i]);
-    iv[i].v = shape_mat(known ? sh_range_count(from, to) : SHAPE_UNKNOWN, 1);
+    iv[i].v = shape_mat(known ? op_range_length(from, to) : SHAPE_UNKNOWN, 1);
     if (!known) { iv[i].kind = IV_VEC; continue; }
     iv[i].kind = IV_RANGE;
     iv[i].from = from;
     iv[i].step = to >= from ? 1.0 : -1.0;
-    iv[i].n = sh_range_count(from, to);
+    iv[i].n = op_range_length(from, to);
   }
 }
 

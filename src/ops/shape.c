@@ -51,10 +51,7 @@ Value op_range(Interp *I, Value a, Value b, Span sp) {
   if (b.t == VT_MAT && tensor_numel(b.u.m) == 1) to = tensor_data(b.u.m)[0];
   else if (is_numlike(b)) to = numv(b);
   else op_bad_operand(I, OP_RANGE, b, sp);
-  if (!isfinite(from) || !isfinite(to)) mls_throw(I, sp, "the ends of ':' must be finite numbers");
-  double span = fabs(to - from);
-  if (span >= 1e15) mls_throw(I, sp, "the range of ':' is too long");
-  int64_t n = (int64_t)floor(span + 1e-10) + 1;
+  int64_t n = op_range_count(I, from, to, sp);
   double step = to >= from ? 1.0 : -1.0;
   Tensor *out = tensor_new(I, n, 1);
   double *d = tensor_data(out);
@@ -149,7 +146,13 @@ static int range_end(Shape s, double *v, bool *known) {
 }
 
 /* The count of a:b from its finite ends (op_range). */
-int64_t sh_range_count(double from, double to) { return (int64_t)floor(fabs(to - from) + 1e-10) + 1; }
+int64_t op_range_length(double from, double to) { return (int64_t)floor(fabs(to - from) + 1e-10) + 1; }
+
+int64_t op_range_count(Interp *I, double from, double to, Span sp) {
+  if (!isfinite(from) || !isfinite(to)) mls_throw(I, sp, "the ends of ':' must be finite numbers");
+  if (fabs(to - from) >= 1e15) mls_throw(I, sp, "the range of ':' is too long");
+  return op_range_length(from, to);
+}
 
 void sh_range_checks(Chk *k, Shape a, Shape b, Span sp, bool *known, double *from, double *to) {
   bool ka, kb;
@@ -175,6 +178,6 @@ ShapeStatus shape_rule_range(OpKind op, const Shape *in, const ShapeExtra *x, Sp
   (void)x;
   sh_range_checks(&k, in[0], in[1], sp, &known, &from, &to);
   if (k.failed) return chk_status(&k);
-  *out = shape_mat(known ? sh_range_count(from, to) : SHAPE_UNKNOWN, 1);
+  *out = shape_mat(known ? op_range_length(from, to) : SHAPE_UNKNOWN, 1);
   return SHAPE_OK;
 }

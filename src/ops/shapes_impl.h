@@ -40,9 +40,9 @@ void sh_bad_argn(Chk *k, const char *name, int argn, Span sp, const char *what, 
 int64_t sh_pick(int64_t x, int64_t y);
 void sh_need_matlike(Chk *k, OpKind op, Shape v, Span sp);
 
-/* shape.c: the checks of a range a:b (its ends known or not) and its length, for indexing too. */
+/* shape.c: the checks of a range a:b (its ends known or not), for indexing too (its length:
+** op_range_length, ops.h). */
 void sh_range_checks(Chk *k, Shape a, Shape b, Span sp, bool *known, double *from, double *to);
-int64_t sh_range_count(double from, double to);
 
 /* ---- the rules, by family (a rule per op or group of ops; the table in shapes.c) ---- */
 ShapeStatus shape_rule_allreduce(OpKind op, const Shape *in, const ShapeExtra *x, Span sp, Shape *out, ShapeError *err);

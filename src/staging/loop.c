@@ -324,11 +324,9 @@ static void range_of(Interp *I, const Loop *lp, const Value *leaves, double *fro
     Value v = ad_primal(leaves[at]);
     e[k] = val_to_num(I, v, lp->range.span, k ? "the end of ':'" : "the start of ':'");
   }
-  if (!isfinite(e[0]) || !isfinite(e[1])) mls_throw(I, lp->range.span, "the ends of ':' must be finite numbers");
-  if (fabs(e[1] - e[0]) >= 1e15) mls_throw(I, lp->range.span, "the range of ':' is too long");
+  *count = op_range_count(I, e[0], e[1], lp->range.span);   /* (op_range's checks) */
   *from = e[0];
   *step = e[1] >= e[0] ? 1.0 : -1.0;
-  *count = (int64_t)floor(fabs(e[1] - e[0]) + 1e-10) + 1;
 }
 
 /* Runs the loop from leaves (n carried, the index, the enclosing graph's values; held by the
