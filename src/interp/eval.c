@@ -351,22 +351,39 @@ static Value *loop_var_place(Interp *I, const AstNode *var) {
   return I->env ? &env_at(I, 0)->slots[var->slot] : &var->u.sym->global;
 }
 
+/* Whether for loop n can be a node, its body's variables in s. unroll_ifs: a loop whose body
+** has an if that cannot be a choice is unrolled instead (a known length; MLS_LOOP_UNROLL=0, the
+** tests' setting, makes it a node too). */
+static bool for_scan(Interp *I, const AstNode *n, LoopScan *s, bool unroll_ifs) {
+  loop_scan(n->kids[2], s);
+  return s->ok && !(unroll_ifs && s->branches && stage_loop_unroll(I) > 0) && !(n->flags & AST_F_REMOTE) &&
+         loop_var_ok(I, n->kids[0], s);
+}
+
+/* Whether while loop n can be a node, its body's variables in s (a condition that assigns: not). */
+static bool while_scan(const AstNode *n, LoopScan *s) {
+  LoopScan c = { .n = 0, .ok = true };
+  loop_scan(n->kids[1], s);
+  loop_scan(n->kids[0], &c);
+  return s->ok && c.ok && c.n == 0;
+}
+
+/* stage_loop_begin on the places of the variables in s (NULL: not a node here). */
+static LoopStage *loop_begin(Interp *I, bool is_while, const LoopScan *s, Span sp) {
+  Value *places[LOOP_MAX_CARRY];
+  Symbol *syms[LOOP_MAX_CARRY];
+  if (!scan_places(I, s, places, syms)) return NULL;
+  return stage_loop_begin(I, is_while, s->n, places, syms, sp);
+}
+
 /* for (var in seq) body while a stage traces (seq a vector of cnt numbers longer than the unroll
 ** limit): as one loop node. -1: done (var holds the last element, as after the eager loop); 0:
 ** not staged, run it as before; k > 0: the stage went eager after element k - 1, run on from k. */
 static int64_t for_staged(Interp *I, AstNode *n, Value seq, int64_t cnt) {
   AstNode *var = n->kids[0], *body = n->kids[2];
-  if (seq.t != VT_MAT || cnt <= stage_loop_unroll(I) || (n->flags & AST_F_REMOTE)) return 0;
+  if (seq.t != VT_MAT || cnt <= stage_loop_unroll(I)) return 0;
   LoopScan s = { .n = 0, .ok = true };
-  loop_scan(body, &s);
-  /* an if in the body (if (i == 10) ...) is decided at each unrolled iteration; in a node's body
-  ** a test on the index or a carried value would make it eager: such a loop is unrolled (but
-  ** MLS_LOOP_UNROLL=0, the tests' setting, makes it a node too) */
-  if (!s.ok || (s.branches && stage_loop_unroll(I) > 0) || !loop_var_ok(I, var, &s)) return 0;
-  Value *places[LOOP_MAX_CARRY];
-  Symbol *syms[LOOP_MAX_CARRY];
-  if (!scan_places(I, &s, places, syms)) return 0;
-  LoopStage *L = stage_loop_begin(I, false, s.n, places, syms, n->span);
+  LoopStage *L = for_scan(I, n, &s, true) ? loop_begin(I, false, &s, n->span) : NULL;
   if (!L) return 0;
   int64_t c = tensor_cols(seq.u.m);
   assign_name(I, var, stage_loop_index(I, L, val_num(tensor_get(seq.u.m, 0, 0)), loop_var_place(I, var)));
@@ -384,12 +401,7 @@ static int64_t for_staged_range(Interp *I, AstNode *n, Value a, Value b) {
   if (pa.t != VT_NUM || pb.t != VT_NUM || !isfinite(pa.u.n) || !isfinite(pb.u.n) || fabs(pb.u.n - pa.u.n) >= 1e15)
     return 0;                                           /* (eager's checks and errors) */
   LoopScan s = { .n = 0, .ok = true };
-  loop_scan(body, &s);
-  if (!s.ok || !loop_var_ok(I, var, &s)) return 0;
-  Value *places[LOOP_MAX_CARRY];
-  Symbol *syms[LOOP_MAX_CARRY];
-  if (!scan_places(I, &s, places, syms)) return 0;
-  LoopStage *L = stage_loop_begin(I, false, s.n, places, syms, n->span);
+  LoopStage *L = for_scan(I, n, &s, false) ? loop_begin(I, false, &s, n->span) : NULL;
   if (!L) return 0;
   stage_loop_range(I, L, a, b, iter->span, var->u.sym, loop_var_place(I, var));
   int64_t cnt = op_range_length(pa.u.n, pb.u.n);
@@ -588,13 +600,7 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
 /* while (cond) body while a stage traces: as one loop node (NULL: not here). */
 static LoopStage *while_begin(Interp *I, AstNode *n) {
   LoopScan s = { .n = 0, .ok = true };
-  loop_scan(n->kids[1], &s);
-  LoopScan sc = { .n = 0, .ok = true };
-  loop_scan(n->kids[0], &sc);                           /* a condition that assigns: not a node */
-  Value *places[LOOP_MAX_CARRY];
-  Symbol *syms[LOOP_MAX_CARRY];
-  if (!s.ok || !sc.ok || sc.n > 0 || !scan_places(I, &s, places, syms)) return NULL;
-  return stage_loop_begin(I, true, s.n, places, syms, n->span);
+  return while_scan(n, &s) ? loop_begin(I, true, &s, n->span) : NULL;
 }
 
 static Value eval_while(Interp *I, AstNode *n) {
@@ -633,17 +639,8 @@ static Value eval_while(Interp *I, AstNode *n) {
 ** (staging/loop.h): its body (and condition) scanned as for_staged and while_begin scan them. */
 static bool loop_node_stageable(Interp *I, const AstNode *s) {
   if (I->env || I->nframes > 0) return false;         /* (a function's blocks: relative graphs) */
-  LoopScan b = { .n = 0, .ok = true }, c = { .n = 0, .ok = true };
-  if (s->kind == AST_WHILE) {
-    loop_scan(s->kids[1], &b);
-    loop_scan(s->kids[0], &c);
-    return b.ok && c.ok && c.n == 0;
-  }
-  loop_scan(s->kids[2], &b);
-  if (!b.ok || (b.branches && stage_loop_unroll(I) > 0) || s->kids[0]->slot >= 0 || (s->flags & AST_F_REMOTE)) return false;
-  for (int i = 0; i < b.n; i++)
-    if (b.v[i] == s->kids[0] || (b.v[i]->slot < 0 && b.v[i]->u.sym == s->kids[0]->u.sym)) return false;
-  return true;
+  LoopScan b = { .n = 0, .ok = true };
+  return s->kind == AST_WHILE ? while_scan(s, &b) : for_scan(I, s, &b, true);
 }
 
 /* --staged: the statements a straight-line block is made of (control flow splits blocks; a loop
