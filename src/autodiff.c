@@ -361,10 +361,7 @@ static Tape *tape_begin(Interp *I) {
 
 /* One empty adjoint per node of t (VT_NULL), as a List on the temp stack. */
 static List *adj_list(Interp *I, Tape *t) {
-  List *adj = list_new(I, t->n > 0 ? t->n : 1);
-  for (int i = 0; i < t->n; i++) list_push(adj, val_null(), NULL);
-  tmp_push(I, val_list(adj));
-  return adj;
+  return list_held_nulls(I, t->n);
 }
 /* Adjoints of every node reachable backwards from root (seed g0), released as they are used.
 ** Returns a List of adjoints indexed by node (VT_NULL = none), on the temp stack. */

@@ -114,6 +114,14 @@ int list_find(const List *l, const struct Symbol *name) {
   return -1;
 }
 
+List *list_held_nulls(Interp *I, int n) {
+  List *l = list_new(I, n > 0 ? n : 1);
+  tmp_push(I, val_list(l));
+  for (int i = 0; i < n; i++) l->items[i] = val_null();
+  l->n = n;
+  return l;
+}
+
 List *list_copy(Interp *I, const List *l) {
   List *c = list_new(I, l->n);                 /* room for every item: nothing grows below */
   if (l->names) {

@@ -106,6 +106,9 @@ Value val_list(List *l);               /* takes the reference */
 
 /* A new empty list (+1) of room for cap items, tracked on I's heap. */
 List *list_new(Interp *I, int cap);
+/* A list of n NULL items (room for at least one) held on I's temp stack, which owns it: a
+** throw releases it and whatever its items then hold (scratch for values made one by one). */
+List *list_held_nulls(Interp *I, int n);
 /* Appends, taking the reference to v; name may be NULL. */
 void list_push(List *l, Value v, struct Symbol *name);
 int list_find(const List *l, const struct Symbol *name);   /* -1 when absent */

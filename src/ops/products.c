@@ -202,9 +202,7 @@ Value mm_product_form(Interp *I, OpKind op, const Value *in, Span sp) {
 ** each is released once used. */
 static Value chain_run(Interp *I, int n, const Value *leaves, const double *prog, Span sp) {
   int mark = I->ntmp;
-  List *hold = list_new(I, n);                      /* the intermediates, by stack slot */
-  tmp_push(I, val_list(hold));
-  for (int k = 0; k < n; k++) list_push(hold, val_null(), NULL);
+  List *hold = list_held_nulls(I, n);               /* the intermediates, by stack slot */
   Value st[MM_CHAIN_MAX];
   int top = 0;
   for (int q = 0; q < 2 * n - 1; q++) {

@@ -399,9 +399,7 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
   int saved_at = I->gchain_at;
   int mark = I->ntmp;
   if (!hold) {
-    hold = list_new(I, g->n > 0 ? g->n : 1);             /* node values: released on a throw */
-    tmp_push(I, val_list(hold));
-    for (int i = 0; i < g->n; i++) hold->items[i] = val_null();
+    hold = list_held_nulls(I, g->n);                     /* node values: released on a throw */
   }
   hold->n = g->n;
   Value *vals = hold->items;

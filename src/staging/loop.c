@@ -342,9 +342,7 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
   if (lp->range.on) range_of(I, lp, leaves, &r0, &rstep, &count);
   int mark = I->ntmp;                            /* the runs' node values, one list for all */
   int32_t most = lp->body->n > (lp->cond ? lp->cond->n : 0) ? lp->body->n : lp->cond->n;
-  List *hold = list_new(I, most > 0 ? most : 1);
-  tmp_push(I, val_list(hold));
-  for (int32_t k = 0; k < most; k++) hold->items[k] = val_null();
+  List *hold = list_held_nulls(I, most);
   Value outv[LOOP_MAX_CARRY];
   for (int64_t i = from;; i++) {
     if (I->interrupted) interp_check_interrupt(I, lp->span);
@@ -376,19 +374,11 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
   return true;
 }
 
-/* The leaves of a run on hold (a list on the temp stack: a throw releases them). */
-static List *leaves_new(Interp *I, int nl) {
-  List *h = list_new(I, nl);
-  tmp_push(I, val_list(h));
-  for (int k = 0; k < nl; k++) list_push(h, val_null(), NULL);
-  return h;
-}
-
 Value loop_run(Interp *I, const GNode *nd, const Value *args, bool *stale) {
   const Loop *lp = nd->loop;
   int n = lp->ncarry, nl = n + 1 + lp->nouter;
   int mark = I->ntmp;
-  List *h = leaves_new(I, nl);
+  List *h = list_held_nulls(I, nl);
   for (int k = 0; k < n; k++) { val_retain(args[k]); h->items[k] = args[k]; }
   for (int k = 0; k < lp->nouter; k++) { val_retain(args[n + k]); h->items[n + 1 + k] = args[n + k]; }
   int64_t iters = 0;
@@ -492,7 +482,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   /* the rest of this run's iterations: runs of the graphs on plain values */
   int mark = I->ntmp;
   int nl = n + 1 + lp->nouter;
-  List *h = leaves_new(I, nl);
+  List *h = list_held_nulls(I, nl);
   for (int k = 0; k < n; k++) {
     Value p = ad_finished(*L->places[k]);
     if (p.t == VT_UNBOUND) p = val_null();
