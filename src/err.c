@@ -105,6 +105,7 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
   Span call_span = I->call_span;
   const InlineChain *gchain = I->gchain;
   int gchain_at = I->gchain_at;
+  struct Tape *stage = I->stage;             /* (an op that threw while a stage set it aside) */
   j.prev = I->errjmp;
   j.defer_mark = I->ndefers;
   I->errjmp = &j;
@@ -123,6 +124,7 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
     I->call_span = call_span;
     I->gchain = gchain;
     I->gchain_at = gchain_at;
+    I->stage = stage;
     I->ad_backward_of = backward_of;
     I->inplace_ok = false;
     I->eval_depth = depth;

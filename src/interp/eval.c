@@ -420,9 +420,7 @@ static void sel_run(Interp *I, void *ud) {
 
 static bool sel_branch(Interp *I, AstNode *b, int n, Value **places, const Value *saved, Value *out) {
   SelJob job = { b };
-  struct Tape *st = I->stage;                    /* (a throw inside an op leaves it unset) */
   int err = mls_pcall(I, sel_run, &job);
-  I->stage = st;
   for (int k = 0; k < n; k++) {
     out[k] = err ? val_null() : *places[k];
     if (!err) val_retain(out[k]);
