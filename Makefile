@@ -76,7 +76,7 @@ OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .PHONY: test-gpu bench-gpu
-.PHONY: all deps deps-install test unit golden examples staged-test repl-test install-test dml-test robust-test kernel-test sanitize sanitize-run bench run install clean conformance valgrind \
+.PHONY: all deps deps-install test unit golden examples staged-test sparse-test repl-test install-test dml-test robust-test kernel-test sanitize sanitize-run bench run install clean conformance valgrind \
   fuzz fuzz-build fuzz-smoke fuzz-corpus editors-test FORCE coverage
 all: deps mls
 
@@ -187,6 +187,14 @@ staged-test: mls
 	tests/staging/test_dot.sh ./mls
 	tests/staging/test_exact_rewrites.sh ./mls
 
+# Sparse storage (docs/sparse.md): every case eagerly and with --sparse always (every matrix an
+# op can keep sparse is kept sparse) at 17 digits, numbers equal to 1e-12 relative; the sparse
+# tests of their own; and the staged path over sparse storage.
+sparse-test: mls
+	./mls --run-tests tests/lang/sparse*.test
+	MLS_TEST_COMPARE="--sparse always" ./mls --run-tests tests/lang/*.test
+	MLS_TEST_COMPARE="--sparse always --staged" ./mls --run-tests tests/lang/*.test
+
 repl-test: mls
 	/usr/bin/python3 tests/repl/test_repl.py ./mls
 	/usr/bin/python3 tests/repl/test_prompt.py ./mls
@@ -283,6 +291,7 @@ test: deps-install
 	$(MAKE) golden
 	$(MAKE) examples
 	$(MAKE) staged-test
+	$(MAKE) sparse-test
 	$(MAKE) gen-test
 	$(MAKE) nvrtc-check
 	$(MAKE) repl-test

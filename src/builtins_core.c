@@ -11,6 +11,7 @@
 #include <time.h>
 #include "autodiff.h"
 #include "backend/backend.h"
+#include "backend/sparse.h"
 #include "builtins.h"
 #include "err.h"
 #include "mem.h"
@@ -119,6 +120,8 @@ Value bi_matrix(Interp *I, Args *a) {
   matrix_shape(I, a, n, !src, &rows, &cols);
   if (src && rows * cols != n)
     bi_error(I, "cannot shape %lld values into a %lldx%lld matrix", (long long)n, (long long)rows, (long long)cols);
+  if (!src && x == 0 && !signbit(x) && tensor_prefer_sparse(I, rows, cols, 0))
+    return val_mat(tensor_sparse_new(I, rows, cols, 0));   /* all zeros: an empty sparse matrix */
   Tensor *t = tensor_new(I, rows, cols);
   double *d = tensor_data(t);
   int64_t total = rows * cols;
@@ -188,6 +191,20 @@ Value bi_ncol(Interp *I, Args *a) {
   return val_num(a->v[0].t == VT_MAT ? (double)tensor_cols(a->v[0].u.m) : 1);
 }
 
+Value bi_nnz(Interp *I, Args *a) {
+  need_shape(I, a->v[0]);
+  Value v = a->v[0];
+  return val_num(v.t == VT_MAT ? (double)tensor_nnz(v.u.m) : (v.t == VT_NUM ? v.u.n : v.u.b) != 0);
+}
+
+Value bi_sparsity(Interp *I, Args *a) {
+  need_shape(I, a->v[0]);
+  Value v = a->v[0];
+  if (v.t != VT_MAT) return val_num((v.t == VT_NUM ? v.u.n : v.u.b) != 0);
+  int64_t n = tensor_numel(v.u.m);
+  return val_num(n ? (double)tensor_nnz(v.u.m) / (double)n : 0.0);
+}
+
 Value bi_length(Interp *I, Args *a) {
   Value v = a->v[0];
   (void)I;
@@ -251,6 +268,37 @@ Value bi_mean(Interp *I, Args *a) {
   return r;
 }
 
+/* cbind/rbind of pieces of which one is sparse, into a sparse result with room for est entries:
+** each piece made sparse (a copy; a number a 1x1), then appended (backend/sparse.h). */
+static Value bind_sparse(Interp *I, Args *a, bool cols, int64_t est) {
+  int mark = I->ntmp;
+  Tensor *acc = NULL;
+  for (int i = 0; i < a->ndots; i++) {
+    Value v = a->dots[i];
+    Tensor *m;
+    if (v.t == VT_MAT) m = tensor_sparsify(I, v.u.m);
+    else {
+      Tensor *one = tensor_new_host(I, 1, 1);
+      tensor_data(one)[0] = v.t == VT_NUM ? v.u.n : v.u.b;
+      tmp_push(I, val_mat(one));
+      m = tensor_sparsify(I, one);
+    }
+    tmp_push(I, val_mat(m));
+    if (!acc) { acc = m; continue; }
+    const SpCsr *x = tensor_csr(acc), *y = tensor_csr(m);
+    Tensor *o = cols ? tensor_sparse_new(I, x->rows, x->cols + y->cols, x->nnz + y->nnz)
+                     : tensor_sparse_new(I, x->rows + y->rows, x->cols, x->nnz + y->nnz);
+    tmp_push(I, val_mat(o));
+    if (cols) spk_cbind(x, y, tensor_csr(o));
+    else spk_rbind(x, y, tensor_csr(o));
+    acc = o;
+  }
+  (void)est;
+  acc->refcount++;
+  tmp_release_to(I, mark);
+  return val_mat(tensor_auto_format(I, acc));
+}
+
 static Value bind(Interp *I, Args *a, bool cols) {
   int64_t other = -1, total = 0;
   for (int i = 0; i < a->ndots; i++) {
@@ -280,6 +328,16 @@ static Value bind(Interp *I, Args *a, bool cols) {
     tmp_release_to(I, mark);
     return acc;
   }
+  int64_t est = 0;                          /* the nonzeros at most, when a piece is sparse */
+  bool any_sparse = false;
+  for (int i = 0; i < a->ndots; i++) {
+    Value v = a->dots[i];
+    bool sp = v.t == VT_MAT && tensor_is_sparse(v.u.m);
+    any_sparse |= sp;
+    est += sp ? tensor_csr(v.u.m)->nnz : v.t == VT_MAT ? tensor_numel(v.u.m) : 1;
+  }
+  if (any_sparse && tensor_prefer_sparse(I, cols ? other : total, cols ? total : other, est))
+    return bind_sparse(I, a, cols, est);
   Tensor *t = cols ? tensor_new(I, other, total) : tensor_new(I, total, other);
   double *d = tensor_data(t);
   int64_t W = tensor_cols(t), off = 0;
@@ -380,6 +438,7 @@ Value bi_as_logical(Interp *I, Args *a) {
 
 Value bi_as_matrix(Interp *I, Args *a) {
   Value v = a->v[0], p = ad_primal(v);
+  if (v.t == VT_MAT && tensor_is_sparse(v.u.m)) return val_mat(tensor_densify(I, v.u.m));   /* as R's Matrix */
   if (p.t == VT_MAT) { val_retain(v); return v; }
   if (v.t == VT_BOX && p.t == VT_NUM) return op_reshape(I, v, 1, 1, a->span);   /* traced: through the ops */
   a->v[0] = p;

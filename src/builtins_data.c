@@ -216,6 +216,28 @@ static int64_t category(Interp *I, int argn, double x) {
 ** entry, values below 1 are an error. The size is max(A) x max(B), or odim1 x odim2 when given
 ** (entries outside it are dropped). table(A, B, odim1, odim2) is DML's four-argument form.
 ** table(A) is table(A, 1): a max(A) x 1 column of the counts of 1, 2, ... */
+/* table()'s counts as a sparse matrix (docs/sparse.md): the (category, category, weight)
+** triplets summed in input order, as the dense loop adds them. */
+static Value table_sparse(Interp *I, int64_t rows, int64_t cols, int64_t n, const double *ad, int64_t sa,
+                          const double *bd, int64_t sb, const double *wd, int64_t sw) {
+  size_t nb = (size_t)(n > 0 ? n : 1) * sizeof(int64_t);
+  int64_t *ri = bi_scratch(I, nb), *ci = bi_scratch(I, nb);
+  double *v = bi_scratch(I, (size_t)(n > 0 ? n : 1) * sizeof(double));
+  int64_t m = 0;
+  for (int64_t i = 0; i < n; i++) {
+    bi_poll(I, i, NULL);
+    double x = ad[i * sa], y = bd ? bd[i * sb] : 1, w = wd ? wd[i * sw] : 1;
+    if (x != x || y != y || w != w) continue;
+    int64_t ra = (int64_t)x, cb = (int64_t)y;
+    if (ra <= rows && cb <= cols) { ri[m] = ra - 1; ci[m] = cb - 1; v[m++] = w; }
+  }
+  Tensor *t = tensor_sparse_from_coo(I, rows, cols, m, ri, ci, v, true);
+  bi_scratch_free(I, v);
+  bi_scratch_free(I, ci);
+  bi_scratch_free(I, ri);
+  return val_mat(tensor_auto_format(I, t));
+}
+
 Value bi_table(Interp *I, Args *a) {
   int mark = I->ntmp;
   int wi = 2, d1 = 3, d2 = 4;
@@ -250,6 +272,11 @@ Value bi_table(Interp *I, Args *a) {
     if (x != x || y != y || w != w) continue;
     int64_t ra = category(I, 1, x), cb = category(I, 2, y);
     if (!dims) { if (ra > rows) rows = ra; if (cb > cols) cols = cb; }
+  }
+  if (tensor_prefer_sparse(I, rows, cols, n)) {        /* at most n cells: built sparse */
+    Value r = table_sparse(I, rows, cols, n, ad, sa, bd, sb, wd, sw);
+    tmp_release_to(I, mark);
+    return r;
   }
   Tensor *out = tensor_zeros(I, rows, cols);
   double *o = tensor_data(out);
@@ -551,6 +578,7 @@ Value bi_rand(Interp *I, Args *a) {
     if (sparsity < 1 && rng_unif01(s) >= sparsity) x = 0;
     d[i] = x;
   }
+  if (sparsity < 1) t = tensor_auto_format(I, t);   /* sparse when few are nonzero (docs/sparse.md) */
   return val_mat(t);
 }
 

@@ -5,7 +5,7 @@ BI_DECL(names) BI_DECL(paste) BI_DECL(toString) BI_DECL(stop) BI_DECL(assert) BI
 BI_DECL(ls) BI_DECL(help) BI_DECL(ifdef) BI_DECL(source) BI_DECL(unary) BI_DECL(log)
 BI_DECL(minmax) BI_DECL(mean) BI_DECL(cbind) BI_DECL(rbind) BI_DECL(is_na) BI_DECL(as_logical)
 BI_DECL(as_integer) BI_DECL(as_matrix) BI_DECL(rand) BI_DECL(read) BI_DECL(write) BI_DECL(exists)
-BI_DECL(quit) BI_DECL(sprintf) BI_DECL(identity) BI_DECL(system_time) BI_DECL(gc) BI_DECL(typeof) BI_DECL(is_type)
+BI_DECL(nnz) BI_DECL(sparsity) BI_DECL(quit) BI_DECL(sprintf) BI_DECL(identity) BI_DECL(system_time) BI_DECL(gc) BI_DECL(typeof) BI_DECL(is_type)
 /* builtins_math.c: aggregates and math */
 BI_DECL(prod) BI_DECL(var) BI_DECL(sd) BI_DECL(rowMeans) BI_DECL(colMeans) BI_DECL(rowMaxs)
 BI_DECL(rowMins) BI_DECL(colMaxs) BI_DECL(colMins) BI_DECL(rowIndexMax) BI_DECL(rowIndexMin)

@@ -34,6 +34,10 @@ static const char usage[] =
   "                   run, optimized, and run as a graph when a loop runs it again\n"
   "  --explain        --staged, printing each block's graph before and after optimization\n"
   "  --jit-all        run every user function as jit(f) would (a test aid)\n"
+  "  --sparse auto|never|always  how matrices are stored (docs/sparse.md): auto (the default)\n"
+  "                   keeps a matrix sparse when at most 10% of 1024 or more cells are\n"
+  "                   nonzero; never keeps every matrix dense; always keeps sparse every\n"
+  "                   matrix an op can (a test aid: the values and output do not change)\n"
   "  --log-compiles   print each jit trace and cache drop with its reason (MLS_LOG_COMPILES=1)\n"
   "  --digits N       significant digits print() and the REPL show (default 7, as R's\n"
   "                   options(digits)); print(x, digits) still chooses per call\n"
@@ -116,6 +120,15 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
       I->print_digits = (int)n;
     } else if (!strcmp(a, "--seed")) { I->seed = (uint64_t)n; I->seed_set = true; }
     else { I->threads = (int)n; if (n > 0) be_cpu.set_threads((int)n); }
+    return 1;
+  }
+  if (!strcmp(a, "--sparse")) {
+    if (++*i >= argc) return usage_error(a, "needs a value");
+    const char *v = argv[*i];
+    if (!strcmp(v, "auto")) I->sparse_mode = SPARSE_AUTO;
+    else if (!strcmp(v, "never")) I->sparse_mode = SPARSE_NEVER;
+    else if (!strcmp(v, "always")) I->sparse_mode = SPARSE_ALWAYS;
+    else return usage_error("--sparse takes auto, never or always, got", v);
     return 1;
   }
   if (!strcmp(a, "--max-memory") || !strcmp(a, "--max-depth")) {

@@ -74,6 +74,7 @@ typedef struct ErrInfo {
 struct BiInfo;
 
 /* The reductions of allreduce (its op= argument and OP_ALLREDUCE's extra; src/mpi/). */
+enum { SPARSE_AUTO = 0, SPARSE_NEVER, SPARSE_ALWAYS };   /* Interp.sparse_mode */
 enum { MPI_RED_SUM = 0, MPI_RED_MAX = 1, MPI_RED_MIN = 2 };
 
 struct Interp {
@@ -181,6 +182,9 @@ struct Interp {
   Value (*comm_allreduce)(struct Interp *I, Value x, int op, Span sp);
   const struct Backend *device; /* the backend new matrices are made on: the CPU, or the GPU
                              ** after --device gpu or device("gpu") (backend/registry.c) */
+  int sparse_mode;           /* the format rule (tensor_prefer_sparse, docs/sparse.md): SPARSE_AUTO,
+                             ** SPARSE_NEVER (every matrix dense), SPARSE_ALWAYS (every result an
+                             ** op can keep sparse is: --sparse always, the test mode) */
   uint64_t be_fallbacks;     /* ops a device could not run and the CPU ran instead (be_runner;
                              ** $MLS_CUDA_STATS prints it at the end) */
   double mpi_timeout;        /* --mpi-timeout: seconds a collective waits for the others; 0: forever */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "backend/backend.h"
+#include "backend/sparse.h"
 #include "err.h"
 #include "interp/interp.h"
 #include "mem.h"
@@ -72,7 +73,12 @@ void tensor_scratch_free(Interp *I, void *p) {
   scratch_release(p);
 }
 
-void tensor_host_access(const Storage *st) { st->be->host_access(st->data); }
+static void storage_densify(Storage *st);
+
+void tensor_host_access(const Storage *st) {
+  if (st->sparse) storage_densify((Storage *)st);    /* the one place a const storage changes form */
+  else st->be->host_access(st->data);
+}
 
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, I->device, rows, cols); }
 Tensor *tensor_new_host(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, &be_cpu, rows, cols); }
@@ -108,6 +114,9 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
   }
   st->refcount = 1;
   st->abstract = false;
+  st->sparse = false;
+  st->csr = NULL;
+  st->csr_bytes = 0;
   st->dev = be->host_access != NULL;
   st->be = be;
   st->nbytes = nbytes;
@@ -141,6 +150,16 @@ Tensor *tensor_abstract(Interp *I, int64_t rows, int64_t cols) {
 }
 
 double tensor_get1(const Tensor *t, int64_t i, int64_t j) {
+  if (tensor_is_sparse(t)) {                 /* a binary search in row i */
+    const SpCsr *c = tensor_csr(t);
+    int64_t lo = c->rowptr[i], hi = c->rowptr[i + 1];
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (c->col[mid] < j) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < c->rowptr[i + 1] && c->col[lo] == j ? c->val[lo] : 0.0;
+  }
   const Backend *be = t->st->be;
   double x;
   if (t->st->dev && be->download &&
@@ -258,6 +277,20 @@ bool tensor_scatter_on_device(Interp *I, Tensor *m, Tensor *rpos, int64_t nr, in
 /* A device copies on the device; the host copies everything else (blocked for transposes). */
 static Tensor *clone_on(Interp *I, const Tensor *t, const Backend *be) {
   int64_t r = tensor_rows(t), c = tensor_cols(t);
+  if (tensor_is_sparse(t)) {                 /* a sparse copy; to a device, a dense one */
+    if (be != &be_cpu) {
+      Tensor *d = tensor_densify(I, t);
+      tmp_push(I, val_mat(d));
+      Tensor *o = clone_on(I, d, be);
+      tmp_pop(I, 1);
+      tensor_free_ref(d);
+      return o;
+    }
+    const SpCsr *sc = tensor_csr(t);
+    Tensor *o = tensor_sparse_new(I, r, c, sc->nnz);
+    spk_copy(sc, tensor_csr(o));
+    return o;
+  }
   Tensor *o = tensor_new_on(I, be, r, c);
   if (be == t->st->be && be->copy2d) {
     if (be->copy2d(o, t) != 0) {
@@ -309,7 +342,24 @@ Tensor *tensor_contiguous(Interp *I, Tensor *t) {
 }
 
 /* The storage's last reference went: free the data (and, if embedded, the whole block). */
+static void csr_free(Storage *st) {
+  SpCsr *c = st->csr;
+  mem_free(c->rowptr);
+  mem_free(c->col);
+  mem_free(c->val);
+  mem_free(c);
+  mem_stats.data_bytes -= st->csr_bytes;
+  st->csr = NULL;
+  st->csr_bytes = 0;
+  st->sparse = false;
+}
+
 static void storage_free(Storage *st) {
+  if (st->sparse) {                          /* never densified: the CSR arrays are all it has */
+    csr_free(st);
+    mem_free(st);
+    return;
+  }
   mem_stats.data_bytes -= st->nbytes;
   if (st->embedded) { mem_free((char *)st - offsetof(SmallBlock, st)); return; }
   st->be->free(st->data, st->nbytes);
@@ -348,4 +398,207 @@ void tensor_free(Tensor *t) {
   bool owner = st->embedded && t == &((SmallBlock *)(void *)((char *)st - offsetof(SmallBlock, st)))->t;
   if (!owner) mem_free(t);        /* an owner's header goes with its block */
   if (--st->refcount == 0) storage_free(st);
+}
+
+/* ---- sparse matrices (docs/sparse.md) ---- */
+
+/* The format rule's numbers (docs/sparse.md "The format rule"): a result is kept sparse when it
+** has at least SP_MIN_CELLS cells and at most SP_MAX_DENSITY of them nonzero. */
+#define SP_MIN_CELLS 1024
+#define SP_MAX_DENSITY 0.1
+
+bool tensor_prefer_sparse(const Interp *I, int64_t rows, int64_t cols, int64_t nnz) {
+  if (I->sparse_mode == SPARSE_NEVER || cols > SP_MAX_COLS) return false;
+  double cells = (double)rows * (double)cols;
+  if (I->sparse_mode == SPARSE_ALWAYS) return cells >= 2;
+  return cells >= SP_MIN_CELLS && (double)nnz <= SP_MAX_DENSITY * cells;
+}
+
+static size_t csr_bytes(int64_t rows, int64_t cap) {
+  return (size_t)(rows + 1) * sizeof(int64_t) + (size_t)cap * (sizeof(int32_t) + sizeof(double));
+}
+
+static l_noret sparse_oom(Interp *I, int64_t rows, int64_t cols, int64_t cap) {
+  char size[32], lim[32], used[32];
+  mem_format_size(size, sizeof size, (uint64_t)((double)csr_bytes(rows, cap)));
+  if (!mem_limit_is_set())
+    mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld sparse matrix of %lld nonzeros (%s)", (long long)rows,
+              (long long)cols, (long long)cap, size);
+  mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld sparse matrix of %lld nonzeros (%s): over the limit of "
+            "%s (--max-memory), %s in use", (long long)rows, (long long)cols, (long long)cap, size,
+            mem_format_size(lim, sizeof lim, mem_limit()), mem_format_size(used, sizeof used, mem_in_use()));
+}
+
+Tensor *tensor_sparse_new(Interp *I, int64_t rows, int64_t cols, int64_t cap) {
+  if (rows < 0 || cols < 0 || cap < 0)
+    mls_throw(I, I->call_span, "invalid matrix size %lldx%lld", (long long)rows, (long long)cols);
+  if (cols > SP_MAX_COLS)
+    mls_throw(I, I->call_span, "a sparse matrix has at most %lld columns, not %lld", (long long)SP_MAX_COLS, (long long)cols);
+  if (cap < 1) cap = 1;
+  if ((uint64_t)rows > (uint64_t)INT64_MAX / 16 || (uint64_t)cap > (uint64_t)INT64_MAX / 16 ||
+      mem_over_limit(csr_bytes(rows, cap)))
+    sparse_oom(I, rows, cols, cap);
+  Tensor *t = mem_try_alloc(sizeof *t);
+  Storage *st = mem_try_alloc(sizeof *st);
+  SpCsr *c = mem_try_alloc(sizeof *c);
+  int64_t *rp = mem_fail_now() ? NULL : mem_try_alloc((size_t)(rows + 1) * sizeof *rp);
+  int32_t *col = mem_try_alloc((size_t)cap * sizeof *col);
+  double *val = mem_try_alloc((size_t)cap * sizeof *val);
+  if (!t || !st || !c || !rp || !col || !val) {
+    mem_free(t);
+    mem_free(st);
+    mem_free(c);
+    mem_free(rp);
+    mem_free(col);
+    mem_free(val);
+    sparse_oom(I, rows, cols, cap);
+  }
+  memset(rp, 0, (size_t)(rows + 1) * sizeof *rp);
+  *c = (SpCsr){ rows, cols, 0, cap, rp, col, val };
+  *st = (Storage){ .refcount = 1, .be = &be_cpu, .sparse = true, .csr = c, .csr_bytes = csr_bytes(rows, cap) };
+  mem_stats.data_allocs++;
+  mem_stats.data_bytes += st->csr_bytes;
+  if (mem_stats.data_bytes > mem_stats.data_peak) mem_stats.data_peak = mem_stats.data_bytes;
+  if (mem_in_use() > mem_stats.counted_peak) mem_stats.counted_peak = mem_in_use();
+  *t = (Tensor){ .refcount = 1, .st = st, .shape = { rows, cols }, .stride = { cols, 1 } };
+  return t;
+}
+
+void tensor_sparse_reserve(Interp *I, Tensor *t, int64_t cap) {
+  Storage *st = t->st;
+  SpCsr *c = st->csr;
+  if (cap <= c->cap) return;
+  size_t nb = csr_bytes(c->rows, cap);
+  if ((uint64_t)cap > (uint64_t)INT64_MAX / 16 || mem_over_limit(nb - st->csr_bytes)) sparse_oom(I, c->rows, c->cols, cap);
+  int32_t *col = mem_try_alloc((size_t)cap * sizeof *col);
+  double *val = mem_try_alloc((size_t)cap * sizeof *val);
+  if (!col || !val) {
+    mem_free(col);
+    mem_free(val);
+    sparse_oom(I, c->rows, c->cols, cap);
+  }
+  memcpy(col, c->col, (size_t)c->nnz * sizeof *col);
+  memcpy(val, c->val, (size_t)c->nnz * sizeof *val);
+  mem_free(c->col);
+  mem_free(c->val);
+  c->col = col;
+  c->val = val;
+  c->cap = cap;
+  mem_stats.data_bytes += nb - st->csr_bytes;
+  st->csr_bytes = nb;
+}
+
+/* The safety net (tensor_host_access): st becomes a dense storage of the same values. */
+static void storage_densify(Storage *st) {
+  SpCsr *c = st->csr;
+  size_t nbytes = (size_t)c->rows * (size_t)c->cols * sizeof(double);
+  if (mem_over_limit(nbytes)) mem_oom(nbytes);          /* --max-memory counts it too */
+  double *d = nbytes ? be_cpu.alloc(nbytes) : NULL;
+  if (nbytes && !d) mem_oom(nbytes);
+  spk_to_dense(c, d);
+  csr_free(st);
+  st->data = d;
+  st->nbytes = nbytes;
+  mem_stats.data_bytes += nbytes;
+  if (mem_stats.data_bytes > mem_stats.data_peak) mem_stats.data_peak = mem_stats.data_bytes;
+}
+
+Tensor *tensor_sparse_from_coo(Interp *I, int64_t rows, int64_t cols, int64_t n, const int64_t *ri, const int64_t *ci,
+                               const double *v, bool sum_dups) {
+  for (int64_t k = 0; k < n; k++)
+    if (ri[k] < 0 || ri[k] >= rows || ci[k] < 0 || ci[k] >= cols)
+      mls_throw(I, I->call_span, "entry (%lld, %lld) is outside a %lldx%lld matrix", (long long)ri[k] + 1,
+                (long long)ci[k] + 1, (long long)rows, (long long)cols);
+  Tensor *t = tensor_sparse_new(I, rows, cols, n);
+  tmp_push(I, val_mat(t));
+  /* stable counting sort by column (perm), then by row into the CSR: each row's entries in
+  ** column order, equal columns in input order */
+  size_t cnb = (size_t)(cols + 1) * sizeof(int64_t), pnb = (size_t)n * sizeof(int64_t);
+  int64_t *cnt = tensor_scratch(I, cnb > (size_t)(rows + 1) * sizeof(int64_t) ? cnb : (size_t)(rows + 1) * sizeof(int64_t));
+  int64_t *perm = tensor_scratch(I, pnb ? pnb : 1);
+  memset(cnt, 0, cnb);
+  for (int64_t k = 0; k < n; k++) cnt[ci[k] + 1]++;
+  for (int64_t j = 0; j < cols; j++) cnt[j + 1] += cnt[j];
+  for (int64_t k = 0; k < n; k++) perm[cnt[ci[k]]++] = k;
+  SpCsr *c = tensor_csr(t);
+  int64_t *rp = c->rowptr;
+  for (int64_t k = 0; k < n; k++) rp[ri[k] + 1]++;
+  for (int64_t i = 0; i < rows; i++) rp[i + 1] += rp[i];
+  memcpy(cnt, rp, (size_t)(rows + 1) * sizeof(int64_t));
+  for (int64_t q = 0; q < n; q++) {
+    int64_t k = perm[q], pos = cnt[ri[k]]++;
+    c->col[pos] = (int32_t)ci[k];
+    c->val[pos] = v[k];
+  }
+  tensor_scratch_free(I, perm);
+  tensor_scratch_free(I, cnt);
+  int64_t w = 0;                            /* duplicates merged, rowptr rebuilt */
+  for (int64_t i = 0, beg = 0; i < rows; i++) {
+    int64_t end = rp[i + 1];
+    rp[i] = w;
+    for (int64_t p = beg; p < end; p++) {
+      if (w > rp[i] && c->col[w - 1] == c->col[p]) c->val[w - 1] = sum_dups ? c->val[w - 1] + c->val[p] : c->val[p];
+      else { c->col[w] = c->col[p]; c->val[w] = c->val[p]; w++; }
+    }
+    beg = end;
+  }
+  rp[rows] = w;
+  c->nnz = w;
+  tmp_pop(I, 1);
+  return t;
+}
+
+Tensor *tensor_densify(Interp *I, const Tensor *t) {
+  if (!tensor_is_sparse(t)) return tensor_clone(I, t);
+  Tensor *o = tensor_new_host(I, tensor_rows(t), tensor_cols(t));
+  spk_to_dense(tensor_csr(t), o->st->data);
+  o->logical = t->logical;
+  return o;
+}
+
+Tensor *tensor_sparsify(Interp *I, Tensor *t) {
+  if (tensor_is_sparse(t)) { t->refcount++; return t; }
+  Tensor *h = t->st->dev ? tensor_to(I, t, &be_cpu) : t;
+  if (h != t) tmp_push(I, val_mat(h));
+  const double *d = tensor_data(h);
+  int64_t r = tensor_rows(h), c = tensor_cols(h);
+  int64_t nnz = spk_count_dense(d, r, c, h->stride[0], h->stride[1]);
+  Tensor *o = tensor_sparse_new(I, r, c, nnz);
+  spk_from_dense(d, r, c, h->stride[0], h->stride[1], tensor_csr(o));
+  o->logical = t->logical;
+  if (h != t) { tmp_pop(I, 1); tensor_free_ref(h); }
+  return o;
+}
+
+int64_t tensor_nnz(const Tensor *t) {
+  if (tensor_is_sparse(t)) {
+    const SpCsr *c = tensor_csr(t);
+    int64_t n = 0;
+    for (int64_t k = 0; k < c->nnz; k++) n += c->val[k] != 0;
+    return n;
+  }
+  int64_t n = 0, r = tensor_rows(t), cc = tensor_cols(t);
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < cc; j++) n += tensor_get(t, i, j) != 0;
+  return n;
+}
+
+Tensor *tensor_auto_format(Interp *I, Tensor *t) {
+  int64_t r = tensor_rows(t), c = tensor_cols(t);
+  if (tensor_is_sparse(t)) {
+    if (tensor_prefer_sparse(I, r, c, tensor_csr(t)->nnz)) return t;
+    tmp_push(I, val_mat(t));
+    Tensor *o = tensor_densify(I, t);
+    o->logical = t->logical;
+    tmp_pop(I, 1);
+    tensor_free_ref(t);
+    return o;
+  }
+  if (I->sparse_mode == SPARSE_NEVER || t->st->abstract || !tensor_prefer_sparse(I, r, c, 0)) return t;
+  if (!tensor_prefer_sparse(I, r, c, tensor_nnz(t))) return t;
+  tmp_push(I, val_mat(t));
+  Tensor *o = tensor_sparsify(I, t);
+  tmp_pop(I, 1);
+  tensor_free_ref(t);
+  return o;
 }

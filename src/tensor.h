@@ -13,14 +13,31 @@
 
 struct Backend;
 
+/* A sparse matrix's storage (docs/sparse.md): compressed sparse rows. Row i's stored entries
+** are val[rowptr[i] .. rowptr[i+1]) at the 0-based columns col[...], strictly increasing within
+** a row; rowptr[rows] == nnz. A stored entry may hold 0 (an op that keeps the pattern, X * 0);
+** an entry not stored is +0. Arrays hold cap entries (rowptr: rows + 1), from mem_try_alloc. */
+typedef struct SpCsr {
+  int64_t rows, cols, nnz, cap;
+  int64_t *rowptr;
+  int32_t *col;
+  double *val;
+} SpCsr;
+/* Columns a sparse matrix may have (its column indices are int32_t). */
+#define SP_MAX_COLS INT32_MAX
+
 typedef struct Storage {
   int32_t refcount;
   bool embedded;                  /* lives in one block with its first Tensor and the data */
   bool dev;                       /* device memory the host reaches through be->host_access */
   const struct Backend *be;
   bool abstract;                  /* not computed: an abstract trace's stand-in (tensor_abstract) */
+  bool sparse;                    /* the data is csr, not yet densified: data is NULL and host code
+                                  ** that reads data (tensor_data) first turns the storage dense */
   double *data;
-  size_t nbytes;
+  size_t nbytes;                  /* of data; a sparse storage's arrays are counted in csr_bytes */
+  SpCsr *csr;                     /* sparse: the matrix; else NULL */
+  size_t csr_bytes;
 } Storage;
 
 typedef struct Tensor {
@@ -97,16 +114,19 @@ static inline int64_t tensor_numel(const Tensor *t) { return t->shape[0] * t->sh
 static inline bool tensor_is_contiguous(const Tensor *t) {
   return t->stride[1] == 1 && (t->stride[0] == t->shape[1] || t->shape[0] <= 1);
 }
-/* The host is about to touch st's data: wait for the device (tensor.c; dev storages only). */
+/* The host is about to touch st's data: wait for the device (tensor.c; dev storages only), or
+** (a sparse storage) make it dense in place: the safety net that lets code written for dense
+** matrices read a sparse one (docs/sparse.md "What densifies"); the ops with sparse kernels
+** never come here. A densification too large for memory is mem_oom's error. */
 void tensor_host_access(const Storage *st);
 /* The first element. Read it as a packed row-major array only when tensor_is_contiguous(t)
 ** (or numel <= 1): a view made by t() is not; use tensor_get/tensor_at or tensor_contiguous. */
 static inline double *tensor_data(const Tensor *t) {
-  if (t->st->dev) tensor_host_access(t->st);
+  if (t->st->dev | t->st->sparse) tensor_host_access(t->st);
   return t->st->data + t->offset;
 }
 static inline double tensor_get(const Tensor *t, int64_t i, int64_t j) {
-  if (t->st->dev) tensor_host_access(t->st);
+  if (t->st->dev | t->st->sparse) tensor_host_access(t->st);
   return t->st->data[t->offset + i * t->stride[0] + j * t->stride[1]];
 }
 /* Element (i, j) read once by the host (X[i, j]): from device memory it is copied (8 bytes)
@@ -117,6 +137,40 @@ static inline double tensor_at(const Tensor *t, int64_t k) {
   int64_t c = t->shape[1];
   return tensor_get(t, k / c, k % c);
 }
+/* ---- sparse matrices (docs/sparse.md) ----
+** A sparse Tensor is a whole packed view (offset 0, strides cols and 1) of a sparse Storage.
+** Every matrix maker and op picks its result's format by tensor_prefer_sparse; code that only
+** knows dense matrices reads them through tensor_data, which densifies (see above). */
+static inline bool tensor_is_sparse(const Tensor *t) {
+  const SpCsr *c = t->st->csr;
+  return t->st->sparse && t->offset == 0 && t->shape[0] == c->rows && t->shape[1] == c->cols &&
+         (t->stride[1] == 1 || t->shape[1] <= 1) && (t->stride[0] == t->shape[1] || t->shape[0] <= 1);
+}
+static inline SpCsr *tensor_csr(const Tensor *t) { return t->st->csr; }
+/* A rows x cols sparse matrix with room for cap entries, none stored (+1): rowptr all 0, the
+** caller fills it and sets csr->nnz and rowptr. Counted against --max-memory; a located
+** out-of-memory error when too large. cols at most SP_MAX_COLS. */
+Tensor *tensor_sparse_new(Interp *I, int64_t rows, int64_t cols, int64_t cap);
+/* Grows t's (a sparse matrix the caller owns alone) room to at least cap entries. */
+void tensor_sparse_reserve(Interp *I, Tensor *t, int64_t cap);
+/* A rows x cols sparse matrix from n triplets (0-based rows ri, columns ci, values v; borrowed,
+** any order): duplicates are summed when sum_dups, else the last one wins. Memory: the CSR only,
+** built by a counting sort (no dense intermediate). +1. */
+Tensor *tensor_sparse_from_coo(Interp *I, int64_t rows, int64_t cols, int64_t n, const int64_t *ri, const int64_t *ci,
+                               const double *v, bool sum_dups);
+/* A dense copy of t (sparse or not; +1), leaving t as it is. */
+Tensor *tensor_densify(Interp *I, const Tensor *t);
+/* A sparse copy of t (+1); t (borrowed) itself when it is sparse already (retained). */
+Tensor *tensor_sparsify(Interp *I, Tensor *t);
+/* The nonzeros of t (NaN counts; a stored 0 does not), either format. */
+int64_t tensor_nnz(const Tensor *t);
+/* Whether a rows x cols result with (an estimate of) nnz nonzeros is kept sparse under the
+** interpreter's rule (Interp.sparse_mode; docs/sparse.md "The format rule"). */
+bool tensor_prefer_sparse(const Interp *I, int64_t rows, int64_t cols, int64_t nnz);
+/* t (owned: the reference passes to the result) in the format the rule picks for its exact
+** nonzeros: a matrix maker's last step (read(), table(), matrix()). +1. */
+Tensor *tensor_auto_format(Interp *I, Tensor *t);
+
 /* True when the caller holds the only reference to tensor and storage (mutate in place). */
 static inline bool tensor_is_unique(const Tensor *t) { return t->refcount == 1 && t->st->refcount == 1; }
 

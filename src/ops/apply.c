@@ -112,6 +112,12 @@ void op_align_devices(Interp *I, Tensor *in[], int n) {
 
 /* ---- the kernels, by family: op on plain operands (no trace takes it) ---- */
 Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp) {
+  int nin = op_info[op].arity < 3 ? op_info[op].arity : 3;
+  if (sp_involved(I, nin, in)) return sp_kernel(I, op, inplace, nin, in, nextra, x, sp);
+  return op_kernel_dense(I, op, inplace, in, nextra, x, sp);
+}
+
+Value op_kernel_dense(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp) {
   int flags = op_info[op].flags;
   if ((flags & OPF_EW) && op_info[op].arity == 2) return ew_binary(I, op, in[0], in[1], inplace, sp);
   if (flags & OPF_EW) return ew_unary(I, op, in[0], inplace, sp);

@@ -42,6 +42,21 @@ l_noret op_abstract_stop(Interp *I, OpKind op, Span sp);
 /* op on plain operands (no box, no active stage): its family's kernel (+1). */
 Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp);
 
+/* The same on dense operands: the sparse case (sparse.c) comes here once its operands are dense. */
+Value op_kernel_dense(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp);
+
+/* ---- sparse.c: the sparse case of every family (docs/sparse.md) ---- */
+/* Whether an operand is a sparse matrix (or --sparse always is on): op_kernel then hands the op
+** to sp_kernel. */
+static inline bool sp_involved(const Interp *I, int nin, const Value *in) {
+  bool any = I->sparse_mode == SPARSE_ALWAYS;
+  for (int k = 0; k < nin; k++) any |= in[k].t == VT_MAT && in[k].u.m->st->sparse;
+  return any;
+}
+/* op on operands of which one is sparse: its sparse kernel when it has one for them, else the
+** dense kernel on dense copies of the sparse operands. */
+Value sp_kernel(Interp *I, OpKind op, bool inplace, int nin, const Value *in, int nextra, const Value *x, Span sp);
+
 /* op_apply as the entry points of the families call it: its eager case (no stage, no box)
 ** inline, straight to the kernel, as op_apply's own first test does (the per-op cost of a small
 ** matrix's op is the dispatch); else op_apply. */

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 #include "autodiff.h"
+#include "backend/sparse.h"
+#include "mem.h"
 #include "ops.h"
 #include "ops/index.h"
 #include "ops/rules.h"
@@ -215,6 +217,30 @@ static bool staged_index(int nix, const Value *iv) {
 /* x[iv...] (index_read); ranges: index_read_ranges's; noread: x's elements are not read, the
 ** result is zeros of the shape index_read gives (tensor_abstract), with its errors
 ** (index_read_abstract). */
+/* m[ri, ci] of a sparse m: the selected rows' entries only (backend/sparse.h), the result in
+** the format the rule picks. */
+static Value read_sparse(Interp *I, const Tensor *m, const Index *ri, const Index *ci) {
+  int mark = I->ntmp;
+  int64_t *rp = tensor_scratch(I, (size_t)(ri->n + 1) * sizeof(int64_t));
+  for (int64_t i = 0; i < ri->n; i++) rp[i] = ix_at(ri, i);
+  int64_t *cp = NULL;
+  if (!ci->all) {
+    cp = tensor_scratch(I, (size_t)(ci->n + 1) * sizeof(int64_t));
+    for (int64_t j = 0; j < ci->n; j++) cp[j] = ix_at(ci, j);
+  }
+  Tensor *o = tensor_sparse_new(I, ri->n, ci->n, 1);
+  tmp_push(I, val_mat(o));
+  int64_t n = spk_select_count(tensor_csr(m), rp, ri->n, cp, ci->n, tensor_csr(o)->rowptr);
+  if (n < 0) mem_oom(0);
+  tensor_sparse_reserve(I, o, n);
+  if (spk_select(tensor_csr(m), rp, ri->n, cp, ci->n, tensor_csr(o)) != 0) mem_oom(0);
+  o->refcount++;
+  tmp_release_to(I, mark);                  /* o's tmp reference; the scratch (mls_defer'd) */
+  if (cp) tensor_scratch_free(I, cp);
+  tensor_scratch_free(I, rp);
+  return val_mat(tensor_auto_format(I, o));
+}
+
 static Value read_at(Interp *I, Value x, int nix, const Value *ivin, unsigned ranges, Span sp, bool noread) {
   Value conv[2];
   bool whole;
@@ -286,6 +312,8 @@ static Value read_at(Interp *I, Value x, int nix, const Value *ivin, unsigned ra
     r = val_num(noread ? 0 : tensor_get1(m, ix_at(&ri, 0), ix_at(&ci, 0)));   /* (a GPU's element: copied, not migrated) */
   } else if (noread) {
     r = val_mat(tensor_abstract(I, ri.n, ci.n));
+  } else if (x.t == VT_MAT && tensor_is_sparse(m)) {
+    r = read_sparse(I, m, &ri, &ci);
   } else {
     if (ci.all && m->stride[1] == 1 && x.t == VT_MAT && ri.n > 0 && ri.n * ci.n > TENSOR_SMALL) {
       if (index_run(&ri)) return val_mat(tensor_view_rows(x.u.m, ix_at(&ri, 0), ri.n));   /* X[a:b, ], X[i, ]: a view */

@@ -185,6 +185,10 @@ static Value xtwxv(Interp *I, Value x, Value w, Value v, Span sp) {
 }
 
 Value mm_product_form(Interp *I, OpKind op, const Value *in, Span sp) {
+  bool sparse = false;                     /* a sparse operand: the eager form, whose ops have
+                                           ** sparse kernels (docs/sparse.md) */
+  for (int k = 0; k < op_info[op].arity; k++) sparse |= in[k].t == VT_MAT && in[k].u.m->st->sparse;
+  if (sparse) return op == OP_XTWXV ? xtwxv_eager(I, in[0], in[1], in[2], sp) : eager_form(I, op, in[0], in[1], sp);
   switch (op) {
   case OP_DOT: return dot(I, in[0], in[1], sp);
   case OP_DIAGPROD: return diagprod(I, in[0], in[1], sp);

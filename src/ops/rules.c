@@ -39,6 +39,8 @@ Value rl_mm(Interp *I, Value a, Value b, Span sp) { return T(I, op_matmul(I, a, 
 /* Numbers act as 1x1. An operand that is itself a transposed view (t() makes one) toggles its
 ** flag instead of being packed. */
 Value rl_matmul_t(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
+  if ((a.t == VT_MAT && a.u.m->st->sparse) || (b.t == VT_MAT && b.u.m->st->sparse))   /* through the ops */
+    return rl_mm(I, ta ? rl_tp(I, a, sp) : a, tb ? rl_tp(I, b, sp) : b, sp);
   bool fa, fb;
   Tensor *A = op_gemm_operand(I, a, &fa);
   T(I, val_mat(A));

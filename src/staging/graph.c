@@ -247,7 +247,8 @@ static bool as_traced(const Interp *I, const GNode *nd, Value r) {
 
 /* A %*% B with the transpose flags of a rewritten product (plain matrices: one GEMM). */
 static Value matmul_flags(Interp *I, Value a, bool ta, Value b, bool tb, Span sp) {
-  if (a.t != VT_MAT || b.t != VT_MAT) {       /* traced by grad, or numbers: through the ops */
+  if (a.t != VT_MAT || b.t != VT_MAT || a.u.m->st->sparse || b.u.m->st->sparse) {
+    /* traced by grad, numbers, or sparse (docs/sparse.md): through the ops */
     int mark = I->ntmp;
     if (ta) { a = op_transpose(I, a, sp); tmp_push(I, a); }
     if (tb) { b = op_transpose(I, b, sp); tmp_push(I, b); }
@@ -309,7 +310,8 @@ static bool fused_fits(const FusedProg *p, int k, Value v) {
 static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
   const FusedProg *p = nd->fused;
   bool plain = !I->nan_check;
-  for (int k = 0; k < p->nin && plain; k++) plain = fused_fits(p, k, args[k]);
+  for (int k = 0; k < p->nin && plain; k++)       /* a sparse input: op by op, each op's sparse kernel */
+    plain = fused_fits(p, k, args[k]) && !(args[k].t == VT_MAT && args[k].u.m->st->sparse);
   if (!plain) return fused_unfused(I, nd, args);   /* op by op, as eager: the same result or error */
   int mark = I->ntmp;
   Tensor *in[64];

@@ -1,0 +1,93 @@
+/*
+** sparse.h — the CPU kernels of sparse matrices (CSR, tensor.h's SpCsr; docs/sparse.md).
+** Pure functions over the arrays: no Interp, no allocation of results. A kernel whose result
+** has a pattern not known in advance runs in two passes: a *_count pass fills the result's
+** rowptr (rows + 1 entries) and returns its nnz, the caller (src/ops/sparse.c) allocates the
+** result with that room (tensor_sparse_new), and the kernel proper fills col and val and sets
+** nnz. Results keep column indices strictly increasing within each row. Scratch memory a
+** kernel needs comes from mem_try_alloc; a kernel that can fail returns 0, or -1 when that
+** allocation failed (nothing written). Elementwise values come from scalar.h's formulas
+** (sc_unary, sc_binary), the one definition every other path uses, so a sparse result holds
+** exactly the numbers the dense op gives at its stored positions.
+**
+** Dense arrays are row-major with a leading dimension (ld: elements between rows); "packed"
+** means ld == cols. Kernels files: cpu_sparse_mm.c (conversions, products, transpose),
+** cpu_sparse_ew.c (elementwise, aggregates, indexing, binding).
+*/
+#ifndef MLS_BACKEND_SPARSE_H
+#define MLS_BACKEND_SPARSE_H
+
+#include "backend/backend.h"
+#include "tensor.h"
+
+/* ---- conversions and structure (cpu_sparse_mm.c) ---- */
+/* d (a->rows x a->cols, packed) = a: zero-filled, then the stored values written. */
+void spk_to_dense(const SpCsr *a, double *d);
+/* The values to store of the rows x cols dense matrix read at d[i * s0 + j * s1]: those != 0,
+** NaN, and -0 (stored so that its sign survives: 1 / -0 is -Inf; an unstored cell is +0). */
+int64_t spk_count_dense(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1);
+/* out (room for spk_count_dense entries; rows/cols set by the caller) = those values of d. */
+void spk_from_dense(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, SpCsr *out);
+/* out (a->cols x a->rows, room for a->nnz) = t(a). O(nnz + rows + cols), stable. */
+void spk_transpose(const SpCsr *a, SpCsr *out);
+/* Copies a into out (room for a->nnz; same shape). */
+void spk_copy(const SpCsr *a, SpCsr *out);
+
+/* ---- products (cpu_sparse_mm.c); parallel over result rows (cpu_parallel_for) ---- */
+/* C (a->rows x n, packed, overwritten) = a %*% B, B: a->cols x n at B[k * ldb + j]. */
+void spk_spmm(const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C);
+/* C (a->cols x n, packed, overwritten) = t(a) %*% B, B: a->rows x n at B[i * ldb + j], without
+** forming t(a) (the gradient of X %*% W with sparse X: t(X) %*% G). Returns -1 only when its
+** scratch could not be allocated. */
+int spk_spmm_t(const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C);
+/* C (m x b->cols, packed, overwritten) = A %*% b, A: m x b->rows at A[i * lda + k]. */
+void spk_dsmm(const double *A, int64_t lda, int64_t m, const SpCsr *b, double *C);
+/* Sparse %*% sparse (Gustavson): the count pass fills rowptr (a->rows + 1) and returns nnz
+** (-1: scratch not allocated); spk_spgemm fills out (rowptr as counted, room for nnz). */
+int64_t spk_spgemm_count(const SpCsr *a, const SpCsr *b, int64_t *rowptr);
+/* (The caller checks that both operands' stored values are finite: a stored Inf or NaN times an
+** unstored 0 is NaN densely, which spk_spgemm does not make.) spk_union and spk_select read
+** out->rowptr as their count pass filled it; select positions are below SP_MAX_COLS. */
+int spk_spgemm(const SpCsr *a, const SpCsr *b, SpCsr *out);
+
+/* ---- elementwise (cpu_sparse_ew.c) ---- */
+/* out (a's shape and pattern, room for a->nnz) = sc_unary(op, a) at a's stored entries. The
+** caller checks that the op keeps zeros (sc_unary(op, 0) == 0). */
+void spk_unary(int op, const SpCsr *a, SpCsr *out);
+/* out = sc_binary(op, a, s) (s_left: sc_binary(op, s, a)) at a's stored entries (the caller
+** checks that sc_binary(op, 0, s) is 0). */
+void spk_scalar(int op, const SpCsr *a, double s, bool s_left, SpCsr *out);
+/* out (a's pattern) = sc_binary(op, a, B) (b_left: sc_binary(op, B, a)) at a's stored entries,
+** B dense broadcast to a's shape as bc says (BC_FULL: a->rows x a->cols at B[i * ldb + j];
+** BC_ROW: one row, B[j]; BC_COL: one column, B[i * ldb]; BC_SCALAR: B[0]). The caller checks
+** that the op gives 0 wherever a is not stored (e.g. *, with B finite there). */
+void spk_dense_pattern(int op, const SpCsr *a, const double *B, int64_t ldb, BcastMode bc, bool b_left, SpCsr *out);
+/* Union of the patterns of a and b (same shape): the count pass fills rowptr and returns nnz;
+** spk_union fills out with sc_binary(op, x, y) at each position of the union, x and y 0 where
+** not stored (the caller checks sc_binary(op, 0, 0) == 0). */
+int64_t spk_union_count(const SpCsr *a, const SpCsr *b, int64_t *rowptr);
+void spk_union(int op, const SpCsr *a, const SpCsr *b, SpCsr *out);
+
+/* ---- aggregates (cpu_sparse_ew.c): the dense op's value (NaN propagating as cpu_reduce.c
+** does; a matrix with unstored entries has zeros among its values) ---- */
+double spk_sum(const SpCsr *a);
+void spk_row_sums(const SpCsr *a, double *out);           /* a->rows values */
+void spk_col_sums(const SpCsr *a, double *out);           /* a->cols values */
+/* op: OP_MAX, OP_MIN (the whole matrix; an empty one: the dense op's value for 0x0 is the
+** caller's business), OP_ROWMAXS, OP_ROWMINS (out: rows values), OP_COLMAXS, OP_COLMINS
+** (out: cols values). */
+void spk_extreme(int op, const SpCsr *a, double *out);
+
+/* ---- indexing and binding (cpu_sparse_ew.c) ---- */
+/* a[r, c]: r (nr 0-based row positions, any order, repeats allowed) and c (nc column
+** positions, likewise; NULL: all columns, nc == a->cols). The count pass fills rowptr (nr + 1)
+** and returns nnz (-1: scratch failed); spk_select fills out (nr x nc). */
+int64_t spk_select_count(const SpCsr *a, const int64_t *r, int64_t nr, const int64_t *c, int64_t nc, int64_t *rowptr);
+int spk_select(const SpCsr *a, const int64_t *r, int64_t nr, const int64_t *c, int64_t nc, SpCsr *out);
+/* out = rbind(a, b) (same cols; room for a->nnz + b->nnz), cbind(a, b) (same rows). */
+void spk_rbind(const SpCsr *a, const SpCsr *b, SpCsr *out);
+void spk_cbind(const SpCsr *a, const SpCsr *b, SpCsr *out);
+/* The diagonal of a (n = min(rows, cols) values, dense out). */
+void spk_diag(const SpCsr *a, double *out);
+
+#endif

@@ -1,0 +1,321 @@
+/*
+** sparse.c — the sparse case of the op families (docs/sparse.md): op_kernel hands an op here
+** when an operand is a sparse matrix (or --sparse always is on), and it runs the sparse kernel
+** of backend/sparse.h when there is one for these operands, choosing the result's format by
+** tensor_prefer_sparse; otherwise the sparse operands are densified for this op only (copies:
+** the operands stay sparse) and the dense kernel runs. Either way the values are the dense
+** op's. Arguments borrowed, results owned (+1), temporaries on the temp stack.
+*/
+#include <math.h>
+#include <string.h>
+#include "backend/scalar.h"
+#include "backend/sparse.h"
+#include "mem.h"
+#include "ops/family.h"
+
+static bool is_sp(Value v) { return v.t == VT_MAT && tensor_is_sparse(v.u.m); }
+static bool is_dense_host(Value v) { return v.t == VT_MAT && !v.u.m->st->sparse && !v.u.m->st->dev && !v.u.m->st->abstract; }
+
+/* A number, or a 1x1 matrix on the host: its value in *s. */
+static bool as_scalar(Value v, double *s) {
+  if (is_numlike(v)) { *s = numv(v); return true; }
+  if (v.t == VT_MAT && tensor_numel(v.u.m) == 1 && !v.u.m->st->dev && !v.u.m->st->abstract) {
+    *s = tensor_get(v.u.m, 0, 0);
+    return true;
+  }
+  return false;
+}
+
+/* An empty sparse result of a's shape whose arrays the kernel fills (room for cap). */
+static Tensor *sp_like(Interp *I, int64_t rows, int64_t cols, int64_t cap) { return tensor_sparse_new(I, rows, cols, cap); }
+
+/* A kernel stopped by Ctrl-C leaves its output unfinished (cpu_parallel_for skips parts): the
+** output t (owned) is freed and the interrupt raised. */
+static void sp_check(Interp *I, Tensor *t) {
+  if (!I->interrupted) return;
+  if (t) tensor_free_ref(t);
+  interp_check_interrupt(I, I->call_span);
+}
+
+/* The op's sparse result t (owned) in the format the rule picks for its nonzeros. */
+static Value sp_result(Interp *I, Tensor *t, OpKind op) {
+  sp_check(I, t);
+  t->logical = (op_info[op].flags & OPF_CMP) != 0;
+  bool logical = t->logical;
+  t = tensor_auto_format(I, t);
+  t->logical = logical;
+  return val_mat(t);
+}
+
+/* The operand as a packed host matrix (borrowed when it already is one; else a copy on tmp). */
+static Tensor *packed(Interp *I, Tensor *t) {
+  if (tensor_is_contiguous(t)) return t;
+  Tensor *c = tensor_clone(I, t);
+  tmp_push(I, val_mat(c));
+  return c;
+}
+
+/* Whether every value of the dense d (n values) gives sc_binary(op, 0, v) == 0 (left: the
+** sparse operand is the left one), i.e. the sparse operand's unstored zeros stay zero. */
+static bool zeros_stay(OpKind op, const double *d, int64_t n, bool sparse_left) {
+  for (int64_t k = 0; k < n; k++) {
+    double z = sparse_left ? sc_binary(op, 0.0, d[k]) : sc_binary(op, d[k], 0.0);
+    if (z != 0) return false;                 /* NaN too */
+  }
+  return true;
+}
+
+static bool all_finite_csr(const SpCsr *c) {
+  for (int64_t k = 0; k < c->nnz; k++)
+    if (!isfinite(c->val[k])) return false;
+  return true;
+}
+
+/* ---- elementwise ---- */
+static bool sp_unary(Interp *I, OpKind op, Value a, Value *r) {
+  if (!is_sp(a)) return false;
+  double z = sc_unary(op, 0.0);
+  if (z != 0) return false;                  /* f(0) != 0: a dense result */
+  const SpCsr *c = tensor_csr(a.u.m);
+  Tensor *o = sp_like(I, c->rows, c->cols, c->nnz);
+  spk_unary(op, c, tensor_csr(o));
+  *r = sp_result(I, o, op);
+  return true;
+}
+
+static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
+  double s;
+  int mark = I->ntmp;
+  bool sa = is_sp(a), sb = is_sp(b);
+  if (sa && !sb && as_scalar(b, &s)) {               /* X op s */
+    if (sc_binary(op, 0.0, s) != 0) return false;
+    const SpCsr *c = tensor_csr(a.u.m);
+    Tensor *o = sp_like(I, c->rows, c->cols, c->nnz);
+    spk_scalar(op, c, s, false, tensor_csr(o));
+    *r = sp_result(I, o, op);
+    return true;
+  }
+  if (sb && !sa && as_scalar(a, &s)) {               /* s op X */
+    if (sc_binary(op, s, 0.0) != 0) return false;
+    const SpCsr *c = tensor_csr(b.u.m);
+    Tensor *o = sp_like(I, c->rows, c->cols, c->nnz);
+    spk_scalar(op, c, s, true, tensor_csr(o));
+    *r = sp_result(I, o, op);
+    return true;
+  }
+  if (sa && sb) {                                    /* the union of the patterns */
+    const SpCsr *x = tensor_csr(a.u.m), *y = tensor_csr(b.u.m);
+    if (x->rows != y->rows || x->cols != y->cols || sc_binary(op, 0.0, 0.0) != 0) return false;
+    Tensor *o = sp_like(I, x->rows, x->cols, 1);
+    tmp_push(I, val_mat(o));
+    int64_t n = spk_union_count(x, y, tensor_csr(o)->rowptr);
+    tensor_sparse_reserve(I, o, n);
+    spk_union(op, x, y, tensor_csr(o));
+    tmp_pop(I, 1);
+    *r = sp_result(I, o, op);
+    return true;
+  }
+  /* a sparse matrix and a dense one of its shape, or a dense row or column broadcast along it */
+  Value sv = sa ? a : b, dv = sa ? b : a;
+  if (!(sa || sb) || !is_dense_host(dv)) return false;
+  const SpCsr *x = tensor_csr(sv.u.m);
+  Tensor *d = dv.u.m;
+  int64_t dr = tensor_rows(d), dc = tensor_cols(d);
+  BcastMode bc;
+  if (dr == x->rows && dc == x->cols) bc = BC_FULL;
+  else if (dr == 1 && dc == x->cols) bc = BC_ROW;
+  else if (dc == 1 && dr == x->rows) bc = BC_COL;
+  else return false;                                 /* a broadcast the other way, or an error */
+  d = packed(I, d);
+  const double *dd = tensor_data(d);
+  if (!zeros_stay(op, dd, tensor_numel(d), sa)) { tmp_release_to(I, mark); return false; }
+  Tensor *o = sp_like(I, x->rows, x->cols, x->nnz);
+  spk_dense_pattern(op, x, dd, dc, bc, !sa, tensor_csr(o));
+  tmp_release_to(I, mark);
+  *r = sp_result(I, o, op);
+  return true;
+}
+
+/* ---- products ---- */
+static bool sp_matmul(Interp *I, Value a, Value b, Value *r, Span sp) {
+  bool sa = is_sp(a), sb = is_sp(b);
+  if (a.t != VT_MAT || b.t != VT_MAT) return false;
+  int64_t ra = tensor_rows(a.u.m), ca = tensor_cols(a.u.m), rb = tensor_rows(b.u.m), cb = tensor_cols(b.u.m);
+  if (ca != rb)
+    mls_throw(I, sp, "non-conformable arguments for '%%*%%': %lldx%lld and %lldx%lld", (long long)ra, (long long)ca,
+              (long long)rb, (long long)cb);
+  int mark = I->ntmp;
+  if (sa && sb) {
+    const SpCsr *x = tensor_csr(a.u.m), *y = tensor_csr(b.u.m);
+    if (!all_finite_csr(x) || !all_finite_csr(y)) return false;     /* 0 * Inf: the dense product's NaN */
+    Tensor *o = sp_like(I, ra, cb, 1);
+    tmp_push(I, val_mat(o));
+    int64_t n = spk_spgemm_count(x, y, tensor_csr(o)->rowptr);
+    if (n < 0) mem_oom(0);
+    tensor_sparse_reserve(I, o, n);
+    if (spk_spgemm(x, y, tensor_csr(o)) != 0) mem_oom(0);
+    tmp_pop(I, 1);
+    *r = sp_result(I, o, OP_MATMUL);
+    I->kernel_runs++;
+    return true;
+  }
+  if (sa && is_dense_host(b)) {
+    Tensor *B = b.u.m;
+    if (B->stride[1] != 1 && cb > 1) B = packed(I, B);
+    Tensor *C = tensor_new_host(I, ra, cb);
+    spk_spmm(tensor_csr(a.u.m), tensor_data(B), B->stride[0], cb, tensor_data(C));
+    tmp_release_to(I, mark);
+    sp_check(I, C);
+    I->kernel_runs++;
+    *r = val_mat(C);
+    return true;
+  }
+  if (sb && is_dense_host(a)) {
+    Tensor *A = a.u.m;
+    if (A->stride[1] != 1 && ca > 1) A = packed(I, A);
+    Tensor *C = tensor_new_host(I, ra, cb);
+    spk_dsmm(tensor_data(A), A->stride[0], ra, tensor_csr(b.u.m), tensor_data(C));
+    tmp_release_to(I, mark);
+    sp_check(I, C);
+    I->kernel_runs++;
+    *r = val_mat(C);
+    return true;
+  }
+  return false;
+}
+
+/* ---- shape and reductions ---- */
+static bool sp_transpose(Interp *I, Value a, Value *r) {
+  if (!is_sp(a)) return false;
+  const SpCsr *c = tensor_csr(a.u.m);
+  Tensor *o = sp_like(I, c->cols, c->rows, c->nnz);
+  spk_transpose(c, tensor_csr(o));
+  sp_check(I, o);
+  o->logical = a.u.m->logical;
+  *r = val_mat(o);
+  return true;
+}
+
+static bool sp_reduce(Interp *I, OpKind op, Value a, Value *r) {
+  if (!is_sp(a)) return false;
+  const SpCsr *c = tensor_csr(a.u.m);
+  if (c->rows == 0 || c->cols == 0) return false;   /* the dense op's checks and values */
+  Tensor *o;
+  switch (op) {
+  case OP_SUM: *r = val_num(spk_sum(c)); sp_check(I, NULL); return true;
+  case OP_MAX: case OP_MIN: {
+    double v;
+    spk_extreme(op, c, &v);
+    sp_check(I, NULL);
+    *r = val_num(v);
+    return true;
+  }
+  case OP_ROWSUMS: o = tensor_new_host(I, c->rows, 1); spk_row_sums(c, tensor_data(o)); break;
+  case OP_COLSUMS: o = tensor_new_host(I, 1, c->cols); spk_col_sums(c, tensor_data(o)); break;
+  case OP_ROWMAXS: case OP_ROWMINS: o = tensor_new_host(I, c->rows, 1); spk_extreme(op, c, tensor_data(o)); break;
+  case OP_COLMAXS: case OP_COLMINS: o = tensor_new_host(I, 1, c->cols); spk_extreme(op, c, tensor_data(o)); break;
+  default: return false;
+  }
+  sp_check(I, o);
+  *r = val_mat(o);
+  return true;
+}
+
+/* Whether op has a sparse kernel that --sparse always should exercise on dense operands. */
+static bool sp_has_kernel(OpKind op) {
+  int flags = op_info[op].flags;
+  if (flags & OPF_EW) return op_info[op].arity == 2 || sc_unary(op, 0.0) == 0;
+  switch (op) {
+  case OP_MATMUL: case OP_TRANSPOSE: case OP_SUM: case OP_MAX: case OP_MIN: case OP_ROWSUMS: case OP_COLSUMS:
+  case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* diag(X): a sparse square matrix's diagonal (a dense column); a sparse vector's diagonal matrix
+** (sparse by the rule). */
+static bool sp_diag(Interp *I, Value a, Value *r) {
+  if (!is_sp(a)) return false;
+  const SpCsr *c = tensor_csr(a.u.m);
+  if (c->rows == c->cols && c->rows > 1) {
+    Tensor *o = tensor_new_host(I, c->rows, 1);
+    spk_diag(c, tensor_data(o));
+    *r = val_mat(o);
+    return true;
+  }
+  if (c->rows != 1 && c->cols != 1) return false;  /* (the dense op's error) */
+  int64_t n = c->rows * c->cols;
+  Tensor *o = tensor_sparse_new(I, n, n, c->nnz);
+  SpCsr *d = tensor_csr(o);
+  for (int64_t i = 0, q = 0; i < c->rows; i++)    /* entry k of the vector at (k, k) */
+    for (int64_t p = c->rowptr[i]; p < c->rowptr[i + 1]; p++, q++) {
+      int64_t k = c->rows == 1 ? c->col[p] : i;
+      d->col[q] = (int32_t)k;
+      d->val[q] = c->val[p];
+      d->rowptr[k + 1] = 1;
+    }
+  for (int64_t k = 0; k < n; k++) d->rowptr[k + 1] += d->rowptr[k];
+  d->nnz = c->nnz;
+  *r = sp_result(I, o, OP_DIAG);
+  return true;
+}
+
+static bool sp_try(Interp *I, OpKind op, const Value *in, int nextra, const Value *x, Value *r, Span sp) {
+  int flags = op_info[op].flags;
+  if ((flags & OPF_EW) && op_info[op].arity == 2) return sp_binary(I, op, in[0], in[1], r);
+  if (flags & OPF_EW) return sp_unary(I, op, in[0], r);
+  switch (op) {
+  case OP_MATMUL: return sp_matmul(I, in[0], in[1], r, sp);
+  case OP_DOT: case OP_ROWSUMSPROD: case OP_COLSUMSPROD: case OP_DIAGPROD: case OP_CROSSPROD: case OP_TCROSSPROD: case OP_XTWXV:
+    *r = mm_product_form(I, op, in, sp);     /* its eager form, through the ops above */
+    return true;
+  case OP_SUMPROD:
+    *r = op_sumprod(I, in[0], in[1], sp);
+    return true;
+  case OP_INDEX:                             /* index.c reads a sparse matrix's rows itself */
+    *r = op_kernel_dense(I, op, false, in, nextra, x, sp);
+    return true;
+  case OP_DIAG: return sp_diag(I, in[0], r);
+  case OP_TRANSPOSE: return sp_transpose(I, in[0], r);
+  case OP_SUM: case OP_MAX: case OP_MIN: case OP_ROWSUMS: case OP_COLSUMS: case OP_ROWMAXS: case OP_ROWMINS:
+  case OP_COLMAXS: case OP_COLMINS:
+    return sp_reduce(I, op, in[0], r);
+  default:
+    return false;
+  }
+}
+
+Value sp_kernel(Interp *I, OpKind op, bool inplace, int nin, const Value *in, int nextra, const Value *x, Span sp) {
+  int mark = I->ntmp;
+  Value v[3];
+  for (int k = 0; k < nin; k++) v[k] = in[k];
+  if (I->sparse_mode == SPARSE_ALWAYS && sp_has_kernel(op))    /* the test mode: every operand sparse */
+    for (int k = 0; k < nin; k++)
+      if (is_dense_host(v[k]) && tensor_numel(v[k].u.m) >= 2 && tensor_cols(v[k].u.m) <= SP_MAX_COLS) {
+        Tensor *s = tensor_sparsify(I, v[k].u.m);
+        v[k] = val_mat(s);
+        tmp_push(I, v[k]);
+      }
+  Value r;
+  bool any = false;
+  for (int k = 0; k < nin; k++) any |= is_sp(v[k]);
+  if (any) {
+    Span saved = I->call_span;
+    I->call_span = sp;
+    bool done = sp_try(I, op, v, nextra, x, &r, sp);
+    I->call_span = saved;
+    if (done) { tmp_release_to(I, mark); return r; }
+  }
+  for (int k = 0; k < nin; k++)                    /* no sparse kernel: dense copies for this op */
+    if (v[k].t == VT_MAT && v[k].u.m->st->sparse) {
+      Tensor *d = tensor_densify(I, v[k].u.m);
+      v[k] = val_mat(d);
+      tmp_push(I, v[k]);
+      inplace = false;
+    }
+  r = op_kernel_dense(I, op, inplace && I->ntmp == mark, v, nextra, x, sp);
+  tmp_release_to(I, mark);
+  return r;
+}
