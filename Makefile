@@ -192,6 +192,7 @@ staged-test: mls
 # tests of their own; and the staged path over sparse storage.
 sparse-test: mls
 	./mls --run-tests tests/lang/sparse*.test
+	MLS_TEST_COMPARE="--sparse never" ./mls --run-tests tests/lang/sparse*.test
 	MLS_TEST_COMPARE="--sparse always" ./mls --run-tests tests/lang/*.test
 	MLS_TEST_COMPARE="--sparse always --staged" ./mls --run-tests tests/lang/*.test
 
@@ -354,7 +355,7 @@ FUZZ_SMOKE_RUNS_kernel_msg = 1300000
 FUZZ_SMOKE_RUNS_mpi_header = 4000000
 FUZZ_SMOKE_RUNS_plot = 12000
 FUZZ_JOBS ?= 2
-FUZZ_READERS := csv text mm npy idx ckpt mtd gz
+FUZZ_READERS := csv text mm libsvm npy idx ckpt mtd gz
 FUZZERS := parse eval diff gpu prog $(addprefix read_,$(FUZZ_READERS)) kernel_msg mpi_header plot
 FUZZ_BINS = $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
 # FUZZ_SAN=-fsanitize=undefined FUZZ_BUILD=build/fuzz-ub: a build without ASan, 3-5 times faster

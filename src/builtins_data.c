@@ -555,6 +555,43 @@ Value bi_outer(Interp *I, Args *a) {
   return r;
 }
 
+/* rand() with sparsity < 1: each cell is nonzero with probability sparsity, drawn as SystemDS's
+** sparse generator does, by the gap to the next nonzero cell (geometric: one uniform per nonzero,
+** not one per cell), then its value. The same draws make either format (docs/sparse.md): sparse
+** when the expected count is under the rule's density (a 10^6 x 10^5 matrix of 10^7 nonzeros
+** takes its CSR only), else dense. */
+static Tensor *rand_sparse(Interp *I, int64_t rows, int64_t cols, double lo, double hi, bool normal, double sparsity,
+                           uint64_t *s) {
+  double cells = (double)rows * (double)cols;
+  int64_t n = rows * cols, expect = (int64_t)(sparsity * cells * 1.05) + 16;
+  bool sparse = tensor_prefer_sparse(I, rows, cols, expect < n ? expect : n);
+  Tensor *t = sparse ? tensor_sparse_new(I, rows, cols, expect < n ? expect : n) : tensor_zeros(I, rows, cols);
+  tmp_push(I, val_mat(t));
+  double *d = sparse ? NULL : tensor_data(t);
+  double step = sparsity > 0 ? log1p(-sparsity) : 0;        /* log(1 - p) < 0 */
+  int64_t row = 0, q = 0;
+  for (int64_t k = -1;; q++) {
+    if (sparsity <= 0) break;
+    double gap = floor(log(1.0 - rng_unif01(s)) / step);    /* cells skipped: log of (0, 1] */
+    if (!(gap < (double)(n - 1 - k))) break;
+    k += 1 + (int64_t)gap;
+    double x = normal ? rng_normal01(s) : lo + (hi - lo) * rng_unif01(s);
+    bi_poll(I, q, NULL);
+    if (!sparse) { d[k] = x; continue; }
+    SpCsr *c = tensor_csr(t);
+    if (c->nnz == c->cap) tensor_sparse_reserve(I, t, c->cap * 2), c = tensor_csr(t);
+    for (int64_t i = k / cols; row < i; row++) c->rowptr[row + 1] = c->nnz;
+    c->col[c->nnz] = (int32_t)(k % cols);
+    c->val[c->nnz++] = x;
+  }
+  if (sparse) {
+    SpCsr *c = tensor_csr(t);
+    for (; row < rows; row++) c->rowptr[row + 1] = c->nnz;
+  }
+  tmp_pop(I, 1);
+  return sparse ? tensor_auto_format(I, t) : t;
+}
+
 Value bi_rand(Interp *I, Args *a) {
   if (ad_any_grad(2, a->v + 2))            /* (BI_AD: under grad the arguments arrive traced) */
     bi_error(I, "grad cannot differentiate in min and max (the draws are not reparameterized: use "
@@ -570,15 +607,13 @@ Value bi_rand(Interp *I, Args *a) {
   if (!(lo <= hi)) bi_error(I, "min must not exceed max");
   uint64_t local[4];
   uint64_t *s = rng_stream(I, bi_given(a, 6), seed_arg(I, a, 6), local);
+  if (sparsity < 1) return val_mat(rand_sparse(I, rows, cols, lo, hi, normal, sparsity, s));
   Tensor *t = tensor_new(I, rows, cols);
   double *d = tensor_data(t);
   for (int64_t i = 0; i < rows * cols; i++) {
     bi_poll(I, i, t);
-    double x = normal ? rng_normal01(s) : lo + (hi - lo) * rng_unif01(s);
-    if (sparsity < 1 && rng_unif01(s) >= sparsity) x = 0;
-    d[i] = x;
+    d[i] = normal ? rng_normal01(s) : lo + (hi - lo) * rng_unif01(s);
   }
-  if (sparsity < 1) t = tensor_auto_format(I, t);   /* sparse when few are nonzero (docs/sparse.md) */
   return val_mat(t);
 }
 

@@ -12,9 +12,9 @@
 **
 ** Each case is written to t.mls (or its --- script: name) in a fresh temporary directory and
 ** run there as `mls t.mls ARGS` in a child process, so messages read "t.mls:LINE:COL".
-**   --- storage: dense (why)     (optional) the case asserts what only dense storage gives (memory
-**                                counts, bitwise sums): MLS_TEST_FLAGS/COMPARE's --sparse always
-**                                is left out for it (docs/sparse.md "Tests")
+**   --- storage: auto (why)      (optional) the case asserts what only the default storage gives
+**                                (memory counts, a sparse matrix's header line): MLS_TEST_FLAGS/
+**                                COMPARE's --sparse MODE is left out for it (docs/sparse.md "Tests")
 **
 ** MLS_TEST_WRAP="valgrind -q --error-exitcode=99 ..." runs each case under that command.
 ** MLS_TEST_FLAGS="--staged" puts those options before t.mls in every case.
@@ -48,7 +48,7 @@ typedef struct Case {
   char script[64];                /* "--- script: NAME", default t.mls */
   int exit_code;
   bool has_err;
-  bool dense;                     /* "--- storage: dense": --sparse always leaves the case dense */
+  bool dense;                     /* "--- storage: auto": run without the flags' --sparse MODE */
 } Case;
 
 static char *read_file(const char *path, size_t *n) {
@@ -85,10 +85,12 @@ static int run_case(const char *exe, const char *top, int *serial, const Case *c
       if (*q == '/') { *q = '\0'; mkdir(path, 0700); *q = '/'; }
     write_file(path, c->files[i].p, c->files[i].n);
   }
-  char fbuf[256];                  /* a dense-storage case: the flags without --sparse always */
-  const char *sa = flags && c->dense ? strstr(flags, "--sparse always") : NULL;
+  char fbuf[256];                  /* a dense-storage case: the flags without --sparse MODE */
+  const char *sa = flags && c->dense ? strstr(flags, "--sparse ") : NULL;
   if (sa) {
-    snprintf(fbuf, sizeof fbuf, "%.*s%.120s", (int)(sa - flags) < 100 ? (int)(sa - flags) : 100, flags, sa + 15);
+    const char *end = sa + 9;
+    while (*end && *end != ' ') end++;
+    snprintf(fbuf, sizeof fbuf, "%.*s%.120s", (int)(sa - flags) < 100 ? (int)(sa - flags) : 100, flags, end);
     flags = fbuf;
   }
   const char *script = c->script[0] ? c->script : "t.mls";
@@ -288,7 +290,7 @@ int testrun_main(int nfiles, char **files) {
         if (!strncmp(p + 4, "stdout", 6)) sec = &c.out;
         else if (!strncmp(p + 4, "stderr", 6)) sec = &c.err;
         else if (!strncmp(p + 4, "exit:", 5)) { c.exit_code = atoi(p + 9); sec = NULL; }
-        else if (!strncmp(p + 4, "storage: dense", 14)) sec = NULL, c.dense = true;
+        else if (!strncmp(p + 4, "storage: auto", 13)) sec = NULL, c.dense = true;
         else if (!strncmp(p + 4, "args:", 5)) { snprintf(c.args, sizeof c.args, "%.*s", (int)(len - 9), p + 9); sec = NULL; }
         else if (!strncmp(p + 4, "script:", 7)) {
           const char *nm = p + 11;

@@ -496,3 +496,31 @@ int spk_spgemm(const SpCsr *a, const SpCsr *b, SpCsr *out) {
   out->nnz = out->rowptr[a->rows];
   return 0;
 }
+
+/* ---- sampled product (SDDMM) ---- */
+typedef struct SddmmJob {
+  const SpCsr *pat;
+  const double *A, *Bt;
+  int64_t lda, ldbt, k;
+  double *out;
+} SddmmJob;
+
+static void sddmm_rows(void *ctx, int64_t i0, int64_t i1) {
+  const SddmmJob *j = ctx;
+  const SpCsr *p = j->pat;
+  for (int64_t i = i0; i < i1; i++) {
+    const double *a = j->A + i * j->lda;
+    for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++) {
+      const double *b = j->Bt + (int64_t)p->col[q] * j->ldbt;
+      double s = 0;
+      for (int64_t t = 0; t < j->k; t++) s += a[t] * b[t];
+      j->out[q] = s;
+    }
+  }
+}
+
+void spk_sddmm(const SpCsr *pat, const double *A, int64_t lda, const double *Bt, int64_t ldbt, int64_t k, double *out) {
+  SddmmJob j = { pat, A, Bt, lda, ldbt, k, out };
+  if ((pat->nnz + pat->rows) * (k + 1) >= PAR_MIN) cpu_parallel_for(pat->rows, sddmm_rows, &j);
+  else sddmm_rows(&j, 0, pat->rows);
+}

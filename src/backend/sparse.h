@@ -50,6 +50,11 @@ int64_t spk_spgemm_count(const SpCsr *a, const SpCsr *b, int64_t *rowptr);
 ** out->rowptr as their count pass filled it; select positions are below SP_MAX_COLS. */
 int spk_spgemm(const SpCsr *a, const SpCsr *b, SpCsr *out);
 
+/* The sampled product (SDDMM): out[q] = sum_t A[i, t] * Bt[j, t] for each stored entry q = (i, j)
+** of pat (its values unread): (A %*% t(Bt)) at pat's pattern only, A m x k (lda), Bt n x k (ldbt),
+** summed in t order. Parallel over rows (docs/sparse.md "Sparse-safe expressions"). */
+void spk_sddmm(const SpCsr *pat, const double *A, int64_t lda, const double *Bt, int64_t ldbt, int64_t k, double *out);
+
 /* ---- elementwise (cpu_sparse_ew.c) ---- */
 /* out (a's shape and pattern, room for a->nnz) = sc_unary(op, a) at a's stored entries. The
 ** caller checks that the op keeps zeros (sc_unary(op, 0) == 0). */

@@ -100,6 +100,10 @@ static inline Value eval_operand(Interp *I, AstNode *n) { return n->ev(I, n); }
 /* Operands that are not both numbers, or ops without a number fast path. */
 __attribute__((noinline)) static Value binary_slow(Interp *I, AstNode *n, Value a, bool have_b, Value b) {
   tmp_push(I, a);
+  if (!have_b && n->op == OP_MUL && a.t == VT_MAT && a.u.m->st->sparse && !I->stage) {
+    b = eval_masked(I, n->kids[1], a.u.m);   /* W * (U %*% t(V) - X): at W's cells only (masked.c) */
+    have_b = b.t != VT_UNBOUND;
+  }
   if (!have_b) b = eval_operand(I, n->kids[1]);
   tmp_push(I, b);
   I->inplace_ok = true;                      /* a and b are ours and dropped right after */
