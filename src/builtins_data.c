@@ -340,7 +340,8 @@ Value bi_removeEmpty(Interp *I, Args *a) {
   if (!rows && strcmp(margin, "cols") != 0) bi_argerror(I, 2, "\"rows\" or \"cols\" expected, got \"%s\"", margin);
   bool empty_return = bi_opt_bool(I, a, 3, false);
   int64_t r = tensor_rows(X), c = tensor_cols(X), n = rows ? r : c;
-  const double *d = tensor_data(X), *sel = NULL;
+  bool sparse = tensor_is_sparse(X);          /* its stored cells looked at, rows kept by index */
+  const double *d = sparse ? NULL : tensor_data(X), *sel = NULL;
   if (bi_given(a, 2)) {
     Tensor *S = held_mat(I, a, 2);
     if (!is_vector(S) || tensor_numel(S) != n) {
@@ -356,6 +357,11 @@ Value bi_removeEmpty(Interp *I, Args *a) {
   int64_t kept = 0, budget = 0;
   if (sel) {
     for (int64_t i = 0; i < n; i++) k[i] = sel[i] != 0;
+  } else if (sparse) {
+    const SpCsr *cs = tensor_csr(X);
+    for (int64_t i = 0; i < r; i++)
+      for (int64_t q = cs->rowptr[i]; q < cs->rowptr[i + 1]; q++)
+        if (cs->val[q] != 0) k[rows ? i : cs->col[q]] = 1;
   } else if (rows) {
     for (int64_t i = 0; i < r; i++) {
       bi_tick(I, &budget, c, NULL);                   /* (what it holds is on the temp stack) */
@@ -371,14 +377,14 @@ Value bi_removeEmpty(Interp *I, Args *a) {
     }
   }
   for (int64_t i = 0; i < n; i++) kept += k[i] != 0;
-  if (x0.t == VT_BOX && kept > 0) {                   /* the kept rows (columns) of x0 */
+  if ((x0.t == VT_BOX || sparse) && kept > 0) {      /* the kept rows (columns) of x0 */
     Tensor *ix = tensor_new(I, kept, 1);
     tmp_push(I, val_mat(ix));
     double *p = tensor_data(ix);
     for (int64_t i = 0; i < n; i++)
       if (k[i] != 0) *p++ = (double)(i + 1);
     Value iv[2] = { rows ? val_mat(ix) : val_unbound(), rows ? val_unbound() : val_mat(ix) };
-    Value kept_cells = index_read(I, x0, 2, iv, a->span);
+    Value kept_cells = index_read(I, x0.t == VT_BOX ? x0 : val_mat(X), 2, iv, a->span);
     tmp_release_to(I, mark);
     return kept_cells;
   }

@@ -544,7 +544,7 @@ static void errors_then_free_body(void **state) {
     "A = matrix(1, rows=100, cols=100); B = A + 1; C = [1, 2] + [1, 2, 3]",
     "f = function(a) { M = matrix(1, rows=3, cols=3); L = list(M, \"s\", list(M)); stop(\"boom\") }; f(1)",
     "g = function(n) { A = matrix(n, rows=2, cols=2); if (n == 0) A[5, 5] else g(n - 1) + A }; g(50)",
-    "x = matrix(0, rows=1e6, cols=1e6)",
+    "x = matrix(1, rows=1e6, cols=1e6)",
     "r = function(n) { M = [n, n]; r(n + 1) }; r(1)",
     "h = function(x) return (double y) { y = [1, 2] }; h(1)",
     "mk = function() { M = matrix(2, rows=10, cols=10); function() M + undefined }; c = mk(); c()",

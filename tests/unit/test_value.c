@@ -526,12 +526,12 @@ static void test_oom_is_an_error(void **state) {
   Fix *f = *state;
   run_ok(f, "keep = 1");
   uint64_t bytes = mem_stats.data_bytes;
-  assert_int_equal(run(f, "x = matrix(0, rows=1e6, cols=1e6)"), 1);
+  assert_int_equal(run(f, "x = matrix(1, rows=1e6, cols=1e6)"), 1);
   assert_non_null(strstr(f->I->err.msg, "out of memory allocating a 1000000x1000000 matrix"));
   assert_non_null(strstr(f->err, "out of memory allocating a 1000000x1000000 matrix"));
   assert_string_equal(f->err,
                       "t.mls:1:5: error: out of memory allocating a 1000000x1000000 matrix (7450.6 GiB)\n"
-                      "x = matrix(0, rows=1e6, cols=1e6)\n"
+                      "x = matrix(1, rows=1e6, cols=1e6)\n"
                       "    ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n");
   assert_int_equal(mem_stats.data_bytes, bytes);
   /* inside a function, with other matrices alive in the frame */
