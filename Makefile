@@ -18,11 +18,13 @@ CPPFLAGS = -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DMLS_STDLIB_DIR='"$(PREFIX)/share
 CFLAGS = -std=c11 $(OPT) -g $(WARN) $(WERROR) $(EXTRA_CFLAGS)
 GENFLAGS = -std=c11 $(OPT) -g -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
-LDLIBS = -llapacke -lopenblas -lreadline -lz -lm -lpthread
+LDLIBS = -lcholmod -llapacke -lopenblas -lreadline -lz -lm -lpthread
+# SuiteSparse's CHOLMOD (libsuitesparse-dev): sparse Cholesky for solve() and cholesky() of a
+# sparse matrix (backend/cpu_cholmod.c, docs/sparse.md)
 # glibc's vector math library (libc6-dev) gives exp and log four lanes at a time (backend/vmath.c)
 ifeq ($(shell uname -m),x86_64)
 CPPFLAGS += -DMLS_LIBMVEC
-LDLIBS = -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
+LDLIBS = -lcholmod -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
 endif
 # plots (cairo), the Jupyter kernel (ZeroMQ, jansson): flags from pkg-config, asked when a recipe
 # runs (after tools/deps.sh has installed them), not when make reads this file

@@ -12,7 +12,7 @@ set -u
 PKGS="gcc make re2c lemon libopenblas-dev liblapacke-dev libreadline-dev zlib1g-dev graphviz \
 libcmocka-dev python3 man-db dataset-fashion-mnist clang libclang-rt-14-dev pkg-config \
 libcairo2-dev libzmq3-dev libjansson-dev python3-jupyter-client jupyter-nbconvert \
-libopenmpi-dev openmpi-bin lcov libssl-dev"
+libopenmpi-dev openmpi-bin lcov libssl-dev libsuitesparse-dev"
 installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
 missing=""
 for p in $PKGS; do installed "$p" || missing="$missing $p"; done

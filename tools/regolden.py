@@ -14,18 +14,20 @@ def parse(lines):
     return cases
 
 def run_case(body):
-    prog, args, sec = [], "", "prog"
+    prog, args, sec, keep = [], "", "prog", []
     for ln in body:
         if ln.startswith("--- "):
             sec = ln[4:].split(":")[0].strip()
             if sec == "args": args = ln.split(":", 1)[1].strip()
+            if sec == "storage": keep.append(ln)      # kept as written (testrun.c)
+            assert sec not in ("file", "script"), "regolden: cases with files are not handled"
             continue
         if sec == "prog": prog.append(ln)
     while prog and prog[-1] == "\n": prog.pop()
     d = tempfile.mkdtemp()
     open(os.path.join(d, "t.mls"), "w").write("".join(prog))
     p = subprocess.run([os.path.abspath("mls"), "t.mls"] + args.split(), cwd=d, capture_output=True, text=True)
-    return prog, args, p
+    return prog, args, p, keep
 
 fn, wanted = sys.argv[1], {int(x) for x in sys.argv[2:]}
 lines = open(fn).readlines()
@@ -38,10 +40,11 @@ for c in cases:
     if c["start"] + 1 not in wanted:
         out.extend(lines[c["start"]:c["end"]])
     else:
-        prog, args, p = run_case(body)
+        prog, args, p, keep = run_case(body)
         out.append(lines[c["start"]])
         out.extend(prog)
         if args: out.append("--- args: " + args + "\n")
+        out.extend(keep)
         out.append("--- stdout\n"); out.append(p.stdout)
         if p.stderr: out.append("--- stderr\n"); out.append(p.stderr)
         if p.returncode: out.append("--- exit: %d\n" % p.returncode)

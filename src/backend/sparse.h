@@ -55,6 +55,19 @@ int spk_spgemm(const SpCsr *a, const SpCsr *b, SpCsr *out);
 ** summed in t order. Parallel over rows (docs/sparse.md "Sparse-safe expressions"). */
 void spk_sddmm(const SpCsr *pat, const double *A, int64_t lda, const double *Bt, int64_t ldbt, int64_t k, double *out);
 
+/* ---- sparse Cholesky through CHOLMOD (cpu_cholmod.c) ---- */
+/* X (n x k, packed) = A^-1 B for a symmetric positive definite A (n x n; B n x k at B[i * ldb + j]).
+** 0, 1 when A is not positive definite, -1 when CHOLMOD failed (out of memory). */
+int spk_chol_solve(const SpCsr *A, const double *B, int64_t ldb, int64_t k, double *X);
+/* cholesky(A): the lower L with L t(L) = A (natural ordering: LAPACK's L), in two steps: the
+** factor (NULL with *status 1: not positive definite, -1: failed) and its entry count, then
+** spk_chol_take fills out (room for nnz; n x n set by the caller) and frees the handle, which
+** spk_chol_free frees instead when the result is not wanted. */
+typedef struct SpChol SpChol;
+SpChol *spk_chol_factor(const SpCsr *A, int *status, int64_t *nnz);
+void spk_chol_take(SpChol *h, SpCsr *out);
+void spk_chol_free(SpChol *h);
+
 /* ---- elementwise (cpu_sparse_ew.c) ---- */
 /* out (a's shape and pattern, room for a->nnz) = sc_unary(op, a) at a's stored entries. The
 ** caller checks that the op keeps zeros (sc_unary(op, 0) == 0). */

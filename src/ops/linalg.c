@@ -786,7 +786,9 @@ static int factor_at(Interp *I, Span sp, LinalgFactor f, Value a, Value out[3]) 
 int linalg_factor(Interp *I, LinalgFactor f, Value A, Value out[3], Span sp) {
   Span saved = I->call_span;                   /* an out-of-memory inside is located here */
   I->call_span = sp;
-  int n = factor_at(I, sp, f, A, out);
+  int n;
+  if (f == LF_CHOLESKY && sp_linalg(I, OP_CHOL, &A, &out[0])) n = 1;   /* sparse: CHOLMOD */
+  else n = factor_at(I, sp, f, A, out);
   I->call_span = saved;
   return n;
 }
@@ -803,6 +805,13 @@ Value linalg_apply_as(Interp *I, OpKind op, const Value *in, const char *name, S
     I->stage = st;
     if (I->interrupted) { val_release(r); interp_check_interrupt(I, sp); }
     return r;
+  }
+  if (op == OP_SOLVE || op == OP_CHOL) {       /* a sparse matrix: CHOLMOD (ops/sparse.c) */
+    Span saved = I->call_span;
+    I->call_span = sp;
+    bool done = sp_linalg(I, op, v, &r);
+    I->call_span = saved;
+    if (done) return r;
   }
   Tensor *vin[2] = { NULL, NULL };             /* LAPACK or the device solver runs: counted */
   for (int k = 0; k < nin && k < 2; k++) vin[k] = v[k].t == VT_MAT ? v[k].u.m : NULL;

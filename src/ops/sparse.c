@@ -221,6 +221,83 @@ static bool sp_reduce(Interp *I, OpKind op, Value a, Value *r) {
   return true;
 }
 
+/* ---- linear algebra through CHOLMOD ---- */
+/* Whether the sparse square c equals its transpose exactly (a scratch transpose). */
+static bool symmetric(Interp *I, const SpCsr *c) {
+  if (c->rows != c->cols) return false;
+  Tensor *t = tensor_sparse_new(I, c->cols, c->rows, c->nnz);
+  tmp_push(I, val_mat(t));
+  const SpCsr *tc = tensor_csr(t);
+  spk_transpose(c, tensor_csr(t));
+  bool same = !memcmp(c->rowptr, tc->rowptr, (size_t)(c->rows + 1) * sizeof(int64_t)) &&
+              !memcmp(c->col, tc->col, (size_t)c->nnz * sizeof(int32_t)) &&
+              !memcmp(c->val, tc->val, (size_t)c->nnz * sizeof(double));
+  tmp_pop(I, 1);
+  tensor_free_ref(t);
+  return same;
+}
+
+static bool finite_sp(const SpCsr *c) { return all_finite_csr(c); }
+
+/* solve(A, B) with a sparse symmetric positive definite A: CHOLMOD's solve, A never dense. Any
+** other A (not symmetric, not positive definite, not finite) takes the dense LU and its errors. */
+static bool sp_solve(Interp *I, Value a, Value b, Value *r) {
+  if (!is_sp(a) || !(is_dense_host(b) || is_sp(b) || is_numlike(b))) return false;
+  const SpCsr *A = tensor_csr(a.u.m);
+  int64_t n = A->rows, bc = b.t == VT_MAT ? tensor_cols(b.u.m) : 1, br = b.t == VT_MAT ? tensor_rows(b.u.m) : 1;
+  if (n == 0 || br != n || !finite_sp(A) || !symmetric(I, A)) return false;
+  int mark = I->ntmp;
+  Tensor *B;
+  if (b.t != VT_MAT) {
+    B = tensor_new_host(I, 1, 1);
+    tensor_data(B)[0] = numv(b);
+    tmp_push(I, val_mat(B));
+  } else {
+    B = tensor_is_sparse(b.u.m) ? tensor_densify(I, b.u.m) : tensor_contiguous(I, b.u.m);
+    tmp_push(I, val_mat(B));
+  }
+  Tensor *X = tensor_new_host(I, n, bc);
+  tmp_push(I, val_mat(X));
+  I->kernel_runs++;
+  int st = spk_chol_solve(A, tensor_data(B), bc, bc, tensor_data(X));
+  if (st < 0) mem_oom(0);
+  if (st > 0) { tmp_release_to(I, mark); return false; }   /* not positive definite: LU */
+  X->refcount++;
+  tmp_release_to(I, mark);
+  *r = val_mat(X);
+  return true;
+}
+
+static void chol_release(void *h) { spk_chol_free(h); }
+
+/* cholesky(A) of a sparse symmetric positive definite A: CHOLMOD's L in the natural ordering
+** (LAPACK's), sparse by the rule. Else the dense op and its errors. */
+static bool sp_chol(Interp *I, Value a, Value *r) {
+  if (!is_sp(a)) return false;
+  const SpCsr *A = tensor_csr(a.u.m);
+  if (A->rows == 0 || !finite_sp(A) || !symmetric(I, A)) return false;
+  int st;
+  int64_t nnz = 0;
+  I->kernel_runs++;
+  SpChol *h = spk_chol_factor(A, &st, &nnz);
+  if (!h) {
+    if (st < 0) mem_oom(0);
+    return false;                              /* not positive definite: the dense op's error */
+  }
+  mls_defer(I, chol_release, h);
+  Tensor *o = tensor_sparse_new(I, A->rows, A->cols, nnz);
+  mls_undefer(I, h);
+  spk_chol_take(h, tensor_csr(o));
+  *r = sp_result(I, o, OP_CHOL);
+  return true;
+}
+
+bool sp_linalg(Interp *I, OpKind op, const Value *in, Value *r) {
+  if (op == OP_SOLVE) return sp_solve(I, in[0], in[1], r);
+  if (op == OP_CHOL) return sp_chol(I, in[0], r);
+  return false;
+}
+
 /* Whether op has a sparse kernel that --sparse always should exercise on dense operands. */
 static bool sp_has_kernel(OpKind op) {
   int flags = op_info[op].flags;
@@ -278,6 +355,8 @@ static bool sp_try(Interp *I, OpKind op, const Value *in, int nextra, const Valu
     *r = op_kernel_dense(I, op, false, in, nextra, x, sp);
     return true;
   case OP_DIAG: return sp_diag(I, in[0], r);
+  case OP_SOLVE: return sp_solve(I, in[0], in[1], r);
+  case OP_CHOL: return sp_chol(I, in[0], r);
   case OP_TRANSPOSE: return sp_transpose(I, in[0], r);
   case OP_SUM: case OP_MAX: case OP_MIN: case OP_ROWSUMS: case OP_COLSUMS: case OP_ROWMAXS: case OP_ROWMINS:
   case OP_COLMAXS: case OP_COLMINS:
