@@ -260,13 +260,15 @@ const Builtin builtin_table[] = {
   { "rbind", bi_rbind, "rbind(...)", OP_NONE, DIFF | BI_AD, "Stacks matrices (and numbers) on top of each other; column counts must match." },
   { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=)", OP_NONE, BI_EFFECT | BI_NODIFF,
     "Reads a matrix from a file. format: \"csv\", \"text\" (DML's i j v triples), \"mm\" (Matrix Market),\n"
+    "\"libsvm\" (label idx:val ...: the features, then the label as the last column, as SystemDS),\n"
     "\"npy\" (NumPy: float64/32, integers, bool; C or Fortran order; 1-D is a column) or \"idx\"\n"
     "(MNIST; an N x 28 x 28 file gives N x 784, one image per row); by default it follows the\n"
-    "extension (.csv .txt .text .ijv .mtx .mm .npy .idx -ubyte), and a .gz file is decompressed.\n"
-    "A csv or text file's .mtd sidecar (written by write) supplies the shape, header and sep;\n"
-    "rows= and cols= declare the shape of a text file (or check the shape of any other).\n"
-    "A sparse file (text, Matrix Market coordinate) is read dense: over 1 GiB with fewer than\n"
-    "one entry per 1024 cells it needs an explicit --max-memory that large." },
+    "extension (.csv .txt .text .ijv .mtx .mm .libsvm .svm .npy .idx -ubyte), and a .gz file is\n"
+    "decompressed. A csv or text file's .mtd sidecar (written by write) supplies the shape, header\n"
+    "and sep; rows= and cols= declare the shape of a text file (or check the shape of any other).\n"
+    "The sparse formats (text, Matrix Market coordinate, libsvm) are read straight into sparse\n"
+    "storage, memory bounded by the entries; the format rule then picks the result's format\n"
+    "(docs/sparse.md)." },
   { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, BI_AD, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
   { "rep", bi_rep, "rep(x, times=1, each=1, length.out=)", OP_NONE, DIFF | BI_AD, "R's rep as a column vector: each element of x (row-major for a matrix) repeated each\ntimes, then the whole repeated times times. times may instead give one count per element;\nlength.out= cuts or cycles the result to that length. rep(c(1, 2), times=2, each=2) is\n1 1 2 2 1 1 2 2. Differentiable: the copies' adjoints are summed into x." },
   { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
@@ -342,9 +344,11 @@ const Builtin builtin_table[] = {
   { "var", bi_var, "var(x)", OP_NONE, DIFF | BI_AD, "Sample variance of all elements (divisor n - 1, as R).\nNaN for fewer than two elements (R gives NA)." },
   { "which", bi_which, "which(x)", OP_NONE, BI_NODIFF, "The positions (1-based) of the TRUE (nonzero) elements of x as a column vector, row-major\nfor a matrix; NaN counts as not TRUE. which(x > 2) gives the indices x[x > 2] selects." },
   { "write", bi_write, "write(X, path, format=, header=FALSE, sep=\",\")", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
-    "Writes a matrix to a file: format \"csv\", \"text\", \"mm\", \"npy\" (float64, C order) or \"idx\",\n"
-    "by default from the extension as read() does; a path ending in .gz is compressed.\n"
-    "csv and text files get a DML .mtd sidecar (path.mtd) recording the shape and options.\n"
+    "Writes a matrix to a file: format \"csv\", \"text\", \"mm\", \"libsvm\" (the last column is the\n"
+    "label), \"npy\" (float64, C order) or \"idx\", by default from the extension as read() does; a\n"
+    "path ending in .gz is compressed. A sparse matrix is written from its nonzeros (text, mm,\n"
+    "libsvm, csv) without densifying it. csv, text and libsvm files get a DML .mtd sidecar\n"
+    "(path.mtd) recording the shape and options.\n"
     "The write is atomic: a temporary file is renamed over the old one only when complete." },
   { "xor", bi_xor, "xor(x, y)", OP_NONE, BI_NODIFF, "Elementwise exclusive or: (x != 0) != (y != 0), as 1/0 (TRUE/FALSE for numbers)." },
   { NULL, NULL, NULL, OP_NONE, 0, NULL }

@@ -69,6 +69,7 @@ static void io_release(IoJob *j) {
   mem_free(j->cells);
   mem_uncharge((uint64_t)j->capcells * sizeof(double));
   j->capcells = j->ncells = 0;
+  io_drop_entries(j);
   j->mtdpath = NULL;
   j->meta = NULL;
   j->scratch = NULL;
@@ -115,6 +116,49 @@ static void io_grow_cells(Interp *I, IoJob *j) {
 void io_push_cell(Interp *I, IoJob *j, double x) {
   if (j->ncells == j->capcells) io_grow_cells(I, j);
   j->cells[j->ncells++] = x;
+}
+
+#define ENTRY_BYTES (2 * sizeof(int64_t) + sizeof(double))
+
+/* Grows the three arrays of entries together; a failed realloc leaves each array valid at the
+** old capacity (those already grown are only larger), so the job still frees them all. */
+static void io_grow_entries(Interp *I, IoJob *j) {
+  int64_t cap = j->capent ? j->capent * 2 : 4096;
+  if (j->capent && mem_over_limit((uint64_t)(cap - j->capent) * ENTRY_BYTES))
+    cap = j->capent + j->capent / 4;                             /* near the limit: a quarter more */
+  uint64_t more = (uint64_t)(cap - j->capent) * ENTRY_BYTES;
+  tensor_charge(I, more, "workspace (the entries read so far)");
+  int64_t *ei = mem_try_realloc(j->ent_i, (size_t)cap * sizeof(int64_t));
+  if (!ei) goto fail;
+  j->ent_i = ei;
+  int64_t *ek = mem_try_realloc(j->ent_k, (size_t)cap * sizeof(int64_t));
+  if (!ek) goto fail;
+  j->ent_k = ek;
+  double *ev = mem_try_realloc(j->ent_v, (size_t)cap * sizeof(double));
+  if (!ev) goto fail;
+  j->ent_v = ev;
+  j->capent = cap;
+  return;
+fail:
+  mem_uncharge(more);
+  mem_oom((size_t)cap * sizeof(int64_t));
+}
+
+void io_push_entry(Interp *I, IoJob *j, int64_t i, int64_t k, double v) {
+  if (j->nent == j->capent) io_grow_entries(I, j);
+  j->ent_i[j->nent] = i;
+  j->ent_k[j->nent] = k;
+  j->ent_v[j->nent++] = v;
+}
+
+void io_drop_entries(IoJob *j) {
+  mem_free(j->ent_i);
+  mem_free(j->ent_k);
+  mem_free(j->ent_v);
+  mem_uncharge((uint64_t)j->capent * ENTRY_BYTES);
+  j->ent_i = j->ent_k = NULL;
+  j->ent_v = NULL;
+  j->capent = j->nent = 0;
 }
 
 void io_poll(Interp *I) {
@@ -566,13 +610,13 @@ bool parse_cell(const char *s, double *out) {
 
 /* ---- formats and names ---- */
 
-static const char *const format_names[] = { "csv", "text", "mm", "npy", "idx", NULL };
+static const char *const format_names[] = { "csv", "text", "mm", "libsvm", "npy", "idx", NULL };
 
 static const char *format_arg(Interp *I, Args *a, int i) {
   const char *f = bi_str(I, a, i);
   for (int k = 0; format_names[k]; k++)
     if (!strcmp(f, format_names[k])) return format_names[k];
-  bi_argerror(I, i + 1, "format must be \"csv\", \"text\", \"mm\", \"npy\" or \"idx\", got \"%s\"", f);
+  bi_argerror(I, i + 1, "format must be \"csv\", \"text\", \"mm\", \"libsvm\", \"npy\" or \"idx\", got \"%s\"", f);
 }
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -598,16 +642,17 @@ static const char *format_from_name(const char *path) {
   if (!strcasecmp(ext, "csv")) return "csv";
   if (!strcasecmp(ext, "txt") || !strcasecmp(ext, "text") || !strcasecmp(ext, "ijv")) return "text";
   if (!strcasecmp(ext, "mtx") || !strcasecmp(ext, "mm")) return "mm";
+  if (!strcasecmp(ext, "libsvm") || !strcasecmp(ext, "svm")) return "libsvm";
   if (!strcasecmp(ext, "npy")) return "npy";
   if (!strncasecmp(ext, "idx", 3) && (ext[3] == '\0' || (ext[3] >= '0' && ext[3] <= '9' && ext[4] == '\0'))) return "idx";
   return NULL;
 }
 
 static l_noret unknown_format(Interp *I, const char *path) {
-  bi_error(I, "cannot tell the format of '%s' from its extension; pass format= (\"csv\", \"text\", \"mm\", \"npy\" or \"idx\")", path);
+  bi_error(I, "cannot tell the format of '%s' from its extension; pass format= (\"csv\", \"text\", \"mm\", \"libsvm\", \"npy\" or \"idx\")", path);
 }
 
-static bool has_mtd(const char *f) { return !strcmp(f, "csv") || !strcmp(f, "text"); }
+static bool has_mtd(const char *f) { return !strcmp(f, "csv") || !strcmp(f, "text") || !strcmp(f, "libsvm"); }
 
 static char *mtd_path(const char *path) {
   size_t n = strlen(path) + 5;
@@ -647,6 +692,7 @@ static void read_job(Interp *I, IoJob *j) {
   if (!strcmp(o->format, "csv")) csv_read(I, j);
   else if (!strcmp(o->format, "text")) text_read(I, j);
   else if (!strcmp(o->format, "mm")) mm_read(I, j);
+  else if (!strcmp(o->format, "libsvm")) libsvm_read(I, j);
   else if (!strcmp(o->format, "npy")) npy_read(I, j);
   else idx_read(I, j);
   rd_finish(I, &j->in);                        /* a compressed file's end is checked even after npy, idx */
@@ -676,14 +722,18 @@ Value bi_read(Interp *I, Args *a) {
 /* ---- write ---- */
 
 static void write_job(Interp *I, IoJob *j) {
-  Tensor *c = tensor_contiguous(I, j->m);
+  const char *f = j->o.format;
+  /* a sparse matrix: the text formats write it from its CSR; npy and idx from a dense copy, so
+  ** that the caller's matrix stays sparse (tensor_data would densify it in place) */
+  Tensor *c = tensor_is_sparse(j->m) && (!strcmp(f, "npy") || !strcmp(f, "idx")) ? tensor_densify(I, j->m)
+            : tensor_contiguous(I, j->m);
   tensor_free_ref(j->m);
   j->m = c;
-  const char *f = j->o.format;
   out_open(I, &j->out, j->path, ends_with(j->path, ".gz"));
   if (!strcmp(f, "csv")) csv_write(I, j);
   else if (!strcmp(f, "text")) text_write(I, j);
   else if (!strcmp(f, "mm")) mm_write(I, j);
+  else if (!strcmp(f, "libsvm")) libsvm_write(I, j);
   else if (!strcmp(f, "npy")) npy_write(I, j);
   else idx_write(I, j);
   j->mtdpath = mtd_path(j->path);

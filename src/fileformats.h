@@ -53,7 +53,7 @@ typedef struct Out {
 /* What is known about a matrix file besides its bytes: read()'s arguments, else the .mtd
 ** sidecar's fields, else the defaults. */
 typedef struct FileOpts {
-  const char *format;          /* "csv", "text", "mm", "npy", "idx" */
+  const char *format;          /* "csv", "text", "mm", "libsvm", "npy", "idx" */
   int header;                  /* csv: 1 when the first line holds column names; -1 unknown */
   const char *sep;             /* csv: the separator */
   int64_t rows, cols;          /* -1: not known */
@@ -76,6 +76,9 @@ struct IoJob {
   unsigned char *scratch;      /* a format's buffer */
   double *cells;               /* numbers collected before the shape is known */
   int64_t ncells, capcells;
+  int64_t *ent_i, *ent_k;      /* the sparse formats' entries (0-based row, column; value), */
+  double *ent_v;               /* in file order, until the matrix is made from them */
+  int64_t nent, capent;
 };
 
 /* Runs j->fn protected, releases everything j holds, then rethrows a failure. */
@@ -83,6 +86,10 @@ void io_run(Interp *I, IoJob *j);
 /* The matrix a reader made: rows x cols, zero-filled when zero; j owns it. */
 Tensor *io_result(Interp *I, IoJob *j, int64_t rows, int64_t cols, bool zero);
 void io_push_cell(Interp *I, IoJob *j, double x);
+/* Appends the entry (i, k) = v (0-based) to j's entries (counted against --max-memory as
+** workspace, 24 bytes an entry); io_drop_entries frees them once the matrix is made. */
+void io_push_entry(Interp *I, IoJob *j, int64_t i, int64_t k, double v);
+void io_drop_entries(IoJob *j);
 /* Ctrl-C during a long read or write. */
 void io_poll(Interp *I);
 
@@ -130,6 +137,8 @@ void text_read(Interp *I, IoJob *j);
 void text_write(Interp *I, IoJob *j);
 void mm_read(Interp *I, IoJob *j);
 void mm_write(Interp *I, IoJob *j);
+void libsvm_read(Interp *I, IoJob *j);
+void libsvm_write(Interp *I, IoJob *j);
 /* The .mtd sidecar (DML's JSON metadata): fills the fields of o it finds. */
 void mtd_read(Interp *I, IoJob *j, FileOpts *o);
 void mtd_write(Interp *I, IoJob *j);

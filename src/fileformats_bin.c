@@ -4,14 +4,17 @@
 ** type, big-endian; idx3 images read as one image per row), and the save()/load() checkpoint.
 ** A declared size is checked against the file's size before anything is allocated.
 **
-** Checkpoint file (version 1; all integers little-endian):
+** Checkpoint file (version 2; all integers little-endian):
 **   magic "MLSCKPT\0" | u32 version | u32 count | u64 file size | count entries | u32 CRC-32
 **   entry = u32 name length, name bytes (UTF-8), value
 **   value = u8 tag, u64 payload length, payload:
 **     0 NULL (empty) · 1 number (f64) · 2 boolean (u8 0/1) · 3 string (its bytes)
 **     4 matrix (u64 rows, u64 cols, rows*cols f64 row-major)
 **     5 list (u32 count, then count × (u32 name length, 0 = unnamed; name; value))
-**   The CRC-32 (zlib's crc32) covers every byte before it.
+**     6 sparse matrix, version 2 (u64 rows, u64 cols, u64 nnz, (rows+1) u64 row offsets,
+**       nnz u32 column indices (0-based), nnz f64 values: tensor.h's CSR)
+**   The CRC-32 (zlib's crc32) covers every byte before it. save() writes version 1 unless a
+**   sparse matrix is saved, so that an older mls still loads every file it could hold.
 */
 #include <errno.h>
 #include <math.h>
@@ -375,7 +378,7 @@ void idx_write(Interp *I, IoJob *j) {
 /* ---- checkpoints ---- */
 
 #define CKPT_MAGIC "MLSCKPT"                  /* and its NUL: 8 bytes */
-#define CKPT_VERSION 1
+#define CKPT_VERSION 2                  /* the newest version load() reads */
 #define CKPT_HEADER 24
 /* Whether the n bytes at s are UTF-8 (no overlong form, surrogate or code point past U+10FFFF). */
 static bool utf8_valid(const unsigned char *s, size_t n) {
@@ -401,7 +404,7 @@ static bool utf8_valid(const unsigned char *s, size_t n) {
 }
 
 #define CKPT_MAX_DEPTH 100
-enum { CK_NULL, CK_NUM, CK_BOOL, CK_STR, CK_MAT, CK_LIST };
+enum { CK_NULL, CK_NUM, CK_BOOL, CK_STR, CK_MAT, CK_LIST, CK_SPMAT };
 
 /* Bytes of v's payload; throws for what cannot be saved. */
 static uint64_t ck_payload(Interp *I, Value v, const char *arg, int depth) {
@@ -412,7 +415,9 @@ static uint64_t ck_payload(Interp *I, Value v, const char *arg, int depth) {
   case VT_NUM: return 8;
   case VT_BOOL: return 1;
   case VT_STR: return v.u.s->len;
-  case VT_MAT: return 16 + 8 * (uint64_t)tensor_numel(v.u.m);
+  case VT_MAT:
+    if (tensor_is_sparse(v.u.m)) return 24 + 8 * ((uint64_t)tensor_rows(v.u.m) + 1) + 12 * (uint64_t)tensor_csr(v.u.m)->nnz;
+    return 16 + 8 * (uint64_t)tensor_numel(v.u.m);
   case VT_LIST: {
     if (depth >= CKPT_MAX_DEPTH) bi_error(I, "'%s' holds lists nested more than %d deep", arg, CKPT_MAX_DEPTH);
     const List *l = v.u.l;
@@ -432,6 +437,33 @@ static uint64_t ck_payload(Interp *I, Value v, const char *arg, int depth) {
   }
 }
 
+/* Whether v is or holds a matrix stored sparse (the file is then version 2). */
+static bool ck_has_sparse(Value v) {
+  v = ad_primal(v);
+  if (v.t == VT_MAT) return tensor_is_sparse(v.u.m);
+  if (v.t != VT_LIST) return false;
+  for (int k = 0; k < v.u.l->n; k++)
+    if (ck_has_sparse(v.u.l->items[k])) return true;
+  return false;
+}
+
+/* n little-endian integers of size bytes each (4 or 8) from src, in chunks. */
+static void ck_put_ints(Interp *I, Out *o, const void *src, int64_t n, int size) {
+  if (!host_big()) { out_write(I, o, src, (size_t)n * (size_t)size); return; }
+  unsigned char b[CHUNK];
+  size_t k = 0;
+  for (int64_t q = 0; q < n; q++) {
+    uint64_t x;
+    if (size == 8) memcpy(&x, (const char *)src + 8 * q, 8);
+    else { uint32_t y; memcpy(&y, (const char *)src + 4 * q, 4); x = y; }
+    if (size == 8) put_le64(b + k, x);
+    else put_le32(b + k, (uint32_t)x);
+    k += (size_t)size;
+    if (k > CHUNK - 8) { out_write(I, o, b, k); k = 0; io_poll(I); }
+  }
+  out_write(I, o, b, k);
+}
+
 static void ck_put_name(Interp *I, Out *o, const Symbol *s) {
   unsigned char b[4];
   put_le32(b, s ? s->len : 0);
@@ -444,7 +476,7 @@ static void ck_put_value(Interp *I, Out *o, Value v, const char *arg, int depth)
   uint64_t len = ck_payload(I, v, arg, depth);                /* throws for what cannot be saved */
   v = ad_primal(v);
   b[0] = v.t == VT_NULL ? CK_NULL : v.t == VT_NUM ? CK_NUM : v.t == VT_BOOL ? CK_BOOL : v.t == VT_STR ? CK_STR
-       : v.t == VT_MAT ? CK_MAT : CK_LIST;
+       : v.t == VT_MAT ? (tensor_is_sparse(v.u.m) ? CK_SPMAT : CK_MAT) : CK_LIST;
   put_le64(b + 1, len);
   out_write(I, o, b, 9);
   switch (v.t) {
@@ -453,6 +485,18 @@ static void ck_put_value(Interp *I, Out *o, Value v, const char *arg, int depth)
   case VT_STR: out_write(I, o, v.u.s->s, v.u.s->len); break;
   case VT_MAT: {
     const Tensor *t = v.u.m;
+    if (tensor_is_sparse(t)) {                 /* the CSR as it is stored (never densified) */
+      const SpCsr *c = tensor_csr(t);
+      unsigned char h[24];
+      put_le64(h, (uint64_t)c->rows);
+      put_le64(h + 8, (uint64_t)c->cols);
+      put_le64(h + 16, (uint64_t)c->nnz);
+      out_write(I, o, h, 24);
+      ck_put_ints(I, o, c->rowptr, c->rows + 1, 8);
+      ck_put_ints(I, o, c->col, c->nnz, 4);
+      ck_put_ints(I, o, c->val, c->nnz, 8);
+      break;
+    }
     int64_t rows = tensor_rows(t), cols = tensor_cols(t);
     put_le64(b, (uint64_t)rows);
     put_le64(b + 8, (uint64_t)cols);
@@ -499,9 +543,11 @@ void ckpt_save(Interp *I, IoJob *j) {
   Out *o = &j->out;
   out_open(I, o, j->path, false);
   o->crc_on = true;
+  bool sparse = false;
+  for (int k = 0; k < a->ndots && !sparse; k++) sparse = ck_has_sparse(a->dots[k]);
   unsigned char h[CKPT_HEADER];
   memcpy(h, CKPT_MAGIC, 8);
-  put_le32(h + 8, CKPT_VERSION);
+  put_le32(h + 8, sparse ? 2 : 1);
   put_le32(h + 12, (uint32_t)a->ndots);
   put_le64(h + 16, total);
   out_write(I, o, h, sizeof h);
@@ -521,6 +567,7 @@ typedef struct Cursor {
   IoJob *j;
   uint64_t pos, end;
   uint32_t entry, count;
+  uint32_t version;                              /* the file's */
 } Cursor;
 
 static l_noret ck_corrupt(Cursor *c, const char *what) {
@@ -546,6 +593,17 @@ static bool ck_pread(Interp *I, IoJob *j, void *dst, uint64_t n, uint64_t pos) {
 static void ck_get(Cursor *c, void *dst, uint64_t n) {
   if (n > c->end - c->pos || !ck_pread(c->I, c->j, dst, n, c->pos)) ck_corrupt(c, "its data runs past the end");
   c->pos += n;
+}
+
+/* n little-endian integers of size bytes each (4 or 8) into dst (host order). */
+static void ck_get_ints(Cursor *c, void *dst, uint64_t n, int size) {
+  ck_get(c, dst, n * (uint64_t)size);
+  if (!host_big()) return;
+  unsigned char *p = dst;
+  for (uint64_t q = 0; q < n; q++, p += size) {
+    if (size == 8) { uint64_t x = get_le64(p); memcpy(p, &x, 8); }
+    else { uint32_t x = get_le32(p); memcpy(p, &x, 4); }
+  }
 }
 
 /* A name as save() writes it: UTF-8, no NUL byte (a name is an identifier's text). */
@@ -648,6 +706,37 @@ static void ck_value(Cursor *c, List *parent, Symbol *name, int depth) {
     }
     break;
   }
+  case CK_SPMAT: {
+    if (c->version < 2) goto unknown;
+    if (len < 24) ck_corrupt(c, "a sparse matrix without its shape");
+    ck_get(c, b, 16);
+    uint64_t rows = get_le64(b), cols = get_le64(b + 8);
+    ck_get(c, b, 8);
+    uint64_t nnz = get_le64(b), room = len - 24;
+    if (rows >= room / 8 || nnz > (room - 8 * (rows + 1)) / 12 || 8 * (rows + 1) + 12 * nnz != room)
+      ck_corrupt(c, "a sparse matrix whose shape does not match its size");
+    if (cols > SP_MAX_COLS) ck_corrupt(c, "a sparse matrix with more columns than a sparse matrix can have");
+    Tensor *t = tensor_sparse_new(I, (int64_t)rows, (int64_t)cols, (int64_t)nnz);
+    list_push(parent, val_mat(t), name);
+    SpCsr *s = tensor_csr(t);
+    ck_get_ints(c, s->rowptr, rows + 1, 8);
+    ck_get_ints(c, s->col, nnz, 4);
+    ck_get_ints(c, s->val, nnz, 8);
+    if (s->rowptr[0] != 0 || (uint64_t)s->rowptr[rows] != nnz) ck_corrupt(c, "a sparse matrix whose row offsets do not span its entries");
+    for (uint64_t i = 0; i < rows; i++) {
+      int64_t p0 = s->rowptr[i], p1 = s->rowptr[i + 1];
+      if (p1 < p0 || (uint64_t)p1 > nnz) ck_corrupt(c, "a sparse matrix whose row offsets decrease or pass its entries");
+      for (int64_t p = p0; p < p1; p++)
+        if (s->col[p] < 0 || (uint64_t)s->col[p] >= cols || (p > p0 && s->col[p] <= s->col[p - 1]))
+          ck_corrupt(c, "a sparse matrix whose column indices are out of order or outside it");
+    }
+    s->nnz = (int64_t)nnz;
+    t->refcount++;                              /* the matrix in the format the rule picks */
+    Tensor *o = tensor_auto_format(I, t);       /* (densified under --sparse never) */
+    val_release(parent->items[parent->n - 1]);
+    parent->items[parent->n - 1] = val_mat(o);
+    break;
+  }
   case CK_LIST: {
     if (len < 4) ck_corrupt(c, "a list without its length");
     if (depth >= CKPT_MAX_DEPTH) ck_corrupt(c, "lists nested too deeply");
@@ -663,7 +752,8 @@ static void ck_value(Cursor *c, List *parent, Symbol *name, int depth) {
     ck_distinct(c, l, false);
     break;
   }
-  default: {
+  default:
+  unknown: {
     char what[48];
     snprintf(what, sizeof what, "unknown type tag %u", b[0]);
     ck_corrupt(c, what);
@@ -727,7 +817,7 @@ void ckpt_load(Interp *I, IoJob *j) {
   if ((uint32_t)crc != get_le32(tail)) bi_error(I, "'%s': checksum mismatch (the file is corrupt)", j->path);
   List *top = list_new(I, (int)(count < 64 ? count : 64));
   j->result = val_list(top);
-  Cursor c = { I, j, CKPT_HEADER, size - 4, 0, count };
+  Cursor c = { I, j, CKPT_HEADER, size - 4, 0, count, get_le32(h + 8) };
   for (uint32_t e = 0; e < count; e++) {
     c.entry = e + 1;
     Symbol *s = ck_name(&c, true);

@@ -3,6 +3,7 @@
 ** from the backend; sizes are checked first so that a huge request is a clean runtime error.
 */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "backend/backend.h"
@@ -503,6 +504,13 @@ static void storage_densify(Storage *st) {
   if (mem_stats.data_bytes > mem_stats.data_peak) mem_stats.data_peak = mem_stats.data_bytes;
 }
 
+/* qsort_r's order of entry positions by their column (ctx: the columns), then position. */
+static int by_column(const void *a, const void *b, void *ctx) {
+  const int64_t *ci = ctx, p = *(const int64_t *)a, q = *(const int64_t *)b;
+  if (ci[p] != ci[q]) return ci[p] < ci[q] ? -1 : 1;
+  return p < q ? -1 : p > q;
+}
+
 Tensor *tensor_sparse_from_coo(Interp *I, int64_t rows, int64_t cols, int64_t n, const int64_t *ri, const int64_t *ci,
                                const double *v, bool sum_dups) {
   for (int64_t k = 0; k < n; k++)
@@ -511,15 +519,23 @@ Tensor *tensor_sparse_from_coo(Interp *I, int64_t rows, int64_t cols, int64_t n,
                 (long long)ci[k] + 1, (long long)rows, (long long)cols);
   Tensor *t = tensor_sparse_new(I, rows, cols, n);
   tmp_push(I, val_mat(t));
-  /* stable counting sort by column (perm), then by row into the CSR: each row's entries in
-  ** column order, equal columns in input order */
-  size_t cnb = (size_t)(cols + 1) * sizeof(int64_t), pnb = (size_t)n * sizeof(int64_t);
+  /* perm: the entries in column order, equal columns in input order: a stable counting sort by
+  ** column, or, when the columns far outnumber the entries (1 x 2e9 for one entry), a sort of the
+  ** entries (O(n log n), no O(cols) counts); then a counting sort by row into the CSR */
+  size_t pnb = (size_t)n * sizeof(int64_t);
+  bool by_count = cols <= 2 * (n + rows) + 4096;
+  size_t cnb = (size_t)((by_count ? cols : 0) + 1) * sizeof(int64_t);
   int64_t *cnt = tensor_scratch(I, cnb > (size_t)(rows + 1) * sizeof(int64_t) ? cnb : (size_t)(rows + 1) * sizeof(int64_t));
   int64_t *perm = tensor_scratch(I, pnb ? pnb : 1);
-  memset(cnt, 0, cnb);
-  for (int64_t k = 0; k < n; k++) cnt[ci[k] + 1]++;
-  for (int64_t j = 0; j < cols; j++) cnt[j + 1] += cnt[j];
-  for (int64_t k = 0; k < n; k++) perm[cnt[ci[k]]++] = k;
+  if (by_count) {
+    memset(cnt, 0, cnb);
+    for (int64_t k = 0; k < n; k++) cnt[ci[k] + 1]++;
+    for (int64_t j = 0; j < cols; j++) cnt[j + 1] += cnt[j];
+    for (int64_t k = 0; k < n; k++) perm[cnt[ci[k]]++] = k;
+  } else {
+    for (int64_t k = 0; k < n; k++) perm[k] = k;
+    qsort_r(perm, (size_t)n, sizeof *perm, by_column, (void *)ci);
+  }
   SpCsr *c = tensor_csr(t);
   int64_t *rp = c->rowptr;
   for (int64_t k = 0; k < n; k++) rp[ri[k] + 1]++;

@@ -50,7 +50,7 @@ static inline __attribute__((always_inline)) void unary_loop(int op, const doubl
   for (int64_t k = lo; k < hi; k++) o[k] = sc_unary(op, x[k]);
 }
 
-__attribute__((target_clones("avx2", "default"))) static void unary_range(void *ctx, int64_t lo, int64_t hi) {
+__attribute__((target_clones("avx2", "default"))) static void spk_unary_range(void *ctx, int64_t lo, int64_t hi) {
   const EwJob *j = ctx;
   const double *x = j->a->val;
   double *o = j->out->val;
@@ -71,7 +71,7 @@ __attribute__((target_clones("avx2", "default"))) static void unary_range(void *
 void spk_unary(int op, const SpCsr *a, SpCsr *out) {
   EwJob j = { .op = op, .a = a, .out = out };
   copy_pattern(a, out);
-  run_parts(a->nnz, a->nnz, unary_range, &j);
+  run_parts(a->nnz, a->nnz, spk_unary_range, &j);
 }
 
 static inline __attribute__((always_inline)) void scalar_loop(int op, const double *x, double *o, int64_t lo, int64_t hi,
@@ -80,7 +80,7 @@ static inline __attribute__((always_inline)) void scalar_loop(int op, const doub
   else for (int64_t k = lo; k < hi; k++) o[k] = sc_binary(op, x[k], s);
 }
 
-__attribute__((target_clones("avx2", "default"))) static void scalar_range(void *ctx, int64_t lo, int64_t hi) {
+__attribute__((target_clones("avx2", "default"))) static void spk_scalar_range(void *ctx, int64_t lo, int64_t hi) {
   const EwJob *j = ctx;
   const double *x = j->a->val;
   double *o = j->out->val;
@@ -98,7 +98,7 @@ __attribute__((target_clones("avx2", "default"))) static void scalar_range(void 
 void spk_scalar(int op, const SpCsr *a, double s, bool s_left, SpCsr *out) {
   EwJob j = { .op = op, .a = a, .out = out, .s = s, .left = s_left };
   copy_pattern(a, out);
-  run_parts(a->nnz, a->nnz, scalar_range, &j);
+  run_parts(a->nnz, a->nnz, spk_scalar_range, &j);
 }
 
 /* Rows lo .. hi-1: the dense operand's row i is brow[col * sb] (sb 0: one value per row). */

@@ -1,12 +1,15 @@
 /*
 ** fuzz_read.c — libFuzzer harness for one file reader, through the normal builtin path: the
 ** input bytes become a file in a private temporary directory and a short script reads it.
-** Built once per format with -DFUZZ_FORMAT=csv|text|mm|npy|idx|ckpt|mtd|gz (Makefile):
-**   csv text mm npy idx   read(file, format=...) of the bytes, then sum() of the matrix
+** Built once per format with -DFUZZ_FORMAT=csv|text|mm|libsvm|npy|idx|ckpt|mtd|gz (Makefile):
+**   csv text mm libsvm    read(file, format=...) of the bytes, then sum() of the matrix; the
+**   npy idx               sparse formats (text, mm coordinate, libsvm) also nnz() and one
+**                         element, read from the CSR when the matrix is sparse, and again
+**                         under --sparse always (every entry path sparse, small shapes too)
 **   ckpt                  load(file) of the bytes (the checkpoint format of save/load)
 **   mtd                   the bytes are the .mtd sidecar of a small csv file, and of a file
 **                         with no extension (whose format only the sidecar gives)
-**   gz                    the first byte picks csv/text/mm/npy/idx; the rest is a .gz file
+**   gz                    the first byte picks csv/text/mm/npy/idx/libsvm; the rest is a .gz file
 */
 #include <stdarg.h>
 #include "fuzz.h"
@@ -36,11 +39,18 @@ static void put(const char *name, const uint8_t *data, size_t size) {
   fclose(f);
 }
 
+static Interp *I;                          /* one for the process: the scripts only set X */
+
+/* The format rule of the scripts that follow (Interp.sparse_mode). */
+static void set_sparse_mode(int mode) {
+  if (!I) I = fuzz_interp(NULL, NULL);
+  I->sparse_mode = mode;
+}
+
 /* Runs a script made from fmt (%s = the directory). */
 static void run(const char *fmt) {
   char prog[1024];
   snprintf(prog, sizeof prog, fmt, dir, dir);
-  static Interp *I;                        /* one for the process: the scripts only set X */
   if (!I) I = fuzz_interp(NULL, NULL);
   mem_set_limit(FUZZ_READ_MAX_MEMORY);
   Source *src = source_new("fuzz.mls", prog, strlen(prog));
@@ -72,11 +82,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     run("X = read(\"%s/a.csv\"); print(X)");
     run("X = read(\"%s/X\"); print(X)");
   } else if (!strcmp(f, "gz")) {
-    static const char *const fmts[] = { "csv", "text", "mm", "npy", "idx" };
+    /* (the order of make_corpus.py's FORMATS, whose seeds start with these bytes; libsvm last) */
+    static const char *const fmts[] = { "csv", "text", "mm", "npy", "idx", "libsvm" };
     if (size < 1) return 0;
     put("in.gz", data + 1, size - 1);
     char prog[256];
-    snprintf(prog, sizeof prog, "X = read(\"%%s/in.gz\", format=\"%s\"); print(sum(X))", fmts[data[0] % 5]);
+    snprintf(prog, sizeof prog, "X = read(\"%%s/in.gz\", format=\"%s\"); print(sum(X))", fmts[data[0] % 6]);
     run(prog);
   } else {
     char name[32], prog[256];
@@ -87,6 +98,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!strcmp(f, "csv")) {
       snprintf(prog, sizeof prog, "X = read(\"%%s/%s\", header=TRUE, sep=\";\"); print(sum(X))", name);
       run(prog);
+    }
+    if (!strcmp(f, "text") || !strcmp(f, "mm") || !strcmp(f, "libsvm")) {   /* the sparse readers */
+      snprintf(prog, sizeof prog, "X = read(\"%%s/%s\", format=\"%s\"); print(nnz(X)); "
+               "if (nrow(X) * ncol(X) > 0) print(X[nrow(X), ncol(X)])", name, f);
+      run(prog);
+      set_sparse_mode(SPARSE_ALWAYS);
+      run(prog);
+      set_sparse_mode(SPARSE_AUTO);
     }
   }
   return 0;

@@ -16,7 +16,7 @@ import gzip, os, re, shutil, subprocess, sys, tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests/fuzz/corpus")
 MLS = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "mls"))
-FORMATS = ["csv", "text", "mm", "npy", "idx"]           # fuzz_read_gz's first byte, in order
+FORMATS = ["csv", "text", "mm", "npy", "idx", "libsvm"]           # fuzz_read_gz's first byte, in order
 
 
 def cases(path):
@@ -58,7 +58,8 @@ def reader_of(fname):
     if n.endswith(".mtd"):
         return "read_mtd"
     for ext, h in ((".csv", "read_csv"), (".tsv", "read_csv"), (".txt", "read_text"), (".ijv", "read_text"),
-                   (".mtx", "read_mm"), (".mm", "read_mm"), (".npy", "read_npy"), (".ckpt", "read_ckpt")):
+                   (".mtx", "read_mm"), (".mm", "read_mm"), (".npy", "read_npy"), (".ckpt", "read_ckpt"),
+                   (".libsvm", "read_libsvm"), (".svm", "read_libsvm")):
         if n.endswith(ext):
             return h
     if re.search(r"(\.idx\d?|-ubyte)$", n):

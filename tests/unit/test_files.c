@@ -364,7 +364,7 @@ static void test_ckpt_errors(void **state) {
   b[60] ^= 1;
   b[8] = 7;
   put("v.ckpt", b, n);
-  expect_error(f, "x = load(\"v.ckpt\")\n", "load: 'v.ckpt': version 7 is newer than this mls (1)");
+  expect_error(f, "x = load(\"v.ckpt\")\n", "load: 'v.ckpt': version 7 is newer than this mls (2)");
   b[8] = 1;
   b[0] = 'X';
   put("m.ckpt", b, n);
