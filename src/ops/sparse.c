@@ -221,6 +221,28 @@ static bool sp_reduce(Interp *I, OpKind op, Value a, Value *r) {
   return true;
 }
 
+/* ifelse(test, yes, 0) with a sparse test: nonzero only where test is stored (a mask). */
+static bool sp_ifelse(Interp *I, Value test, Value yes, Value no, Value *r) {
+  double z, ys = 0;
+  if (!is_sp(test) || !as_scalar(no, &z) || z != 0 || signbit(z)) return false;
+  const SpCsr *t = tensor_csr(test.u.m);
+  bool ynum = as_scalar(yes, &ys);
+  if (!ynum && !(yes.t == VT_MAT && !yes.u.m->st->dev && !yes.u.m->st->abstract &&
+                 tensor_rows(yes.u.m) == t->rows && tensor_cols(yes.u.m) == t->cols))
+    return false;                                  /* a broadcast yes, or an error: the dense op */
+  Tensor *o = sp_like(I, t->rows, t->cols, t->nnz);
+  SpCsr *c = tensor_csr(o);
+  spk_copy(t, c);                                  /* test's pattern; the values chosen below */
+  for (int64_t i = 0; i < t->rows; i++)
+    for (int64_t q = t->rowptr[i]; q < t->rowptr[i + 1]; q++) {
+      double tv = t->val[q];
+      c->val[q] = tv != tv ? NAN : tv == 0 ? 0.0 : ynum ? ys
+                : tensor_is_sparse(yes.u.m) ? tensor_get1(yes.u.m, i, t->col[q]) : tensor_get(yes.u.m, i, t->col[q]);
+    }
+  *r = sp_result(I, o, OP_IFELSE);
+  return true;
+}
+
 /* ---- linear algebra through CHOLMOD ---- */
 /* Whether the sparse square c equals its transpose exactly (a scratch transpose). */
 static bool symmetric(Interp *I, const SpCsr *c) {
@@ -355,6 +377,7 @@ static bool sp_try(Interp *I, OpKind op, const Value *in, int nextra, const Valu
     *r = op_kernel_dense(I, op, false, in, nextra, x, sp);
     return true;
   case OP_DIAG: return sp_diag(I, in[0], r);
+  case OP_IFELSE: return sp_ifelse(I, in[0], in[1], in[2], r);
   case OP_SOLVE: return sp_solve(I, in[0], in[1], r);
   case OP_CHOL: return sp_chol(I, in[0], r);
   case OP_TRANSPOSE: return sp_transpose(I, in[0], r);
