@@ -10,7 +10,7 @@
 # is missing).  Missing peers (R, NumPy, lua5.4, OpenBLAS) are reported as skipped.
 #
 # Environment knobs (all optional):
-#   BENCH_ONLY=scalar,matmul,small,startup,ew,mlp,logreg,tmatmul,staging  which benchmarks to run (default: all)
+#   BENCH_ONLY=scalar,matmul,small,startup,ew,mlp,logreg,tmatmul,staging,sparse  which benchmarks to run (default: all)
 #   BENCH_RUNS=5        process repetitions for the scalar loop
 #   BENCH_ROUNDS=N      processes per program and matmul size (default 6 for
 #                       n <= 256, else 3), run interleaved
@@ -21,6 +21,7 @@
 #   BENCH_TMATMUL_ROUNDS=3  processes per program of the t(X) %*% D benchmark
 #   BENCH_EW_ROUNDS=3       processes per program of the elementwise-chain benchmark (e)
 #   BENCH_STAGING_ROUNDS=3, BENCH_STAGING_REPS=2, BENCH_STAGING_MLP_ROWS=60000  section (s), bench/staging.sh
+#   BENCH_SPARSE_SCALE=1 and the other BENCH_SPARSE_* knobs: section (sp), bench/sparse.sh
 #   BENCH_FASHION=/usr/share/datasets/fashion-mnist/   where the Fashion-MNIST idx files are
 #   PYTHON=/usr/bin/python3, RSCRIPT=Rscript, LUA=lua5.4, CC=gcc, HYPERFINE=hyperfine
 set -u
@@ -31,7 +32,7 @@ OUT=$HERE/out
 MLS=${1:-./mls}
 [[ -e $MLS && $MLS != /* ]] && MLS=$(cd "$(dirname "$MLS")" && pwd)/$(basename "$MLS")
 
-ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew,mlp,logreg,tmatmul,staging}
+ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew,mlp,logreg,tmatmul,staging,sparse}
 RUNS=${BENCH_RUNS:-5}
 SIZES=${BENCH_SIZES:-256 1024 2048}
 ROUNDS=${BENCH_ROUNDS:-}
@@ -1000,6 +1001,15 @@ bench_tmatmul() {
 
 source "$HERE/staging.sh"   # bench_staging: eager vs jit vs NumPy, issue 27's goals
 
+# ---------------------------------------------------------------- (sp) sparse
+
+# bench/sparse.sh runs as its own process (its knobs are BENCH_SPARSE_*); a failure there
+# (a crash, a timeout, a wrong check) fails the run
+bench_sparse() {
+    section "(sp) sparse matrices: MLS, SciPy and R's Matrix side by side (bench/sparse.sh)"
+    BENCH_SPARSE_NO_HEADER=1 PYTHON="$PYTHON" RSCRIPT="$RSCRIPT" "$HERE/sparse.sh" "$MLS" || STATUS=1
+}
+
 # ---------------------------------------------------------------- main
 
 want scalar  && bench_scalar
@@ -1011,6 +1021,7 @@ want mlp     && bench_mlp
 want logreg  && bench_logreg
 want tmatmul && bench_tmatmul
 want staging && bench_staging
+want sparse  && bench_sparse
 
 section "summary"
 for g in "${GOALS[@]}"; do echo "  $g"; done

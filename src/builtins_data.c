@@ -570,7 +570,10 @@ static Tensor *rand_sparse(Interp *I, int64_t rows, int64_t cols, double lo, dou
                            uint64_t *s) {
   double cells = (double)rows * (double)cols;
   int64_t n = rows * cols, expect = (int64_t)(sparsity * cells * 1.05) + 16;
-  bool sparse = tensor_prefer_sparse(I, rows, cols, expect < n ? expect : n);
+  /* drawn into CSR whenever the rule may keep it sparse (it then decides from the count drawn:
+  ** at sparsity 0.1 about half the draws have at most 10% nonzero); at a sparsity of 0.5 or
+  ** more, or under --sparse never, straight into a dense matrix */
+  bool sparse = sparsity < 0.5 && tensor_prefer_sparse(I, rows, cols, 0);
   Tensor *t = sparse ? tensor_sparse_new(I, rows, cols, expect < n ? expect : n) : tensor_zeros(I, rows, cols);
   tmp_push(I, val_mat(t));
   double *d = sparse ? NULL : tensor_data(t);

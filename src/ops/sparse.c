@@ -14,7 +14,9 @@
 #include "ops/family.h"
 
 static bool is_sp(Value v) { return v.t == VT_MAT && tensor_is_sparse(v.u.m); }
-static bool is_dense_host(Value v) { return v.t == VT_MAT && !v.u.m->st->sparse && !v.u.m->st->dev && !v.u.m->st->abstract; }
+/* A dense matrix the host can read: on the CPU, or a device's managed memory (a mixed op runs on
+** the CPU, be_place: reading waits for the device; the result is the CPU's). */
+static bool is_dense_host(Value v) { return v.t == VT_MAT && !v.u.m->st->sparse && !v.u.m->st->abstract; }
 
 /* A number, or a 1x1 matrix on the host: its value in *s. */
 static bool as_scalar(Value v, double *s) {
