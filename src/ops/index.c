@@ -6,6 +6,7 @@
 ** §7.2: arguments borrowed, results owned, temporaries on the temp stack.
 */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "autodiff.h"
 #include "backend/sparse.h"
@@ -419,6 +420,22 @@ Value index_scatter(Interp *I, Value v, int64_t rows, int64_t cols, int nix, con
   Index ri, ci;
   selection(I, rows, cols, nix, ivin, &ri, &ci, sp);
   bool sum = last_occurrences(I, &ri, rows, NULL) || last_occurrences(I, &ci, cols, NULL);
+  if (tensor_prefer_sparse(I, rows, cols, ri.n * ci.n)) {   /* few cells written: sparse */
+    int64_t n = ri.n * ci.n, k = 0;
+    int64_t *rr = tensor_scratch(I, (size_t)(n + 1) * sizeof(int64_t)), *cc = tensor_scratch(I, (size_t)(n + 1) * sizeof(int64_t));
+    double *vv = tensor_scratch(I, (size_t)(n + 1) * sizeof(double));
+    for (int64_t i = 0; i < ri.n; i++)
+      for (int64_t j = 0; j < ci.n; j++, k++) {
+        rr[k] = ix_at(&ri, i);
+        cc[k] = ix_at(&ci, j);
+        vv[k] = v.t == VT_MAT ? tensor_at(v.u.m, k % tensor_numel(v.u.m)) : v.t == VT_NUM ? v.u.n : v.u.b;
+      }
+    Tensor *o = tensor_sparse_from_coo(I, rows, cols, n, rr, cc, vv, sum);   /* (sums in the loop's order) */
+    tensor_scratch_free(I, vv);
+    tensor_scratch_free(I, cc);
+    tensor_scratch_free(I, rr);
+    return val_mat(tensor_auto_format(I, o));
+  }
   Tensor *o = tensor_zeros(I, rows, cols);
   double *d = tensor_data(o);
   int64_t k = 0, budget = 0;
@@ -543,6 +560,99 @@ bool index_last_writes(Interp *I, int64_t rows, int64_t cols, int nix, const Val
 }
 
 /* Writes rhs into the selection of matrix *place (copy-on-write): see index.h. */
+typedef struct ColPos { int64_t col, j; } ColPos;
+static int colpos_cmp(const void *a, const void *b) {
+  const ColPos *x = a, *y = b;
+  return x->col != y->col ? (x->col < y->col ? -1 : 1) : (x->j < y->j ? -1 : x->j > y->j);
+}
+
+/* m[ri, ci] = src (or fill) on a sparse m, into a new sparse matrix stored at place: each selected
+** row is its entries outside the selected columns merged with the written values (a 0 written
+** removes the entry), the other rows copied. Only where densifying does not pay: the dense matrix
+** takes more than 256 MiB, or the write covers at least 1/16 of the entries (a block); a small
+** matrix written cell by cell turns dense once and is then written in place. false (nothing
+** done) then, and when a position is selected twice (the dense loop's order decides). */
+static bool assign_sparse(Interp *I, Value *place, const Tensor *m, const Index *ri, const Index *ci, const Tensor *src,
+                          double fill) {
+  const SpCsr *a = tensor_csr(m);
+  int64_t rows = a->rows, cols = a->cols, cells = ri->n * ci->n;
+  if ((double)rows * (double)cols * 8 <= 256.0 * 1024 * 1024 && cells * 16 < a->nnz) return false;
+  int mark = I->ntmp;
+  ColPos *cp = tensor_scratch(I, (size_t)(ci->n + 1) * sizeof *cp);   /* the columns, sorted */
+  for (int64_t j = 0; j < ci->n; j++) cp[j] = (ColPos){ ix_at(ci, j), j };
+  qsort(cp, (size_t)ci->n, sizeof *cp, colpos_cmp);
+  int64_t *rsel = tensor_scratch(I, (size_t)(rows + 1) * sizeof *rsel);   /* target row -> src row, or -1 */
+  for (int64_t r = 0; r < rows; r++) rsel[r] = -1;
+  bool dup = false;
+  for (int64_t j = 1; j < ci->n; j++) dup |= cp[j].col == cp[j - 1].col;
+  for (int64_t i = 0; i < ri->n && !dup; i++) {
+    int64_t r = ix_at(ri, i);
+    dup = rsel[r] >= 0;
+    rsel[r] = i;
+  }
+  if (dup) {
+    tensor_scratch_free(I, rsel);
+    tensor_scratch_free(I, cp);
+    return false;
+  }
+  int64_t sc = src ? tensor_cols(src) : 0;
+  bool shaped = src && tensor_rows(src) == ri->n && sc == ci->n;
+#define NEWVAL(i, j) (src ? (shaped ? tensor_get1(src, (i), (j)) : tensor_at(src, (i) * ci->n + (j))) : fill)
+#define KEEP(x) ((x) != 0 || signbit(x) || (x) != (x))
+  int64_t nnz = 0;                                     /* the count, then the fill */
+  for (int pass = 0; pass < 2; pass++) {
+    SpCsr *o = pass ? tensor_csr(place->u.m) : NULL;
+    int64_t w = 0;
+    for (int64_t r = 0; r < rows; r++) {
+      if (o) o->rowptr[r] = w;
+      int64_t q = a->rowptr[r], qe = a->rowptr[r + 1], i = rsel[r];
+      if (i < 0) {                                     /* not written: copied */
+        if (o) {
+          memcpy(o->col + w, a->col + q, (size_t)(qe - q) * sizeof(int32_t));
+          memcpy(o->val + w, a->val + q, (size_t)(qe - q) * sizeof(double));
+        }
+        w += qe - q;
+        continue;
+      }
+      for (int64_t t = 0; q < qe || t < ci->n;) {     /* merge: old entries, the written columns */
+        bool take_new = t < ci->n && (q >= qe || cp[t].col <= a->col[q]);
+        if (take_new) {
+          if (q < qe && a->col[q] == cp[t].col) q++;   /* overwritten */
+          double x = NEWVAL(i, cp[t].j);
+          if (KEEP(x)) { if (o) { o->col[w] = (int32_t)cp[t].col; o->val[w] = x; } w++; }
+          t++;
+        } else {
+          if (o) { o->col[w] = a->col[q]; o->val[w] = a->val[q]; }
+          w++;
+          q++;
+        }
+      }
+    }
+    if (o) { o->rowptr[rows] = w; o->nnz = w; }
+    else {
+      nnz = w;
+      Tensor *nt = tensor_sparse_new(I, rows, cols, nnz);
+      tmp_push(I, val_mat(nt));
+      nt->logical = false;
+      Value keep_old = *place;                         /* m is read until the fill is done */
+      val_retain(keep_old);
+      tmp_push(I, keep_old);
+      store(place, val_mat(nt));
+      nt->refcount++;
+      a = tensor_csr(keep_old.u.m);
+    }
+  }
+#undef NEWVAL
+#undef KEEP
+  tmp_release_to(I, mark);
+  tensor_scratch_free(I, rsel);
+  tensor_scratch_free(I, cp);
+  Tensor *t = place->u.m;                              /* in the rule's format (a throw there */
+  t->refcount++;                                       /* leaves place as it is) */
+  store(place, val_mat(tensor_auto_format(I, t)));
+  return true;
+}
+
 void index_assign(Interp *I, Value *place, uint32_t nix, Value *iv, Value rhs, Span sp) {
   if (place->t == VT_NUM || place->t == VT_BOOL) {    /* x = 5; x[1] = 3 */
     Tensor *t = tensor_new(I, 1, 1);
@@ -622,6 +732,10 @@ void index_assign(Interp *I, Value *place, uint32_t nix, Value *iv, Value rhs, S
   const Tensor *src;
   double fill;
   assign_checks(I, m, nix, iv, rhs, sp, &ri, &ci, &src, &fill);
+  if (tensor_is_sparse(m) && assign_sparse(I, place, m, &ri, &ci, src, fill)) {
+    tmp_release_to(I, mark);
+    return;
+  }
   if (!tensor_is_unique(m) || !tensor_is_contiguous(m)) {     /* copy-on-write */
     Tensor *c = tensor_clone(I, m);
     store(place, val_mat(c));

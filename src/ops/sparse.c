@@ -223,9 +223,44 @@ static bool sp_reduce(Interp *I, OpKind op, Value a, Value *r) {
   return true;
 }
 
+/* ifelse(test, yes, no) with sparse test and no of one shape: test's stored nonzeros choose yes,
+** the rest of no's pattern stays (the staged X[i, j] = v: ifelse(hit, put, X), all sparse). */
+static bool sp_ifelse_merge(Interp *I, Value test, Value yes, Value no, Value *r) {
+  const SpCsr *t = tensor_csr(test.u.m), *n = tensor_csr(no.u.m);
+  double ys = 0;
+  bool ynum = as_scalar(yes, &ys);
+  if (n->rows != t->rows || n->cols != t->cols ||
+      (!ynum && !(yes.t == VT_MAT && !yes.u.m->st->abstract && tensor_rows(yes.u.m) == t->rows &&
+                  tensor_cols(yes.u.m) == t->cols)))
+    return false;
+  Tensor *o = sp_like(I, t->rows, t->cols, t->nnz + n->nnz);
+  SpCsr *c = tensor_csr(o);
+  int64_t w = 0;
+  for (int64_t i = 0; i < t->rows; i++) {
+    c->rowptr[i] = w;
+    int64_t p = t->rowptr[i], pe = t->rowptr[i + 1], q = n->rowptr[i], qe = n->rowptr[i + 1];
+    while (p < pe || q < qe) {
+      int64_t j = p < pe && (q >= qe || t->col[p] <= n->col[q]) ? t->col[p] : n->col[q];
+      bool in_t = p < pe && t->col[p] == j, in_n = q < qe && n->col[q] == j;
+      double tv = in_t ? t->val[p] : 0, nv = in_n ? n->val[q] : 0;
+      double x = tv != tv ? NAN : tv != 0 ? (ynum ? ys : tensor_is_sparse(yes.u.m) ? tensor_get1(yes.u.m, i, j)
+                                                                             : tensor_get(yes.u.m, i, j))
+                                          : nv;
+      if (in_t || in_n) { c->col[w] = (int32_t)j; c->val[w++] = x; }
+      p += in_t;
+      q += in_n;
+    }
+  }
+  c->rowptr[t->rows] = w;
+  c->nnz = w;
+  *r = sp_result(I, o, OP_IFELSE);
+  return true;
+}
+
 /* ifelse(test, yes, 0) with a sparse test: nonzero only where test is stored (a mask). */
 static bool sp_ifelse(Interp *I, Value test, Value yes, Value no, Value *r) {
   double z, ys = 0;
+  if (is_sp(test) && is_sp(no)) return sp_ifelse_merge(I, test, yes, no, r);
   if (!is_sp(test) || !as_scalar(no, &z) || z != 0 || signbit(z)) return false;
   const SpCsr *t = tensor_csr(test.u.m);
   bool ynum = as_scalar(yes, &ys);
