@@ -598,7 +598,37 @@ int fmt_double(char *buf, double x) {
   }
 }
 
+/* A plain decimal ("-12", "3.25"): its digits as a whole number m < 2^53 and k <= 22 digits after
+** the point make m / 10^k one correctly rounded division of exact operands, strtod's value
+** bit for bit (Clinger's fast path); anything else (exponents, more digits) is strtod's. */
+static bool parse_plain(const char *s, double *out) {
+  static const double p10[23] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+  bool neg = *s == '-';
+  s += neg;
+  uint64_t m = 0;
+  int nd = 0, k = -1;
+  for (;; s++) {
+    if (*s >= '0' && *s <= '9') {
+      if (++nd > 18) return false;
+      m = m * 10 + (uint64_t)(*s - '0');
+      if (k >= 0) k++;
+    } else if (*s == '.' && k < 0) {
+      k = 0;
+    } else {
+      break;
+    }
+  }
+  if (*s || nd == 0 || m > ((uint64_t)1 << 53)) return false;
+  if (k < 0) k = 0;
+  if (k > 22) return false;
+  double v = (double)m / p10[k];
+  *out = neg ? -v : v;
+  return true;
+}
+
 bool parse_cell(const char *s, double *out) {
+  if (parse_plain(s, out)) return true;
   char *end;
   double v = strtod(s, &end);
   if (end != s && *end == '\0') { *out = v; return true; }
