@@ -315,6 +315,9 @@ static bool sp_solve(Interp *I, Value a, Value b, Value *r) {
     B = tensor_is_sparse(b.u.m) ? tensor_densify(I, b.u.m) : tensor_contiguous(I, b.u.m);
     tmp_push(I, val_mat(B));
   }
+  const double *bd = tensor_data(B);
+  for (int64_t q = 0; q < n * bc; q++)
+    if (!isfinite(bd[q])) { tmp_release_to(I, mark); return false; }   /* LAPACK's path gives the error */
   Tensor *X = tensor_new_host(I, n, bc);
   tmp_push(I, val_mat(X));
   I->kernel_runs++;
@@ -363,7 +366,8 @@ static bool sp_has_kernel(OpKind op) {
   if (flags & OPF_EW) return op_info[op].arity == 2 || sc_unary(op, 0.0) == 0;
   switch (op) {
   case OP_MATMUL: case OP_TRANSPOSE: case OP_SUM: case OP_MAX: case OP_MIN: case OP_ROWSUMS: case OP_COLSUMS:
-  case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS:
+  case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: case OP_IFELSE: case OP_DIAG:
+  case OP_SOLVE: case OP_CHOL:
     return true;
   default:
     return false;
