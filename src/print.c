@@ -206,7 +206,7 @@ static double elem(const Tensor *m, int64_t i, int64_t j) {
 /* A sparse matrix's header line (docs/sparse.md): "[r x c sparse matrix, n nonzeros]". Not under
 ** --sparse always, the test mode, whose output is the dense run's. True when it was written. */
 static bool sparse_header(Interp *I, TextBuf *t, const Tensor *m) {
-  if (!tensor_is_sparse(m) || I->sparse_mode == SPARSE_ALWAYS) return false;
+  if (!tensor_is_sparse(m) || I->sparse_mode >= SPARSE_ALWAYS) return false;
   int64_t n = tensor_nnz(m);
   tb_printf(t, "[%lld x %lld sparse matrix, %lld nonzero%s]\n", (long long)tensor_rows(m), (long long)tensor_cols(m),
             (long long)n, n == 1 ? "" : "s");

@@ -74,7 +74,9 @@ typedef struct ErrInfo {
 struct BiInfo;
 
 /* The reductions of allreduce (its op= argument and OP_ALLREDUCE's extra; src/mpi/). */
-enum { SPARSE_AUTO = 0, SPARSE_NEVER, SPARSE_ALWAYS };   /* Interp.sparse_mode */
+/* Interp.sparse_mode. SPARSE_EXACT: SPARSE_ALWAYS with only the kernels that give the dense
+** bits (no sums, no libmvec), every other op dense: gen_diff's mode, compared bit for bit. */
+enum { SPARSE_AUTO = 0, SPARSE_NEVER, SPARSE_ALWAYS, SPARSE_EXACT };
 enum { MPI_RED_SUM = 0, MPI_RED_MAX = 1, MPI_RED_MIN = 2 };
 
 struct Interp {

@@ -411,7 +411,7 @@ void tensor_free(Tensor *t) {
 bool tensor_prefer_sparse(const Interp *I, int64_t rows, int64_t cols, int64_t nnz) {
   if (I->sparse_mode == SPARSE_NEVER || cols > SP_MAX_COLS) return false;
   double cells = (double)rows * (double)cols;
-  if (I->sparse_mode == SPARSE_ALWAYS) return cells >= 2;
+  if (I->sparse_mode >= SPARSE_ALWAYS) return cells >= 2;   /* (SPARSE_EXACT too) */
   return cells >= SP_MIN_CELLS && (double)nnz <= SP_MAX_DENSITY * cells;
 }
 

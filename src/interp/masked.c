@@ -209,7 +209,7 @@ static MVal walk(Walk *w, AstNode *n) {
 
 Value eval_masked(Interp *I, AstNode *expr, const Tensor *W) {
   int prods = 0;
-  if (I->stage || !tensor_is_sparse(W) || !form_ok(I, expr, &prods, 0) || prods == 0) return val_unbound();
+  if (I->stage || I->sparse_mode == SPARSE_EXACT || !tensor_is_sparse(W) || !form_ok(I, expr, &prods, 0) || prods == 0) return val_unbound();
   const SpCsr *p = tensor_csr(W);
   Walk w = { .I = I, .pat = p, .rows = p->rows, .cols = p->cols, .ok = true };
   int mark = I->ntmp;

@@ -49,7 +49,7 @@ Value op_kernel_dense(Interp *I, OpKind op, bool inplace, const Value *in, int n
 /* Whether an operand is a sparse matrix (or --sparse always is on): op_kernel then hands the op
 ** to sp_kernel. */
 static inline bool sp_involved(const Interp *I, int nin, const Value *in) {
-  bool any = I->sparse_mode == SPARSE_ALWAYS;
+  bool any = I->sparse_mode >= SPARSE_ALWAYS;
   for (int k = 0; k < nin; k++) any |= in[k].t == VT_MAT && in[k].u.m->st->sparse;
   return any;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "backend/scalar.h"
 #include "backend/sparse.h"
+#include "backend/vmath.h"
 #include "mem.h"
 #include "ops/family.h"
 
@@ -59,10 +60,14 @@ static Tensor *packed(Interp *I, Tensor *t) {
 
 /* Whether every value of the dense d (n values) gives sc_binary(op, 0, v) == 0 (left: the
 ** sparse operand is the left one), i.e. the sparse operand's unstored zeros stay zero. */
-static bool zeros_stay(OpKind op, const double *d, int64_t n, bool sparse_left) {
+/* Whether z, an op's value at an unstored cell, may stay unstored: 0 (NaN is not), and under
+** SPARSE_EXACT +0 only (densely -X has -0 there; docs/sparse.md's one exception elsewhere). */
+static bool zero_ok(const Interp *I, double z) { return z == 0 && (I->sparse_mode != SPARSE_EXACT || !signbit(z)); }
+
+static bool zeros_stay(const Interp *I, OpKind op, const double *d, int64_t n, bool sparse_left) {
   for (int64_t k = 0; k < n; k++) {
     double z = sparse_left ? sc_binary(op, 0.0, d[k]) : sc_binary(op, d[k], 0.0);
-    if (z != 0) return false;                 /* NaN too */
+    if (!zero_ok(I, z)) return false;
   }
   return true;
 }
@@ -77,7 +82,7 @@ static bool all_finite_csr(const SpCsr *c) {
 static bool sp_unary(Interp *I, OpKind op, Value a, Value *r) {
   if (!is_sp(a)) return false;
   double z = sc_unary(op, 0.0);
-  if (z != 0) return false;                  /* f(0) != 0: a dense result */
+  if (!zero_ok(I, z)) return false;          /* f(0) != 0: a dense result */
   const SpCsr *c = tensor_csr(a.u.m);
   Tensor *o = sp_like(I, c->rows, c->cols, c->nnz);
   spk_unary(op, c, tensor_csr(o));
@@ -90,7 +95,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
   int mark = I->ntmp;
   bool sa = is_sp(a), sb = is_sp(b);
   if (sa && !sb && as_scalar(b, &s)) {               /* X op s */
-    if (sc_binary(op, 0.0, s) != 0) return false;
+    if (!zero_ok(I, sc_binary(op, 0.0, s))) return false;
     const SpCsr *c = tensor_csr(a.u.m);
     Tensor *o = sp_like(I, c->rows, c->cols, c->nnz);
     spk_scalar(op, c, s, false, tensor_csr(o));
@@ -98,7 +103,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
     return true;
   }
   if (sb && !sa && as_scalar(a, &s)) {               /* s op X */
-    if (sc_binary(op, s, 0.0) != 0) return false;
+    if (!zero_ok(I, sc_binary(op, s, 0.0))) return false;
     const SpCsr *c = tensor_csr(b.u.m);
     Tensor *o = sp_like(I, c->rows, c->cols, c->nnz);
     spk_scalar(op, c, s, true, tensor_csr(o));
@@ -107,7 +112,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
   }
   if (sa && sb) {                                    /* the union of the patterns */
     const SpCsr *x = tensor_csr(a.u.m), *y = tensor_csr(b.u.m);
-    if (x->rows != y->rows || x->cols != y->cols || sc_binary(op, 0.0, 0.0) != 0) return false;
+    if (x->rows != y->rows || x->cols != y->cols || !zero_ok(I, sc_binary(op, 0.0, 0.0))) return false;
     Tensor *o = sp_like(I, x->rows, x->cols, 1);
     tmp_push(I, val_mat(o));
     int64_t n = spk_union_count(x, y, tensor_csr(o)->rowptr);
@@ -130,7 +135,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
   else return false;                                 /* a broadcast the other way, or an error */
   d = packed(I, d);
   const double *dd = tensor_data(d);
-  if (!zeros_stay(op, dd, tensor_numel(d), sa)) { tmp_release_to(I, mark); return false; }
+  if (!zeros_stay(I, op, dd, tensor_numel(d), sa)) { tmp_release_to(I, mark); return false; }
   Tensor *o = sp_like(I, x->rows, x->cols, x->nnz);
   spk_dense_pattern(op, x, dd, dc, bc, !sa, tensor_csr(o));
   tmp_release_to(I, mark);
@@ -202,6 +207,9 @@ static bool sp_reduce(Interp *I, OpKind op, Value a, Value *r) {
   if (!is_sp(a)) return false;
   const SpCsr *c = tensor_csr(a.u.m);
   if (c->rows == 0 || c->cols == 0) return false;   /* the dense op's checks and values */
+  if (I->sparse_mode == SPARSE_EXACT && op != OP_SUM && op != OP_ROWSUMS && op != OP_COLSUMS)
+    for (int64_t q = 0; q < c->nnz; q++)            /* a stored +-0 ties with the unstored +0s: */
+      if (c->val[q] == 0) return false;             /* which one max gives is the dense order's */
   Tensor *o;
   switch (op) {
   case OP_SUM: *r = val_num(spk_sum(c)); sp_check(I, NULL); return true;
@@ -355,6 +363,7 @@ static bool sp_chol(Interp *I, Value a, Value *r) {
 }
 
 bool sp_linalg(Interp *I, OpKind op, const Value *in, Value *r) {
+  if (I->sparse_mode == SPARSE_EXACT) return false;      /* (CHOLMOD's bits are not LAPACK's) */
   if (op == OP_SOLVE) return sp_solve(I, in[0], in[1], r);
   if (op == OP_CHOL) return sp_chol(I, in[0], r);
   return false;
@@ -367,8 +376,9 @@ static bool sp_has_kernel(OpKind op) {
   switch (op) {
   case OP_MATMUL: case OP_TRANSPOSE: case OP_SUM: case OP_MAX: case OP_MIN: case OP_ROWSUMS: case OP_COLSUMS:
   case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: case OP_IFELSE: case OP_DIAG:
-  case OP_SOLVE: case OP_CHOL:
-    return true;
+    return true;                       /* (not solve, cholesky: a factorization in another order
+                                       ** differs in the last bits, which 1 / x of a value near 0
+                                       ** amplifies past any tolerance; sparse.test checks them) */
   default:
     return false;
   }
@@ -400,6 +410,26 @@ static bool sp_diag(Interp *I, Value a, Value *r) {
   d->nnz = c->nnz;
   *r = sp_result(I, o, OP_DIAG);
   return true;
+}
+
+/* Whether op's sparse kernel gives the dense kernel's bits: no sum in another order, no libmvec
+** lanes falling elsewhere (SPARSE_EXACT runs only these sparse). */
+static bool sp_exact(OpKind op) {
+  switch (op) {
+#define OP(NAME, SYM, ARITY, FLAGS)
+#define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME: return VEC == vm_none;
+#define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) case OP_##NAME: return true;
+#include "ops/ops.def"
+#undef OP
+#undef EW1
+#undef EW2
+  case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS:
+  case OP_INDEX: case OP_DIAG: case OP_IFELSE:
+    return true;                       /* (not t(): densely a view, whose product takes BLAS's
+                                       ** transposed path and its own bits) */
+  default:
+    return false;
+  }
 }
 
 static bool sp_try(Interp *I, OpKind op, const Value *in, int nextra, const Value *x, Value *r, Span sp) {
@@ -434,7 +464,8 @@ Value sp_kernel(Interp *I, OpKind op, bool inplace, int nin, const Value *in, in
   int mark = I->ntmp;
   Value v[3];
   for (int k = 0; k < nin; k++) v[k] = in[k];
-  if (I->sparse_mode == SPARSE_ALWAYS && sp_has_kernel(op))    /* the test mode: every operand sparse */
+  bool exact_only = I->sparse_mode == SPARSE_EXACT;
+  if (I->sparse_mode >= SPARSE_ALWAYS && sp_has_kernel(op) && (!exact_only || sp_exact(op)))   /* the test modes */
     for (int k = 0; k < nin; k++)
       if (is_dense_host(v[k]) && tensor_numel(v[k].u.m) >= 2 && tensor_cols(v[k].u.m) <= SP_MAX_COLS) {
         Tensor *s = tensor_sparsify(I, v[k].u.m);
@@ -444,7 +475,7 @@ Value sp_kernel(Interp *I, OpKind op, bool inplace, int nin, const Value *in, in
   Value r;
   bool any = false;
   for (int k = 0; k < nin; k++) any |= is_sp(v[k]);
-  if (any) {
+  if (any && (!exact_only || sp_exact(op))) {
     Span saved = I->call_span;
     I->call_span = sp;
     bool done = sp_try(I, op, v, nextra, x, &r, sp);

@@ -1,7 +1,7 @@
 /*
 ** gen_diff.c — generated programs (progen.c) run eagerly and in every staged and device mode,
 ** compared (gendiff.h). make test runs a fixed count from a fixed seed; campaigns run more.
-**   gen_diff [--seed S] [--count N] [--from K] [--modes staged,jit,gpu-staged,gpu-jit]
+**   gen_diff [--seed S] [--count N] [--from K] [--modes staged,jit,gpu-staged,gpu-jit,sparse]
 **            [--keep-going] [--save DIR] [--show K]
 ** Program k of seed S is the same on every machine. Exit status 1 when any mode differs.
 */
@@ -39,7 +39,7 @@ static void usage(void) {
 int main(int argc, char **argv) {
   uint64_t seed = 1, count = 1000, from = 0;
   int64_t show = -1;
-  bool keep = false, want[GD_NMODES] = { false, true, true, true, true };
+  bool keep = false, want[GD_NMODES] = { false, true, true, true, true, true };
   const char *save = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -56,6 +56,7 @@ int main(int argc, char **argv) {
       want[GD_JIT] = strstr(m, "jit") && (strstr(m, "jit") == m || strstr(m, ",jit"));
       want[GD_GPU_STAGED] = strstr(m, "gpu-staged") != NULL;
       want[GD_GPU_JIT] = strstr(m, "gpu-jit") != NULL;
+      want[GD_SPARSE] = strstr(m, "sparse") != NULL;
     } else usage();
   }
   if (show >= 0) {                           /* print program k and nothing else */

@@ -12,9 +12,9 @@
 #include "staging/graph.h"
 #include "testrun.h"
 
-typedef enum GdMode { GD_EAGER, GD_STAGED, GD_JIT, GD_GPU_STAGED, GD_GPU_JIT, GD_NMODES } GdMode;
+typedef enum GdMode { GD_EAGER, GD_STAGED, GD_JIT, GD_GPU_STAGED, GD_GPU_JIT, GD_SPARSE, GD_NMODES } GdMode;
 static const char *const gd_mode_name[GD_NMODES] = { "eager", "--staged", "--jit-all", "--device gpu --staged (simulated)",
-                                                     "--device gpu --jit-all (simulated)" };
+                                                     "--device gpu --jit-all (simulated)", "--staged, every matrix sparse (exact kernels)" };
 
 typedef struct GdRun { char *out, *err; size_t nout, nerr; int status; } GdRun;
 
@@ -33,7 +33,8 @@ static void gd_run(const char *prog, size_t n, GdMode m, GdRun *r) {
   FILE *out = open_memstream(&r->out, &r->nout), *err = open_memstream(&r->err, &r->nerr);
   Interp *I = fuzz_interp(out, err);
   I->device = ongpu ? gpu : cpu;
-  I->staged_mode = m == GD_STAGED || m == GD_GPU_STAGED;
+  I->staged_mode = m == GD_STAGED || m == GD_GPU_STAGED || m == GD_SPARSE;
+  I->sparse_mode = m == GD_SPARSE ? SPARSE_EXACT : SPARSE_AUTO;   /* sparse wherever that keeps the bits */
   I->jit_all = m == GD_JIT || m == GD_GPU_JIT;
   I->print_digits = 17;
   I->exact_rewrites = true;          /* staged results are eager's bit for bit on the CPU */
@@ -60,15 +61,17 @@ static bool gd_hit_limit(const char *err) {
 ** agreeing. On the CPU, with the rewrites that change last bits left out (exact_rewrites),
 ** staged code gives eager's bits, so the outputs must be the same text: a rounding difference
 ** that a program amplifies (x %% y, floor, a comparison) cannot pass as a wrong result or
-** hide one. Two exceptions compare numbers to 1e-12 relative: the simulated GPU, whose linear
-** algebra differs in the last bits (inv is getrf + getrs), and a program calling grad, whose
+** hide one. (The sparse mode keeps a matrix sparse only through the kernels that give the dense
+** bits, SPARSE_EXACT: its output must be eager's text too.) Two exceptions compare numbers to
+** 1e-12 relative: the simulated GPU, whose linear algebra differs in the last bits (inv is
+** getrf + getrs), and a program calling grad, whose
 ** adjoints through a graph may be summed in another order (CSE makes one node of equal ones,
 ** and its adjoint is then the sum of their uses' adjoints: 9 * g where eager adds g nine
 ** times). */
 static bool gd_same(const GdRun *a, const GdRun *b, GdMode m, const char *prog) {
   if (gd_hit_limit(a->err) || gd_hit_limit(b->err)) return true;
   if (a->status != b->status || strcmp(a->err, b->err) != 0) return false;
-  if ((m == GD_STAGED || m == GD_JIT) && !strstr(prog, "grad(")) return strcmp(a->out, b->out) == 0;
+  if ((m == GD_STAGED || m == GD_JIT || m == GD_SPARSE) && !strstr(prog, "grad(")) return strcmp(a->out, b->out) == 0;
   return testrun_same_up_to_rounding(a->out, b->out);
 }
 
