@@ -15,17 +15,25 @@
 #       as(Matrix::readMM(path), "CsparseMatrix"), one process each, the read timed inside it
 #       (the file is in the page cache for all three: it was just written). Each reader's nnz and
 #       sum must equal the writer's (1e-9).
+# (sp3) One ALS-CG iteration on a ratings matrix: MLS's builtin alsCG(X, rank = 10, maxi = 1,
+#       check = FALSE) (stdlib/builtin/alsCG.mls, bench/sparse_als.mls) against the same
+#       algorithm written with NumPy and scipy.sparse (bench/sparse_als.py: the masked products
+#       W * (U V^T - X) computed at W's cells only), X 10^6 x 10^5 with about 10^7 ratings on
+#       [1, 5], one process each, the call timed inside it. Each program's loss after the
+#       iteration must be below its loss at the starts (other random data: the values differ).
 # Peak memory: the whole process's maximum RSS, from /usr/bin/time (else the peers' own VmHWM).
 # The exit status is 1 when a program crashed, timed out, printed no timing or failed its check;
 # a missing peer is reported as skipped.
 #
 # Environment knobs (all optional):
-#   BENCH_SPARSE_SCALE=1          multiplies the row counts of (sp1) and (sp2) and the nnz of
-#                                 (sp2): 0.1 runs in about a tenth of the time
+#   BENCH_SPARSE_SCALE=1          multiplies the row counts of (sp1), (sp2) and (sp3) and the
+#                                 nnz of (sp2) and (sp3): 0.1 runs in about a tenth of the time
 #   BENCH_SPARSE_ROWS=100000, BENCH_SPARSE_COLS=10000, BENCH_SPARSE_K=100   (sp1)'s X and W
 #   BENCH_SPARSE_DENSITIES="0.001 0.01 0.1", BENCH_SPARSE_REPS=3            (sp1)
 #   BENCH_SPARSE_MM_ROWS=1000000, BENCH_SPARSE_MM_COLS=100000, BENCH_SPARSE_MM_NNZ=10000000  (sp2)
-#   BENCH_SPARSE_PARTS=spmm,read  which parts to run
+#   BENCH_SPARSE_ALS_ROWS=1000000, BENCH_SPARSE_ALS_COLS=100000, BENCH_SPARSE_ALS_NNZ=10000000,
+#   BENCH_SPARSE_ALS_RANK=10, BENCH_SPARSE_ALS_ITERS=1                      (sp3)
+#   BENCH_SPARSE_PARTS=spmm,read,als  which parts to run
 #   BENCH_SPARSE_TMP=DIR          where to write the .mtx file (default: a new directory under
 #                                 ${TMPDIR:-/tmp}, removed at the end)
 #   BENCH_TIMEOUT=600             seconds before one program run is killed
@@ -56,7 +64,12 @@ REPS=${BENCH_SPARSE_REPS:-3}
 MM_ROWS=${BENCH_SPARSE_MM_ROWS:-$(scaled 1000000)}
 MM_COLS=${BENCH_SPARSE_MM_COLS:-100000}
 MM_NNZ=${BENCH_SPARSE_MM_NNZ:-$(scaled 10000000)}
-PARTS=${BENCH_SPARSE_PARTS:-spmm,read}
+ALS_ROWS=${BENCH_SPARSE_ALS_ROWS:-$(scaled 1000000)}
+ALS_COLS=${BENCH_SPARSE_ALS_COLS:-100000}
+ALS_NNZ=${BENCH_SPARSE_ALS_NNZ:-$(scaled 10000000)}
+ALS_RANK=${BENCH_SPARSE_ALS_RANK:-10}
+ALS_ITERS=${BENCH_SPARSE_ALS_ITERS:-1}
+PARTS=${BENCH_SPARSE_PARTS:-spmm,read,als}
 
 STATUS=0
 mkdir -p "$OUT" || { echo "sparse.sh: cannot create $OUT" >&2; exit 1; }
@@ -274,11 +287,74 @@ bench_read() {
     (( made )) && rm -rf "$dir"
 }
 
+# ---------------------------------------------------------------- (sp3) ALS-CG iteration
+
+bench_als() {
+    local dens
+    dens=$(awk -v z="$ALS_NNZ" -v m="$ALS_ROWS" -v n="$ALS_COLS" 'BEGIN { d = z / (m * n); if (d > 1) d = 1; printf "%.17g\n", d }')
+    echo
+    echo "== (sp3) [U, V] = alsCG(X, rank=$ALS_RANK, maxi=$ALS_ITERS, check=FALSE), X $ALS_ROWS x $ALS_COLS ratings on [1, 5], about $ALS_NNZ of them (density $(awk -v d="$dens" 'BEGIN { printf "%.3g", d }'))  (one process each; the call timed)"
+    echo
+    printf '  %-46s %9s %11s %10s %10s %23s %6s\n' "program" "nnz" "s / iter" "MLS/SciPy" "peak RSS" "loss: start -> after" "check"
+    local key file t l0 l1
+    local -A T=() P=() NOTE=() L0=() L1=() NZ=() GEN=()
+    for key in mls scipy; do
+        file=$OUT/sparse_als_$key.out
+        case $key in
+            mls)   (( MLS_OK )) || { NOTE[$key]="not run: no MLS binary"; continue; }
+                   run_prog "$file" env MLS_PATH="$MLS_STDLIB" "$MLS" "$HERE/sparse_als.mls" -nvargs \
+                       "m=$ALS_ROWS" "n=$ALS_COLS" "s=$dens" "r=$ALS_RANK" "it=$ALS_ITERS" ;;
+            scipy) (( SP_OK )) || { NOTE[$key]="skipped: scipy not installed"; continue; }
+                   run_prog "$file" "$PYTHON" "$HERE/sparse_als.py" "$ALS_ROWS" "$ALS_COLS" "$ALS_NNZ" \
+                       "$ALS_RANK" "$ALS_ITERS" ;;
+        esac
+        t=$(lastkey iter_ns "$file")
+        P[$key]=$(peak "$file"); NZ[$key]=$(lastkey nnz "$file"); GEN[$key]=$(lastkey gen_ns "$file")
+        if (( RC != 0 )) || [[ -z $t ]]; then
+            NOTE[$key]="$(why): $(grep -v '^---\|^peak_rss_kb\|^Command exited\|^Command terminated' "$file" | tail -n 1 | cut -c1-100)"
+            fail "(sp3) $key: $(why)" "$file"; continue
+        fi
+        l0=$(lastkey loss0 "$file"); l1=$(lastkey loss1 "$file")
+        L0[$key]=$l0; L1[$key]=$l1
+        if [[ -z $l0 || -z $l1 ]] || ! awk -v a="$l0" -v b="$l1" 'BEGIN { exit !(b + 0 < a + 0) }'; then
+            NOTE[$key]="WRONG: the loss did not decrease ('$l0' -> '$l1')"
+            fail "(sp3) $key: loss '$l0' -> '$l1', no decrease" "$file"; continue
+        fi
+        T[$key]=$t
+    done
+    local -A LABEL=([mls]="MLS alsCG (sparse_als.mls)" [scipy]="SciPy, the same algorithm (sparse_als.py)")
+    lossfmt() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4g -> %.4g", a, b }'; }
+    for key in mls scipy; do
+        if [[ -n ${T[$key]:-} ]]; then
+            printf '  %-46s %9s %11s %10s %10s %23s %6s\n' "${LABEL[$key]}" "${NZ[$key]:--}" \
+                "$(awk -v t="${T[$key]}" 'BEGIN { printf "%.3f", t / 1e9 }')" \
+                "$([[ $key == mls ]] && ratio "${T[mls]:-}" "${T[scipy]:-}" || echo -)" "$(mb "${P[$key]:-}")" \
+                "$(lossfmt "${L0[$key]}" "${L1[$key]}")" ok
+        else
+            printf '  %-46s %s\n' "${LABEL[$key]}" "${NOTE[$key]:-}"
+        fi
+    done
+    echo
+    local g=()
+    for key in mls scipy; do
+        [[ -n ${GEN[$key]:-} ]] && g+=("$key $(awk -v t="${GEN[$key]}" 'BEGIN { printf "%.2f s", t / 1e9 }')")
+    done
+    (( ${#g[@]} )) && echo "  generation of X (not timed): $(IFS=,; echo "${g[*]}" | sed 's/,/, /g')"
+    local mf=$OUT/sparse_als_mls.out
+    if [[ -n ${T[mls]:-} ]]; then
+        if grep -q 'sparse matrix' "$mf"; then echo "  (MLS stored X sparse)"; else echo "  (MLS stored X dense)"; fi
+    fi
+    echo "  (s / iter: the call's time over maxi, the starts and W = X != 0 included on both sides; MLS runs"
+    echo "   on every core, SciPy's products on one thread; check: each program's loss after the iteration is"
+    echo "   below its loss at the starts; the losses differ between programs: other random X and starts)"
+}
+
 # ---------------------------------------------------------------- main
 
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 want spmm && bench_spmm
 want read && bench_read
+want als  && bench_als
 
 echo
 if (( ${#FAILS[@]} )); then
