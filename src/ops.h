@@ -77,4 +77,8 @@ Value op_concat(Interp *I, Value a, Value b, Span sp);
 ** checked against prm (ops/nn.h) with errors naming both; the result is owned. */
 Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp);
 
+/* t(s) %*% b into *r (+1) when s is a sparse matrix and b a dense one of nrow(s) rows: CSR's
+** transposed product, no transpose made (ops/sparse.c); false (nothing done) otherwise. */
+bool op_matmul_tn(Interp *I, Value s, Value b, Value *r, Span sp);
+
 #endif

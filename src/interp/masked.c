@@ -32,6 +32,14 @@ typedef struct Walk {
   int nbufs;
 } Walk;
 
+AstNode *eval_t_arg(Interp *I, AstNode *n) {
+  if (n->kind != AST_CALL || n->nkids != 2 || n->kids[0]->kind != AST_NAME || n->kids[1]->kind == AST_ARG) return NULL;
+  Value f = eval(I, n->kids[0]);
+  bool t = f.t == VT_BUILTIN && !strcmp(f.u.bi->name, "t");
+  val_release(f);
+  return t ? n->kids[1] : NULL;
+}
+
 /* t(name): a call of the builtin t on a name (the name t not bound by the program). */
 static bool is_t_call(Interp *I, AstNode *n) {
   if (n->kind != AST_CALL || n->nkids != 2 || n->kids[0]->kind != AST_NAME || n->kids[1]->kind != AST_NAME) return false;
@@ -220,7 +228,7 @@ Value eval_masked(Interp *I, AstNode *expr, const Tensor *W) {
     SpCsr *c = tensor_csr(o);
     memcpy(c->rowptr, p->rowptr, (size_t)(p->rows + 1) * sizeof(int64_t));
     memcpy(c->col, p->col, (size_t)p->nnz * sizeof(int32_t));
-    for (int64_t q = 0; q < p->nnz; q++) c->val[q] = r.is_const ? r.c : r.vals[q];
+    for (int64_t q = 0; q < p->nnz; q++) c->val[q] = p->val[q] * (r.is_const ? r.c : r.vals[q]);   /* W * expr */
     c->nnz = p->nnz;
     out = val_mat(o);
   }

@@ -191,6 +191,28 @@ static bool sp_matmul(Interp *I, Value a, Value b, Value *r, Span sp) {
   return false;
 }
 
+bool op_matmul_tn(Interp *I, Value s, Value b, Value *r, Span sp) {
+  if (!is_sp(s) || !is_dense_host(b) || I->sparse_mode == SPARSE_EXACT) return false;
+  const SpCsr *a = tensor_csr(s.u.m);
+  Tensor *B = b.u.m;
+  if (tensor_rows(B) != a->rows) return false;     /* the dense path's error */
+  int mark = I->ntmp;
+  int64_t n = tensor_cols(B);
+  if (B->stride[1] != 1 && n > 1) B = packed(I, B);
+  Tensor *C = tensor_new_host(I, a->cols, n);
+  tmp_push(I, val_mat(C));
+  Span saved = I->call_span;
+  I->call_span = sp;
+  I->kernel_runs++;
+  if (spk_spmm_t(a, tensor_data(B), B->stride[0], n, tensor_data(C)) != 0) mem_oom(0);
+  I->call_span = saved;
+  C->refcount++;
+  tmp_release_to(I, mark);
+  sp_check(I, C);
+  *r = val_mat(C);
+  return true;
+}
+
 /* ---- shape and reductions ---- */
 static bool sp_transpose(Interp *I, Value a, Value *r) {
   if (!is_sp(a)) return false;
