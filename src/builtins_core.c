@@ -120,8 +120,9 @@ Value bi_matrix(Interp *I, Args *a) {
   matrix_shape(I, a, n, !src, &rows, &cols);
   if (src && rows * cols != n)
     bi_error(I, "cannot shape %lld values into a %lldx%lld matrix", (long long)n, (long long)rows, (long long)cols);
-  if (!src && x == 0 && !signbit(x) && tensor_prefer_sparse(I, rows, cols, 0))
-    return val_mat(tensor_sparse_new(I, rows, cols, 0));   /* all zeros: an empty sparse matrix */
+  if (!src && x == 0 && !signbit(x) && I->device == &be_cpu && tensor_prefer_sparse(I, rows, cols, 0))
+    return val_mat(tensor_sparse_new(I, rows, cols, 0));   /* all zeros: an empty sparse matrix (on
+                                                            ** a GPU: dense there, as before) */
   Tensor *t = tensor_new(I, rows, cols);
   double *d = tensor_data(t);
   int64_t total = rows * cols;
