@@ -6,7 +6,6 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -193,18 +192,6 @@ _Noreturn void mem_oom(size_t n) {
 
 static void *oom(size_t n) { mem_oom(n); }
 
-void mem_advise_huge(void *p, size_t n) {
-#ifdef MADV_HUGEPAGE
-  const uintptr_t H = (uintptr_t)2 << 20;
-  if (!p || n < MEM_HUGE_MIN) return;
-  uintptr_t a = ((uintptr_t)p + H - 1) & ~(H - 1), e = ((uintptr_t)p + n) & ~(H - 1);
-  if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);   /* a hint: its failure changes nothing */
-#else
-  (void)p;
-  (void)n;
-#endif
-}
-
 /* Counts a block handed out (p != NULL) or taken back; atomic, as frees may come from any thread. */
 static void *counted(void *p) {
   if (p) __atomic_add_fetch(&mem_stats.blocks, 1, __ATOMIC_RELAXED);
@@ -213,7 +200,6 @@ static void *counted(void *p) {
 
 void *mem_alloc(size_t n) {
   void *p = mem_fail_now() ? NULL : counted(malloc(n ? n : 1));
-  if (n >= MEM_HUGE_MIN) mem_advise_huge(p, n);
   return p ? p : oom(n);
 }
 
@@ -228,11 +214,7 @@ void *mem_realloc(void *p, size_t n) {
   return q ? q : oom(n);
 }
 
-void *mem_try_alloc(size_t n) {
-  void *p = mem_fail_now() ? NULL : counted(malloc(n ? n : 1));
-  if (n >= MEM_HUGE_MIN) mem_advise_huge(p, n);
-  return p;
-}
+void *mem_try_alloc(size_t n) { return mem_fail_now() ? NULL : counted(malloc(n ? n : 1)); }
 
 void *mem_try_realloc(void *p, size_t n) {
   void *q = mem_fail_now() ? NULL : realloc(p, n ? n : 1);

@@ -91,11 +91,4 @@ bool mem_fail_hit(void);
 /* Counts one allocation; true when it is the one to fail (for allocators outside mem.c). */
 bool mem_fail_now(void);
 
-/* Blocks of MEM_HUGE_MIN bytes and more are asked to be backed by 2 MiB pages where the kernel
-** gives them on request (transparent huge pages in "madvise" mode): a fresh 100 MB temporary then
-** costs 50 page faults, not 25,000 (a quarter of an ALS iteration's time went to faults).
-** mem_alloc and mem_try_alloc do it; the CPU backend's buffers too. */
-#define MEM_HUGE_MIN ((size_t)8 << 20)
-void mem_advise_huge(void *p, size_t n);
-
 #endif

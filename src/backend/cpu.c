@@ -62,7 +62,6 @@ static double *cpu_alloc(size_t nbytes) {
   cache_evict_for(nbytes);
   void *p = NULL;
   if (posix_memalign(&p, 64, nbytes) != 0) return NULL;
-  mem_advise_huge(p, nbytes);
   return p;
 }
 
