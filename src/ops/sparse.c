@@ -58,12 +58,12 @@ static Tensor *packed(Interp *I, Tensor *t) {
   return c;
 }
 
-/* Whether every value of the dense d (n values) gives sc_binary(op, 0, v) == 0 (left: the
-** sparse operand is the left one), i.e. the sparse operand's unstored zeros stay zero. */
 /* Whether z, an op's value at an unstored cell, may stay unstored: 0 (NaN is not), and under
 ** SPARSE_EXACT +0 only (densely -X has -0 there; docs/sparse.md's one exception elsewhere). */
 static bool zero_ok(const Interp *I, double z) { return z == 0 && (I->sparse_mode != SPARSE_EXACT || !signbit(z)); }
 
+/* Whether every value of the dense d (n values) gives zero_ok's 0 with the sparse operand's 0
+** (sparse_left: the sparse operand is the left one): its unstored zeros stay unstored. */
 static bool zeros_stay(const Interp *I, OpKind op, const double *d, int64_t n, bool sparse_left) {
   for (int64_t k = 0; k < n; k++) {
     double z = sparse_left ? sc_binary(op, 0.0, d[k]) : sc_binary(op, d[k], 0.0);
