@@ -159,6 +159,17 @@ static bool sp_matmul(Interp *I, Value a, Value b, Value *r, Span sp) {
     tmp_push(I, val_mat(o));
     int64_t n = spk_spgemm_count(x, y, tensor_csr(o)->rowptr);
     if (n < 0) mem_oom(0);
+    if (!tensor_prefer_sparse(I, ra, cb, n)) {     /* a dense result: X %*% dense(Y), no CSR of it */
+      Tensor *D = tensor_densify(I, b.u.m);
+      tmp_push(I, val_mat(D));
+      Tensor *C = tensor_new_host(I, ra, cb);
+      spk_spmm(x, tensor_data(D), cb, cb, tensor_data(C));
+      tmp_release_to(I, mark);
+      sp_check(I, C);
+      I->kernel_runs++;
+      *r = val_mat(C);
+      return true;
+    }
     tensor_sparse_reserve(I, o, n);
     if (spk_spgemm(x, y, tensor_csr(o)) != 0) mem_oom(0);
     tmp_pop(I, 1);
