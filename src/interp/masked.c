@@ -32,8 +32,12 @@ typedef struct Walk {
   int nbufs;
 } Walk;
 
+/* Whether name node n is spelled t (only then is it evaluated: another name, unbound, would
+** throw its "object not found" where the call reports "could not find function"). */
+static bool named_t(const AstNode *n) { return n->kind == AST_NAME && !strcmp(n->u.sym->name, "t"); }
+
 AstNode *eval_t_arg(Interp *I, AstNode *n) {
-  if (n->kind != AST_CALL || n->nkids != 2 || n->kids[0]->kind != AST_NAME || n->kids[1]->kind == AST_ARG) return NULL;
+  if (n->kind != AST_CALL || n->nkids != 2 || !named_t(n->kids[0]) || n->kids[1]->kind == AST_ARG) return NULL;
   Value f = eval(I, n->kids[0]);
   bool t = f.t == VT_BUILTIN && !strcmp(f.u.bi->name, "t");
   val_release(f);
@@ -42,7 +46,7 @@ AstNode *eval_t_arg(Interp *I, AstNode *n) {
 
 /* t(name): a call of the builtin t on a name (the name t not bound by the program). */
 static bool is_t_call(Interp *I, AstNode *n) {
-  if (n->kind != AST_CALL || n->nkids != 2 || n->kids[0]->kind != AST_NAME || n->kids[1]->kind != AST_NAME) return false;
+  if (n->kind != AST_CALL || n->nkids != 2 || !named_t(n->kids[0]) || n->kids[1]->kind != AST_NAME) return false;
   Value f = eval(I, n->kids[0]);
   bool t = f.t == VT_BUILTIN && !strcmp(f.u.bi->name, "t");
   val_release(f);
