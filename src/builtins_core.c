@@ -269,9 +269,9 @@ Value bi_mean(Interp *I, Args *a) {
   return r;
 }
 
-/* cbind/rbind of pieces of which one is sparse, into a sparse result with room for est entries:
-** each piece made sparse (a copy; a number a 1x1), then appended (backend/sparse.h). */
-static Value bind_sparse(Interp *I, Args *a, bool cols, int64_t est) {
+/* cbind/rbind of pieces of which one is sparse: each piece made sparse (a copy; a number a
+** 1x1), then appended (backend/sparse.h); the result in the rule's format. */
+static Value bind_sparse(Interp *I, Args *a, bool cols) {
   int mark = I->ntmp;
   Tensor *acc = NULL;
   for (int i = 0; i < a->ndots; i++) {
@@ -294,7 +294,6 @@ static Value bind_sparse(Interp *I, Args *a, bool cols, int64_t est) {
     else spk_rbind(x, y, tensor_csr(o));
     acc = o;
   }
-  (void)est;
   acc->refcount++;
   tmp_release_to(I, mark);
   return val_mat(tensor_auto_format(I, acc));
@@ -338,7 +337,7 @@ static Value bind(Interp *I, Args *a, bool cols) {
     est += sp ? tensor_csr(v.u.m)->nnz : v.t == VT_MAT ? tensor_numel(v.u.m) : 1;
   }
   if (any_sparse && tensor_prefer_sparse(I, cols ? other : total, cols ? total : other, est))
-    return bind_sparse(I, a, cols, est);
+    return bind_sparse(I, a, cols);
   Tensor *t = cols ? tensor_new(I, other, total) : tensor_new(I, total, other);
   double *d = tensor_data(t);
   int64_t W = tensor_cols(t), off = 0;

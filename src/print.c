@@ -198,11 +198,6 @@ static void pad_left(TextBuf *t, const char *s, int width) {
   tb_puts(t, s);
 }
 
-/* Element (i, j) of m for printing: of a sparse matrix looked up in its rows, not densified. */
-static double elem(const Tensor *m, int64_t i, int64_t j) {
-  return tensor_is_sparse(m) ? tensor_get1(m, i, j) : tensor_get(m, i, j);
-}
-
 /* A sparse matrix's header line (docs/sparse.md): "[r x c sparse matrix, n nonzeros]". Not under
 ** --sparse always, the test mode, whose output is the dense run's. True when it was written. */
 static bool sparse_header(Interp *I, TextBuf *t, const Tensor *m) {
@@ -236,7 +231,7 @@ void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, 
   for (int64_t k = 0; k < ncols; k++) {
     int64_t j = elide ? cshow[k] : k;
     int64_t cnt = 0;
-    for (int64_t q = 0; q < (elide ? nr : r); q++) col[cnt++] = elem(m, elide ? rshow[q] : q, j);
+    for (int64_t q = 0; q < (elide ? nr : r); q++) col[cnt++] = tensor_cell(m, elide ? rshow[q] : q, j);
     fmts[k] = choose_fmt(col, cnt, 1, digits, poll ? &I->interrupted : NULL);
     if (poll && I->interrupted) goto done;           /* Ctrl-C: the caller raises it */
   }
@@ -249,7 +244,7 @@ void fmt_matrix(Interp *I, TextBuf *t, const Tensor *m, int digits, bool elide, 
       int64_t j = elide ? cshow[k] : k;
       if (k) tb_puts(t, " ");
       if (cut_c && k == 5) tb_puts(t, "... ");
-      fmt_with(buf, sizeof buf, elem(m, i, j), &fmts[k]);
+      fmt_with(buf, sizeof buf, tensor_cell(m, i, j), &fmts[k]);
       pad_left(t, buf, fmts[k].width);
     }
     if (q + 1 < nrows) tb_puts(t, "\n");
@@ -295,7 +290,7 @@ static void fmt_matrix_tty(Interp *I, TextBuf *t, const Tensor *m, int digits, i
   for (int64_t step = 0; nl + nrt < c && nl + nrt < cap; step++) {
     bool from_left = step % 2 == 0 || nl + nrt == c - 1;
     int64_t j = from_left ? nl : c - 1 - nrt;
-    for (int q = 0; q < nr; q++) col[q] = elem(m, rshow[q], j);
+    for (int q = 0; q < nr; q++) col[q] = tensor_cell(m, rshow[q], j);
     NumFmt f = choose_fmt(col, nr, 1, digits, NULL);
     int hw = snprintf(buf, sizeof buf, "[,%lld]", (long long)(j + 1));
     int w = f.width > hw ? f.width : hw;
@@ -326,7 +321,7 @@ static void fmt_matrix_tty(Interp *I, TextBuf *t, const Tensor *m, int digits, i
       if (s == nl && cut_c) tb_puts(t, " ...");
       tb_putn(t, " ", 1);
       if (pass < 0) snprintf(buf, sizeof buf, "[,%lld]", (long long)(j + 1));
-      else fmt_with(buf, sizeof buf, elem(m, rshow[pass], j), f);
+      else fmt_with(buf, sizeof buf, tensor_cell(m, rshow[pass], j), f);
       pad_left(t, buf, w);
     }
     if (cut_c && nrt == 0) tb_puts(t, " ...");

@@ -147,6 +147,11 @@ static inline bool tensor_is_sparse(const Tensor *t) {
          (t->stride[1] == 1 || t->shape[1] <= 1) && (t->stride[0] == t->shape[1] || t->shape[0] <= 1);
 }
 static inline SpCsr *tensor_csr(const Tensor *t) { return t->st->csr; }
+/* Element (i, j) of t read without changing its form: a sparse matrix's by a binary search in
+** its row (tensor_get1), else tensor_get's. */
+static inline double tensor_cell(const Tensor *t, int64_t i, int64_t j) {
+  return tensor_is_sparse(t) ? tensor_get1(t, i, j) : tensor_get(t, i, j);
+}
 /* A rows x cols sparse matrix with room for cap entries, none stored (+1): rowptr all 0, the
 ** caller fills it and sets csr->nnz and rowptr. Counted against --max-memory; a located
 ** out-of-memory error when too large. cols at most SP_MAX_COLS. */

@@ -48,7 +48,7 @@ typedef struct Case {
   char script[64];                /* "--- script: NAME", default t.mls */
   int exit_code;
   bool has_err;
-  bool dense;                     /* "--- storage: auto": run without the flags' --sparse MODE */
+  bool storage_auto;              /* "--- storage: auto": run without the flags' --sparse MODE */
 } Case;
 
 static char *read_file(const char *path, size_t *n) {
@@ -85,8 +85,8 @@ static int run_case(const char *exe, const char *top, int *serial, const Case *c
       if (*q == '/') { *q = '\0'; mkdir(path, 0700); *q = '/'; }
     write_file(path, c->files[i].p, c->files[i].n);
   }
-  char fbuf[256];                  /* a dense-storage case: the flags without --sparse MODE */
-  const char *sa = flags && c->dense ? strstr(flags, "--sparse ") : NULL;
+  char fbuf[256];                  /* a storage: auto case: the flags without --sparse MODE */
+  const char *sa = flags && c->storage_auto ? strstr(flags, "--sparse ") : NULL;
   if (sa) {
     const char *end = sa + 9;
     while (*end && *end != ' ') end++;
@@ -299,7 +299,7 @@ int testrun_main(int nfiles, char **files) {
         if (!strncmp(p + 4, "stdout", 6)) sec = &c.out;
         else if (!strncmp(p + 4, "stderr", 6)) sec = &c.err;
         else if (!strncmp(p + 4, "exit:", 5)) { c.exit_code = atoi(p + 9); sec = NULL; }
-        else if (!strncmp(p + 4, "storage: auto", 13)) sec = NULL, c.dense = true;
+        else if (!strncmp(p + 4, "storage: auto", 13)) sec = NULL, c.storage_auto = true;
         else if (!strncmp(p + 4, "args:", 5)) { snprintf(c.args, sizeof c.args, "%.*s", (int)(len - 9), p + 9); sec = NULL; }
         else if (!strncmp(p + 4, "script:", 7)) {
           const char *nm = p + 11;

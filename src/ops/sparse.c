@@ -29,9 +29,6 @@ static bool as_scalar(Value v, double *s) {
   return false;
 }
 
-/* An empty sparse result of a's shape whose arrays the kernel fills (room for cap). */
-static Tensor *sp_like(Interp *I, int64_t rows, int64_t cols, int64_t cap) { return tensor_sparse_new(I, rows, cols, cap); }
-
 /* A kernel stopped by Ctrl-C leaves its output unfinished (cpu_parallel_for skips parts): the
 ** output t (owned) is freed and the interrupt raised. */
 static void sp_check(Interp *I, Tensor *t) {
@@ -84,7 +81,7 @@ static bool sp_unary(Interp *I, OpKind op, Value a, Value *r) {
   double z = sc_unary(op, 0.0);
   if (!zero_ok(I, z)) return false;          /* f(0) != 0: a dense result */
   const SpCsr *c = tensor_csr(a.u.m);
-  Tensor *o = sp_like(I, c->rows, c->cols, c->nnz);
+  Tensor *o = tensor_sparse_new(I, c->rows, c->cols, c->nnz);
   spk_unary(op, c, tensor_csr(o));
   *r = sp_result(I, o, op);
   return true;
@@ -97,7 +94,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
   if (sa && !sb && as_scalar(b, &s)) {               /* X op s */
     if (!zero_ok(I, sc_binary(op, 0.0, s))) return false;
     const SpCsr *c = tensor_csr(a.u.m);
-    Tensor *o = sp_like(I, c->rows, c->cols, c->nnz);
+    Tensor *o = tensor_sparse_new(I, c->rows, c->cols, c->nnz);
     spk_scalar(op, c, s, false, tensor_csr(o));
     *r = sp_result(I, o, op);
     return true;
@@ -105,7 +102,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
   if (sb && !sa && as_scalar(a, &s)) {               /* s op X */
     if (!zero_ok(I, sc_binary(op, s, 0.0))) return false;
     const SpCsr *c = tensor_csr(b.u.m);
-    Tensor *o = sp_like(I, c->rows, c->cols, c->nnz);
+    Tensor *o = tensor_sparse_new(I, c->rows, c->cols, c->nnz);
     spk_scalar(op, c, s, true, tensor_csr(o));
     *r = sp_result(I, o, op);
     return true;
@@ -113,7 +110,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
   if (sa && sb) {                                    /* the union of the patterns */
     const SpCsr *x = tensor_csr(a.u.m), *y = tensor_csr(b.u.m);
     if (x->rows != y->rows || x->cols != y->cols || !zero_ok(I, sc_binary(op, 0.0, 0.0))) return false;
-    Tensor *o = sp_like(I, x->rows, x->cols, 1);
+    Tensor *o = tensor_sparse_new(I, x->rows, x->cols, 1);
     tmp_push(I, val_mat(o));
     int64_t n = spk_union_count(x, y, tensor_csr(o)->rowptr);
     tensor_sparse_reserve(I, o, n);
@@ -136,7 +133,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
   d = packed(I, d);
   const double *dd = tensor_data(d);
   if (!zeros_stay(I, op, dd, tensor_numel(d), sa)) { tmp_release_to(I, mark); return false; }
-  Tensor *o = sp_like(I, x->rows, x->cols, x->nnz);
+  Tensor *o = tensor_sparse_new(I, x->rows, x->cols, x->nnz);
   spk_dense_pattern(op, x, dd, dc, bc, !sa, tensor_csr(o));
   tmp_release_to(I, mark);
   *r = sp_result(I, o, op);
@@ -144,6 +141,15 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
 }
 
 /* ---- products ---- */
+/* A dense product C (owned) the kernel wrote: the temporaries above mark released, C in *r. */
+static bool product_done(Interp *I, Tensor *C, int mark, Value *r) {
+  tmp_release_to(I, mark);
+  sp_check(I, C);
+  I->kernel_runs++;
+  *r = val_mat(C);
+  return true;
+}
+
 static bool sp_matmul(Interp *I, Value a, Value b, Value *r, Span sp) {
   bool sa = is_sp(a), sb = is_sp(b);
   if (a.t != VT_MAT || b.t != VT_MAT) return false;
@@ -155,49 +161,34 @@ static bool sp_matmul(Interp *I, Value a, Value b, Value *r, Span sp) {
   if (sa && sb) {
     const SpCsr *x = tensor_csr(a.u.m), *y = tensor_csr(b.u.m);
     if (!all_finite_csr(x) || !all_finite_csr(y)) return false;     /* 0 * Inf: the dense product's NaN */
-    Tensor *o = sp_like(I, ra, cb, 1);
+    Tensor *o = tensor_sparse_new(I, ra, cb, 1);
     tmp_push(I, val_mat(o));
     int64_t n = spk_spgemm_count(x, y, tensor_csr(o)->rowptr);
     if (n < 0) mem_oom(0);
-    if (!tensor_prefer_sparse(I, ra, cb, n)) {     /* a dense result: X %*% dense(Y), no CSR of it */
-      Tensor *D = tensor_densify(I, b.u.m);
-      tmp_push(I, val_mat(D));
-      Tensor *C = tensor_new_host(I, ra, cb);
-      spk_spmm(x, tensor_data(D), cb, cb, tensor_data(C));
-      tmp_release_to(I, mark);
-      sp_check(I, C);
+    if (tensor_prefer_sparse(I, ra, cb, n)) {
+      tensor_sparse_reserve(I, o, n);
+      if (spk_spgemm(x, y, tensor_csr(o)) != 0) mem_oom(0);
+      tmp_pop(I, 1);
+      *r = sp_result(I, o, OP_MATMUL);
       I->kernel_runs++;
-      *r = val_mat(C);
       return true;
     }
-    tensor_sparse_reserve(I, o, n);
-    if (spk_spgemm(x, y, tensor_csr(o)) != 0) mem_oom(0);
-    tmp_pop(I, 1);
-    *r = sp_result(I, o, OP_MATMUL);
-    I->kernel_runs++;
-    return true;
+    b = val_mat(tensor_densify(I, b.u.m));         /* a dense result: X %*% dense(Y), no CSR of it */
+    tmp_push(I, b);
   }
   if (sa && is_dense_host(b)) {
     Tensor *B = b.u.m;
     if (B->stride[1] != 1 && cb > 1) B = packed(I, B);
     Tensor *C = tensor_new_host(I, ra, cb);
     spk_spmm(tensor_csr(a.u.m), tensor_data(B), B->stride[0], cb, tensor_data(C));
-    tmp_release_to(I, mark);
-    sp_check(I, C);
-    I->kernel_runs++;
-    *r = val_mat(C);
-    return true;
+    return product_done(I, C, mark, r);
   }
   if (sb && is_dense_host(a)) {
     Tensor *A = a.u.m;
     if (A->stride[1] != 1 && ca > 1) A = packed(I, A);
     Tensor *C = tensor_new_host(I, ra, cb);
     spk_dsmm(tensor_data(A), A->stride[0], ra, tensor_csr(b.u.m), tensor_data(C));
-    tmp_release_to(I, mark);
-    sp_check(I, C);
-    I->kernel_runs++;
-    *r = val_mat(C);
-    return true;
+    return product_done(I, C, mark, r);
   }
   return false;
 }
@@ -228,7 +219,7 @@ bool op_matmul_tn(Interp *I, Value s, Value b, Value *r, Span sp) {
 static bool sp_transpose(Interp *I, Value a, Value *r) {
   if (!is_sp(a)) return false;
   const SpCsr *c = tensor_csr(a.u.m);
-  Tensor *o = sp_like(I, c->cols, c->rows, c->nnz);
+  Tensor *o = tensor_sparse_new(I, c->cols, c->rows, c->nnz);
   spk_transpose(c, tensor_csr(o));
   sp_check(I, o);
   o->logical = a.u.m->logical;
@@ -274,7 +265,7 @@ static bool sp_ifelse_merge(Interp *I, Value test, Value yes, Value no, Value *r
       (!ynum && !(yes.t == VT_MAT && !yes.u.m->st->abstract && tensor_rows(yes.u.m) == t->rows &&
                   tensor_cols(yes.u.m) == t->cols)))
     return false;
-  Tensor *o = sp_like(I, t->rows, t->cols, t->nnz + n->nnz);
+  Tensor *o = tensor_sparse_new(I, t->rows, t->cols, t->nnz + n->nnz);
   SpCsr *c = tensor_csr(o);
   int64_t w = 0;
   for (int64_t i = 0; i < t->rows; i++) {
@@ -284,9 +275,7 @@ static bool sp_ifelse_merge(Interp *I, Value test, Value yes, Value no, Value *r
       int64_t j = p < pe && (q >= qe || t->col[p] <= n->col[q]) ? t->col[p] : n->col[q];
       bool in_t = p < pe && t->col[p] == j, in_n = q < qe && n->col[q] == j;
       double tv = in_t ? t->val[p] : 0, nv = in_n ? n->val[q] : 0;
-      double x = tv != tv ? NAN : tv != 0 ? (ynum ? ys : tensor_is_sparse(yes.u.m) ? tensor_get1(yes.u.m, i, j)
-                                                                             : tensor_get(yes.u.m, i, j))
-                                          : nv;
+      double x = tv != tv ? NAN : tv != 0 ? (ynum ? ys : tensor_cell(yes.u.m, i, j)) : nv;
       if (in_t || in_n) { c->col[w] = (int32_t)j; c->val[w++] = x; }
       p += in_t;
       q += in_n;
@@ -308,14 +297,14 @@ static bool sp_ifelse(Interp *I, Value test, Value yes, Value no, Value *r) {
   if (!ynum && !(yes.t == VT_MAT && !yes.u.m->st->dev && !yes.u.m->st->abstract &&
                  tensor_rows(yes.u.m) == t->rows && tensor_cols(yes.u.m) == t->cols))
     return false;                                  /* a broadcast yes, or an error: the dense op */
-  Tensor *o = sp_like(I, t->rows, t->cols, t->nnz);
+  Tensor *o = tensor_sparse_new(I, t->rows, t->cols, t->nnz);
   SpCsr *c = tensor_csr(o);
   spk_copy(t, c);                                  /* test's pattern; the values chosen below */
   for (int64_t i = 0; i < t->rows; i++)
     for (int64_t q = t->rowptr[i]; q < t->rowptr[i + 1]; q++) {
       double tv = t->val[q];
       c->val[q] = tv != tv ? NAN : tv == 0 ? 0.0 : ynum ? ys
-                : tensor_is_sparse(yes.u.m) ? tensor_get1(yes.u.m, i, t->col[q]) : tensor_get(yes.u.m, i, t->col[q]);
+                : tensor_cell(yes.u.m, i, t->col[q]);
     }
   *r = sp_result(I, o, OP_IFELSE);
   return true;
@@ -337,15 +326,13 @@ static bool symmetric(Interp *I, const SpCsr *c) {
   return same;
 }
 
-static bool finite_sp(const SpCsr *c) { return all_finite_csr(c); }
-
 /* solve(A, B) with a sparse symmetric positive definite A: CHOLMOD's solve, A never dense. Any
 ** other A (not symmetric, not positive definite, not finite) takes the dense LU and its errors. */
 static bool sp_solve(Interp *I, Value a, Value b, Value *r) {
   if (!is_sp(a) || !(is_dense_host(b) || is_sp(b) || is_numlike(b))) return false;
   const SpCsr *A = tensor_csr(a.u.m);
   int64_t n = A->rows, bc = b.t == VT_MAT ? tensor_cols(b.u.m) : 1, br = b.t == VT_MAT ? tensor_rows(b.u.m) : 1;
-  if (n == 0 || br != n || !finite_sp(A) || !symmetric(I, A)) return false;
+  if (n == 0 || br != n || !all_finite_csr(A) || !symmetric(I, A)) return false;
   int mark = I->ntmp;
   Tensor *B;
   if (b.t != VT_MAT) {
@@ -378,7 +365,7 @@ static void chol_release(void *h) { spk_chol_free(h); }
 static bool sp_chol(Interp *I, Value a, Value *r) {
   if (!is_sp(a)) return false;
   const SpCsr *A = tensor_csr(a.u.m);
-  if (A->rows == 0 || !finite_sp(A) || !symmetric(I, A)) return false;
+  if (A->rows == 0 || !all_finite_csr(A) || !symmetric(I, A)) return false;
   int st;
   int64_t nnz = 0;
   I->kernel_runs++;
