@@ -23,7 +23,8 @@ Value op_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const
 Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp);
 Value op_unary(Interp *I, OpKind op, Value a, Span sp);
 Value op_matmul(Interp *I, Value a, Value b, Span sp);
-/* t(a): for a matrix, a view sharing a's storage (tensor_view_t), never a copy. */
+/* t(a): for a matrix, a view sharing a's storage (tensor_view_t), never a copy (a sparse row or
+** column excepted: its transpose is a CSR of its own). */
 Value op_transpose(Interp *I, Value a, Span sp);
 /* a's elements, row-major, as a rows x cols matrix (a packed copy; rows * cols == numel(a)). */
 Value op_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp);
@@ -77,8 +78,22 @@ Value op_concat(Interp *I, Value a, Value b, Span sp);
 ** checked against prm (ops/nn.h) with errors naming both; the result is owned. */
 Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp);
 
-/* t(s) %*% b into *r (+1) when s is a sparse matrix and b a dense one of nrow(s) rows: CSR's
-** transposed product, no transpose made (ops/sparse.c); false (nothing done) otherwise. */
-bool op_matmul_tn(Interp *I, Value s, Value b, Value *r, Span sp);
+
+/* ---- W * e at a sparse W's stored cells (ops/masked.c, docs/sparse.md) ----
+** A program: a 1 x (1 + 4n) matrix, the root (MK_ROOT_*: how W and e combine) and then n
+** instructions (code, a, b, flags), each an MK_* code whose operands a, b are earlier
+** instructions; MK_LEAF's a is an index into the inputs (>= 1), and an MK_PROD multiplies two
+** MK_LEAF instructions, transposing either first as flags (MK_TA, MK_TB) say. Every
+** instruction but a leaf is used once; e is the last. in[0] is W. */
+enum { MK_LEAF, MK_PROD, MK_ADD, MK_SUB, MK_MUL, MK_MULZ, MK_NEG, MK_SQ, MK_LOG, MK_EXP };
+enum { MK_TA = 1, MK_TB = 2 };
+enum { MK_ROOT_MUL, MK_ROOT_ZW, MK_ROOT_ZE };     /* W * e, W *0 e, e *0 W (OP_MULZ) */
+#define MK_MAX 64
+/* W * e into *r (+1, sparse) computed at W's stored cells only, when W is a sparse matrix, the
+** inputs are plain values (not traced) and bounds show e finite at every cell, or the root is
+** W *0 e (so that the dense values are exactly these); false, nothing made, otherwise. */
+bool op_masked_sparse(Interp *I, int nin, const Value *in, Value plan, Value *r);
+/* The same, or where it does not apply e's ops one by one and W * e (OP_MASKED's node). */
+Value op_masked(Interp *I, int nin, const Value *in, Value plan, Span sp);
 
 #endif

@@ -81,6 +81,11 @@ void tensor_host_access(const Storage *st) {
   else st->be->host_access(st->data);
 }
 
+void tensor_host_touch(const Tensor *t) {
+  if (t->st->sparse && tensor_is_sparse_t(t)) tensor_sparse_settle((Tensor *)t);
+  tensor_host_access(t->st);
+}
+
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, I->device, rows, cols); }
 Tensor *tensor_new_host(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, &be_cpu, rows, cols); }
 
@@ -144,8 +149,13 @@ Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols) {
 }
 
 Tensor *tensor_abstract(Interp *I, int64_t rows, int64_t cols) {
-  Tensor *t = tensor_new_host(I, rows, cols);
-  memset(tensor_data(t), 0, (size_t)(rows * cols) * sizeof(double));
+  Tensor *t;
+  if (rows * cols <= TENSOR_SMALL || cols > SP_MAX_COLS) {
+    t = tensor_new_host(I, rows, cols);
+    memset(tensor_data(t), 0, (size_t)(rows * cols) * sizeof(double));
+  } else {                                  /* no dense block: an empty sparse one (rowptr only) */
+    t = tensor_sparse_new(I, rows, cols, 0);
+  }
   t->st->abstract = true;
   return t;
 }
@@ -430,29 +440,24 @@ static l_noret sparse_oom(Interp *I, int64_t rows, int64_t cols, int64_t cap) {
             mem_format_size(lim, sizeof lim, mem_limit()), mem_format_size(used, sizeof used, mem_in_use()));
 }
 
-Tensor *tensor_sparse_new(Interp *I, int64_t rows, int64_t cols, int64_t cap) {
-  if (rows < 0 || cols < 0 || cap < 0)
-    mls_throw(I, I->call_span, "invalid matrix size %lldx%lld", (long long)rows, (long long)cols);
-  if (cols > SP_MAX_COLS)
-    mls_throw(I, I->call_span, "a sparse matrix has at most %lld columns, not %lld", (long long)SP_MAX_COLS, (long long)cols);
-  if (cap < 1) cap = 1;
+/* A sparse storage of rows x cols with room for cap (>= 1) entries, none stored, counted in
+** mem_stats; NULL (nothing allocated) when memory or --max-memory refuses it. */
+static Storage *csr_storage_try(int64_t rows, int64_t cols, int64_t cap) {
   if ((uint64_t)rows > (uint64_t)INT64_MAX / 16 || (uint64_t)cap > (uint64_t)INT64_MAX / 16 ||
       mem_over_limit(csr_bytes(rows, cap)))
-    sparse_oom(I, rows, cols, cap);
-  Tensor *t = mem_try_alloc(sizeof *t);
+    return NULL;
   Storage *st = mem_try_alloc(sizeof *st);
   SpCsr *c = mem_try_alloc(sizeof *c);
   int64_t *rp = mem_fail_now() ? NULL : mem_try_alloc((size_t)(rows + 1) * sizeof *rp);
   int32_t *col = mem_try_alloc((size_t)cap * sizeof *col);
   double *val = mem_try_alloc((size_t)cap * sizeof *val);
-  if (!t || !st || !c || !rp || !col || !val) {
-    mem_free(t);
+  if (!st || !c || !rp || !col || !val) {
     mem_free(st);
     mem_free(c);
     mem_free(rp);
     mem_free(col);
     mem_free(val);
-    sparse_oom(I, rows, cols, cap);
+    return NULL;
   }
   memset(rp, 0, (size_t)(rows + 1) * sizeof *rp);
   *c = (SpCsr){ rows, cols, 0, cap, rp, col, val };
@@ -461,8 +466,35 @@ Tensor *tensor_sparse_new(Interp *I, int64_t rows, int64_t cols, int64_t cap) {
   mem_stats.data_bytes += st->csr_bytes;
   if (mem_stats.data_bytes > mem_stats.data_peak) mem_stats.data_peak = mem_stats.data_bytes;
   if (mem_in_use() > mem_stats.counted_peak) mem_stats.counted_peak = mem_in_use();
+  return st;
+}
+
+Tensor *tensor_sparse_new(Interp *I, int64_t rows, int64_t cols, int64_t cap) {
+  if (rows < 0 || cols < 0 || cap < 0)
+    mls_throw(I, I->call_span, "invalid matrix size %lldx%lld", (long long)rows, (long long)cols);
+  if (cols > SP_MAX_COLS)
+    mls_throw(I, I->call_span, "a sparse matrix has at most %lld columns, not %lld", (long long)SP_MAX_COLS, (long long)cols);
+  if (cap < 1) cap = 1;
+  Tensor *t = mem_try_alloc(sizeof *t);
+  Storage *st = t ? csr_storage_try(rows, cols, cap) : NULL;
+  if (!st) {
+    mem_free(t);
+    sparse_oom(I, rows, cols, cap);
+  }
   *t = (Tensor){ .refcount = 1, .st = st, .shape = { rows, cols }, .stride = { cols, 1 } };
   return t;
+}
+
+void tensor_sparse_settle(Tensor *t) {
+  const SpCsr *c = t->st->csr;
+  int64_t cap = c->nnz > 0 ? c->nnz : 1;
+  Storage *st = csr_storage_try(c->cols, c->rows, cap);
+  if (!st) mem_oom(csr_bytes(c->cols, cap));
+  spk_transpose(c, st->csr);
+  if (--t->st->refcount == 0) storage_free(t->st);
+  t->st = st;
+  t->stride[0] = t->shape[1];
+  t->stride[1] = 1;
 }
 
 void tensor_sparse_reserve(Interp *I, Tensor *t, int64_t cap) {

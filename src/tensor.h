@@ -75,7 +75,8 @@ Tensor *tensor_to(Interp *I, const Tensor *t, const struct Backend *be);
 #define TENSOR_SMALL 64
 Tensor *tensor_zeros(Interp *I, int64_t rows, int64_t cols);
 /* A rows x cols matrix whose elements an abstract trace did not compute (staging/stage.c):
-** host zeros, its storage flagged abstract, so a kernel that meets it stops the trace. +1. */
+** zeros, its storage flagged abstract, so a kernel that meets it stops the trace. A large one
+** is an empty sparse storage, so that tracing a 20000 x 20000 temporary costs no 3 GB. +1. */
 Tensor *tensor_abstract(Interp *I, int64_t rows, int64_t cols);
 Tensor *tensor_clone(Interp *I, const Tensor *t);      /* on t's backend */
 Tensor *tensor_contiguous(Interp *I, Tensor *t);
@@ -119,14 +120,17 @@ static inline bool tensor_is_contiguous(const Tensor *t) {
 ** matrices read a sparse one (docs/sparse.md "What densifies"); the ops with sparse kernels
 ** never come here. A densification too large for memory is mem_oom's error. */
 void tensor_host_access(const Storage *st);
+/* The same for t's storage; a sparse t(S) view (tensor_is_sparse_t) first becomes a sparse
+** matrix of its own, so that S keeps its form. */
+void tensor_host_touch(const Tensor *t);
 /* The first element. Read it as a packed row-major array only when tensor_is_contiguous(t)
 ** (or numel <= 1): a view made by t() is not; use tensor_get/tensor_at or tensor_contiguous. */
 static inline double *tensor_data(const Tensor *t) {
-  if (t->st->dev | t->st->sparse) tensor_host_access(t->st);
+  if (t->st->dev | t->st->sparse) tensor_host_touch(t);
   return t->st->data + t->offset;
 }
 static inline double tensor_get(const Tensor *t, int64_t i, int64_t j) {
-  if (t->st->dev | t->st->sparse) tensor_host_access(t->st);
+  if (t->st->dev | t->st->sparse) tensor_host_touch(t);
   return t->st->data[t->offset + i * t->stride[0] + j * t->stride[1]];
 }
 /* Element (i, j) read once by the host (X[i, j]): from device memory it is copied (8 bytes)
@@ -141,7 +145,21 @@ static inline double tensor_at(const Tensor *t, int64_t k) {
 ** A sparse Tensor is a whole packed view (offset 0, strides cols and 1) of a sparse Storage.
 ** Every matrix maker and op picks its result's format by tensor_prefer_sparse; code that only
 ** knows dense matrices reads them through tensor_data, which densifies (see above). */
+/* Whether t is t(S) of a sparse matrix S (both dimensions above 1) as a view sharing S's storage
+** (tensor_view_t): what t() of a sparse matrix gives, in O(1). A product reads it by the
+** transposed kernel (t(S) %*% B, ops/sparse.c); anything else that asks tensor_is_sparse or
+** reads its data first makes it a sparse matrix of its own (tensor_sparse_settle), once. */
+static inline bool tensor_is_sparse_t(const Tensor *t) {
+  const SpCsr *c = t->st->csr;
+  return t->st->sparse && t->offset == 0 && t->shape[0] == c->cols && t->shape[1] == c->rows && t->shape[0] > 1 &&
+         t->shape[1] > 1 && t->stride[0] == 1 && t->stride[1] == c->cols;
+}
+/* t (a tensor_is_sparse_t view) becomes a sparse matrix of its own: the transposed CSR in a new
+** storage, the old one released (mem_oom's error when memory refuses it). Every reference to t
+** sees the same values after as before. */
+void tensor_sparse_settle(Tensor *t);
 static inline bool tensor_is_sparse(const Tensor *t) {
+  if (t->st->sparse && tensor_is_sparse_t(t)) tensor_sparse_settle((Tensor *)t);
   const SpCsr *c = t->st->csr;
   return t->st->sparse && t->offset == 0 && t->shape[0] == c->rows && t->shape[1] == c->cols &&
          (t->stride[1] == 1 || t->shape[1] <= 1) && (t->stride[0] == t->shape[1] || t->shape[0] <= 1);

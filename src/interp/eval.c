@@ -100,8 +100,9 @@ static inline Value eval_operand(Interp *I, AstNode *n) { return n->ev(I, n); }
 /* Operands that are not both numbers, or ops without a number fast path. */
 __attribute__((noinline)) static Value binary_slow(Interp *I, AstNode *n, Value a, bool have_b, Value b) {
   tmp_push(I, a);
-  if (!have_b && n->op == OP_MUL && a.t == VT_MAT && a.u.m->st->sparse && !I->stage) {
-    Value wx = eval_masked(I, n->kids[1], a.u.m);   /* W * (U %*% t(V) - X): at W's cells only */
+  Value pa = ad_primal(a);
+  if (!have_b && n->op == OP_MUL && pa.t == VT_MAT && pa.u.m->st->sparse) {
+    Value wx = eval_masked(I, n->kids[1], a, n->span);   /* W * (U %*% t(V) - X): at W's cells only */
     if (wx.t != VT_UNBOUND) {                        /* (masked.c) */
       tmp_pop(I, 1);
       val_release(a);
@@ -118,36 +119,7 @@ __attribute__((noinline)) static Value binary_slow(Interp *I, AstNode *n, Value 
   return r;
 }
 
-/* t(S) %*% B with a sparse S: its product without forming t(S) (ops/sparse.c), else as written. */
-static Value matmul_tn(Interp *I, AstNode *n, AstNode *arg) {
-  Value s = eval_operand(I, arg);
-  if (!(s.t == VT_MAT && s.u.m->st->sparse)) {     /* as written: t(x) before the right operand */
-    tmp_push(I, s);
-    Value a = op_transpose(I, s, n->span);
-    tmp_pop(I, 1);
-    val_release(s);
-    return binary_slow(I, n, a, false, a);
-  }
-  tmp_push(I, s);
-  Value b = eval_operand(I, n->kids[1]);
-  tmp_push(I, b);
-  Value r;
-  if (!op_matmul_tn(I, s, b, &r, n->span)) {
-    Value a = op_transpose(I, s, n->span);
-    tmp_push(I, a);
-    r = op_binary(I, OP_MATMUL, a, b, n->span);
-    tmp_pop(I, 1);
-    val_release(a);
-  }
-  tmp_pop(I, 2);
-  val_release(b);
-  val_release(s);
-  return r;
-}
-
 static Value eval_binary(Interp *I, AstNode *n) {
-  AstNode *targ;
-  if (n->op == OP_MATMUL && !I->stage && (targ = eval_t_arg(I, n->kids[0]))) return matmul_tn(I, n, targ);
   Value a = eval_operand(I, n->kids[0]);
   if (a.t != VT_NUM || !(op_info[n->op].flags & OPF_EW)) return binary_slow(I, n, a, false, a);
   Value b = eval_operand(I, n->kids[1]);

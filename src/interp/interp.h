@@ -122,11 +122,9 @@ void interp_suggest(Interp *I, const char *name, char *out, size_t n);
 
 /* masked.c: `W * expr` computed at the stored cells of the sparse W only, as a sparse matrix of
 ** W's pattern (+1), when that gives the dense values (docs/sparse.md "Sparse-safe expressions":
-** expr a form of products, +, -, *, ^2 over names, numbers and t(name), finite at every cell);
-** else val_unbound(), nothing evaluated that cannot be evaluated again. */
-Value eval_masked(Interp *I, AstNode *expr, const struct Tensor *W);
-/* The argument node of a call t(x) of the builtin t (x not named), else NULL; evaluates only the
-** callee's name. */
-AstNode *eval_t_arg(Interp *I, AstNode *n);
+** expr a form of products, +, -, *, ^2, log and exp over names, numbers and t(name), finite at
+** every cell); while a stage traces with values, recorded as one masked node (located at sp);
+** else val_unbound(), nothing evaluated that cannot be evaluated again. W borrowed. */
+Value eval_masked(Interp *I, AstNode *expr, Value W, Span sp);
 
 #endif

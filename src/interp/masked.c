@@ -1,66 +1,95 @@
 /*
-** masked.c — sparse-safe expressions (docs/sparse.md): `W * expr` with a sparse W evaluated only
-** at W's stored cells, so that `W * (U %*% t(V) - X)` (ALS's loss and gradient) never makes the
-** dense m x n product: each product in expr becomes a sampled product (spk_sddmm), each matrix
-** is read at W's cells, and the arithmetic runs on those values. Used only where it gives
-** exactly the dense values: expr's form is checked before anything is evaluated (its leaves are
-** names, numbers and t(name), which can be evaluated again without effect when the attempt is
-** given up), and a bound on |expr| over every cell shows that expr is finite where W is not
-** stored (0 * Inf would be NaN densely). Arguments borrowed, the result owned (+1).
+** masked.c — the eager front end of W * expr at a sparse W's stored cells (docs/sparse.md
+** "Sparse-safe expressions"; the kernel and its conditions are ops/masked.c's): expr's form is
+** checked before anything is evaluated (products, +, -, *, unary minus, ^2, log and exp over
+** leaves that are names, numbers and t(name), which can be evaluated again without effect when the attempt
+** is given up), then the leaves are evaluated and the program runs at W's cells. Arguments
+** borrowed, the result owned (+1).
 */
-#include <math.h>
 #include <string.h>
-#include "backend/sparse.h"
 #include "builtins.h"
 #include "interp/interp.h"
+#include "staging/graph.h"
+#include "staging/stage.h"
 
-/* A value of the walk: a number c, or vals (W's nnz values, scratch), with bound >= |value| at
-** every cell of the m x n result (INFINITY: unknown). */
-typedef struct MVal {
-  bool is_const;
-  double c;
-  double *vals;
-  double bound;
-} MVal;
-
-typedef struct Walk {
-  Interp *I;
-  const SpCsr *pat;
-  int64_t rows, cols;
-  bool ok;
-  double *bufs[64];             /* the scratch arrays made, freed newest first */
-  int nbufs;
-} Walk;
-
-/* Whether name node n is spelled t (only then is it evaluated: another name, unbound, would
-** throw its "object not found" where the call reports "could not find function"). */
-static bool named_t(const AstNode *n) { return n->kind == AST_NAME && !strcmp(n->u.sym->name, "t"); }
-
-AstNode *eval_t_arg(Interp *I, AstNode *n) {
-  if (n->kind != AST_CALL || n->nkids != 2 || !named_t(n->kids[0]) || n->kids[1]->kind == AST_ARG) return NULL;
+/* Whether n is a call name(x), one positional argument, of the builtin name (the name not bound
+** by the program). The callee is evaluated only when it is spelled so: another name, unbound,
+** would throw its "object not found" where the call reports "could not find function". */
+static bool is_call_of(Interp *I, AstNode *n, const char *name) {
+  if (n->kind != AST_CALL || n->nkids != 2 || n->kids[0]->kind != AST_NAME || strcmp(n->kids[0]->u.sym->name, name) ||
+      n->kids[1]->kind == AST_ARG)
+    return false;
   Value f = eval(I, n->kids[0]);
-  bool t = f.t == VT_BUILTIN && !strcmp(f.u.bi->name, "t");
+  bool is = f.t == VT_BUILTIN && !strcmp(f.u.bi->name, name);
   val_release(f);
-  return t ? n->kids[1] : NULL;
+  return is;
 }
 
-/* t(name): a call of the builtin t on a name (the name t not bound by the program). */
-static bool is_t_call(Interp *I, AstNode *n) {
-  if (n->kind != AST_CALL || n->nkids != 2 || !named_t(n->kids[0]) || n->kids[1]->kind != AST_NAME) return false;
-  Value f = eval(I, n->kids[0]);
-  bool t = f.t == VT_BUILTIN && !strcmp(f.u.bi->name, "t");
-  val_release(f);
-  return t;
-}
-
+/* a name, a number or t(name) */
 static bool is_leaf(Interp *I, AstNode *n) {
-  return n->kind == AST_NUM || n->kind == AST_NAME || is_t_call(I, n);
+  return n->kind == AST_NUM || n->kind == AST_NAME || (is_call_of(I, n, "t") && n->kids[1]->kind == AST_NAME);
+}
+
+typedef struct Front {
+  Interp *I;
+  double pl[4 * MK_MAX];
+  int n;
+  Value leaf[MK_MAX];                /* evaluated (on the tmp stack) */
+  int nleaf;
+} Front;
+
+static int emit(Front *f, int code, int a, int b, int fl) {
+  if (f->n == MK_MAX) return -1;
+  double *p = f->pl + 4 * f->n;
+  p[0] = code;
+  p[1] = a;
+  p[2] = b;
+  p[3] = fl;
+  return f->n++;
+}
+
+/* A leaf's value as an instruction (evaluated: a name, a number or t(name)). */
+static int leaf(Front *f, AstNode *n) {
+  if (f->nleaf == MK_MAX - 1) return -1;
+  Value v = eval(f->I, n);
+  tmp_push(f->I, v);
+  f->leaf[f->nleaf++] = v;
+  return emit(f, MK_LEAF, f->nleaf, 0, 0);
+}
+
+/* n as the program's instructions (-1: another form). Checked first by form_ok. */
+static int build(Front *f, AstNode *n) {
+  if (is_leaf(f->I, n)) return leaf(f, n);
+  bool lg = n->kind == AST_CALL && is_call_of(f->I, n, "log");
+  if (lg || n->kind == AST_CALL) {                 /* log(x), exp(x) */
+    int a = build(f, n->kids[1]);
+    return a < 0 ? -1 : emit(f, lg ? MK_LOG : MK_EXP, a, 0, 0);
+  }
+  if (n->kind == AST_UNARY) {
+    int a = build(f, n->kids[0]);
+    return a < 0 ? -1 : emit(f, MK_NEG, a, 0, 0);
+  }
+  int a, b;
+  switch (n->op) {
+  case OP_MATMUL:
+    a = leaf(f, n->kids[0]);
+    b = a < 0 ? -1 : leaf(f, n->kids[1]);
+    return b < 0 ? -1 : emit(f, MK_PROD, a, b, 0);
+  case OP_POW:
+    a = build(f, n->kids[0]);
+    return a < 0 ? -1 : emit(f, MK_SQ, a, 0, 0);
+  default:
+    a = build(f, n->kids[0]);
+    b = a < 0 ? -1 : build(f, n->kids[1]);
+    return b < 0 ? -1 : emit(f, n->op == OP_ADD ? MK_ADD : n->op == OP_SUB ? MK_SUB : MK_MUL, a, b, 0);
+  }
 }
 
 /* The form, checked without evaluating anything but names; *prods counts the products. */
 static bool form_ok(Interp *I, AstNode *n, int *prods, int depth) {
   if (depth > 64) return false;
   if (is_leaf(I, n)) return true;
+  if (is_call_of(I, n, "log") || is_call_of(I, n, "exp")) return form_ok(I, n->kids[1], prods, depth + 1);
   if (n->kind == AST_UNARY) return n->op == OP_NEG && form_ok(I, n->kids[0], prods, depth + 1);
   if (n->kind != AST_BINARY) return false;
   switch (n->op) {
@@ -76,167 +105,42 @@ static bool form_ok(Interp *I, AstNode *n, int *prods, int depth) {
   }
 }
 
-static double max_abs(const Tensor *t) {
-  double m = 0;
-  if (tensor_is_sparse(t)) {
-    const SpCsr *c = tensor_csr(t);
-    for (int64_t q = 0; q < c->nnz; q++) m = fmax(m, fabs(c->val[q]));
-    return isnan(m) ? INFINITY : m;
-  }
-  for (int64_t i = 0; i < tensor_rows(t); i++)
-    for (int64_t j = 0; j < tensor_cols(t); j++) {
-      double x = fabs(tensor_get(t, i, j));
-      if (!(x <= m)) m = isnan(x) ? INFINITY : x;
-    }
-  return m;
+/* Whether v is plain or traced only by active stages (not by a grad or jvp, which would need the
+** masked op's derivative rules). */
+static bool staged_or_plain(Value v) {
+  for (; v.t == VT_BOX; v = v.u.box->v)
+    if (!v.u.box->tape->graph || !v.u.box->tape->active) return false;
+  return true;
 }
 
-static double *new_vals(Walk *w) {
-  if (w->nbufs == 64) { w->ok = false; return NULL; }
-  return w->bufs[w->nbufs++] = tensor_scratch(w->I, (size_t)(w->pat->nnz + 1) * sizeof(double));
-}
-
-/* v (owned; released here) read at the pattern: a number, or a matrix of the result's shape, a
-** row or a column broadcast along it. */
-static MVal sample(Walk *w, Value v) {
-  MVal r = { .bound = INFINITY };
-  tmp_push(w->I, v);
-  if (v.t == VT_NUM || v.t == VT_BOOL || (v.t == VT_MAT && tensor_numel(v.u.m) == 1 && !v.u.m->st->dev)) {
-    r.is_const = true;
-    r.c = v.t == VT_NUM ? v.u.n : v.t == VT_BOOL ? v.u.b : tensor_get1(v.u.m, 0, 0);
-    r.bound = isfinite(r.c) ? fabs(r.c) : INFINITY;
-    goto done;
-  }
-  if (v.t != VT_MAT || v.u.m->st->dev || v.u.m->st->abstract) { w->ok = false; goto done; }
-  const Tensor *m = v.u.m;
-  int64_t mr = tensor_rows(m), mc = tensor_cols(m);
-  bool full = mr == w->rows && mc == w->cols, row = mr == 1 && mc == w->cols, col = mc == 1 && mr == w->rows;
-  if (!full && !row && !col) { w->ok = false; goto done; }
-  r.vals = new_vals(w);
-  if (!r.vals) goto done;
-  const SpCsr *p = w->pat;
-  bool sp = tensor_is_sparse(m);
-  for (int64_t i = 0; i < p->rows; i++) {
-    int64_t mi = row ? 0 : i, q2 = sp ? tensor_csr(m)->rowptr[mi] : 0;
-    for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++) {
-      int64_t j = p->col[q], mj = col ? 0 : j;
-      if (sp) {                                 /* merge along the row (its columns sorted) */
-        const SpCsr *c = tensor_csr(m);
-        if (col) r.vals[q] = tensor_get1(m, mi, 0);
-        else {
-          while (q2 < c->rowptr[mi + 1] && c->col[q2] < mj) q2++;
-          r.vals[q] = q2 < c->rowptr[mi + 1] && c->col[q2] == mj ? c->val[q2] : 0.0;
-        }
-      } else {
-        r.vals[q] = tensor_get(m, mi, mj);
-      }
-    }
-  }
-  r.bound = max_abs(m);
-done:
-  tmp_pop(w->I, 1);
-  val_release(v);
-  return r;
-}
-
-/* A product's operand as a packed host matrix (+1: on the tmp stack), or NULL. */
-static Tensor *operand(Walk *w, Value v) {
-  if (v.t != VT_MAT || v.u.m->st->dev || v.u.m->st->abstract || tensor_is_sparse(v.u.m)) return NULL;
-  Tensor *c = tensor_contiguous(w->I, v.u.m);
-  tmp_push(w->I, val_mat(c));
-  return c;
-}
-
-static MVal walk(Walk *w, AstNode *n);
-
-static MVal product(Walk *w, AstNode *n) {
-  MVal r = { .bound = INFINITY };
-  Interp *I = w->I;
-  int mark = I->ntmp;
-  Value a = eval(I, n->kids[0]);
-  tmp_push(I, a);
-  Value b = eval(I, n->kids[1]);
-  tmp_push(I, b);
-  Tensor *A = operand(w, a);
-  /* B (k x n) is read by columns: t(V) is a view whose columns are V's packed rows */
-  Value bt = b.t == VT_MAT ? op_transpose(I, b, n->span) : val_null();
-  tmp_push(I, bt);
-  Tensor *Bt = bt.t == VT_MAT ? operand(w, bt) : NULL;
-  if (!A || !Bt || tensor_rows(A) != w->rows || tensor_rows(Bt) != w->cols || tensor_cols(A) != tensor_cols(Bt)) {
-    w->ok = false;
-    tmp_release_to(I, mark);
-    return r;
-  }
-  int64_t k = tensor_cols(A);
-  r.vals = new_vals(w);
-  if (!r.vals) { tmp_release_to(I, mark); return r; }
-  spk_sddmm(w->pat, tensor_data(A), k, tensor_data(Bt), k, k, r.vals);
-  if (I->interrupted) interp_check_interrupt(I, n->span);
-  double ba = max_abs(A), bb = max_abs(Bt);
-  r.bound = isfinite(ba) && isfinite(bb) ? (double)k * ba * bb : INFINITY;
-  tmp_release_to(I, mark);
-  return r;
-}
-
-/* x op y at the pattern into x (or a fresh array): both numbers stay a number. */
-static MVal combine(Walk *w, OpKind op, MVal x, MVal y) {
-  MVal r = { .bound = INFINITY };
-  if (x.is_const && y.is_const) {
-    r.is_const = true;
-    r.c = op == OP_ADD ? x.c + y.c : op == OP_SUB ? x.c - y.c : x.c * y.c;
-  } else {
-    r.vals = x.is_const ? y.vals : x.vals;
-    for (int64_t q = 0; q < w->pat->nnz; q++) {
-      double a = x.is_const ? x.c : x.vals[q], b = y.is_const ? y.c : y.vals[q];
-      r.vals[q] = op == OP_ADD ? a + b : op == OP_SUB ? a - b : a * b;
-    }
-  }
-  r.bound = op == OP_MUL ? x.bound * y.bound : x.bound + y.bound;
-  return r;
-}
-
-static MVal walk(Walk *w, AstNode *n) {
-  MVal r = { .bound = INFINITY };
-  if (!w->ok) return r;
-  if (n->kind == AST_BINARY && n->op == OP_MATMUL) return product(w, n);
-  if (n->kind == AST_UNARY) {                      /* -x */
-    r = walk(w, n->kids[0]);
-    if (r.is_const) r.c = -r.c;
-    else if (w->ok) for (int64_t q = 0; q < w->pat->nnz; q++) r.vals[q] = -r.vals[q];
-    return r;
-  }
-  if (n->kind == AST_BINARY && n->op == OP_POW) {  /* x ^ 2 */
-    r = walk(w, n->kids[0]);
-    if (!w->ok) return r;
-    return combine(w, OP_MUL, r, r);
-  }
-  if (n->kind == AST_BINARY) {
-    MVal x = walk(w, n->kids[0]);
-    MVal y = walk(w, n->kids[1]);
-    if (!w->ok) return r;
-    return combine(w, (OpKind)n->op, x, y);
-  }
-  return sample(w, eval(w->I, n));
-}
-
-Value eval_masked(Interp *I, AstNode *expr, const Tensor *W) {
+Value eval_masked(Interp *I, AstNode *expr, Value Wv, Span sp) {
+  Value W = ad_primal(Wv);
   int prods = 0;
-  if (I->stage || I->sparse_mode == SPARSE_EXACT || !tensor_is_sparse(W) || !form_ok(I, expr, &prods, 0) || prods == 0) return val_unbound();
-  const SpCsr *p = tensor_csr(W);
-  Walk w = { .I = I, .pat = p, .rows = p->rows, .cols = p->cols, .ok = true };
+  if (I->sparse_mode == SPARSE_EXACT || W.t != VT_MAT || !tensor_is_sparse(W.u.m) || !staged_or_plain(Wv) ||
+      (I->stage && (!I->stage->active || !I->stage->graph || I->stage->graph->abstract)) ||
+      !form_ok(I, expr, &prods, 0) || prods == 0)
+    return val_unbound();
   int mark = I->ntmp;
-  MVal r = walk(&w, expr);
+  Front f = { .I = I };
   Value out = val_unbound();
-  if (w.ok && r.bound < 1e300) {                 /* finite at every cell: exactly the dense values */
-    Tensor *o = tensor_sparse_new(I, p->rows, p->cols, p->nnz);
-    SpCsr *c = tensor_csr(o);
-    memcpy(c->rowptr, p->rowptr, (size_t)(p->rows + 1) * sizeof(int64_t));
-    memcpy(c->col, p->col, (size_t)p->nnz * sizeof(int32_t));
-    for (int64_t q = 0; q < p->nnz; q++) c->val[q] = p->val[q] * (r.is_const ? r.c : r.vals[q]);   /* W * expr */
-    c->nnz = p->nnz;
-    out = val_mat(o);
+  if (build(&f, expr) >= 0 && (!I->stage || f.nleaf <= 11)) {
+    Tensor *plan = tensor_new_host(I, 1, 1 + 4 * f.n);
+    Value pv = val_mat(plan);
+    tmp_push(I, pv);
+    tensor_data(plan)[0] = MK_ROOT_MUL;
+    memcpy(tensor_data(plan) + 1, f.pl, (size_t)(4 * f.n) * sizeof(double));
+    Value in[MK_MAX], boxed[MK_MAX];
+    boxed[0] = Wv;
+    in[0] = W;
+    bool ok = true;
+    for (int k = 0; k < f.nleaf; k++) {
+      boxed[1 + k] = f.leaf[k];
+      in[1 + k] = ad_primal(f.leaf[k]);
+      ok = ok && staged_or_plain(f.leaf[k]);
+    }
+    Value r;
+    if (ok && op_masked_sparse(I, 1 + f.nleaf, in, pv, &r)) out = I->stage ? stage_record_nested(I, OP_MASKED, 1 + f.nleaf, boxed, r, pv, sp) : r;
   }
   tmp_release_to(I, mark);
-  while (w.nbufs > 0) tensor_scratch_free(I, w.bufs[--w.nbufs]);
   return out;
 }

@@ -172,7 +172,7 @@ static OpFamily op_family(OpKind op) {
     return FAM_RED;
   case OP_MATMUL: case OP_SUMPROD: return FAM_MATMUL;
   case OP_DOT: case OP_ROWSUMSPROD: case OP_COLSUMSPROD: case OP_DIAGPROD: case OP_CROSSPROD: case OP_TCROSSPROD:
-  case OP_XTWXV: case OP_MMCHAIN:
+  case OP_XTWXV: case OP_MMCHAIN: case OP_MASKED:
     return FAM_PRODUCTS;
   case OP_TRANSPOSE: case OP_RESHAPE: case OP_RANGE: return FAM_SHAPE;
   case OP_INDEX: case OP_SCATTER: return FAM_INDEX;

@@ -339,6 +339,9 @@ ShapeStatus shape_rule_products(OpKind op, const Shape *in, const ShapeExtra *x,
     if ((st = shape_rule_transpose(OP_TRANSPOSE, in, x, sp, &t, err)) != SHAPE_OK) return st;
     return shape_rule_matmul(OP_MATMUL, (Shape[]){ t, u }, x, sp, out, err);
   }
+  case OP_MASKED:                         /* W * e: W's */
+    *out = in[0];
+    return SHAPE_OK;
   case OP_CROSSPROD: case OP_TCROSSPROD: {
     Shape t;
     st = shape_rule_transpose(OP_TRANSPOSE, in, x, sp, &t, err);

@@ -178,7 +178,7 @@ void sh_need_matlike(Chk *k, OpKind op, Shape v, Span sp) {
 static const ShapeRuleFn rules[OP_COUNT] = {
   [OP_MATMUL] = shape_rule_matmul, [OP_SUMPROD] = shape_rule_sumprod,
   [OP_DOT] = shape_rule_products, [OP_ROWSUMSPROD] = shape_rule_products, [OP_COLSUMSPROD] = shape_rule_products, [OP_DIAGPROD] = shape_rule_products,
-  [OP_CROSSPROD] = shape_rule_products, [OP_TCROSSPROD] = shape_rule_products, [OP_XTWXV] = shape_rule_products, [OP_MMCHAIN] = shape_rule_products, [OP_TRANSPOSE] = shape_rule_transpose, [OP_RESHAPE] = shape_rule_reshape, [OP_RANGE] = shape_rule_range,
+  [OP_CROSSPROD] = shape_rule_products, [OP_TCROSSPROD] = shape_rule_products, [OP_XTWXV] = shape_rule_products, [OP_MMCHAIN] = shape_rule_products, [OP_MASKED] = shape_rule_products, [OP_TRANSPOSE] = shape_rule_transpose, [OP_RESHAPE] = shape_rule_reshape, [OP_RANGE] = shape_rule_range,
   [OP_INDEX] = shape_rule_index, [OP_SCATTER] = shape_rule_scatter, [OP_SOLVE] = shape_rule_solve, [OP_INV] = shape_rule_linalg1,
   [OP_DET] = shape_rule_linalg1, [OP_EIGVALS] = shape_rule_linalg1, [OP_EIGVECS] = shape_rule_linalg1, [OP_CHOL] = shape_rule_linalg1,
   [OP_QR_Q] = shape_rule_linalg1, [OP_QR_R] = shape_rule_linalg1, [OP_SVD_U] = shape_rule_linalg1, [OP_SVD_S] = shape_rule_linalg1,

@@ -193,32 +193,31 @@ static bool sp_matmul(Interp *I, Value a, Value b, Value *r, Span sp) {
   return false;
 }
 
-bool op_matmul_tn(Interp *I, Value s, Value b, Value *r, Span sp) {
-  if (!is_sp(s) || !is_dense_host(b) || I->sparse_mode == SPARSE_EXACT) return false;
-  const SpCsr *a = tensor_csr(s.u.m);
+/* a %*% b with a a sparse t(S) view (tensor_is_sparse_t) and b dense in host memory, into *r
+** (+1): CSR's transposed product, t(S) never formed. false (nothing done) for other operands. */
+static bool sp_matmul_tn(Interp *I, Value a, Value b, Value *r) {
+  if (a.t != VT_MAT || !tensor_is_sparse_t(a.u.m) || !is_dense_host(b) || I->sparse_mode == SPARSE_EXACT) return false;
+  const SpCsr *c = tensor_csr(a.u.m);
   Tensor *B = b.u.m;
-  if (tensor_rows(B) != a->rows) return false;     /* the dense path's error */
+  if (tensor_rows(B) != c->rows) return false;     /* the dense path's error */
   int mark = I->ntmp;
   int64_t n = tensor_cols(B);
   if (B->stride[1] != 1 && n > 1) B = packed(I, B);
-  Tensor *C = tensor_new_host(I, a->cols, n);
-  tmp_push(I, val_mat(C));
-  Span saved = I->call_span;
-  I->call_span = sp;
-  I->kernel_runs++;
-  if (spk_spmm_t(a, tensor_data(B), B->stride[0], n, tensor_data(C)) != 0) mem_oom(0);
-  I->call_span = saved;
+  Tensor *C = tensor_new_host(I, c->cols, n);
+  tmp_push(I, val_mat(C));                         /* (freed by a throw) */
+  if (spk_spmm_t(c, tensor_data(B), B->stride[0], n, tensor_data(C)) != 0) mem_oom(0);
   C->refcount++;
-  tmp_release_to(I, mark);
-  sp_check(I, C);
-  *r = val_mat(C);
-  return true;
+  return product_done(I, C, mark, r);
 }
 
 /* ---- shape and reductions ---- */
 static bool sp_transpose(Interp *I, Value a, Value *r) {
   if (!is_sp(a)) return false;
   const SpCsr *c = tensor_csr(a.u.m);
+  if (c->rows > 1 && c->cols > 1) {                /* a view (tensor_is_sparse_t), made in O(1) */
+    *r = val_mat(tensor_view_t(a.u.m));
+    return true;
+  }
   Tensor *o = tensor_sparse_new(I, c->cols, c->rows, c->nnz);
   spk_transpose(c, tensor_csr(o));
   sp_check(I, o);
@@ -481,6 +480,8 @@ static bool sp_try(Interp *I, OpKind op, const Value *in, int nextra, const Valu
 }
 
 Value sp_kernel(Interp *I, OpKind op, bool inplace, int nin, const Value *in, int nextra, const Value *x, Span sp) {
+  for (int k = 0; k < nin; k++)                    /* an abstract trace's stand-in (tensor_abstract) */
+    if (in[k].t == VT_MAT && in[k].u.m->st->abstract) op_abstract_stop(I, op, sp);
   int mark = I->ntmp;
   Value v[3];
   for (int k = 0; k < nin; k++) v[k] = in[k];
@@ -493,6 +494,10 @@ Value sp_kernel(Interp *I, OpKind op, bool inplace, int nin, const Value *in, in
         tmp_push(I, v[k]);
       }
   Value r;
+  if (op == OP_MATMUL && sp_matmul_tn(I, v[0], v[1], &r)) {
+    tmp_release_to(I, mark);
+    return r;
+  }
   bool any = false;
   for (int k = 0; k < nin; k++) any |= is_sp(v[k]);
   if (any && (!exact_only || sp_exact(op))) {

@@ -98,6 +98,7 @@ void graph_node_shape(GNode *nd, Value v) {
   Value p = ad_primal(v);
   nd->vt = p.t;
   if (p.t == VT_MAT) { nd->rows = tensor_rows(p.u.m); nd->cols = tensor_cols(p.u.m); }
+  if (p.t == VT_MAT && p.u.m->st->sparse && !p.u.m->st->abstract) nd->flags |= GF_SPARSE;
   if (p.t == VT_LIST) nd->rows = p.u.l->n;          /* a captured list: its length is checked */
 }
 
@@ -236,6 +237,23 @@ bool graph_may_fail(const Graph *g, const GNode *nd) {
     return false;
   default: return graph_shape_varies(g, nd);
   }
+}
+
+/* A masked node's run (ops/masked.c). Run while a stage traces its inputs (a jit graph run in
+** a staged block): the sparse path on their plain values, recorded on those stages as one node;
+** where it does not apply, the ops one by one, each recorded. */
+static Value run_masked(Interp *I, int n, const Value *args, Value plan, Span sp) {
+  bool boxed = false, staged = true;
+  Value un[MK_MAX], r;
+  for (int k = 0; k < n; k++) {
+    for (Value x = args[k]; x.t == VT_BOX; x = x.u.box->v) {
+      boxed = true;
+      staged = staged && x.u.box->tape->graph && x.u.box->tape->active;
+    }
+    un[k] = ad_primal(args[k]);
+  }
+  if (boxed && staged && n <= 12 && op_masked_sparse(I, n, un, plan, &r)) return stage_record_nested(I, OP_MASKED, n, args, r, plan, sp);
+  return op_masked(I, n, args, plan, sp);
 }
 
 static bool as_traced(const Interp *I, const GNode *nd, Value r) {
@@ -475,6 +493,7 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
         break;
       }
       if (nd->op == OP_MMCHAIN) { r = op_mmchain(I, nin, args, nd->v, nd->span); break; }   /* (its plan in v) */
+      if (nd->op == OP_MASKED) { r = run_masked(I, nin, args, nd->v, nd->span); break; }    /* (its program in v) */
       I->inplace_ok = last && (op_info[nd->op].flags & OPF_EW);
       r = op_apply(I, (OpKind)nd->op, nin - nd->nextra, args, nd->nextra, args + (nin - nd->nextra), nd->span);
       I->inplace_ok = false;

@@ -56,8 +56,9 @@ typedef struct Loop {
   Source *src;              /* retained */
 } Loop;
 
-/* GF_CONSTANT: the value depends on no argument, capture or effect (known while staging) */
-enum { GF_EFFECT = 1, GF_TA = 2, GF_TB = 4, GF_DEAD = 8, GF_CONSTANT = 16 };
+/* GF_CONSTANT: the value depends on no argument, capture or effect (known while staging);
+** GF_SPARSE: the value was a sparse matrix while staging (the masked rewrite, optimize.c) */
+enum { GF_EFFECT = 1, GF_TA = 2, GF_TB = 4, GF_DEAD = 8, GF_CONSTANT = 16, GF_SPARSE = 32 };
 
 typedef struct GNode {
   uint8_t kind;             /* GKind */

@@ -206,6 +206,7 @@ static void fold_constants(Interp *I, Graph *g) {
     if (!LIVE(nd) || nd->kind != GN_OP || (nd->flags & (GF_TA | GF_TB)) || nd->nin > 8) continue;
     if (nd->op == OP_INDEX || nd->op == OP_SCATTER) continue;
     if (nd->op == OP_ALLREDUCE) continue;     /* a collective: every run takes part (src/mpi/) */
+    if (nd->op == OP_MASKED || nd->op == OP_MMCHAIN) continue;   /* (their programs in v: graph.c runs them) */
     bool all = true;
     Value in[8];
     for (int k = 0; k < nd->nin && all; k++) {
@@ -834,6 +835,140 @@ static void la_rewrite(Interp *I, Graph *g) {
   scratch_free(I, consumer);
 }
 
+/* ---- W * e at a sparse W's stored cells (OP_MASKED, ops/masked.c) ---- */
+typedef struct MaskProg {
+  double pl[4 * MK_MAX];           /* the program (ops.h) */
+  int n;
+  int32_t leaf[MK_MAX];            /* the node of input 1 + k */
+  int nleaf;
+  int32_t inner[MK_MAX];           /* the nodes the program replaces */
+  int ninner, prods;
+  int64_t rows, cols;
+} MaskProg;
+
+static int mk_emit(MaskProg *m, int code, int a, int b, int fl) {
+  if (m->n == MK_MAX) return -1;
+  double *p = m->pl + 4 * m->n;
+  p[0] = code;
+  p[1] = a;
+  p[2] = b;
+  p[3] = fl;
+  return m->n++;
+}
+
+/* Node x read as a leaf: a number, or a matrix the result's shape, a row or column of it, 1x1. */
+static int mk_leaf(const Graph *g, MaskProg *m, int32_t x, bool operand) {
+  const GNode *nd = &g->nodes[x];
+  if (operand ? nd->vt != VT_MAT || (nd->flags & GF_SPARSE)
+              : !(nd->vt == VT_NUM || nd->vt == VT_BOOL ||
+                  (nd->vt == VT_MAT && (nd->rows == m->rows || nd->rows == 1) && (nd->cols == m->cols || nd->cols == 1))))
+    return -1;
+  int k = 0;
+  while (k < m->nleaf && m->leaf[k] != x) k++;
+  if (k == m->nleaf) {
+    if (m->nleaf == MK_MAX - 1) return -1;
+    m->leaf[m->nleaf++] = x;
+  }
+  return mk_emit(m, MK_LEAF, k + 1, 0, 0);
+}
+
+/* Node x (want: the uses it must have, all from its consumer here) as an instruction of m: the
+** ops the program has, each the result's shape and read by nothing else, else a leaf; -1 when
+** it cannot be written so. */
+static int mk_collect(Interp *I, const Graph *g, MaskProg *m, int32_t x, int want, int depth) {
+  const GNode *nd = &g->nodes[x];
+  bool op = LIVE(nd) && nd->kind == GN_OP && nd->nextra == 0 && nd->uses == want && depth < 32 && nd->vt == VT_MAT &&
+            nd->rows == m->rows && nd->cols == m->cols && !(nd->flags & GF_EFFECT) && !graph_may_fail(g, nd) &&
+            m->ninner < MK_MAX;
+  OpKind o = (OpKind)nd->op;
+  if (!op || (nd->flags & (GF_TA | GF_TB) && o != OP_MATMUL) ||
+      !(o == OP_MATMUL || o == OP_ADD || o == OP_SUB || o == OP_MUL || o == OP_MULZ || o == OP_NEG || o == OP_LOG ||
+        o == OP_EXP || (o == OP_POW && is_num(g, nd->in[1], 2))))
+    return mk_leaf(g, m, x, false);
+  m->inner[m->ninner++] = x;
+  int a, b;
+  switch (o) {
+  case OP_MATMUL:
+    a = mk_leaf(g, m, nd->in[0], true);
+    b = a < 0 ? -1 : mk_leaf(g, m, nd->in[1], true);
+    m->prods++;
+    return b < 0 ? -1 : mk_emit(m, MK_PROD, a, b, (nd->flags & GF_TA ? MK_TA : 0) | (nd->flags & GF_TB ? MK_TB : 0));
+  case OP_NEG: case OP_POW: case OP_LOG: case OP_EXP:
+    a = mk_collect(I, g, m, nd->in[0], 1, depth + 1);
+    return a < 0 ? -1 : mk_emit(m, o == OP_NEG ? MK_NEG : o == OP_LOG ? MK_LOG : o == OP_EXP ? MK_EXP : MK_SQ, a, 0, 0);
+  default:
+    if ((o == OP_MUL || o == OP_MULZ) && nd->in[0] == nd->in[1]) {    /* x * x, as x^2 is rewritten */
+      a = mk_collect(I, g, m, nd->in[0], 2, depth + 1);
+      return a < 0 ? -1 : mk_emit(m, MK_SQ, a, 0, 0);
+    }
+    a = mk_collect(I, g, m, nd->in[0], 1, depth + 1);
+    b = a < 0 ? -1 : mk_collect(I, g, m, nd->in[1], 1, depth + 1);
+    return b < 0 ? -1 : mk_emit(m, o == OP_ADD ? MK_ADD : o == OP_SUB ? MK_SUB : o == OP_MULZ ? MK_MULZ : MK_MUL, a, b, 0);
+  }
+}
+
+/* Is node x's value sparse (its format seen while staging), or made so from a sparse one by ops
+** that keep zeros (an abstract trace computed no formats but its arguments' and captures')? */
+static bool sparse_node(const Graph *g, int32_t x, int depth) {
+  const GNode *nd = &g->nodes[x];
+  if (nd->flags & GF_SPARSE) return true;
+  if (depth > 8 || nd->kind != GN_OP || nd->vt != VT_MAT || (nd->flags & (GF_TA | GF_TB)) || nd->nextra) return false;
+  for (int k = 0; k < nd->nin; k++) {
+    const GNode *in = &g->nodes[nd->in[k]];
+    bool same = in->vt == VT_MAT && in->rows == nd->rows && in->cols == nd->cols;
+    switch ((OpKind)nd->op) {
+    case OP_MUL: case OP_MULZ: case OP_NEG: case OP_ABS: case OP_SIGN:
+      if (same && sparse_node(g, nd->in[k], depth + 1)) return true;
+      break;
+    case OP_NE:
+      if (same && is_num(g, nd->in[1 - k], 0) && sparse_node(g, nd->in[k], depth + 1)) return true;
+      break;
+    default: return false;
+    }
+  }
+  return false;
+}
+
+/* W * e with W sparse while staging and e built of products and arithmetic only it reads: one
+** masked node, which computes e at W's stored cells (sampled products) instead of densely. */
+static bool masked_rewrite(Interp *I, Graph *g) {
+  bool any = false;
+  for (int i = 0; i < g->n; i++) {
+    if ((i & 1023) == 0) opt_poll(I);
+    const GNode *nd = &g->nodes[i];
+    bool z = is_op(g, i, OP_MULZ);                  /* grad's zero-safe product: x *0 y is 0 where x is */
+    if (!(z || is_op(g, i, OP_MUL)) || nd->vt != VT_MAT || nd->in[0] == nd->in[1]) continue;
+    for (int s = 0; s < 2; s++) {
+      const GNode *w = &g->nodes[nd->in[s]];
+      if (w->vt != VT_MAT || w->rows != nd->rows || w->cols != nd->cols || !sparse_node(g, nd->in[s], 0)) continue;
+      MaskProg m;
+      m.n = m.nleaf = m.ninner = m.prods = 0;
+      m.rows = nd->rows;
+      m.cols = nd->cols;
+      if (mk_collect(I, g, &m, nd->in[1 - s], 1, 0) < 0 || m.prods == 0) continue;
+      int32_t ins[MK_MAX];
+      ins[0] = nd->in[s];
+      memcpy(ins + 1, m.leaf, (size_t)m.nleaf * sizeof(int32_t));
+      Tensor *plan = tensor_new_host(I, 1, 1 + 4 * m.n);
+      tensor_data(plan)[0] = !z ? MK_ROOT_MUL : s == 0 ? MK_ROOT_ZW : MK_ROOT_ZE;
+      memcpy(tensor_data(plan) + 1, m.pl, (size_t)(4 * m.n) * sizeof(double));
+      tmp_push(I, val_mat(plan));
+      GNode *mn = &g->nodes[i];
+      set_op(mn, OP_MASKED, 1 + m.nleaf, ins);
+      tmp_pop(I, 1);
+      mn->v = val_mat(plan);
+      for (int k = 0; k < m.ninner; k++) { g->nodes[m.inner[k]].uses = 0; drop_node(g, m.inner[k]); }
+      char at[48];
+      where(mn, at, sizeof at);
+      graph_log(g, "  rewrite: W * (%d product%s and %d op%s) -> masked: at sparse W's stored cells only%s", m.prods,
+                m.prods == 1 ? "" : "s", m.ninner - m.prods, m.ninner - m.prods == 1 ? "" : "s", at);
+      any = true;
+      break;
+    }
+  }
+  return any;
+}
+
 /* ---- order and compaction ---- */
 static void toposort_compact(Interp *I, Graph *g) {
   int n = g->n;
@@ -915,6 +1050,7 @@ void graph_optimize(Interp *I, Graph *g) {
   opt_poll(I);
   toposort_compact(I, g);
   graph_count_uses(g);
+  if (I->sparse_mode != SPARSE_EXACT && masked_rewrite(I, g)) graph_count_uses(g);
   fuse(I, g);
   opt_poll(I);
   toposort_compact(I, g);

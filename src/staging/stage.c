@@ -111,6 +111,31 @@ Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, i
   return ad_box_new(t, id, out);
 }
 
+Value stage_record_nested(Interp *I, OpKind op, int n, const Value *in, Value r, Value pv, Span sp) {
+  Tape *tapes[8];
+  int nt = 0;
+  for (int k = 0; k < n; k++)
+    for (Value x = in[k]; x.t == VT_BOX; x = x.u.box->v) {
+      int j = 0;
+      while (j < nt && tapes[j] != x.u.box->tape) j++;
+      if (j == nt && nt < 8) tapes[nt++] = x.u.box->tape;
+    }
+  for (int a = 1; a < nt; a++)                     /* by id: the outermost (oldest) first */
+    for (int b = a; b > 0 && tapes[b - 1]->id > tapes[b]->id; b--) { Tape *t = tapes[b]; tapes[b] = tapes[b - 1]; tapes[b - 1] = t; }
+  for (int l = 0; l < nt; l++) {
+    Value at[12];
+    for (int k = 0; k < n; k++) {
+      at[k] = in[k];
+      while (at[k].t == VT_BOX && at[k].u.box->tape->id > tapes[l]->id) at[k] = at[k].u.box->v;
+    }
+    r = stage_record_op(I, tapes[l], op, n, at, 0, NULL, r, sp);
+    Graph *g = tapes[l]->graph;
+    val_retain(pv);
+    g->nodes[g->n - 1].v = pv;
+  }
+  return r;
+}
+
 int32_t stage_node_of(Interp *I, Tape *t, Value v, Span sp) { return node_of(I, t, v, sp); }
 
 /* ---- the abstract trace (explain): shapes from the shape rules, no kernel ---- */
@@ -425,12 +450,16 @@ typedef struct JitEntry {
 typedef struct Jit { JitEntry *entries; int n; int tracing; int max; } Jit;
 #define JIT_DEFAULT_ENTRIES 8
 
-/* The description of a call's arguments, as explain prints them: "a 2x2 matrix, a number". */
-static void describe_args(TextBuf *t, int nargs, const Value *args, Symbol **names) {
+/* The description of a call's arguments, as explain prints them: "a 2x2 matrix, a number" (a
+** sparse one: "a 2000x300 sparse matrix", the format being part of the key; not under
+** --sparse always, a test aid that must print what the default prints). */
+static void describe_args(const Interp *I, TextBuf *t, int nargs, const Value *args, Symbol **names) {
   for (int i = 0; i < nargs; i++) {
     char d[64];
-    tb_printf(t, "%s%s%s%s", i ? ", " : "", names && names[i] ? names[i]->name : "", names && names[i] ? "=" : "",
-              val_describe(ad_primal(args[i]), d, sizeof d));
+    Value p = ad_primal(args[i]);
+    val_describe(p, d, sizeof d);
+    if (p.t == VT_MAT && p.u.m->st->sparse && I->sparse_mode == SPARSE_AUTO) snprintf(d + strlen(d) - 6, sizeof d - strlen(d) + 6, "sparse matrix");
+    tb_printf(t, "%s%s%s%s", i ? ", " : "", names && names[i] ? names[i]->name : "", names && names[i] ? "=" : "", d);
   }
 }
 
@@ -457,7 +486,7 @@ static void log_compile(Interp *I, Value f, int nargs, const Value *args, Symbol
   va_end(ap);
   tb_puts(&t, msg);
   tb_puts(&t, ", for (");
-  describe_args(&t, nargs, args, names);
+  describe_args(I, &t, nargs, args, names);
   tb_puts(&t, ")\n");
   fputs(t.p, I->errf);
   fflush(I->errf);
@@ -486,13 +515,14 @@ void stage_jit_children(const Jit *j, GcVisit fn, void *ctx) {
   }
 }
 
-/* Appends v's part of the cache key: numbers and matrices are traced leaves (their shapes are
-** the key), booleans, strings and functions are static (their values are). */
+/* Appends v's part of the cache key: numbers and matrices are traced leaves (their shapes and
+** formats are the key), booleans, strings and functions are static (their values are). */
 static void key_of(TextBuf *k, Value v, List *lv, List *statics) {
   Value p = ad_primal(v);
   switch (p.t) {
   case VT_NUM: tb_puts(k, "n;"); if (lv) { val_retain(v); list_push(lv, v, NULL); } break;
-  case VT_MAT: tb_printf(k, "m%lldx%lld;", (long long)tensor_rows(p.u.m), (long long)tensor_cols(p.u.m));
+  case VT_MAT:                                   /* (s: sparse, the format is part of the key) */
+    tb_printf(k, "m%lldx%lld%s;", (long long)tensor_rows(p.u.m), (long long)tensor_cols(p.u.m), p.u.m->st->sparse ? "s" : "");
     if (lv) { val_retain(v); list_push(lv, v, NULL); }
     break;
   case VT_BOOL: tb_printf(k, "b%d;", p.u.b); break;
@@ -852,7 +882,7 @@ static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol
   else gout_clear(g);                              /* never run: hold nothing (no cycles) */
   TextBuf dt;
   tb_open(I, &dt);
-  describe_args(&dt, nargs, args, names);
+  describe_args(I, &dt, nargs, args, names);
   Value dv = val_str(dt.p, dt.n);                  /* (held: the allocations below may fail) */
   tb_close(I, &dt);
   tmp_push(I, dv);
@@ -942,13 +972,7 @@ static void explain_cache(const Jit *j, TextBuf *t) {
 }
 
 /* The arguments after f (positional and named "...") described, as explain prints them. */
-static void describe_dots(const Args *a, TextBuf *desc) {
-  for (int i = 0; i < a->ndots; i++) {
-    char d[64];
-    tb_printf(desc, "%s%s%s%s", i ? ", " : "", a->dotnames[i] ? a->dotnames[i]->name : "", a->dotnames[i] ? "=" : "",
-              val_describe(ad_primal(a->dots[i]), d, sizeof d));
-  }
-}
+static void describe_dots(const Interp *I, const Args *a, TextBuf *desc) { describe_args(I, desc, a->ndots, a->dots, a->dotnames); }
 
 /* f staged for the arguments after it, as a call would pass them; abstract: stage_trace's. */
 static Graph *stage_for(Interp *I, Args *a, Value f, bool abstract) {
@@ -1007,7 +1031,7 @@ Value bi_explain(Interp *I, Args *a) {
     return val_list(l);
   }
   tb_puts(&t, "explain: staged for (");
-  describe_dots(a, &t);
+  describe_dots(I, a, &t);
   tb_puts(&t, ")\n");
   char why[sizeof I->abstract_why + 32];
   Graph *g = explain_trace(I, a, f, &t, why, sizeof why);

@@ -21,6 +21,11 @@ extern const TraceKind stage_kind;
 ** Returns out boxed for t (owned). */
 Value stage_record_op(Interp *I, Tape *t, OpKind op, int nin, const Value *in, int nextra, const Value *extra,
                       Value out, Span sp);
+/* r (taken), the value of op (OP_MASKED, OP_MMCHAIN: its program pv in the node's v) on the
+** plain values of in[0..n) (at most 12), recorded as one node on every active stage that traces
+** an input, outermost first, each level's value the one below it, as op_apply nests the ops of
+** a jit call traced inside a staged block. Returns r boxed (owned). */
+Value stage_record_nested(Interp *I, OpKind op, int n, const Value *in, Value r, Value pv, Span sp);
 /* bi_call's hook: true when the builtin call must be recorded as a graph call node (an effect
 ** while staging, or a builtin that is not an op applied to a staged value). */
 bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args);

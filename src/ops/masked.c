@@ -1,0 +1,328 @@
+/*
+** masked.c — W * e at the stored cells of a sparse W (docs/sparse.md "Sparse-safe expressions"):
+** e is a small program (ops.h, MK_*) of products, +, -, *, unary minus and squares over leaf
+** values, so that W * (U %*% t(V) - X), ALS's loss and gradient, never makes the dense m x n
+** product: each product becomes a sampled product (spk_sddmm), each leaf matrix is read at W's
+** cells, and the arithmetic runs on those values. Two front ends build programs: the eager
+** evaluator's (interp/masked.c, from the expression) and staging's (a rewrite of the graph,
+** staging/optimize.c), whose OP_MASKED node runs op_masked.
+** Only where it gives exactly the dense values: a bound on |e| over every cell shows that e is
+** finite where W is not stored (0 * Inf would be NaN densely); otherwise, and for a dense W,
+** op_masked computes the program's ops one by one, as the unrewritten code would.
+*/
+#include <math.h>
+#include <string.h>
+#include "backend/sparse.h"
+#include "mem.h"
+#include "ops/family.h"
+
+/* A value of the walk: a number c, or vals (W's nnz values, scratch), with lo <= value <= hi at
+** every cell of the m x n result (-Inf, Inf: unknown). */
+typedef struct MVal {
+  bool is_const;
+  double c;
+  double *vals;
+  double lo, hi;
+} MVal;
+
+typedef struct Walk {
+  Interp *I;
+  const SpCsr *pat;
+  int64_t rows, cols;
+  bool ok;
+  double *bufs[2 * MK_MAX + 1];   /* the scratch arrays made, freed newest first */
+  int nbufs;
+} Walk;
+
+static const MVal unknown = { .lo = -INFINITY, .hi = INFINITY };
+
+/* [lo, hi] with a NaN end (Inf - Inf) made unknown */
+static MVal range(MVal r, double lo, double hi) {
+  r.lo = isnan(lo) ? -INFINITY : lo;
+  r.hi = isnan(hi) ? INFINITY : hi;
+  return r;
+}
+
+/* The smallest and largest of the four products of [a, b] and [c, d]. */
+static void mul_range(double a, double b, double c, double d, double *lo, double *hi) {
+  double p[4] = { a * c, a * d, b * c, b * d };
+  *lo = *hi = p[0];
+  for (int k = 1; k < 4; k++) {
+    if (isnan(p[k]) || isnan(*lo)) { *lo = -INFINITY; *hi = INFINITY; return; }
+    *lo = fmin(*lo, p[k]);
+    *hi = fmax(*hi, p[k]);
+  }
+}
+
+/* t's smallest and largest element (a sparse one's unstored zeros among them; a NaN: unknown). */
+static void min_max(const Tensor *t, double *lo, double *hi) {
+  double a = INFINITY, b = -INFINITY;
+  bool nan = false;
+  if (tensor_is_sparse(t)) {
+    const SpCsr *c = tensor_csr(t);
+    for (int64_t q = 0; q < c->nnz; q++) {
+      double x = c->val[q];
+      nan |= isnan(x);
+      a = fmin(a, x);
+      b = fmax(b, x);
+    }
+    if (c->nnz < c->rows * c->cols) { a = fmin(a, 0); b = fmax(b, 0); }
+  } else {
+    for (int64_t i = 0; i < tensor_rows(t); i++)
+      for (int64_t j = 0; j < tensor_cols(t); j++) {
+        double x = tensor_get(t, i, j);
+        nan |= isnan(x);
+        a = fmin(a, x);
+        b = fmax(b, x);
+      }
+  }
+  *lo = nan ? -INFINITY : a;
+  *hi = nan ? INFINITY : b;
+}
+
+static double *new_vals(Walk *w) {
+  if (w->nbufs == 2 * MK_MAX + 1) { w->ok = false; return NULL; }
+  return w->bufs[w->nbufs++] = tensor_scratch(w->I, (size_t)(w->pat->nnz + 1) * sizeof(double));
+}
+
+/* v (borrowed) read at the pattern: a number, or a matrix of the result's shape, a row or a
+** column broadcast along it. */
+static MVal sample(Walk *w, Value v) {
+  MVal r = unknown;
+  if (v.t == VT_NUM || v.t == VT_BOOL || (v.t == VT_MAT && tensor_numel(v.u.m) == 1 && !v.u.m->st->dev)) {
+    r.is_const = true;
+    r.c = v.t == VT_NUM ? v.u.n : v.t == VT_BOOL ? v.u.b : tensor_get1(v.u.m, 0, 0);
+    return range(r, r.c, r.c);
+  }
+  if (v.t != VT_MAT || v.u.m->st->dev || v.u.m->st->abstract) { w->ok = false; return r; }
+  const Tensor *m = v.u.m;
+  int64_t mr = tensor_rows(m), mc = tensor_cols(m);
+  bool full = mr == w->rows && mc == w->cols, row = mr == 1 && mc == w->cols, col = mc == 1 && mr == w->rows;
+  if (!full && !row && !col) { w->ok = false; return r; }
+  r.vals = new_vals(w);
+  if (!r.vals) return r;
+  const SpCsr *p = w->pat;
+  bool sp = tensor_is_sparse(m);
+  for (int64_t i = 0; i < p->rows; i++) {
+    int64_t mi = row ? 0 : i, q2 = sp ? tensor_csr(m)->rowptr[mi] : 0;
+    for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++) {
+      int64_t j = p->col[q], mj = col ? 0 : j;
+      if (sp) {                                 /* merge along the row (its columns sorted) */
+        const SpCsr *c = tensor_csr(m);
+        if (col) r.vals[q] = tensor_get1(m, mi, 0);
+        else {
+          while (q2 < c->rowptr[mi + 1] && c->col[q2] < mj) q2++;
+          r.vals[q] = q2 < c->rowptr[mi + 1] && c->col[q2] == mj ? c->val[q2] : 0.0;
+        }
+      } else {
+        r.vals[q] = tensor_get(m, mi, mj);
+      }
+    }
+  }
+  min_max(m, &r.lo, &r.hi);
+  return r;
+}
+
+/* A product's operand as a packed dense host matrix (+1: on the tmp stack), or NULL. */
+static Tensor *operand(Walk *w, Value v) {
+  if (v.t != VT_MAT || v.u.m->st->dev || v.u.m->st->abstract || v.u.m->st->sparse) return NULL;
+  Tensor *c = tensor_contiguous(w->I, v.u.m);
+  tmp_push(w->I, val_mat(c));
+  return c;
+}
+
+/* a %*% b (each transposed first where flagged) at the pattern. */
+static MVal product(Walk *w, Value a, bool ta, Value b, bool tb, Span sp) {
+  MVal r = unknown;
+  Interp *I = w->I;
+  int mark = I->ntmp;
+  if (a.t != VT_MAT || b.t != VT_MAT) { w->ok = false; return r; }
+  if (ta) { a = op_transpose(I, a, sp); tmp_push(I, a); }
+  /* B (k x n) is read by columns: t(B) is a view whose columns are B's packed rows */
+  Value bt = tb ? b : op_transpose(I, b, sp);
+  if (!tb) tmp_push(I, bt);
+  Tensor *A = operand(w, a), *Bt = operand(w, bt);
+  if (!A || !Bt || tensor_rows(A) != w->rows || tensor_rows(Bt) != w->cols || tensor_cols(A) != tensor_cols(Bt)) {
+    w->ok = false;
+    tmp_release_to(I, mark);
+    return r;
+  }
+  int64_t k = tensor_cols(A);
+  r.vals = new_vals(w);
+  if (!r.vals) { tmp_release_to(I, mark); return r; }
+  spk_sddmm(w->pat, tensor_data(A), k, tensor_data(Bt), k, k, r.vals);
+  if (I->interrupted) interp_check_interrupt(I, sp);
+  double al, ah, bl, bh, pl, ph;              /* each of the k terms lies in [pl, ph] */
+  min_max(A, &al, &ah);
+  min_max(Bt, &bl, &bh);
+  mul_range(al, ah, bl, bh, &pl, &ph);
+  if (k == 0) pl = ph = 0;
+  r = range(r, (double)k * pl, (double)k * ph);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+static double cell(int op, double a, double b) {
+  switch (op) {
+  case MK_ADD: return a + b;
+  case MK_SUB: return a - b;
+  case MK_MULZ: return a == 0 ? 0.0 : a * b;
+  default: return a * b;
+  }
+}
+
+/* x op y at the pattern into x's (or y's) array: both numbers stay a number. */
+static MVal combine(Walk *w, int op, MVal x, MVal y) {
+  MVal r = unknown;
+  if (x.is_const && y.is_const) {
+    r.is_const = true;
+    r.c = cell(op, x.c, y.c);
+  } else {
+    r.vals = x.is_const ? y.vals : x.vals;
+    for (int64_t q = 0; q < w->pat->nnz; q++) r.vals[q] = cell(op, x.is_const ? x.c : x.vals[q], y.is_const ? y.c : y.vals[q]);
+  }
+  double lo, hi;
+  if (op == MK_ADD) return range(r, x.lo + y.lo, x.hi + y.hi);
+  if (op == MK_SUB) return range(r, x.lo - y.hi, x.hi - y.lo);
+  mul_range(x.lo, x.hi, y.lo, y.hi, &lo, &hi);   /* (MULZ's 0 lies in it when x's range holds 0) */
+  return range(r, lo, hi);
+}
+
+/* f (log, exp, unary minus) at the pattern, in place. */
+static MVal apply1(Walk *w, int code, MVal x) {
+  if (x.is_const) x.c = code == MK_LOG ? log(x.c) : code == MK_EXP ? exp(x.c) : -x.c;
+  else
+    for (int64_t q = 0; q < w->pat->nnz; q++)
+      x.vals[q] = code == MK_LOG ? log(x.vals[q]) : code == MK_EXP ? exp(x.vals[q]) : -x.vals[q];
+  if (code == MK_NEG) return range(x, -x.hi, -x.lo);
+  if (code == MK_EXP) return range(x, exp(x.lo), exp(x.hi));
+  return x.lo > 0 ? range(x, log(x.lo), log(x.hi)) : range(x, -INFINITY, INFINITY);
+}
+
+/* Instruction q of the program (its operands' values are each used once, leaves excepted,
+** which are read afresh at every use). */
+static MVal walk(Walk *w, const double *pl, const Value *in, MVal *mv, int q) {
+  MVal r = unknown;
+  int code = (int)pl[4 * q], a = (int)pl[4 * q + 1], b = (int)pl[4 * q + 2], fl = (int)pl[4 * q + 3];
+  if (!w->ok) return r;
+#define ARG(x) ((int)pl[4 * (x)] == MK_LEAF ? sample(w, in[(int)pl[4 * (x) + 1]]) : mv[x])
+  switch (code) {
+  case MK_PROD: return product(w, in[(int)pl[4 * a + 1]], fl & MK_TA, in[(int)pl[4 * b + 1]], fl & MK_TB, w->I->call_span);
+  case MK_NEG: case MK_LOG: case MK_EXP:
+    r = ARG(a);
+    return w->ok ? apply1(w, code, r) : r;
+  case MK_SQ:
+    r = ARG(a);
+    return w->ok ? combine(w, MK_MUL, r, r) : r;
+  case MK_ADD: case MK_SUB: case MK_MUL: case MK_MULZ: {
+    MVal x = ARG(a), y = ARG(b);
+    return w->ok ? combine(w, code, x, y) : r;
+  }
+  default:
+    return r;                                   /* MK_LEAF: read where it is used */
+  }
+#undef ARG
+}
+
+/* The program's instructions: n, checked. */
+static int plan_len(Value plan, int nin) {
+  MLS_ASSERT(plan.t == VT_MAT && tensor_numel(plan.u.m) % 4 == 1);
+  int n = (int)(tensor_numel(plan.u.m) / 4);
+  MLS_ASSERT(n >= 1 && n <= MK_MAX);
+  const double *pl = tensor_data(plan.u.m) + 1;
+  for (int q = 0; q < n; q++) {
+    int code = (int)pl[4 * q], a = (int)pl[4 * q + 1], b = (int)pl[4 * q + 2];
+    if (code == MK_LEAF) MLS_ASSERT(a >= 1 && a < nin);
+    else MLS_ASSERT(a >= 0 && a < q && (code == MK_NEG || code == MK_SQ || code == MK_LOG || code == MK_EXP || (b >= 0 && b < q)));
+    if (code == MK_PROD) MLS_ASSERT((int)pl[4 * a] == MK_LEAF && (int)pl[4 * b] == MK_LEAF);
+  }
+  return n;
+}
+
+static bool plain(Value v) { return v.t == VT_NUM || v.t == VT_BOOL || v.t == VT_MAT; }
+
+bool op_masked_sparse(Interp *I, int nin, const Value *in, Value plan, Value *r) {
+  if (in[0].t != VT_MAT || !in[0].u.m->st->sparse || I->sparse_mode == SPARSE_EXACT || I->nan_check) return false;
+  for (int k = 0; k < nin; k++)
+    if (!plain(in[k])) return false;                 /* a traced value: the ops record it */
+  const Tensor *W = in[0].u.m;
+  if (!tensor_is_sparse(W)) return false;
+  int n = plan_len(plan, nin);
+  int root = (int)tensor_data(plan.u.m)[0];
+  const double *pl = tensor_data(plan.u.m) + 1;
+  const SpCsr *p = tensor_csr(W);
+  Walk w = { .I = I, .pat = p, .rows = p->rows, .cols = p->cols, .ok = true };
+  MVal mv[MK_MAX];
+  int mark = I->ntmp;
+  struct Tape *st = I->stage;                      /* plain values: its transposes are no graph's */
+  I->stage = NULL;                                 /* (a throw ends the staging, which restores it) */
+  for (int q = 0; q < n && w.ok; q++) mv[q] = walk(&w, pl, in, mv, q);
+  MVal e = w.ok && (int)pl[4 * (n - 1)] == MK_LEAF ? sample(&w, in[(int)pl[4 * (n - 1) + 1]]) : mv[n - 1];
+  bool done = false;
+  /* where W is not stored, W * e is 0 densely when e is finite there (the bounds show it), and
+  ** W *0 e is 0 whatever e is: then the dense values are exactly these */
+  if (w.ok && (root == MK_ROOT_ZW || (e.lo > -1e300 && e.hi < 1e300))) {
+    Tensor *o = tensor_sparse_new(I, p->rows, p->cols, p->nnz);
+    SpCsr *c = tensor_csr(o);
+    memcpy(c->rowptr, p->rowptr, (size_t)(p->rows + 1) * sizeof(int64_t));
+    memcpy(c->col, p->col, (size_t)p->nnz * sizeof(int32_t));
+    for (int64_t q = 0; q < p->nnz; q++) {
+      double x = p->val[q], y = e.is_const ? e.c : e.vals[q];
+      c->val[q] = root == MK_ROOT_ZW ? cell(MK_MULZ, x, y) : root == MK_ROOT_ZE ? cell(MK_MULZ, y, x) : x * y;
+    }
+    c->nnz = p->nnz;
+    *r = val_mat(o);
+    I->kernel_runs++;
+    done = true;
+  }
+  tmp_release_to(I, mark);
+  while (w.nbufs > 0) tensor_scratch_free(I, w.bufs[--w.nbufs]);
+  I->stage = st;
+  return done;
+}
+
+static OpKind op_of(int code) {
+  switch (code) {
+  case MK_ADD: return OP_ADD;
+  case MK_SUB: return OP_SUB;
+  case MK_MULZ: return OP_MULZ;
+  case MK_NEG: return OP_NEG;
+  case MK_LOG: return OP_LOG;
+  case MK_EXP: return OP_EXP;
+  default: return OP_MUL;
+  }
+}
+
+Value op_masked(Interp *I, int nin, const Value *in, Value plan, Span sp) {
+  Value r;
+  Span saved = I->call_span;
+  I->call_span = sp;
+  bool done = op_masked_sparse(I, nin, in, plan, &r);
+  I->call_span = saved;
+  if (done) return r;
+  int n = plan_len(plan, nin), mark = I->ntmp;      /* the ops one by one, as written */
+  int root = (int)tensor_data(plan.u.m)[0];
+  const double *pl = tensor_data(plan.u.m) + 1;
+  Value v[MK_MAX];
+  for (int q = 0; q < n; q++) {
+    int code = (int)pl[4 * q], a = (int)pl[4 * q + 1], b = (int)pl[4 * q + 2], fl = (int)pl[4 * q + 3];
+    switch (code) {
+    case MK_LEAF: v[q] = in[a]; val_retain(v[q]); break;
+    case MK_PROD: {
+      Value x = v[a], y = v[b];
+      if (fl & MK_TA) { x = op_transpose(I, x, sp); tmp_push(I, x); }
+      if (fl & MK_TB) { y = op_transpose(I, y, sp); tmp_push(I, y); }
+      v[q] = op_binary(I, OP_MATMUL, x, y, sp);
+      break;
+    }
+    case MK_NEG: case MK_LOG: case MK_EXP: v[q] = op_unary(I, op_of(code), v[a], sp); break;
+    case MK_SQ: v[q] = op_binary(I, OP_POW, v[a], val_num(2), sp); break;
+    default: v[q] = op_binary(I, op_of(code), v[a], v[b], sp); break;
+    }
+    tmp_push(I, v[q]);
+  }
+  if (root == MK_ROOT_ZE) r = op_binary(I, OP_MULZ, v[n - 1], in[0], sp);
+  else r = op_binary(I, root == MK_ROOT_ZW ? OP_MULZ : OP_MUL, in[0], v[n - 1], sp);
+  tmp_release_to(I, mark);
+  return r;
+}
