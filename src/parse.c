@@ -289,6 +289,35 @@ Chunk *parse_chunk(SymTab *syms, void **spare, Source *src, ParseError *err) {
   return ch;
 }
 
+/* How many times the file's own scope (not a function's) assigns name s: assignments, [a, b] =
+** targets and for variables (counting stops at 2). */
+static int assigned(const AstNode *n, const Symbol *s, int k) {
+  if (!n || k > 1 || n->kind == AST_FUNCTION) return k;
+  if (n->kind == AST_ASSIGN) {
+    const AstNode *t = n->kids[0];
+    while (t->kind == AST_INDEX || t->kind == AST_MEMBER) t = t->kids[0];
+    if (t->kind == AST_NAME && t->u.sym == s) k++;
+  } else if (n->kind == AST_MASSIGN) {
+    for (uint32_t i = 0; i + 1 < n->nkids; i++) k += n->kids[i]->u.sym == s;
+  } else if (n->kind == AST_FOR) {
+    k += n->kids[0]->u.sym == s;
+  }
+  for (uint32_t i = 0; i < n->nkids && k <= 1; i++) k = assigned(n->kids[i], s, k);
+  return k;
+}
+
+/* DML's function hoisting (ast.h AST_F_HOISTED): a top-level `name = function ...` of a .dml
+** file whose name the file's scope assigns nowhere else. A name defined twice, or also given
+** another value, keeps R's order (MLS's own scripts redefine helpers; SystemDS rejects that). */
+static void mark_hoisted(AstNode *root) {
+  for (uint32_t i = 0; i < root->nkids; i++) {
+    AstNode *s = root->kids[i];
+    if (s->kind == AST_ASSIGN && s->kids[0]->kind == AST_NAME && s->kids[1]->kind == AST_FUNCTION &&
+        assigned(root, s->kids[0]->u.sym, 0) == 1)
+      s->flags |= AST_F_HOISTED;
+  }
+}
+
 static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err) {
   J->ch = mem_calloc(1, sizeof *J->ch);
   Chunk *ch = J->ch;
@@ -416,11 +445,7 @@ static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err)
     err->warn_span = J->P.warn_span;
     snprintf(err->warn, sizeof err->warn, "%s", J->P.warn);
   }
-  if (J->P.dml)                              /* DML's function hoisting (ast.h AST_F_HOISTED) */
-    for (uint32_t i = 0; i < ch->root->nkids; i++) {
-      AstNode *s = ch->root->kids[i];
-      if (s->kind == AST_ASSIGN && s->kids[0]->kind == AST_NAME && s->kids[1]->kind == AST_FUNCTION) s->flags |= AST_F_HOISTED;
-    }
+  if (J->P.dml) mark_hoisted(ch->root);
   ch->top.chunk = ch;
   ch->top.body = J->P.root;
   return ch;
