@@ -122,6 +122,7 @@ AstNode *ast_assign(Parse *P, AstNode *lhs, AstNode *rhs) {
     return tall(P, n);
   }
   if (!is_lvalue(lhs)) parse_error_span(P, lhs->span, "invalid assignment target");
+  if (P->dml && rhs->kind == AST_CALL) rhs->flags |= AST_F_DMLFIRST;   /* x = f(): f's first result */
   if (rhs->kind == AST_FUNCTION && lhs->kind == AST_NAME && !rhs->u.fn->name)
     rhs->u.fn->name = lhs->u.sym;
   AstNode *n = node(P, AST_ASSIGN, sp, 2);
@@ -155,13 +156,21 @@ AstNode *ast_for(Parse *P, Token t, Token var, AstNode *iter, AstNode *body) {
 
 AstNode *ast_leaf(Parse *P, int kind, Token t) { return node(P, kind, tspan(t), 0); }
 
+/* The name "ns::" under which namespace ns is bound (sym_namespace), resolved as any name. */
+static AstNode *ns_name(Parse *P, struct Symbol *ns, Span sp) {
+  AstNode *n = node(P, AST_NAME, sp, 0);
+  n->u.sym = sym_namespace(P->syms, ns);
+  return tall(P, n);
+}
+
 AstNode *ast_source_as(Parse *P, AstNode *call, Token name) {
   if (call->kind != AST_CALL || call->kids[0]->kind != AST_NAME ||
       strcmp(call->kids[0]->u.sym->name, "source") != 0)
     parse_error_span(P, call->span, "'as' is only allowed after source(...)");
-  AstNode *n = node(P, AST_SOURCE_AS, span_join(call->span, tspan(name)), 1);
+  AstNode *n = node(P, AST_SOURCE_AS, span_join(call->span, tspan(name)), 2);
   n->kids[0] = call;
   n->u.sym = tsym(P, name);
+  n->kids[1] = ns_name(P, n->u.sym, tspan(name));
   return tall(P, n);
 }
 
@@ -220,9 +229,10 @@ AstNode *ast_param(Parse *P, Token dollar, Token t) {
 }
 
 AstNode *ast_nsref(Parse *P, Token ns, Token name) {
-  AstNode *n = node(P, AST_NSREF, ast_span2(ns, name), 0);
+  AstNode *n = node(P, AST_NSREF, ast_span2(ns, name), 1);
   n->u.sym = tsym(P, ns);
   n->sym2 = tsym(P, name);
+  n->kids[0] = ns_name(P, n->u.sym, tspan(ns));
   return tall(P, n);
 }
 
@@ -439,6 +449,7 @@ static void dump(const AstNode *n, DumpBuf *b) {
     put(b, " ");
     put(b, n->u.sym->name);
   }
+  uint32_t nk = n->kind == AST_SOURCE_AS ? 1 : n->nkids;     /* (its "ns::" name: not written) */
   if (n->kind == AST_FUNCTION) {
     const FuncInfo *f = n->u.fn;
     put(b, " (");
@@ -452,7 +463,7 @@ static void dump(const AstNode *n, DumpBuf *b) {
     put(b, " ");
     dump(f->body, b);
   }
-  for (uint32_t i = 0; i < n->nkids; i++) { put(b, " "); dump(n->kids[i], b); }
+  for (uint32_t i = 0; i < nk; i++) { put(b, " "); dump(n->kids[i], b); }
   put(b, ")");
 }
 

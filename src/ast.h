@@ -27,8 +27,17 @@ typedef enum AstKind {      /* grep ORDER AST: ast_kind_name() follows this orde
 ** that gives more (SystemDS's builtin lstm has 2, 3 or 5 results).
 ** AST_F_REMOTE: parfor (..., mode=REMOTE) (src/mpi/).
 ** AST_F_VOID: an if whose value nothing reads (a block's statement before its last, a loop's
-** body's last): staging may make it a choice of both branches (eval.c if_select). */
-enum { AST_F_PAREN = 1, AST_F_DMLROW = 2, AST_F_DMLMULTI = 4, AST_F_REMOTE = 8, AST_F_VOID = 16 };
+** body's last): staging may make it a choice of both branches (eval.c if_select).
+** AST_F_HOISTED: a top-level `name = function ...` of a .dml file: DML defines a file's functions
+** before its first statement runs (SystemDS collects them first), so eval_chunk defines these
+** first, in their order, and skips them where they stand (docs/dml.md "Function hoisting").
+** AST_F_DMLFIRST: x = f(...) written in a .dml file: a call giving several results (a DML
+** function's, or a multi-result builtin's) assigns its first, as in SystemDS.
+** AST_F_OWNFN: the callee's name of a call f(...) in a .dml file sourced as a namespace, where f is
+** not one of the file's own names: as in DML, the call finds a builtin, never the caller's (global)
+** variable or function f (resolve.c). */
+enum { AST_F_PAREN = 1, AST_F_DMLROW = 2, AST_F_DMLMULTI = 4, AST_F_REMOTE = 8, AST_F_VOID = 16,
+       AST_F_HOISTED = 32, AST_F_DMLFIRST = 64, AST_F_OWNFN = 128 };
 
 /* Trees taller than this are rejected when parsing ("nested too deeply"), so evaluating
 ** one can never exhaust the C stack (the interpreter thread has 1 GiB). */
@@ -96,6 +105,7 @@ typedef struct Chunk {
   Arena arena;
   AstNode *root;           /* an AST_BLOCK */
   FuncInfo top;            /* the top level: no slots, names are global */
+  bool dml;                /* parsed as a .dml file (DML's rules: parse.c) */
 } Chunk;
 
 void chunk_retain(struct Chunk *c);

@@ -574,7 +574,7 @@ Value bi_ls(Interp *I, Args *a) {
   uint32_t k = 0;
   for (uint32_t b = 0; b < I->syms.nbuckets; b++)
     for (Symbol *s = I->syms.buckets[b]; s; s = s->next)
-      if (s->global.t != VT_UNBOUND && !bi_is_constant(s)) all[k++] = s;
+      if (s->global.t != VT_UNBOUND && !bi_is_constant(s) && !sym_is_namespace(s)) all[k++] = s;
   qsort(all, k, sizeof(Symbol *), cmp_sym);
   for (uint32_t i = 0; i < k; i++) {
     describe_for_ls(all[i]->global, d, sizeof d);
@@ -616,7 +616,7 @@ static Value ns_function(Interp *I, const char *text, Span sp) {
   if (!sep || sep == text || !sep[2]) return val_unbound();
   Symbol *ns = sym_intern(&I->syms, text, (size_t)(sep - text));
   Symbol *name = sym_intern(&I->syms, sep + 2, strlen(sep + 2));
-  Value l = ns->global;
+  Value l = sym_namespace(&I->syms, ns)->global;
   if (l.t == VT_LIST) val_retain(l);
   else {
     char file[300], dir[PATH_MAX], full[PATH_MAX + 320];

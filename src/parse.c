@@ -134,6 +134,24 @@ static bool dml_continues(int k) {
   }
 }
 
+/* Tokens that start a statement and cannot go on from a '}' on the same line in DML, which has
+** no block expressions: there a new statement starts right after the brace. */
+static bool starts_statement(int k) {
+  switch (k) {
+  case TK_NAME: case TK_IF: case TK_WHILE: case TK_FOR: case TK_PARFOR: case TK_LB:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* The first warning of a parse (a later one is dropped): reported with the chunk, which runs. */
+static void parse_warning(Parse *P, Token tok, const char *msg) {
+  if (P->nwarn++) return;
+  snprintf(P->warn, sizeof P->warn, "%s", msg);
+  P->warn_span = (Span){ tok.start, tok.end };
+}
+
 /* A file named *.dml parses with DML's newline rule; anything else (.mls, -e, the REPL) with R's. */
 static bool is_dml_source(const Source *src) {
   size_t n = strlen(src->name);
@@ -163,11 +181,14 @@ static uint32_t next_sig(const TokVec *v, uint32_t i, bool semis) {
 ** which an R-style "return(expr)" body can never start with. */
 static void mark_dml_returns(TokVec *v, uint32_t rp) {
   uint32_t k = next_sig(v, rp + 1, false);
-  if (k + 3 >= v->n || v->t[k].kind != TK_RETURN || v->t[k + 1].kind != TK_LP) return;
-  const Token *t = v->t + k + 2;
-  bool typed = t[0].kind == TK_NAME &&
-               (t[1].kind == TK_NAME ||
-                (k + 6 < v->n && t[1].kind == TK_LB && t[2].kind == TK_NAME && t[3].kind == TK_RB && t[4].kind == TK_NAME));
+  if (k + 1 >= v->n || v->t[k].kind != TK_RETURN || v->t[k + 1].kind != TK_LP) return;
+  int t[5];                                  /* the list's first tokens; it may start on the next line */
+  for (uint32_t i = 0, j = k + 2; i < 5; i++) {
+    j = next_sig(v, j, false);
+    t[i] = j < v->n ? v->t[j++].kind : TK_EOF;
+  }
+  bool typed = t[0] == TK_NAME &&
+               (t[1] == TK_NAME || (t[1] == TK_LB && t[2] == TK_NAME && t[3] == TK_RB && t[4] == TK_NAME));
   if (typed) v->t[k].kind = TK_RETURNS;
 }
 
@@ -268,6 +289,35 @@ Chunk *parse_chunk(SymTab *syms, void **spare, Source *src, ParseError *err) {
   return ch;
 }
 
+/* How many times the file's own scope (not a function's) assigns name s: assignments, [a, b] =
+** targets and for variables (counting stops at 2). */
+static int assigned(const AstNode *n, const Symbol *s, int k) {
+  if (!n || k > 1 || n->kind == AST_FUNCTION) return k;
+  if (n->kind == AST_ASSIGN) {
+    const AstNode *t = n->kids[0];
+    while (t->kind == AST_INDEX || t->kind == AST_MEMBER) t = t->kids[0];
+    if (t->kind == AST_NAME && t->u.sym == s) k++;
+  } else if (n->kind == AST_MASSIGN) {
+    for (uint32_t i = 0; i + 1 < n->nkids; i++) k += n->kids[i]->u.sym == s;
+  } else if (n->kind == AST_FOR) {
+    k += n->kids[0]->u.sym == s;
+  }
+  for (uint32_t i = 0; i < n->nkids && k <= 1; i++) k = assigned(n->kids[i], s, k);
+  return k;
+}
+
+/* DML's function hoisting (ast.h AST_F_HOISTED): a top-level `name = function ...` of a .dml
+** file whose name the file's scope assigns nowhere else. A name defined twice, or also given
+** another value, keeps R's order (MLS's own scripts redefine helpers; SystemDS rejects that). */
+static void mark_hoisted(AstNode *root) {
+  for (uint32_t i = 0; i < root->nkids; i++) {
+    AstNode *s = root->kids[i];
+    if (s->kind == AST_ASSIGN && s->kids[0]->kind == AST_NAME && s->kids[1]->kind == AST_FUNCTION &&
+        assigned(root, s->kids[0]->u.sym, 0) == 1)
+      s->flags |= AST_F_HOISTED;
+  }
+}
+
 static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err) {
   J->ch = mem_calloc(1, sizeof *J->ch);
   Chunk *ch = J->ch;
@@ -335,11 +385,21 @@ static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err)
                  memcmp(src->text + t.start, "as", 2) == 0 && J->v.t[i + 1].kind == TK_NAME) {
         t.kind = TK_AS;
       }
+      if (dml && t.kind == TK_NAME && t.end - t.start == 1 && src->text[t.start] == '.') {
+        parse_warning(&J->P, t, "stray '.' ignored (SystemDS's lexer drops a '.' that starts no number or name)");
+        continue;                            /* stop("...").  (SystemDS's sliceLineExtract.dml) */
+      }
       J->P.last = t;
       mlsParser(J->parser, t.kind, t, &J->P);
       prev = t.kind;
       if (t.kind != TK_NEWLINE && t.kind != TK_SEMI) last = t;
       header_pending = false;
+      if (dml && t.kind == TK_RBRACE && (!depth || J->stack[depth - 1].kind == TK_LBRACE) &&
+          starts_statement(J->v.t[i + 1].kind)) {
+        Token nl = { TK_NEWLINE, t.end, t.end };   /* DML: "} if (b) {...}": a statement may follow '}' */
+        mlsParser(J->parser, TK_NEWLINE, nl, &J->P);
+        prev = TK_NEWLINE;
+      }
     }
     if (!J->P.nerr) {
       Token end = { 0, src->len, src->len };
@@ -379,6 +439,13 @@ static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err)
     return NULL;
   }
   ch->root = J->P.root;
+  ch->dml = J->P.dml;
+  if (err) {
+    err->nwarn = J->P.nwarn;
+    err->warn_span = J->P.warn_span;
+    snprintf(err->warn, sizeof err->warn, "%s", J->P.warn);
+  }
+  if (J->P.dml) mark_hoisted(ch->root);
   ch->top.chunk = ch;
   ch->top.body = J->P.root;
   return ch;

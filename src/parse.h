@@ -22,10 +22,15 @@ typedef struct Parse {
   bool dml;                /* a .dml file: DML's newline rule, and X[i] is row i of a matrix */
   Span err_span;
   char err[256];
+  int nwarn;               /* warnings: the first is kept (a .dml file's stray '.') */
+  Span warn_span;
+  char warn[160];
 } Parse;
 
 /* Parses src into a new Chunk (returned +1, NULL on error with *err filled). */
-typedef struct ParseError { bool at_eof; bool oom; Span span; char msg[256]; } ParseError;   /* oom: out of memory, not a syntax error */
+/* oom: out of memory, not a syntax error. A parse that succeeds may still leave a warning in
+** warn (nwarn > 0: how many; the first at warn_span), which the caller reports. */
+typedef struct ParseError { bool at_eof; bool oom; Span span; char msg[256]; int nwarn; Span warn_span; char warn[160]; } ParseError;
 /* spare: where the caller keeps Lemon's parser (about 600 KB) from one parse to the next (*spare
 ** NULL at first; the interpreter's I->spare_parser), or NULL to allocate one per parse. */
 struct Chunk *parse_chunk(struct SymTab *syms, void **spare, struct Source *src, ParseError *err);

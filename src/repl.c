@@ -283,7 +283,7 @@ static char **repl_complete(const char *text, int start, int end) {
   } else if (start >= 2 && line[start - 1] == ':' && line[start - 2] == ':') {
     int b = start - 2;
     while (b > 0 && is_name_char((unsigned char)line[b - 1])) b--;
-    add_members(&c, global_list(I, line + b, (size_t)(start - 2 - b)), text, tlen);
+    add_members(&c, global_list(I, line + b, (size_t)(start - b)), text, tlen);   /* "ns::": the namespace */
   } else {
     if (isdigit((unsigned char)text[0])) return NULL;       /* a number: nothing to complete */
     for (int i = 0; keywords[i]; i++) cand_add(&c, text, tlen, keywords[i]);
@@ -291,7 +291,7 @@ static char **repl_complete(const char *text, int start, int end) {
     for (int i = 0; i < R->nlib; i++) cand_add(&c, text, tlen, R->libnames[i]);
     for (uint32_t b = 0; b < I->syms.nbuckets; b++)
       for (Symbol *s = I->syms.buckets[b]; s; s = s->next)
-        if (s->global.t != VT_UNBOUND) cand_add(&c, text, tlen, s->name);
+        if (s->global.t != VT_UNBOUND && !sym_is_namespace(s)) cand_add(&c, text, tlen, s->name);
   }
   return cands_to_matches(&c);
 }

@@ -55,19 +55,31 @@ static void grow(SymTab *t) {
   t->nbuckets = nb;
 }
 
-Symbol *sym_intern(SymTab *t, const char *s, size_t len) {
-  Symbol *y = sym_lookup(t, s, len);
-  if (y) return y;
+/* Interns the name a (alen bytes) followed by b (blen bytes), with no buffer of its own to free
+** when an allocation fails half way (mem.h's handler may longjmp out of mem_alloc). */
+static Symbol *intern_parts(SymTab *t, const char *a, size_t alen, const char *b, size_t blen) {
+  size_t len = alen + blen;
+  uint32_t h = hash_str(a, alen);
+  for (size_t i = 0; i < blen; i++) h = (h ^ (uint8_t)b[i]) * 16777619u;   /* (hash_str of a then b) */
+  for (Symbol *y = t->buckets[h & (t->nbuckets - 1)]; y; y = y->next)
+    if (y->hash == h && y->len == len && memcmp(y->name, a, alen) == 0 && memcmp(y->name + alen, b, blen) == 0) return y;
   if (t->count >= t->nbuckets) grow(t);
-  y = mem_alloc(sizeof *y + len + 1);
-  y->hash = hash_str(s, len);
+  Symbol *y = mem_alloc(sizeof *y + len + 1);
+  y->hash = h;
   y->len = len;
   y->global = val_unbound();
   y->bi = NULL;
-  memcpy(y->name, s, len);
+  memcpy(y->name, a, alen);
+  memcpy(y->name + alen, b, blen);
   y->name[len] = '\0';
   y->next = t->buckets[y->hash & (t->nbuckets - 1)];
   t->buckets[y->hash & (t->nbuckets - 1)] = y;
   t->count++;
   return y;
 }
+
+Symbol *sym_intern(SymTab *t, const char *s, size_t len) { return intern_parts(t, s, len, "", 0); }
+
+Symbol *sym_namespace(SymTab *t, const Symbol *ns) { return intern_parts(t, ns->name, ns->len, "::", 2); }
+
+bool sym_is_namespace(const Symbol *s) { return s->len > 2 && s->name[s->len - 1] == ':' && s->name[s->len - 2] == ':'; }

@@ -29,5 +29,12 @@ void sym_init(SymTab *t);
 void sym_free(SymTab *t);
 Symbol *sym_intern(SymTab *t, const char *s, size_t len);
 Symbol *sym_lookup(const SymTab *t, const char *s, size_t len);
+/* Namespaces live apart from variables and functions (LANGUAGE.md §11): the namespace made by
+** source(...) as ns is bound to the symbol "ns::", which no name can spell, so it is scoped as a
+** variable (a global, or a slot of the file sourced as a namespace) and never hides nor is
+** hidden by a variable or function ns. sym_namespace interns "ns::" for ns. */
+Symbol *sym_namespace(SymTab *t, const Symbol *ns);
+/* Whether s is such a namespace symbol ("ns::"): listings (ls, completion) leave them out. */
+bool sym_is_namespace(const Symbol *s);
 
 #endif

@@ -929,6 +929,10 @@ static bool is_fn(AVal v) { return v.sh.kind == SK_FUNC; }
 /* lookup_function of eval.c: a call skips variables that are not functions. */
 static AVal lookup_function(Ck *c, AstNode *f) {
   if (f->kind != AST_NAME) return ev(c, f);
+  if (f->flags & AST_F_OWNFN) {                      /* a .dml namespace's call: a builtin */
+    if (f->u.sym->bi) { AVal b = av_shape(shape_of_kind(SK_FUNC)); b.bi = f->u.sym->bi; return b; }
+    return ck_lib_function(c, f->u.sym, f->span);
+  }
   AVal v = read_name(c, f);
   if (is_fn(v)) return v;
   if (v.sh.kind == SK_ANY || v.sh.kind == SK_NONE) return av_any();
@@ -1245,6 +1249,11 @@ static AVal ev_massign(Ck *c, AstNode *n) {
   uint32_t nt = n->nkids - 1;
   AVal v = ev(c, n->kids[nt]);
   if (!ck_alive(c)) return av_any();
+  if ((n->flags & AST_F_DMLMULTI) && nt == 1 && v.sh.kind != SK_ANY && v.sh.kind != SK_NONE &&
+      !(v.sh.kind == SK_LIST && v.list && v.list->multi)) {   /* .dml: [x] = f(), one result */
+    assign_name(c, n->kids[0], v);
+    return av_null();
+  }
   if (v.sh.kind == SK_LIST && v.list) {
     bool prefix = (n->flags & AST_F_DMLMULTI) && v.list->multi && (uint32_t)v.list->n > nt;
     if (!prefix && (uint32_t)v.list->n != nt) { ck_die(c); return av_any(); }
@@ -1309,7 +1318,7 @@ static AVal ev_source_as(Ck *c, AstNode *n) {
   AVal ns = av_any();
   if (!c->env && p.str) ns = ck_source(c, p.str, n->u.sym, call->span);
   else if (c->env) unknown_call(c);
-  if (ck_alive(c)) ck_set_global(c, n->u.sym, c->env ? av_any() : ns);
+  if (ck_alive(c)) assign_name(c, n->kids[1], c->env ? av_any() : ns);   /* "ns::" */
   return av_null();
 }
 
@@ -1327,7 +1336,7 @@ static AVal ev(Ck *c, AstNode *n) {
       if (c->I->params[i].name == n->u.sym) return av_of_value(c, c->I->params[i].v, 0);
     return av_any();                                 /* not given: not told */
   case AST_NSREF: {
-    AVal ns = ck_lookup_global(c, n->u.sym);
+    AVal ns = read_name(c, n->kids[0]);             /* "ns::" (sym_namespace) */
     if (ns.sh.kind != SK_LIST || !ns.list) return av_any();
     for (int32_t i = 0; i < ns.list->n; i++)
       if (ns.list->names && ns.list->names[i] == n->sym2) return ns.list->items[i];
@@ -1341,7 +1350,12 @@ static AVal ev(Ck *c, AstNode *n) {
   }
   case AST_ANDAND: return ev_andor(c, n, true);
   case AST_OROR: return ev_andor(c, n, false);
-  case AST_CALL: return ev_call(c, n);
+  case AST_CALL: {
+    AVal v = ev_call(c, n);
+    if ((n->flags & AST_F_DMLFIRST) && v.sh.kind == SK_LIST && v.list && v.list->multi && v.list->n >= 1)
+      return v.list->items[0];                       /* .dml: x = f() takes f's first result */
+    return v;
+  }
   case AST_INDEX: return ev_index(c, n);
   case AST_MEMBER: return ev_member(c, n);
   case AST_MATRIX: return ev_matrix(c, n);
@@ -1383,7 +1397,10 @@ void ck_run_chunk(Ck *c, Chunk *ch, AEnv *env) {
   c->env = env;
   c->src = ch->src;
   AstNode *root = ch->root;
-  for (uint32_t i = 0; i < root->nkids && ck_alive(c); i++) ev(c, root->kids[i]);
+  for (uint32_t i = 0; i < root->nkids && ck_alive(c); i++)     /* a .dml file's functions first */
+    if (root->kids[i]->flags & AST_F_HOISTED) ev(c, root->kids[i]);
+  for (uint32_t i = 0; i < root->nkids && ck_alive(c); i++)
+    if (!(root->kids[i]->flags & AST_F_HOISTED)) ev(c, root->kids[i]);
   c->env = saved_env;
   c->src = saved_src;
 }

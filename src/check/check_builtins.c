@@ -897,7 +897,7 @@ AVal ck_source(Ck *c, const char *path, Symbol *ns, Span sp) {
   l->items = ck_alloc(c, (size_t)(env->n ? env->n : 1) * sizeof(AVal));
   l->names = ck_alloc(c, (size_t)(env->n ? env->n : 1) * sizeof(Symbol *));
   for (int32_t i = 0; i < env->n; i++) {
-    if (env->slots[i].sh.kind == SK_NONE) continue;
+    if (env->slots[i].sh.kind == SK_NONE || sym_is_namespace(env->fi->slots[i])) continue;
     l->items[l->n] = env->slots[i];
     l->names[l->n++] = env->fi->slots[i];
   }

@@ -23,6 +23,7 @@
 #include "tensor.h"
 
 static Value eval_call(Interp *I, AstNode *n);
+static Value eval_call_first(Interp *I, AstNode *n);
 static Value eval_index(Interp *I, AstNode *n);
 static Value eval_assign(Interp *I, AstNode *n);
 static Value eval_binary(Interp *I, AstNode *n);
@@ -70,6 +71,11 @@ static Value eval_name(Interp *I, AstNode *n) {
   if (p && I->stage) return staged_read(I, n, p);
   if (p) { val_retain(*p); return *p; }
   if (n->u.sym->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = n->u.sym->bi; return v; }
+  char nsname[256];                                           /* no variable ns: the namespace ns, */
+  Symbol *ns = n->u.sym->len + 2 < sizeof nsname ?           /* a list (ns$f, names(ns)) */
+               sym_lookup(&I->syms, nsname, (size_t)snprintf(nsname, sizeof nsname, "%s::", n->u.sym->name)) : NULL;
+  Value *q = ns ? find_by_name(I, I->env, ns) : NULL;
+  if (q) { val_retain(*q); return *q; }
   Value lf = interp_lib_function(I, n->u.sym, n->span);      /* stdlib/builtin/NAME.mls */
   if (lf.t != VT_UNBOUND) return lf;
   char near[256];
@@ -653,6 +659,7 @@ static bool loop_node_stageable(Interp *I, const AstNode *s) {
 /* --staged: the statements a straight-line block is made of (control flow splits blocks; a loop
 ** that can be a loop node is a statement of its block). */
 static bool stageable(Interp *I, const AstNode *s) {
+  if (s->flags & AST_F_HOISTED) return false;         /* defined before the first statement */
   switch (s->kind) {
   case AST_WHILE: case AST_FOR:
     return loop_node_stageable(I, s);
@@ -716,8 +723,11 @@ __attribute__((noinline)) static Value eval_clparam(Interp *I, AstNode *n) {
   mls_throw(I, n->span, "%s", msg);
 }
 
+/* ns::name: ns is the namespace bound to "ns::" (kids[0], a name resolved as any other: a slot of
+** the file sourced as a namespace, or a global), apart from any variable or function ns. */
 __attribute__((noinline)) static Value eval_nsref(Interp *I, AstNode *n) {
-  Value ns = n->u.sym->global;
+  Value *p = eval_name_place(I, n->kids[0]);
+  Value ns = p ? *p : val_unbound();
   if (ns.t != VT_LIST) mls_throw(I, n->span, "'%s' is not a namespace (use source(\"file\") as %s)", n->u.sym->name, n->u.sym->name);
   int k = list_find(ns.u.l, n->sym2);
   if (k < 0) mls_throw(I, n->span, "'%s' not found in namespace '%s'", n->sym2->name, n->u.sym->name);
@@ -751,6 +761,10 @@ __attribute__((noinline)) static Value eval_massign(Interp *I, AstNode *n) {
   Value v = eval(I, n->kids[nt]);
   char d[64];
   bool prefix = (n->flags & AST_F_DMLMULTI) && v.t == VT_LIST && v.u.l->multi && (uint32_t)v.u.l->n > nt;
+  if ((n->flags & AST_F_DMLMULTI) && nt == 1 && !(v.t == VT_LIST && v.u.l->multi)) {   /* .dml: [x] = f(), one result */
+    assign_name(I, n->kids[0], v);
+    return val_null();
+  }
   if (!prefix && (v.t != VT_LIST || (uint32_t)v.u.l->n != nt)) {   /* .dml: the first nt results */
     val_describe(v, d, sizeof d);
     val_release(v);
@@ -836,7 +850,7 @@ __attribute__((noinline)) static Value eval_misc(Interp *I, AstNode *n) {
     Value ns = interp_source(I, p.u.s->s, n->u.sym, call->span);
     tmp_pop(I, 1);
     val_release(p);
-    store(&n->u.sym->global, ns);
+    assign_name(I, n->kids[1], ns);          /* "ns::", where the file (or function) keeps it */
     r = val_null();
     break;
   }
@@ -945,7 +959,7 @@ void eval_prepare(AstNode *n) {
     return;
   case AST_BLOCK: n->ev = eval_block; return;
   case AST_WHILE: n->ev = eval_while; return;
-  case AST_CALL: n->ev = eval_call; return;
+  case AST_CALL: n->ev = n->flags & AST_F_DMLFIRST ? eval_call_first : eval_call; return;
   default: n->ev = eval_any; return;
   }
 }
@@ -963,7 +977,7 @@ static Value fn_at(Interp *I, AstNode *f, Value *p) {
 
 static Value lookup_function(Interp *I, AstNode *f) {
   if (f->kind != AST_NAME) return eval(I, f);
-  Value *p = lookup_place(I, f);
+  Value *p = f->flags & AST_F_OWNFN ? NULL : lookup_place(I, f);   /* (a .dml namespace: builtins only) */
   if (p && is_fn(*p)) return fn_at(I, f, p);
   for (Env *e = I->env; p && e; e = e->parent)
     for (int i = 0; i < e->n; i++)
@@ -985,6 +999,17 @@ static bool param_given(Interp *I, Symbol *s) {
   for (int i = 0; i < I->nparams; i++)
     if (I->params[i].name == s) return true;
   return false;
+}
+
+/* x = f(...) in a .dml file (AST_F_DMLFIRST): of a call giving several results, the first, as
+** SystemDS assigns it (PCA.dml's A = scale(A, ...)); any other value as it is. */
+static Value eval_call_first(Interp *I, AstNode *n) {
+  Value v = eval_call(I, n);
+  if (v.t != VT_LIST || !v.u.l->multi || v.u.l->n < 1 || I->ctl) return v;
+  Value x = v.u.l->items[0];
+  val_retain(x);
+  val_release(v);
+  return x;
 }
 
 __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
@@ -1240,10 +1265,17 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
   AstNode *root = ch->root;
   Value last = val_null();
   Span saved_call = I->call_span;
+  for (uint32_t i = 0; i < root->nkids; i++) {          /* a .dml file's functions, first */
+    AstNode *s = root->kids[i];
+    if (!(s->flags & AST_F_HOISTED)) continue;
+    I->call_span = s->span;
+    val_release(eval(I, s));
+  }
   for (uint32_t i = 0; i < root->nkids; i++) {
     AstNode *s = root->kids[i];
     val_release(last);
     last = val_null();
+    if (s->flags & AST_F_HOISTED) continue;
     gc_maybe(I);
     if (!echo && staging_blocks(I) && stageable(I, s)) {   /* --staged */
       val_release(run_staged(I, root->kids, root->nkids, &i));

@@ -162,6 +162,7 @@ static int run(Interp *I, Source *src, bool echo, bool repl) {
 Chunk *interp_load(Interp *I, Source *src, bool module, ParseError *pe) {
   Chunk *ch = parse_chunk(&I->syms, &I->spare_parser, src, pe);
   if (!ch) return NULL;
+  if (pe->nwarn) diag_report(I->errf, src, pe->warn_span, "warning", pe->warn);
   bool oom = false;
   if (resolve_chunk(I, ch, module, pe->msg, sizeof pe->msg, &pe->span, &oom)) return ch;
   chunk_release(ch);
@@ -338,7 +339,7 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp) {
     List *l = list_new(I, env->n);
     tmp_push(I, val_list(l));                  /* held while it grows */
     for (int i = 0; i < env->n; i++) {
-      if (env->slots[i].t == VT_UNBOUND) continue;
+      if (env->slots[i].t == VT_UNBOUND || sym_is_namespace(env->fi->slots[i])) continue;   /* (its own namespaces: private) */
       val_retain(env->slots[i]);
       list_push(l, env->slots[i], env->fi->slots[i]);
     }

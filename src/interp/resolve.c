@@ -14,6 +14,7 @@ typedef struct Scope { FuncInfo *fi; struct Scope *outer; int loops; } Scope;
 
 typedef struct Resolver {
   Chunk *ch;
+  bool dml_module;         /* a .dml file sourced as a namespace: calls skip the caller's globals */
   char *err;
   size_t errn;
   Span *errspan;
@@ -56,6 +57,7 @@ static void collect(Resolver *R, AstNode *n) {
     for (uint32_t i = 0; i + 1 < n->nkids; i++) add_local(R, n->kids[i]->u.sym);
     break;
   case AST_FOR: add_local(R, n->kids[0]->u.sym); break;
+  case AST_SOURCE_AS: add_local(R, n->kids[1]->u.sym); break;   /* "ns::": the namespace is local */
   default: break;
   }
   for (uint32_t i = 0; i < n->nkids; i++) collect(R, n->kids[i]);
@@ -93,6 +95,8 @@ static void resolve_name(AstNode *n, Scope *sc) {
 static void walk(Resolver *R, AstNode *n, Scope *sc) {
   if (!n || R->failed) return;
   walk_kind(R, n, sc);
+  if (R->dml_module && n->kind == AST_CALL && n->kids[0]->kind == AST_NAME && n->kids[0]->slot < 0)
+    n->kids[0]->flags |= AST_F_OWNFN;
   eval_prepare(n);
 }
 
@@ -167,6 +171,7 @@ static void resolve_walk(Interp *I, Chunk *ch, bool module, char *err, size_t er
   R.errspan = errspan;
   Scope top = { NULL, NULL, 0 };
   if (module) {                 /* source() as ns: the file is the body of a function */
+    R.dml_module = ch->dml;
     setup_function(&R, &ch->top);
     top.fi = &ch->top;
   }

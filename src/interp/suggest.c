@@ -76,7 +76,7 @@ void interp_suggest(Interp *I, const char *name, char *out, size_t n) {
       if (e->slots[i].t != VT_UNBOUND && e->fi->slots[i]) consider(&nr, e->fi->slots[i]->name);
   for (uint32_t b = 0; b < I->syms.nbuckets; b++)
     for (Symbol *s = I->syms.buckets[b]; s; s = s->next)
-      if (s->global.t != VT_UNBOUND || s->bi) consider(&nr, s->name);
+      if ((s->global.t != VT_UNBOUND || s->bi) && !sym_is_namespace(s)) consider(&nr, s->name);
   char buf[PATH_MAX], dir[PATH_MAX + 16];
   snprintf(dir, sizeof dir, "%s/builtin", interp_stdlib_dir(I, buf, sizeof buf));
   struct dirent **names;

@@ -386,13 +386,13 @@ static void do_complete(Kernel *K, const WireMsg *m) {
   } else if (start >= 2 && code[start - 1] == ':' && code[start - 2] == ':') {
     size_t b = start - 2;
     while (b > 0 && is_name_char((unsigned char)code[b - 1])) b--;
-    add_members(a, global_list(I, code + b, start - 2 - b), prefix, plen);
+    add_members(a, global_list(I, code + b, start - b), prefix, plen);   /* "ns::": the namespace */
   } else if (!(plen && prefix[0] >= '0' && prefix[0] <= '9')) {
     for (int i = 0; keywords[i]; i++) add_match(a, prefix, plen, keywords[i]);
     for (int i = 0; i < builtin_count; i++) add_match(a, prefix, plen, builtin_table[i].name);
     for (uint32_t b = 0; b < I->syms.nbuckets; b++)
       for (Symbol *s = I->syms.buckets[b]; s; s = s->next)
-        if (s->global.t != VT_UNBOUND) add_match(a, prefix, plen, s->name);
+        if (s->global.t != VT_UNBOUND && !sym_is_namespace(s)) add_match(a, prefix, plen, s->name);
     char buf[PATH_MAX], dir[PATH_MAX + 16];
     snprintf(dir, sizeof dir, "%s/builtin", interp_stdlib_dir(I, buf, sizeof buf));
     DIR *d = opendir(dir);
