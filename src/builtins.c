@@ -20,17 +20,21 @@
 
 /* grep ORDER BUILTIN: sorted by name; the doc's first line is the summary help() lists. */
 const Builtin builtin_table[] = {
+  { "Rand", bi_rand, "Rand(rows=1, cols=1, min=0, max=1, pdf=\"uniform\", sparsity=1, seed=)", OP_NONE, BI_EFFECT | BI_AD,
+    "DML's other name of rand: a random rows x cols matrix (see help(rand))." },
   { "abs", bi_unary, "abs(x)", OP_ABS, DIFF | BI_AD, "Absolute value, elementwise." },
   { "acos", bi_unary, "acos(x)", OP_ACOS, DIFF | BI_AD, "Arc cosine (radians, in [0, pi]), elementwise; NaN outside [-1, 1]." },
   { "aggregate", bi_aggregate, "aggregate(target, groups, fn, ngroups=, weights=, order=)", OP_NONE, BI_AD, "Grouped statistics (DML's aggregate): row k is fn of the rows i of target with groups[i] = k.\nfn is \"sum\", \"count\", \"mean\", \"variance\" (divisor count - 1), \"centralmoment\" (with order=\n2, 3 or 4), \"min\" or \"max\". groups is a column of whole numbers >= 1 (NaN skips the row);\nthe result has max(groups) rows, or ngroups (larger groups dropped). The variance of\na group of one (total weight 1) is 0, as SystemDS. target is a column\nunless ngroups is given without weights (each column then separately). weights (counts)\nweight sum, count, mean, variance and moment. An empty group gives 0.\nUnder grad, sum and mean carry the gradient to target; other fns except count are refused." },
   { "allreduce", bi_allreduce, "allreduce(X, op=\"sum\")", OP_NONE, DIFF | BI_AD,
     "The elementwise sum (op=\"sum\"), max or min of X over the MPI ranks, on every rank (docs/mpi.md).\nEvery rank must call it with the same op and shape (a located error on every rank otherwise). The reduction is\ngathered to rank 1, done in rank order and broadcast: the same bits on every rank and on every\nrun with the same number of ranks. One process (no mpirun): X itself. A number stays a number.\nUnder grad the adjoint of the sum is allreduce(adjoint) (the loss is the sum of the ranks'\nlosses); of max/min the same, kept where X holds the extreme. Not allowed in parfor(mode=REMOTE)." },
-  { "append", bi_append, "append(x, y)", OP_NONE, DIFF | BI_AD, "As SystemDS: a list x gets y as its last element; two strings are joined with a newline\nbetween; matrices are cbind(x, y)." },
+  { "append", bi_append, "append(x, y)", OP_NONE, DIFF | BI_AD, "As SystemDS: a list x gets y as its last element (a list y of one element: that element,\nwith its name, so append(L, list(X=X)) adds X named X); two strings are joined with a newline\nbetween; matrices are cbind(x, y)." },
+  { "as.boolean", bi_as_logical, "as.boolean(x)", OP_NONE, BI_NODIFF, "DML's other name of as.logical: a number or string to TRUE/FALSE (nonzero is TRUE)." },
   { "as.double", bi_as_double, "as.double(x)", OP_NONE, DIFF | BI_AD,
     "Converts to a number: booleans to 1/0, strings by parsing, a 1x1 matrix to its value.\nOther matrices are returned unchanged (they already hold doubles)." },
   { "as.integer", bi_as_integer, "as.integer(x)", OP_NONE, BI_NODIFF, "Truncates toward zero, elementwise (numbers stay doubles)." },
+  { "as.list", bi_as_list, "as.list(L)", OP_NONE, BI_AD, "DML's list unnesting: a list holding one list gives that list; any other list is returned as\nit is (the results of a call become an ordinary list). Anything but a list is an error." },
   { "as.logical", bi_as_logical, "as.logical(x)", OP_NONE, BI_NODIFF, "Converts a number or string to TRUE/FALSE (nonzero is TRUE)." },
-  { "as.matrix", bi_as_matrix, "as.matrix(x)", OP_NONE, DIFF | BI_AD, "Makes a number a 1x1 matrix; a matrix is returned as is, except that a sparse one\nis returned stored dense (as R's as.matrix of a Matrix package matrix; docs/sparse.md)." },
+  { "as.matrix", bi_as_matrix, "as.matrix(x)", OP_NONE, DIFF | BI_AD, "Makes a number a 1x1 matrix; a matrix is returned as is, except that a sparse one\nis returned stored dense (as R's as.matrix of a Matrix package matrix; docs/sparse.md).\nA list of one element gives as.matrix of it; a longer list of numbers (or booleans) gives\nthem as a column, as DML's as.matrix of a list." },
   { "as.scalar", bi_as_scalar, "as.scalar(x)", OP_NONE, DIFF | BI_AD, "The number inside a 1x1 matrix (a number or a string is returned as is, and a list of one\nsuch element gives the element, as SystemDS's as.scalar(L[\"name\"]))." },
   { "asin", bi_unary, "asin(x)", OP_ASIN, DIFF | BI_AD, "Arc sine (radians, in [-pi/2, pi/2]), elementwise; NaN outside [-1, 1]." },
   { "assert", bi_assert, "assert(cond, msg=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
@@ -49,6 +53,11 @@ const Builtin builtin_table[] = {
     "Adds bias[c] to channel c of every image: input is N x C*H*W, bias is C x 1.\nThe channels are the equal column blocks of input, one per row of bias." },
   { "bias_multiply", bi_bias_add, "bias_multiply(input, bias)", OP_BIAS_MULTIPLY, DIFF | BI_AD,
     "Multiplies channel c of every image by bias[c]: input is N x C*H*W, bias is C x 1.\nThe channels are the equal column blocks of input, one per row of bias." },
+  { "bitwAnd", bi_ew2, "bitwAnd(x, y)", OP_BITWAND, BI_NODIFF, "Bitwise and, elementwise (numbers broadcast), as SystemDS: each operand is made a 32-bit\ninteger first (truncated toward 0; NaN is 0; beyond the range, its nearest end).\nbitwAnd(12, 10) is 8. A number (or boolean) pair gives a number." },
+  { "bitwOr", bi_ew2, "bitwOr(x, y)", OP_BITWOR, BI_NODIFF, "Bitwise or, elementwise, on 32-bit integers as bitwAnd: bitwOr(12, 10) is 14." },
+  { "bitwShiftL", bi_ew2, "bitwShiftL(x, n)", OP_BITWSHIFTL, BI_NODIFF, "x shifted left by n bits, elementwise, on 32-bit integers as bitwAnd (n is taken mod 32, as\nJava): bitwShiftL(3, 4) is 48. A result that overflows to -2^31 is NaN (as SystemDS; R: NA)." },
+  { "bitwShiftR", bi_ew2, "bitwShiftR(x, n)", OP_BITWSHIFTR, BI_NODIFF, "x shifted right by n bits, elementwise, on 32-bit integers as bitwAnd (n mod 32). Negative\nx shift in its sign bit, as SystemDS (bitwShiftR(-8, 1) is -4); R shifts them as unsigned." },
+  { "bitwXor", bi_ew2, "bitwXor(x, y)", OP_BITWXOR, BI_NODIFF, "Bitwise exclusive or, elementwise, on 32-bit integers as bitwAnd: bitwXor(12, 10) is 6." },
   { "c", bi_c, "c(...)", OP_NONE, DIFF | BI_AD, "Combines numbers, booleans (1/0) and matrices into one column vector, as R's c().\nA matrix contributes its elements in row-major order (MLS's order, as matrix() fills and\nfor iterates), so c(t(X)) is R's column-major c(X). NULL arguments are skipped; c() is NULL.\nStrings are refused (use list() or paste()). Differentiable: grad flows to every piece." },
   { "cat", bi_cat, "cat(..., sep=\" \")", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "Writes its arguments to standard output joined by sep, with no newline added (R's cat):\nnumbers as print shows them (7 significant digits), strings unquoted, the elements of a\nmatrix one by one (row-major), the items of a list. cat(\"loss\", x, \"\\n\")." },
   { "cbind", bi_cbind, "cbind(...)", OP_NONE, DIFF | BI_AD, "Joins matrices (and numbers) side by side; row counts must match." },
@@ -99,6 +108,10 @@ const Builtin builtin_table[] = {
     "entry is positive (the first of equal ones). e = eigen(A) gives the list e$values, e$vectors.\n"
     "Differentiable (grad, jvp) along symmetric perturbations; the gradient is symmetric. The\n"
     "eigenvectors of a repeated eigenvalue are not unique: grad through them there is an error." },
+  { "eval", bi_eval, "eval(f, ...)", OP_NONE, BI_EVAL | DIFF | BI_AD,
+    "DML's eval: calls the function named f (a string: a function defined by the script, a\nbuiltin, a stdlib builtin or \"ns::name\"; or a function value) with the other arguments.\nA single list argument is spread into f's arguments (its names bind by name), unless f's\nonly parameter is declared list. Gives f's first result; a number becomes a 1x1 matrix, as\nSystemDS. The call is an ordinary call of f: grad and jit see through it." },
+  { "evalList", bi_evalList, "evalList(f, ...)", OP_NONE, BI_EVAL | DIFF | BI_AD,
+    "As eval, but gives every result of f as a list named by f's declared results\n(evalList(\"f\", X)[\"B\"]); a function without declared results gives a list of one." },
   { "exists", bi_exists, "exists(name)", OP_NONE, BI_EFFECT | BI_NODIFF, "TRUE when a variable or builtin of that name (a string) exists." },
   { "exp", bi_unary, "exp(x)", OP_EXP, DIFF | BI_AD, "e to the power x, elementwise." },
   { "explain", bi_explain, "explain(f, ...)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
@@ -269,14 +282,15 @@ const Builtin builtin_table[] = {
     "The sparse formats (text, Matrix Market coordinate, libsvm) are read straight into sparse\n"
     "storage, memory bounded by the entries; the format rule then picks the result's format\n"
     "(docs/sparse.md)." },
+  { "remove", bi_remove, "remove(L, pos)", OP_NONE, BI_AD, "[L2, e] = remove(L, pos): the list L without its element pos (1-based; names kept), and that\nelement as a list of one, as DML's list remove." },
   { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, BI_AD, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
   { "rep", bi_rep, "rep(x, times=1, each=1, length.out=)", OP_NONE, DIFF | BI_AD, "R's rep as a column vector: each element of x (row-major for a matrix) repeated each\ntimes, then the whole repeated times times. times may instead give one count per element;\nlength.out= cuts or cycles the result to that length. rep(c(1, 2), times=2, each=2) is\n1 1 2 2 1 1 2 2. Differentiable: the copies' adjoints are summed into x." },
   { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
   { "rev", bi_rev, "rev(X)", OP_NONE, BI_AD, "The rows of X in reverse order (DML's rev): a column vector is reversed, a row vector is\nunchanged (as DML; R's rev reverses any vector), a number is itself. grad follows the rows." },
-  { "round", bi_unary, "round(x)", OP_ROUND, DIFF | BI_AD, "Rounds to the nearest whole number, halves to even (as R), elementwise." },
+  { "round", bi_round, "round(x)", OP_ROUND, DIFF | BI_AD, "Rounds to the nearest whole number, elementwise. Halves go to even (as R: round(2.5) is 2,\nround(-0.5) is -0) in .mls code; in code of a .dml file halves go up, toward +Inf, as\nSystemDS's Math.round (round(2.5) is 3, round(-2.5) is -2). NaN and Inf stay." },
   { "rowCumsum", bi_rowCumsum, "rowCumsum(X)", OP_NONE, DIFF | BI_AD, "Cumulative sums along each row (SystemDS's rowCumsum): t(cumsum(t(X))) for a matrix;\na column vector is returned as is (each row has one element)." },
-  { "rowIndexMax", bi_rowIndexMax, "rowIndexMax(X)", OP_ROWINDEXMAX, BI_NODIFF, "Column index (1-based) of the largest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN (R's max.col); empty rows are an error." },
-  { "rowIndexMin", bi_rowIndexMin, "rowIndexMin(X)", OP_ROWINDEXMIN, BI_NODIFF, "Column index (1-based) of the smallest element of each row; the last on ties (as DML).\nA row holding a NaN gives NaN; empty rows are an error." },
+  { "rowIndexMax", bi_rowIndexMax, "rowIndexMax(X)", OP_ROWINDEXMAX, BI_NODIFF, "Column index (1-based) of the largest element of each row; the last on ties (as DML).\nNaN is skipped and a row of NaN only gives 1, as SystemDS (R's max.col gives NA for a\nrow holding NA); empty rows are an error." },
+  { "rowIndexMin", bi_rowIndexMin, "rowIndexMin(X)", OP_ROWINDEXMIN, BI_NODIFF, "Column index (1-based) of the smallest element of each row; the last on ties (as DML).\nNaN is skipped and a row of NaN only gives 1, as SystemDS; empty rows are an error." },
   { "rowMaxs", bi_rowMaxs, "rowMaxs(X)", OP_ROWMAXS, DIFF | BI_AD, "Largest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },
   { "rowMeans", bi_rowMeans, "rowMeans(X)", OP_NONE, DIFF | BI_AD, "Mean of each row: an nrow(X) x 1 column vector.\nrowSums(X) / ncol(X): an empty row gives NaN, as R." },
   { "rowMins", bi_rowMins, "rowMins(X)", OP_ROWMINS, DIFF | BI_AD, "Smallest element of each row: an nrow(X) x 1 column vector.\nNaN propagates; a matrix with empty rows (n x 0, n > 0) is an error." },
@@ -284,6 +298,7 @@ const Builtin builtin_table[] = {
   { "rowSds", bi_rowSds, "rowSds(X)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of each row: sqrt(rowVars(X))." },
   { "rowSums", bi_reduce, "rowSums(X)", OP_ROWSUMS, DIFF | BI_AD, "Sum of each row: an nrow(X) x 1 column vector." },
   { "rowVars", bi_rowVars, "rowVars(X)", OP_NONE, DIFF | BI_AD, "Sample variance of each row (divisor ncol(X) - 1): an nrow(X) x 1 column vector.\nA row of one element gives 0, as SystemDS (R: NA; var() here gives NaN)." },
+  { "rowcumsum", bi_rowCumsum, "rowcumsum(X)", OP_NONE, DIFF | BI_AD, "SystemDS's other spelling of rowCumsum: cumulative sums along each row." },
   { "sample", bi_sample, "sample(range, size=, replace=FALSE, seed=)", OP_NONE, BI_EFFECT | BI_NODIFF, "size values drawn from 1..range, without replacement unless replace=TRUE, as a column vector.\nsize defaults to range (a random permutation). The same seed (or --seed) gives the same\nsample on every run and machine." },
   { "save", bi_save, "save(path, ...)", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "save(path, a=X, b=Y) writes named numbers, strings and matrices to one checkpoint file (atomically).\nBooleans, NULL and lists of these can be saved too; load(path) gives them back as a list." },
   { "scale", bi_scale, "scale(X, center=TRUE, scale=TRUE)", OP_NONE, DIFF | BI_AD, "[Y, ColMean, ScaleFactor] = scale(X): SystemDS's column scaling. center subtracts colMeans(X);\nscale divides by sqrt(colSums(X^2) / (nrow(X) - 1)) of the (centered) X, a 0 or NaN factor\nbeing replaced by 1. A step not taken gives a 0x0 matrix in its place." },
@@ -320,7 +335,7 @@ const Builtin builtin_table[] = {
     "for a non-square A, nonzero); elsewhere grad through U or V is an error." },
   { "system.time", bi_system_time, "system.time(expr)", OP_NONE, INV | BI_LAZY, "Evaluates expr and prints the user, system and elapsed seconds it took; returns the elapsed seconds." },
   { "t", bi_t, "t(X)", OP_TRANSPOSE, DIFF | BI_AD, "Transpose." },
-  { "table", bi_table, "table(A, B=, weights=, odim1=, odim2=)", OP_NONE, BI_AD, "Contingency table: cell (A[i], B[i]) counts (or sums weights); with one argument, counts of each value.\nDML semantics: values are floored and must be at least 1; NaN skips the entry; numbers\nand 1x1 matrices broadcast. The size is max(A) x max(B), or odim1 x odim2 (entries outside are dropped).\ntable(A, B, odim1, odim2) is DML's four-argument form; table(A) is table(A, 1), a column." },
+  { "table", bi_table, "table(A, B=, weights=, odim1=, odim2=, outputEmptyBlocks=TRUE)", OP_NONE, BI_AD, "Contingency table: cell (A[i], B[i]) counts (or sums weights); with one argument, counts of each value.\nDML semantics: values are floored and must be at least 1; NaN skips the entry; numbers\nand 1x1 matrices broadcast. The size is max(A) x max(B), or odim1 x odim2 (entries outside are dropped).\ntable(A, B, odim1, odim2) is DML's four-argument form; table(A) is table(A, 1), a column.\nThe sixth, outputEmptyBlocks (a boolean), is SystemDS's hint for its distributed blocks:\naccepted and checked, it changes nothing here." },
   { "tan", bi_unary, "tan(x)", OP_TAN, DIFF | BI_AD, "Tangent (radians), elementwise." },
   { "tanh", bi_unary, "tanh(x)", OP_TANH, DIFF | BI_AD, "Hyperbolic tangent, elementwise." },
   { "time", bi_time, "time()", OP_NONE, BI_EFFECT | BI_NODIFF, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
@@ -338,6 +353,7 @@ const Builtin builtin_table[] = {
     "ascii=TRUE writes vbar, vdot and d instead of the Unicode bar, dot and partial sign.\n"
     "Its result is plain numbers: under an outer grad, a traced argument is an error." },
   { "typeof", bi_typeof, "typeof(x)", OP_NONE, BI_SHAPE, "The type of x as a string: \"number\", \"boolean\", \"string\", \"matrix\", \"list\", \"function\" or \"NULL\"." },
+  { "unique", bi_unique, "unique(x, dir=\"rc\")", OP_NONE, 0, "DML's unique: the distinct values of matrix x as a column, in order of first occurrence\n(row-major; NaN is one value). dir=\"r\": those of each row, one row each, zero-padded to the\nwidest; dir=\"c\": those of each column likewise. SystemDS gives them in its hash order." },
   { "upper.tri", bi_upper_tri, "upper.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The upper triangle of target (above the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
   { "value_and_grad", bi_value_and_grad, "value_and_grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
     "Like grad, but the function returns [value, gradient] in one pass." },
@@ -349,7 +365,10 @@ const Builtin builtin_table[] = {
     "path ending in .gz is compressed. A sparse matrix is written from its nonzeros (text, mm,\n"
     "libsvm, csv) without densifying it. csv, text and libsvm files get a DML .mtd sidecar\n"
     "(path.mtd) recording the shape and options.\n"
-    "The write is atomic: a temporary file is renamed over the old one only when complete." },
+    "The write is atomic: a temporary file is renamed over the old one only when complete.\n"
+    "A string X is written as its text (no newline) with a .mtd sidecar saying \"scalar\", as\n"
+    "DML writes a scalar; so is a number (15 significant digits) or boolean in code of a .dml\n"
+    "file, where .mls code writes a number as a 1x1 matrix." },
   { "xor", bi_xor, "xor(x, y)", OP_NONE, BI_NODIFF, "Elementwise exclusive or: (x != 0) != (y != 0), as 1/0 (TRUE/FALSE for numbers)." },
   { NULL, NULL, NULL, OP_NONE, 0, NULL }
 };

@@ -41,6 +41,9 @@ enum {
                      ** A builtin with none of BI_DIFF, BI_AD, BI_NODIFF, BI_SHAPE that gets a value
                      ** traced by grad is the located error "not differentiable", never a silent 0;
                      ** tests/unit/test_grad_audit.c lists each such builtin and why. */
+  BI_EVAL = 512,     /* eval/evalList: call_value hands the call to bi_eval_call, which calls the
+                     ** function named by the first argument as if called directly (grad, staging
+                     ** and jit see that call) */
 };
 
 typedef struct Builtin {
@@ -66,6 +69,12 @@ void bi_open(Interp *I);
 const Builtin *bi_find(const char *name);
 /* Calls builtin b with evaluated arguments (names[i] NULL = positional). */
 Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp);
+
+/* eval(f, ...) and evalList(f, ...) (builtins_dml.c): calls the function f names (a string: a
+** global function, a builtin, "ns::name"; or a function) with the other arguments, a single
+** list argument spread into them; eval gives the first result (a number as a 1x1 matrix),
+** evalList the list of all, named by f's results. Arguments borrowed; the result is +1. */
+Value bi_eval_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp);
 
 /* Argument helpers: "bad argument #2 to 'solve' (square matrix expected, got 3x4)". */
 l_noret bi_argerror(Interp *I, int argn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -438,6 +438,27 @@ Value bi_as_logical(Interp *I, Args *a) {
 
 Value bi_as_matrix(Interp *I, Args *a) {
   Value v = a->v[0], p = ad_primal(v);
+  if (p.t == VT_LIST && p.u.l->n == 1) {     /* DML: as.matrix(L[1]) is its element's */
+    a->v[0] = p.u.l->items[0];
+    if (ad_primal(a->v[0]).t == VT_LIST) bi_argerror(I, 1, "a list of numbers or one matrix expected, got a list holding a list");
+    return bi_as_matrix(I, a);
+  }
+  if (p.t == VT_LIST) {                      /* DML: a list of numbers is a column */
+    List *l = p.u.l;
+    char d[64];
+    for (int i = 0; i < l->n; i++) {
+      Value e = ad_primal(l->items[i]);
+      if (e.t != VT_NUM && e.t != VT_BOOL && !(e.t == VT_MAT && tensor_numel(e.u.m) == 1))
+        bi_argerror(I, 1, "a list of numbers expected, element %d is %s", i + 1, val_describe(e, d, sizeof d));
+    }
+    Tensor *t = tensor_new(I, l->n, 1);
+    double *o = tensor_data(t);
+    for (int i = 0; i < l->n; i++) {
+      Value e = ad_primal(l->items[i]);
+      o[i] = e.t == VT_NUM ? e.u.n : e.t == VT_BOOL ? e.u.b : tensor_at(e.u.m, 0);
+    }
+    return val_mat(t);
+  }
   if (v.t == VT_MAT && tensor_is_sparse(v.u.m)) return val_mat(tensor_densify(I, v.u.m));   /* as R's Matrix */
   if (p.t == VT_MAT) { val_retain(v); return v; }
   if (v.t == VT_BOX && p.t == VT_NUM) return op_reshape(I, v, 1, 1, a->span);   /* traced: through the ops */

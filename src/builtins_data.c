@@ -243,6 +243,10 @@ Value bi_table(Interp *I, Args *a) {
   int wi = 2, d1 = 3, d2 = 4;
   bool wtraced = a->n > 2 && a->v[2].t == VT_BOX;         /* under grad (BI_AD) */
   unbox_args(a);
+  if (bi_given(a, 5)) {                                  /* outputEmptyBlocks: a boolean, no effect */
+    if (a->v[5].t != VT_BOOL) bi_argerror(I, 6, "outputEmptyBlocks must be TRUE or FALSE");
+    if (!bi_given(a, 4)) bi_argerror(I, 6, "outputEmptyBlocks comes after weights, odim1 and odim2");
+  }
   if (bi_given(a, 1) && bi_given(a, 2) && bi_given(a, 3) && !bi_given(a, 4)) {
     Value w = a->v[2];
     if (w.t == VT_MAT && tensor_numel(w.u.m) != 1) bi_argerror(I, 5, "odim2 expected with odim1");

@@ -21,6 +21,7 @@
 #include "err.h"
 #include "fileformats.h"
 #include "mem.h"
+#include "print.h"
 
 /* ---- jobs ---- */
 
@@ -787,9 +788,44 @@ static void write_job(Interp *I, IoJob *j) {
   }
 }
 
+/* write(x, path) of a number, boolean or string (DML's scalar write): its text, no newline,
+** and a .mtd sidecar saying "scalar"; atomic as a matrix's. The text rides in j->meta. */
+static void write_scalar_job(Interp *I, IoJob *j) {
+  out_open(I, &j->out, j->path, false);
+  out_puts(I, &j->out, j->meta);
+  j->mtdpath = mtd_path(j->path);
+  if (j->out.direct) { out_commit(I, &j->out); return; }
+  out_finish(I, &j->out);
+  j->data = j->out;
+  memset(&j->out, 0, sizeof j->out);
+  j->out.fd = -1;
+  out_open(I, &j->out, j->mtdpath, false);
+  out_puts(I, &j->out, "{\n    \"data_type\": \"scalar\",\n    \"value_type\": \"");
+  out_puts(I, &j->out, j->o.format);
+  out_puts(I, &j->out, "\",\n    \"format\": \"text\"\n}\n");
+  out_finish(I, &j->out);
+  out_rename(I, &j->data);
+  out_rename(I, &j->out);
+}
+
 Value bi_write(Interp *I, Args *a) {
   IoJob j;
   io_init(&j);
+  Value x = ad_primal(a->v[0]);
+  if (x.t == VT_STR || ((x.t == VT_NUM || x.t == VT_BOOL) && interp_in_dml(I))) {   /* (.mls: a number is 1x1) */
+    j.fn = write_scalar_job;
+    j.path = bi_str(I, a, 1);
+    if (bi_given(a, 2) && strcmp(bi_str(I, a, 2), "text") != 0)
+      bi_argerror(I, 3, "a %s is written as \"text\", not \"%s\"", val_type_name(x), bi_str(I, a, 2));
+    char num[64];
+    const char *text = x.t == VT_STR ? x.u.s->s : x.t == VT_BOOL ? (x.u.b ? "TRUE" : "FALSE") : num;
+    if (x.t == VT_NUM) fmt_num(num, sizeof num, x.u.n, 15);
+    j.meta = mem_alloc(strlen(text) + 1);
+    strcpy(j.meta, text);
+    j.o.format = x.t == VT_STR ? "string" : x.t == VT_BOOL ? "boolean" : "double";
+    io_run(I, &j);
+    return val_null();
+  }
   j.fn = write_job;
   j.path = bi_str(I, a, 1);
   j.o.format = bi_given(a, 2) ? format_arg(I, a, 2) : format_from_name(j.path);

@@ -15,6 +15,8 @@ BI_DECL(cummax) BI_DECL(cummin) BI_DECL(rowProds) BI_DECL(colProds) BI_DECL(rowV
 BI_DECL(rowSds) BI_DECL(colSds) BI_DECL(moment) BI_DECL(cov) BI_DECL(quantile) BI_DECL(median)
 BI_DECL(lower_tri) BI_DECL(upper_tri) BI_DECL(is_inf) BI_DECL(xor) BI_DECL(append) BI_DECL(scale)
 BI_DECL(aggregate) BI_DECL(interQuartileMean) BI_DECL(cumsumprod) BI_DECL(rowCumsum) BI_DECL(contains)
+/* builtins_dml.c: DML primitives (issue 29) */
+BI_DECL(ew2) BI_DECL(round) BI_DECL(unique) BI_DECL(remove) BI_DECL(as_list) BI_DECL(eval) BI_DECL(evalList)
 /* builtins_dist.c: probability distributions */
 BI_DECL(pnorm) BI_DECL(qnorm) BI_DECL(pexp) BI_DECL(qexp) BI_DECL(pchisq) BI_DECL(qchisq) BI_DECL(pt)
 BI_DECL(qt) BI_DECL(pf) BI_DECL(qf) BI_DECL(cdf) BI_DECL(icdf)

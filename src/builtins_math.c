@@ -445,8 +445,14 @@ Value bi_append(Interp *I, Args *a) {
   Value x = a->v[0], y = a->v[1], px = ad_primal(x), py = ad_primal(y);
   if (px.t == VT_LIST) {
     List *l = list_copy(I, px.u.l);
-    val_retain(y);
-    list_push(l, y, NULL);
+    l->multi = false;
+    if (py.t == VT_LIST && py.u.l->n == 1) {     /* SystemDS unfolds a list of one: append(L, list(X=X)) */
+      val_retain(py.u.l->items[0]);
+      list_push(l, py.u.l->items[0], py.u.l->names ? py.u.l->names[0] : NULL);
+    } else {
+      val_retain(y);
+      list_push(l, y, NULL);
+    }
     return val_list(l);
   }
   if (px.t == VT_STR || py.t == VT_STR) {

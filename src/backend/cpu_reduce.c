@@ -117,15 +117,13 @@ static void row_index(const double *a, int64_t r, int64_t c, double *o, bool is_
   for (int64_t i = 0; i < r; i++) {
     if (cpu_tick(&budget, c)) return;
     const double *row = a + i * c;
-    double m = c > 0 ? row[0] : NAN;
-    int64_t k = 0;
-    bool nan = c == 0;
+    double m = is_max ? -INFINITY : INFINITY;
+    int64_t k = 0;                                       /* (a row of NaN only: 1) */
     for (int64_t j = 0; j < c; j++) {
-      double x = row[j];
-      nan |= x != x;
+      double x = row[j];                                 /* NaN never compares: skipped */
       if (is_max ? x >= m : x <= m) { m = x; k = j; }   /* ties: the last, as SystemDS */
     }
-    o[i] = nan ? NAN : (double)(k + 1);
+    o[i] = c == 0 ? NAN : (double)(k + 1);
   }
 }
 

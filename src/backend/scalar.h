@@ -37,6 +37,27 @@ SC_FN double sc_pnorm(double x) { return 0.5 * erfc(-x / M_SQRT2); }
 #ifndef __CUDACC__
 double sc_qnorm(double p);
 #endif
+/* SystemDS's UtilFunctions.toInt then Java's (int): toward 0 (2^-53 added to |x| first), NaN
+** is 0, beyond the int range the nearest end. The bitw* ops compute on these. */
+SC_FN int sc_toint(double x) {
+  if (x != x) return 0;
+  double t = floor(fabs(x) + 1.1102230246251565e-16);
+  if (x < 0) t = -t;
+  return t >= 2147483647.0 ? 2147483647 : t <= -2147483648.0 ? (-2147483647 - 1) : (int)t;
+}
+/* Java's int x << (y mod 32) (no C overflow: in unsigned); the int minimum is NaN, as SystemDS's
+** BitwShiftL (R gives NA where the result overflows). */
+SC_FN double sc_shiftl(double x, double y) {
+  int r = (int)((unsigned int)sc_toint(x) << (sc_toint(y) & 31));
+  return r == (-2147483647 - 1) ? NAN : (double)r;
+}
+/* Java's Math.round: the nearest whole number, halves toward +Inf (floor(x + 0.5) without the
+** rounding of x + 0.5: 0.49999999999999994 gives 0); NaN and +-Inf are kept (Java gives 0 and
+** the long range's ends). */
+SC_FN double sc_round_up(double x) {
+  double f = floor(x);
+  return x - f >= 0.5 ? f + 1 : f;
+}
 SC_FN double sc_pow(double x, double y) { return y == 2.0 ? x * x : pow(x, y); }
 
 /* The formulas of ops.def's elementwise rows: sc_binary(op, x, y) and sc_unary(op, x). Under

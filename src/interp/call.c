@@ -177,6 +177,7 @@ Value call_value(Interp *I, Value fn, int nargs, Value *args, Symbol **names, Sp
       return stage_call_jit(I, fn.u.f->jit, fn, nargs, args, names, sp);
     }
   }
+  if (fn.t == VT_BUILTIN && (fn.u.bi->flags & BI_EVAL)) return bi_eval_call(I, fn.u.bi, nargs, args, names, sp);
   if (fn.t == VT_BUILTIN) return bi_call(I, fn.u.bi, nargs, args, names, sp);
   if (fn.t == VT_FUNC && fn.u.f->derived) return ad_call_derived(I, fn.u.f, nargs, args, names, sp);
   if (fn.t == VT_FUNC) return call_closure(I, fn.u.f, nargs, args, names, sp);

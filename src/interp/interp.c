@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include "backend/backend.h"
 #include "builtins.h"
@@ -404,6 +405,11 @@ Value interp_lib_function(Interp *I, Symbol *name, Span sp) {
   I->libfns[k].fn = fn;                       /* the function's env holds the file's other names */
   val_retain(fn);
   return fn;
+}
+
+bool interp_in_dml(const Interp *I) {
+  size_t n = I->src ? strlen(I->src->name) : 0;
+  return n > 4 && strcasecmp(I->src->name + n - 4, ".dml") == 0;
 }
 
 static int lib_file(const struct dirent *e) {

@@ -114,6 +114,9 @@ Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp);
 ** (errors are located in it; sp is the call that asked). Returns it (+1), or VT_UNBOUND when
 ** there is no such file. The evaluator asks only after user functions and C builtins. */
 Value interp_lib_function(Interp *I, Symbol *name, Span sp);
+/* True while the code running is a .dml file's (I->src): builtins that follow SystemDS there
+** and R elsewhere (round) ask. */
+bool interp_in_dml(const Interp *I);
 /* Prints the names of the builtins written in MLS (the files builtin/NAME.mls), for help(). */
 void interp_lib_list(Interp *I, FILE *out);
 /* "; did you mean 'rowSums'?" (or "") for a name not found: the nearest names in scope, builtins

@@ -119,20 +119,17 @@ __global__ void k_row_index(double *out, const double *x, int64_t rows, int64_t 
   const double *row = x + i * cols;
   double m = is_max ? -INFINITY : INFINITY;
   int64_t k = -1;
-  int nan = 0;
-  for (int64_t j = lane; j < cols; j += 32) {
+  for (int64_t j = lane; j < cols; j += 32) {       /* NaN never compares: skipped, as SystemDS */
     double v = row[j];
-    nan |= v != v;
     if (is_max ? v >= m : v <= m) { m = v; k = j; }
   }
   for (int o = 16; o > 0; o >>= 1) {
     double m2 = __shfl_down_sync(0xffffffffu, m, o);
     long long k2 = __shfl_down_sync(0xffffffffu, (long long)k, o);
-    nan |= __shfl_down_sync(0xffffffffu, nan, o);
-    bool better = is_max ? m2 > m : m2 < m;
-    if (better || (m2 == m && k2 > k)) { m = m2; k = k2; }
+    bool better = k2 >= 0 && (k < 0 || (is_max ? m2 > m : m2 < m));
+    if (better || (k2 >= 0 && m2 == m && k2 > k)) { m = m2; k = k2; }
   }
-  if (lane == 0) out[i] = nan || cols == 0 ? NAN : (double)(k + 1);
+  if (lane == 0) out[i] = cols == 0 ? NAN : (double)((k < 0 ? 0 : k) + 1);   /* NaN only: 1 */
 }
 
 /* ---- scans down each column (a 1 x n row vector: along it) ----
