@@ -141,25 +141,28 @@ Value bi_as_list(Interp *I, Args *a) {
 static bool is_function(Value v) { return v.t == VT_FUNC || v.t == VT_BUILTIN; }
 
 /* The function eval's first argument names (+1): a function value itself, or the name of a
-** global function, a builtin (C or stdlib/builtin/NAME.mls), or "ns::name". */
+** function in scope (a global, or one of the file sourced as a namespace that calls eval), a
+** builtin (C or stdlib/builtin/NAME.mls), or "ns::name". */
 static Value eval_target(Interp *I, Value f, const char *who, Span sp) {
   char d[64];
   if (is_function(f)) { val_retain(f); return f; }
   if (f.t != VT_STR)
     mls_throw(I, sp, "bad argument #1 to '%s' (a function name expected, got %s)", who, val_describe(f, d, sizeof d));
   const char *name = f.u.s->s, *sep = strstr(name, "::");
-  if (sep) {
+  if (sep) {                                 /* the namespace ns is bound to "ns::" (sym.h) */
     Symbol *ns = sym_intern(&I->syms, name, (size_t)(sep - name));
     Symbol *fn = sym_intern(&I->syms, sep + 2, strlen(sep + 2));
-    int k = ns->global.t == VT_LIST ? list_find(ns->global.u.l, fn) : -1;
-    if (ns->global.t != VT_LIST) mls_throw(I, sp, "%s: '%s' is not a namespace (use source(\"file\") as %s)", who, ns->name, ns->name);
-    if (k < 0 || !is_function(ns->global.u.l->items[k]))
+    Value *p = interp_find_name(I, sym_namespace(&I->syms, ns));
+    if (!p || p->t != VT_LIST) mls_throw(I, sp, "%s: '%s' is not a namespace (use source(\"file\") as %s)", who, ns->name, ns->name);
+    int k = list_find(p->u.l, fn);
+    if (k < 0 || !is_function(p->u.l->items[k]))
       mls_throw(I, sp, "%s: function '%s' not found in namespace '%s'", who, fn->name, ns->name);
-    val_retain(ns->global.u.l->items[k]);
-    return ns->global.u.l->items[k];
+    val_retain(p->u.l->items[k]);
+    return p->u.l->items[k];
   }
   Symbol *s = sym_intern(&I->syms, name, strlen(name));
-  if (is_function(s->global)) { val_retain(s->global); return s->global; }
+  Value *p = interp_find_name(I, s);
+  if (p && is_function(*p)) { val_retain(*p); return *p; }
   if (s->bi) { Value v; v.t = VT_BUILTIN; v.u.bi = s->bi; return v; }
   Value lf = interp_lib_function(I, s, sp);
   if (lf.t != VT_UNBOUND) return lf;

@@ -38,6 +38,8 @@ static Value *find_by_name(Interp *I, Env *e, Symbol *sym) {
   (void)I;
 }
 
+Value *interp_find_name(Interp *I, Symbol *sym) { return find_by_name(I, I->env, sym); }
+
 static inline Env *env_at(Interp *I, int depth) {
   Env *e = I->env;
   while (depth-- > 0) e = e->parent;

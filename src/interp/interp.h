@@ -123,6 +123,10 @@ void interp_lib_list(Interp *I, FILE *out);
 ** and stdlib builtins by edit distance (suggest.c). */
 void interp_suggest(Interp *I, const char *name, char *out, size_t n);
 
+/* The place name sym refers to in the running code (its innermost binding: a slot of the
+** running function or a file sourced as a namespace, outward, then the global), or NULL. */
+Value *interp_find_name(Interp *I, Symbol *sym);
+
 /* masked.c: `W * expr` computed at the stored cells of the sparse W only, as a sparse matrix of
 ** W's pattern (+1), when that gives the dense values (docs/sparse.md "Sparse-safe expressions":
 ** expr a form of products, +, -, *, ^2, log and exp over names, numbers and t(name), finite at
