@@ -1,10 +1,20 @@
 # Makefile — builds mls from grammar/ (re2c, Lemon) and src/. Generated C goes to build/gen.
-#   make            build ./mls          make test      every test (installs missing deps as root)
+#   make            build ./mls (in parallel; V=1 shows the commands)   make test  every test (installs missing deps as root)
 #   make run        build and run the main example       make sanitize  tests under ASan+UBSan
 #   make bench      benchmarks against R, NumPy and C    make install PREFIX=...
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each   make fuzz-smoke  a fixed count each (in make test)
 PREFIX ?= /usr/local
 BUILD ?= build
+# parallel by default, one job a core (an explicit -jN on the command line wins); one short line
+# a step (CC src/ops/ew.c), the full command lines with V=1
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+ifeq ($(V),1)
+Q :=
+say := @true
+else
+Q := @
+say := @printf '  %-6s %s\n'
+endif
 CC ?= cc
 OPT ?= -O2
 LEMPAR ?= /usr/share/lemon/lempar.c
@@ -88,17 +98,19 @@ deps-install:
 	@tools/deps.sh --install
 
 mls: $(BUILD)/mls $(CUDA_PLUGIN)
-	cp $(BUILD)/mls mls
+	$(Q)cp $(BUILD)/mls mls
 
 ifeq ($(CUDA),1)
 $(BUILD)/src/backend/cuda/%.o: src/backend/cuda/%.cu src/backend/cuda/cuda.h src/backend/cuda/cuda_impl.h src/backend/scalar.h src/ops/ops.def
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+	$(say) NVCC $<
+	$(Q)$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 $(BUILD)/src/backend/cuda/backend.o: src/backend/cuda/backend.c src/backend/cuda/cuda.h src/backend/backend.h src/tensor.h \
   src/ops/ops.def $(BUILD)/gen/scalar_h.inc $(BUILD)/gen/ops_def.inc
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+	$(say) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
 # scalar.h as a C string: NVRTC compiles it into every generated kernel (fusion groups)
 $(BUILD)/gen/scalar_h.inc: src/backend/scalar.h
@@ -110,17 +122,21 @@ $(BUILD)/gen/ops_def.inc: src/ops/ops.def
 
 # NVRTC compiles the fusion groups' headers (every elementwise formula) without a GPU
 $(BUILD)/nvrtc_check: tests/gpu/nvrtc_check.c src/backend/cuda/nvrtc_headers.h src/ops/ops.def $(BUILD)/gen/scalar_h.inc $(BUILD)/gen/ops_def.inc
-	$(CC) $(CPPFLAGS) -I$(dir $(NVRTC_H)) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64 -Wl,-rpath=$(CUDA_HOME)/lib64 -lnvrtc
+	$(say) CCLD $@
+	$(Q)$(CC) $(CPPFLAGS) -I$(dir $(NVRTC_H)) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64 -Wl,-rpath=$(CUDA_HOME)/lib64 -lnvrtc
 
 $(CUDA_PLUGIN): $(CUDA_OBJS)
-	$(NVCC) -shared -o $@ $^ -lcublas -lcusolver -lnvrtc -lcudart -Xlinker -rpath=$(CUDA_HOME)/lib64 -Xlinker -z -Xlinker defs
+	$(say) LINK $@
+	$(Q)$(NVCC) -shared -o $@ $^ -lcublas -lcusolver -lnvrtc -lcudart -Xlinker -rpath=$(CUDA_HOME)/lib64 -Xlinker -z -Xlinker defs
 endif
 
 $(BUILD)/mls: $(BUILD)/src/main.o $(BUILD)/libmls.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(say) LINK $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libmls.a: $(OBJS)
-	rm -f $@ && ar rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 # interp.o compiles PREFIX in (MLS_STDLIB_DIR): rebuilt when PREFIX differs from the last build's
 $(BUILD)/PREFIX: FORCE
@@ -130,25 +146,32 @@ FORCE:
 
 $(BUILD)/gen/lexer.c: grammar/lexer.re
 	@mkdir -p $(dir $@)
-	re2c -W --no-generation-date --no-version -o $@ $<
+	$(say) RE2C $<
+	$(Q)re2c -W --no-generation-date --no-version -o $@ $<
 
-$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: grammar/parser.y
+# (one run makes both: a grouped target, so that parallel make runs lemon once; lemon leaves a
+# parser.h it would not change as it was, so both are touched to be newer than parser.y)
+$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h &: grammar/parser.y
 	@mkdir -p $(BUILD)/gen
-	lemon -q -T$(LEMPAR) -d$(BUILD)/gen $<
+	$(say) LEMON $<
+	$(Q)lemon -q -T$(LEMPAR) -d$(BUILD)/gen $< && touch $(BUILD)/gen/parser.c $(BUILD)/gen/parser.h
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
-	$(CC) $(CPPFLAGS) $(GENFLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(GENFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/src/%.o: src/%.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 # src/mpi/*.o are rebuilt when MPI changes (build/mpi.mode holds the last value)
 $(BUILD)/mpi.mode: FORCE
 	@mkdir -p $(BUILD) && echo '$(MPI)' | cmp -s - $@ || echo '$(MPI)' > $@
 $(BUILD)/src/mpi/%.o: src/mpi/%.c $(BUILD)/gen/parser.h $(BUILD)/mpi.mode
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(MPI_CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(say) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(MPI_CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 .PHONY: FORCE
 FORCE:
 
@@ -157,13 +180,15 @@ $(BUILD)/src/backend/cpu_fused.o: OPT = -O3
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/capture.h $(BUILD)/libmls.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmls.a -lcmocka $(LDLIBS)
+	$(say) CCLD $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmls.a -lcmocka $(LDLIBS)
 
 -include $(shell find $(BUILD)/src $(BUILD)/gen -name '*.d' 2>/dev/null)
 
 # the program generator's differential runner (tests/gen, docs/robustness.md)
 $(BUILD)/gen_diff: tests/gen/gen_diff.c tests/gen/progen.c tests/gen/progen.h tests/gen/gendiff.h tests/fuzz/fuzz.h $(BUILD)/libmls.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DMLS_FUZZ_STDLIB='"$(CURDIR)/stdlib"' $(LDFLAGS) -o $@ tests/gen/gen_diff.c tests/gen/progen.c $(BUILD)/libmls.a $(LDLIBS)
+	$(say) CCLD $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -DMLS_FUZZ_STDLIB='"$(CURDIR)/stdlib"' $(LDFLAGS) -o $@ tests/gen/gen_diff.c tests/gen/progen.c $(BUILD)/libmls.a $(LDLIBS)
 
 # ---- tests ----
 unit: $(UNIT_TESTS)
@@ -204,6 +229,7 @@ repl-test: mls
 
 install-test: mls
 	tests/install/test_install.sh
+	tests/install/test_deps.sh
 
 # the editor files (editors/) against the lexer's keywords
 editors-test:
