@@ -137,6 +137,10 @@ const Builtin builtin_table[] = {
     "Its result is not differentiable: under an outer grad, a traced x is an error." },
   { "help", bi_help, "help(topic=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Shows the signature and text of a builtin or user function; help() lists every builtin." },
+  { "help.search", bi_help_search, "help.search(pattern)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Lists the help pages whose name or text contains pattern (a string, matched without regard\n"
+    "to case): builtins, keywords and operators, and builtins written in MLS, each with its first\n"
+    "line. At the REPL, ??word is help.search(\"word\"), as in R." },
   { "hessian", bi_hessian, "hessian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to a number, a function giving the n x n Hessian\n"
     "(the Jacobian of grad(f)). The result is not differentiated again." },
@@ -333,7 +337,7 @@ const Builtin builtin_table[] = {
     "is signed so that its largest-magnitude entry is positive, its column of U with it.\n"
     "Differentiable (grad, jvp): S always; U and V where the singular values are distinct (and,\n"
     "for a non-square A, nonzero); elsewhere grad through U or V is an error." },
-  { "system.time", bi_system_time, "system.time(expr)", OP_NONE, INV | BI_LAZY, "Evaluates expr and prints the user, system and elapsed seconds it took; returns the elapsed seconds." },
+  { "system.time", bi_system_time, "system.time(expr)", OP_NONE, BI_LAZY, "Evaluates expr and returns the user, system and elapsed seconds it took, a list (user, system, elapsed) that prints as R's table: at the prompt `system.time(expr)` shows it, `t = system.time(expr)` shows nothing, and `t$elapsed` is the seconds." },
   { "t", bi_t, "t(X)", OP_TRANSPOSE, DIFF | BI_AD, "Transpose." },
   { "table", bi_table, "table(A, B=, weights=, odim1=, odim2=, outputEmptyBlocks=TRUE)", OP_NONE, BI_AD, "Contingency table: cell (A[i], B[i]) counts (or sums weights); with one argument, counts of each value.\nDML semantics: values are floored and must be at least 1; NaN skips the entry; numbers\nand 1x1 matrices broadcast. The size is max(A) x max(B), or odim1 x odim2 (entries outside are dropped).\ntable(A, B, odim1, odim2) is DML's four-argument form; table(A) is table(A, 1), a column.\nThe sixth, outputEmptyBlocks (a boolean), is SystemDS's hint for its distributed blocks:\naccepted and checked, it changes nothing here." },
   { "tan", bi_unary, "tan(x)", OP_TAN, DIFF | BI_AD, "Tangent (radians), elementwise." },

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 #include "autodiff.h"
@@ -731,6 +732,40 @@ static Value help_body(Interp *I, Args *a) {
   bi_argerror(I, 1, "a function or its name expected, got %s", val_describe(v, d, sizeof d));
 }
 
+/* Whether text's first n bytes hold pat, without regard to case. */
+static bool has_word(const char *text, size_t n, const char *pat) {
+  size_t m = strlen(pat);
+  for (size_t i = 0; m && i + m <= n; i++)
+    if (strncasecmp(text + i, pat, m) == 0) return true;
+  return false;
+}
+
+static int first_line(const char *s) {
+  const char *nl = strchr(s, '\n');
+  return nl ? (int)(nl - s) : (int)strlen(s);
+}
+
+Value bi_help_search(Interp *I, Args *a) {
+  const char *pat = bi_str(I, a, 0);
+  if (!*pat) bi_argerror(I, 1, "a non-empty pattern expected");
+  int found = 0;
+  for (int i = 0; i < builtin_count; i++) {
+    const Builtin *b = &builtin_table[i];
+    if (!has_word(b->name, strlen(b->name), pat) && !has_word(b->doc, strlen(b->doc), pat)) continue;
+    if (!found++) fprintf(I->out, "Help pages matching '%s':\n", pat);
+    fprintf(I->out, "  %-16s %.*s\n", b->name, first_line(b->doc), b->doc);
+  }
+  for (int i = 0; help_topic_name(i); i++) {
+    const char *name = help_topic_name(i), *text = help_topic(name);
+    if (!has_word(name, strlen(name), pat) && !(text && has_word(text, strlen(text), pat))) continue;
+    if (!found++) fprintf(I->out, "Help pages matching '%s':\n", pat);
+    fprintf(I->out, "  %-16s %.*s\n", name, text ? first_line(text) : 0, text ? text : "");
+  }
+  found += interp_lib_search(I, pat, found, I->out);
+  if (!found) fprintf(I->out, "No help page matches '%s'.\n", pat);
+  return val_null();
+}
+
 typedef struct HelpRun { Args *a; } HelpRun;
 static void help_run(Interp *I, void *ud) { help_body(I, ((HelpRun *)ud)->a); }
 
@@ -778,8 +813,12 @@ Value bi_system_time(Interp *I, Args *a) {
   double user = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) + 1e-6 * (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec);
   double sys = (double)(r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) + 1e-6 * (double)(r1.ru_stime.tv_usec - r0.ru_stime.tv_usec);
   double el = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  fprintf(I->out, "   user  system elapsed\n%7.3f %7.3f %7.3f\n", user, sys, el);
-  return val_num(el);
+  List *l = list_new(I, 3);                /* printed as R's table (print.c), when echoed or printed */
+  list_push(l, val_num(user), sym_intern(&I->syms, "user", 4));
+  list_push(l, val_num(sys), sym_intern(&I->syms, "system", 6));
+  list_push(l, val_num(el), sym_intern(&I->syms, "elapsed", 7));
+  l->timing = true;
+  return val_list(l);
 }
 
 Value bi_ifdef(Interp *I, Args *a) { (void)I; val_retain(a->v[0]); return a->v[0]; }

@@ -25,7 +25,7 @@ static const char usage[] =
   "usage: mls [options] [script.mls | -e code | -] [-nvargs k=v ...] [-args a b ...]\n"
   "  (no script: the interactive REPL; standard input that is not a terminal runs as a script)\n"
   "options:\n"
-  "  -e code          run code\n"
+  "  -e code          run code; several -e run in order, as one program (as Rscript)\n"
   "  -                read the program from standard input\n"
   "  --seed N         seed rand() and friends for reproducible runs\n"
   "  --threads N      threads for matrix kernels (OpenBLAS and large elementwise loops)\n"
@@ -206,6 +206,7 @@ static void script_signals(Interp *I, void (*handler)(int)) {
 
 static int run_main(int argc, char **argv, bool *la_busy_out) {
   const char *script = NULL, *code = NULL;
+  char *codes = NULL;                /* several -e: their code joined by newlines (owned) */
   bool from_stdin = false, check = false;         /* --check: analyze, run nothing (src/check/) */
   /* stdout to a file or a pipe is line-buffered, as on a terminal: `mls train.mls | tee log`
   ** shows each line when it is printed, not when a 4 KiB buffer fills (docs/repl.md) */
@@ -262,7 +263,7 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
       if (++i >= argc) { interp_free(I); return usage_error("-e needs code", NULL); }
       code = argv[i];
       i++;
-      break;
+      break;                                   /* (later -e options: below) */
     }
     if (!strcmp(a, "-")) { from_stdin = true; i++; break; }
     if (!strcmp(a, "--check")) { check = true; continue; }
@@ -296,9 +297,20 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
       i--;
     } else if (!strcmp(argv[i], "--check")) {
       check = true;
+    } else if (!strcmp(argv[i], "-e") && code) {  /* another -e: appended on a line of its own */
+      if (++i >= argc) { free(codes); interp_free(I); return usage_error("-e needs code", NULL); }
+      size_t a = strlen(code), b = strlen(argv[i]);
+      char *j = malloc(a + b + 2);
+      if (!j) { free(codes); interp_free(I); return usage_error("out of memory joining -e code", NULL); }
+      memcpy(j, code, a);
+      j[a] = '\n';
+      memcpy(j + a + 1, argv[i], b + 1);
+      free(codes);
+      code = codes = j;
     } else {
       int st = argv[i][0] == '-' ? run_option(I, argc, argv, &i) : 0;
       if (st == 1) continue;
+      free(codes);
       interp_free(I);
       return st >= 2 ? st : usage_error("unexpected argument (use -nvargs k=v or -args a b):", argv[i]);
     }
@@ -313,6 +325,8 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
   Source *src = NULL;
   if (code) {
     src = source_new("-e", code, strlen(code));
+    free(codes);
+    codes = NULL;
   } else if (script) {
     src = source_from_file(script, NULL);
     if (!src) {

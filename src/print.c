@@ -350,6 +350,11 @@ static void fmt_function(TextBuf *t, Value v) {
 
 static void fmt_list(Interp *I, TextBuf *t, const List *l, int digits, bool quote, const char *prefix) {
   if (l->n == 0) { tb_puts(t, "list()"); return; }
+  if (l->timing && l->n == 3 && !*prefix) {       /* system.time's result, as R prints it */
+    tb_puts(t, "   user  system elapsed");
+    for (int i = 0; i < 3; i++) tb_printf(t, i ? " %7.3f" : "\n%7.3f", ad_primal(l->items[i]).t == VT_NUM ? ad_primal(l->items[i]).u.n : NAN);
+    return;
+  }
   for (int i = 0; i < l->n; i++) {
     TextBuf head;
     tb_open(I, &head);

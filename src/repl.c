@@ -264,6 +264,25 @@ static void add_members(Cands *c, const List *l, const char *text, size_t tlen) 
     if (l->names[i]) cand_add(c, text, tlen, l->names[i]->name);
 }
 
+/* readline's word-break hook: inside a string literal only the quotes end the word, so that a
+** path ("/etc/ho", "~/data/x", "../runs/a") is completed whole, not from its last '/' (which
+** completed "/e" against the working directory). Outside a string: the default breaks. */
+static char *string_word_breaks(void) {
+  char q = 0;
+  for (int i = 0; i < rl_point; i++) {
+    char ch = rl_line_buffer[i];
+    if (q) {
+      if (ch == '\\' && i + 1 < rl_point) i++;
+      else if (ch == q) q = 0;
+    } else if (ch == '"' || ch == '\'') {
+      q = ch;
+    } else if (ch == '#') {
+      break;                                  /* a comment: no string starts after it */
+    }
+  }
+  return q ? (char *)"\"'" : NULL;
+}
+
 /*
 ** readline's attempted-completion function: file names inside a string literal, list members
 ** after "name$" or "ns::", else keywords, builtins, globals and stdlib functions.
@@ -353,12 +372,15 @@ static bool awaits_documented(const char *text) {
   return doc;
 }
 
-/* Appends line to chunk, as help("name") when it is "?name" (REPL syntax, not the language's). */
+/* Appends line to chunk, as help("name") when it is "?name", as help.search("word") when it is
+** "??word" (REPL syntax, not the language's). */
 static void rewrite_help(TextBuf *chunk, const char *line) {
   const char *p = line;
   while (*p == ' ' || *p == '\t') p++;
   if (*p != '?') { tb_puts(chunk, line); return; }
   p++;
+  bool search = *p == '?';                                   /* ??word: help.search("word") */
+  if (search) p++;
   while (*p == ' ' || *p == '\t') p++;
   const char *s = p, *e;
   if (*p == '"' || *p == '\'' || *p == '`') {               /* ?"%*%", ?'for', ?`if` */
@@ -376,7 +398,7 @@ static void rewrite_help(TextBuf *chunk, const char *line) {
   }
   while (*p == ' ' || *p == '\t') p++;
   if (*p || e == s) { tb_puts(chunk, line); return; }          /* not "?name": let it fail */
-  tb_printf(chunk, "help(\"%.*s\")", (int)(e - s), s);
+  tb_printf(chunk, search ? "help.search(\"%.*s\")" : "help(\"%.*s\")", (int)(e - s), s);
 }
 
 /*
@@ -443,6 +465,7 @@ int repl_run(Interp *I) {
   rl_basic_word_break_characters = word_breaks;
   rl_completer_word_break_characters = word_breaks;
   rl_completer_quote_characters = "\"'";
+  rl_completion_word_break_hook = string_word_breaks;
   /* a "#<time>" line before each entry in the file, so that a chunk of several lines reads
   ** back as one entry (see repl_saveline for lines that look like timestamps) */
   history_write_timestamps = 1;

@@ -435,3 +435,35 @@ void interp_lib_list(Interp *I, FILE *out) {
   fputs("\n", out);
   free(names);
 }
+
+int interp_lib_search(Interp *I, const char *pat, int before, FILE *out) {
+  char buf[PATH_MAX], dir[PATH_MAX + 16], path[PATH_MAX + 300];
+  snprintf(dir, sizeof dir, "%s/builtin", interp_stdlib_dir(I, buf, sizeof buf));
+  struct dirent **names;
+  int n = scandir(dir, &names, lib_file, alphasort), found = 0;
+  if (n <= 0) return 0;
+  size_t m = strlen(pat);
+  for (int i = 0; i < n; i++) {
+    int len = (int)strlen(names[i]->d_name) - 4;
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
+    FILE *f = fopen(path, "r");
+    char line[512], first[512] = "";
+    bool hit = false;
+    for (int k = 0; k + m <= (size_t)len && !hit; k++) hit = strncasecmp(names[i]->d_name + k, pat, m) == 0;
+    while (f && fgets(line, sizeof line, f)) {       /* its #' lines */
+      if (strncmp(line, "#'", 2) != 0) continue;
+      const char *t = line + 2 + (line[2] == ' ');
+      if (!first[0]) snprintf(first, sizeof first, "%.*s", (int)strcspn(t, "\n"), t);
+      for (size_t k = 0; t[k] && !hit; k++) hit = strncasecmp(t + k, pat, m) == 0;
+    }
+    if (f) fclose(f);
+    if (hit) {
+      if (!before && !found) fprintf(out, "Help pages matching '%s':\n", pat);
+      fprintf(out, "  %-16.*s %s\n", len, names[i]->d_name, first);
+      found++;
+    }
+    free(names[i]);
+  }
+  free(names);
+  return found;
+}

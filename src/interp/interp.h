@@ -119,6 +119,10 @@ Value interp_lib_function(Interp *I, Symbol *name, Span sp);
 bool interp_in_dml(const Interp *I);
 /* Prints the names of the builtins written in MLS (the files builtin/NAME.mls), for help(). */
 void interp_lib_list(Interp *I, FILE *out);
+/* help.search's part: the builtins written in MLS whose name or #' lines hold pat (without
+** regard to case), one line each (its first #' line); the header line first when none was
+** printed before (before: the matches already printed). Returns how many matched. */
+int interp_lib_search(Interp *I, const char *pat, int before, FILE *out);
 /* "; did you mean 'rowSums'?" (or "") for a name not found: the nearest names in scope, builtins
 ** and stdlib builtins by edit distance (suggest.c). */
 void interp_suggest(Interp *I, const char *name, char *out, size_t n);

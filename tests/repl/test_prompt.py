@@ -80,6 +80,17 @@ def check_dash_e():
     tr.check("mls -e shows a vector as print does", run("c(1, 2)") == ("1\n2\n", "", 0), repr(run("c(1, 2)")))
     tr.check("mls -e: invisible results stay invisible", run("set.seed(1); cat(\"a\\n\")") == ("a\n", "", 0),
              repr(run("set.seed(1); cat(\"a\\n\")")))
+    r = subprocess.run([MLS, "-e", "x = 2", "-e", "x + 1", "-e", "x * 10"], capture_output=True, text=True,
+                       env=env_with(), timeout=20)
+    tr.check("several -e run in order, as one program (as Rscript)", (r.stdout, r.returncode) == ("3\n20\n", 0), repr(r.stdout))
+    r = subprocess.run([MLS, "-e", "x = 2", "-e", "x +"], capture_output=True, text=True, env=env_with(), timeout=20)
+    tr.check("... an error in the second is located on its line", r.returncode != 0 and r.stderr.startswith("-e:2:"), r.stderr)
+    r = subprocess.run([MLS, "-e", "system.time(sum(1:10))", "-e", "t = system.time(1)", "-e", "t$elapsed >= 0"],
+                       capture_output=True, text=True, env=env_with(), timeout=20)
+    lines = r.stdout.split("\n")
+    tr.check("system.time shows R's table when not assigned, nothing when assigned; t$elapsed is the seconds",
+             len(lines) == 4 and lines[0].split() == ["user", "system", "elapsed"] and len(lines[1].split()) == 3
+             and lines[2] == "TRUE", repr(r.stdout))
     script = tempfile.NamedTemporaryFile("w", suffix=".mls", delete=False)
     script.write("1 + 2\n")
     script.close()
