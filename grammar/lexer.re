@@ -58,8 +58,11 @@ void lex_next(Lexer *lx, Token *t) {
     "FALSE"    { lx->cur = YYCURSOR; RET(TK_FALSE); }
     "Inf"      { lx->cur = YYCURSOR; RET(TK_INF); }
     "NaN"      { lx->cur = YYCURSOR; RET(TK_NAN); }
+    "NULL"     { lx->cur = YYCURSOR; RET(TK_NULL); }
+    "repeat"   { lx->cur = YYCURSOR; RET(TK_REPEAT); }
     ident      { lx->cur = YYCURSOR; RET(TK_NAME); }
     number     { lx->cur = YYCURSOR; RET(TK_NUM); }
+    digit+ exp? "L" { lx->cur = YYCURSOR; RET(TK_NUM); }   /* R's integer literal 3L: the number 3 */
     dqstr | sqstr { lx->cur = YYCURSOR; RET(TK_STR); }
     badesc     { lx->cur = YYCURSOR; t->start = (uint32_t)(lx->cur - lx->base) - 2;
                  BAD("invalid escape sequence in string"); }
@@ -134,6 +137,8 @@ const char *lex_token_name(int kind) {
   case TK_FALSE: return "'FALSE'";
   case TK_INF: return "'Inf'";
   case TK_NAN: return "'NaN'";
+  case TK_NULL: return "'NULL'";
+  case TK_REPEAT: return "'repeat'";
   case TK_MATMUL: return "'%*%'";
   case TK_MOD: return "'%%'";
   case TK_INTDIV: return "'%/%'";

@@ -68,6 +68,7 @@ stmt(A) ::= expr(L) PLUSEQ expr(R).          { A = ast_assign(P, L, ast_binary(P
 stmt(A) ::= IF(T) LP expr(C) RP stmt(S). [IFX]           { A = ast_if(P, T, C, S, NULL); }
 stmt(A) ::= IF(T) LP expr(C) RP stmt(S) ELSE stmt(E).    { A = ast_if(P, T, C, S, E); }
 stmt(A) ::= WHILE(T) LP expr(C) RP stmt(S). [IFX]        { A = ast_while(P, T, C, S); }
+stmt(A) ::= REPEAT(T) stmt(S). [IFX]                     { A = ast_while(P, T, ast_bool(P, T, true), S); }   /* R's repeat: while (TRUE) */
 stmt(A) ::= FOR(T) LP NAME(V) IN forseq(E) loopopts(O) RP stmt(S). [IFX]    { parse_loop_options(P, O); A = ast_for(P, T, V, E, S); }
 stmt(A) ::= PARFOR(T) LP NAME(V) IN forseq(E) loopopts(O) RP stmt(S). [IFX] { bool r = parse_loop_options(P, O); A = ast_for(P, T, V, E, S); if (r) A->flags |= AST_F_REMOTE; }
 forseq(A) ::= expr(E).                       { A = E; }
@@ -88,6 +89,7 @@ expr(A) ::= TRUE(T).                         { A = ast_bool(P, T, true); }
 expr(A) ::= FALSE(T).                        { A = ast_bool(P, T, false); }
 expr(A) ::= INF(T).                          { A = ast_const(P, T, 1.0 / 0.0); }
 expr(A) ::= NAN(T).                          { A = ast_const(P, T, 0.0 / 0.0); }
+expr(A) ::= NULL(T).                         { A = ast_null(P, T); }
 expr(A) ::= NAME(T).                         { A = ast_name(P, T); }
 expr(A) ::= DOLLAR(D) NAME(T).               { A = ast_param(P, D, T); }
 expr(A) ::= DOLLAR(D) NUM(T).                { A = ast_param(P, D, T); }

@@ -204,6 +204,8 @@ AstNode *ast_str(Parse *P, Token t) {
   return tall(P, n);
 }
 
+AstNode *ast_null(Parse *P, Token t) { return tall(P, node(P, AST_NULL, tspan(t), 0)); }
+
 AstNode *ast_bool(Parse *P, Token t, bool b) {
   AstNode *n = node(P, AST_BOOL, tspan(t), 0);
   n->u.num = b;
@@ -414,7 +416,7 @@ AstNode *ast_param_def(Parse *P, const Token *type, Token name, AstNode *dflt) {
 /* ---- names and dumps ---- */
 const char *ast_kind_name(int kind) {
   static const char *const names[AST_KIND_COUNT] = {
-    "num", "str", "bool", "name", "clparam", "nsref", "binary", "unary", "&&", "||",
+    "num", "str", "bool", "NULL", "name", "clparam", "nsref", "binary", "unary", "&&", "||",
     "call", "arg", "index", "member", "matrix", "row", "function", "return", "block", "if",
     "while", "for", "break", "next", "=", "massign", "source-as", "param" };
   return kind >= 0 && kind < AST_KIND_COUNT ? names[kind] : "?";

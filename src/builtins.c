@@ -307,8 +307,10 @@ const Builtin builtin_table[] = {
   { "save", bi_save, "save(path, ...)", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "save(path, a=X, b=Y) writes named numbers, strings and matrices to one checkpoint file (atomically).\nBooleans, NULL and lists of these can be saved too; load(path) gives them back as a list." },
   { "scale", bi_scale, "scale(X, center=TRUE, scale=TRUE)", OP_NONE, DIFF | BI_AD, "[Y, ColMean, ScaleFactor] = scale(X): SystemDS's column scaling. center subtracts colMeans(X);\nscale divides by sqrt(colSums(X^2) / (nrow(X) - 1)) of the (centered) X, a 0 or NaN factor\nbeing replaced by 1. A step not taken gives a 0x0 matrix in its place." },
   { "sd", bi_sd, "sd(x)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of all elements (divisor n - 1, as R).\nsqrt(var(x)): NaN for fewer than two elements." },
-  { "seq", bi_seq, "seq(from, to, by=)", OP_NONE, BI_AD,
+  { "seq", bi_seq, "seq(from=, to=, by=, length.out=)", OP_NONE, BI_AD,
     "Column vector from, from+by, ... up to to. by defaults to 1, or -1 when from > to.\n"
+    "With length.out = n (as R): n values from from to to evenly spaced (the ends exact), or n\n"
+    "values from from in steps of by; seq(length.out = n) and seq(n) are 1..n.\n"
     "Differentiable in from and by (to only sets the length), as from:to in from." },
   { "seq_len", bi_seq_len, "seq_len(length.out)", OP_NONE, BI_NODIFF, "1, 2, ..., length.out as a column vector (R's seq_len); seq_len(0) is a 0x1 matrix, so\nfor (i in seq_len(n)) runs no iteration when n is 0 (1:0 would count down)." },
   { "set.seed", bi_set_seed, "set.seed(seed)", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "Reseeds the random stream that rand(), sample() and friends use without seed=: the same\nseed gives the same numbers again, as --seed N does (a different generator from R's, so\nnot R's numbers)." },

@@ -146,7 +146,30 @@ Value bi_matrix(Interp *I, Args *a) {
 Value bi_seq(Interp *I, Args *a) {
   Value from0 = a->v[0], by0 = a->v[2];                 /* under grad (BI_AD) these may be traced */
   bool traced = ad_any_grad(1, &from0) || ad_any_grad(1, &by0);
-  for (int j = 0; j < 3; j++) a->v[j] = ad_primal(a->v[j]);
+  for (int j = 0; j < 4; j++) a->v[j] = ad_primal(a->v[j]);
+  if (bi_given(a, 3)) {                                  /* length.out (R's seq) */
+    double n = bi_num(I, a, 3);
+    if (!(n >= 0 && n == floor(n) && n <= 1e15)) bi_argerror(I, 4, "length.out must be a whole number >= 0");
+    if (bi_given(a, 1) && bi_given(a, 2)) bi_error(I, "too many arguments: give two of to, by and length.out");
+    double from = bi_given(a, 0) ? bi_num(I, a, 0) : 1, to = bi_given(a, 1) ? bi_num(I, a, 1) : NAN;
+    double by = bi_given(a, 2) ? bi_num(I, a, 2) : bi_given(a, 1) ? (n > 1 ? (to - from) / (n - 1) : 0) : 1;
+    if (!isfinite(from) || !isfinite(by) || (bi_given(a, 1) && !isfinite(to))) bi_error(I, "from, to and by must be finite");
+    Tensor *t = tensor_new(I, (int64_t)n, 1);
+    double *d = tensor_data(t);
+    for (int64_t i = 0; i < (int64_t)n; i++) {
+      bi_poll(I, i, t);
+      d[i] = from + (double)i * by;
+    }
+    if (bi_given(a, 1) && n > 1) d[(int64_t)n - 1] = to;   /* the ends exact, as R's seq.int */
+    return val_mat(t);
+  }
+  if (!bi_given(a, 0)) bi_error(I, "missing argument 'from' (or give length.out)");
+  if (!bi_given(a, 1) && bi_given(a, 2)) bi_error(I, "missing argument 'to' (or give length.out)");
+  if (!bi_given(a, 1)) {                                 /* seq(n): 1:n, as R */
+    a->v[1] = a->v[0];
+    a->v[0] = val_num(1);
+    from0 = a->v[0];
+  }
   double from = bi_num(I, a, 0), to = bi_num(I, a, 1);
   double by = bi_given(a, 2) ? bi_num(I, a, 2) : (from <= to ? 1 : -1);
   if (!isfinite(from) || !isfinite(to) || !isfinite(by)) bi_error(I, "from, to and by must be finite");

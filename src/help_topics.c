@@ -23,6 +23,13 @@ static const char doc_while[] =
   "while (cond) body\n\n"
   "Runs body while cond is TRUE (cond as for if). break leaves the loop, next goes back to\n"
   "the test. Ctrl-C interrupts a loop that runs too long.";
+static const char doc_repeat[] =
+  "repeat body\n\n"
+  "Runs body again and again until a break leaves it (as R's repeat; while (TRUE) body).";
+static const char doc_null[] =
+  "NULL\n\n"
+  "The empty value: what print() and assignments return, and a value of its own (x = NULL;\n"
+  "is.null(x) is TRUE). It is a reserved word: NULL = 1 is an error.";
 static const char doc_function[] =
   "function(params) body\n\n"
   "A closure: f = function(x, y = 2) { x * y }. The last expression is the value unless\n"
@@ -91,9 +98,9 @@ static const struct { const char *name; const char *doc; } topics[] = {
   { "+=", doc_assign }, { "-", doc_arith }, { "/", doc_arith }, { ":", doc_range }, { "::", doc_member },
   { "<", doc_cmp }, { "<-", doc_assign }, { "<=", doc_cmp }, { "=", doc_assign }, { "==", doc_cmp },
   { ">", doc_cmp }, { ">=", doc_cmp }, { "?", doc_help }, { "FALSE", doc_bool }, { "Inf", doc_special },
-  { "NaN", doc_special }, { "TRUE", doc_bool }, { "[", doc_index }, { "[[", doc_index }, { "^", doc_arith },
+  { "NULL", doc_null }, { "NaN", doc_special }, { "TRUE", doc_bool }, { "[", doc_index }, { "[[", doc_index }, { "^", doc_arith },
   { "break", doc_break }, { "else", doc_if }, { "for", doc_for }, { "function", doc_function },
-  { "if", doc_if }, { "in", doc_for }, { "next", doc_break }, { "parfor", doc_for }, { "return", doc_return },
+  { "if", doc_if }, { "in", doc_for }, { "next", doc_break }, { "parfor", doc_for }, { "repeat", doc_repeat }, { "return", doc_return },
   { "while", doc_while }, { "|", doc_logic }, { "||", doc_logic },
 };
 

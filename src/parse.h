@@ -60,6 +60,7 @@ AstNode *ast_source_as(Parse *P, AstNode *call, Token name);
 AstNode *ast_num(Parse *P, Token t);
 AstNode *ast_str(Parse *P, Token t);
 AstNode *ast_bool(Parse *P, Token t, bool b);
+AstNode *ast_null(Parse *P, Token t);
 AstNode *ast_const(Parse *P, Token t, double x);
 AstNode *ast_name(Parse *P, Token t);
 AstNode *ast_param(Parse *P, Token dollar, Token t);

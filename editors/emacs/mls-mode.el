@@ -18,14 +18,14 @@
   :group 'mls)
 
 (defconst mls-keywords
-  '("if" "else" "while" "for" "parfor" "in" "function" "return" "break" "next")
+  '("if" "else" "while" "for" "parfor" "repeat" "in" "function" "return" "break" "next")
   "The keywords of the MLS lexer.")
 
 (defconst mls-contextual-keywords '("as")
   "Keywords only in context: source(\"f.mls\") as ns.")
 
-(defconst mls-constants '("TRUE" "FALSE" "Inf" "NaN" "pi")
-  "The constants: the lexer's TRUE, FALSE, Inf and NaN, and the name pi.")
+(defconst mls-constants '("TRUE" "FALSE" "Inf" "NaN" "NULL" "pi")
+  "The constants: the lexer's TRUE, FALSE, Inf, NaN and NULL, and the name pi.")
 
 (defconst mls-types
   '("matrix" "double" "integer" "boolean" "string" "list" "frame" "unknown"

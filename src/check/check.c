@@ -995,6 +995,8 @@ static AVal ev_matrix(Ck *c, AstNode *n) {
         bh = v.sh.rows;
         bw = v.sh.cols;
         scalars = false;
+      } else if (kind == SK_STR && n->nkids == 1 && row->nkids == 1) {
+        return v;                                      /* ["b"]: the string (L[["b"]], eval.c) */
       } else if (kind == SK_STR || kind == SK_LIST || kind == SK_FUNC || kind == SK_NULL) {
         if (!sure || !shape_describe(v.sh, d, sizeof d)) { ck_die(c); return av_any(); }
         ck_fail(c, row->kids[k]->span, "a matrix literal holds numbers and matrices, got %s", d);
@@ -1330,6 +1332,7 @@ static AVal ev(Ck *c, AstNode *n) {
   case AST_NUM: return av_num(n->u.num);
   case AST_STR: return av_str(c, n->u.str.s, n->u.str.len);
   case AST_BOOL: return av_shape(shape_bool(true, n->u.num != 0));
+  case AST_NULL: return av_shape(shape_of_kind(SK_NULL));
   case AST_NAME: return read_name(c, n);
   case AST_CLPARAM:
     for (int i = 0; i < c->I->nparams; i++)

@@ -187,6 +187,12 @@ static AVal h_rand(Ck *c, BArgs *a) {
 
 static AVal h_seq(Ck *c, BArgs *a) {
   double from, to, by = 0;
+  if (a->given[3] || !a->given[0] || !a->given[1]) {     /* length.out, seq(n): n values */
+    double n;
+    int kn = a->given[3] ? arg_num(c, a, 3, &n) : a->given[1] ? -1 : a->given[0] ? arg_num(c, a, 0, &n) : -1;
+    if (kn <= 0 || !(n >= 0 && n <= 1e15) || n != floor(n)) return kn == 0 ? mat(-1, 1) : av_any();
+    return mat(a->given[3] ? (int64_t)n : n >= 1 ? (int64_t)n : 2 - (int64_t)n, 1);
+  }
   int kf = arg_num(c, a, 0, &from);
   if (kf < 0) return av_any();
   int kt = arg_num(c, a, 1, &to);

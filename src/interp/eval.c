@@ -181,7 +181,11 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
       int64_t bh, bw;
       if (v.t == VT_NUM || v.t == VT_BOOL) { bh = 1; bw = 1; }
       else if (v.t == VT_MAT) { bh = tensor_rows(v.u.m); bw = tensor_cols(v.u.m); }
-      else {
+      else if (v.t == VT_STR && nrows == 1 && row->nkids == 1) {   /* L[["b"]]: R's [[ ]] by name, */
+        val_retain(v);                                              /* read as L["b"] */
+        tmp_release_to(I, mark);
+        return v;
+      } else {
         char d[64];
         mls_throw(I, row->kids[k]->span, "a matrix literal holds numbers and matrices, got %s", val_describe(v, d, sizeof d));
       }
@@ -295,7 +299,7 @@ static void scan_add(LoopScan *s, const AstNode *t) {
 ** function. */
 static bool pure_expr(const AstNode *n) {
   switch (n->kind) {
-  case AST_NUM: case AST_STR: case AST_BOOL: case AST_NAME: return true;
+  case AST_NUM: case AST_STR: case AST_BOOL: case AST_NULL: case AST_NAME: return true;
   case AST_BINARY: case AST_UNARY: case AST_INDEX: case AST_MATRIX: case AST_ROW: case AST_ARG: break;
   case AST_CALL: {
     const AstNode *f = n->kids[0];
@@ -821,6 +825,7 @@ __attribute__((noinline)) static Value eval_misc(Interp *I, AstNode *n) {
   Value r;
   switch (n->kind) {
   case AST_BOOL: r = val_bool(n->u.num != 0); break;
+  case AST_NULL: r = val_null(); break;
   case AST_STR: r = val_str(n->u.str.s, n->u.str.len); break;
   case AST_CLPARAM: r = eval_clparam(I, n); break;
   case AST_NSREF: r = eval_nsref(I, n); break;

@@ -141,6 +141,40 @@ static Value mask_positions(Interp *I, const Tensor *t, Span sp) {
   return val_mat(o);
 }
 
+/* R's negative index: x[-k], x[-c(1, 3)] select every position of the dimension (1..len) but
+** those. v: a number, or a vector whose elements are all <= 0 with at least one negative (a 0
+** selects nothing, as in R; a -k beyond len drops nothing). The kept 1-based positions as a
+** column vector (+1), or val_unbound() when v is not a negative index; positive and negative
+** positions together are an error, as in R. */
+static Value negative_positions(Interp *I, Value v, int64_t len, Span sp) {
+  int64_t n = v.t == VT_NUM ? 1 : v.t == VT_MAT ? tensor_numel(v.u.m) : 0;
+  if (n == 0 || (v.t == VT_MAT && tensor_rows(v.u.m) != 1 && tensor_cols(v.u.m) != 1)) return val_unbound();
+  bool neg = false, pos = false;
+  for (int64_t k = 0; k < n; k++) {
+    double x = v.t == VT_NUM ? v.u.n : tensor_at(v.u.m, k);
+    neg |= x < 0;
+    pos |= x > 0 || x != x;
+  }
+  if (!neg) return val_unbound();
+  if (pos) mls_throw(I, sp, "only 0's may be mixed with negative subscripts (a negative index drops those positions)");
+  int64_t words = (len + 63) / 64, kept = len;
+  uint64_t *drop = tensor_scratch(I, (size_t)(words > 0 ? words : 1) * sizeof(uint64_t));
+  memset(drop, 0, (size_t)(words > 0 ? words : 1) * sizeof(uint64_t));
+  for (int64_t k = 0; k < n; k++) {
+    double x = -(v.t == VT_NUM ? v.u.n : tensor_at(v.u.m, k));
+    if (!(x >= 1 && x < (double)len + 1)) continue;
+    int64_t p = (int64_t)x - 1;
+    if (!(drop[p / 64] >> (p % 64) & 1)) kept--;
+    drop[p / 64] |= (uint64_t)1 << (p % 64);
+  }
+  Tensor *o = tensor_new(I, kept, 1);
+  double *d = tensor_data(o);
+  for (int64_t p = 0, j = 0; p < len; p++)
+    if (!(drop[p / 64] >> (p % 64) & 1)) d[j++] = (double)(p + 1);
+  tensor_scratch_free(I, drop);
+  return val_mat(o);
+}
+
 /* Rewrites the mask indices of x[iv...] as positions: out[] gets the new indices (positions
 ** pushed on the temp stack) and *whole is set when X[M] is a matrix X with a mask M of its own
 ** shape (then x must be read as the column of its elements, row-major). False: no mask. */
@@ -162,6 +196,16 @@ static bool index_masks(Interp *I, Value x, int nix, const Value *iv, unsigned n
       tmp_push(I, out[i]);
       any = true;
       continue;
+    }
+    if (v.t == VT_NUM || v.t == VT_MAT) {               /* x[-1], X[, -c(2, 3)]: the others */
+      int64_t len = nix == 1 ? rows * cols : (i == 0 ? rows : cols);
+      Value np = negative_positions(I, v, len, sp);
+      if (np.t != VT_UNBOUND) {
+        out[i] = np;
+        tmp_push(I, out[i]);
+        any = true;
+        continue;
+      }
     }
     if (v.t != VT_MAT) continue;
     if (nix == 1 && rows != 1 && cols != 1) {          /* X[M]: M of X's shape */
@@ -384,6 +428,9 @@ void index_range_precheck(Interp *I, Value x, int nix, int i, Value a, Value b, 
   }
   double from = a.u.n, to = b.u.n;
   if (!isfinite(from) || !isfinite(to) || fabs(to - from) >= 1e15) return;   /* op_range reports these */
+  if ((from < 0 && to > 0) || (from > 0 && to < 0))     /* (not built first: X[3:-2e9]) */
+    mls_throw(I, sp, "only 0's may be mixed with negative subscripts (a negative index drops those positions)");
+  if (from < 0 || to < 0) return;             /* negative positions (index_masks: R's x[-2:-1]) */
   if (!(from >= 1 && from < (double)len + 1)) index_oob(I, sp, from, m, dim);
   double bad = to >= from ? from + ceil((double)len + 1 - from) : from - (floor(from - 1) + 1);
   if (to >= from ? bad <= to + 1e-10 : bad >= to - 1e-10) index_oob(I, sp, bad, m, dim);
@@ -842,12 +889,23 @@ static void make_sel(Chk *k, Sel *s, const Iv *v, int64_t len, int64_t mr, int64
     s->sc = 1;
     s->n = 1;
     if (!v->known) { k->sure = false; return; }
+    if (v->k < 0) {                               /* x[-k]: every position but k (index_masks) */
+      s->sc = 0;
+      s->n = len >= 0 ? len - in_bounds(-v->k, len) : SHAPE_UNKNOWN;
+      if (len < 0) k->sure = false;
+      return;
+    }
     if (len >= 0 ? !in_bounds(v->k, len) : !(v->k >= 1)) six_oob(k, sp, v->k, mr, mc, dim);
     else if (len < 0) k->sure = false;
     return;
   case IV_RANGE: {
     s->n = v->n;
     if (v->n == 0) return;
+    if (v->from < 0 || v->from + v->step * (double)(v->n - 1) < 0) {   /* negative positions */
+      s->n = SHAPE_UNKNOWN;
+      k->sure = false;
+      return;
+    }
     double bad;
     bool found = false;
     if (!(v->from >= 1)) { bad = v->from; found = true; }
@@ -952,6 +1010,11 @@ static void range_precheck(Chk *k, Shape x, int nuse, int i, Shape a, Shape b, S
   if (!a.known || !b.known) { k->sure = false; return; }
   double from = a.value, to = b.value;
   if (!isfinite(from) || !isfinite(to) || fabs(to - from) >= 1e15) return;
+  if ((from < 0 && to > 0) || (from > 0 && to < 0)) {
+    chk_fail(k, sp, "only 0's may be mixed with negative subscripts (a negative index drops those positions)");
+    return;
+  }
+  if (from < 0 || to < 0) return;                         /* negative positions: no precheck */
   if (len < 0) {
     if (!(from >= 1)) six_oob(k, sp, from, rows, cols, dim);
     else k->sure = false;

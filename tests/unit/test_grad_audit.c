@@ -123,6 +123,7 @@ static const Audit audits[] = {
   { "grad", FLOWS, "grad(function(Z) sum(Z^3))(X)", NULL },
   { "gradcheck", ERROR, "gradcheck(function(Z) sum(Z^3), X)", NULL },
   { "help", NONUM, NULL, "takes a topic (a name)" },
+  { "help.search", NONUM, NULL, "takes a pattern (a string)" },
   { "hessian", ERROR, "hessian(function(z) sum(z^3))(X[, 1])", NULL },
   { "hist", ZERO, "hist(X[, 1], plot=FALSE)", "counts and break points: piecewise constant in x" },
   { "icdf", FLOWS, "icdf(target=X / 3, dist=\"exp\") + icdf(target=X / 3, dist=\"normal\")", NULL },

@@ -104,7 +104,7 @@ static void test_keywords(void **state) {
     { "if", TK_IF }, { "else", TK_ELSE }, { "while", TK_WHILE }, { "for", TK_FOR },
     { "in", TK_IN }, { "function", TK_FUNCTION }, { "return", TK_RETURN }, { "break", TK_BREAK },
     { "next", TK_NEXT }, { "TRUE", TK_TRUE }, { "FALSE", TK_FALSE }, { "Inf", TK_INF },
-    { "NaN", TK_NAN },
+    { "NaN", TK_NAN }, { "NULL", TK_NULL }, { "repeat", TK_REPEAT }, { "parfor", TK_PARFOR },
   };
   for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) expect_one(kw[i].s, kw[i].k);
 }
@@ -113,7 +113,7 @@ static void test_keyword_prefixes_are_names(void **state) {
   static const char *const names[] = {
     "iffy", "format", "inner", "in_", "in.x", "if.x", "elsewhere", "whilst", "for1", "functions",
     "returns", "breaks", "next_", "nextElem", "TRUEx", "FALSE.", "Info", "NaNs", "True", "true",
-    "NULL", "NA", "as", "IF", "Else",
+    "NULLs", "Null", "repeats", "repeat_", "NA", "as", "IF", "Else",
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) expect_one(names[i], TK_NAME);
   /* a keyword followed by a non-name character stays a keyword */
@@ -135,7 +135,7 @@ static void test_names(void **state) {
 static void test_numbers(void **state) {
   static const char *const nums[] = {
     "1", "0", "42", "1.5", ".5", "1e-3", "10E-9", "1.5e+3", "1.", "1e5", "1E5", "0.000",
-    ".5e2", "1.e3", "007", "123456789012345678901234567890",
+    ".5e2", "1.e3", "007", "123456789012345678901234567890", "3L", "1e3L", "0L",
   };
   for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) expect_one(nums[i], TK_NUM);
 }
@@ -144,6 +144,8 @@ static void test_number_edges(void **state) {
   /* "." then a digit is a number, not a name */
   expect_kinds(".5", TK_NUM, TK_EOF);
   expect_kinds(".5x", TK_NUM, TK_NAME, TK_EOF);
+  expect_kinds("1.5L", TK_NUM, TK_NAME, TK_EOF);      /* R's L only after a whole number */
+  expect_kinds("3Lx", TK_NUM, TK_NAME, TK_EOF);
   expect_kinds("x.5", TK_NAME, TK_EOF);
   /* an exponent needs digits: "1e" is 1 then the name e; "1e+" is 1, e, + */
   expect_kinds("1e", TK_NUM, TK_NAME, TK_EOF);

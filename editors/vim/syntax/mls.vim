@@ -8,11 +8,11 @@ set cpo&vim
 
 " keywords of the lexer
 syn keyword mlsConditional if else
-syn keyword mlsRepeat      while for parfor in
+syn keyword mlsRepeat      while for parfor repeat in
 syn keyword mlsStatement   break next
 syn keyword mlsKeyword     function return
 syn keyword mlsBoolean     TRUE FALSE
-syn keyword mlsConstant    Inf NaN
+syn keyword mlsConstant    Inf NaN NULL
 " 'as' is a keyword only in source("f.mls") as ns: after a ')' and before a name
 syn match   mlsKeyword     ")\@<=\s*\zs\<as\>\ze\s\+[A-Za-z_]"
 " names the language gives a meaning but the lexer reads as identifiers
