@@ -364,7 +364,7 @@ const Builtin builtin_table[] = {
   { "sparsity", bi_sparsity, "sparsity(X)", OP_NONE, BI_NODIFF,
     "The fraction of X's elements that are nonzero, nnz(X) / length(X) (0 for an empty matrix),\nas SystemDS's rand(sparsity=) counts it; below 0.1 a matrix of 1024 or more cells is kept\nsparse (docs/sparse.md)." },
   { "sprintf", bi_sprintf, "sprintf(fmt, ...)", OP_NONE, BI_NODIFF,
-    "Formats numbers and strings C-style: %d %i %f %e %g %s %x %%, with flags, width and precision; as in R, %d %i %x take whole numbers only.\nAs R, the format and each width and precision are at most 8192 (a located error past it);\nfields are not cut, and %s of a long string is whole." },
+    "Formats numbers and strings C-style: %d %i %f %e %g %s %x %%, with flags, width and precision; as in R, %d %i %x take whole numbers only.\nAs R, the format and each width and precision are at most 8192 (a located error past it);\nfields are not cut, and %s of a long string is whole.\nOver vectors as R: an argument that is a vector (a matrix of other than one element, row-major)\nor a list gives one string per element, the others recycled, as a list of strings (R's\ncharacter vector): sprintf(\"x%d\", 1:3) is list(\"x1\", \"x2\", \"x3\")." },
   { "sqrt", bi_unary, "sqrt(x)", OP_SQRT, DIFF | BI_AD, "Square root, elementwise; sqrt(-1) is NaN." },
   { "stop", bi_stop, "stop(msg)", OP_NONE, BI_EFFECT | BI_NODIFF, "Stops the program with the error message msg (exit status 1)." },
   { "stop_gradient", bi_stop_gradient, "stop_gradient(x)", OP_NONE, BI_DIFF | BI_AD,
@@ -381,7 +381,7 @@ const Builtin builtin_table[] = {
     "The characters start to stop (1-based, UTF-8 characters, as R) of string x; \"\" when\nstop < start. A list of strings gives a list." },
   { "sum", bi_reduce, "sum(x)", OP_SUM, DIFF | BI_AD, "Sum of all elements (a number)." },
   { "summary", bi_summary, "summary(x)", OP_NONE, BI_NODIFF,
-    "R's summary of the numbers of x: a named list of Min., 1st Qu., Median, Mean, 3rd Qu. and Max.\n(quartiles by R's default type-7 interpolation), and NaN's (a count) when x has NaN, which\nthe others leave out. It prints as R prints it (4 significant digits); s$Median, s[\"1st Qu.\"]." },
+    "R's summary of the numbers of x: a named list of Min., 1st Qu., Median, Mean, 3rd Qu. and Max.\n(quartiles by R's default type-7 interpolation), and NA's (the count of NaN, R's NA) when x has any, which\nthe others leave out. It prints as R prints it (4 significant digits); s$Median, s[\"1st Qu.\"]." },
   { "svd", bi_svd, "svd(A)", OP_NONE, DIFF | BI_AD, "[U, S, V] = svd(A): A = U %*% S %*% t(V), singular values on the diagonal of S, decreasing.\n"
     "Thin, as R's svd: for m x n A, U is m x k, S k x k, V n x k, k = min(m, n). Each column of V\n"
     "is signed so that its largest-magnitude entry is positive, its column of U with it.\n"

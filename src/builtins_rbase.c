@@ -562,8 +562,7 @@ Value bi_switch(Interp *I, Args *a) {
     while (pick >= 0 && pick < nalt && alt[pick]->kind == AST_ARG && (alt[pick]->flags & AST_F_EMPTY)) pick++;   /* fall through */
     if (pick >= nalt) pick = -1;
   } else {
-    e = ad_concrete(I, e, a->span, "switch's EXPR");
-    tmp_push(I, e);
+    e = ad_concrete(I, e, a->span, "switch's EXPR");    /* (borrowed) */
     double x;
     if (!as_number(e, &x)) { char d[64]; bi_error(I, "EXPR must be a number or a string, got %s", val_describe(ad_primal(e), d, sizeof d)); }
     if (x >= 1 && x < nalt + 1) {
@@ -626,7 +625,7 @@ Value bi_tryCatch(Interp *I, Args *a) {
   }
   bool warning = I->err.warning;
   AstNode *h = warning ? onwarn : onerr;
-  if (I->quitting || I->interrupted || I->abstract_stopped || !h) {
+  if (I->quitting || I->interrupted || !h) {
     int st = 0;
     if (fin) {                                          /* finally runs, then the error goes on */
       ErrInfo saved = I->err;
@@ -852,10 +851,10 @@ Value bi_summary(Interp *I, Args *a) {
   (void)sum;
   double v[6] = { x[0], q7(x, m, 0.25), q7(x, m, 0.5), mean, q7(x, m, 0.75), x[m - 1] };
   bi_scratch_free(I, x);
-  static const char *names[7] = { "Min.", "1st Qu.", "Median", "Mean", "3rd Qu.", "Max.", "NaN's" };
+  static const char *names[7] = { "Min.", "1st Qu.", "Median", "Mean", "3rd Qu.", "Max.", "NA's" };
   List *l = list_new(I, 7);
   for (int i = 0; i < 6; i++) list_push(l, val_num(v[i]), sym_intern(&I->syms, names[i], strlen(names[i])));
-  if (nas) list_push(l, val_num((double)nas), sym_intern(&I->syms, names[6], 5));
+  if (nas) list_push(l, val_num((double)nas), sym_intern(&I->syms, names[6], 4));
   l->table = true;
   return val_list(l);
 }
@@ -1066,6 +1065,7 @@ static Value sub_one(Interp *I, Args *a, const char *s, size_t len) {
   for (int k = 0; k < 10; k++) g[k].rm_so = g[k].rm_eo = -1;
   while (pos <= len) {
     size_t ms, me;
+    if (c->pat.litlen == 0 && pos >= len && pos > 0) break;
     if (!pat_find(&c->pat, s, len, pos, &ms, &me, g)) break;
     tb_putn(&t, s + pos, ms - pos);
     for (size_t i = 0; i < c->replen; i++) {           /* \\1 .. \\9: the groups; \\0 the match */
@@ -1080,7 +1080,7 @@ static Value sub_one(Interp *I, Args *a, const char *s, size_t len) {
       tb_putn(&t, &ch, 1);
     }
     if (me == ms) {                                      /* an empty match: copy one character on */
-      if (ms >= len) { pos = len + 1; break; }
+      if (ms >= len) { pos = len + 1; break; }           /* (R: "" matches before each character only) */
       size_t w = utf8_len1(s, len, ms);
       tb_putn(&t, s + ms, w);
       pos = ms + w;
@@ -1178,8 +1178,7 @@ Value bi_stopifnot(Interp *I, Args *a) {
     Value v = eval(I, e);
     if (I->ctl) return v;
     tmp_push(I, v);
-    v = ad_concrete(I, v, e->span, "stopifnot's condition");
-    tmp_push(I, v);
+    v = ad_concrete(I, v, e->span, "stopifnot's condition");   /* (borrowed) */
     Value p = ad_primal(v);
     bool ok = true, many = false;
     if (p.t == VT_BOOL) ok = p.u.b;
@@ -1196,7 +1195,7 @@ Value bi_stopifnot(Interp *I, Args *a) {
       if (len > 200) len = 200;
       mls_throw(I, e->span, "%.*s %s", len, src ? src->text + e->span.start : "?", many ? "are not all TRUE" : "is not TRUE");
     }
-    tmp_release_to(I, I->ntmp - 2);
+    tmp_release_to(I, I->ntmp - 1);
   }
   return val_null();
 }

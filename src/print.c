@@ -359,12 +359,12 @@ static void fmt_function(TextBuf *t, Value v) {
   tb_putn(t, s->text + sp.start, sp.end - sp.start);
 }
 
-/* summary()'s result as R prints a summaryDefault: zapsmall to 4 digits, formatted in common
+/* summary()'s result as R prints a summaryDefault: zapsmall (7 digits) and 4 significant digits, formatted in common
 ** (a count of NaN's apart), names over values, every column as wide as the widest. */
 static void fmt_table(TextBuf *t, const List *l) {
   int n = l->n > 8 ? 8 : l->n;
   int k = n;
-  if (k > 0 && l->names && l->names[k - 1] && !strcmp(l->names[k - 1]->name, "NaN's")) k--;
+  if (k > 0 && l->names && l->names[k - 1] && !strcmp(l->names[k - 1]->name, "NA's")) k--;
   double x[8], mx = 0;
   for (int i = 0; i < n; i++) {
     Value v = ad_primal(l->items[i]);
@@ -372,8 +372,9 @@ static void fmt_table(TextBuf *t, const List *l) {
     if (i < k && isfinite(x[i]) && fabs(x[i]) > mx) mx = fabs(x[i]);
   }
   int dg = 4;
-  int rd = mx > 0 ? dg - (int)ceil(log10(mx)) : dg;       /* zapsmall(x, 4) */
+  int rd = mx > 0 ? (int)floor(7 - log10(mx) + 0.5) : 7;  /* zapsmall(x): round(x, 7 - log10(max)) */
   if (rd < 0) rd = 0;
+  if (rd > 300) rd = 300;
   for (int i = 0; i < k; i++)
     if (isfinite(x[i])) { double p = pow(10.0, rd); x[i] = nearbyint(x[i] * p) / p; }
   char txt[8][64];
