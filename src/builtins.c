@@ -155,7 +155,7 @@ const Builtin builtin_table[] = {
     "TRUE where the regular expression pattern matches x, as R's grepl: a string gives TRUE or\nFALSE, a list of strings a logical column vector. POSIX extended regular expressions (see\nhelp(gsub)); fixed=TRUE matches pattern as plain text." },
   { "gsub", bi_gsub, "gsub(pattern, replacement, x, ignore.case=FALSE, fixed=FALSE, perl=FALSE)", OP_NONE, BI_NODIFF,
     "x with every match of the regular expression pattern replaced, as R's gsub; \\\\1 .. \\\\9 in\nreplacement are the groups. x is a string or a list of strings (a list comes back). Patterns\nare POSIX extended regular expressions (regcomp), which R's default (TRE) extends: no \\\\d, \\\\w,\n\\\\s (use [0-9], [[:alnum:]_], [[:space:]]), no lazy quantifiers; perl=TRUE is an error.\nfixed=TRUE matches pattern as plain text." },
-  { "head", bi_head, "head(x, n=6)", OP_NONE, BI_NODIFF,
+  { "head", bi_head, "head(x, n=6)", OP_NONE, 0,
     "The first n rows of matrix x (a column vector: its first n elements), or the first n items\nof a list, as R's head; a negative n leaves out the last -n. A number or string is itself." },
   { "help", bi_help, "help(topic=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Shows the signature and text of a builtin or user function; help() lists every builtin." },
@@ -301,7 +301,7 @@ const Builtin builtin_table[] = {
     "on every run and machine (xoshiro256** seeded by splitmix64). Under grad, a traced min or\n"
     "max is an error (write min + (max - min) * rand(...) to differentiate in them)." },
   { "rbind", bi_rbind, "rbind(...)", OP_NONE, DIFF | BI_AD, "Stacks matrices (and numbers) on top of each other; column counts must match." },
-  { "rbinom", bi_rbinom, "rbinom(n, size, prob)", OP_NONE, BI_EFFECT | BI_NODIFF,
+  { "rbinom", bi_rbinom, "rbinom(n, size, prob)", OP_NONE, BI_EFFECT,
     "n draws (a column vector) from the binomial distribution of size trials with success\nprobability prob, as R's rbinom (parameters recycled when vectors; n a vector: its length).\nSeeded by set.seed and --seed like rand; the stream is MLS's (xoshiro256**), so the values\ndiffer from R's for the same seed." },
   { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=)", OP_NONE, BI_EFFECT | BI_NODIFF,
     "Reads a matrix from a file. format: \"csv\", \"text\" (DML's i j v triples), \"mm\" (Matrix Market),\n"
@@ -319,7 +319,7 @@ const Builtin builtin_table[] = {
   { "rep", bi_rep, "rep(x, times=1, each=1, length.out=)", OP_NONE, DIFF | BI_AD, "R's rep as a column vector: each element of x (row-major for a matrix) repeated each\ntimes, then the whole repeated times times. times may instead give one count per element;\nlength.out= cuts or cycles the result to that length. rep(c(1, 2), times=2, each=2) is\n1 1 2 2 1 1 2 2. Differentiable: the copies' adjoints are summed into x." },
   { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
   { "rev", bi_rev, "rev(X)", OP_NONE, BI_AD, "The rows of X in reverse order (DML's rev): a column vector is reversed, a row vector is\nunchanged (as DML; R's rev reverses any vector), a number is itself. grad follows the rows." },
-  { "rnorm", bi_rnorm, "rnorm(n, mean=0, sd=1)", OP_NONE, BI_EFFECT | BI_NODIFF,
+  { "rnorm", bi_rnorm, "rnorm(n, mean=0, sd=1)", OP_NONE, BI_EFFECT,
     "n draws (a column vector) from the normal distribution, as R's rnorm (mean and sd recycled\nwhen vectors; n a vector: its length). Seeded by set.seed and --seed like rand; the stream\nis MLS's (xoshiro256**, Box-Muller), so the values differ from R's for the same seed." },
   { "round", bi_round, "round(x, digits=0)", OP_ROUND, DIFF | BI_AD, "Rounds to the nearest whole number, elementwise. Halves go to even (as R: round(2.5) is 2,\nround(-0.5) is -0) in .mls code; in code of a .dml file halves go up, toward +Inf, as\nSystemDS's Math.round (round(2.5) is 3, round(-2.5) is -2). NaN and Inf stay." },
   { "rowCumsum", bi_rowCumsum, "rowCumsum(X)", OP_NONE, DIFF | BI_AD, "Cumulative sums along each row (SystemDS's rowCumsum): t(cumsum(t(X))) for a matrix;\na column vector is returned as is (each row has one element)." },
@@ -333,7 +333,7 @@ const Builtin builtin_table[] = {
   { "rowSums", bi_reduce, "rowSums(X)", OP_ROWSUMS, DIFF | BI_AD, "Sum of each row: an nrow(X) x 1 column vector." },
   { "rowVars", bi_rowVars, "rowVars(X)", OP_NONE, DIFF | BI_AD, "Sample variance of each row (divisor ncol(X) - 1): an nrow(X) x 1 column vector.\nA row of one element gives 0, as SystemDS (R: NA; var() here gives NaN)." },
   { "rowcumsum", bi_rowCumsum, "rowcumsum(X)", OP_NONE, DIFF | BI_AD, "SystemDS's other spelling of rowCumsum: cumulative sums along each row." },
-  { "runif", bi_runif, "runif(n, min=0, max=1)", OP_NONE, BI_EFFECT | BI_NODIFF,
+  { "runif", bi_runif, "runif(n, min=0, max=1)", OP_NONE, BI_EFFECT,
     "n draws (a column vector) uniform on [min, max), as R's runif (min and max recycled when\nvectors; n a vector: its length). Seeded by set.seed and --seed like rand; the stream is\nMLS's, so the values differ from R's for the same seed." },
   { "sample", bi_sample, "sample(range, size=, replace=FALSE, seed=)", OP_NONE, BI_EFFECT | BI_NODIFF, "size values drawn from 1..range, without replacement unless replace=TRUE, as a column vector.\nsize defaults to range (a random permutation). The same seed (or --seed) gives the same\nsample on every run and machine." },
   { "sapply", bi_sapply, "sapply(X, FUN, ..., simplify=TRUE)", OP_NONE, BI_CALLS,
@@ -380,7 +380,7 @@ const Builtin builtin_table[] = {
   { "substr", bi_substr, "substr(x, start, stop)", OP_NONE, BI_NODIFF,
     "The characters start to stop (1-based, UTF-8 characters, as R) of string x; \"\" when\nstop < start. A list of strings gives a list." },
   { "sum", bi_reduce, "sum(x)", OP_SUM, DIFF | BI_AD, "Sum of all elements (a number)." },
-  { "summary", bi_summary, "summary(x)", OP_NONE, BI_NODIFF,
+  { "summary", bi_summary, "summary(x)", OP_NONE, 0,
     "R's summary of the numbers of x: a named list of Min., 1st Qu., Median, Mean, 3rd Qu. and Max.\n(quartiles by R's default type-7 interpolation), and NA's (the count of NaN, R's NA) when x has any, which\nthe others leave out. It prints as R prints it (4 significant digits); s$Median, s[\"1st Qu.\"]." },
   { "svd", bi_svd, "svd(A)", OP_NONE, DIFF | BI_AD, "[U, S, V] = svd(A): A = U %*% S %*% t(V), singular values on the diagonal of S, decreasing.\n"
     "Thin, as R's svd: for m x n A, U is m x k, S k x k, V n x k, k = min(m, n). Each column of V\n"
@@ -392,7 +392,7 @@ const Builtin builtin_table[] = {
   { "system.time", bi_system_time, "system.time(expr)", OP_NONE, BI_LAZY, "Evaluates expr and returns the user, system and elapsed seconds it took, a list (user, system, elapsed) that prints as R's table: at the prompt `system.time(expr)` shows it, `t = system.time(expr)` shows nothing, and `t$elapsed` is the seconds." },
   { "t", bi_t, "t(X)", OP_TRANSPOSE, DIFF | BI_AD, "Transpose." },
   { "table", bi_table, "table(A, B=, weights=, odim1=, odim2=, outputEmptyBlocks=TRUE)", OP_NONE, BI_AD, "Contingency table: cell (A[i], B[i]) counts (or sums weights); with one argument, counts of each value.\nDML semantics: values are floored and must be at least 1; NaN skips the entry; numbers\nand 1x1 matrices broadcast. The size is max(A) x max(B), or odim1 x odim2 (entries outside are dropped).\ntable(A, B, odim1, odim2) is DML's four-argument form; table(A) is table(A, 1), a column.\nThe sixth, outputEmptyBlocks (a boolean), is SystemDS's hint for its distributed blocks:\naccepted and checked, it changes nothing here." },
-  { "tail", bi_tail, "tail(x, n=6)", OP_NONE, BI_NODIFF,
+  { "tail", bi_tail, "tail(x, n=6)", OP_NONE, 0,
     "The last n rows of matrix x (a column vector: its last n elements), or the last n items of\na list, as R's tail; a negative n leaves out the first -n. A number or string is itself." },
   { "tan", bi_unary, "tan(x)", OP_TAN, DIFF | BI_AD, "Tangent (radians), elementwise." },
   { "tanh", bi_unary, "tanh(x)", OP_TANH, DIFF | BI_AD, "Hyperbolic tangent, elementwise." },
