@@ -585,12 +585,23 @@ static void tc_call(Interp *I, void *ud) {
   c->r = call_value(I, c->fn, 1, &c->cond, &nm, c->sp);
 }
 
+/* Runs finally=: after a return() or break in expr too (its pending control and value are kept
+** aside while finally runs). */
 static void run_finally(Interp *I, AstNode *fin) {
   if (!fin) return;
-  bool ctl = I->ctl;
+  int ctl = I->ctl;
+  Value rv = I->retval;
+  I->ctl = CTL_NONE;
+  I->retval = val_null();
+  tmp_push(I, rv);
   Value v = eval(I, fin);
   val_release(v);
-  (void)ctl;
+  tmp_pop(I, 1);
+  if (ctl != CTL_NONE) {
+    val_release(I->retval);
+    I->ctl = ctl;
+    I->retval = rv;
+  } else val_release(rv);
 }
 
 Value bi_tryCatch(Interp *I, Args *a) {
