@@ -145,6 +145,8 @@ arglist(A) ::= arglist(A) COMMA arg(E).      { ast_list_add(P, A, E); }
 arg(A) ::= expr(E).                          { A = E; }
 arg(A) ::= NAME(N) ASSIGN expr(E).           { A = ast_named_arg(P, N, E); }
 arg(A) ::= STR(N) ASSIGN expr(E).            { A = ast_named_arg(P, N, E); }
+arg(A) ::= NAME(N) ASSIGN(Q).                { A = ast_empty_arg(P, N, Q); }
+arg(A) ::= STR(N) ASSIGN(Q).                 { A = ast_empty_arg(P, N, Q); }
 
 %type ixargs {NodeList*}
 ixargs(A) ::= ixarg(X).                      { A = ast_list_new(P); ast_list_add(P, A, X); }

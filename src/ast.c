@@ -340,6 +340,12 @@ AstNode *ast_unary(Parse *P, Token t, int op, AstNode *e) {
   return tall(P, n);
 }
 
+AstNode *ast_empty_arg(Parse *P, Token name, Token eq) {
+  AstNode *n = ast_named_arg(P, name, ast_bool(P, eq, false));
+  n->flags |= AST_F_EMPTY;
+  return n;
+}
+
 AstNode *ast_named_arg(Parse *P, Token name, AstNode *e) {
   AstNode *n = node(P, AST_ARG, span_join(tspan(name), e->span), 1);
   if (P->chunk->src->text[name.start] == '"' || P->chunk->src->text[name.start] == '\'')

@@ -35,9 +35,11 @@ typedef enum AstKind {      /* grep ORDER AST: ast_kind_name() follows this orde
 ** function's, or a multi-result builtin's) assigns its first, as in SystemDS.
 ** AST_F_OWNFN: the callee's name of a call f(...) in a .dml file sourced as a namespace, where f is
 ** not one of the file's own names: as in DML, the call finds a builtin, never the caller's (global)
-** variable or function f (resolve.c). */
+** variable or function f (resolve.c).
+** AST_F_EMPTY: an argument `name =` with no value (its kid is a FALSE that nothing reads): only
+** switch() takes one (a fall-through alternative); any other call is the located error. */
 enum { AST_F_PAREN = 1, AST_F_DMLROW = 2, AST_F_DMLMULTI = 4, AST_F_REMOTE = 8, AST_F_VOID = 16,
-       AST_F_HOISTED = 32, AST_F_DMLFIRST = 64, AST_F_OWNFN = 128 };
+       AST_F_HOISTED = 32, AST_F_DMLFIRST = 64, AST_F_OWNFN = 128, AST_F_EMPTY = 256 };
 
 /* Trees taller than this are rejected when parsing ("nested too deeply"), so evaluating
 ** one can never exhaust the C stack (the interpreter thread has 1 GiB). */

@@ -41,6 +41,8 @@ enum {
                      ** A builtin with none of BI_DIFF, BI_AD, BI_NODIFF, BI_SHAPE that gets a value
                      ** traced by grad is the located error "not differentiable", never a silent 0;
                      ** tests/unit/test_grad_audit.c lists each such builtin and why. */
+  BI_CALLS = 1024,   /* calls a function it is given (lapply, Reduce, do.call): a staged block runs
+                     ** eagerly from it, the function's calls with it */
   BI_EVAL = 512,     /* eval/evalList: call_value hands the call to bi_eval_call, which calls the
                      ** function named by the first argument as if called directly (grad, staging
                      ** and jit see that call) */
@@ -75,6 +77,11 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
 ** list argument spread into them; eval gives the first result (a number as a 1x1 matrix),
 ** evalList the list of all, named by f's results. Arguments borrowed; the result is +1. */
 Value bi_eval_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp);
+
+/* The function f names (+1), as eval's first argument (builtins_dml.c): a function value itself,
+** or the name (a string) of a function in scope, a builtin (C or stdlib/builtin/NAME.mls) or
+** "ns::name"; else the located error naming who. */
+Value bi_fun_value(Interp *I, Value f, const char *who, Span sp);
 
 /* Argument helpers: "bad argument #2 to 'solve' (square matrix expected, got 3x4)". */
 l_noret bi_argerror(Interp *I, int argn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

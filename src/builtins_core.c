@@ -879,7 +879,7 @@ static int sprintf_number(Interp *I, TextBuf *t, const char **pp, const char *wh
   return (int)v;
 }
 
-Value bi_sprintf(Interp *I, Args *a) {
+static Value sprintf_one(Interp *I, Args *a) {
   const char *fmt = bi_str(I, a, 0);
   size_t fmtlen = a->v[0].u.s->len;
   if (fmtlen > SPRINTF_MAX)
@@ -952,6 +952,39 @@ Value bi_sprintf(Interp *I, Args *a) {
     }
   }
   return tb_close_str(I, &t);
+}
+
+/* sprintf over vectors, as R: an argument that is a vector (a matrix of other than one element,
+** row-major) or a list gives one string per element, the others recycled; the result is then a
+** list of strings (R's character vector). */
+Value bi_sprintf(Interp *I, Args *a) {
+  int64_t n = -1;
+  for (int i = 0; i < a->ndots; i++) {
+    Value v = ad_primal(a->dots[i]);
+    int64_t k = v.t == VT_LIST ? v.u.l->n : v.t == VT_MAT && tensor_numel(v.u.m) != 1 ? tensor_numel(v.u.m) : -1;
+    if (k == 0) return val_list(list_new(I, 1));
+    if (k > n) n = k;
+  }
+  if (n < 0) return sprintf_one(I, a);
+  if (n > 10000000) bi_error(I, "too many strings (%lld)", (long long)n);
+  List *l = list_new(I, (int)n);
+  tmp_push(I, val_list(l));
+  Value *saved = a->dots;
+  Value el[a->ndots > 0 ? a->ndots : 1];
+  for (int64_t k = 0; k < n; k++) {
+    for (int i = 0; i < a->ndots; i++) {
+      Value v = ad_primal(saved[i]);
+      if (v.t == VT_LIST) el[i] = v.u.l->items[k % v.u.l->n];
+      else if (v.t == VT_MAT && tensor_numel(v.u.m) != 1) el[i] = val_num(tensor_at(v.u.m, k % tensor_numel(v.u.m)));
+      else el[i] = v;
+    }
+    a->dots = el;
+    Value r = sprintf_one(I, a);
+    a->dots = saved;
+    list_push(l, r, NULL);
+  }
+  tmp_pop(I, 1);
+  return val_list(l);
 }
 
 /* ---- types ---- */

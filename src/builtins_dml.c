@@ -16,7 +16,6 @@
 Value bi_ew2(Interp *I, Args *a) { return op_binary(I, I->cur_bi->op, a->v[0], a->v[1], a->span); }
 
 /* round: R's halves to even, except in code of a .dml file: SystemDS's halves up. */
-Value bi_round(Interp *I, Args *a) { return op_unary(I, interp_in_dml(I) ? OP_ROUNDUP : OP_ROUND, a->v[0], a->span); }
 
 /* ---- unique ---- */
 typedef struct { double v; int64_t k; } Cell;
@@ -143,7 +142,7 @@ static bool is_function(Value v) { return v.t == VT_FUNC || v.t == VT_BUILTIN; }
 /* The function eval's first argument names (+1): a function value itself, or the name of a
 ** function in scope (a global, or one of the file sourced as a namespace that calls eval), a
 ** builtin (C or stdlib/builtin/NAME.mls), or "ns::name". */
-static Value eval_target(Interp *I, Value f, const char *who, Span sp) {
+Value bi_fun_value(Interp *I, Value f, const char *who, Span sp) {
   char d[64];
   if (is_function(f)) { val_retain(f); return f; }
   if (f.t != VT_STR)
@@ -182,7 +181,7 @@ Value bi_eval_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol *
   bool as_list = b->fn == bi_evalList;
   if (nargs < 1 || names[0]) mls_throw(I, sp, "missing argument 'f' to '%s': %s", b->name, b->sig);
   int mark = I->ntmp;
-  Value fn = eval_target(I, ad_primal(args[0]), b->name, sp);
+  Value fn = bi_fun_value(I, ad_primal(args[0]), b->name, sp);
   tmp_push(I, fn);
   int n = nargs - 1;
   Value *av = args + 1;

@@ -46,3 +46,9 @@ BI_DECL(c) BI_DECL(rep) BI_DECL(seq_len) BI_DECL(which) BI_DECL(nchar) BI_DECL(c
 BI_DECL(progress)
 /* mpi/builtins_mpi.c (issue 14) */
 BI_DECL(mpi_rank) BI_DECL(mpi_size) BI_DECL(allreduce) BI_DECL(bcast) BI_DECL(barrier)
+/* builtins_rbase.c: the R basics (issue 30) */
+BI_DECL(any) BI_DECL(all) BI_DECL(which_max) BI_DECL(which_min) BI_DECL(sort) BI_DECL(paste0)
+BI_DECL(rnorm) BI_DECL(runif) BI_DECL(rbinom) BI_DECL(lapply) BI_DECL(sapply) BI_DECL(vapply) BI_DECL(Map)
+BI_DECL(Reduce) BI_DECL(Filter) BI_DECL(do_call) BI_DECL(apply) BI_DECL(switch) BI_DECL(tryCatch)
+BI_DECL(warning) BI_DECL(signif) BI_DECL(format) BI_DECL(summary) BI_DECL(str_struct) BI_DECL(toupper)
+BI_DECL(tolower) BI_DECL(head) BI_DECL(tail) BI_DECL(nchar_list) BI_DECL(substr) BI_DECL(sub) BI_DECL(gsub) BI_DECL(grepl) BI_DECL(strsplit) BI_DECL(stopifnot)

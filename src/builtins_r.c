@@ -198,6 +198,7 @@ Value bi_which(Interp *I, Args *a) {
 /* nchar(x): characters (UTF-8 code points) of a string; of a number, of its text (R's). */
 Value bi_nchar(Interp *I, Args *a) {
   Value v = ad_primal(a->v[0]);
+  if (v.t == VT_LIST) return bi_nchar_list(I, a);
   char buf[64];
   const char *s;
   size_t len;

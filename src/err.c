@@ -48,6 +48,8 @@ l_noret mls_throw(Interp *I, Span sp, const char *fmt, ...) {
   if (I->err.src) source_retain(I->err.src);
   I->err.span = sp;
   I->err.status = 1;
+  I->err.warning = I->warn_pending;
+  I->warn_pending = false;
   record_trace(I);
   mls_rethrow(I);
 }
@@ -61,6 +63,8 @@ l_noret mls_throw_in(Interp *I, Source *src, Span sp, const char *fmt, ...) {
   I->err.src = src;
   I->err.span = sp;
   I->err.status = 1;
+  I->err.warning = I->warn_pending;
+  I->warn_pending = false;
   record_trace(I);
   mls_rethrow(I);
 }

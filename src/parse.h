@@ -76,4 +76,6 @@ AstNode *ast_function(Parse *P, Token t, NodeList *params, NodeList *rets, AstNo
 AstNode *ast_binary(Parse *P, int kind, int op, AstNode *l, AstNode *r);
 AstNode *ast_unary(Parse *P, Token t, int op, AstNode *e);
 AstNode *ast_named_arg(Parse *P, Token name, AstNode *e);
+/* `name =` with no value (switch's fall-through alternative): an AST_F_EMPTY argument. */
+AstNode *ast_empty_arg(Parse *P, Token name, Token eq);
 AstNode *ast_param_def(Parse *P, const Token *type, Token name, AstNode *dflt);

@@ -192,6 +192,17 @@ void fmt_num(char *buf, size_t n, double x, int digits) {
   fmt_with(buf, n, x, &f);
 }
 
+int fmt_nums(const double *x, int64_t n, int digits, int nsmall, char *out, size_t each) {
+  NumFmt f = choose_fmt(x, n, 1, digits, NULL);
+  if (!f.sci && nsmall > f.rgt) f.rgt = nsmall;       /* R's format(nsmall=): fixed notation only */
+  int w = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int k = fmt_with(out + (size_t)i * each, each, x[i], &f);
+    if (k > w) w = k;
+  }
+  return w;
+}
+
 static void pad_left(TextBuf *t, const char *s, int width) {
   int len = (int)strlen(s);
   for (int i = len; i < width; i++) tb_putn(t, " ", 1);
@@ -348,8 +359,41 @@ static void fmt_function(TextBuf *t, Value v) {
   tb_putn(t, s->text + sp.start, sp.end - sp.start);
 }
 
+/* summary()'s result as R prints a summaryDefault: zapsmall (7 digits) and 4 significant digits, formatted in common
+** (a count of NaN's apart), names over values, every column as wide as the widest. */
+static void fmt_table(TextBuf *t, const List *l) {
+  int n = l->n > 8 ? 8 : l->n;
+  int k = n;
+  if (k > 0 && l->names && l->names[k - 1] && !strcmp(l->names[k - 1]->name, "NA's")) k--;
+  double x[8], mx = 0;
+  for (int i = 0; i < n; i++) {
+    Value v = ad_primal(l->items[i]);
+    x[i] = v.t == VT_NUM ? v.u.n : NAN;
+    if (i < k && isfinite(x[i]) && fabs(x[i]) > mx) mx = fabs(x[i]);
+  }
+  int dg = 4;
+  int rd = mx > 0 ? (int)floor(7 - log10(mx) + 0.5) : 7;  /* zapsmall(x): round(x, 7 - log10(max)) */
+  if (rd < 0) rd = 0;
+  if (rd > 300) rd = 300;
+  for (int i = 0; i < k; i++)
+    if (isfinite(x[i])) { double p = pow(10.0, rd); x[i] = nearbyint(x[i] * p) / p; }
+  char txt[8][64];
+  fmt_nums(x, k, dg, 0, &txt[0][0], 64);
+  for (int i = k; i < n; i++) snprintf(txt[i], 64, "%.0f", x[i]);
+  int w = 0;
+  for (int i = 0; i < n; i++) {
+    int a = (int)strlen(txt[i]), b = l->names && l->names[i] ? (int)strlen(l->names[i]->name) : 0;
+    if (a > w) w = a;
+    if (b > w) w = b;
+  }
+  for (int i = 0; i < n; i++) tb_printf(t, "%s%*s", i ? " " : "", w, l->names && l->names[i] ? l->names[i]->name : "");
+  tb_puts(t, "\n");
+  for (int i = 0; i < n; i++) tb_printf(t, "%s%*s", i ? " " : "", w, txt[i]);
+}
+
 static void fmt_list(Interp *I, TextBuf *t, const List *l, int digits, bool quote, const char *prefix) {
   if (l->n == 0) { tb_puts(t, "list()"); return; }
+  if (l->table && !*prefix) { fmt_table(t, l); return; }
   if (l->timing && l->n == 3 && !*prefix) {       /* system.time's result, as R prints it */
     tb_puts(t, "   user  system elapsed");
     for (int i = 0; i < 3; i++) tb_printf(t, i ? " %7.3f" : "\n%7.3f", ad_primal(l->items[i]).t == VT_NUM ? ad_primal(l->items[i]).u.n : NAN);

@@ -27,6 +27,10 @@ Value tb_close_str(Interp *I, TextBuf *t);
 
 /* One number with up to `digits` significant digits, R's choice of fixed or scientific. */
 void fmt_num(char *buf, size_t n, double x, int digits);
+/* R's format(x, digits=, nsmall=) of n numbers: one common layout (fixed or scientific, as
+** print chooses it for a column), at least nsmall decimals when fixed; each text into
+** out + i * each (not padded). Returns the widest text's length. */
+int fmt_nums(const double *x, int64_t n, int digits, int nsmall, char *out, size_t each);
 /* The text of a value for '+' and paste (numbers to 15 digits, matrices in full). */
 void fmt_value_text(Interp *I, TextBuf *t, Value v, Span sp);
 /* Display form (print, REPL echo), with the elision of large matrices. quote: strings in "". */

@@ -69,6 +69,7 @@ typedef struct ErrInfo {
   Span span;
   char trace[2048];          /* "  in f() at file:line:col" lines */
   int status;                /* exit status the error implies: 1 runtime, 2 syntax */
+  bool warning;              /* thrown by warning() to a tryCatch(warning=) (Interp.warn_catch) */
 } ErrInfo;
 
 struct BiInfo;
@@ -89,6 +90,8 @@ struct Interp {
   /* errors */
   ErrJmp *errjmp;
   ErrInfo err;
+  int warn_catch;            /* tryCatch(warning=) calls running their expression: warning() throws */
+  bool warn_pending;         /* the next throw is warning()'s (mls_throw moves it into err.warning) */
   /* temporaries live across a possible throw (released by mls_pcall) */
   Value *tmp;
   int ntmp, captmp;

@@ -76,6 +76,7 @@ typedef struct List {
   int32_t refcount;
   bool multi;               /* the results of a multi-return call: [a, b] = f() unpacks */
   bool timing;              /* system.time's user, system, elapsed: prints as R's table */
+  bool table;               /* summary()'s named numbers: print as R's named vector */
   int32_t n, cap;
   Value *items;
   struct Symbol **names;    /* NULL, or one per item (NULL = unnamed) */

@@ -1051,8 +1051,11 @@ __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
   int base = I->ntmp;
   for (int i = 0; i < nargs; i++) {
     AstNode *a = n->kids[i + 1];
-    if (a->kind == AST_ARG) { names[i] = a->u.sym; a = a->kids[0]; }
-    else names[i] = NULL;
+    if (a->kind == AST_ARG) {
+      if (a->flags & AST_F_EMPTY) mls_throw(I, a->span, "argument '%s' has no value (only switch() takes an empty alternative)", a->u.sym->name);
+      names[i] = a->u.sym;
+      a = a->kids[0];
+    } else names[i] = NULL;
     Value v = eval(I, a);
     tmp_push(I, v);
     if (I->ctl) { tmp_release_to(I, mark); return val_null(); }

@@ -294,10 +294,10 @@ bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args)
   if (I->stage->active && I->stage->graph->abstract && (b->flags & BI_LAZY))   /* system.time: runs and prints */
     interp_abstract_stop(I, I->call_span, "'%s' runs its expression and prints", b->name);
   if (!I->stage->active || (b->flags & (BI_SHAPE | BI_LAZY))) return false;
-  if (b->flags & BI_VARS) {
+  if (b->flags & (BI_VARS | BI_CALLS)) {
     /* ls() at a graph's run would see the block's assignments not yet written back: the block
     ** is not a graph, it runs eagerly from here */
-    graph_mark_dynamic(I->stage->graph, I, (Span){ 0, 0 }, "'%s' reads the variables", b->name);
+    graph_mark_dynamic(I->stage->graph, I, (Span){ 0, 0 }, (b->flags & BI_VARS) ? "'%s' reads the variables" : "'%s' calls a function it is given", b->name);
     I->stage->active = false;
     return false;
   }
@@ -314,6 +314,13 @@ bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args)
     return false;
   }
   return staged;
+}
+
+void stage_eager_here(Interp *I, const char *what, Span sp) {
+  if (!I->stage || !I->stage->active) return;
+  if (I->stage->graph->abstract) interp_abstract_stop(I, sp, "'%s' catches errors", what);
+  graph_mark_dynamic(I->stage->graph, I, (Span){ 0, 0 }, "'%s' catches errors", what);
+  I->stage->active = false;
 }
 
 Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp) {

@@ -29,6 +29,9 @@ Value stage_record_nested(Interp *I, OpKind op, int n, const Value *in, Value r,
 /* bi_call's hook: true when the builtin call must be recorded as a graph call node (an effect
 ** while staging, or a builtin that is not an op applied to a staged value). */
 bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args);
+/* A staged block runs eagerly from here (tryCatch: an error it catches must not be replayed by a
+** graph); an abstract trace stops. Nothing when no stage is active. */
+void stage_eager_here(Interp *I, const char *what, Span sp);
 /* Records the call and runs it on the staged values' current values. Result owned. */
 Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp);
 /* A variable read while staging (*place holds its value; env is the Env holding place, NULL for
