@@ -4,6 +4,7 @@
 ** and the call frames (frame_push) that errors list as the call stack.
 */
 #include <math.h>
+#include <string.h>
 #include "autodiff.h"
 #include "builtins.h"
 #include "interp/interp.h"
@@ -74,21 +75,33 @@ static Value call_closure(Interp *I, Closure *c, int nargs, Value *args, Symbol 
   Env *env = env_new(I, fi, c->env);
   env->stage_id = I->stage ? I->stage->id : 0;   /* made while staging: its reads are not captures */
   f->env = env;
-  /* bind: named first, then positional into the remaining parameters (R's matching) */
+  /* bind: named first, then positional into the remaining parameters (R's matching); with a
+  ** parameter ... (R's dots), the arguments no other parameter takes go to it as a list, names
+  ** kept, and the parameters after it are matched by name only */
+  int dots = -1;
+  for (int j = 0; j < fi->nparams; j++)
+    if (fi->params[j].name->len == 3 && !strcmp(fi->params[j].name->name, "...")) dots = j;
+  List *dl = NULL;
+  if (dots >= 0) {
+    dl = list_new(I, 4);
+    env->slots[dots] = val_list(dl);
+  }
   for (int i = 0; i < nargs; i++) {
     if (!names[i]) continue;
     int k = -1;
     for (int j = 0; j < fi->nparams; j++)
-      if (fi->params[j].name == names[i]) { k = j; break; }
+      if (fi->params[j].name == names[i] && j != dots) { k = j; break; }
+    if (k < 0 && dl) { val_retain(args[i]); list_push(dl, args[i], names[i]); continue; }
     if (k < 0) mls_throw(I, sp, "unknown argument '%s' in call to %s()", names[i]->name, fname);
     val_retain(args[i]);
     env->slots[k] = args[i];
   }
-  int next = 0;
+  int next = 0, end = dots >= 0 ? dots : fi->nparams;
   for (int i = 0; i < nargs; i++) {
     if (names[i]) continue;
-    while (next < fi->nparams && env->slots[next].t != VT_UNBOUND) next++;
-    if (next >= fi->nparams) {
+    while (next < end && env->slots[next].t != VT_UNBOUND) next++;
+    if (next >= end && dl) { val_retain(args[i]); list_push(dl, args[i], NULL); continue; }
+    if (next >= end) {
       mls_throw(I, sp, "too many arguments in call to %s() (%d expected, got %d)", fname, fi->nparams, nargs);
     }
     val_retain(args[i]);

@@ -1019,11 +1019,54 @@ static Value eval_call_first(Interp *I, AstNode *n) {
   return x;
 }
 
+/* Whether argument node a is R's ... (the dots of the running function, spliced in). */
+static bool is_dots(const AstNode *a) { return a->kind == AST_NAME && a->u.sym->len == 3 && !strcmp(a->u.sym->name, "..."); }
+
+/* f(x, ...): the arguments evaluated in order, a ... replaced by the dots list's items with
+** their names, then the call (fn on the tmp stack at mark - 1 .. : released here). */
+__attribute__((noinline)) static Value eval_call_dots(Interp *I, AstNode *n, Value fn, int mark) {
+  List *l = list_new(I, (int)n->nkids);
+  tmp_push(I, val_list(l));
+  for (uint32_t i = 1; i < n->nkids; i++) {
+    AstNode *a = n->kids[i];
+    Symbol *nm = NULL;
+    if (a->kind == AST_ARG) {
+      if (a->flags & AST_F_EMPTY) mls_throw(I, a->span, "argument '%s' has no value (only switch() takes an empty alternative)", a->u.sym->name);
+      nm = a->u.sym;
+      a = a->kids[0];
+    }
+    Value v = eval(I, a);
+    if (I->ctl) { val_release(v); tmp_release_to(I, mark); return val_null(); }
+    if (!nm && is_dots(a)) {
+      if (v.t != VT_LIST) { val_release(v); mls_throw(I, a->span, "'...' used in an incorrect context (a function's ... parameter)"); }
+      for (int k = 0; k < v.u.l->n; k++) {
+        val_retain(v.u.l->items[k]);
+        list_push(l, v.u.l->items[k], v.u.l->names ? v.u.l->names[k] : NULL);
+      }
+      val_release(v);
+      continue;
+    }
+    list_push(l, v, nm);
+  }
+  int nargs = l->n;
+  Symbol *names[nargs > 0 ? nargs : 1];
+  Value args[nargs > 0 ? nargs : 1];
+  for (int i = 0; i < nargs; i++) {
+    names[i] = l->names ? l->names[i] : NULL;
+    args[i] = l->items[i];
+  }
+  Value r = call_value(I, fn, nargs, args, names, n->span);
+  tmp_release_to(I, mark);
+  return r;
+}
+
 __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
   int mark = I->ntmp;
   Value fn = lookup_function(I, n->kids[0]);
   tmp_push(I, fn);
   int nargs = (int)n->nkids - 1;
+  for (int i = 0; i < nargs; i++)
+    if (is_dots(n->kids[i + 1]) && !(fn.t == VT_BUILTIN && (fn.u.bi->flags & BI_LAZY))) return eval_call_dots(I, n, fn, mark);
   if (nargs > 1000) mls_throw(I, n->span, "too many arguments (%d)", nargs);
   if (fn.t == VT_BUILTIN && (fn.u.bi->flags & BI_IFDEF) && nargs == 2 &&
       n->kids[1]->kind == AST_CLPARAM && !param_given(I, n->kids[1]->u.sym)) {
