@@ -59,6 +59,7 @@ void lex_next(Lexer *lx, Token *t) {
     "Inf"      { lx->cur = YYCURSOR; RET(TK_INF); }
     "NaN"      { lx->cur = YYCURSOR; RET(TK_NAN); }
     "NULL"     { lx->cur = YYCURSOR; RET(TK_NULL); }
+    "NA"       { lx->cur = YYCURSOR; RET(TK_NA); }
     "repeat"   { lx->cur = YYCURSOR; RET(TK_REPEAT); }
     ident      { lx->cur = YYCURSOR; RET(TK_NAME); }
     number     { lx->cur = YYCURSOR; RET(TK_NUM); }
@@ -138,6 +139,7 @@ const char *lex_token_name(int kind) {
   case TK_INF: return "'Inf'";
   case TK_NAN: return "'NaN'";
   case TK_NULL: return "'NULL'";
+  case TK_NA: return "'NA'";
   case TK_REPEAT: return "'repeat'";
   case TK_MATMUL: return "'%*%'";
   case TK_MOD: return "'%%'";

@@ -90,6 +90,7 @@ expr(A) ::= FALSE(T).                        { A = ast_bool(P, T, false); }
 expr(A) ::= INF(T).                          { A = ast_const(P, T, 1.0 / 0.0); }
 expr(A) ::= NAN(T).                          { A = ast_const(P, T, 0.0 / 0.0); }
 expr(A) ::= NULL(T).                         { A = ast_null(P, T); }
+expr(A) ::= NA(T).                           { A = ast_const(P, T, mls_na()); }   /* R's NA (mls.h) */
 expr(A) ::= NAME(T).                         { A = ast_name(P, T); }
 expr(A) ::= DOLLAR(D) NAME(T).               { A = ast_param(P, D, T); }
 expr(A) ::= DOLLAR(D) NUM(T).                { A = ast_param(P, D, T); }

@@ -186,13 +186,13 @@ const Builtin builtin_table[] = {
   { "is.list", bi_is_type, "is.list(x)", OP_NONE, BI_SHAPE, "TRUE when x is a list." },
   { "is.logical", bi_is_type, "is.logical(x)", OP_NONE, BI_SHAPE, "TRUE when x is TRUE or FALSE." },
   { "is.matrix", bi_is_type, "is.matrix(x)", OP_NONE, BI_SHAPE, "TRUE when x is a matrix (a number is not)." },
-  { "is.na", bi_is_na, "is.na(x)", OP_NONE, BI_NODIFF, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
-  { "is.nan", bi_is_na, "is.nan(x)", OP_NONE, BI_NODIFF, "1 where x is NaN, else 0 (elementwise; TRUE/FALSE for a number)." },
+  { "is.na", bi_is_na, "is.na(x)", OP_NONE, BI_NODIFF, "1 where x is NA or NaN, else 0 (elementwise; TRUE/FALSE for a number), as R." },
+  { "is.nan", bi_is_na, "is.nan(x)", OP_NONE, BI_NODIFF, "1 where x is NaN but not NA, else 0 (elementwise; TRUE/FALSE for a number), as R." },
   { "is.null", bi_is_type, "is.null(x)", OP_NONE, BI_SHAPE, "TRUE when x is NULL." },
   { "is.numeric", bi_is_type, "is.numeric(x)", OP_NONE, BI_SHAPE, "TRUE when x is a number or a matrix." },
   { "isInf", bi_is_inf, "isInf(x)", OP_NONE, BI_NODIFF, "DML's other name of is.infinite: 1 where x is Inf or -Inf, else 0." },
   { "isNA", bi_is_na, "isNA(x)", OP_NONE, BI_NODIFF, "DML's other name of is.na: 1 where x is NaN, else 0 (TRUE/FALSE for a number)." },
-  { "isNaN", bi_is_na, "isNaN(x)", OP_NONE, BI_NODIFF, "DML's other name of is.nan: 1 where x is NaN, else 0 (TRUE/FALSE for a number)." },
+  { "isNaN", bi_is_na, "isNaN(x)", OP_NONE, BI_NODIFF, "DML's other name of is.nan: 1 where x is NaN but not NA, else 0 (TRUE/FALSE for a number)." },
   { "jacobian", bi_jacobian, "jacobian(f)", OP_NONE, 0,
     "For f from an n x 1 vector to an m x 1 vector, a function giving the m x n Jacobian\n"
     "(one reverse pass per output). The result is not differentiated again." },
@@ -236,14 +236,14 @@ const Builtin builtin_table[] = {
     "a string of numbers \"1 2 3 4\", or a matrix to reshape (row-major; byrow=FALSE fills\n"
     "column by column as R does). Either rows or cols may be left out when v has the elements;\n"
     "a filling value with one of them gives a row or a column." },
-  { "max", bi_minmax, "max(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "Largest element of x, or elementwise maximum of x and y (more arguments fold left, as DML).\nNaN propagates; max of an empty matrix is an error (R warns and gives -Inf)." },
+  { "max", bi_minmax, "max(x, y=, ...)", OP_MAX2, DIFF | BI_AD | BI_NARM, "Largest element of x, or elementwise maximum of x and y (more arguments fold left, as DML).\nNaN propagates; max of an empty matrix is an error (R warns and gives -Inf)." },
   { "max_pool", bi_max_pool, "max_pool(input, input_shape, pool_size, stride, padding)", OP_MAX_POOL, DIFF | BI_AD,
     "Max pooling of N images (N x C*H*W) over pool_size=[Hf,Wf] windows: N x C*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nAs SystemDS, padded cells are ignored (not zeros) and NaN propagates." },
   { "max_pool_backward", bi_max_pool_backward, "max_pool_backward(input, dout, input_shape, pool_size, stride, padding)", OP_MAX_POOL_BWD, DIFF | BI_AD,
     "The gradient of max_pool: each entry of dout (N x C*P*Q) goes to the first largest cell\n(row-major) of its window of input: N x C*H*W.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise." },
-  { "mean", bi_mean, "mean(x)", OP_NONE, DIFF | BI_AD, "Arithmetic mean of all elements; NaN for an empty matrix." },
-  { "median", bi_median, "median(X, W=)", OP_NONE, DIFF | BI_AD, "Median of column vector X, optionally weighted by W (counts): the middle value, or the mean of\nthe two middle values when the total weight is even (as R). Its derivative goes to those\nelements (W is not differentiated); staged code runs it eagerly." },
-  { "min", bi_minmax, "min(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "Smallest element of x, or elementwise minimum of x and y (more arguments fold left, as DML).\nNaN propagates; min of an empty matrix is an error (R warns and gives Inf)." },
+  { "mean", bi_mean, "mean(x)", OP_NONE, DIFF | BI_AD | BI_NARM, "Arithmetic mean of all elements; NaN for an empty matrix." },
+  { "median", bi_median, "median(X, W=)", OP_NONE, DIFF | BI_AD | BI_NARM, "Median of column vector X, optionally weighted by W (counts): the middle value, or the mean of\nthe two middle values when the total weight is even (as R). Its derivative goes to those\nelements (W is not differentiated); staged code runs it eagerly." },
+  { "min", bi_minmax, "min(x, y=, ...)", OP_MIN2, DIFF | BI_AD | BI_NARM, "Smallest element of x, or elementwise minimum of x and y (more arguments fold left, as DML).\nNaN propagates; min of an empty matrix is an error (R warns and gives Inf)." },
   { "moment", bi_moment, "moment(X, W=, k=)", OP_NONE, DIFF | BI_AD, "The k-th central moment (k = 2, 3 or 4) of column vector X: sum((X - mean)^k) / n.\nmoment(X, k) or moment(X, W, k) with weights W (counts): sum(W * (X - mu)^k) / sum(W),\nmu = sum(W * X) / sum(W). Divisor n, not n - 1 (moment(X, 2) is not var(X))." },
   { "mpi_rank", bi_mpi_rank, "mpi_rank()", OP_NONE, BI_NODIFF,
     "This process's MPI rank, 1 to mpi_size() (1-based, as R and DML count; docs/mpi.md).\n1 when mls runs as one process (not started by mpirun, or built without MPI)." },
@@ -282,7 +282,7 @@ const Builtin builtin_table[] = {
     "diamond; 19 filled circle, 20 small filled circle." },
   { "print", bi_print, "print(x, digits=7)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
-  { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD, "Product of all elements (a number; 1 for an empty matrix, as R)." },
+  { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD | BI_NARM, "Product of all elements (a number; 1 for an empty matrix, as R)." },
   { "progress", bi_progress, "progress(x)", OP_NONE, DIFF | BI_AD, "x itself, marked for a progress bar: for (i in progress(1:n)) { ... } draws a bar\n(done/total, percent, elapsed and remaining time) on standard error while the loop runs,\nonly when standard error is a terminal; in a pipe or a file nothing extra is written." },
   { "pt", bi_pt, "pt(target, df, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Student t distribution function with df degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
   { "qchisq", bi_qchisq, "qchisq(target, df)", OP_NONE, DIFF | BI_AD, "Chi-squared quantile with df degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
@@ -340,7 +340,7 @@ const Builtin builtin_table[] = {
     "lapply, simplified as R's sapply: results that are all numbers give a column vector (R's\nvector); vectors all of one length k give a k x n matrix, one column per item; anything else\n(strings among them: MLS has no character vector) stays a list. simplify=FALSE is lapply." },
   { "save", bi_save, "save(path, ...)", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "save(path, a=X, b=Y) writes named numbers, strings and matrices to one checkpoint file (atomically).\nBooleans, NULL and lists of these can be saved too; load(path) gives them back as a list." },
   { "scale", bi_scale, "scale(X, center=TRUE, scale=TRUE)", OP_NONE, DIFF | BI_AD, "[Y, ColMean, ScaleFactor] = scale(X): SystemDS's column scaling. center subtracts colMeans(X);\nscale divides by sqrt(colSums(X^2) / (nrow(X) - 1)) of the (centered) X, a 0 or NaN factor\nbeing replaced by 1. A step not taken gives a 0x0 matrix in its place." },
-  { "sd", bi_sd, "sd(x)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of all elements (divisor n - 1, as R).\nsqrt(var(x)): NaN for fewer than two elements." },
+  { "sd", bi_sd, "sd(x)", OP_NONE, DIFF | BI_AD | BI_NARM, "Sample standard deviation of all elements (divisor n - 1, as R).\nsqrt(var(x)): NaN for fewer than two elements." },
   { "seq", bi_seq, "seq(from=, to=, by=, length.out=)", OP_NONE, BI_AD,
     "Column vector from, from+by, ... up to to. by defaults to 1, or -1 when from > to.\n"
     "With length.out = n (as R): n values from from to to evenly spaced (the ends exact), or n\n"
@@ -381,7 +381,7 @@ const Builtin builtin_table[] = {
     "As gsub, but only the first match in each string is replaced (R's sub)." },
   { "substr", bi_substr, "substr(x, start, stop)", OP_NONE, BI_NODIFF,
     "The characters start to stop (1-based, UTF-8 characters, as R) of string x; \"\" when\nstop < start. A list of strings gives a list." },
-  { "sum", bi_reduce, "sum(x)", OP_SUM, DIFF | BI_AD, "Sum of all elements (a number)." },
+  { "sum", bi_reduce, "sum(x)", OP_SUM, DIFF | BI_AD | BI_NARM, "Sum of all elements (a number). sum(x, na.rm = TRUE) leaves out NaN and NA, as R." },
   { "summary", bi_summary, "summary(x)", OP_NONE, 0,
     "R's summary of the numbers of x: a named list of Min., 1st Qu., Median, Mean, 3rd Qu. and Max.\n(quartiles by R's default type-7 interpolation), and NA's (the count of NaN, R's NA) when x has any, which\nthe others leave out. It prints as R prints it (4 significant digits); s$Median, s[\"1st Qu.\"]." },
   { "svd", bi_svd, "svd(A)", OP_NONE, DIFF | BI_AD, "[U, S, V] = svd(A): A = U %*% S %*% t(V), singular values on the diagonal of S, decreasing.\n"
@@ -425,7 +425,7 @@ const Builtin builtin_table[] = {
     "Like grad, but the function returns [value, gradient] in one pass." },
   { "vapply", bi_vapply, "vapply(X, FUN, FUN.VALUE, ...)", OP_NONE, BI_CALLS,
     "sapply with a declared result: each FUN(x) must be like FUN.VALUE (a number: one number;\na vector of k numbers: k; a string: a string; TRUE: a boolean), else the error as R's.\nNumbers give a column vector, k-vectors a k x n matrix, strings a list." },
-  { "var", bi_var, "var(x)", OP_NONE, DIFF | BI_AD, "Sample variance of all elements (divisor n - 1, as R).\nNaN for fewer than two elements (R gives NA)." },
+  { "var", bi_var, "var(x)", OP_NONE, DIFF | BI_AD | BI_NARM, "Sample variance of all elements (divisor n - 1, as R).\nNaN for fewer than two elements (R gives NA)." },
   { "warning", bi_warning, "warning(...)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Writes \"Warning message:\" and the text of its arguments to standard error (at once, where R\nwaits for the top-level call to end) and returns the text invisibly. Inside tryCatch(...,\nwarning = h), it stops the expression and h gets the condition, as in R." },
   { "which", bi_which, "which(x)", OP_NONE, BI_NODIFF, "The positions (1-based) of the TRUE (nonzero) elements of x as a column vector, row-major\nfor a matrix; NaN counts as not TRUE. which(x > 2) gives the indices x[x > 2] selects." },
@@ -520,8 +520,50 @@ const Builtin *bi_find(const char *name) {
   return NULL;
 }
 
+/* na.rm = TRUE: the elements of x (a number or a matrix; traced or not) that are not NaN or NA,
+** as a column in row-major order, through ops (grad sees an index); x itself when it has none.
+** Which they are depends on values: a staged x makes its block run eagerly (ad_concrete). +1. */
+static Value na_omit(Interp *I, Value x, Span sp) {
+  Value p = ad_concrete(I, x, sp, "na.rm's test of the elements");
+  if (p.t == VT_NUM && isnan(p.u.n)) return val_mat(tensor_new(I, 0, 1));
+  if (p.t != VT_MAT) { val_retain(x); return x; }
+  const Tensor *m = p.u.m;
+  int64_t n = tensor_numel(m), keep = 0;
+  for (int64_t k = 0; k < n; k++) keep += !isnan(tensor_at(m, k));
+  if (keep == n) { val_retain(x); return x; }
+  int mark = I->ntmp;
+  Tensor *pos = tensor_new_host(I, keep, 1);
+  tmp_push(I, val_mat(pos));
+  double *d = tensor_data(pos);
+  for (int64_t k = 0, j = 0; k < n; k++)
+    if (!isnan(tensor_at(m, k))) d[j++] = (double)(k + 1);
+  Value col = op_reshape(I, x, n, 1, sp);
+  tmp_push(I, col);
+  Value r = keep ? ad_index(I, col, 1, (Value[]){ val_mat(pos) }, sp) : val_mat(tensor_new(I, 0, 1));
+  tmp_release_to(I, mark);
+  return r;
+}
+
 Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp) {
   interp_abstract_poll(I, sp);               /* (an abstract trace that needed a value: before any effect) */
+  if ((b->flags & BI_NARM) && !I->stage)
+    for (int i = 0; i < nargs; i++)
+      if (names[i] && !strcmp(names[i]->name, "na.rm")) {   /* R's na.rm: taken off, applied to x */
+        Value f = ad_primal(args[i]);
+        if (f.t != VT_BOOL && f.t != VT_NUM) mls_throw(I, sp, "na.rm must be TRUE or FALSE");
+        int mark = I->ntmp, n = 0;
+        Value av[nargs];
+        Symbol *nv[nargs];
+        for (int k = 0; k < nargs; k++)
+          if (k != i) { av[n] = args[k]; nv[n++] = names[k]; }
+        if ((f.t == VT_BOOL ? f.u.b : f.u.n != 0) && n > 0 && !nv[0]) {
+          av[0] = na_omit(I, av[0], sp);
+          tmp_push(I, av[0]);
+        }
+        Value r = bi_call(I, b, n, av, nv, sp);
+        tmp_release_to(I, mark);
+        return r;
+      }
   if (!(b->flags & (BI_DIFF | BI_AD | BI_NODIFF | BI_SHAPE | BI_LAZY)) && ad_any_grad_deep(nargs, args))
     mls_throw(I, sp, "grad: '%s' is not differentiable (give it stop_gradient(x) to use its result as a constant)", b->name);
   if (I->stage) {                            /* staging: a call node, or the builtin on its own */

@@ -43,6 +43,8 @@ enum {
                      ** tests/unit/test_grad_audit.c lists each such builtin and why. */
   BI_CALLS = 1024,   /* calls a function it is given (lapply, Reduce, do.call): a staged block runs
                      ** eagerly from it, the function's calls with it */
+  BI_NARM = 2048,    /* takes R's na.rm = TRUE: its first argument's NaN/NA elements are dropped
+                     ** first (its other elements as a column), in bi_call */
   BI_EVAL = 512,     /* eval/evalList: call_value hands the call to bi_eval_call, which calls the
                      ** function named by the first argument as if called directly (grad, staging
                      ** and jit see that call) */

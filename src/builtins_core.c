@@ -493,17 +493,22 @@ Value bi_as_matrix(Interp *I, Args *a) {
 
 Value bi_is_na(Interp *I, Args *a) {
   Value v = a->v[0];
+  bool nan_only = !strcmp(I->cur_bi->name, "is.nan") || !strcmp(I->cur_bi->name, "isNaN");   /* not NA */
   if (v.t == VT_MAT) {
     Tensor *t = tensor_new(I, tensor_rows(v.u.m), tensor_cols(v.u.m));
     double *d = tensor_data(t);
     int64_t budget = 0;
     for (int64_t i = 0, k = 0; i < tensor_rows(v.u.m); i++) {
       bi_tick(I, &budget, tensor_cols(v.u.m), t);
-      for (int64_t j = 0; j < tensor_cols(v.u.m); j++) d[k++] = isnan(tensor_get(v.u.m, i, j));
+      for (int64_t j = 0; j < tensor_cols(v.u.m); j++) {
+        double x = tensor_get(v.u.m, i, j);
+        d[k++] = nan_only ? isnan(x) && !mls_is_na(x) : isnan(x);
+      }
     }
+    t->logical = true;
     return val_mat(t);
   }
-  if (v.t == VT_NUM) return val_bool(isnan(v.u.n));
+  if (v.t == VT_NUM) return val_bool(nan_only ? isnan(v.u.n) && !mls_is_na(v.u.n) : isnan(v.u.n));
   return val_bool(false);
 }
 

@@ -26,6 +26,11 @@ static const char doc_while[] =
 static const char doc_repeat[] =
   "repeat body\n\n"
   "Runs body again and again until a break leaves it (as R's repeat; while (TRUE) body).";
+static const char doc_na[] =
+  "NA\n\n"
+  "R's missing value: a NaN that prints as NA and that arithmetic carries (NA + 1 is NA).\n"
+  "is.na(x) is TRUE for NA and NaN, is.nan(x) for NaN only; sum, mean, max, min, prod, sd,\n"
+  "var and median take na.rm = TRUE to leave both out. A comparison with NA is FALSE (R: NA).";
 static const char doc_null[] =
   "NULL\n\n"
   "The empty value: what print() and assignments return, and a value of its own (x = NULL;\n"
@@ -98,7 +103,7 @@ static const struct { const char *name; const char *doc; } topics[] = {
   { "+=", doc_assign }, { "-", doc_arith }, { "/", doc_arith }, { ":", doc_range }, { "::", doc_member },
   { "<", doc_cmp }, { "<-", doc_assign }, { "<=", doc_cmp }, { "=", doc_assign }, { "==", doc_cmp },
   { ">", doc_cmp }, { ">=", doc_cmp }, { "?", doc_help }, { "FALSE", doc_bool }, { "Inf", doc_special },
-  { "NULL", doc_null }, { "NaN", doc_special }, { "TRUE", doc_bool }, { "[", doc_index }, { "[[", doc_index }, { "^", doc_arith },
+  { "NA", doc_na }, { "NULL", doc_null }, { "NaN", doc_special }, { "TRUE", doc_bool }, { "[", doc_index }, { "[[", doc_index }, { "^", doc_arith },
   { "break", doc_break }, { "else", doc_if }, { "for", doc_for }, { "function", doc_function },
   { "if", doc_if }, { "in", doc_for }, { "next", doc_break }, { "parfor", doc_for }, { "repeat", doc_repeat }, { "return", doc_return },
   { "while", doc_while }, { "|", doc_logic }, { "||", doc_logic },

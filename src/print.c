@@ -138,11 +138,11 @@ typedef struct NumFmt { bool sci; int rgt; int mant; int width; } NumFmt;
 /* stop (may be NULL): polled every 2^16 values; once set the scan ends (the caller stops too). */
 static NumFmt choose_fmt(const double *x, int64_t n, int64_t stride, int digits, const volatile sig_atomic_t *stop) {
   int mxsl = 1, rgt = 0, mxns = 1, mxe = 0, neg = 0, minexp = 0, maxexp = 0;
-  bool any = false, naflag = false, inf = false, ninf = false;
+  bool any = false, naflag = false, na2 = false, inf = false, ninf = false;
   for (int64_t i = 0; i < n; i++) {
     if (stop && (i & 65535) == 65535 && *stop) break;
     double v = x[i * stride];
-    if (isnan(v)) { naflag = true; continue; }
+    if (isnan(v)) { if (mls_is_na(v)) na2 = true; else naflag = true; continue; }
     if (isinf(v)) { if (v < 0) ninf = true; else inf = true; continue; }
     int ns = 1, e = 0;
     if (v != 0) sig_exp(v, digits, &ns, &e);
@@ -168,13 +168,14 @@ static NumFmt choose_fmt(const double *x, int64_t n, int64_t stride, int digits,
   f.mant = mxns - 1;
   f.width = any ? (f.sci ? ws : wf) : 0;
   if (naflag && f.width < 3) f.width = 3;
+  if (na2 && f.width < 2) f.width = 2;                 /* NA */
   if (inf && f.width < 3) f.width = 3;
   if (ninf && f.width < 4) f.width = 4;
   return f;
 }
 
 static int fmt_with(char *buf, size_t n, double x, const NumFmt *f) {
-  if (isnan(x)) return snprintf(buf, n, "NaN");
+  if (isnan(x)) return snprintf(buf, n, mls_is_na(x) ? "NA" : "NaN");
   if (isinf(x)) return snprintf(buf, n, x < 0 ? "-Inf" : "Inf");
   if (f->sci) {
     char tmp[64];

@@ -29,7 +29,7 @@ static const char word_breaks[] = " \t\n\"'`@$><=;|&{(,)}[]+-*/%^!~:?";
 /* grep ORDER KEYWORD: the reserved words of grammar/lexer.re, for completion. */
 static const char *const keywords[] = {
   "if", "else", "while", "for", "parfor", "in", "function", "return", "break", "next",
-  "repeat", "TRUE", "FALSE", "Inf", "NaN", "NULL", NULL
+  "repeat", "TRUE", "FALSE", "Inf", "NaN", "NA", "NULL", NULL
 };
 
 enum { READ_LINE, READ_EOF, READ_INTERRUPT };

@@ -24,8 +24,8 @@
 (defconst mls-contextual-keywords '("as")
   "Keywords only in context: source(\"f.mls\") as ns.")
 
-(defconst mls-constants '("TRUE" "FALSE" "Inf" "NaN" "NULL" "pi")
-  "The constants: the lexer's TRUE, FALSE, Inf, NaN and NULL, and the name pi.")
+(defconst mls-constants '("TRUE" "FALSE" "Inf" "NaN" "NA" "NULL" "pi")
+  "The constants: the lexer's TRUE, FALSE, Inf, NaN, NA and NULL, and the name pi.")
 
 (defconst mls-types
   '("matrix" "double" "integer" "boolean" "string" "list" "frame" "unknown"

@@ -24,7 +24,7 @@
 /* grep ORDER KEYWORD: the reserved words of grammar/lexer.re, for completion. */
 static const char *const keywords[] = {
   "if", "else", "while", "for", "parfor", "in", "function", "return", "break", "next",
-  "repeat", "TRUE", "FALSE", "Inf", "NaN", "NULL", NULL
+  "repeat", "TRUE", "FALSE", "Inf", "NaN", "NA", "NULL", NULL
 };
 
 /* One of the kernel's output streams (I->out, I->stderr_to): its writes become iopub "stream"

@@ -104,7 +104,7 @@ static void test_keywords(void **state) {
     { "if", TK_IF }, { "else", TK_ELSE }, { "while", TK_WHILE }, { "for", TK_FOR },
     { "in", TK_IN }, { "function", TK_FUNCTION }, { "return", TK_RETURN }, { "break", TK_BREAK },
     { "next", TK_NEXT }, { "TRUE", TK_TRUE }, { "FALSE", TK_FALSE }, { "Inf", TK_INF },
-    { "NaN", TK_NAN }, { "NULL", TK_NULL }, { "repeat", TK_REPEAT }, { "parfor", TK_PARFOR },
+    { "NaN", TK_NAN }, { "NULL", TK_NULL }, { "NA", TK_NA }, { "repeat", TK_REPEAT }, { "parfor", TK_PARFOR },
   };
   for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) expect_one(kw[i].s, kw[i].k);
 }
@@ -113,7 +113,7 @@ static void test_keyword_prefixes_are_names(void **state) {
   static const char *const names[] = {
     "iffy", "format", "inner", "in_", "in.x", "if.x", "elsewhere", "whilst", "for1", "functions",
     "returns", "breaks", "next_", "nextElem", "TRUEx", "FALSE.", "Info", "NaNs", "True", "true",
-    "NULLs", "Null", "repeats", "repeat_", "NA", "as", "IF", "Else",
+    "NULLs", "Null", "repeats", "repeat_", "NAs", "NA_", "as", "IF", "Else",
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) expect_one(names[i], TK_NAME);
   /* a keyword followed by a non-name character stays a keyword */

@@ -12,7 +12,7 @@ syn keyword mlsRepeat      while for parfor repeat in
 syn keyword mlsStatement   break next
 syn keyword mlsKeyword     function return
 syn keyword mlsBoolean     TRUE FALSE
-syn keyword mlsConstant    Inf NaN NULL
+syn keyword mlsConstant    Inf NaN NA NULL
 " 'as' is a keyword only in source("f.mls") as ns: after a ')' and before a name
 syn match   mlsKeyword     ")\@<=\s*\zs\<as\>\ze\s\+[A-Za-z_]"
 " names the language gives a meaning but the lexer reads as identifiers
