@@ -384,6 +384,17 @@ void mm_read(Interp *I, IoJob *j) {
     int64_t nnz = (int64_t)dims[2], n = 0;
     rd_check_payload(I, r, 0, (uint64_t)nnz * 4, what);     /* every entry takes >= 4 bytes */
     sparse_shape_check(I, j, R, C, (uint64_t)nnz, false, sparse_ok(I, C));
+    /* Entries in row order (each row's columns increasing, as MLS, SciPy from CSR and most
+    ** writers give them) go straight into the CSR, whose arrays the size line sizes: no
+    ** entries, no sort, memory the CSR's own. The first entry out of that order moves what
+    ** was read into the entries, and the rest goes the general way (entries_result). */
+    SpCsr *fast = NULL;
+    int64_t li = -1, lk = -1;
+    if (sym == 0 && sparse_ok(I, C)) {
+      Tensor *t = tensor_sparse_new(I, R, C, nnz);
+      j->result = val_mat(t);                                /* (the job owns it: a throw frees it) */
+      fast = tensor_csr(t);
+    }
     while ((p = mm_line(I, r))) {
       double i, k, v;
       cell_line(I, j, p, pattern, &i, &k, &v, pattern ? "i j" : "i j v");
@@ -396,10 +407,34 @@ void mm_read(Interp *I, IoJob *j) {
       if (sym < 0 && ii == kk)
         bi_error(I, "%s:%lld: entry (%lld, %lld) is on the diagonal of a skew-symmetric matrix, which the format leaves "
                  "out (it is 0)", j->path, (long long)r->line, (long long)ii + 1, (long long)kk + 1);
+      if (fast && (ii > li || (ii == li && kk > lk))) {     /* in row order: into the CSR */
+        fast->col[fast->nnz] = (int32_t)kk;
+        fast->val[fast->nnz++] = v;
+        fast->rowptr[ii + 1]++;
+        li = ii;
+        lk = kk;
+        continue;
+      }
+      if (fast) {                                            /* out of order: what was read to entries */
+        for (int64_t i2 = 0, q = 0; i2 < R && q < fast->nnz; i2++)
+          for (int64_t c2 = 0; c2 < fast->rowptr[i2 + 1]; c2++, q++) io_push_entry(I, j, i2, fast->col[q], fast->val[q]);
+        val_release(j->result);
+        j->result = val_null();
+        fast = NULL;
+      }
       io_push_entry(I, j, ii, kk, v);
       if (sym && ii != kk) io_push_entry(I, j, kk, ii, sym * v);   /* the mirror image: after, as it was written */
     }
     if (n < nnz) bi_error(I, "'%s' is truncated (%lld of the %lld entries it declares)", j->path, (long long)n, (long long)nnz);
+    if (fast) {                                              /* (row counts to offsets) */
+      for (int64_t i2 = 0; i2 < R; i2++) fast->rowptr[i2 + 1] += fast->rowptr[i2];
+      Tensor *t = j->result.u.m;
+      t->refcount++;                                         /* the reference tensor_auto_format takes */
+      Tensor *o = tensor_auto_format(I, t);
+      val_release(j->result);
+      j->result = val_mat(o);
+      return;
+    }
     entries_result(I, j, R, C, (uint64_t)nnz);
     return;
   }
