@@ -61,7 +61,7 @@ NVCCFLAGS = -O3 -std=c++17 -Isrc -Xcompiler -fPIC,-Wall $(foreach a,$(CUDA_ARCH)
   -gencode arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
 endif
 
-SRCS := $(wildcard src/*.c src/ops/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c src/check/*.c)
+SRCS := $(wildcard src/*.c src/ops/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c src/check/*.c src/frame/*.c)
 # MPI (issue 14, docs/mpi.md): MPI=1 builds src/mpi/ against OpenMPI with mpicc's flags; the
 # default is 1 when mpicc is on PATH; MPI=0 builds the one-process version of the same builtins.
 MPI ?= $(if $(shell command -v mpicc 2>/dev/null),1,0)

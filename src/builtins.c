@@ -26,8 +26,12 @@ const Builtin builtin_table[] = {
   { "allreduce", bi_allreduce, "allreduce(X, op=\"sum\")", OP_NONE, DIFF | BI_AD,
     "The elementwise sum (op=\"sum\"), max or min of X over the MPI ranks, on every rank (docs/mpi.md).\nEvery rank must call it with the same op and shape (a located error on every rank otherwise). The reduction is\ngathered to rank 1, done in rank order and broadcast: the same bits on every rank and on every\nrun with the same number of ranks. One process (no mpirun): X itself. A number stays a number.\nUnder grad the adjoint of the sum is allreduce(adjoint) (the loss is the sum of the ranks'\nlosses); of max/min the same, kept where X holds the extreme. Not allowed in parfor(mode=REMOTE)." },
   { "append", bi_append, "append(x, y)", OP_NONE, DIFF | BI_AD, "As SystemDS: a list x gets y as its last element; two strings are joined with a newline\nbetween; matrices are cbind(x, y)." },
+  { "applySchema", bi_applySchema, "applySchema(F, schema)", OP_NONE, BI_NODIFF,
+    "F with its columns converted to the types of schema (a frame of type names as detectSchema\ngives, a string \"STRING,FP64\" or a list of names); a cell that does not fit its new type\n(\"abc\" as FP64) is an error naming its row and column (docs/frames.md)." },
   { "as.double", bi_as_double, "as.double(x)", OP_NONE, DIFF | BI_AD,
     "Converts to a number: booleans to 1/0, strings by parsing, a 1x1 matrix to its value.\nOther matrices are returned unchanged (they already hold doubles)." },
+  { "as.frame", bi_as_frame, "as.frame(x)", OP_NONE, BI_NODIFF,
+    "Makes a frame (docs/frames.md): a matrix gives FP64 columns; a number, string or boolean\na 1x1 frame of that type; a list of one element as.frame of it, a list of scalars one row\n(a column per element, named after the list's names); a frame is returned as is." },
   { "as.integer", bi_as_integer, "as.integer(x)", OP_NONE, BI_NODIFF, "Truncates toward zero, elementwise (numbers stay doubles)." },
   { "as.logical", bi_as_logical, "as.logical(x)", OP_NONE, BI_NODIFF, "Converts a number or string to TRUE/FALSE (nonzero is TRUE)." },
   { "as.matrix", bi_as_matrix, "as.matrix(x)", OP_NONE, DIFF | BI_AD, "Makes a number a 1x1 matrix; a matrix is returned as is, except that a sparse one\nis returned stored dense (as R's as.matrix of a Matrix package matrix; docs/sparse.md)." },
@@ -66,6 +70,7 @@ const Builtin builtin_table[] = {
   { "colSds", bi_colSds, "colSds(X)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of each column: sqrt(colVars(X))." },
   { "colSums", bi_reduce, "colSums(X)", OP_COLSUMS, DIFF | BI_AD, "Sum of each column: a 1 x ncol(X) row vector." },
   { "colVars", bi_colVars, "colVars(X)", OP_NONE, DIFF | BI_AD, "Sample variance of each column (divisor nrow(X) - 1): a 1 x ncol(X) row vector.\nA column of one element gives 0, as SystemDS (R: NA; var() here gives NaN)." },
+  { "colnames", bi_colnames, "colnames(F)", OP_NONE, BI_NODIFF, "The column names of frame F, as a 1 x ncol(F) frame of strings (DML)." },
   { "contains", bi_contains, "contains(target, pattern)", OP_NONE, BI_NODIFF, "TRUE when some cell of target equals pattern (a number); NaN matches NaN, as DML's contains." },
   { "conv2d", bi_conv2d, "conv2d(input, filter, input_shape, filter_shape, stride, padding, bias=)", OP_CONV2D, DIFF | BI_AD,
     "2-D convolution (cross-correlation, as DML) of N images (N x C*H*W) with F filters\n(filter: F x C*Hf*Wf, filter_shape=[F,C,Hf,Wf]): N x F*P*Q.\nbias (F x 1, optional) is then added to each filter's outputs, as bias_add does.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nComputed by im2col and a matrix product on the backend." },
@@ -83,6 +88,8 @@ const Builtin builtin_table[] = {
   { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
   { "cumsumprod", bi_cumsumprod, "cumsumprod(X)", OP_CUMSUMPROD, DIFF | BI_AD, "DML's cumulative sum-product of an n x 2 matrix: the n x 1 Y with Y[i] = X[i,1] + X[i,2] * Y[i-1],\nY[0] = 0 (a linear recurrence: X[,2] are the decay factors)." },
   { "det", bi_det, "det(A)", OP_NONE, DIFF | BI_AD, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
+  { "detectSchema", bi_detectSchema, "detectSchema(F)", OP_NONE, BI_NODIFF,
+    "The value types F's cells suggest, as a 1 x ncol(F) frame of type names: BOOLEAN (true/false),\nINT32 or INT64 (whole numbers), FP64 (other numbers, NaN, Inf), else STRING; NA cells say\nnothing, and a column of only NA is STRING." },
   { "dev.off", bi_dev_off, "dev.off()", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Finishes the open figure (R's name): writes it to its file now, or, under a front end that\n"
     "shows images (Jupyter), hands it over at the end of the cell. Returns the file name\n"
@@ -108,6 +115,8 @@ const Builtin builtin_table[] = {
     "once while staging, so its effects happen." },
   { "expm1", bi_unary, "expm1(x)", OP_EXPM1, DIFF | BI_AD, "exp(x) - 1, elementwise, accurate where x is near 0 (expm1(1e-10) is 1.00000000005e-10,\nwhere exp(1e-10) - 1 keeps seven digits); -1 at -Inf. Its derivative is exp(x)." },
   { "floor", bi_unary, "floor(x)", OP_FLOOR, DIFF | BI_AD, "Largest whole number not above x, elementwise." },
+  { "frame", bi_frame, "frame(data, rows=, cols=, schema=, colnames=)", OP_NONE, BI_NODIFF,
+    "A rows x cols frame (DML's constructor): data is one value filling every cell, or a list,\nmatrix or frame with one value per cell, row-major. schema gives the column types (a string\n\"STRING,FP64,...\", a list of type names or a frame of them: STRING, INT64, INT32, FP64, FP32,\nBOOLEAN); every column is STRING without it. colnames: a list of names (default C1, C2, ...)." },
   { "gc", bi_gc, "gc()", OP_NONE, BI_EFFECT | BI_NODIFF,
     "Runs the cycle collector now and returns how many objects (lists, functions and function\n"
     "environments) it freed. Memory is freed as soon as nothing refers to it; what that leaves\n"
@@ -142,6 +151,7 @@ const Builtin builtin_table[] = {
   { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
   { "inverse", bi_inv, "inverse(A)", OP_NONE, DIFF | BI_AD, "DML's other name of inv: the inverse of a square matrix." },
   { "is.character", bi_is_type, "is.character(x)", OP_NONE, BI_SHAPE, "TRUE when x is a string." },
+  { "is.frame", bi_is_type, "is.frame(x)", OP_NONE, BI_SHAPE, "TRUE when x is a frame." },
   { "is.function", bi_is_type, "is.function(x)", OP_NONE, BI_SHAPE, "TRUE when x is a function or builtin." },
   { "is.infinite", bi_is_inf, "is.infinite(x)", OP_NONE, BI_NODIFF, "1 where x is Inf or -Inf, else 0 (elementwise; TRUE/FALSE for a number)." },
   { "is.list", bi_is_type, "is.list(x)", OP_NONE, BI_SHAPE, "TRUE when x is a list." },
@@ -190,6 +200,8 @@ const Builtin builtin_table[] = {
   { "logsoftmax", bi_logsoftmax, "logsoftmax(X)", OP_LOGSOFTMAX, DIFF | BI_AD, "Row-wise log(softmax(X)), computed stably as X - max - log(sum(exp(X - max))): finite\nwhere softmax underflows to 0. A number gives 0." },
   { "lower.tri", bi_lower_tri, "lower.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The lower triangle of target (below the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
   { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT | BI_VARS | BI_NODIFF, "Lists the variables in scope with their types and shapes." },
+  { "map", bi_map, "map(F, fn, margin=0)", OP_NONE, BI_NODIFF,
+    "Applies the Java lambda fn (\"x -> x.toLowerCase()\") to every cell of frame F: a STRING frame\nof the results, NA cells left NA. MLS interprets the subset the SystemDS builtins use\n(docs/frames.md lists the methods); other forms, and margin=1, are located errors." },
   { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, DIFF | BI_AD,
     "Builds a rows x cols matrix from v: a number or 1x1 matrix (filled, as R recycles it),\n"
     "a string of numbers \"1 2 3 4\", or a matrix to reshape (row-major; byrow=FALSE fills\n"
@@ -258,7 +270,7 @@ const Builtin builtin_table[] = {
     "on every run and machine (xoshiro256** seeded by splitmix64). Under grad, a traced min or\n"
     "max is an error (write min + (max - min) * rand(...) to differentiate in them)." },
   { "rbind", bi_rbind, "rbind(...)", OP_NONE, DIFF | BI_AD, "Stacks matrices (and numbers) on top of each other; column counts must match." },
-  { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=)", OP_NONE, BI_EFFECT | BI_NODIFF,
+  { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=, data_type=\"matrix\", na.strings=, schema=)", OP_NONE, BI_EFFECT | BI_NODIFF,
     "Reads a matrix from a file. format: \"csv\", \"text\" (DML's i j v triples), \"mm\" (Matrix Market),\n"
     "\"libsvm\" (label idx:val ...: the features, then the label as the last column, as SystemDS),\n"
     "\"npy\" (NumPy: float64/32, integers, bool; C or Fortran order; 1-D is a column) or \"idx\"\n"
@@ -269,6 +281,8 @@ const Builtin builtin_table[] = {
     "The sparse formats (text, Matrix Market coordinate, libsvm) are read straight into sparse\n"
     "storage, memory bounded by the entries; the format rule then picks the result's format\n"
     "(docs/sparse.md)." },
+  { "read.csv", bi_read_csv, "read.csv(file, header=TRUE, sep=\",\", na.strings=\"NA\", schema=)", OP_NONE, BI_EFFECT | BI_NODIFF,
+    "R's read.csv: a csv file as a frame, column types detected as R's type.convert does\n(BOOLEAN for TRUE/FALSE, INT32 for whole numbers, FP64 for numbers, else STRING) unless\nschema= gives them; na.strings (a string or a list of them) and empty cells are NA." },
   { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, BI_AD, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
   { "rep", bi_rep, "rep(x, times=1, each=1, length.out=)", OP_NONE, DIFF | BI_AD, "R's rep as a column vector: each element of x (row-major for a matrix) repeated each\ntimes, then the whole repeated times times. times may instead give one count per element;\nlength.out= cuts or cycles the result to that length. rep(c(1, 2), times=2, each=2) is\n1 1 2 2 1 1 2 2. Differentiable: the copies' adjoints are summed into x." },
   { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
@@ -337,6 +351,14 @@ const Builtin builtin_table[] = {
     "position, a name or a direction; returns the derivative). digits= is the tables' precision;\n"
     "ascii=TRUE writes vbar, vdot and d instead of the Unicode bar, dot and partial sign.\n"
     "Its result is plain numbers: under an outer grad, a traced argument is an error." },
+  { "transformapply", bi_transformapply, "transformapply(target, spec, meta)", OP_NONE, BI_NODIFF,
+    "Encodes frame target as transformencode did, with the recode maps, bins and imputed values\nof its meta frame: a value the meta frame does not know is NaN (docs/frames.md)." },
+  { "transformcolmap", bi_transformcolmap, "transformcolmap(spec, target, meta=)", OP_NONE, BI_NODIFF,
+    "An ncol(target) x 3 matrix: for each column of frame target, its id and the first and last\ncolumns of the encoded matrix it becomes (a dummycoded column spans several)." },
+  { "transformdecode", bi_transformdecode, "transformdecode(target, spec, meta)", OP_NONE, BI_NODIFF,
+    "The frame an encoded matrix target stands for: recoded (and dummycoded) columns back to their\nvalues (STRING), other columns as numbers (a binned or hashed column gives its code)." },
+  { "transformencode", bi_transformencode, "transformencode(target, spec)", OP_NONE, BI_NODIFF,
+    "[X, M] = transformencode(target=F, spec=S): frame F encoded as a matrix X by the JSON spec S\n(recode, dummycode, bin with method equi-width or equi-height and numbins, hash with K,\nimpute with global_mean, global_mode/most_frequent or constant, omit; columns by name, or by\n1-based id with \"ids\": true), and the meta frame M that transformapply and transformdecode\ntake. Recode codes follow sorted order (R's factor levels); docs/frames.md has the details." },
   { "typeof", bi_typeof, "typeof(x)", OP_NONE, BI_SHAPE, "The type of x as a string: \"number\", \"boolean\", \"string\", \"matrix\", \"list\", \"function\" or \"NULL\"." },
   { "upper.tri", bi_upper_tri, "upper.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The upper triangle of target (above the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
   { "value_and_grad", bi_value_and_grad, "value_and_grad(f, argnum=1)", OP_NONE, BI_DIFF | BI_AD,
