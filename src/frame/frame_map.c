@@ -52,7 +52,7 @@ typedef struct MP {
 } MP;
 
 static l_noret mp_error(MP *m, const char *what) {
-  bi_error(m->I, "map: %s at offset %d of \"%.80s\" (MLS's map takes the Java forms docs/frames.md lists)", what,
+  bi_error(m->I, "%s at offset %d of \"%.80s\" (MLS's map takes the Java forms docs/frames.md lists)", what,
            (int)(m->p - m->src), m->src);
 }
 
@@ -358,7 +358,7 @@ Value bi_map(Interp *I, Args *a) {
   if (fv.t != VT_FRAME) bi_argerror(I, 1, "frame expected, got %s", val_describe(fv, d, sizeof d));
   const FrameBlock *f = fv.u.fr;
   const char *fn = bi_str(I, a, 1);
-  if (bi_given(a, 2) && bi_num(I, a, 2) != 0) bi_argerror(I, 3, "map: margin= (a row-wise lambda) is not supported by MLS");
+  if (bi_given(a, 2) && bi_num(I, a, 2) != 0) bi_argerror(I, 3, "margin= (a row-wise lambda) is not supported by MLS");
   MP m = { I, fn, fn, "", NULL, NULL };
   ws(&m);
   const char *v = m.p;

@@ -182,7 +182,7 @@ static double cell_num(Interp *I, const Tx *t, const FrameBlock *f, int64_t r, i
   double x = strtod(s, &end);
   while (*end == ' ') end++;
   if (end == s || *end)
-    bi_error(I, "transform: column '%s' row %lld: '%.40s' is not a number (%s)", f->cols[c].name, (long long)r + 1, s, why);
+    bi_error(I, "column '%s' row %lld: '%.40s' is not a number (%s)", f->cols[c].name, (long long)r + 1, s, why);
   return x;
 }
 
@@ -284,7 +284,7 @@ static void build_maps(Interp *I, Tx *t, const FrameBlock *f) {
 /* The recode levels, bin bounds and imputed values of t from the meta frame M (apply, decode). */
 static void load_meta(Interp *I, Tx *t, const FrameBlock *m) {
   if (m->ncol != t->ncol)
-    bi_error(I, "transform: the meta frame has %lld columns for %lld columns", (long long)m->ncol, (long long)t->ncol);
+    bi_error(I, "the meta frame has %lld columns for %lld columns", (long long)m->ncol, (long long)t->ncol);
   char buf[48];
   for (int64_t c = 0; c < t->ncol; c++) {
     TxCol *x = &t->cols[c];
@@ -305,7 +305,7 @@ static void load_meta(Interp *I, Tx *t, const FrameBlock *m) {
       if (!s) continue;
       const char *sep = NULL;
       for (const char *p = strstr(s, SEP); p; p = strstr(p + 1, SEP)) sep = p;
-      if (!sep) bi_error(I, "transform: meta frame column %lld row %lld: '%.40s' is not a value" SEP "code entry", (long long)c + 1, (long long)r + 1, s);
+      if (!sep) bi_error(I, "meta frame column %lld row %lld: '%.40s' is not a value" SEP "code entry", (long long)c + 1, (long long)r + 1, s);
       char *end;
       if (x->kind == TX_BIN) {
         x->lo[b] = strtod(s, &end);
@@ -315,12 +315,12 @@ static void load_meta(Interp *I, Tx *t, const FrameBlock *m) {
       }
       double k = strtod(sep + 2, &end);
       if (end == sep + 2 || *end || k < 1 || k > (double)n || k != floor(k) || x->levels[(int64_t)k - 1])
-        bi_error(I, "transform: meta frame column %lld row %lld: bad code in '%.40s'", (long long)c + 1, (long long)r + 1, s);
+        bi_error(I, "meta frame column %lld row %lld: bad code in '%.40s'", (long long)c + 1, (long long)r + 1, s);
       x->levels[(int64_t)k - 1] = mem_strndup(s, (size_t)(sep - s));
       if ((int64_t)k > x->nlev) x->nlev = (int64_t)k;
     }
     for (int64_t k = 0; x->kind == TX_RECODE && k < x->nlev; k++)
-      if (!x->levels[k]) bi_error(I, "transform: meta frame column %lld lacks code %lld", (long long)c + 1, (long long)k + 1);
+      if (!x->levels[k]) bi_error(I, "meta frame column %lld lacks code %lld", (long long)c + 1, (long long)k + 1);
   }
 }
 
