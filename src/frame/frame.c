@@ -48,16 +48,26 @@ static void *fr_alloc(Interp *I, FrameBlock *f, uint64_t n, Span sp) {
   return p;
 }
 
+/* A cell's string is counted with malloc's overhead of a small block, which dwarfs short texts
+** (a million "0" cells take 32 MB, not 2). */
+#define STR_COST(n) ((uint64_t)(n) + 1 + 24)
+
 static char *fr_strdup(Interp *I, FrameBlock *f, const char *s, Span sp) {
   size_t n = strlen(s);
-  char *p = fr_alloc(I, f, n + 1, sp);
+  if (!mem_charge(STR_COST(n))) frame_oom(I, sp, STR_COST(n));
+  char *p = mem_try_alloc(n + 1);
+  if (!p) {
+    mem_uncharge(STR_COST(n));
+    frame_oom(I, sp, n + 1);
+  }
+  f->charged += STR_COST(n);
   memcpy(p, s, n + 1);
   return p;
 }
 
 static void fr_free_str(FrameBlock *f, char *s) {
   if (!s) return;
-  uint64_t n = strlen(s) + 1;
+  uint64_t n = STR_COST(strlen(s));
   mem_uncharge(n);
   f->charged -= n;
   mem_free(s);

@@ -126,6 +126,12 @@ Value bi_frame(Interp *I, Args *a) {
   uint8_t *types = bi_scratch(I, (size_t)(cols ? cols : 1));
   for (int64_t c = 0; c < cols; c++) types[c] = FT_STRING;
   if (bi_given(a, 3)) schema_arg(I, a, 3, cols, types);
+  double cost = (double)rows * (double)cols * (8.0 + (data.t == VT_STR ? (double)data.u.s->len + 25 : 26));
+  if (cost > 1.8e19 || mem_over_limit((uint64_t)cost)) {     /* (before filling: an estimate) */
+    char b[32];
+    bi_error(I, "out of memory allocating a %lldx%lld frame (%s)", (long long)rows, (long long)cols,
+             mem_format_size(b, sizeof b, cost > 1.8e19 ? UINT64_MAX : (uint64_t)cost));
+  }
   FrameBlock *f = frame_held(I, rows, cols, types, a->span);
   for (int64_t r = 0; r < rows; r++) {
     bi_poll(I, r, NULL);

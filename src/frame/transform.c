@@ -523,7 +523,7 @@ Value bi_transformdecode(Interp *I, Args *a) {
   load_meta(I, &t, m);
   layout(I, &t);
   if (tensor_cols(X) != t.xcols)
-    bi_error(I, "transformdecode: X has %lld columns, the spec and meta frame make %lld", (long long)tensor_cols(X), (long long)t.xcols);
+    bi_error(I, "X has %lld columns, the spec and meta frame make %lld", (long long)tensor_cols(X), (long long)t.xcols);
   uint8_t *types = bi_scratch(I, (size_t)(t.ncol ? t.ncol : 1));
   for (int64_t c = 0; c < t.ncol; c++) types[c] = t.cols[c].kind == TX_RECODE ? FT_STRING : FT_FP64;
   int mark = I->ntmp;

@@ -87,8 +87,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     run("X = read(\"%s/X\"); print(X)");
   } else if (!strcmp(f, "frame")) {
     put("f.csv", data, size);
-    run("F = read(\"%s/f.csv\", data_type=\"frame\", format=\"csv\"); print(F); print(detectSchema(F)); "
-        "write(F, \"%s/g.csv\"); G = read(\"%s/g.csv\"); print(nrow(G) * 1000 + ncol(G))");
+    /* (run() fills in the directory once: d holds it) */
+    run("d = \"%s\"; F = read(d + \"/f.csv\", data_type=\"frame\", format=\"csv\"); print(F); print(detectSchema(F)); "
+        "write(F, d + \"/g.csv\"); G = read(d + \"/g.csv\"); print(nrow(G) * 1000 + ncol(G))");
     run("F = read.csv(\"%s/f.csv\"); print(F); print(toString(F[, 1]))");
     run("F = read(\"%s/f.csv\", data_type=\"frame\", format=\"csv\", header=TRUE, schema=\"FP64,STRING,INT64\"); "
         "print(as.matrix(F[, 1]))");
