@@ -71,7 +71,7 @@ NVCCFLAGS = -O3 -std=c++17 -Isrc -Xcompiler -fPIC,-Wall $(foreach a,$(CUDA_ARCH)
   -gencode arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
 endif
 
-SRCS := $(wildcard src/*.c src/ops/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c src/check/*.c)
+SRCS := $(wildcard src/*.c src/ops/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c src/check/*.c src/frame/*.c)
 # MPI (issue 14, docs/mpi.md): MPI=1 builds src/mpi/ against OpenMPI with mpicc's flags; the
 # default is 1 when mpicc is on PATH; MPI=0 builds the one-process version of the same builtins.
 MPI ?= $(if $(shell command -v mpicc 2>/dev/null),1,0)
@@ -378,12 +378,15 @@ FUZZ_SMOKE_RUNS_prog = 5000
 FUZZ_SMOKE_RUNS_read_csv = 70000
 FUZZ_SMOKE_RUNS_read_mtd = 80000
 FUZZ_SMOKE_RUNS_read_ckpt = 300000
+# issue 29: frames (three scripts a run) and transform specs
+FUZZ_SMOKE_RUNS_read_frame = 20000
+FUZZ_SMOKE_RUNS_read_spec = 20000
 # issue 25: the kernel's message parser, the MPI collective header, the plot builtins
 FUZZ_SMOKE_RUNS_kernel_msg = 1300000
 FUZZ_SMOKE_RUNS_mpi_header = 4000000
 FUZZ_SMOKE_RUNS_plot = 12000
 FUZZ_JOBS ?= 2
-FUZZ_READERS := csv text mm libsvm npy idx ckpt mtd gz
+FUZZ_READERS := csv text mm libsvm npy idx ckpt mtd gz frame spec
 FUZZERS := parse eval diff gpu prog $(addprefix read_,$(FUZZ_READERS)) kernel_msg mpi_header plot
 FUZZ_BINS = $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
 # FUZZ_SAN=-fsanitize=undefined FUZZ_BUILD=build/fuzz-ub: a build without ASan, 3-5 times faster

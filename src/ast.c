@@ -361,7 +361,7 @@ AstNode *ast_named_arg(Parse *P, Token name, AstNode *e) {
 ** MLS also takes int/bool/scalar alone and matrix/list without brackets. */
 static const struct { const char *name; uint8_t type; bool data; } type_names[] = {
   { "matrix", TY_MATRIX, true }, { "list", TY_LIST, true }, { "scalar", TY_DOUBLE, true },
-  { "frame", TY_ANY, true },
+  { "frame", TY_FRAME, true },
   { "double", TY_DOUBLE, false }, { "integer", TY_INT, false }, { "int", TY_INT, false },
   { "boolean", TY_BOOL, false }, { "bool", TY_BOOL, false }, { "string", TY_STRING, false },
   { "unknown", TY_ANY, false }, { NULL, 0, false }
@@ -385,10 +385,6 @@ static uint8_t parse_type(Parse *P, Token type) {
   int d = type_lookup(s, len);
   if (d < 0) {
     parse_error_span(P, sp, "unknown type '%.*s'", (int)len, s);
-    return TY_ANY;
-  }
-  if (!strcmp(type_names[d].name, "frame")) {
-    parse_error_span(P, sp, "MLS has no frames: '%.*s' is not supported (use a matrix)", (int)len, s);
     return TY_ANY;
   }
   if (len == n) return type_names[d].type;         /* no [value type] */

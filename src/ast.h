@@ -46,7 +46,7 @@ enum { AST_F_PAREN = 1, AST_F_DMLROW = 2, AST_F_DMLMULTI = 4, AST_F_REMOTE = 8, 
 #define AST_MAX_HEIGHT 100000   /* written in parentheses */
 
 /* Declared types of DML-style parameters and results (LANGUAGE.md §9). */
-typedef enum TypeKind { TY_ANY, TY_MATRIX, TY_DOUBLE, TY_INT, TY_BOOL, TY_STRING, TY_LIST, TY_FUNC } TypeKind;
+typedef enum TypeKind { TY_ANY, TY_MATRIX, TY_DOUBLE, TY_INT, TY_BOOL, TY_STRING, TY_LIST, TY_FUNC, TY_FRAME } TypeKind;
 
 typedef struct AstNode AstNode;
 

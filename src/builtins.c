@@ -40,9 +40,13 @@ const Builtin builtin_table[] = {
   { "append", bi_append, "append(x, y)", OP_NONE, DIFF | BI_AD, "As SystemDS: a list x gets y as its last element (a list y of one element: that element,\nwith its name, so append(L, list(X=X)) adds X named X); two strings are joined with a newline\nbetween; matrices are cbind(x, y)." },
   { "apply", bi_apply, "apply(X, MARGIN, FUN, ...)", OP_NONE, BI_CALLS,
     "FUN applied to each row (MARGIN=1) or column (MARGIN=2) of matrix X, given as a column\nvector, with the arguments after FUN, as R's apply. Results that are all numbers give a column\nvector; vectors all of one length k give a k x n matrix (a column per row or column of X, as\nR); anything else a list." },
+  { "applySchema", bi_applySchema, "applySchema(F, schema)", OP_NONE, BI_NODIFF,
+    "F with its columns converted to the types of schema (a frame of type names as detectSchema\ngives, a string \"STRING,FP64\" or a list of names); a cell that does not fit its new type\n(\"abc\" as FP64) is an error naming its row and column (docs/frames.md)." },
   { "as.boolean", bi_as_logical, "as.boolean(x)", OP_NONE, BI_NODIFF, "DML's other name of as.logical: a number or string to TRUE/FALSE (nonzero is TRUE)." },
   { "as.double", bi_as_double, "as.double(x)", OP_NONE, DIFF | BI_AD,
     "Converts to a number: booleans to 1/0, strings by parsing, a 1x1 matrix to its value.\nOther matrices are returned unchanged (they already hold doubles)." },
+  { "as.frame", bi_as_frame, "as.frame(x)", OP_NONE, BI_NODIFF,
+    "Makes a frame (docs/frames.md): a matrix gives FP64 columns; a number, string or boolean\na 1x1 frame of that type; a list of one element as.frame of it, a list of scalars one row\n(a column per element, named after the list's names); a frame is returned as is." },
   { "as.integer", bi_as_integer, "as.integer(x)", OP_NONE, BI_NODIFF, "Truncates toward zero, elementwise (numbers stay doubles)." },
   { "as.list", bi_as_list, "as.list(L)", OP_NONE, BI_AD, "DML's list unnesting: a list holding one list gives that list; any other list is returned as\nit is (the results of a call become an ordinary list). Anything but a list is an error." },
   { "as.logical", bi_as_logical, "as.logical(x)", OP_NONE, BI_NODIFF, "Converts a number or string to TRUE/FALSE (nonzero is TRUE)." },
@@ -87,6 +91,7 @@ const Builtin builtin_table[] = {
   { "colSds", bi_colSds, "colSds(X)", OP_NONE, DIFF | BI_AD, "Sample standard deviation of each column: sqrt(colVars(X))." },
   { "colSums", bi_reduce, "colSums(X)", OP_COLSUMS, DIFF | BI_AD, "Sum of each column: a 1 x ncol(X) row vector." },
   { "colVars", bi_colVars, "colVars(X)", OP_NONE, DIFF | BI_AD, "Sample variance of each column (divisor nrow(X) - 1): a 1 x ncol(X) row vector.\nA column of one element gives 0, as SystemDS (R: NA; var() here gives NaN)." },
+  { "colnames", bi_colnames, "colnames(F)", OP_NONE, BI_NODIFF, "The column names of frame F, as a 1 x ncol(F) frame of strings (DML)." },
   { "contains", bi_contains, "contains(target, pattern)", OP_NONE, BI_NODIFF, "TRUE when some cell of target equals pattern (a number); NaN matches NaN, as DML's contains." },
   { "conv2d", bi_conv2d, "conv2d(input, filter, input_shape, filter_shape, stride, padding, bias=)", OP_CONV2D, DIFF | BI_AD,
     "2-D convolution (cross-correlation, as DML) of N images (N x C*H*W) with F filters\n(filter: F x C*Hf*Wf, filter_shape=[F,C,Hf,Wf]): N x F*P*Q.\nbias (F x 1, optional) is then added to each filter's outputs, as bias_add does.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nComputed by im2col and a matrix product on the backend." },
@@ -104,6 +109,8 @@ const Builtin builtin_table[] = {
   { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
   { "cumsumprod", bi_cumsumprod, "cumsumprod(X)", OP_CUMSUMPROD, DIFF | BI_AD, "DML's cumulative sum-product of an n x 2 matrix: the n x 1 Y with Y[i] = X[i,1] + X[i,2] * Y[i-1],\nY[0] = 0 (a linear recurrence: X[,2] are the decay factors)." },
   { "det", bi_det, "det(A)", OP_NONE, DIFF | BI_AD, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
+  { "detectSchema", bi_detectSchema, "detectSchema(F)", OP_NONE, BI_NODIFF,
+    "The value types F's cells suggest, as a 1 x ncol(F) frame of type names: BOOLEAN (true/false),\nINT32 or INT64 (whole numbers), FP64 (other numbers, NaN, Inf), else STRING; NA cells say\nnothing, and a column of only NA is STRING." },
   { "dev.off", bi_dev_off, "dev.off()", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Finishes the open figure (R's name): writes it to its file now, or, under a front end that\n"
     "shows images (Jupyter), hands it over at the end of the cell. Returns the file name\n"
@@ -137,6 +144,8 @@ const Builtin builtin_table[] = {
   { "floor", bi_unary, "floor(x)", OP_FLOOR, DIFF | BI_AD, "Largest whole number not above x, elementwise." },
   { "format", bi_format, "format(x, digits=7, nsmall=0, width=0, justify=\"left\")", OP_NONE, BI_NODIFF,
     "The text of x as R's format gives it: numbers to digits significant digits, at least nsmall\ndecimals in fixed notation, padded on the left to width; a vector (a matrix, row-major) gives\na list of strings formatted in common (one width, one number of decimals), where R gives a\ncharacter vector. A string is padded on the right to width (justify=\"right\": on the left)." },
+  { "frame", bi_frame, "frame(data, rows=, cols=, schema=, colnames=)", OP_NONE, BI_NODIFF,
+    "A rows x cols frame (DML's constructor): data is one value filling every cell, or a list,\nmatrix or frame with one value per cell, row-major. schema gives the column types (a string\n\"STRING,FP64,...\", a list of type names or a frame of them: STRING, INT64, INT32, FP64, FP32,\nBOOLEAN); every column is STRING without it. colnames: a list of names (default C1, C2, ...)." },
   { "gc", bi_gc, "gc()", OP_NONE, BI_EFFECT | BI_NODIFF,
     "Runs the cycle collector now and returns how many objects (lists, functions and function\n"
     "environments) it freed. Memory is freed as soon as nothing refers to it; what that leaves\n"
@@ -181,6 +190,7 @@ const Builtin builtin_table[] = {
   { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
   { "inverse", bi_inv, "inverse(A)", OP_NONE, DIFF | BI_AD, "DML's other name of inv: the inverse of a square matrix." },
   { "is.character", bi_is_type, "is.character(x)", OP_NONE, BI_SHAPE, "TRUE when x is a string." },
+  { "is.frame", bi_is_type, "is.frame(x)", OP_NONE, BI_SHAPE, "TRUE when x is a frame." },
   { "is.function", bi_is_type, "is.function(x)", OP_NONE, BI_SHAPE, "TRUE when x is a function or builtin." },
   { "is.infinite", bi_is_inf, "is.infinite(x)", OP_NONE, BI_NODIFF, "1 where x is Inf or -Inf, else 0 (elementwise; TRUE/FALSE for a number)." },
   { "is.list", bi_is_type, "is.list(x)", OP_NONE, BI_SHAPE, "TRUE when x is a list." },
@@ -231,6 +241,8 @@ const Builtin builtin_table[] = {
   { "logsoftmax", bi_logsoftmax, "logsoftmax(X)", OP_LOGSOFTMAX, DIFF | BI_AD, "Row-wise log(softmax(X)), computed stably as X - max - log(sum(exp(X - max))): finite\nwhere softmax underflows to 0. A number gives 0." },
   { "lower.tri", bi_lower_tri, "lower.tri(target, diag=FALSE, values=FALSE)", OP_NONE, DIFF | BI_AD, "The lower triangle of target (below the diagonal; diag=TRUE includes it), as DML:\n1 there and 0 elsewhere, or with values=TRUE target's values there and 0 elsewhere.\nAny shape; the result has target's shape." },
   { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT | BI_VARS | BI_NODIFF, "Lists the variables in scope with their types and shapes." },
+  { "map", bi_map, "map(F, fn, margin=0)", OP_NONE, BI_NODIFF,
+    "Applies the Java lambda fn (\"x -> x.toLowerCase()\") to every cell of frame F: a STRING frame\nof the results, NA cells left NA. MLS interprets the subset the SystemDS builtins use\n(docs/frames.md lists the methods); other forms, and margin=1, are located errors." },
   { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, DIFF | BI_AD,
     "Builds a rows x cols matrix from v: a number or 1x1 matrix (filled, as R recycles it),\n"
     "a string of numbers \"1 2 3 4\", or a matrix to reshape (row-major; byrow=FALSE fills\n"
@@ -303,7 +315,7 @@ const Builtin builtin_table[] = {
   { "rbind", bi_rbind, "rbind(...)", OP_NONE, DIFF | BI_AD, "Stacks matrices (and numbers) on top of each other; column counts must match." },
   { "rbinom", bi_rbinom, "rbinom(n, size, prob)", OP_NONE, BI_EFFECT,
     "n draws (a column vector) from the binomial distribution of size trials with success\nprobability prob, as R's rbinom (parameters recycled when vectors; n a vector: its length).\nSeeded by set.seed and --seed like rand; the stream is MLS's (xoshiro256**), so the values\ndiffer from R's for the same seed." },
-  { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=)", OP_NONE, BI_EFFECT | BI_NODIFF,
+  { "read", bi_read, "read(path, format=, header=FALSE, sep=\",\", rows=, cols=, data_type=\"matrix\", na.strings=, schema=)", OP_NONE, BI_EFFECT | BI_NODIFF,
     "Reads a matrix from a file. format: \"csv\", \"text\" (DML's i j v triples), \"mm\" (Matrix Market),\n"
     "\"libsvm\" (label idx:val ...: the features, then the label as the last column, as SystemDS),\n"
     "\"npy\" (NumPy: float64/32, integers, bool; C or Fortran order; 1-D is a column) or \"idx\"\n"
@@ -314,6 +326,8 @@ const Builtin builtin_table[] = {
     "The sparse formats (text, Matrix Market coordinate, libsvm) are read straight into sparse\n"
     "storage, memory bounded by the entries; the format rule then picks the result's format\n"
     "(docs/sparse.md)." },
+  { "read.csv", bi_read_csv, "read.csv(file, header=TRUE, sep=\",\", na.strings=\"NA\", schema=)", OP_NONE, BI_EFFECT | BI_NODIFF,
+    "R's read.csv: a csv file as a frame, column types detected as R's type.convert does\n(BOOLEAN for TRUE/FALSE, INT32 for whole numbers, FP64 for numbers, else STRING) unless\nschema= gives them; na.strings (a string or a list of them) and empty cells are NA." },
   { "remove", bi_remove, "remove(L, pos)", OP_NONE, BI_AD, "[L2, e] = remove(L, pos): the list L without its element pos (1-based; names kept), and that\nelement as a list of one, as DML's list remove." },
   { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, BI_AD, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
   { "rep", bi_rep, "rep(x, times=1, each=1, length.out=)", OP_NONE, DIFF | BI_AD, "R's rep as a column vector: each element of x (row-major for a matrix) repeated each\ntimes, then the whole repeated times times. times may instead give one count per element;\nlength.out= cuts or cycles the result to that length. rep(c(1, 2), times=2, each=2) is\n1 1 2 2 1 1 2 2. Differentiable: the copies' adjoints are summed into x." },
@@ -416,6 +430,14 @@ const Builtin builtin_table[] = {
     "position, a name or a direction; returns the derivative). digits= is the tables' precision;\n"
     "ascii=TRUE writes vbar, vdot and d instead of the Unicode bar, dot and partial sign.\n"
     "Its result is plain numbers: under an outer grad, a traced argument is an error." },
+  { "transformapply", bi_transformapply, "transformapply(target, spec, meta)", OP_NONE, BI_NODIFF,
+    "Encodes frame target as transformencode did, with the recode maps, bins and imputed values\nof its meta frame: a value the meta frame does not know is NaN (docs/frames.md)." },
+  { "transformcolmap", bi_transformcolmap, "transformcolmap(spec, target, meta=)", OP_NONE, BI_NODIFF,
+    "An ncol(target) x 3 matrix: for each column of frame target, its id and the first and last\ncolumns of the encoded matrix it becomes (a dummycoded column spans several)." },
+  { "transformdecode", bi_transformdecode, "transformdecode(target, spec, meta)", OP_NONE, BI_NODIFF,
+    "The frame an encoded matrix target stands for: recoded (and dummycoded) columns back to their\nvalues (STRING), other columns as numbers (a binned or hashed column gives its code)." },
+  { "transformencode", bi_transformencode, "transformencode(target, spec)", OP_NONE, BI_NODIFF,
+    "[X, M] = transformencode(target=F, spec=S): frame F encoded as a matrix X by the JSON spec S\n(recode, dummycode, bin with method equi-width or equi-height and numbins, hash with K,\nimpute with global_mean, global_mode/most_frequent or constant, omit; columns by name, or by\n1-based id with \"ids\": true), and the meta frame M that transformapply and transformdecode\ntake. Recode codes follow sorted order (R's factor levels); docs/frames.md has the details." },
   { "tryCatch", bi_tryCatch, "tryCatch(expr, error=, warning=, finally=)", OP_NONE, BI_LAZY,
     "Evaluates expr; if it raises an error (stop() or any runtime error), the value is error(e),\nwith e the condition list(message=, call=NULL): conditionMessage(e) or e$message is the\nerror's text. warning= catches warning() likewise. finally is evaluated last in every case.\nAs R, the handlers are functions of one argument; an error without a handler goes on\nafter finally. Staged code runs eagerly from a tryCatch." },
   { "typeof", bi_typeof, "typeof(x)", OP_NONE, BI_SHAPE, "The type of x as a string: \"number\", \"boolean\", \"string\", \"matrix\", \"list\", \"function\" or \"NULL\"." },

@@ -15,6 +15,7 @@
 #include "backend/sparse.h"
 #include "builtins.h"
 #include "err.h"
+#include "frame/frame.h"
 #include "mem.h"
 #include "print.h"
 #include "help_topics.h"
@@ -207,11 +208,13 @@ static void need_shape(Interp *I, Value v) {
 }
 
 Value bi_nrow(Interp *I, Args *a) {
+  if (a->v[0].t == VT_FRAME) return val_num((double)a->v[0].u.fr->rows);
   need_shape(I, a->v[0]);
   return val_num(a->v[0].t == VT_MAT ? (double)tensor_rows(a->v[0].u.m) : 1);
 }
 
 Value bi_ncol(Interp *I, Args *a) {
+  if (a->v[0].t == VT_FRAME) return val_num((double)a->v[0].u.fr->ncol);
   need_shape(I, a->v[0]);
   return val_num(a->v[0].t == VT_MAT ? (double)tensor_cols(a->v[0].u.m) : 1);
 }
@@ -236,6 +239,7 @@ Value bi_length(Interp *I, Args *a) {
   switch (v.t) {
   case VT_MAT: return val_num((double)tensor_numel(v.u.m));
   case VT_LIST: return val_num(v.u.l->n);
+  case VT_FRAME: return val_num((double)v.u.fr->rows * (double)v.u.fr->ncol);   /* DML: cells */
   case VT_NULL: return val_num(0);
   default: return val_num(1);
   }
@@ -387,8 +391,14 @@ static Value bind(Interp *I, Args *a, bool cols) {
   return val_mat(t);
 }
 
-Value bi_cbind(Interp *I, Args *a) { return bind(I, a, true); }
-Value bi_rbind(Interp *I, Args *a) { return bind(I, a, false); }
+Value bi_cbind(Interp *I, Args *a) {
+  if (a->ndots > 0 && ad_primal(a->dots[0]).t == VT_FRAME) return frame_bind(I, false, a->ndots, a->dots, a->span);
+  return bind(I, a, true);
+}
+Value bi_rbind(Interp *I, Args *a) {
+  if (a->ndots > 0 && ad_primal(a->dots[0]).t == VT_FRAME) return frame_bind(I, true, a->ndots, a->dots, a->span);
+  return bind(I, a, false);
+}
 
 Value bi_as_scalar(Interp *I, Args *a) {
   Value v = a->v[0];
@@ -401,6 +411,10 @@ Value bi_as_scalar(Interp *I, Args *a) {
   }
   if (v.t == VT_LIST && v.u.l->n == 1 && v.u.l->items[0].t != VT_LIST && v.u.l->items[0].t != VT_BOX)
     v = v.u.l->items[0];                    /* DML: as.scalar of a one-element list is its element */
+  if (v.t == VT_FRAME) {                    /* DML: as.scalar(F[i, j]) is the cell's value */
+    if (v.u.fr->rows != 1 || v.u.fr->ncol != 1) bi_argerror(I, 1, "1x1 frame expected, got %s", val_describe(v, d, sizeof d));
+    return frame_cell_value(I, v.u.fr, 0, 0);
+  }
   if (v.t == VT_NUM) return v;
   if (v.t == VT_BOOL) return val_num(v.u.b);
   if (v.t == VT_STR) { val_retain(v); return v; }   /* a string element of a list, as SystemDS */
@@ -485,6 +499,7 @@ Value bi_as_matrix(Interp *I, Args *a) {
   }
   if (v.t == VT_MAT && tensor_is_sparse(v.u.m)) return val_mat(tensor_densify(I, v.u.m));   /* as R's Matrix */
   if (p.t == VT_MAT) { val_retain(v); return v; }
+  if (p.t == VT_FRAME) return frame_to_matrix(I, p.u.fr, a->span);
   if (v.t == VT_BOX && p.t == VT_NUM) return op_reshape(I, v, 1, 1, a->span);   /* traced: through the ops */
   a->v[0] = p;
   Tensor *t = bi_mat(I, a, 0);
@@ -602,6 +617,7 @@ static void describe_for_ls(Value v, char *buf, size_t n) {
   v = ad_primal(v);                          /* a value traced by grad or staged: what it holds */
   if (v.t == VT_MAT) snprintf(buf, n, "%lldx%lld matrix", (long long)tensor_rows(v.u.m), (long long)tensor_cols(v.u.m));
   else if (v.t == VT_LIST) snprintf(buf, n, "list of %d", v.u.l->n);
+  else if (v.t == VT_FRAME) snprintf(buf, n, "%lldx%lld frame", (long long)v.u.fr->rows, (long long)v.u.fr->ncol);
   else snprintf(buf, n, "%s", val_type_name(v));
 }
 
@@ -1005,6 +1021,7 @@ Value bi_is_type(Interp *I, Args *a) {
   const char *n = I->cur_bi->name + 3;       /* after "is." */
   bool r;
   if (!strcmp(n, "list")) r = v.t == VT_LIST;
+  else if (!strcmp(n, "frame")) r = v.t == VT_FRAME;
   else if (!strcmp(n, "matrix")) r = v.t == VT_MAT;
   else if (!strcmp(n, "numeric")) r = v.t == VT_NUM || v.t == VT_MAT;
   else if (!strcmp(n, "character")) r = v.t == VT_STR;

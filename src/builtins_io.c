@@ -20,6 +20,7 @@
 #include "autodiff.h"
 #include "err.h"
 #include "fileformats.h"
+#include "frame/frame.h"
 #include "mem.h"
 #include "print.h"
 
@@ -28,6 +29,7 @@
 static void io_init(IoJob *j) {
   memset(j, 0, sizeof *j);
   j->result = val_null();
+  j->na = val_null();
   j->in.fd = j->out.fd = j->data.fd = -1;
   j->o.header = -1;
   j->o.rows = j->o.cols = -1;
@@ -64,6 +66,15 @@ static void io_release(IoJob *j) {
   j->data.buf = NULL;
   if (j->m) tensor_free_ref(j->m);
   j->m = NULL;
+  if (j->frame) val_release(val_frame(j->frame));
+  j->frame = NULL;
+  mem_free(j->text);
+  mem_free(j->offs);
+  mem_uncharge(j->captext + (uint64_t)j->capoffs * sizeof(int64_t));
+  j->text = NULL;
+  j->offs = NULL;
+  j->ntext = j->captext = 0;
+  j->noffs = j->capoffs = 0;
   mem_free(j->mtdpath);
   mem_free(j->meta);
   mem_free(j->scratch);
@@ -702,7 +713,7 @@ static int64_t dim_arg(Interp *I, Args *a, int i) {
 /* ---- read ---- */
 
 static void read_job(Interp *I, IoJob *j) {
-  FileOpts *o = &j->o, m = { NULL, -1, NULL, -1, -1, NULL };
+  FileOpts *o = &j->o, m = { NULL, -1, NULL, -1, -1, NULL, 0, NULL, false };
   struct stat st;
   j->mtdpath = mtd_path(j->path);
   bool mtd = (!o->format || has_mtd(o->format)) && stat(j->mtdpath, &st) == 0 && S_ISREG(st.st_mode);
@@ -716,10 +727,23 @@ static void read_job(Interp *I, IoJob *j) {
     if (o->header < 0) o->header = m.header;
     if (!o->sep) o->sep = m.sep;
     if (o->rows < 0 && o->cols < 0) { o->rows = m.rows; o->cols = m.cols; o->dims_from = j->mtdpath; }
+    if (m.frame > 0) o->frame = 1;             /* the sidecar of a frame: read as one */
+    if (!o->schema && o->frame > 0) o->schema = m.schema;
   }
   if (o->header < 0) o->header = 0;
   if (!o->sep) o->sep = ",";
   rd_open(I, &j->in, j->path, false);
+  if (o->frame > 0) {                          /* a frame: from csv only */
+    if (strcmp(o->format, "csv") != 0) bi_error(I, "a frame is read from a csv file, not %s ('%s')", o->format, j->path);
+    frame_csv_read(I, j);
+    rd_finish(I, &j->in);
+    const FrameBlock *f = j->result.u.fr;
+    if (o->rows >= 0 && f->rows != o->rows)
+      bi_error(I, "'%s' has %lld rows, but %s declares %lld", j->path, (long long)f->rows, o->dims_from, (long long)o->rows);
+    if (o->cols >= 0 && f->ncol != o->cols)
+      bi_error(I, "'%s' has %lld columns, but %s declares %lld", j->path, (long long)f->ncol, o->dims_from, (long long)o->cols);
+    return;
+  }
   if (!strcmp(o->format, "csv")) csv_read(I, j);
   else if (!strcmp(o->format, "text")) text_read(I, j);
   else if (!strcmp(o->format, "mm")) mm_read(I, j);
@@ -746,7 +770,34 @@ Value bi_read(Interp *I, Args *a) {
   j.o.rows = dim_arg(I, a, 4);
   j.o.cols = dim_arg(I, a, 5);
   j.o.dims_from = "rows=/cols=";
+  if (bi_given(a, 6)) {
+    const char *dt = bi_str(I, a, 6);
+    if (!strcmp(dt, "frame")) j.o.frame = 1;
+    else if (strcmp(dt, "matrix") != 0) bi_argerror(I, 7, "data_type must be \"matrix\" or \"frame\", got \"%s\"", dt);
+  }
+  if (bi_given(a, 7)) j.na = a->v[7];
+  if (bi_given(a, 8)) j.o.schema = bi_str(I, a, 8);
   io_run(I, &j);
+  return j.result;
+}
+
+/* read.csv(file, header=TRUE, sep=",", na.strings="NA"): R's, a frame with detected types. */
+Value bi_read_csv(Interp *I, Args *a) {
+  IoJob j;
+  io_init(&j);
+  j.fn = read_job;
+  j.path = bi_str(I, a, 0);
+  j.o.format = "csv";
+  j.o.frame = 1;
+  j.o.detect = true;
+  j.o.header = bi_opt_bool(I, a, 1, true);
+  j.o.sep = bi_given(a, 2) ? bi_str(I, a, 2) : ",";
+  if (!*j.o.sep) bi_argerror(I, 3, "the separator must not be empty");
+  j.na = bi_given(a, 3) ? a->v[3] : val_cstr("NA");
+  if (!bi_given(a, 3)) tmp_push(I, j.na);
+  if (bi_given(a, 4)) j.o.schema = bi_str(I, a, 4);
+  io_run(I, &j);
+  if (!bi_given(a, 3)) { tmp_pop(I, 1); val_release(j.na); }
   return j.result;
 }
 
@@ -754,6 +805,23 @@ Value bi_read(Interp *I, Args *a) {
 
 static void write_job(Interp *I, IoJob *j) {
   const char *f = j->o.format;
+  if (j->frame) {                              /* a frame: csv and its sidecar */
+    if (strcmp(f, "csv") != 0) bi_error(I, "a frame is written as csv, not %s", f);
+    out_open(I, &j->out, j->path, ends_with(j->path, ".gz"));
+    frame_csv_write(I, j);
+    j->mtdpath = mtd_path(j->path);
+    if (j->out.direct) { out_commit(I, &j->out); return; }
+    out_finish(I, &j->out);
+    j->data = j->out;
+    memset(&j->out, 0, sizeof j->out);
+    j->out.fd = -1;
+    out_open(I, &j->out, j->mtdpath, false);
+    frame_mtd_write(I, j);
+    out_finish(I, &j->out);
+    out_rename(I, &j->data);
+    out_rename(I, &j->out);
+    return;
+  }
   /* a sparse matrix: the text formats write it from its CSR; npy and idx from a dense copy, so
   ** that the caller's matrix stays sparse (tensor_data would densify it in place) */
   Tensor *c = tensor_is_sparse(j->m) && (!strcmp(f, "npy") || !strcmp(f, "idx")) ? tensor_densify(I, j->m)
@@ -828,13 +896,20 @@ Value bi_write(Interp *I, Args *a) {
   }
   j.fn = write_job;
   j.path = bi_str(I, a, 1);
+  a->v[0] = ad_primal(a->v[0]);                /* a value traced by grad: its primal */
+  bool frame = a->v[0].t == VT_FRAME;
   j.o.format = bi_given(a, 2) ? format_arg(I, a, 2) : format_from_name(j.path);
+  if (!j.o.format && frame) j.o.format = "csv";   /* a frame: csv whatever the name */
   if (!j.o.format) unknown_format(I, j.path);
   j.o.header = bi_opt_bool(I, a, 3, false);
   j.o.sep = bi_given(a, 4) ? bi_str(I, a, 4) : ",";
   if (!*j.o.sep) bi_argerror(I, 5, "the separator must not be empty");
-  a->v[0] = ad_primal(a->v[0]);                /* a value traced by grad: its primal */
-  j.m = bi_mat(I, a, 0);
+  if (frame) {
+    j.frame = a->v[0].u.fr;
+    j.frame->refcount++;
+  } else {
+    j.m = bi_mat(I, a, 0);
+  }
   io_run(I, &j);
   return val_null();
 }

@@ -44,6 +44,9 @@ BI_DECL(plot) BI_DECL(lines) BI_DECL(points) BI_DECL(hist) BI_DECL(legend) BI_DE
 /* builtins_r.c: R habits (issue 13) */
 BI_DECL(c) BI_DECL(rep) BI_DECL(seq_len) BI_DECL(which) BI_DECL(nchar) BI_DECL(cat) BI_DECL(set_seed)
 BI_DECL(progress)
+/* frame/: SystemDS frames (issue 29) */
+BI_DECL(as_frame) BI_DECL(frame) BI_DECL(colnames) BI_DECL(detectSchema) BI_DECL(applySchema) BI_DECL(map)
+BI_DECL(read_csv) BI_DECL(transformencode) BI_DECL(transformapply) BI_DECL(transformdecode) BI_DECL(transformcolmap)
 /* mpi/builtins_mpi.c (issue 14) */
 BI_DECL(mpi_rank) BI_DECL(mpi_size) BI_DECL(allreduce) BI_DECL(bcast) BI_DECL(barrier)
 /* builtins_rbase.c: the R basics (issue 30) */

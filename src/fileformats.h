@@ -58,6 +58,9 @@ typedef struct FileOpts {
   const char *sep;             /* csv: the separator */
   int64_t rows, cols;          /* -1: not known */
   const char *dims_from;       /* who declared rows/cols: "rows=/cols=" or the .mtd path */
+  int frame;                   /* read a frame (data_type="frame", or the .mtd says so) */
+  const char *schema;          /* a frame's column types ("STRING,FP64"), or NULL */
+  bool detect;                 /* a frame without a schema: its column types detected (read.csv) */
 } FileOpts;
 
 typedef struct IoJob IoJob;
@@ -67,6 +70,12 @@ struct IoJob {
   FileOpts o;
   Args *args;                  /* save: the values */
   Tensor *m;                   /* write: the matrix (retained) */
+  struct FrameBlock *frame;    /* write: the frame (retained) */
+  Value na;                    /* read of a frame: na.strings (a string or a list of them; borrowed) */
+  char *text;                  /* a frame's cells read so far, each NUL-terminated ... */
+  size_t ntext, captext;
+  int64_t *offs;               /* ... starting at text + offs[k] (-1: NA) */
+  int64_t noffs, capoffs;
   Value result;                /* read, load: the value made, owned until handed back */
   Reader in;
   Out out;
@@ -142,6 +151,16 @@ void libsvm_write(Interp *I, IoJob *j);
 /* The .mtd sidecar (DML's JSON metadata): fills the fields of o it finds. */
 void mtd_read(Interp *I, IoJob *j, FileOpts *o);
 void mtd_write(Interp *I, IoJob *j);
+/* Cuts the next csv field off the line at *pp, in place ("..." unquoted, blanks trimmed); *pp
+** becomes the text after the separator, or NULL after the last field. col: for messages. */
+char *csv_cut_field(Interp *I, IoJob *j, char **pp, int64_t col);
+/* s as a JSON string literal. */
+void out_json_str(Interp *I, Out *o, const char *s);
+
+/* ---- frames (frame/frame_io.c) ---- */
+void frame_csv_read(Interp *I, IoJob *j);
+void frame_csv_write(Interp *I, IoJob *j);
+void frame_mtd_write(Interp *I, IoJob *j);
 
 /* ---- formats (fileformats_bin.c) ---- */
 void npy_read(Interp *I, IoJob *j);

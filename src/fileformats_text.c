@@ -29,7 +29,7 @@ static bool is_blank(char c, const char *sep) { return (c == ' ' || c == '\t') &
 /* Cuts the next field off the line at *pp, in place: "..." is unquoted (a doubled "" is one
 ** quote) and blanks around the field are trimmed. *pp becomes the text after the separator,
 ** or NULL after the last field. */
-static char *csv_field(Interp *I, IoJob *j, char **pp, int64_t col) {
+char *csv_cut_field(Interp *I, IoJob *j, char **pp, int64_t col) {
   const char *sep = j->o.sep;
   size_t seplen = strlen(sep);
   char *q = *pp;
@@ -75,13 +75,13 @@ void csv_read(Interp *I, IoJob *j) {
     int64_t c = 0;
     p = line;
     if (header) {
-      while (p) { csv_field(I, j, &p, c + 1); c++; }
+      while (p) { csv_cut_field(I, j, &p, c + 1); c++; }
       header_cols = c;
       header = false;
       continue;
     }
     while (p) {
-      char *f = csv_field(I, j, &p, c + 1);
+      char *f = csv_cut_field(I, j, &p, c + 1);
       double v = 0;                                                    /* an empty cell is 0, as DML fills */
       if (*f && !parse_cell(f, &v))
         bi_error(I, "%s:%lld: column %lld: '%.40s' is not a number%s", j->path, (long long)r->line, (long long)c + 1, f,
@@ -721,7 +721,10 @@ void mtd_read(Interp *I, IoJob *j, FileOpts *o) {
     js_ws(&js);
     if (!strcmp(key, "data_type")) {
       char *s = js_string(&js);
-      if (strcmp(s, "matrix") != 0) bi_error(I, "'%s' describes a %s; only matrices can be read", j->mtdpath, s);
+      if (!strcmp(s, "frame")) o->frame = 1;
+      else if (strcmp(s, "matrix") != 0) bi_error(I, "'%s' describes a %s; only matrices and frames can be read", j->mtdpath, s);
+    } else if (!strcmp(key, "schema")) {
+      o->schema = js_string(&js);
     } else if (!strcmp(key, "rows") || !strcmp(key, "cols")) {
       double x = js_number(&js);
       if (x != floor(x) || x > MAX_INDEX) js_error(&js, "a whole number expected");
@@ -747,7 +750,7 @@ void mtd_read(Interp *I, IoJob *j, FileOpts *o) {
   rd_close(r);
 }
 
-static void json_str(Interp *I, Out *o, const char *s) {
+void out_json_str(Interp *I, Out *o, const char *s) {
   out_write(I, o, "\"", 1);
   for (; *s; s++) {
     char e[8];
@@ -776,7 +779,7 @@ void mtd_write(Interp *I, IoJob *j) {
   out_puts(I, o, buf);
   if (!strcmp(j->o.format, "csv")) {
     out_puts(I, o, j->o.header > 0 ? ",\n    \"header\": true,\n    \"sep\": " : ",\n    \"header\": false,\n    \"sep\": ");
-    json_str(I, o, j->o.sep);
+    out_json_str(I, o, j->o.sep);
   }
   out_puts(I, o, "\n}\n");
 }

@@ -11,6 +11,7 @@
 #include "autodiff.h"
 #include "builtins.h"
 #include "interp/interp.h"
+#include "frame/frame.h"
 #include "mem.h"
 #include "print.h"
 #include "progress.h"
@@ -132,7 +133,6 @@ static void sig_exp(double x, int digits, int *nsig, int *e10) {
   *nsig = n;
 }
 
-typedef struct NumFmt { bool sci; int rgt; int mant; int width; } NumFmt;
 
 /* Common format for a set of values (R's formatReal). */
 /* stop (may be NULL): polled every 2^16 values; once set the scan ends (the caller stops too). */
@@ -187,6 +187,9 @@ static int fmt_with(char *buf, size_t n, double x, const NumFmt *f) {
   if (strcmp(buf, "-0") == 0) return snprintf(buf, n, "0");
   return k;
 }
+
+NumFmt fmt_choose(const double *x, int64_t n, int64_t stride, int digits) { return choose_fmt(x, n, stride, digits, NULL); }
+int fmt_apply(char *buf, size_t n, double x, const NumFmt *f) { return fmt_with(buf, n, x, f); }
 
 void fmt_num(char *buf, size_t n, double x, int digits) {
   NumFmt f = choose_fmt(&x, 1, 1, digits, NULL);
@@ -446,6 +449,7 @@ void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote) {
     break;
   }
   case VT_LIST: fmt_list(I, t, v.u.l, digits, quote, ""); break;
+  case VT_FRAME: frame_format(I, t, v.u.fr, digits, true); break;
   case VT_FUNC: case VT_BUILTIN: fmt_function(t, v); break;
   default: tb_puts(t, "<unbound>"); break;
   }
@@ -458,6 +462,7 @@ void fmt_value_text(Interp *I, TextBuf *t, Value v, Span sp) {
   case VT_NUM: fmt_num(buf, sizeof buf, v.u.n, 15); tb_puts(t, buf); break;
   case VT_STR: tb_putn(t, v.u.s->s, v.u.s->len); break;
   case VT_MAT: fmt_matrix(I, t, v.u.m, 15, false, true); break;
+  case VT_FRAME: frame_format(I, t, v.u.fr, 7, false); break;
   case VT_LIST:
     for (int i = 0; i < v.u.l->n; i++) {
       if (i) tb_puts(t, ", ");

@@ -25,6 +25,11 @@ void tb_close(Interp *I, TextBuf *t);     /* frees the buffer, undoing tb_open's
 Value tb_take_str(TextBuf *t);
 Value tb_close_str(Interp *I, TextBuf *t);
 
+/* A common format for numbers (R's formatReal): chosen for x[0], x[stride], ... (n of them)
+** with `digits` significant digits, then applied to one number (NaN, Inf, -Inf as such). */
+typedef struct NumFmt { bool sci; int rgt; int mant; int width; } NumFmt;
+NumFmt fmt_choose(const double *x, int64_t n, int64_t stride, int digits);
+int fmt_apply(char *buf, size_t n, double x, const NumFmt *f);
 /* One number with up to `digits` significant digits, R's choice of fixed or scientific. */
 void fmt_num(char *buf, size_t n, double x, int digits);
 /* R's format(x, digits=, nsmall=) of n numbers: one common layout (fixed or scientific, as

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "autodiff.h"
+#include "frame/frame.h"
 #include "interp/interp.h"
 #include "mem.h"
 #include "tensor.h"
@@ -23,6 +24,7 @@ void val_free_heap(Value v) {
     mem_free(l);
     break;
   }
+  case VT_FRAME: frame_free(v.u.fr); break;
   case VT_FUNC: closure_free(v.u.f); break;
   case VT_BOX: ad_box_free(v.u.box); break;
   case VT_TAPE: ad_tape_free(v.u.tape); break;
@@ -152,6 +154,7 @@ const char *val_type_name(Value v) {
   case VT_STR: return "string";
   case VT_MAT: return "matrix";
   case VT_LIST: return "list";
+  case VT_FRAME: return "frame";
   case VT_FUNC: case VT_BUILTIN: return "function";
   case VT_BOX: return val_type_name(v.u.box->v);
   default: return "nothing";
@@ -164,6 +167,8 @@ const char *val_describe(Value v, char *buf, size_t n) {
     snprintf(buf, n, "a %lldx%lld matrix", (long long)tensor_rows(v.u.m), (long long)tensor_cols(v.u.m));
   else if (v.t == VT_LIST)
     snprintf(buf, n, "a list of %d", v.u.l->n);
+  else if (v.t == VT_FRAME)
+    snprintf(buf, n, "a %lldx%lld frame", (long long)v.u.fr->rows, (long long)v.u.fr->ncol);
   else if (v.t == VT_NULL)
     snprintf(buf, n, "NULL");
   else

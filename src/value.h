@@ -18,6 +18,7 @@ typedef enum ValueType {
   VT_STR,           /* first refcounted type: keep the heap types last */
   VT_MAT,
   VT_LIST,
+  VT_FRAME,         /* a SystemDS frame (frame/frame.h): holds no values */
   VT_FUNC,
   VT_BOX,           /* a value traced by grad (autodiff.h); last refcounted type */
   VT_TAPE,          /* internal: a grad tape held on the temp stack */
@@ -29,6 +30,7 @@ typedef struct Str { int32_t refcount; size_t len; char s[]; } Str;   /* s[len] 
 #define STR_BYTES(len) (offsetof(Str, s) + (size_t)(len) + 1)
 struct Tensor;
 struct List;
+struct FrameBlock;
 struct Closure;
 struct Builtin;
 
@@ -40,6 +42,7 @@ typedef struct Value {
     Str *s;
     struct Tensor *m;
     struct List *l;
+    struct FrameBlock *fr;
     struct Closure *f;
     const struct Builtin *bi;
     struct Box *box;

@@ -13,7 +13,7 @@
 
 static l_noret arg_type_error(Interp *I, Span sp, const FuncInfo *fi, const Param *p, Value v, bool result) {
   char d[64];
-  static const char *const tn[] = { "anything", "a matrix", "a number", "an integer", "a boolean", "a string", "a list", "a function" };
+  static const char *const tn[] = { "anything", "a matrix", "a number", "an integer", "a boolean", "a string", "a list", "a function", "a frame" };
   mls_throw(I, sp, "%s '%s' of %s() must be %s, got %s", result ? "result" : "argument", p->name->name,
             fi->name ? fi->name->name : "function", tn[p->type], val_describe(v, d, sizeof d));
 }
@@ -28,6 +28,7 @@ static bool type_ok(uint8_t ty, Value v) {
   case TY_STRING: return v.t == VT_STR;
   case TY_LIST: return v.t == VT_LIST;
   case TY_FUNC: return v.t == VT_FUNC || v.t == VT_BUILTIN;
+  case TY_FRAME: return v.t == VT_FRAME;
   default: return false;
   }
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "autodiff.h"
 #include "backend/sparse.h"
+#include "frame/frame.h"
 #include "mem.h"
 #include "ops.h"
 #include "ops/index.h"
@@ -312,6 +313,7 @@ static Value read_at(Interp *I, Value x, int nix, const Value *ivin, unsigned ra
   for (int i = 0; i < nix && i < 2; i++)
     iv[i] = ivin[i].t == VT_NULL ? val_unbound() : ad_concrete(I, ivin[i], sp, "an index");
   Value r;
+  if (x.t == VT_FRAME) return frame_index(I, x.u.fr, nix, iv, sp);
   if (x.t == VT_LIST) {
     if (nix != 1 || iv[0].t == VT_UNBOUND) mls_throw(I, sp, "a list takes one index: L[k] or L[\"name\"]");
     return list_index(I, x, iv[0], sp);
@@ -701,6 +703,12 @@ static bool assign_sparse(Interp *I, Value *place, const Tensor *m, const Index 
 }
 
 void index_assign(Interp *I, Value *place, uint32_t nix, Value *iv, Value rhs, Span sp) {
+  if (place->t == VT_FRAME) {                         /* F[i, j] = v (frame/frame.c) */
+    Value cv[2] = { val_unbound(), val_unbound() };
+    for (uint32_t k = 0; k < nix && k < 2; k++) cv[k] = iv[k].t == VT_NULL ? val_unbound() : ad_concrete(I, iv[k], sp, "an index");
+    frame_assign(I, place, (int)nix, cv, ad_concrete(I, rhs, sp, "a frame cell"), sp);
+    return;
+  }
   if (place->t == VT_NUM || place->t == VT_BOOL) {    /* x = 5; x[1] = 3 */
     Tensor *t = tensor_new(I, 1, 1);
     tensor_data(t)[0] = place->t == VT_NUM ? place->u.n : place->u.b;

@@ -10,6 +10,10 @@
 **   mtd                   the bytes are the .mtd sidecar of a small csv file, and of a file
 **                         with no extension (whose format only the sidecar gives)
 **   gz                    the first byte picks csv/text/mm/npy/idx/libsvm; the rest is a .gz file
+**   frame                 the bytes as a csv frame (docs/frames.md): read(data_type="frame") with
+**                         and without a header and a schema, read.csv, printed, written back
+**   spec                  the bytes as a transform spec (JSON) of transformencode, apply, decode
+**                         and colmap on a small frame
 */
 #include <stdarg.h>
 #include "fuzz.h"
@@ -81,6 +85,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     put("X.mtd", data, size);
     run("X = read(\"%s/a.csv\"); print(X)");
     run("X = read(\"%s/X\"); print(X)");
+  } else if (!strcmp(f, "frame")) {
+    put("f.csv", data, size);
+    /* (run() fills in the directory once: d holds it) */
+    run("d = \"%s\"; F = read(d + \"/f.csv\", data_type=\"frame\", format=\"csv\"); print(F); print(detectSchema(F)); "
+        "write(F, d + \"/g.csv\"); G = read(d + \"/g.csv\"); print(nrow(G) * 1000 + ncol(G))");
+    run("F = read.csv(\"%s/f.csv\"); print(F); print(toString(F[, 1]))");
+    run("F = read(\"%s/f.csv\", data_type=\"frame\", format=\"csv\", header=TRUE, schema=\"FP64,STRING,INT64\"); "
+        "print(as.matrix(F[, 1]))");
+  } else if (!strcmp(f, "spec")) {
+    /* the bytes as the text of an MLS string literal (quotes and backslashes escaped, control
+    ** and non-ASCII bytes as '?', which the lexer would refuse) */
+    static char prog[4 << 10];
+    const char *head = "F = frame(list(\"a\", 1, \"\", \"b\", 2.5, \"x\", \"a\", 7, \"y\"), rows=3, cols=3, "
+                       "colnames=list(\"c1\", \"c2\", \"c3\"))\nS = \"";
+    const char *tail = "\"\n[X, M] = transformencode(target=F, spec=S)\nprint(X)\nprint(M)\n"
+                       "print(transformapply(target=F, spec=S, meta=M))\nprint(transformdecode(target=X, spec=S, meta=M))\n"
+                       "print(transformcolmap(spec=S, target=F, meta=M))\n";
+    size_t n = strlen(head);
+    memcpy(prog, head, n);
+    for (size_t i = 0; i < size && n < sizeof prog - strlen(tail) - 4; i++) {
+      unsigned char c = data[i];
+      if (c == '"' || c == '\\') { prog[n++] = '\\'; prog[n++] = (char)c; }
+      else prog[n++] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+    }
+    memcpy(prog + n, tail, strlen(tail) + 1);
+    if (!I) I = fuzz_interp(NULL, NULL);
+    mem_set_limit(FUZZ_READ_MAX_MEMORY);
+    Source *src = source_new("fuzz.mls", prog, strlen(prog));
+    fuzz_run(I, src);
+    source_release(src);
   } else if (!strcmp(f, "gz")) {
     /* (the order of make_corpus.py's FORMATS, whose seeds start with these bytes; libsvm last) */
     static const char *const fmts[] = { "csv", "text", "mm", "npy", "idx", "libsvm" };
