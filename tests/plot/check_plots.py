@@ -104,10 +104,12 @@ def main():
         dark_top = sum(1 for x in range(w) if max(rows[top][x]) < 60)
         check("the box's top edge is a crisp dark row", dark_top > w / 2, str(dark_top))
 
-    # 2. dev.off() writes at once and returns the name; a second figure gets the next number
-    st, out, err = run('plot(seq(1, 3))\nprint(dev.off())\nplot(seq(3, 1), type="b")\n', tmp, "t2.mls")
-    check("dev.off() names the file; the next figure is 002",
-          st == 0 and out == "plot: mlsplot001.png\nmlsplot001.png\nplot: mlsplot002.png\n", repr((st, out, err)))
+    # 2. dev.off() writes at once and returns the name; a second figure gets the next number; the
+    # numbering starts after the mlsplot001.png check 1 left (a new session overwrites nothing),
+    # and a figure with file= uses no number
+    st, out, err = run('plot(seq(1, 3))\nprint(dev.off())\nplot(1, file="named.png")\nplot(seq(3, 1), type="b")\n', tmp, "t2.mls")
+    check("dev.off() names the file; numbers go on from the files there; file= takes none",
+          st == 0 and out == "plot: mlsplot002.png\nmlsplot002.png\nplot: mlsplot003.png\n", repr((st, out, err)))
 
     # 3. SVG: one <path> per point symbol (pch=1) and per line, outside the glyph definitions
     st, out, err = run('plot(seq(1, 7), [3, 1, 4, 1, 5, 9, 2], col="blue", file="p.svg")\n'
