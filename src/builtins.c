@@ -174,8 +174,8 @@ const Builtin builtin_table[] = {
   { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
   { "image", bi_image, "image(x, y=, z=, zlim=, xlim=, ylim=, col=, main=, xlab=, ylab=, axes=TRUE, key=TRUE, file=, width=640, height=480)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Starts a new figure of coloured cells (R's image), a heatmap: image(Z) draws Z[i, j] at x = (i-1)/(nrow-1),\n"
-    "y = (j-1)/(ncol-1) (R's orientation: rows along x, the first at the left; image(t(Z)) shows the rows\n"
-    "across); image(x, y, Z) at the given cell centres or edges. Values are cut into the colours of col\n"
+    "y = (j-1)/(ncol-1) (R's orientation: rows along x, the first at the left; image(t(Z[n:1, ])) shows Z\n"
+    "as it prints); image(x, y, Z) at the given cell centres or edges. Values are cut into the colours of col\n"
     "(a list; default R's hcl.colors(12, \"YlOrRd\", rev=TRUE)) evenly over zlim (default: the range);\n"
     "NaN and values outside zlim are not drawn. key=TRUE adds a colour key right of the plot." },
   { "interQuartileMean", bi_interQuartileMean, "interQuartileMean(X, W=)", OP_NONE, DIFF | BI_AD, "DML's interquartile mean of column vector X: the mean of the values at positions\nceil(n/4)+1 .. ceil(3n/4) of sorted X (n = sum(W) with weights W, counts); 0 when n < 2\nleaves that range empty. Its derivative is each element's share of that mean." },
@@ -283,14 +283,18 @@ const Builtin builtin_table[] = {
     "width x height pixels or points) or, by default, mlsplot001.png, mlsplot002.png... in the\n"
     "working directory, named when written. It is written when finished (the next plot() or\n"
     "hist(), dev.off(), the end of the script) and, in the REPL, after each input; under Jupyter\n"
-    "it is shown below the cell instead. lines(), points(), legend() and title() add to it." },
+    "it is shown below the cell instead. lines(), points(), abline(), text(), mtext(), axis(),\n"
+    "legend() and title() add to it; par(mfrow=) puts several plots on one figure. plot(M) of an\n"
+    "n x 2 matrix plots its columns. log=\"x\", \"y\" or \"xy\" gives log axes; cex scales the\n"
+    "symbols; col may give one colour per point; axes=FALSE leaves out the axes and the box." },
   { "pmax", bi_minmax, "pmax(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "DML's other name of max: pmax(X, Y) is the elementwise maximum (numbers broadcast);\nmore arguments fold left; pmax(X) alone is the largest element." },
   { "pmin", bi_minmax, "pmin(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "DML's other name of min: pmin(X, Y) is the elementwise minimum (numbers broadcast);\nmore arguments fold left; pmin(X) alone is the smallest element." },
   { "pnorm", bi_pnorm, "pnorm(target, mean=0, sd=1, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Normal distribution function P[X <= target] (elementwise over a matrix); lower.tail=FALSE gives P[X > q].\nDifferentiable in target." },
   { "points", bi_points, "points(x, y=, col=, pch=1, type=\"p\", cex=, bg=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Adds point symbols at (x[i], y[i]) to the open figure (points(y): x = 1..n). pch as R: 0 square,\n"
-    "1 circle, 2 triangle, 3 plus, 4 cross, 5 diamond; 15-18 filled square, circle, triangle,\n"
-    "diamond; 19 filled circle, 20 small filled circle." },
+    "1 circle, 2 triangle, 3 plus, 4 cross, 5 diamond, 6-14 R's combined symbols; 15-18 filled square,\n"
+    "circle, triangle, diamond; 19 filled circle, 20 small filled circle; 21-25 filled with bg; or one\n"
+    "character (pch=\"x\"). col may give one colour per point; cex scales the symbols." },
   { "print", bi_print, "print(x, digits=7)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
   { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD, "Product of all elements (a number; 1 for an empty matrix, as R)." },
