@@ -328,11 +328,20 @@ static void draw_axis(const Ctx *C, int side, const double *at, int n, char *con
     cairo_stroke(cr);
   }
   cairo_new_path(cr);
-  double gap = 0.95 * C->line;
+  double gap = 0.95 * C->line, llo = NAN, lhi = NAN;
+  cairo_text_extents_t em;
+  cairo_text_extents(cr, "m", &em);
   for (int i = 0; i < n; i++) {
     double v = xa ? map_x(C, at[i]) : map_y(C, at[i]);
     const char *s = labels ? labels[i] : fmt[i];
     if (!isfinite(v) || !s) continue;
+    /* as R (gap.axis = 1): a label closer than an "m" to the last one drawn is left out */
+    cairo_text_extents_t te;
+    cairo_text_extents(cr, s, &te);
+    double lo = v - te.x_advance / 2, hi = v + te.x_advance / 2;
+    if (!isnan(llo) && lo < lhi + em.x_advance && hi > llo - em.x_advance) continue;
+    llo = lo;
+    lhi = hi;
     switch (side) {
     case 1: text_at(cr, s, v, edge + gap, 0.5, 1, 0); break;
     case 2: text_at(cr, s, edge - gap, v, 0.5, 0, M_PI / 2); break;
