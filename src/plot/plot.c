@@ -19,6 +19,7 @@ void plot_series_free(PlotSeries *s) {
   mem_free(s->y);
   mem_free(s->ab);
   mem_free(s->cols);
+  mem_free(s->pchs);
   if (s->lab)
     for (int64_t j = 0; j < s->n; j++) mem_free(s->lab[j]);
   mem_free(s->lab);

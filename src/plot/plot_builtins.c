@@ -127,8 +127,18 @@ static int pch_of(Interp *I, Value v, int argn) {
   return (int)p;
 }
 
-static int opt_pch(Interp *I, Args *a, int i, int dflt) {
-  return bi_given(a, i) ? pch_of(I, a->v[i], i + 1) : dflt;
+/* pch= as one symbol (returned) or several, one per point (each checked; *n says how many). */
+static int opt_pch(Interp *I, Args *a, int i, int dflt, int64_t *n) {
+  if (n) *n = 0;
+  if (!bi_given(a, i)) return dflt;
+  Value v = a->v[i];
+  int64_t k = items_in(v);
+  if (n && k > 1 && v.t != VT_STR) {
+    *n = k;
+    for (int64_t j = 0; j < k; j++) pch_of(I, item_of(v, j), i + 1);
+    return pch_of(I, item_of(v, 0), i + 1);
+  }
+  return pch_of(I, v, i + 1);
 }
 
 static int lty_of(Interp *I, double p, int argn) {
@@ -356,7 +366,7 @@ static int type_kind(Interp *I, Args *a, int i, const char *dflt) {
 }
 
 /* The style of plot, lines, points and matplot's columns. */
-typedef struct Style { int kind; PlotColor col, bg; int64_t ncol; int ccol; int pch, lty; double lwd, cex; } Style;
+typedef struct Style { int kind; PlotColor col, bg; int64_t ncol; int ccol; int pch, lty; double lwd, cex; int64_t npch; int cpch; } Style;
 
 /* A new series of p through the points (x, y), with style st; icol: the argument of a col= of
 ** several colours (st->ncol > 1). */
@@ -375,6 +385,11 @@ static void add_xy_series(Interp *I, Args *a, Panel *p, const Style *st, const V
   if (st->ncol > 1) {
     s->cols = colors_copy(I, a, st->ccol, st->ncol);
     s->ncols = (int)(st->ncol < 1 << 30 ? st->ncol : 1 << 30);
+  }
+  if (st->npch > 1) {
+    s->npchs = (int)(st->npch < 1 << 30 ? st->npch : 1 << 30);
+    s->pchs = mem_alloc((size_t)s->npchs * sizeof *s->pchs);
+    for (int k = 0; k < s->npchs; k++) s->pchs[k] = pch_of(I, item_of(a->v[st->cpch], k), st->cpch + 1);   /* (checked) */
   }
 }
 
@@ -399,7 +414,7 @@ static void data_lims(Interp *I, Args *a, int ixlim, PlotAxes *ax, const Vec *x,
 Value bi_plot(Interp *I, Args *a) {
   Vec x, y;
   int64_t n = xy_args(I, a, &x, &y);
-  Style st = { type_kind(I, a, 2, "p"), black, none, 0, 6, 1, 1, 1, 1 };
+  Style st = { type_kind(I, a, 2, "p"), black, none, 0, 6, 1, 1, 1, 1, 0, 14 };
   FigOpts o;
   fig_opts(I, a, 3, 9, 10, &o);
   st.ncol = colors_check(I, a, 6, &st.col);
@@ -407,7 +422,8 @@ Value bi_plot(Interp *I, Args *a) {
   opt_log(I, a, 15, &ax.logx, &ax.logy);
   st.lwd = opt_lwd(I, a, 12);
   st.lty = opt_lty(I, a, 13, 1);
-  st.pch = opt_pch(I, a, 14, 1);
+  st.pch = opt_pch(I, a, 14, 1, &st.npch);
+  st.cpch = 14;
   st.cex = opt_cex(I, a, 16, 1);
   bool axes = bi_opt_bool(I, a, 17, true);
   st.bg = opt_color(I, a, 18, none);
@@ -424,10 +440,11 @@ Value bi_plot(Interp *I, Args *a) {
 static Value add_xy(Interp *I, Args *a, bool is_points) {
   Vec x, y;
   int64_t n = xy_args(I, a, &x, &y);
-  Style st = { 0, black, none, 0, 2, 1, 1, 1, 1 };
+  Style st = { 0, black, none, 0, 2, 1, 1, 1, 1, 0, 3 };
   st.ncol = colors_check(I, a, 2, &st.col);
   if (is_points) {
-    st.pch = opt_pch(I, a, 3, 1);
+    st.pch = opt_pch(I, a, 3, 1, &st.npch);
+    st.cpch = 3;
     st.kind = type_kind(I, a, 4, "p");
     st.bg = opt_color(I, a, 6, none);
   } else {
@@ -1328,7 +1345,7 @@ Value bi_matplot(Interp *I, Args *a) {
   p->cex = cex;
   if (!kind) return val_null();
   for (int64_t j = 0; j < m; j++) {
-    Style st = { kind, black, none, 0, 3, matplot_pch(j), (int)(j % 5) + 1, lwd, cex };
+    Style st = { kind, black, none, 0, 3, matplot_pch(j), (int)(j % 5) + 1, lwd, cex, 0, 5 };
     if (ncol) color_of(I, item_of(a->v[3], j), 4, &st.col);
     else plot_color_index((double)(j % 6 + 1), &st.col);
     if (nlty) st.lty = (int)item_of(a->v[4], j).u.n;

@@ -38,6 +38,8 @@ typedef struct PlotSeries {
   PlotColor *cols;           /* per point or box (recycled; NULL: col, or fill for boxes) */
   int ncols;
   int pch;                   /* point symbol, R's numbers 0-25; 256 + c: the character c */
+  int *pchs;                 /* per point (recycled; NULL: pch) */
+  int npchs;
   int lty;                   /* 0 none, 1 solid, 2 dashed, 3 dotted, 4 dot-dash ... */
   double lwd;
   double cex;                /* symbol and text size, times the panel's */

@@ -276,7 +276,7 @@ static void draw_series(const Ctx *C, const PlotSeries *s) {
     double r = 0.3 * C->font * s->cex;
     for (int64_t i = 0; i < s->n && !stopped(f, i); i++) {
       double x = map_x(C, s->x[i]), y = map_y(C, s->y[i]);
-      if (isfinite(x) && isfinite(y)) point(cr, s->pch, x, y, col_at(s, i, s->col), s->fill, r);
+      if (isfinite(x) && isfinite(y)) point(cr, s->pchs ? s->pchs[i % s->npchs] : s->pch, x, y, col_at(s, i, s->col), s->fill, r);
     }
   }
 }
