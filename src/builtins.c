@@ -290,7 +290,7 @@ const Builtin builtin_table[] = {
   { "pmax", bi_minmax, "pmax(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "DML's other name of max: pmax(X, Y) is the elementwise maximum (numbers broadcast);\nmore arguments fold left; pmax(X) alone is the largest element." },
   { "pmin", bi_minmax, "pmin(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "DML's other name of min: pmin(X, Y) is the elementwise minimum (numbers broadcast);\nmore arguments fold left; pmin(X) alone is the smallest element." },
   { "pnorm", bi_pnorm, "pnorm(target, mean=0, sd=1, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Normal distribution function P[X <= target] (elementwise over a matrix); lower.tail=FALSE gives P[X > q].\nDifferentiable in target." },
-  { "points", bi_points, "points(x, y=, col=, pch=1, type=\"p\", cex=, bg=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+  { "points", bi_points, "points(x, y=, col=, pch=1, type=\"p\", cex=1, bg=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Adds point symbols at (x[i], y[i]) to the open figure (points(y): x = 1..n). pch as R: 0 square,\n"
     "1 circle, 2 triangle, 3 plus, 4 cross, 5 diamond, 6-14 R's combined symbols; 15-18 filled square,\n"
     "circle, triangle, diamond; 19 filled circle, 20 small filled circle; 21-25 filled with bg; or one\n"

@@ -305,7 +305,6 @@ static Panel *panel_start(Interp *I, const FigOpts *o, const PlotAxes *ax, const
   }
   p->axes = (1 << 1) | (1 << 2);
   p->box = true;
-  p->cex = 1;
   f->dirty = true;
   p->main = o->main ? text_dup(o->main) : NULL;
   p->xlab = text_dup(o->xlab ? o->xlab : xlab);
@@ -430,7 +429,6 @@ Value bi_plot(Interp *I, Args *a) {
   data_lims(I, a, 7, &ax, &x, &y, n);
   bool mat = x.col == 0;
   Panel *p = panel_start(I, &o, &ax, mat ? "x[,1]" : x.index ? "Index" : "x", mat ? "x[,2]" : "y", a->span);
-  p->cex = st.cex;
   if (!axes) { p->axes = 0; p->box = false; }
   if (st.kind) add_xy_series(I, a, p, &st, &x, &y, n);
   return val_null();
@@ -454,7 +452,7 @@ static Value add_xy(Interp *I, Args *a, bool is_points) {
     if (st.ncol > 1) bi_argerror(I, 3, "lines() takes one colour");
   }
   Panel *p = cur_panel(I);
-  st.cex = is_points ? opt_cex(I, a, 5, p->cex) : p->cex;
+  st.cex = is_points ? opt_cex(I, a, 5, 1) : 1;   /* R: par("cex"), not the plot's cex= */
   touch(I);
   if (st.kind) add_xy_series(I, a, p, &st, &x, &y, n);
   return val_null();
@@ -1342,7 +1340,6 @@ Value bi_matplot(Interp *I, Args *a) {
     }
   }
   Panel *p = panel_start(I, &o, &ax, iy == 0 ? "" : "x", iy == 0 ? "" : "y", a->span);
-  p->cex = cex;
   if (!kind) return val_null();
   for (int64_t j = 0; j < m; j++) {
     Style st = { kind, black, none, 0, 3, matplot_pch(j), (int)(j % 5) + 1, lwd, cex, 0, 5 };

@@ -67,7 +67,6 @@ typedef struct Panel {
   bool logx, logy;
   int axes;                  /* bits 1 << side of the default pretty axes (sides 1 and 2: 6) */
   bool box;
-  double cex;                /* the symbol size of plot(cex=), the default of points() */
   char *main, *xlab, *ylab;  /* owned; NULL: none */
   PlotSeries *s;
   int ns, caps;
