@@ -42,7 +42,7 @@ typedef struct PlotSeries {
   int npchs;
   int lty;                   /* 0 none, 1 solid, 2 dashed, 3 dotted, 4 dot-dash ... */
   double lwd;
-  double cex;                /* symbol and text size, times the panel's */
+  double cex;                /* symbol and text size (1: 0.6 and 1 times the font) */
   int side;                  /* SER_AXIS, SER_MTEXT: 1 below, 2 left, 3 above, 4 right */
   double line;               /* SER_MTEXT: the margin line */
   double adj;                /* SER_TEXT: 0 left, 0.5 centred, 1 right */
