@@ -28,6 +28,10 @@ const Builtin builtin_table[] = {
     "DML's other name of rand: a random rows x cols matrix (see help(rand))." },
   { "Reduce", bi_Reduce, "Reduce(f, x, init=, right=FALSE, accumulate=FALSE)", OP_NONE, BI_CALLS,
     "Folds x (a list, or a matrix's elements row-major) with the two-argument function f from the\nleft, f(f(f(init, x1), x2), x3), or with right=TRUE from the right, f(x1, f(x2, f(x3, init))).\nWithout init the first (last) item starts. accumulate=TRUE gives every step: a column vector\nwhen all are numbers, else a list, as R. An empty x without init gives NULL." },
+  { "abline", bi_abline, "abline(a=, b=, h=, v=, col=, lty=1, lwd=1)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Adds straight lines across the open plot (R's abline): y = a + b x (a alone: [intercept, slope]),\n"
+    "horizontal lines at the values of h, vertical ones at v. On a log axis a and b are in log10 units,\n"
+    "as R's untf=FALSE. col, lty and lwd as in lines()." },
   { "abs", bi_unary, "abs(x)", OP_ABS, DIFF | BI_AD, "Absolute value, elementwise." },
   { "acos", bi_unary, "acos(x)", OP_ACOS, DIFF | BI_AD, "Arc cosine (radians, in [0, pi]), elementwise; NaN outside [-1, 1]." },
   { "aggregate", bi_aggregate, "aggregate(target, groups, fn, ngroups=, weights=, order=)", OP_NONE, BI_AD, "Grouped statistics (DML's aggregate): row k is fn of the rows i of target with groups[i] = k.\nfn is \"sum\", \"count\", \"mean\", \"variance\" (divisor count - 1), \"centralmoment\" (with order=\n2, 3 or 4), \"min\" or \"max\". groups is a column of whole numbers >= 1 (NaN skips the row);\nthe result has max(groups) rows, or ngroups (larger groups dropped). The variance of\na group of one (total weight 1) is 0, as SystemDS. target is a column\nunless ngroups is given without weights (each column then separately). weights (counts)\nweight sum, count, mean, variance and moment. An empty group gives 0.\nUnder grad, sum and mean carry the gradient to target; other fns except count are refused." },
@@ -61,6 +65,17 @@ const Builtin builtin_table[] = {
     "Average pooling of N images (N x C*H*W) over pool_size=[Hf,Wf] windows: N x C*P*Q.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\nAs SystemDS, every window's sum is divided by Hf*Wf: padding counts as zeros." },
   { "avg_pool_backward", bi_max_pool_backward, "avg_pool_backward(input, dout, input_shape, pool_size, stride, padding)", OP_AVG_POOL_BWD, DIFF | BI_AD,
     "The gradient of avg_pool: dout (N x C*P*Q) spread evenly back over each window: N x C*H*W.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\ninput gives only the shape." },
+  { "axis", bi_axis, "axis(side, at=, labels=TRUE, tick=TRUE, col=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Adds an axis to the open plot on side 1 (below), 2 (left), 3 (above) or 4 (right): ticks at the\n"
+    "values of at (default: the ones plot() draws) labelled with the numbers as R formats them,\n"
+    "or with labels (one string or number per tick; FALSE: none). tick=FALSE leaves out the line\n"
+    "and ticks. plot(..., axes=FALSE) then axis() gives axes of your own." },
+  { "barplot", bi_barplot, "barplot(height, names.arg=, col=, main=, xlab=, ylab=, ylim=, space=, beside=FALSE, border=, axes=TRUE, file=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Starts a new figure of bars (R's barplot): one per element of a vector, or one per column of a\n"
+    "matrix, its rows stacked (beside=TRUE: side by side, one colour per row). Bars are 1 wide with\n"
+    "space (0.2; beside: [0, 1]) before each; names.arg labels them. Colours: col (recycled), by\n"
+    "default gray (a matrix: R's gray.colors(nrow)). Returns the bars' midpoints invisibly, as R.\n"
+    "The figure is 640 x 480 (barplot's height is the data, so there is no size argument)." },
   { "barrier", bi_barrier, "barrier()", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Waits until every MPI rank has reached this barrier() (docs/mpi.md); nothing with one process.\nA rank that calls another collective, or ends its script, instead makes it a located error on\nevery rank; --mpi-timeout S bounds the wait." },
   { "bcast", bi_bcast, "bcast(X, root=1)", OP_NONE, BI_EFFECT,
@@ -74,6 +89,12 @@ const Builtin builtin_table[] = {
   { "bitwShiftL", bi_ew2, "bitwShiftL(x, n)", OP_BITWSHIFTL, BI_NODIFF, "x shifted left by n bits, elementwise, on 32-bit integers as bitwAnd (n is taken mod 32, as\nJava): bitwShiftL(3, 4) is 48. A result that overflows to -2^31 is NaN (as SystemDS; R: NA)." },
   { "bitwShiftR", bi_ew2, "bitwShiftR(x, n)", OP_BITWSHIFTR, BI_NODIFF, "x shifted right by n bits, elementwise, on 32-bit integers as bitwAnd (n mod 32). Negative\nx shift in its sign bit, as SystemDS (bitwShiftR(-8, 1) is -4); R shifts them as unsigned." },
   { "bitwXor", bi_ew2, "bitwXor(x, y)", OP_BITWXOR, BI_NODIFF, "Bitwise exclusive or, elementwise, on 32-bit integers as bitwAnd: bitwXor(12, 10) is 6." },
+  { "boxplot", bi_boxplot, "boxplot(x, names=, col=, main=, xlab=, ylab=, ylim=, range=1.5, file=, width=640, height=480, plot=TRUE)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Starts a new figure of box-and-whisker plots (R's boxplot) of a vector, each column of a\n"
+    "matrix, or each vector of a list. Boxes span the hinges with the median across them; whiskers\n"
+    "reach the most extreme values within range x the box's length (range=0: all), the rest are\n"
+    "drawn as outliers. Returns list(stats=, n=, out=, group=) invisibly as R's boxplot.stats (stats:\n"
+    "5 x groups: lower whisker, lower hinge, median, upper hinge, upper whisker)." },
   { "c", bi_c, "c(...)", OP_NONE, DIFF | BI_AD, "Combines numbers, booleans (1/0) and matrices into one column vector, as R's c().\nA matrix contributes its elements in row-major order (MLS's order, as matrix() fills and\nfor iterates), so c(t(X)) is R's column-major c(X). NULL arguments are skipped; c() is NULL.\nStrings are refused (use list() or paste()). Differentiable: grad flows to every piece." },
   { "cat", bi_cat, "cat(..., sep=\" \")", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "Writes its arguments to standard output joined by sep, with no newline added (R's cat):\nnumbers as print shows them (7 significant digits), strings unquoted, the elements of a\nmatrix one by one (row-major), the items of a list. cat(\"loss\", x, \"\\n\")." },
   { "cbind", bi_cbind, "cbind(...)", OP_NONE, DIFF | BI_AD, "Joins matrices (and numbers) side by side; row counts must match." },
@@ -186,6 +207,12 @@ const Builtin builtin_table[] = {
   { "ifdef", bi_ifdef, "ifdef(value, default)", OP_NONE, BI_IFDEF | DIFF | BI_AD,
     "ifdef($k, d) is the command-line value $k when it was given, else d." },
   { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
+  { "image", bi_image, "image(x, y=, z=, zlim=, xlim=, ylim=, col=, main=, xlab=, ylab=, axes=TRUE, key=TRUE, file=, width=640, height=480)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Starts a new figure of coloured cells (R's image), a heatmap: image(Z) draws Z[i, j] at x = (i-1)/(nrow-1),\n"
+    "y = (j-1)/(ncol-1) (R's orientation: rows along x, the first at the left; image(t(Z[n:1, ])) shows Z\n"
+    "as it prints); image(x, y, Z) at the given cell centres or edges. Values are cut into the colours of col\n"
+    "(a list; default R's hcl.colors(12, \"YlOrRd\", rev=TRUE)) evenly over zlim (default: the range);\n"
+    "NaN and values outside zlim are not drawn. key=TRUE adds a colour key right of the plot." },
   { "interQuartileMean", bi_interQuartileMean, "interQuartileMean(X, W=)", OP_NONE, DIFF | BI_AD, "DML's interquartile mean of column vector X: the mean of the values at positions\nceil(n/4)+1 .. ceil(3n/4) of sorted X (n = sum(W) with weights W, counts); 0 when n < 2\nleaves that range empty. Its derivative is each element's share of that mean." },
   { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
   { "inverse", bi_inv, "inverse(A)", OP_NONE, DIFF | BI_AD, "DML's other name of inv: the inverse of a square matrix." },
@@ -243,6 +270,11 @@ const Builtin builtin_table[] = {
   { "ls", bi_ls, "ls()", OP_NONE, INV | BI_EFFECT | BI_VARS | BI_NODIFF, "Lists the variables in scope with their types and shapes." },
   { "map", bi_map, "map(F, fn, margin=0)", OP_NONE, BI_NODIFF,
     "Applies the Java lambda fn (\"x -> x.toLowerCase()\") to every cell of frame F: a STRING frame\nof the results, NA cells left NA. MLS interprets the subset the SystemDS builtins use\n(docs/frames.md lists the methods); other forms, and margin=1, are located errors." },
+  { "matplot", bi_matplot, "matplot(x, y=, type=\"p\", col=, lty=, pch=, lwd=1, main=, xlab=, ylab=, xlim=, ylim=, file=, width=640, height=480, log=\"\", cex=1)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Starts a new figure of the columns of matrix y against x (R's matplot): a vector of nrow(y)\n"
+    "values, a matrix of y's shape (column by column), or 1..nrow(y) for matplot(y). Column j gets\n"
+    "colour j, line type j and symbol j of col (default palette 1-6), lty (1-5) and pch (\"1\", \"2\",\n"
+    "... \"9\", \"0\", \"a\" ...), recycled." },
   { "matrix", bi_matrix, "matrix(v, rows=, cols=, byrow=TRUE)", OP_NONE, DIFF | BI_AD,
     "Builds a rows x cols matrix from v: a number or 1x1 matrix (filled, as R recycles it),\n"
     "a string of numbers \"1 2 3 4\", or a matrix to reshape (row-major; byrow=FALSE fills\n"
@@ -261,6 +293,10 @@ const Builtin builtin_table[] = {
     "This process's MPI rank, 1 to mpi_size() (1-based, as R and DML count; docs/mpi.md).\n1 when mls runs as one process (not started by mpirun, or built without MPI)." },
   { "mpi_size", bi_mpi_size, "mpi_size()", OP_NONE, BI_NODIFF,
     "The number of MPI ranks running this script (mpirun -np N mls script.mls; docs/mpi.md); 1\nwhen mls runs as one process." },
+  { "mtext", bi_mtext, "mtext(text, side=3, line=0, adj=0.5, at=, cex=1, col=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Writes text in a margin of the open plot (R's mtext): side 1 below, 2 left, 3 above, 4 right;\n"
+    "line is the margin line counted out from the plot's edge (the text is centred on it); adj 0 puts\n"
+    "it at the start of the side, 0.5 the middle, 1 the end; at places it at that x (or y) value." },
   { "names", bi_names, "names(L)", OP_NONE, BI_NODIFF, "The names of a list's elements, as a list of strings (\"\" when unnamed)." },
   { "nchar", bi_nchar, "nchar(x)", OP_NONE, BI_NODIFF, "The number of characters of a string (UTF-8 code points, as R); of a number, of its text.\nA list of strings gives a column vector of their counts." },
   { "ncol", bi_ncol, "ncol(X)", OP_NONE, BI_SHAPE, "Number of columns (1 for a number)." },
@@ -269,6 +305,11 @@ const Builtin builtin_table[] = {
   { "nrow", bi_nrow, "nrow(X)", OP_NONE, BI_SHAPE, "Number of rows (1 for a number)." },
   { "order", bi_order, "order(target, by=1, decreasing=FALSE, index.return=FALSE)", OP_NONE, BI_AD, "Sorts the rows of target by column by (stable); index.return=TRUE gives the row indices.\nby may be a vector of columns (the first most significant). NaN sorts last either way, as R.\nindex.return=TRUE returns the permutation as a column vector of 1-based row indices.\nAs DML, not R: order(c(3, 1, 2)) gives the sorted values 1 2 3; R's permutation 2 3 1 is\norder(x, index.return = TRUE) (docs/language.md section 16)." },
   { "outer", bi_outer, "outer(a, b, op=\"*\")", OP_NONE, DIFF | BI_AD, "Matrix of op(a[i], b[j]) for column vector a and row vector b; op is \"+\", \"-\", \"*\", \"/\", \"^\", a comparison, \"min\" or \"max\".\nVectors of either orientation are accepted; the result is length(a) x length(b).\nAlso \"%%\", \"%/%\", \"&\" and \"|\": any elementwise binary operator. Differentiable in a and b." },
+  { "par", bi_par, "par(mfrow=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "The layout of the next figures, R's par(mfrow = c(rows, cols)): each plot(), hist(), image() ...\n"
+    "takes the next cell of a rows x cols page, filled by rows, and a full page starts a new\n"
+    "figure. Text and margins shrink as R's do (0.83 for 2 x 2, 0.66 with 3 or more rows or\n"
+    "columns). Returns the old setting, list(mfrow=), invisibly; par() alone returns it." },
   { "paste", bi_paste, "paste(..., sep=\" \")", OP_NONE, BI_NODIFF,
     "Joins the text of its arguments with sep (numbers to 15 significant digits)." },
   { "paste0", bi_paste0, "paste0(...)", OP_NONE, BI_NODIFF,
@@ -276,7 +317,7 @@ const Builtin builtin_table[] = {
   { "pchisq", bi_pchisq, "pchisq(target, df, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Chi-squared distribution function with df degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
   { "pexp", bi_pexp, "pexp(target, rate=1, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Exponential distribution function 1 - exp(-rate * target) (elementwise); lower.tail=FALSE gives P[X > q].\nDifferentiable in target." },
   { "pf", bi_pf, "pf(target, df1, df2, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "F distribution function with df1 and df2 degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
-  { "plot", bi_plot, "plot(x, y=, type=\"p\", main=, xlab=, ylab=, col=, xlim=, ylim=, file=, width=640, height=480, lwd=1, lty=1, pch=1)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+  { "plot", bi_plot, "plot(x, y=, type=\"p\", main=, xlab=, ylab=, col=, xlim=, ylim=, file=, width=640, height=480, lwd=1, lty=1, pch=1, log=\"\", cex=1, axes=TRUE, bg=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Starts a new figure (R's base graphics, drawn with cairo; docs/plots.md) showing y against x,\n"
     "vectors of one length (plot(y): x = 1..n). type \"p\" points, \"l\" a line, \"b\" both, \"n\" axes\n"
     "only. The axes span xlim and ylim (default: the data) plus 4%, with pretty tick labels; col is\n"
@@ -284,14 +325,18 @@ const Builtin builtin_table[] = {
     "width x height pixels or points) or, by default, mlsplot001.png, mlsplot002.png... in the\n"
     "working directory, named when written. It is written when finished (the next plot() or\n"
     "hist(), dev.off(), the end of the script) and, in the REPL, after each input; under Jupyter\n"
-    "it is shown below the cell instead. lines(), points(), legend() and title() add to it." },
+    "it is shown below the cell instead. lines(), points(), abline(), text(), mtext(), axis(),\n"
+    "legend() and title() add to it; par(mfrow=) puts several plots on one figure. plot(M) of an\n"
+    "n x 2 matrix plots its columns. log=\"x\", \"y\" or \"xy\" gives log axes; cex scales the\n"
+    "symbols; col may give one colour per point; axes=FALSE leaves out the axes and the box." },
   { "pmax", bi_minmax, "pmax(x, y=, ...)", OP_MAX2, DIFF | BI_AD, "DML's other name of max: pmax(X, Y) is the elementwise maximum (numbers broadcast);\nmore arguments fold left; pmax(X) alone is the largest element." },
   { "pmin", bi_minmax, "pmin(x, y=, ...)", OP_MIN2, DIFF | BI_AD, "DML's other name of min: pmin(X, Y) is the elementwise minimum (numbers broadcast);\nmore arguments fold left; pmin(X) alone is the smallest element." },
   { "pnorm", bi_pnorm, "pnorm(target, mean=0, sd=1, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Normal distribution function P[X <= target] (elementwise over a matrix); lower.tail=FALSE gives P[X > q].\nDifferentiable in target." },
-  { "points", bi_points, "points(x, y=, col=, pch=1, type=\"p\")", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+  { "points", bi_points, "points(x, y=, col=, pch=1, type=\"p\", cex=1, bg=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Adds point symbols at (x[i], y[i]) to the open figure (points(y): x = 1..n). pch as R: 0 square,\n"
-    "1 circle, 2 triangle, 3 plus, 4 cross, 5 diamond; 15-18 filled square, circle, triangle,\n"
-    "diamond; 19 filled circle, 20 small filled circle." },
+    "1 circle, 2 triangle, 3 plus, 4 cross, 5 diamond, 6-14 R's combined symbols; 15-18 filled square,\n"
+    "circle, triangle, diamond; 19 filled circle, 20 small filled circle; 21-25 filled with bg; or one\n"
+    "character (pch=\"x\"). col may give one colour per point; cex scales the symbols." },
   { "print", bi_print, "print(x, digits=7)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
   { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD | BI_NARM, "Product of all elements (a number; 1 for an empty matrix, as R)." },
@@ -412,6 +457,10 @@ const Builtin builtin_table[] = {
     "The last n rows of matrix x (a column vector: its last n elements), or the last n items of\na list, as R's tail; a negative n leaves out the first -n. A number or string is itself." },
   { "tan", bi_unary, "tan(x)", OP_TAN, DIFF | BI_AD, "Tangent (radians), elementwise." },
   { "tanh", bi_unary, "tanh(x)", OP_TANH, DIFF | BI_AD, "Hyperbolic tangent, elementwise." },
+  { "text", bi_text, "text(x, y=, labels=, adj=0.5, pos=, cex=1, col=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Writes labels (strings or numbers, recycled; default 1..n) centred at the points (x[i], y[i]) of the\n"
+    "open plot (R's text). adj 0 left-aligns, 1 right-aligns; pos 1, 2, 3 or 4 puts each label below,\n"
+    "left of, above or right of its point instead. col may give one colour per label." },
   { "time", bi_time, "time()", OP_NONE, BI_EFFECT | BI_NODIFF, "A monotonic clock in nanoseconds (differences measure elapsed time)." },
   { "title", bi_title, "title(main=, xlab=, ylab=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Sets the main title and the axis labels of the open figure (those given)." },

@@ -10,7 +10,7 @@
 #include "ops.h"
 #include "tensor.h"
 
-#define BI_MAX_PARAMS 16
+#define BI_MAX_PARAMS 24
 
 /* Arguments as bound to the signature: v[i] is parameter i (VT_UNBOUND when not given);
 ** arguments that fall into "..." are in dots (with their names, NULL when positional). */

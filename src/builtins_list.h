@@ -41,6 +41,7 @@ BI_DECL(jit) BI_DECL(explain) BI_DECL(dot)
 BI_DECL(device) BI_DECL(gpu) BI_DECL(cpu)
 /* src/plot/plot_builtins.c: base graphics (issue 13) */
 BI_DECL(plot) BI_DECL(lines) BI_DECL(points) BI_DECL(hist) BI_DECL(legend) BI_DECL(title) BI_DECL(dev_off)
+BI_DECL(abline) BI_DECL(text) BI_DECL(mtext) BI_DECL(axis) BI_DECL(image) BI_DECL(barplot) BI_DECL(boxplot) BI_DECL(matplot) BI_DECL(par)
 /* builtins_r.c: R habits (issue 13) */
 BI_DECL(c) BI_DECL(rep) BI_DECL(seq_len) BI_DECL(which) BI_DECL(nchar) BI_DECL(cat) BI_DECL(set_seed)
 BI_DECL(progress)

@@ -14,19 +14,37 @@ PlotState *plot_state(Interp *I) {
   return I->plot;
 }
 
+void plot_series_free(PlotSeries *s) {
+  mem_free(s->x);
+  mem_free(s->y);
+  mem_free(s->ab);
+  mem_free(s->cols);
+  mem_free(s->pchs);
+  if (s->lab)
+    for (int64_t j = 0; j < s->n; j++) mem_free(s->lab[j]);
+  mem_free(s->lab);
+}
+
+static void panel_free(Panel *p) {
+  for (int i = 0; i < p->ns; i++) plot_series_free(&p->s[i]);
+  mem_free(p->s);
+  for (int i = 0; i < p->nleg; i++) {
+    for (int j = 0; j < p->leg[i].n; j++) mem_free(p->leg[i].items[j].label);
+    mem_free(p->leg[i].items);
+  }
+  mem_free(p->leg);
+  if (p->key) mem_free(p->key->col);
+  mem_free(p->key);
+  mem_free(p->main);
+  mem_free(p->xlab);
+  mem_free(p->ylab);
+}
+
 void plot_figure_free(Figure *f) {
   if (!f) return;
-  for (int i = 0; i < f->ns; i++) { mem_free(f->s[i].x); mem_free(f->s[i].y); }
-  mem_free(f->s);
-  for (int i = 0; i < f->nleg; i++) {
-    for (int j = 0; j < f->leg[i].n; j++) mem_free(f->leg[i].items[j].label);
-    mem_free(f->leg[i].items);
-  }
-  mem_free(f->leg);
+  for (int i = 0; i < f->np; i++) panel_free(&f->p[i]);
+  mem_free(f->p);
   mem_free(f->file);
-  mem_free(f->main);
-  mem_free(f->xlab);
-  mem_free(f->ylab);
   if (f->src) source_release(f->src);
   mem_free(f);
 }

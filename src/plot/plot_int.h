@@ -12,19 +12,41 @@ typedef enum { PF_PNG, PF_SVG, PF_PDF } PlotFormat;
 
 typedef struct PlotColor { double r, g, b, a; } PlotColor;
 
-enum { SER_LINE = 1, SER_POINTS = 2, SER_RECTS = 4 };   /* bits of PlotSeries.kind */
+/* bits of PlotSeries.kind; a series is one call's drawing. The data kinds are clipped to the
+** plot region; SER_AXIS and SER_MTEXT draw in the margins. */
+enum {
+  SER_LINE = 1, SER_POINTS = 2,
+  SER_RECTS = 4,             /* histogram bars: x the n+1 breaks, y the n heights */
+  SER_BOXES = 8,             /* n rectangles: x[2i], x[2i+1] left and right, y[2i], y[2i+1] bottom and top */
+  SER_SEGS = 16,             /* n segments (x[2i], y[2i]) to (x[2i+1], y[2i+1]) */
+  SER_TEXT = 32,             /* labels lab[i] at (x[i], y[i]) */
+  SER_ABLINE = 64,           /* n lines: x[i] = NaN: y = y[i]; y[i] = NaN: x = x[i]; else ab[] */
+  SER_AXIS = 128,            /* an axis on side `side`: ticks at x[i], labels lab[i] (NULL: the number) */
+  SER_MTEXT = 256            /* lab[0] in margin `side`, line `line`, at x[0] (NaN: the middle) */
+};
 
-/* One call's data: lines and/or points through (x[i], y[i]); SER_RECTS: the bars of a
-** histogram, x the n+1 breaks and y the n heights. The arrays belong to the series. */
+/* One call's data. Coordinates are data values (a log axis maps them when drawn). The arrays
+** and strings belong to the series. */
 typedef struct PlotSeries {
   int kind;
   int64_t n;
   double *x, *y;
-  PlotColor col;             /* line, point and bar-border colour */
-  PlotColor fill;            /* bars (a = 0: not filled) */
-  int pch;                   /* point symbol, R's numbers (1 open circle, 16 filled, ...) */
-  int lty;                   /* 1 solid, 2 dashed, 3 dotted, 4 dot-dash */
+  double *ab;                /* SER_ABLINE: a[i] = ab[2i], b[i] = ab[2i+1] (NULL: none) */
+  char **lab;                /* SER_TEXT, SER_AXIS, SER_MTEXT: n labels (SER_MTEXT: 1) */
+  PlotColor col;             /* line, point, text and border colour (a = 0: no border) */
+  PlotColor fill;            /* bars, boxes and filled symbols 21-25 (a = 0: not filled) */
+  PlotColor *cols;           /* per point or box (recycled; NULL: col, or fill for boxes) */
+  int ncols;
+  int pch;                   /* point symbol, R's numbers 0-25; 256 + c: the character c */
+  int *pchs;                 /* per point (recycled; NULL: pch) */
+  int npchs;
+  int lty;                   /* 0 none, 1 solid, 2 dashed, 3 dotted, 4 dot-dash ... */
   double lwd;
+  double cex;                /* symbol and text size (1: 0.6 and 1 times the font) */
+  int side;                  /* SER_AXIS, SER_MTEXT: 1 below, 2 left, 3 above, 4 right */
+  double line;               /* SER_MTEXT: the margin line */
+  double adj;                /* SER_TEXT: 0 left, 0.5 centred, 1 right */
+  int pos;                   /* SER_TEXT: 0, or R's pos: 1 below, 2 left, 3 above, 4 right */
 } PlotSeries;
 
 typedef struct PlotLegendItem { char *label; PlotColor col; int pch; int lty; } PlotLegendItem;
@@ -36,22 +58,34 @@ typedef enum {
 
 typedef struct PlotLegend { PlotLegendPos pos; int n; PlotLegendItem *items; } PlotLegend;
 
-typedef struct Figure {
-  int number;                /* 1, 2, ... in the session: the default file mlsplot%03d.png */
-  char *file;                /* where it is written (owned); NULL: the display hook only */
-  bool user_file;            /* file= was given (no message when it is written) */
-  PlotFormat fmt;
-  int width, height;         /* pixels (png) or points (svg, pdf) */
-  double usr[4];             /* x0, x1, y0, y1: the data range the plot region shows */
-  bool axes;
+/* An image()'s colour key in the right margin: ncol colours over [z0, z1]. */
+typedef struct PlotKey { double z0, z1; int ncol; PlotColor *col; } PlotKey;
+
+/* One plot in the figure (par(mfrow) puts several on a page): its coordinates and contents. */
+typedef struct Panel {
+  double usr[4];             /* x0, x1, y0, y1: the range the plot region shows (log10 of it on a log axis) */
+  bool logx, logy;
+  int axes;                  /* bits 1 << side of the default pretty axes (sides 1 and 2: 6) */
+  bool box;
   char *main, *xlab, *ylab;  /* owned; NULL: none */
   PlotSeries *s;
   int ns, caps;
   PlotLegend *leg;
   int nleg, capleg;
+  PlotKey *key;              /* NULL: none */
+} Panel;
+
+typedef struct Figure {
+  int number;                /* the default file's number k (mlsplot%03d.png); 0: file= or the display's */
+  char *file;                /* where it is written (owned); NULL: the display hook only */
+  bool user_file;            /* file= was given (no message when it is written) */
+  PlotFormat fmt;
+  int width, height;         /* pixels (png) or points (svg, pdf) */
+  int rows, cols;            /* par(mfrow) when it was opened: rows x cols panels, filled by rows */
+  Panel *p;                  /* the panels so far (1 .. rows * cols); p[np - 1] is drawn on */
+  int np;
   bool dirty;                /* changed since it was last written or displayed */
   bool write_failed;         /* plot_flush could not write it (dev.off() tries again) */
-  bool box;
   const volatile sig_atomic_t *stop;   /* the interpreter's Ctrl-C flag: rendering stops */
   struct Source *src;        /* retained: where the plot() or hist() call that opened it is */
   Span span;                 /* that call (the location of an error writing it at the end) */
@@ -61,7 +95,10 @@ typedef struct PlotState {
   Figure *cur;               /* the open figure lines(), points(), legend() and title() draw on */
   Figure **done;             /* finished but not yet displayed (display mode only) */
   int ndone, capdone;
-  int count;                 /* figures started so far */
+  int count;                 /* the last default file number used (mlsplot%03d.png) */
+  bool looked;               /* count starts from the files the working directory holds */
+  int rows, cols;            /* par(mfrow) */
+  bool new_page;             /* par(mfrow=) was called: the next plot starts a new figure */
 } PlotState;
 
 /* ---- layout (render.c): R's defaults at 72 units per inch ---- */
@@ -88,12 +125,21 @@ unsigned char *plot_png_bytes(const Figure *f, size_t *len, char *err, size_t er
 int plot_pretty(double lo, double hi, int n, int min_n, double *out, int max);
 /* The axis range R's xaxs="r" shows for data in [lo, hi]: 4% more on each side. */
 void plot_extend_range(double lo, double hi, double out[2]);
-/* Tick labels: formats v with as many decimals as the step between ticks needs. */
-void plot_tick_label(double v, double step, char *buf, size_t n);
+/* Tick labels as R's axis() writes them: the n values formatted together (R's formatReal with 7
+** digits: fixed notation unless scientific is narrower, one number of decimals for all);
+** writes n strings of at most PLOT_LABEL bytes to out. */
+#define PLOT_LABEL 40
+void plot_tick_labels(const double *v, int n, char (*out)[PLOT_LABEL]);
+/* The ticks R's axis() puts on a log axis showing 10^lo .. 10^hi (R's GLpretty and
+** CreateAtVector): 10^k, 1-5-10 or 1-2-5-10 steps, or pretty() when it spans under a decade.
+** Returns how many (at most max). */
+int plot_log_ticks(double lo, double hi, double *out, int max);
 /* A colour by name ("red", "#RRGGBB", "#RRGGBBAA") or R's palette() index (1 black, 2 red...);
 ** false when unknown. */
 bool plot_color_name(const char *name, PlotColor *c);
 bool plot_color_index(double k, PlotColor *c);
+/* The opaque colour 0xRRGGBB. */
+PlotColor plot_rgb(unsigned rgb);
 
 /* ---- figures (plot.c) ---- */
 PlotState *plot_state(Interp *I);
@@ -102,5 +148,6 @@ void plot_finish(Interp *I, bool throw_errors);
 /* The format from a file name's extension; false when it is not .png, .svg or .pdf. */
 bool plot_format_of(const char *path, PlotFormat *fmt);
 void plot_figure_free(Figure *f);
+void plot_series_free(PlotSeries *s);
 
 #endif

@@ -14,12 +14,30 @@
 
 typedef struct Region { double l, r, t, b; } Region;
 
-static double map_x(const Figure *f, const Region *R, double x) {
-  return R->l + (x - f->usr[0]) / (f->usr[1] - f->usr[0]) * (R->r - R->l);
+/* What drawing one panel needs: its region on the page and the page's size factor (R shrinks
+** text and margins by 0.83 in a 2 x 2 layout, 0.66 with 3 or more rows or columns). */
+typedef struct Ctx {
+  cairo_t *cr;
+  const Figure *f;
+  const Panel *p;
+  Region R;
+  double line, font;         /* one margin line and the font size, scaled */
+} Ctx;
+
+/* A data value on the axis (log10 of it on a log axis; NaN for a value <= 0 there). */
+static double tx(bool log, double v) { return !log ? v : v > 0 ? log10(v) : NAN; }
+
+static double map_x(const Ctx *C, double x) {
+  const Panel *p = C->p;
+  return C->R.l + (tx(p->logx, x) - p->usr[0]) / (p->usr[1] - p->usr[0]) * (C->R.r - C->R.l);
 }
-static double map_y(const Figure *f, const Region *R, double y) {
-  return R->b - (y - f->usr[2]) / (f->usr[3] - f->usr[2]) * (R->b - R->t);
+static double map_y(const Ctx *C, double y) {
+  const Panel *p = C->p;
+  return C->R.b - (tx(p->logy, y) - p->usr[2]) / (p->usr[3] - p->usr[2]) * (C->R.b - C->R.t);
 }
+/* A value already in usr coordinates (log10 on a log axis). */
+static double ux(const Ctx *C, double u) { return C->R.l + (u - C->p->usr[0]) / (C->p->usr[1] - C->p->usr[0]) * (C->R.r - C->R.l); }
+static double uy(const Ctx *C, double u) { return C->R.b - (u - C->p->usr[2]) / (C->p->usr[3] - C->p->usr[2]) * (C->R.b - C->R.t); }
 
 static void set_color(cairo_t *cr, PlotColor c) { cairo_set_source_rgba(cr, c.r, c.g, c.b, c.a); }
 
@@ -34,11 +52,14 @@ static void set_line(cairo_t *cr, int lty, double lwd) {
 }
 
 /* Text with its anchor (x, y): hadj 0 left, 0.5 centre, 1 right; vadj 0 baseline, 0.5 middle of
-** the digits, 1 their top; rotated by angle (radians, counter-clockwise on the page). */
+** the digits, 1 their top; rotated by angle (radians, counter-clockwise on the page). The cap
+** height is that of the current font size. */
 static void text_at(cairo_t *cr, const char *s, double x, double y, double hadj, double vadj, double angle) {
   cairo_text_extents_t te;
   cairo_text_extents(cr, s, &te);
-  double cap = 0.72 * PLOT_FONT;
+  cairo_matrix_t m;
+  cairo_get_font_matrix(cr, &m);
+  double cap = 0.72 * m.yy;
   cairo_save(cr);
   cairo_translate(cr, x, y);
   cairo_rotate(cr, -angle);
@@ -52,49 +73,88 @@ static void font(cairo_t *cr, double size, bool bold) {
   cairo_set_font_size(cr, size);
 }
 
-/* One point symbol (R's pch) centred at (x, y), its own path. */
-static void point(cairo_t *cr, int pch, double x, double y, PlotColor col) {
-  double r = 0.3 * PLOT_FONT;
+static void poly(cairo_t *cr, const double *xy, int n, double x, double y, double r) {
+  cairo_move_to(cr, x + r * xy[0], y + r * xy[1]);
+  for (int i = 1; i < n; i++) cairo_line_to(cr, x + r * xy[2 * i], y + r * xy[2 * i + 1]);
+  cairo_close_path(cr);
+}
+
+static const double sq[] = { -1, -1, 1, -1, 1, 1, -1, 1 };
+static const double tri_up[] = { 0, -1.15, 1, 0.6, -1, 0.6 };
+static const double tri_down[] = { 0, 1.15, 1, -0.6, -1, -0.6 };
+static const double dia[] = { 0, -1.3, 1.3, 0, 0, 1.3, -1.3, 0 };
+
+static void plus(cairo_t *cr, double x, double y, double r) {
+  cairo_move_to(cr, x - r, y); cairo_line_to(cr, x + r, y);
+  cairo_move_to(cr, x, y - r); cairo_line_to(cr, x, y + r);
+}
+static void cross(cairo_t *cr, double x, double y, double r) {
+  cairo_move_to(cr, x - r, y - r); cairo_line_to(cr, x + r, y + r);
+  cairo_move_to(cr, x - r, y + r); cairo_line_to(cr, x + r, y - r);
+}
+static void circle(cairo_t *cr, double x, double y, double r) {
+  cairo_new_sub_path(cr);
+  cairo_arc(cr, x, y, r, 0, 2 * M_PI);
+}
+
+/* One point symbol (R's pch 0-25, or 256 + c: the character c) centred at (x, y), its own
+** path; r is the symbol's half size (0.3 of the font at cex 1); bg fills 21-25. */
+static void point(cairo_t *cr, int pch, double x, double y, PlotColor col, PlotColor bg, double r) {
   set_color(cr, col);
   set_line(cr, 1, 1);
   cairo_new_path(cr);
-  switch (pch) {
-  case 0: case 15: cairo_rectangle(cr, x - r, y - r, 2 * r, 2 * r); break;
-  case 2: case 17:
-    cairo_move_to(cr, x, y - 1.15 * r);
-    cairo_line_to(cr, x + r, y + 0.6 * r);
-    cairo_line_to(cr, x - r, y + 0.6 * r);
-    cairo_close_path(cr);
-    break;
-  case 3:
-    cairo_move_to(cr, x - 1.2 * r, y); cairo_line_to(cr, x + 1.2 * r, y);
-    cairo_move_to(cr, x, y - 1.2 * r); cairo_line_to(cr, x, y + 1.2 * r);
-    break;
-  case 4:
-    cairo_move_to(cr, x - r, y - r); cairo_line_to(cr, x + r, y + r);
-    cairo_move_to(cr, x - r, y + r); cairo_line_to(cr, x + r, y - r);
-    break;
-  case 5: case 18:
-    cairo_move_to(cr, x, y - 1.3 * r); cairo_line_to(cr, x + 1.3 * r, y);
-    cairo_line_to(cr, x, y + 1.3 * r); cairo_line_to(cr, x - 1.3 * r, y);
-    cairo_close_path(cr);
-    break;
-  case 20: cairo_arc(cr, x, y, 0.66 * r, 0, 2 * M_PI); break;
-  default: cairo_arc(cr, x, y, r, 0, 2 * M_PI); break;   /* 1, 16, 19 */
+  if (pch >= 256) {
+    char s[2] = { (char)(pch - 256), 0 };
+    cairo_save(cr);
+    font(cr, r / 0.3, false);
+    text_at(cr, s, x, y, 0.5, 0.5, 0);
+    cairo_restore(cr);
+    return;
   }
-  if (pch >= 15) cairo_fill(cr);
-  else cairo_stroke(cr);
+  switch (pch) {
+  case 0: case 15: case 22: poly(cr, sq, 4, x, y, r); break;
+  case 2: case 17: case 24: poly(cr, tri_up, 3, x, y, r); break;
+  case 6: case 25: poly(cr, tri_down, 3, x, y, r); break;
+  case 3: plus(cr, x, y, 1.2 * r); break;
+  case 4: cross(cr, x, y, r); break;
+  case 5: case 18: case 23: poly(cr, dia, 4, x, y, pch == 18 ? 0.8 * r : r); break;
+  case 7: poly(cr, sq, 4, x, y, r); cross(cr, x, y, r); break;
+  case 8: plus(cr, x, y, 1.2 * r); cross(cr, x, y, r); break;
+  case 9: poly(cr, dia, 4, x, y, r); plus(cr, x, y, 1.3 * r); break;
+  case 10: circle(cr, x, y, r); plus(cr, x, y, r); break;
+  case 11: poly(cr, tri_up, 3, x, y, r); poly(cr, tri_down, 3, x, y, r); break;
+  case 12: poly(cr, sq, 4, x, y, r); plus(cr, x, y, r); break;
+  case 13: circle(cr, x, y, r); cross(cr, x, y, r); break;
+  case 14: poly(cr, sq, 4, x, y, r); cairo_move_to(cr, x - r, y + r); cairo_line_to(cr, x, y - r); cairo_line_to(cr, x + r, y + r); break;
+  case 20: circle(cr, x, y, 0.66 * r); break;
+  default: circle(cr, x, y, r); break;   /* 1, 16, 19, 21 */
+  }
+  if (pch >= 21 && pch <= 25) {
+    if (bg.a > 0) { set_color(cr, bg); cairo_fill_preserve(cr); set_color(cr, col); }
+    cairo_stroke(cr);
+  } else if (pch >= 15) {
+    cairo_fill(cr);
+  } else {
+    cairo_stroke(cr);
+  }
 }
 
 /* Ctrl-C (the flag the figure carries) stops a long series: cairo draws a million points or
 ** segments in seconds to minutes, so the loops look every 1024 of them. */
 static bool stopped(const Figure *f, int64_t i) { return (i & 1023) == 0 && f->stop && *f->stop; }
 
-static void draw_series(cairo_t *cr, const Figure *f, const Region *R, const PlotSeries *s) {
+static PlotColor col_at(const PlotSeries *s, int64_t i, PlotColor dflt) {
+  return s->cols && s->ncols > 0 ? s->cols[i % s->ncols] : dflt;
+}
+
+/* The plot region's data, clipped to it. */
+static void draw_series(const Ctx *C, const PlotSeries *s) {
+  cairo_t *cr = C->cr;
+  const Figure *f = C->f;
   if (s->kind & SER_RECTS) {
-    double y0 = map_y(f, R, 0);
+    double y0 = map_y(C, 0);
     for (int64_t i = 0; i < s->n && !stopped(f, i); i++) {
-      double xa = map_x(f, R, s->x[i]), xb = map_x(f, R, s->x[i + 1]), yt = map_y(f, R, s->y[i]);
+      double xa = map_x(C, s->x[i]), xb = map_x(C, s->x[i + 1]), yt = map_y(C, s->y[i]);
       if (s->fill.a > 0) {
         cairo_new_path(cr);
         cairo_rectangle(cr, xa, yt, xb - xa, y0 - yt);
@@ -109,6 +169,89 @@ static void draw_series(cairo_t *cr, const Figure *f, const Region *R, const Plo
     }
     return;
   }
+  if (s->kind & SER_BOXES) {
+    for (int64_t i = 0; i < s->n && !stopped(f, i); i++) {
+      double xa = map_x(C, s->x[2 * i]), xb = map_x(C, s->x[2 * i + 1]);
+      double ya = map_y(C, s->y[2 * i]), yb = map_y(C, s->y[2 * i + 1]);
+      if (!isfinite(xa) || !isfinite(xb) || !isfinite(ya) || !isfinite(yb)) continue;
+      PlotColor fill = col_at(s, i, s->fill);
+      cairo_new_path(cr);
+      cairo_rectangle(cr, fmin(xa, xb), fmin(ya, yb), fabs(xb - xa), fabs(yb - ya));
+      if (fill.a > 0) {
+        set_color(cr, fill);
+        if (s->col.a > 0) cairo_fill_preserve(cr);
+        else {                              /* cells without borders: no seams between them */
+          cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
+          cairo_fill(cr);
+          cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
+        }
+      }
+      if (s->col.a > 0 && s->lty > 0) {
+        set_color(cr, s->col);
+        set_line(cr, s->lty, s->lwd);
+        cairo_stroke(cr);
+      }
+      cairo_new_path(cr);
+    }
+    return;
+  }
+  if (s->kind & SER_SEGS) {
+    set_color(cr, s->col);
+    set_line(cr, s->lty, s->lwd);
+    for (int64_t i = 0; i < s->n && !stopped(f, i); i++) {
+      double xa = map_x(C, s->x[2 * i]), xb = map_x(C, s->x[2 * i + 1]);
+      double ya = map_y(C, s->y[2 * i]), yb = map_y(C, s->y[2 * i + 1]);
+      if (!isfinite(xa) || !isfinite(xb) || !isfinite(ya) || !isfinite(yb) || s->lty == 0) continue;
+      cairo_new_path(cr);
+      cairo_move_to(cr, xa, ya);
+      cairo_line_to(cr, xb, yb);
+      cairo_stroke(cr);
+    }
+    return;
+  }
+  if (s->kind & SER_ABLINE) {
+    if (s->lty == 0) return;
+    set_color(cr, s->col);
+    set_line(cr, s->lty, s->lwd);
+    const double *u = C->p->usr;
+    for (int64_t i = 0; i < s->n; i++) {
+      cairo_new_path(cr);
+      if (isnan(s->x[i])) {                 /* h: a data value */
+        double y = map_y(C, s->y[i]);
+        if (!isfinite(y)) continue;
+        cairo_move_to(cr, C->R.l, y);
+        cairo_line_to(cr, C->R.r, y);
+      } else if (isnan(s->y[i])) {          /* v */
+        double x = map_x(C, s->x[i]);
+        if (!isfinite(x)) continue;
+        cairo_move_to(cr, x, C->R.t);
+        cairo_line_to(cr, x, C->R.b);
+      } else {                              /* y = a + b x in the axes' (log10) coordinates, as R's untf=FALSE */
+        double a = s->ab[2 * i], b = s->ab[2 * i + 1];
+        cairo_move_to(cr, ux(C, u[0]), uy(C, a + b * u[0]));
+        cairo_line_to(cr, ux(C, u[1]), uy(C, a + b * u[1]));
+      }
+      cairo_stroke(cr);
+    }
+    return;
+  }
+  if (s->kind & SER_TEXT) {
+    font(cr, C->font * s->cex, false);
+    double off = 0.5 * C->font * s->cex;
+    for (int64_t i = 0; i < s->n && !stopped(f, i); i++) {
+      double x = map_x(C, s->x[i]), y = map_y(C, s->y[i]);
+      if (!isfinite(x) || !isfinite(y)) continue;
+      set_color(cr, col_at(s, i, s->col));
+      switch (s->pos) {
+      case 1: text_at(cr, s->lab[i], x, y + off, 0.5, 1, 0); break;
+      case 2: text_at(cr, s->lab[i], x - off, y, 1, 0.5, 0); break;
+      case 3: text_at(cr, s->lab[i], x, y - off, 0.5, 0, 0); break;
+      case 4: text_at(cr, s->lab[i], x + off, y, 0, 0.5, 0); break;
+      default: text_at(cr, s->lab[i], x, y, s->adj, 0.5, 0); break;
+      }
+    }
+    return;
+  }
   if (s->kind & SER_LINE) {               /* one path; a non-finite value lifts the pen */
     set_color(cr, s->col);
     set_line(cr, s->lty, s->lwd);
@@ -116,8 +259,8 @@ static void draw_series(cairo_t *cr, const Figure *f, const Region *R, const Plo
     cairo_new_path(cr);
     bool down = false;
     for (int64_t i = 0; i < s->n; i++) {
-      if (!isfinite(s->x[i]) || !isfinite(s->y[i])) { down = false; continue; }
-      double x = map_x(f, R, s->x[i]), y = map_y(f, R, s->y[i]);
+      double x = map_x(C, s->x[i]), y = map_y(C, s->y[i]);
+      if (!isfinite(x) || !isfinite(y)) { down = false; continue; }
       if (down) cairo_line_to(cr, x, y);
       else cairo_move_to(cr, x, y);
       down = true;
@@ -129,53 +272,125 @@ static void draw_series(cairo_t *cr, const Figure *f, const Region *R, const Plo
     }
     cairo_stroke(cr);
   }
-  if (s->kind & SER_POINTS)
-    for (int64_t i = 0; i < s->n && !stopped(f, i); i++)
-      if (isfinite(s->x[i]) && isfinite(s->y[i]))
-        point(cr, s->pch, map_x(f, R, s->x[i]), map_y(f, R, s->y[i]), s->col);
-}
-
-static void draw_axes(cairo_t *cr, const Figure *f, const Region *R) {
-  double ticks[64];
-  char lab[64];
-  font(cr, PLOT_FONT, false);
-  set_color(cr, (PlotColor){ 0, 0, 0, 1 });
-  set_line(cr, 1, 1);
-  for (int axis = 0; axis < 2; axis++) {
-    double lo = f->usr[2 * axis], hi = f->usr[2 * axis + 1], eps = 1e-9 * (hi - lo);
-    int n = plot_pretty(lo, hi, 5, 5 / 3, ticks, 64), k = 0;
-    for (int i = 0; i < n; i++)
-      if (ticks[i] >= lo - eps && ticks[i] <= hi + eps) ticks[k++] = ticks[i];
-    if (k == 0) continue;
-    double step = k > 1 ? ticks[1] - ticks[0] : 1, tick = 0.5 * PLOT_LINE;
-    cairo_new_path(cr);
-    if (axis == 0) {
-      cairo_move_to(cr, map_x(f, R, ticks[0]), R->b);
-      cairo_line_to(cr, map_x(f, R, ticks[k - 1]), R->b);
-      for (int i = 0; i < k; i++) {
-        cairo_move_to(cr, map_x(f, R, ticks[i]), R->b);
-        cairo_line_to(cr, map_x(f, R, ticks[i]), R->b + tick);
-      }
-    } else {
-      cairo_move_to(cr, R->l, map_y(f, R, ticks[0]));
-      cairo_line_to(cr, R->l, map_y(f, R, ticks[k - 1]));
-      for (int i = 0; i < k; i++) {
-        cairo_move_to(cr, R->l, map_y(f, R, ticks[i]));
-        cairo_line_to(cr, R->l - tick, map_y(f, R, ticks[i]));
-      }
-    }
-    cairo_stroke(cr);
-    for (int i = 0; i < k; i++) {
-      plot_tick_label(ticks[i], step, lab, sizeof lab);
-      if (axis == 0) text_at(cr, lab, map_x(f, R, ticks[i]), R->b + 0.95 * PLOT_LINE, 0.5, 1, 0);
-      else text_at(cr, lab, R->l - 0.95 * PLOT_LINE, map_y(f, R, ticks[i]), 0.5, 0, M_PI / 2);
+  if (s->kind & SER_POINTS) {
+    double r = 0.3 * C->font * s->cex;
+    for (int64_t i = 0; i < s->n && !stopped(f, i); i++) {
+      double x = map_x(C, s->x[i]), y = map_y(C, s->y[i]);
+      if (isfinite(x) && isfinite(y)) point(cr, s->pchs ? s->pchs[i % s->npchs] : s->pch, x, y, col_at(s, i, s->col), s->fill, r);
     }
   }
 }
 
-static void draw_legend(cairo_t *cr, const Region *R, const PlotLegend *L) {
+/* The ticks R's axis() puts on side (1-4) by default, inside the shown range (data values). */
+static int default_ticks(const Panel *p, int side, double *t, int max) {
+  bool xa = side % 2 == 1, log = xa ? p->logx : p->logy;
+  double lo = p->usr[xa ? 0 : 2], hi = p->usr[xa ? 1 : 3], eps = 1e-9 * (hi - lo);
+  int n = log ? plot_log_ticks(lo, hi, t, max) : plot_pretty(lo, hi, 5, 5 / 3, t, max), k = 0;
+  for (int i = 0; i < n; i++) {
+    double u = tx(log, t[i]);
+    if (u >= lo - eps && u <= hi + eps) t[k++] = t[i];
+  }
+  return k;
+}
+
+/* An axis on side (1 below, 2 left, 3 above, 4 right): a line from the first tick to the last,
+** ticks half a line out, labels (NULL: the numbers as R formats them) a line out, the ones on
+** sides 2 and 4 parallel to the axis. lty 0: the labels alone. */
+static void draw_axis(const Ctx *C, int side, const double *at, int n, char *const *labels, int lty, PlotColor col) {
+  cairo_t *cr = C->cr;
+  if (n <= 0) return;
+  char (*fmt)[PLOT_LABEL] = NULL;
+  if (!labels) {
+    fmt = malloc((size_t)n * sizeof *fmt);
+    if (!fmt) return;
+    plot_tick_labels(at, n, fmt);
+  }
+  font(cr, C->font, false);
+  set_color(cr, col);
+  set_line(cr, 1, 1);
+  double tick = 0.5 * C->line, first = INFINITY, last = -INFINITY;
+  bool xa = side % 2 == 1;
+  double edge = side == 1 ? C->R.b : side == 2 ? C->R.l : side == 3 ? C->R.t : C->R.r;
+  double out = side == 1 || side == 4 ? 1 : -1;   /* the outward direction */
+  cairo_new_path(cr);
+  for (int i = 0; i < n; i++) {
+    double v = xa ? map_x(C, at[i]) : map_y(C, at[i]);
+    if (!isfinite(v)) continue;
+    first = fmin(first, v);
+    last = fmax(last, v);
+    if (lty == 0) continue;
+    if (xa) { cairo_move_to(cr, v, edge); cairo_line_to(cr, v, edge + out * tick); }
+    else { cairo_move_to(cr, edge, v); cairo_line_to(cr, edge + out * tick, v); }
+  }
+  if (lty != 0 && first <= last) {
+    if (xa) { cairo_move_to(cr, first, edge); cairo_line_to(cr, last, edge); }
+    else { cairo_move_to(cr, edge, first); cairo_line_to(cr, edge, last); }
+    cairo_stroke(cr);
+  }
+  cairo_new_path(cr);
+  double gap = 0.95 * C->line, llo = NAN, lhi = NAN;
+  cairo_text_extents_t em;
+  cairo_text_extents(cr, "m", &em);
+  for (int i = 0; i < n; i++) {
+    double v = xa ? map_x(C, at[i]) : map_y(C, at[i]);
+    const char *s = labels ? labels[i] : fmt[i];
+    if (!isfinite(v) || !s) continue;
+    /* as R (gap.axis = 1): a label closer than an "m" to the last one drawn is left out */
+    cairo_text_extents_t te;
+    cairo_text_extents(cr, s, &te);
+    double lo = v - te.x_advance / 2, hi = v + te.x_advance / 2;
+    if (!isnan(llo) && lo < lhi + em.x_advance && hi > llo - em.x_advance) continue;
+    llo = lo;
+    lhi = hi;
+    switch (side) {
+    case 1: text_at(cr, s, v, edge + gap, 0.5, 1, 0); break;
+    case 2: text_at(cr, s, edge - gap, v, 0.5, 0, M_PI / 2); break;
+    case 3: text_at(cr, s, v, edge - gap, 0.5, 0, 0); break;
+    default: text_at(cr, s, edge + gap, v, 0.5, 1, M_PI / 2); break;
+    }
+  }
+  free(fmt);
+}
+
+static void draw_default_axes(const Ctx *C) {
+  double t[64];
+  for (int side = 1; side <= 4; side++) {
+    if (!(C->p->axes & (1 << side))) continue;
+    int k = default_ticks(C->p, side, t, 64);
+    draw_axis(C, side, t, k, NULL, 1, (PlotColor){ 0, 0, 0, 1 });
+  }
+}
+
+/* The margin items: axis() and mtext(). */
+static void draw_margin(const Ctx *C, const PlotSeries *s) {
+  cairo_t *cr = C->cr;
+  if (s->kind & SER_AXIS) {
+    double t[64];
+    if (s->n > 0) draw_axis(C, s->side, s->x, (int)s->n, s->lab, s->lty, s->col);
+    else draw_axis(C, s->side, t, default_ticks(C->p, s->side, t, 64), NULL, s->lty, s->col);
+    return;
+  }
+  /* SER_MTEXT: the text's middle on the middle of margin line `line` */
+  font(cr, C->font * s->cex, false);
+  set_color(cr, s->col);
+  double d = (s->line + 0.5) * C->line, at = s->x[0];
+  bool xa = s->side % 2 == 1;
+  double pos = isnan(at) ? (xa ? C->R.l + s->adj * (C->R.r - C->R.l) : C->R.b - s->adj * (C->R.b - C->R.t))
+                         : (xa ? map_x(C, at) : map_y(C, at));
+  if (!isfinite(pos)) return;
+  switch (s->side) {
+  case 1: text_at(cr, s->lab[0], pos, C->R.b + d, s->adj, 0.5, 0); break;
+  case 2: text_at(cr, s->lab[0], C->R.l - d, pos, s->adj, 0.5, M_PI / 2); break;
+  case 3: text_at(cr, s->lab[0], pos, C->R.t - d, s->adj, 0.5, 0); break;
+  default: text_at(cr, s->lab[0], C->R.r + d, pos, s->adj, 0.5, M_PI / 2); break;
+  }
+}
+
+static void draw_legend(const Ctx *C, const PlotLegend *L) {
+  cairo_t *cr = C->cr;
+  const Region *R = &C->R;
   if (L->n == 0) return;
-  font(cr, PLOT_FONT, false);
+  font(cr, C->font, false);
   double tw = 0;
   bool any_line = false;
   for (int i = 0; i < L->n; i++) {
@@ -184,9 +399,9 @@ static void draw_legend(cairo_t *cr, const Region *R, const PlotLegend *L) {
     if (te.x_advance > tw) tw = te.x_advance;
     if (L->items[i].lty > 0) any_line = true;
   }
-  double pad = 0.5 * PLOT_LINE, sample = any_line ? 2 * PLOT_LINE : PLOT_LINE, row = PLOT_LINE;
+  double pad = 0.5 * C->line, sample = any_line ? 2 * C->line : C->line, row = C->line;
   double w = pad + sample + pad + tw + pad, h = pad + L->n * row + pad;
-  double inset = 0.5 * PLOT_LINE, x, y;
+  double inset = 0.5 * C->line, x, y;
   switch (L->pos) {
   case LEG_TOPLEFT: case LEG_LEFT: case LEG_BOTTOMLEFT: x = R->l + inset; break;
   case LEG_TOP: case LEG_CENTER: case LEG_BOTTOM: x = (R->l + R->r - w) / 2; break;
@@ -215,47 +430,110 @@ static void draw_legend(cairo_t *cr, const Region *R, const PlotLegend *L) {
       cairo_line_to(cr, sx + sample, cy);
       cairo_stroke(cr);
     }
-    if (it->pch >= 0) point(cr, it->pch, sx + sample / 2, cy, it->col);
+    if (it->pch >= 0) point(cr, it->pch, sx + sample / 2, cy, it->col, (PlotColor){ 0, 0, 0, 0 }, 0.3 * C->font);
     set_color(cr, (PlotColor){ 0, 0, 0, 1 });
+    font(cr, C->font, false);
     text_at(cr, it->label, sx + sample + pad, cy, 0, 0.5, 0);
   }
 }
 
-/* The plot region: the margins from the edges, its sides on pixel centres so that the 1-unit
-** box and axis lines are crisp (one pixel row or column each). */
-static Region region_of(const Figure *f) {
-  Region R = { floor(PLOT_MAR_LEFT) + 0.5, floor(f->width - PLOT_MAR_RIGHT) + 0.5, floor(PLOT_MAR_TOP) + 0.5,
-               floor(f->height - PLOT_MAR_BOTTOM) + 0.5 };
+/* image()'s colour key: a bar one line wide, a line right of the plot region, the colours from
+** z0 at the bottom to z1 at the top, with pretty ticks on its right. */
+static void draw_key(const Ctx *C, const PlotKey *K) {
+  cairo_t *cr = C->cr;
+  double x0 = floor(C->R.r + 1.0 * C->line) + 0.5, x1 = floor(x0 + C->line) + 0.5, h = C->R.b - C->R.t;
+  for (int i = 0; i < K->ncol; i++) {
+    double ya = C->R.b - h * i / K->ncol, yb = C->R.b - h * (i + 1) / K->ncol;
+    cairo_new_path(cr);
+    cairo_rectangle(cr, x0, yb, x1 - x0, ya - yb);
+    set_color(cr, K->col[i]);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
+    cairo_fill(cr);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
+  }
+  set_color(cr, (PlotColor){ 0, 0, 0, 1 });
+  set_line(cr, 1, 1);
+  cairo_new_path(cr);
+  cairo_rectangle(cr, x0, C->R.t, x1 - x0, h);
+  cairo_stroke(cr);
+  double t[64];
+  int n = plot_pretty(K->z0, K->z1, 5, 1, t, 64), k = 0;
+  double eps = 1e-9 * (K->z1 - K->z0);
+  for (int i = 0; i < n; i++)
+    if (t[i] >= K->z0 - eps && t[i] <= K->z1 + eps) t[k++] = t[i];
+  char (*lab)[PLOT_LABEL] = malloc((size_t)(k > 0 ? k : 1) * sizeof *lab);
+  if (!lab) return;
+  plot_tick_labels(t, k, lab);
+  font(cr, C->font, false);
+  for (int i = 0; i < k; i++) {
+    double y = C->R.b - (t[i] - K->z0) / (K->z1 - K->z0) * h;
+    cairo_new_path(cr);
+    cairo_move_to(cr, x1, y);
+    cairo_line_to(cr, x1 + 0.3 * C->line, y);
+    cairo_stroke(cr);
+    text_at(cr, lab[i], x1 + 0.5 * C->line, y, 0, 0.5, 0);
+  }
+  free(lab);
+}
+
+/* The size factor of a rows x cols page (R's par(mfrow) rule for cex and mex). */
+static double page_scale(const Figure *f) {
+  if (f->rows >= 3 || f->cols >= 3) return 0.66;
+  if (f->rows == 2 && f->cols == 2) return 0.83;
+  return 1;
+}
+
+/* Panel k's plot region: its cell of the page less the margins, its sides on pixel centres so
+** that the 1-unit box and axis lines are crisp (one pixel row or column each). */
+static Region region_of(const Figure *f, int k, double line, bool key) {
+  int rows = f->rows > 0 ? f->rows : 1, cols = f->cols > 0 ? f->cols : 1;
+  double cw = (double)f->width / cols, ch = (double)f->height / rows;
+  double x = (k % cols) * cw, y = (k / cols % rows) * ch;
+  double right = key ? 6.1 : 2.1;
+  Region R = { floor(x + 4.1 * line) + 0.5, floor(x + cw - right * line) + 0.5, floor(y + 4.1 * line) + 0.5,
+               floor(y + ch - 5.1 * line) + 0.5 };
   return R;
 }
 
-void plot_render(const Figure *f, cairo_t *cr) {
-  Region R = region_of(f);
-  cairo_set_source_rgb(cr, 1, 1, 1);
-  cairo_paint(cr);
+static void draw_panel(cairo_t *cr, const Figure *f, int k) {
+  const Panel *p = &f->p[k];
+  double sc = page_scale(f);
+  Ctx C = { cr, f, p, region_of(f, k, PLOT_LINE * sc, p->key != NULL), PLOT_LINE * sc, PLOT_FONT * sc };
+  if (C.R.r - C.R.l < 2 || C.R.b - C.R.t < 2) return;   /* no room (a small page of many panels) */
+  const Region R = C.R;
   cairo_save(cr);                          /* the data, clipped to the plot region */
   cairo_rectangle(cr, R.l, R.t, R.r - R.l, R.b - R.t);
   cairo_clip(cr);
   cairo_set_line_cap(cr, CAIRO_LINE_CAP_BUTT);
-  for (int i = 0; i < f->ns; i++) draw_series(cr, f, &R, &f->s[i]);
+  for (int i = 0; i < p->ns; i++)
+    if (!(p->s[i].kind & (SER_AXIS | SER_MTEXT))) draw_series(&C, &p->s[i]);
   cairo_restore(cr);
   set_color(cr, (PlotColor){ 0, 0, 0, 1 });
   set_line(cr, 1, 1);
-  if (f->box) {
+  if (p->box) {
     cairo_new_path(cr);
     cairo_rectangle(cr, R.l, R.t, R.r - R.l, R.b - R.t);
     cairo_stroke(cr);
   }
-  if (f->axes) draw_axes(cr, f, &R);
+  draw_default_axes(&C);
+  for (int i = 0; i < p->ns; i++)
+    if (p->s[i].kind & (SER_AXIS | SER_MTEXT)) draw_margin(&C, &p->s[i]);
+  if (p->key) draw_key(&C, p->key);
   set_color(cr, (PlotColor){ 0, 0, 0, 1 });
-  if (f->main && *f->main) {
-    font(cr, 1.2 * PLOT_FONT, true);
-    text_at(cr, f->main, (R.l + R.r) / 2, R.t - 1.7 * PLOT_LINE, 0.5, 0, 0);
+  if (p->main && *p->main) {
+    font(cr, 1.2 * C.font, true);
+    text_at(cr, p->main, (R.l + R.r) / 2, R.t - 1.7 * C.line, 0.5, 0, 0);
   }
-  font(cr, PLOT_FONT, false);
-  if (f->xlab && *f->xlab) text_at(cr, f->xlab, (R.l + R.r) / 2, R.b + 3.2 * PLOT_LINE, 0.5, 0, 0);
-  if (f->ylab && *f->ylab) text_at(cr, f->ylab, R.l - 2.6 * PLOT_LINE, (R.t + R.b) / 2, 0.5, 0, M_PI / 2);
-  for (int i = 0; i < f->nleg; i++) draw_legend(cr, &R, &f->leg[i]);
+  font(cr, C.font, false);
+  if (p->xlab && *p->xlab) text_at(cr, p->xlab, (R.l + R.r) / 2, R.b + 3.2 * C.line, 0.5, 0, 0);
+  if (p->ylab && *p->ylab) text_at(cr, p->ylab, R.l - 2.6 * C.line, (R.t + R.b) / 2, 0.5, 0, M_PI / 2);
+  for (int i = 0; i < p->nleg; i++) draw_legend(&C, &p->leg[i]);
+}
+
+void plot_render(const Figure *f, cairo_t *cr) {
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  for (int k = 0; k < f->np; k++) draw_panel(cr, f, k);
 }
 
 /* ---- output ---- */

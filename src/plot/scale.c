@@ -66,17 +66,89 @@ void plot_extend_range(double lo, double hi, double out[2]) {
   out[1] = hi + d;
 }
 
-void plot_tick_label(double v, double step, char *buf, size_t n) {
-  int dec = step > 0 ? (int)ceil(-log10(step) - 1e-9) : 0;
-  if (dec < 0) dec = 0;
-  if (fabs(v) >= 1e15 || dec > 12) snprintf(buf, n, "%g", v);
-  else snprintf(buf, n, "%.*f", dec, v);
-  if (buf[0] == '-') {                          /* "-0.0" is "0.0" */
-    bool zero = true;
-    for (const char *p = buf + 1; *p; p++)
-      if (*p != '0' && *p != '.') zero = false;
-    if (zero) memmove(buf, buf + 1, strlen(buf));
+/* R's scientific() for 7 digits: |x| = m * 10^kpower with m rounded to 7 significant digits,
+** nsig of them needed (trailing zeros dropped). */
+static void sci_parts(double x, int *kpower, int *nsig) {
+  if (x == 0) { *kpower = 0; *nsig = 1; return; }
+  char b[40];
+  snprintf(b, sizeof b, "%.6e", fabs(x));       /* d.dddddde+XX, rounded as printf rounds */
+  *kpower = atoi(strchr(b, 'e') + 1);
+  char dig[8] = { b[0], b[2], b[3], b[4], b[5], b[6], b[7], 0 };
+  int ns = 7;
+  while (ns > 1 && dig[ns - 1] == '0') ns--;
+  *nsig = ns;
+}
+
+/*
+** R's formatReal (format.c) with digits 7 and scipen 0 over the whole vector: the widths of
+** fixed notation (as many decimals as the most precise value needs) and of scientific notation
+** (as many mantissa digits as the most precise value needs) are compared, and fixed wins ties.
+** R's axis() labels its ticks so (labelformat in plot.c): 0 1e-05 2e-05 3e-05 are scientific,
+** 0.0 0.5 1.0 fixed.
+*/
+void plot_tick_labels(const double *v, int n, char (*out)[PLOT_LABEL]) {
+  int rgt = 0, mxsl = 1, mxl = -1000, mnl = 1000, mxns = 1, neg = 0;
+  bool any = false;
+  for (int i = 0; i < n; i++) {
+    if (!isfinite(v[i])) continue;
+    int kp, ns;
+    sci_parts(v[i], &kp, &ns);
+    int ng = v[i] < 0, left = kp + 1, sleft = ng + (left <= 0 ? 1 : left), right = ns - left;
+    if (ng) neg = 1;
+    if (right > rgt) rgt = right;
+    if (left > mxl) mxl = left;
+    if (left < mnl) mnl = left;
+    if (sleft > mxsl) mxsl = sleft;
+    if (ns > mxns) mxns = ns;
+    any = true;
   }
+  if (any && mxl < 0) mxsl = 1 + neg;
+  if (rgt < 0) rgt = 0;
+  int wF = mxsl + rgt + (rgt != 0), e = (mxl > 100 || mnl <= -99) ? 2 : 1, d = mxns - 1;
+  int wE = neg + (d > 0) + d + 4 + e;
+  bool fixed = !any || wF <= wE;
+  for (int i = 0; i < n; i++) {
+    double x = v[i] == 0 ? 0 : v[i];            /* (no "-0") */
+    if (!isfinite(x)) snprintf(out[i], PLOT_LABEL, isnan(x) ? "NaN" : x > 0 ? "Inf" : "-Inf");
+    else if (fixed) snprintf(out[i], PLOT_LABEL, "%.*f", rgt > 15 ? 15 : rgt, x);
+    else snprintf(out[i], PLOT_LABEL, "%.*e", d, x);
+    if (out[i][0] == '-') {                     /* a value that rounds to zero: "0.0", not "-0.0" */
+      bool zero = true;
+      for (const char *p = out[i] + 1; *p && *p != 'e'; p++)
+        if (*p != '0' && *p != '.') zero = false;
+      if (zero) memmove(out[i], out[i] + 1, strlen(out[i]));
+    }
+  }
+}
+
+/*
+** R's GLpretty (graphics.c) picks the kind of log axis from the decades p1 = ceil(lo) to
+** p2 = floor(hi) inside it; CreateAtVector (plot.c) then lists the ticks: over more than 3
+** decades the powers of ten (every k-th when there are more than 5 intervals), over 3 the
+** steps 1 and 5, over 1 or 2 the steps 1, 2 and 5; under one decade pretty() of the values.
+*/
+int plot_log_ticks(double lo, double hi, double *out, int max) {
+  if (!isfinite(lo) || !isfinite(hi) || lo >= hi || hi - lo > 600 || max < 1) return 0;
+  double ul = pow(10, lo), uh = pow(10, hi), p1 = ceil(lo), p2 = floor(hi);
+  if (p2 <= p1 && uh / ul > 10.0) { p1 = ceil(lo - 0.5); p2 = floor(hi + 0.5); }
+  if (p2 <= p1) return plot_pretty(ul, uh, 5, 5 / 3, out, max);
+  double umin = ul * (1 - 1e-12), umax = uh * (1 + 1e-12), dn = pow(10, p1);
+  int kind = p2 - p1 <= 2 ? 3 : p2 - p1 <= 3 ? 2 : 1, count = 0;
+  if (kind == 1) {
+    int ne = (int)(p2 - p1 + 0.25) / 5;       /* every ne-th decade (R 4.2 draws these) */
+    if (ne < 1) ne = 1;
+    double rng = pow(10, ne);
+    for (; dn < umax && count < max; dn *= rng) out[count++] = dn;
+    return count;
+  }
+  if (kind == 3 && 0.2 * dn >= umin) out[count++] = 0.2 * dn;
+  if (0.5 * dn >= umin && count < max) out[count++] = 0.5 * dn;
+  for (; dn <= umax && count < max; dn *= 10) {
+    out[count++] = dn;
+    if (kind == 3 && 2 * dn <= umax && count < max) out[count++] = 2 * dn;
+    if (5 * dn <= umax && count < max) out[count++] = 5 * dn;
+  }
+  return count;
 }
 
 static const struct { const char *name; unsigned rgb; } color_names[] = {
@@ -95,6 +167,8 @@ static PlotColor rgb_of(unsigned rgb, double a) {
   PlotColor c = { ((rgb >> 16) & 255) / 255.0, ((rgb >> 8) & 255) / 255.0, (rgb & 255) / 255.0, a };
   return c;
 }
+
+PlotColor plot_rgb(unsigned rgb) { return rgb_of(rgb, 1); }
 
 bool plot_color_name(const char *name, PlotColor *c) {
   if (name[0] == '#') {

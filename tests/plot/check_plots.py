@@ -104,10 +104,12 @@ def main():
         dark_top = sum(1 for x in range(w) if max(rows[top][x]) < 60)
         check("the box's top edge is a crisp dark row", dark_top > w / 2, str(dark_top))
 
-    # 2. dev.off() writes at once and returns the name; a second figure gets the next number
-    st, out, err = run('plot(seq(1, 3))\nprint(dev.off())\nplot(seq(3, 1), type="b")\n', tmp, "t2.mls")
-    check("dev.off() names the file; the next figure is 002",
-          st == 0 and out == "plot: mlsplot001.png\nmlsplot001.png\nplot: mlsplot002.png\n", repr((st, out, err)))
+    # 2. dev.off() writes at once and returns the name; a second figure gets the next number; the
+    # numbering starts after the mlsplot001.png check 1 left (a new session overwrites nothing),
+    # and a figure with file= uses no number
+    st, out, err = run('plot(seq(1, 3))\nprint(dev.off())\nplot(1, file="named.png")\nplot(seq(3, 1), type="b")\n', tmp, "t2.mls")
+    check("dev.off() names the file; numbers go on from the files there; file= takes none",
+          st == 0 and out == "plot: mlsplot002.png\nmlsplot002.png\nplot: mlsplot003.png\n", repr((st, out, err)))
 
     # 3. SVG: one <path> per point symbol (pch=1) and per line, outside the glyph definitions
     st, out, err = run('plot(seq(1, 7), [3, 1, 4, 1, 5, 9, 2], col="blue", file="p.svg")\n'
@@ -133,6 +135,125 @@ def main():
     st, out, err = run('x = seq(1, 3)\n  points(x, seq(1, 4))\n', tmp, "bad2.mls")
     check("length mismatch: located error", st == 1 and err.startswith("bad2.mls:2:3: error: points: x and y lengths differ (3 and 4)"),
           repr(err))
+
+    # 6. the builtins of issue 30: pixels where R's coordinates put them
+    def region(w, h, left=0, cols=1, right=2.1):   # a panel's plot region, as render.c rounds it
+        cw = w / cols
+        return (int(left * cw + 4.1 * 14.4), int(left * cw + cw - right * 14.4), int(4.1 * 14.4), int(h - 5.1 * 14.4))
+
+    def xpix(v, usr, reg):
+        return reg[0] + 0.5 + (v - usr[0]) / (usr[1] - usr[0]) * (reg[1] - reg[0])
+
+    def ypix(v, usr, reg):
+        return reg[3] + 0.5 - (v - usr[0]) / (usr[1] - usr[0]) * (reg[3] - reg[2])
+
+    def is_col(p, rgb, tol=40):
+        return all(abs(p[k] - rgb[k]) <= tol for k in range(3))
+
+    def pixels(rows, rgb, box=None):
+        w, h = len(rows[0]), len(rows)
+        x0, x1, y0, y1 = box or (0, w - 1, 0, h - 1)
+        return [(x, y) for y in range(y0, y1 + 1) for x in range(x0, x1 + 1) if is_col(rows[y][x], rgb)]
+
+    code = ('plot([0, 10], [0, 2], type="n", file="ab.png")\nabline(h=1, col="blue")\nabline(v=2.5, col="red")\n'
+            'abline(0, 0.2, col=3)\n')
+    st, out, err = run(code, tmp, "t6.mls")
+    w, h, rows = read_png(os.path.join(tmp, "ab.png"))
+    reg = region(w, h)
+    inner = [(x, y) for y in range(reg[2] + 2, reg[3] - 1) for x in range(reg[0] + 2, reg[1] - 1)]
+    # (antialiased: a 1-pixel line on a pixel edge is two rows half coloured)
+    blue = [(x, y) for x, y in inner if rows[y][x][2] > 200 and rows[y][x][2] - rows[y][x][0] > 60]
+    red = [(x, y) for x, y in inner if rows[y][x][0] > 200 and rows[y][x][0] - rows[y][x][2] > 60]
+    yb, xr = ypix(1, (-0.08, 2.08), reg), xpix(2.5, (-0.4, 10.4), reg)
+    check("abline(h=1): a blue row at R's y", blue and all(abs(y - yb) <= 1.5 for _, y in blue)
+          and len(set(x for x, _ in blue)) > (reg[1] - reg[0]) * 0.9, str(sorted(set(y for _, y in blue))))
+    check("abline(v=2.5): a red column at R's x", red and all(abs(x - xr) <= 1.5 for x, _ in red), str(sorted(set(x for x, _ in red))))
+    green = pixels(rows, (0x61, 0xD0, 0x4F), (reg[0] + 2, reg[1] - 2, reg[2] + 2, reg[3] - 2))
+    ok = bool(green) and all(abs(y - ypix(0.2 * (-0.4 + (x + 0.5 - reg[0]) / (reg[1] - reg[0]) * 10.8), (-0.08, 2.08), reg)) <= 2
+                            for x, y in green)
+    check("abline(a, b): the line y = a + b x", ok, str(green[:5]))
+
+    # image(Z): cells coloured by value, rows of Z along x (R's orientation), no margin around them
+    st, out, err = run('image([1, 2; 3, 4], col=list("red", "blue"), key=FALSE, file="im.png")\n', tmp, "t7.mls")
+    w, h, rows = read_png(os.path.join(tmp, "im.png"))
+    reg = region(w, h)
+    qx = [reg[0] + (reg[1] - reg[0]) // 4, reg[1] - (reg[1] - reg[0]) // 4]
+    qy = [reg[3] - (reg[3] - reg[2]) // 4, reg[2] + (reg[3] - reg[2]) // 4]   # bottom, top
+    want = {(0, 0): (255, 0, 0), (0, 1): (255, 0, 0), (1, 0): (0, 0, 255), (1, 1): (0, 0, 255)}  # Z[i, j] at (x_i, y_j)
+    got = {(i, j): rows[qy[j]][qx[i]] for i in range(2) for j in range(2)}
+    check("image: Z[i, j] at (x_i, y_j) in the colour of its value", all(is_col(got[k], want[k], 5) for k in want), str(got))
+    check("image: the cells fill the region (xaxs=\"i\")", is_col(rows[reg[2] + 2][reg[0] + 2], (255, 0, 0), 5)
+          and is_col(rows[reg[3] - 2][reg[1] - 2], (0, 0, 255), 5), str((rows[reg[2] + 2][reg[0] + 2], rows[reg[3] - 2][reg[1] - 2])))
+    st, out, err = run('image(matrix(seq(1, 6), rows=2, cols=3), file="imk.png")\n', tmp, "t7b.mls")
+    w, h, rows = read_png(os.path.join(tmp, "imk.png"))
+    reg = region(w, h, right=6.1)
+    kx = reg[1] + int(1.5 * 14.4)
+    top, bot = rows[reg[2] + 3][kx], rows[reg[3] - 3][kx]
+    check("image: the key runs from R's first colour (bottom) to its last (top)",
+          is_col(bot, (0xFF, 0xFF, 0xC8), 3) and is_col(top, (0x7D, 0x00, 0x25), 3), str((bot, top)))
+
+    # barplot: R's bars are [0.2, 1.2], [1.4, 2.4], [2.6, 3.6], usr x [0.064, 3.736], y [-0.05, 5]
+    st, out, err = run('b = barplot([3, 5, 2], col=list("red", "green", "blue"), file="bp.png")\nprint(b)\n', tmp, "t8.mls")
+    check("barplot returns R's midpoints", st == 0 and out.split() == ["0.7", "1.9", "3.1"], repr((out, err)))
+    w, h, rows = read_png(os.path.join(tmp, "bp.png"))
+    reg = region(w, h)
+    ux, uy = (0.064, 3.736), (-0.05, 5)
+    mid = [int(xpix(m, ux, reg)) for m in (0.7, 1.9, 3.1)]
+    gap = int(xpix(1.3, ux, reg))
+    ymid = int(ypix(1, uy, reg))
+    check("barplot: each bar's colour at its midpoint", is_col(rows[ymid][mid[0]], (255, 0, 0), 5)
+          and is_col(rows[ymid][mid[1]], (0, 255, 0), 5) and is_col(rows[ymid][mid[2]], (0, 0, 255), 5),
+          str([rows[ymid][m] for m in mid]))
+    check("barplot: white between bars", is_col(rows[ymid][gap], (255, 255, 255), 5), str(rows[ymid][gap]))
+    ytop = ypix(5, uy, reg)
+    greens = [y for y in range(reg[2], reg[3]) if is_col(rows[y][mid[1]], (0, 255, 0), 5)]
+    check("barplot: the bar of 5 reaches the top (yaxs=\"i\")", greens and abs(min(greens) - ytop) <= 2, str((greens[:1], ytop)))
+
+    # boxplot: the median (lwd 3) of 1..5 at 3, in the middle of the y range 1..5 +- 4%
+    st, out, err = run('s = boxplot(seq(1, 5), file="bx.png")\nprint(s$stats)\n', tmp, "t9.mls")
+    check("boxplot returns R's boxplot.stats", st == 0 and out.split() == ["1", "2", "3", "4", "5"], repr((out, err)))
+    w, h, rows = read_png(os.path.join(tmp, "bx.png"))
+    reg = region(w, h)
+    cx = (reg[0] + reg[1]) // 2 + 20
+    dark = [y for y in range(reg[2] + 2, reg[3] - 1) if max(rows[y][cx]) < 160]
+    ym = ypix(3, (1 - 0.16, 5 + 0.16), reg)
+    band = [y for y in dark if abs(y - ym) <= 3]
+    check("boxplot: a 3-pixel median line at R's y", len(band) >= 3, str((dark, ym)))
+
+    # par(mfrow=[1, 2]): two plots side by side in one file; the third starts a new one
+    st, out, err = run('par(mfrow=[1, 2])\nplot(seq(1, 3), file="mf.png")\nplot(seq(1, 3), col="red", pch=15)\n'
+                       'plot(seq(1, 3))\n', tmp, "t10.mls")
+    w, h, rows = read_png(os.path.join(tmp, "mf.png"))
+    left, right = region(w, h, 0, 2), region(w, h, 1, 2)
+    ymid = (left[2] + left[3]) // 2
+    check("mfrow: the left box's right edge and the right box's left edge",
+          max(rows[ymid][left[1]]) < 60 and max(rows[ymid][right[0]]) < 60 and max(rows[ymid][left[1] + 20]) > 200,
+          str((rows[ymid][left[1]], rows[ymid][right[0]])))
+    reds = pixels(rows, (255, 0, 0))
+    check("mfrow: the second plot is drawn in the right half", reds and min(x for x, _ in reds) > w / 2, str(reds[:3]))
+    check("mfrow: a full page starts a new figure", out.startswith("plot: mlsplot"), repr((out, err)))
+
+    # log="x": 10 sits in the middle of 1..100 (log10 0..2 +- 4%)
+    st, out, err = run('plot([1, 100], [1, 1], log="x", type="n", file="lg.png")\npoints(10, 1, pch=15, col="red")\n', tmp, "t11.mls")
+    w, h, rows = read_png(os.path.join(tmp, "lg.png"))
+    reg = region(w, h)
+    reds = pixels(rows, (255, 0, 0), (reg[0], reg[1], reg[2], reg[3]))
+    cxr = sum(x for x, _ in reds) / max(1, len(reds))
+    check("log=\"x\": 10 lands in the middle of 1..100", reds and abs(cxr - (reg[0] + reg[1] + 1) / 2) <= 1.5, str(cxr))
+
+    # text(): the label's pixels around its point; cex=2 doubles the symbol's size
+    st, out, err = run('plot([0, 10], [0, 10], type="n", file="tx.png")\ntext(5, 5, "MLS", col="red")\n'
+                       'points(2, 2, pch=15, col="blue")\npoints(8, 8, pch=15, col="blue", cex=2)\n', tmp, "t12.mls")
+    w, h, rows = read_png(os.path.join(tmp, "tx.png"))
+    reg = region(w, h)
+    reds = pixels(rows, (255, 0, 0), (reg[0], reg[1], reg[2], reg[3]))
+    tx, ty = xpix(5, (-0.4, 10.4), reg), ypix(5, (-0.4, 10.4), reg)
+    check("text: the label is centred at its point", reds and abs(sum(x for x, _ in reds) / len(reds) - tx) < 4
+          and abs(sum(y for _, y in reds) / len(reds) - ty) < 4, str((len(reds), tx, ty)))
+    blues = pixels(rows, (0, 0, 255), (reg[0], reg[1], reg[2], reg[3]))
+    small = [p for p in blues if p[0] < tx]
+    big = [p for p in blues if p[0] > tx]
+    check("cex=2: four times the area", small and abs(len(big) / len(small) - 4) < 0.8, str((len(small), len(big))))
 
     # 5. the REPL writes the open figure after each input
     rdir = tempfile.mkdtemp(prefix="mls_plot_repl_")

@@ -107,17 +107,54 @@ static void test_pretty_as_R(void **state) {
   assert_int_equal(plot_pretty(0, 1, 5, 1, v, 4), 4);       /* stops at max */
 }
 
+/* R's labels of these ticks (format(), as axis() writes them; tests/plot/reference.R) */
+static const struct { int n; double v[8]; const char *s[8]; } labels_R[] = {
+  { 4, { 0, 1.0000000000000001e-05, 2.0000000000000002e-05, 3.0000000000000001e-05 }, { "0e+00", "1e-05", "2e-05", "3e-05" } },
+  { 5, { 1.0000000000000001e-05, 1.5000000000000002e-05, 2.0000000000000002e-05, 2.5000000000000005e-05, 3.0000000000000001e-05 }, { "1.0e-05", "1.5e-05", "2.0e-05", "2.5e-05", "3.0e-05" } },
+  { 4, { 0.20000000000000001, 0.40000000000000002, 0.60000000000000009, 0.80000000000000004 }, { "0.2", "0.4", "0.6", "0.8" } },
+  { 2, { 123400, 123500 }, { "123400", "123500" } },
+  { 3, { 100000, 200000, 300000 }, { "1e+05", "2e+05", "3e+05" } },
+  { 5, { -1, -0.5, 0, 0.5, 1 }, { "-1.0", "-0.5", "0.0", "0.5", "1.0" } },
+  { 3, { 0, 20, 40 }, { "0", "20", "40" } },
+  { 2, { 1000000000000000, 2000000000000000 }, { "1e+15", "2e+15" } },
+  { 2, { 0.001, 0.002 }, { "0.001", "0.002" } },
+  { 5, { 1, 10, 100, 1000, 10000 }, { "1", "10", "100", "1000", "10000" } },
+  { 3, { 0, 100000, 200000 }, { "0e+00", "1e+05", "2e+05" } },
+  { 3, { -1.9999999999999999e-07, 0, 1.9999999999999999e-07 }, { "-2e-07", "0e+00", "2e-07" } },
+  { 2, { 9.9999999999999998e-121, 1.0000000000000001e-110 }, { "1e-120", "1e-110" } },
+};
+
+/* R's ticks on a log axis over usr [lo, hi] (log10; axis() after plot.window(log = "x")) */
+static const struct { double lo, hi; int n; double v[16]; } log_R[] = {
+  { -0.080000000000000002, 2.0800000000000001, 7, { 1, 2, 5, 10, 20, 50, 100 } },
+  { -0.16, 4.1600000000000001, 5, { 1, 10, 100, 1000, 10000 } },
+  { 0.10000000000000001, 0.90000000000000002, 6, { 2, 3, 4, 5, 6, 7 } },
+  { -3.2000000000000002, 3.2000000000000002, 7, { 0.001, 0.01, 0.10000000000000001, 1, 10, 100, 1000 } },
+  { 0, 3, 7, { 1, 5, 10, 50, 100, 500, 1000 } },
+  { -20, 20, 6, { 9.9999999999999995e-21, 9.9999999999999998e-13, 9.9999999999999991e-05, 10000, 1000000000000, 1e+20 } },
+  { 0.5, 1.5, 6, { 5, 10, 15, 20, 25, 30 } },
+  { 2.2999999999999998, 2.3500000000000001, 5, { 200, 205, 210, 215, 220 } },
+};
+
 static void test_tick_labels_and_colours(void **state) {
   (void)state;
-  char b[64];
-  plot_tick_label(0.6000000000000001, 0.2, b, sizeof b);
-  assert_string_equal(b, "0.6");
-  plot_tick_label(-1e-17, 0.5, b, sizeof b);
-  assert_string_equal(b, "0.0");
-  plot_tick_label(123400, 100, b, sizeof b);
-  assert_string_equal(b, "123400");
-  plot_tick_label(2.5e-5, 5e-6, b, sizeof b);
-  assert_string_equal(b, "0.000025");
+  for (size_t i = 0; i < sizeof labels_R / sizeof labels_R[0]; i++) {
+    char out[8][PLOT_LABEL];
+    plot_tick_labels(labels_R[i].v, labels_R[i].n, out);
+    for (int k = 0; k < labels_R[i].n; k++) {
+      if (strcmp(out[k], labels_R[i].s[k])) print_error("labels case %zu: '%s', R '%s'\n", i, out[k], labels_R[i].s[k]);
+      assert_string_equal(out[k], labels_R[i].s[k]);
+    }
+  }
+  for (size_t i = 0; i < sizeof log_R / sizeof log_R[0]; i++) {   /* log axes: the ticks inside */
+    double t[64];
+    int n = plot_log_ticks(log_R[i].lo, log_R[i].hi, t, 64), k = 0;
+    for (int j = 0; j < n; j++)
+      if (t[j] >= pow(10, log_R[i].lo) * (1 - 1e-9) && t[j] <= pow(10, log_R[i].hi) * (1 + 1e-9)) t[k++] = t[j];
+    if (k != log_R[i].n) print_error("log case %zu: %d ticks, R %d\n", i, k, log_R[i].n);
+    assert_int_equal(k, log_R[i].n);
+    for (int j = 0; j < k; j++) assert_true(fabs(t[j] - log_R[i].v[j]) <= 1e-9 * log_R[i].v[j]);
+  }
   PlotColor c;
   assert_true(plot_color_name("steelblue", &c));
   assert_true(fabs(c.r - 70 / 255.0) < 1e-12 && fabs(c.g - 130 / 255.0) < 1e-12 && fabs(c.b - 180 / 255.0) < 1e-12);
@@ -374,11 +411,27 @@ static void test_errors_located(void **state) {
   expect_error(f, "lines(seq(1, 3))", 1, "lines: no plot to draw on: call plot() or hist() first");
   expect_error(f, "plot(seq(1, 3), col=\"nocolour\")", 1, "bad argument #7 to 'plot' (unknown colour 'nocolour')");
   expect_error(f, "plot(seq(1, 3), type=\"z\")", 1, "bad argument #3 to 'plot' (type must be \"p\", \"l\", \"b\", \"o\" or \"n\", got \"z\")");
-  expect_error(f, "plot(matrix(1, rows=2, cols=2))", 1, "bad argument #1 to 'plot' (a vector (n x 1 or 1 x n) expected, got a 2x2 matrix)");
+  expect_error(f, "plot(matrix(1, rows=2, cols=3))", 1, "bad argument #1 to 'plot' (a vector (n x 1 or 1 x n) expected, got a 2x3 matrix)");
   expect_error(f, "plot(\"a\")", 1, "bad argument #1 to 'plot' (numeric vector expected, got a string)");
   expect_error(f, "plot(seq(1, 3), xlim=[2, 1])", 1, "bad argument #8 to 'plot' (xlim must be two finite numbers, the first smaller)");
   expect_error(f, "plot(seq(1, 3), width=20)", 1, "bad argument #11 to 'plot' (width must be a whole number in [100, 10000], got 20)");
-  expect_error(f, "plot(seq(1, 3), pch=7)", 1, "bad argument #15 to 'plot' (pch must be 0-5 or 15-20, got 7)");
+  expect_error(f, "plot(seq(1, 3), pch=26)", 1, "bad argument #15 to 'plot' (pch must be 0-25 or one ASCII character, got 26)");
+  expect_error(f, "plot(seq(1, 3), pch=\"ab\")", 1, "bad argument #15 to 'plot' (pch must be 0-25 or one ASCII character, got \"ab\")");
+  expect_error(f, "plot(seq(0, 3), log=\"x\", xlim=[0, 3])", 1, "bad argument #8 to 'plot' (xlim must be positive on a log axis)");
+  expect_error(f, "plot([-1, 0], [1, 2], log=\"x\")", 1, "plot: x has no positive finite values for a log axis: give xlim");
+  expect_error(f, "plot(seq(1, 3), log=\"z\")", 1, "bad argument #16 to 'plot' (log must be \"\", \"x\", \"y\" or \"xy\", got \"z\")");
+  expect_error(f, "plot(seq(1, 3), cex=0)", 1, "bad argument #17 to 'plot' (cex must be in (0, 100], got 0)");
+  expect_error(f, "abline(h=1)", 1, "abline: no plot to draw on: call plot() or hist() first");
+  expect_error(f, "image(\"a\")", 1, "bad argument #1 to 'image' (a matrix z expected, got a string)");
+  expect_error(f, "image([1, 2], [1, 2, 3], matrix(1, rows=2, cols=3), col=list(\"red\", \"bad\"))", 1, "bad argument #7 to 'image' (unknown colour 'bad')");
+  expect_error(f, "image([1, 2], [2, 1, 3], matrix(1, rows=2, cols=3))", 1, "bad argument #2 to 'image' (y must be finite and increasing)");
+  expect_error(f, "image([1, 2], [1, 2], matrix(1, rows=2, cols=3))", 1, "bad argument #2 to 'image' (y must have ncol(z) = 3 values (centres) or 4 (edges), got 2)");
+  expect_error(f, "barplot([1, 1/0])", 1, "bad argument #1 to 'barplot' (heights must be finite (or NaN: no bar))");
+  expect_error(f, "barplot([1, 2], names.arg=list(\"a\"))", 1, "bad argument #2 to 'barplot' (names.arg must have 2 names, got 1)");
+  expect_error(f, "boxplot(list([1, 2], \"a\"))", 1, "bad argument #1 to 'boxplot' (group 2: numeric vector expected, got a string)");
+  expect_error(f, "boxplot([1, 2], range=-1)", 1, "bad argument #8 to 'boxplot' (range must be a finite number >= 0, got -1)");
+  expect_error(f, "matplot(seq(1, 3), matrix(1, rows=4, cols=2))", 1, "matplot: x and y lengths differ (3 and 4)");
+  expect_error(f, "par(mfrow=[0, 1])", 1, "bad argument #1 to 'par' (mfrow must be two whole numbers in [1, 20], got 0)");
   expect_error(f, "plot(0/0)", 1, "plot: y has no finite values: give ylim");
   expect_error(f, "hist(seq(1, 10), breaks=[2, 3])", 1, "bad argument #2 to 'hist' (breaks [2, 3] do not span the data [1, 10])");
   expect_error(f, "hist(seq(1, 10), breaks=[3, 2, 11])", 1, "bad argument #2 to 'hist' (breaks must be finite and increasing)");
@@ -389,7 +442,14 @@ static void test_errors_located(void **state) {
   expect_error(f, "legend(\"middle\", list(\"a\"))", 1, "bad argument #1 to 'legend' (unknown position 'middle' (topright, topleft, bottomright, bottomleft, top, bottom, left, right, center))");
   expect_error(f, "legend(list(\"a\", \"b\"), col=list(\"red\", \"nocolour\"))", 1, "bad argument #3 to 'legend' (unknown colour 'nocolour')");
   expect_error(f, "points(seq(1, 3), seq(1, 2))", 1, "points: x and y lengths differ (3 and 2)");
-  expect_error(f, "legend(list(\"a\"), pch=7)", 1, "bad argument #5 to 'legend' (pch must be 0-5, 15-20 or NaN (none), got 7)");
+  expect_error(f, "legend(list(\"a\"), pch=26)", 1, "bad argument #5 to 'legend' (pch must be 0-25 or NaN (none), got 26)");
+  expect_error(f, "axis(5)", 1, "bad argument #1 to 'axis' (side must be 1 (below), 2 (left), 3 (above) or 4 (right), got 5)");
+  expect_error(f, "axis(1, at=[1, 2], labels=list(\"a\"))", 1, "bad argument #3 to 'axis' (at and labels lengths differ (2 and 1))");
+  expect_error(f, "mtext(\"a\", side=0)", 1, "bad argument #2 to 'mtext' (side must be 1 (below), 2 (left), 3 (above) or 4 (right), got 0)");
+  expect_error(f, "text(1, 1, labels=list(list()))", 1, "bad argument #3 to 'text' (labels must be strings or numbers, got a list of 0)");
+  expect_error(f, "text(1, 1, pos=5)", 1, "bad argument #5 to 'text' (pos must be 1 (below), 2 (left), 3 (above) or 4 (right), got 5)");
+  expect_error(f, "abline()", 1, "abline: nothing to draw: give a and b, h or v");
+  expect_error(f, "abline([1, 2, 3])", 1, "bad argument #1 to 'abline' (a must be two numbers (intercept and slope) when b is not given)");
   ok(f, "legend(list(\"a\", \"b\"), col=[2, 3], pch=[16, 0/0], lty=[0, 2])\ntitle(xlab=\"t\")\ndev.off()\n");
   assert_true(exists("ok.png"));
   f->I->no_write = true;
