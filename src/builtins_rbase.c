@@ -938,18 +938,20 @@ Value bi_str_struct(Interp *I, Args *a) {
 
 /* Applies f to a string, or to each string of a list (a list of results); numbers are taken
 ** as their text, as R does. */
-typedef Value (*StrFn)(Interp *I, Args *a, const char *s, size_t len);
-static Value str_map(Interp *I, Args *a, int argi, StrFn f, bool to_column) {
+/* f(I, a, s, len, ctx): one string's result; ctx is what the caller of str_map hands on (a
+** compiled pattern), so that no file-scope state carries it (docs/robustness.md "Global state"). */
+typedef Value (*StrFn)(Interp *I, Args *a, const char *s, size_t len, void *ctx);
+static Value str_map(Interp *I, Args *a, int argi, StrFn f, bool to_column, void *ctx) {
   Value v = ad_primal(a->v[argi]);
   char d[64];
-  if (v.t == VT_STR) return f(I, a, v.u.s->s, v.u.s->len);
+  if (v.t == VT_STR) return f(I, a, v.u.s->s, v.u.s->len, ctx);
   if (v.t == VT_NUM || v.t == VT_BOOL) {
     TextBuf t;
     tb_open(I, &t);
     fmt_value_text(I, &t, v, a->span);
     tmp_push(I, tb_close_str(I, &t));
     Value s = I->tmp[I->ntmp - 1];
-    Value r = f(I, a, s.u.s->s, s.u.s->len);
+    Value r = f(I, a, s.u.s->s, s.u.s->len, ctx);
     tmp_release_to(I, I->ntmp - 1);
     return r;
   }
@@ -961,7 +963,7 @@ static Value str_map(Interp *I, Args *a, int argi, StrFn f, bool to_column) {
     for (int i = 0; i < l->n; i++) {
       Value it = ad_primal(l->items[i]);
       if (it.t != VT_STR) bi_argerror(I, argi + 1, "element %d is %s, not a string", i + 1, val_describe(it, d, sizeof d));
-      Value r = f(I, a, it.u.s->s, it.u.s->len);
+      Value r = f(I, a, it.u.s->s, it.u.s->len, ctx);
       tensor_data(t)[i] = r.t == VT_BOOL ? r.u.b : r.u.n;
       if (r.t == VT_BOOL) t->logical = true;
     }
@@ -973,7 +975,7 @@ static Value str_map(Interp *I, Args *a, int argi, StrFn f, bool to_column) {
   for (int i = 0; i < l->n; i++) {
     Value it = ad_primal(l->items[i]);
     if (it.t != VT_STR) bi_argerror(I, argi + 1, "element %d is %s, not a string", i + 1, val_describe(it, d, sizeof d));
-    list_push(o, f(I, a, it.u.s->s, it.u.s->len), l->names ? l->names[i] : NULL);
+    list_push(o, f(I, a, it.u.s->s, it.u.s->len, ctx), l->names ? l->names[i] : NULL);
   }
   tmp_pop(I, 1);
   return val_list(o);
@@ -988,10 +990,10 @@ static Value case_one(Interp *I, Args *a, const char *s, size_t len, bool up) {
   }
   return r;
 }
-static Value upper_one(Interp *I, Args *a, const char *s, size_t len) { return case_one(I, a, s, len, true); }
-static Value lower_one(Interp *I, Args *a, const char *s, size_t len) { return case_one(I, a, s, len, false); }
-Value bi_toupper(Interp *I, Args *a) { return str_map(I, a, 0, upper_one, false); }
-Value bi_tolower(Interp *I, Args *a) { return str_map(I, a, 0, lower_one, false); }
+static Value upper_one(Interp *I, Args *a, const char *s, size_t len, void *ctx) { return case_one(I, a, s, len, true); }
+static Value lower_one(Interp *I, Args *a, const char *s, size_t len, void *ctx) { return case_one(I, a, s, len, false); }
+Value bi_toupper(Interp *I, Args *a) { return str_map(I, a, 0, upper_one, false, NULL); }
+Value bi_tolower(Interp *I, Args *a) { return str_map(I, a, 0, lower_one, false, NULL); }
 
 /* Byte offset of UTF-8 character k (0-based) of s, or len. */
 static size_t utf8_off(const char *s, size_t len, int64_t k) {
@@ -1003,7 +1005,7 @@ static size_t utf8_off(const char *s, size_t len, int64_t k) {
   return len;
 }
 
-static Value substr_one(Interp *I, Args *a, const char *s, size_t len) {
+static Value substr_one(Interp *I, Args *a, const char *s, size_t len, void *ctx) {
   double st = bi_num(I, a, 1), en = bi_num(I, a, 2);
   if (isnan(st) || isnan(en)) return val_cstr("");
   if (st < 1) st = 1;
@@ -1012,7 +1014,7 @@ static Value substr_one(Interp *I, Args *a, const char *s, size_t len) {
   size_t b = utf8_off(s, len, (int64_t)st - 1), e = utf8_off(s, len, (int64_t)en);
   return val_str(s + b, e > b ? e - b : 0);
 }
-Value bi_substr(Interp *I, Args *a) { return str_map(I, a, 0, substr_one, false); }
+Value bi_substr(Interp *I, Args *a) { return str_map(I, a, 0, substr_one, false, NULL); }
 
 /* A compiled pattern of sub/gsub/grepl/strsplit: POSIX extended, or a fixed string. */
 typedef struct Pat { bool fixed; regex_t re; const char *lit; size_t litlen; } Pat;
@@ -1064,11 +1066,10 @@ static size_t utf8_len1(const char *s, size_t len, size_t i) {
 }
 
 typedef struct SubCtx { Pat pat; const char *rep; size_t replen; bool global; } SubCtx;
-static SubCtx *sub_ctx;
 
-static Value sub_one(Interp *I, Args *a, const char *s, size_t len) {
+static Value sub_one(Interp *I, Args *a, const char *s, size_t len, void *ctx) {
   (void)a;
-  SubCtx *c = sub_ctx;
+  SubCtx *c = ctx;
   TextBuf t;
   tb_open(I, &t);
   size_t pos = 0;
@@ -1113,39 +1114,32 @@ static Value sub_gsub(Interp *I, Args *a, bool global) {
   c.replen = rv.u.s->len;
   c.global = global;
   pat_open(I, &c.pat, a->v[0], 1, fixed, icase);
-  SubCtx *saved = sub_ctx;
-  sub_ctx = &c;
-  Value r = str_map(I, a, 2, sub_one, false);
-  sub_ctx = saved;
+  Value r = str_map(I, a, 2, sub_one, false, &c);
   pat_close(I, &c.pat);
   return r;
 }
 Value bi_sub(Interp *I, Args *a) { return sub_gsub(I, a, false); }
 Value bi_gsub(Interp *I, Args *a) { return sub_gsub(I, a, true); }
 
-static Pat *grepl_pat;
-static Value grepl_one(Interp *I, Args *a, const char *s, size_t len) {
+static Value grepl_one(Interp *I, Args *a, const char *s, size_t len, void *ctx) {
   (void)I; (void)a;
   size_t ms, me;
   regmatch_t g[10];
-  return val_bool(pat_find(grepl_pat, s, len, 0, &ms, &me, g));
+  return val_bool(pat_find(ctx, s, len, 0, &ms, &me, g));
 }
 Value bi_grepl(Interp *I, Args *a) {
   bool icase = bi_opt_bool(I, a, 2, false), fixed = bi_opt_bool(I, a, 3, false);
   if (bi_opt_bool(I, a, 4, false)) bi_argerror(I, 5, "perl=TRUE is not supported (POSIX extended regular expressions; see help)");
   Pat p;
   pat_open(I, &p, a->v[0], 1, fixed, icase);
-  Pat *saved = grepl_pat;
-  grepl_pat = &p;
-  Value r = str_map(I, a, 1, grepl_one, true);
-  grepl_pat = saved;
+  Value r = str_map(I, a, 1, grepl_one, true, &p);
   pat_close(I, &p);
   return r;
 }
 
-static Pat *split_pat;
-static Value split_one(Interp *I, Args *a, const char *s, size_t len) {
+static Value split_one(Interp *I, Args *a, const char *s, size_t len, void *ctx) {
   (void)a;
+  Pat *split_pat = ctx;
   List *l = list_new(I, 4);
   tmp_push(I, val_list(l));
   size_t pos = 0;
@@ -1172,10 +1166,7 @@ Value bi_strsplit(Interp *I, Args *a) {
   if (bi_opt_bool(I, a, 3, false)) bi_argerror(I, 4, "perl=TRUE is not supported (POSIX extended regular expressions; see help)");
   Pat p;
   pat_open(I, &p, a->v[1], 2, fixed, false);
-  Pat *saved = split_pat;
-  split_pat = &p;
-  Value r = str_map(I, a, 0, split_one, false);
-  split_pat = saved;
+  Value r = str_map(I, a, 0, split_one, false, &p);
   pat_close(I, &p);
   return r;
 }
@@ -1241,10 +1232,10 @@ Value bi_head(Interp *I, Args *a) { return head_tail(I, a, true); }
 Value bi_tail(Interp *I, Args *a) { return head_tail(I, a, false); }
 
 /* ---- nchar over a list of strings ---- */
-static Value nchar_one(Interp *I, Args *a, const char *s, size_t len) {
+static Value nchar_one(Interp *I, Args *a, const char *s, size_t len, void *ctx) {
   (void)I; (void)a;
   double n = 0;
   for (size_t i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
   return val_num(n);
 }
-Value bi_nchar_list(Interp *I, Args *a) { return str_map(I, a, 0, nchar_one, true); }
+Value bi_nchar_list(Interp *I, Args *a) { return str_map(I, a, 0, nchar_one, true, NULL); }
