@@ -89,6 +89,9 @@ enum { MK_LEAF, MK_PROD, MK_ADD, MK_SUB, MK_MUL, MK_MULZ, MK_NEG, MK_SQ, MK_LOG,
 enum { MK_TA = 1, MK_TB = 2 };
 enum { MK_ROOT_MUL, MK_ROOT_ZW, MK_ROOT_ZE };     /* W * e, W *0 e, e *0 W (OP_MULZ) */
 #define MK_MAX 64
+/* Appends instruction (code, a, b, flags) to the program pl of *n instructions (room for
+** MK_MAX): its index, or -1 when the program is full. For the front ends. */
+int op_masked_emit(double *pl, int *n, int code, int a, int b, int fl);
 /* W * e into *r (+1, sparse) computed at W's stored cells only, when W is a sparse matrix, the
 ** inputs are plain values (not traced) and bounds show e finite at every cell, or the root is
 ** W *0 e (so that the dense values are exactly these); false, nothing made, otherwise. */

@@ -38,15 +38,7 @@ typedef struct Front {
   int nleaf;
 } Front;
 
-static int emit(Front *f, int code, int a, int b, int fl) {
-  if (f->n == MK_MAX) return -1;
-  double *p = f->pl + 4 * f->n;
-  p[0] = code;
-  p[1] = a;
-  p[2] = b;
-  p[3] = fl;
-  return f->n++;
-}
+static int emit(Front *f, int code, int a, int b, int fl) { return op_masked_emit(f->pl, &f->n, code, a, b, fl); }
 
 /* A leaf's value as an instruction (evaluated: a name, a number or t(name)). */
 static int leaf(Front *f, AstNode *n) {

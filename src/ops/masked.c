@@ -239,6 +239,16 @@ static int plan_len(Value plan, int nin) {
   return n;
 }
 
+int op_masked_emit(double *pl, int *n, int code, int a, int b, int fl) {
+  if (*n == MK_MAX) return -1;
+  double *p = pl + 4 * *n;
+  p[0] = code;
+  p[1] = a;
+  p[2] = b;
+  p[3] = fl;
+  return (*n)++;
+}
+
 static bool plain(Value v) { return v.t == VT_NUM || v.t == VT_BOOL || v.t == VT_MAT; }
 
 bool op_masked_sparse(Interp *I, int nin, const Value *in, Value plan, Value *r) {

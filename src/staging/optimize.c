@@ -846,15 +846,7 @@ typedef struct MaskProg {
   int64_t rows, cols;
 } MaskProg;
 
-static int mk_emit(MaskProg *m, int code, int a, int b, int fl) {
-  if (m->n == MK_MAX) return -1;
-  double *p = m->pl + 4 * m->n;
-  p[0] = code;
-  p[1] = a;
-  p[2] = b;
-  p[3] = fl;
-  return m->n++;
-}
+static int mk_emit(MaskProg *m, int code, int a, int b, int fl) { return op_masked_emit(m->pl, &m->n, code, a, b, fl); }
 
 /* Node x read as a leaf: a number, or a matrix the result's shape, a row or column of it, 1x1. */
 static int mk_leaf(const Graph *g, MaskProg *m, int32_t x, bool operand) {
