@@ -94,8 +94,13 @@ static MVal sample(Walk *w, Value v) {
     r.c = v.t == VT_NUM ? v.u.n : v.t == VT_BOOL ? v.u.b : tensor_get1(v.u.m, 0, 0);
     return range(r, r.c, r.c);
   }
-  if (v.t != VT_MAT || v.u.m->st->dev || v.u.m->st->abstract) { w->ok = false; return r; }
+  if (v.t != VT_MAT || v.u.m->st->abstract) { w->ok = false; return r; }
   const Tensor *m = v.u.m;
+  if (m->st->dev) {                                 /* a device matrix: read on the host */
+    Tensor *h = tensor_to(w->I, v.u.m, &be_cpu);
+    tmp_push(w->I, val_mat(h));
+    m = h;
+  }
   int64_t mr = tensor_rows(m), mc = tensor_cols(m);
   bool full = mr == w->rows && mc == w->cols, row = mr == 1 && mc == w->cols, col = mc == 1 && mr == w->rows;
   if (!full && !row && !col) { w->ok = false; return r; }
@@ -123,10 +128,12 @@ static MVal sample(Walk *w, Value v) {
   return r;
 }
 
-/* A product's operand as a packed dense host matrix (+1: on the tmp stack), or NULL. */
+/* A product's operand as a packed dense host matrix (+1: on the tmp stack), or NULL. A device
+** matrix (U and V on a GPU, W sparse on the host) is copied to the host: its k columns are
+** what the sampled product reads, far less than the m x n product. */
 static Tensor *operand(Walk *w, Value v) {
-  if (v.t != VT_MAT || v.u.m->st->dev || v.u.m->st->abstract || v.u.m->st->sparse) return NULL;
-  Tensor *c = tensor_contiguous(w->I, v.u.m);
+  if (v.t != VT_MAT || v.u.m->st->abstract || v.u.m->st->sparse) return NULL;
+  Tensor *c = v.u.m->st->dev ? tensor_to(w->I, v.u.m, &be_cpu) : tensor_contiguous(w->I, v.u.m);
   tmp_push(w->I, val_mat(c));
   return c;
 }
