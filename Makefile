@@ -5,9 +5,12 @@
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each   make fuzz-smoke  a fixed count each (in make test)
 PREFIX ?= /usr/local
 BUILD ?= build
-# parallel by default, one job a core (an explicit -jN on the command line wins); one short line
+# parallel by default, one job a core (an explicit -jN on the command line wins; sub-makes share
+# the top one's jobs); one short line
 # a step (CC src/ops/ew.c), the full command lines with V=1
+ifeq ($(MAKELEVEL),0)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 ifeq ($(V),1)
 Q :=
 say := @true
