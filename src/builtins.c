@@ -99,6 +99,10 @@ const Builtin builtin_table[] = {
     "A figure is also finished by the next plot() or hist(), and at the end of the script or session." },
   { "device", bi_device, "device(d=)", OP_NONE, BI_INVISIBLE | BI_NODIFF, "Where new matrices live: device() is \"cpu\" or \"gpu\"; device(\"gpu\") makes it the GPU (as --device gpu)\nand returns the previous one; device(X) tells where matrix X lives. Ops run where their\nmatrix operands live; a GPU matrix combined with a CPU one is read by the CPU. Without a CUDA\nbuild or device, device(\"gpu\") is the error \"no CUDA device available\"." },
   { "diag", bi_diag, "diag(X)", OP_DIAG, DIFF | BI_AD, "A vector becomes a diagonal matrix; a square matrix gives its diagonal as a column vector.\nA vector is n x 1 or 1 x n; a number or 1x1 matrix gives a 1x1 matrix (not R's identity)." },
+  { "display", bi_display, "display(x)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Shows x now: in a Jupyter notebook as display data below the cell (a matrix as an HTML table\n"
+    "with [i,] and [,j] labels, elided as at a terminal, with its text form beside it for front\n"
+    "ends without HTML); elsewhere printed as print(x). Returns NULL invisibly." },
   { "dot", bi_dot, "dot(f, ..., file=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Writes the optimized graph of f staged for the arguments as Graphviz to file (render it with\n"
     "dot -Tsvg). When f returns a number, the graph of grad(f) (forward and backward) is written\n"
@@ -253,7 +257,7 @@ const Builtin builtin_table[] = {
   { "print", bi_print, "print(x, digits=7)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
   { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD, "Product of all elements (a number; 1 for an empty matrix, as R)." },
-  { "progress", bi_progress, "progress(x)", OP_NONE, DIFF | BI_AD, "x itself, marked for a progress bar: for (i in progress(1:n)) { ... } draws a bar\n(done/total, percent, elapsed and remaining time) on standard error while the loop runs,\nonly when standard error is a terminal; in a pipe or a file nothing extra is written." },
+  { "progress", bi_progress, "progress(x)", OP_NONE, DIFF | BI_AD, "x itself, marked for a progress bar: for (i in progress(1:n)) { ... } draws a bar\n(done/total, percent, elapsed and remaining time) on standard error while the loop runs,\nonly when standard error is a terminal; in a pipe or a file nothing extra is written. In a\nJupyter notebook the bar is drawn below the cell and redrawn in place (update_display_data)." },
   { "pt", bi_pt, "pt(target, df, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Student t distribution function with df degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
   { "qchisq", bi_qchisq, "qchisq(target, df)", OP_NONE, DIFF | BI_AD, "Chi-squared quantile with df degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
   { "qexp", bi_qexp, "qexp(target, rate=1)", OP_NONE, DIFF | BI_AD, "Exponential quantile -log(1 - target) / rate (elementwise).\nDifferentiable in target." },
