@@ -349,6 +349,7 @@ static void fmt_span(char *buf, size_t n, double t) {
     if (order < 0) order = 0;
     if (order > 3) order = 3;
   }
+  if (order > 0 && t * scale[order] >= 999.5) order--;   /* 999.7 ns is "1 µs", not "1e+03 ns" */
   snprintf(buf, n, "%.3g %s", t * scale[order], units[order]);
 }
 
