@@ -139,6 +139,10 @@ const Builtin builtin_table[] = {
     "A figure is also finished by the next plot() or hist(), and at the end of the script or session." },
   { "device", bi_device, "device(d=)", OP_NONE, BI_INVISIBLE | BI_NODIFF, "Where new matrices live: device() is \"cpu\" or \"gpu\"; device(\"gpu\") makes it the GPU (as --device gpu)\nand returns the previous one; device(X) tells where matrix X lives. Ops run where their\nmatrix operands live; a GPU matrix combined with a CPU one is read by the CPU. Without a CUDA\nbuild or device, device(\"gpu\") is the error \"no CUDA device available\"." },
   { "diag", bi_diag, "diag(X)", OP_DIAG, DIFF | BI_AD, "A vector becomes a diagonal matrix; a square matrix gives its diagonal as a column vector.\nA vector is n x 1 or 1 x n; a number or 1x1 matrix gives a 1x1 matrix (not R's identity)." },
+  { "display", bi_display, "display(x)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "Shows x now: in a Jupyter notebook as display data below the cell (a matrix as an HTML table\n"
+    "with [i,] and [,j] labels, elided as at a terminal, with its text form beside it for front\n"
+    "ends without HTML); elsewhere printed as print(x). Returns NULL invisibly." },
   { "do.call", bi_do_call, "do.call(what, args=)", OP_NONE, BI_CALLS,
     "Calls what (a function, or the name of one as a string) with the items of the list args as\nits arguments, named items by name, as R's do.call: do.call(\"sum\", list(X))." },
   { "dot", bi_dot, "dot(f, ..., file=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,

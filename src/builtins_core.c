@@ -39,6 +39,24 @@ Value bi_print(Interp *I, Args *a) {
   return val_null();
 }
 
+/* display(x): shown at once by a front end (under Jupyter, display_data: text/plain, and a
+** matrix also as text/html), else printed as print(x) does. */
+Value bi_display(Interp *I, Args *a) {
+  TextBuf t;
+  tb_open(I, &t);
+  fmt_display(I, &t, a->v[0], I->print_digits, false);
+  if (I->display_value) {
+    fflush(I->out);
+    I->display_value(I, a->v[0], t.p, t.n, I->display_ctx);
+  } else {
+    progress_clear(I->errf, &I->bar_open);
+    fputs(t.p, I->out);
+    fputc('\n', I->out);
+  }
+  tb_close(I, &t);
+  return val_null();
+}
+
 /* Parses "1 2 3 4" (spaces or commas) into a new tensor of n values. */
 /* Reads the numbers of s (separated by spaces or commas) into d, or only counts them when d
 ** is NULL; returns the count. A cell that is not a number is an argument error. */

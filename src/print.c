@@ -270,80 +270,162 @@ done:
 }
 
 /*
-** A matrix at a terminal `width` columns wide, as R prints it: "[,j]" over each column and
-** "[i,]" before each row, each column right-aligned in its own format. Columns that do not fit
-** are elided from the middle ("..." stands for them), keeping as many of the first and last as
-** the width allows; more than 20 rows show the first and last 10. A "[r x c matrix]" line
-** follows an elided matrix.
+** Which cells of a matrix a display `width` columns wide shows, as R prints it: "[,j]" over each
+** column and "[i,]" before each row, each column right-aligned in its own format. Columns that
+** do not fit are elided from the middle ("..." stands for them), keeping as many of the first
+** and last as the width allows; more than 20 rows show the first and last 10. One scratch
+** block (lf) holds the arrays, freed by a throw (mls_defer) or by layout_free.
 */
+typedef struct MatLayout {
+  int64_t rshow[20];             /* the rows shown */
+  int nr, lab;                   /* their count; the width of the widest row label */
+  bool cut_r, cut_c;             /* rows or columns elided */
+  int64_t nl, nrt;               /* columns shown from the left and from the right */
+  int64_t *left, *right;         /* their indices (right: from the last column inwards) */
+  NumFmt *lf, *rf;               /* their formats */
+  int *lw, *rw;                  /* their widths (with the "[,j]" label) */
+} MatLayout;
+
+static void layout_matrix(Interp *I, MatLayout *L, const Tensor *m, int digits, int width) {
+  int64_t r = tensor_rows(m), c = tensor_cols(m);
+  L->cut_r = r > 20;
+  L->nr = 0;
+  for (int64_t i = 0; i < r && L->nr < 20; i++) {
+    if (L->cut_r && i == 10) i = r - 10;
+    L->rshow[L->nr++] = i;
+  }
+  int nr = L->nr;
+  char buf[420];
+  L->lab = snprintf(buf, sizeof buf, "[%lld,]", (long long)(L->rshow[nr - 1] + 1));
+  /* columns taken from the left and from the right, alternately, while they fit */
+  int64_t cap = c < 512 ? c : 512;               /* no terminal shows more */
+  size_t nb = (size_t)cap;
+  L->lf = mem_alloc(2 * nb * sizeof(NumFmt) + (size_t)nr * sizeof(double) + 2 * nb * sizeof(int64_t) + 2 * nb * sizeof(int));
+  mls_defer(I, mem_free, L->lf);
+  L->rf = L->lf + nb;
+  double *col = (double *)(L->rf + nb);
+  L->left = (int64_t *)(col + nr);
+  L->right = L->left + nb;
+  L->lw = (int *)(L->right + nb);
+  L->rw = L->lw + nb;
+  L->nl = L->nrt = 0;
+  int used = L->lab;
+  bool all = false;
+  for (int64_t step = 0; L->nl + L->nrt < c && L->nl + L->nrt < cap; step++) {
+    bool from_left = step % 2 == 0 || L->nl + L->nrt == c - 1;
+    int64_t j = from_left ? L->nl : c - 1 - L->nrt;
+    for (int q = 0; q < nr; q++) col[q] = tensor_cell(m, L->rshow[q], j);
+    NumFmt f = choose_fmt(col, nr, 1, digits, NULL);
+    int hw = snprintf(buf, sizeof buf, "[,%lld]", (long long)(j + 1));
+    int w = f.width > hw ? f.width : hw;
+    bool last = L->nl + L->nrt + 1 == c;
+    int need = used + 1 + w + (last ? 0 : 4);  /* " ..." while columns remain hidden */
+    if (need > width && L->nl + L->nrt > 0) break;
+    used += 1 + w;
+    if (from_left) { L->left[L->nl] = j; L->lf[L->nl] = f; L->lw[L->nl++] = w; }
+    else { L->right[L->nrt] = j; L->rf[L->nrt] = f; L->rw[L->nrt++] = w; }
+    if (last) all = true;
+  }
+  L->cut_c = !all;
+}
+
+static void layout_free(Interp *I, MatLayout *L) {
+  mls_undefer(I, L->lf);
+  mem_free(L->lf);
+}
+
+/* The s-th shown column of L, left to right: its index, format and width. */
+static int64_t layout_col(const MatLayout *L, int64_t s, const NumFmt **f, int *w) {
+  if (s < L->nl) { *f = &L->lf[s]; *w = L->lw[s]; return L->left[s]; }
+  int64_t k = L->nrt - 1 - (s - L->nl);
+  *f = &L->rf[k];
+  *w = L->rw[k];
+  return L->right[k];
+}
+
+/* A matrix at a terminal `width` columns wide (MatLayout); a "[r x c matrix]" line follows an
+** elided matrix. */
 static void fmt_matrix_tty(Interp *I, TextBuf *t, const Tensor *m, int digits, int width) {
   int64_t r = tensor_rows(m), c = tensor_cols(m);
   if (r == 0 || c == 0) { tb_printf(t, "[%lld x %lld matrix]", (long long)r, (long long)c); return; }
   bool header = sparse_header(I, t, m);
-  bool cut_r = r > 20;
-  int64_t rshow[20];
-  int nr = 0;
-  for (int64_t i = 0; i < r && nr < 20; i++) {
-    if (cut_r && i == 10) i = r - 10;
-    rshow[nr++] = i;
-  }
+  MatLayout L;
+  layout_matrix(I, &L, m, digits, width);
   char buf[420];
-  int lab = snprintf(buf, sizeof buf, "[%lld,]", (long long)(rshow[nr - 1] + 1));
-  /* columns taken from the left and from the right, alternately, while they fit */
-  int64_t cap = c < 512 ? c : 512;               /* no terminal shows more */
-  /* one scratch block, freed by a throw from the text buffer's growth (mls_defer) */
-  size_t nb = (size_t)cap;
-  NumFmt *lf = mem_alloc(2 * nb * sizeof(NumFmt) + (size_t)nr * sizeof(double) + 2 * nb * sizeof(int64_t) + 2 * nb * sizeof(int));
-  mls_defer(I, mem_free, lf);
-  NumFmt *rf = lf + nb;
-  double *col = (double *)(rf + nb);
-  int64_t *left = (int64_t *)(col + nr), *right = left + nb;
-  int *lw = (int *)(right + nb), *rw = lw + nb;
-  int64_t nl = 0, nrt = 0;
-  int used = lab;
-  bool all = false;
-  for (int64_t step = 0; nl + nrt < c && nl + nrt < cap; step++) {
-    bool from_left = step % 2 == 0 || nl + nrt == c - 1;
-    int64_t j = from_left ? nl : c - 1 - nrt;
-    for (int q = 0; q < nr; q++) col[q] = tensor_cell(m, rshow[q], j);
-    NumFmt f = choose_fmt(col, nr, 1, digits, NULL);
-    int hw = snprintf(buf, sizeof buf, "[,%lld]", (long long)(j + 1));
-    int w = f.width > hw ? f.width : hw;
-    bool last = nl + nrt + 1 == c;
-    int need = used + 1 + w + (last ? 0 : 4);  /* " ..." while columns remain hidden */
-    if (need > width && nl + nrt > 0) break;
-    used += 1 + w;
-    if (from_left) { left[nl] = j; lf[nl] = f; lw[nl++] = w; }
-    else { right[nrt] = j; rf[nrt] = f; rw[nrt++] = w; }
-    if (last) all = true;
-  }
-  bool cut_c = !all;
-  for (int pass = -1; pass < nr; pass++) {      /* -1: the header */
-    if (pass >= 0 && cut_r && pass == 10) {
+  for (int pass = -1; pass < L.nr; pass++) {      /* -1: the header */
+    if (pass >= 0 && L.cut_r && pass == 10) {
       tb_puts(t, "\n");
-      for (int k = 0; k < lab; k++) tb_putn(t, " ", 1);
+      for (int k = 0; k < L.lab; k++) tb_putn(t, " ", 1);
       tb_puts(t, " ...");
     }
     if (pass >= 0) tb_puts(t, "\n");
-    if (pass >= 0) snprintf(buf, sizeof buf, "[%lld,]", (long long)(rshow[pass] + 1));   /* right-aligned, as R */
+    if (pass >= 0) snprintf(buf, sizeof buf, "[%lld,]", (long long)(L.rshow[pass] + 1));   /* right-aligned, as R */
     else buf[0] = '\0';
-    pad_left(t, buf, lab);
-    for (int64_t s = 0; s < nl + nrt; s++) {
-      bool isl = s < nl;
-      int64_t j = isl ? left[s] : right[nrt - 1 - (s - nl)];
-      int w = isl ? lw[s] : rw[nrt - 1 - (s - nl)];
-      const NumFmt *f = isl ? &lf[s] : &rf[nrt - 1 - (s - nl)];
-      if (s == nl && cut_c) tb_puts(t, " ...");
+    pad_left(t, buf, L.lab);
+    for (int64_t s = 0; s < L.nl + L.nrt; s++) {
+      const NumFmt *f;
+      int w;
+      int64_t j = layout_col(&L, s, &f, &w);
+      if (s == L.nl && L.cut_c) tb_puts(t, " ...");
       tb_putn(t, " ", 1);
       if (pass < 0) snprintf(buf, sizeof buf, "[,%lld]", (long long)(j + 1));
-      else fmt_with(buf, sizeof buf, tensor_cell(m, rshow[pass], j), f);
+      else fmt_with(buf, sizeof buf, tensor_cell(m, L.rshow[pass], j), f);
       pad_left(t, buf, w);
     }
-    if (cut_c && nrt == 0) tb_puts(t, " ...");
+    if (L.cut_c && L.nrt == 0) tb_puts(t, " ...");
   }
-  if ((cut_r || cut_c) && !header) tb_printf(t, "\n[%lld x %lld matrix]", (long long)r, (long long)c);
-  mls_undefer(I, lf);
-  mem_free(lf);
+  if ((L.cut_r || L.cut_c) && !header) tb_printf(t, "\n[%lld x %lld matrix]", (long long)r, (long long)c);
+  layout_free(I, &L);
+}
+
+void fmt_matrix_html(Interp *I, TextBuf *t, const Tensor *m, int digits, int width) {
+  int64_t r = tensor_rows(m), c = tensor_cols(m);
+  if (r == 0 || c == 0) { tb_printf(t, "<pre>[%lld x %lld matrix]</pre>", (long long)r, (long long)c); return; }
+  TextBuf h;
+  tb_open(I, &h);
+  bool header = sparse_header(I, &h, m);
+  tb_puts(t, "<table class=\"mls-matrix\">\n");
+  if (header) {                                    /* "[... sparse matrix, ...]\n" */
+    if (h.n && h.p[h.n - 1] == '\n') h.p[--h.n] = '\0';
+    tb_printf(t, "<caption>%s</caption>\n", h.p);
+  }
+  tb_close(I, &h);
+  MatLayout L;
+  layout_matrix(I, &L, m, digits, width);
+  char buf[420];
+  for (int pass = -1; pass < L.nr; pass++) {      /* -1: the header */
+    if (pass == -1) tb_puts(t, "<thead>");
+    if (pass == 0) tb_puts(t, "<tbody>\n");
+    for (int dots = L.cut_r && pass == 10; dots >= 0; dots--) {   /* the "..." row, then row 10 */
+      tb_puts(t, "<tr>");
+      if (dots) tb_puts(t, "<th>...</th>");
+      else if (pass < 0) tb_puts(t, "<th></th>");
+      else tb_printf(t, "<th>[%lld,]</th>", (long long)(L.rshow[pass] + 1));
+      const char *cell = pass < 0 ? "th" : "td";
+      for (int64_t s = 0; s < L.nl + L.nrt; s++) {
+        const NumFmt *f;
+        int w;
+        int64_t j = layout_col(&L, s, &f, &w);
+        if (s == L.nl && L.cut_c) tb_printf(t, "<%s>...</%s>", cell, cell);
+        if (dots) { tb_puts(t, "<td></td>"); continue; }
+        if (pass < 0) snprintf(buf, sizeof buf, "[,%lld]", (long long)(j + 1));
+        else {
+          fmt_with(buf, sizeof buf, tensor_cell(m, L.rshow[pass], j), f);
+          char *b = buf;
+          while (*b == ' ') b++;
+          memmove(buf, b, strlen(b) + 1);
+        }
+        tb_printf(t, "<%s>%s</%s>", cell, buf, cell);
+      }
+      if (L.cut_c && L.nrt == 0) tb_printf(t, "<%s>...</%s>", cell, cell);
+      tb_puts(t, "</tr>");
+      if (pass < 0) tb_puts(t, "</thead>");
+      tb_puts(t, "\n");
+    }
+  }
+  tb_puts(t, "</tbody>\n</table>");
+  if ((L.cut_r || L.cut_c) && !header) tb_printf(t, "\n<p>[%lld x %lld matrix]</p>", (long long)r, (long long)c);
+  layout_free(I, &L);
 }
 
 /* The terminal's width when display goes to one (I->out is a terminal), else 0. */

@@ -44,5 +44,9 @@ void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote);
 /* poll: I->interrupted is polled every 4096 rows; when it is set the text stops there (the
 ** caller raises the interrupt). */
 void fmt_matrix(Interp *I, TextBuf *t, const struct Tensor *m, int digits, bool elide, bool poll);
+/* A matrix as an HTML <table> (the Jupyter kernel's text/html): "[,j]" and "[i,]" labels, the
+** rows and columns a terminal `width` columns wide shows ("..." cells where some are elided),
+** then "[r x c matrix]" when cut; a sparse matrix's header is the table's caption. */
+void fmt_matrix_html(Interp *I, TextBuf *t, const struct Tensor *m, int digits, int width);
 
 #endif

@@ -162,10 +162,17 @@ struct Interp {
   ** mime ("image/png") bytes instead of writing a file. NULL: plots go to files. */
   void (*display)(struct Interp *I, const char *mime, const unsigned char *data, size_t len, void *ctx);
   void *display_ctx;
-  /* the REPL's echo of an expression statement's value (its printed text, no newline), handed
-  ** to a front end with display_ctx instead of printed on out when set (the Jupyter kernel
-  ** turns the last one into the cell's result). NULL: printed. */
-  void (*echo)(struct Interp *I, const char *text, size_t len, void *ctx);
+  /* the REPL's echo of an expression statement's value v (borrowed, for the call) and its
+  ** printed text (no newline), handed to a front end with display_ctx instead of printed on
+  ** out when set (the Jupyter kernel turns the last one into the cell's result, a matrix also
+  ** as an HTML table). NULL: printed. */
+  void (*echo)(struct Interp *I, Value v, const char *text, size_t len, void *ctx);
+  /* display(x) (builtins_core.c): the same for a value shown at once (display_data). NULL:
+  ** printed as print(x) does. */
+  void (*display_value)(struct Interp *I, Value v, const char *text, size_t len, void *ctx);
+  /* the bar of for (i in progress(x)) in a front end that redraws output in place (progress.h
+  ** ProgressShow, called with display_ctx). NULL: drawn on a terminal's stderr. */
+  void (*progress)(void *ctx, int phase, int64_t done, int64_t total, const char *text);
   struct PlotState *plot;    /* figures of plot() and friends (src/plot/), NULL until the first */
   /* ---- state of the modules below, theirs to read and write (no file-scope state: issue 26,
   ** docs/robustness.md "Global state") ---- */

@@ -8,12 +8,13 @@ set -u
 # build: compiler, generators, libraries; test: python3 (REPL harness), man-db (install
 # test), the Fashion-MNIST files (examples), clang and its libFuzzer/sanitizer runtimes
 # (tests/fuzz: clang is Debian 12's clang-14, whose runtimes are libclang-rt-14-dev); plots
-# (cairo), the Jupyter kernel (ZeroMQ, jansson; jupyter_client and nbconvert drive its test),
+# (cairo), the Jupyter kernel (ZeroMQ, jansson; jupyter_client and nbconvert drive its test;
+# jupyter-client and jupyter-console give `jupyter kernelspec list` and `jupyter console`),
 # MPI (OpenMPI: optional to build, installed so the tests run), coverage (lcov)
 PKGS="gcc make re2c lemon libopenblas-dev liblapacke-dev libreadline-dev zlib1g-dev graphviz \
 libcmocka-dev python3 man-db dataset-fashion-mnist clang libclang-rt-14-dev pkg-config \
-libcairo2-dev libzmq3-dev libjansson-dev python3-jupyter-client jupyter-nbconvert \
-libopenmpi-dev openmpi-bin lcov libssl-dev libsuitesparse-dev"
+libcairo2-dev libzmq3-dev libjansson-dev python3-jupyter-client jupyter-client jupyter-console \
+jupyter-nbconvert libopenmpi-dev openmpi-bin lcov libssl-dev libsuitesparse-dev"
 PKGS=${DEPS_PKGS:-$PKGS}
 # installed: unpacked and configured; a package whose triggers (man-db's index, ...) are still
 # to run ("triggers-pending", "triggers-awaited") works already

@@ -587,7 +587,8 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
     }
   }
   Progress pb;
-  progress_start(&pb, bar ? I->errf : NULL, cnt, &I->bar_open);
+  if (bar && I->progress) progress_start_shown(&pb, I->progress, I->display_ctx, cnt);
+  else progress_start(&pb, bar ? I->errf : NULL, cnt, &I->bar_open);
   ParforRun pr;                              /* parfor (..., mode=REMOTE) under mpirun */
   bool remote = (n->flags & AST_F_REMOTE) && mpi_parfor_begin(I, n, cnt, &lo, &hi, &pr);
   for (int64_t i = lo; i < hi; i++) {
@@ -1358,7 +1359,7 @@ Value eval_chunk(Interp *I, Chunk *ch, bool echo) {
         tb_open(I, &t);
         fmt_display(I, &t, last, I->print_digits, true);
         if (I->interrupted) { val_release(last); interp_check_interrupt(I, s->span); }   /* (t: a deferred free) */
-        if (I->echo) I->echo(I, t.p, t.n, I->display_ctx);
+        if (I->echo) I->echo(I, last, t.p, t.n, I->display_ctx);
         else fprintf(I->out, "%s\n", t.p);
         tb_close(I, &t);
         val_retain(last);

@@ -5,14 +5,18 @@
 #include <errno.h>
 #include <dirent.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
+#include "autodiff.h"
 #include "builtins.h"
 #include "kernel/kernel.h"
 #include "kernel/wire.h"
@@ -20,6 +24,7 @@
 #include "parse.h"
 #include "plot/plot.h"
 #include "print.h"
+#include "progress.h"
 
 /* grep ORDER KEYWORD: the reserved words of grammar/lexer.re, for completion. */
 static const char *const keywords[] = {
@@ -45,6 +50,7 @@ struct Kernel {
   bool hb_started, control_started;
   pthread_mutex_t iopub_lock;     /* iopub is written by the shell and the control threads */
   atomic_int shutdown;            /* a shutdown was asked (control thread, signal, quit()) */
+  atomic_int orphaned;            /* the parent process is gone: exit status 1 */
   int count;                      /* execution_count */
   const WireMsg *cur;             /* the request being answered: parent of what is published */
   bool silent;                    /* its content.silent: publish no output */
@@ -52,9 +58,17 @@ struct Kernel {
   Sink sout, serr;
   char *pending;                  /* the last echoed value, not yet sent (the cell's result) */
   size_t npending;
+  char *pending_html;             /* its HTML form (a matrix's table), or NULL */
+  int ndisplay;                   /* display_ids handed out (progress bars) */
+  char progress_id[64];           /* the display_id of the bar being drawn */
+  pid_t parent;                   /* the process whose end ends the kernel (JPY_PARENT_PID, else the
+                                  ** parent at start; 0: none), polled by the control thread */
+  pid_t ppid0;                    /* getppid() at start */
   FILE *saved_out, *saved_stderr_to;
-  void (*saved_echo)(Interp *, const char *, size_t, void *);
+  void (*saved_echo)(Interp *, Value, const char *, size_t, void *);
   void (*saved_display)(Interp *, const char *, const unsigned char *, size_t, void *);
+  void (*saved_display_value)(Interp *, Value, const char *, size_t, void *);
+  void (*saved_progress)(void *, int, int64_t, int64_t, const char *);
   void *saved_ctx;
 };
 
@@ -95,6 +109,8 @@ static void flush_pending(Kernel *K) {
   char *p = K->pending;
   size_t n = K->npending;
   K->pending = NULL;
+  free(K->pending_html);
+  K->pending_html = NULL;
   p[n] = '\n';
   stream(K, "stdout", p, n + 1);
   free(p);
@@ -130,17 +146,77 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t n) {
   return (ssize_t)n;
 }
 
+/* The HTML form of v (malloc'ed), or NULL: a matrix's table (print.h fmt_matrix_html, as wide as
+** a terminal of $COLUMNS or 80 columns shows it). */
+static char *html_of(Interp *I, Value v) {
+  v = ad_primal(v);
+  if (v.t != VT_MAT) return NULL;
+  TextBuf t;
+  tb_open(I, &t);
+  fmt_matrix_html(I, &t, v.u.m, I->print_digits, term_columns(-1));
+  char *h = strdup(t.p);
+  tb_close(I, &t);
+  return h;
+}
+
 /* I->echo: holds the value; the last one left when the cell ends is its execute_result. */
-static void on_echo(Interp *I, const char *text, size_t len, void *ctx) {
+static void on_echo(Interp *I, Value v, const char *text, size_t len, void *ctx) {
   Kernel *K = ctx;
   fflush(I->out);                   /* output printed before it goes first */
   fflush(K->err);
   flush_pending(K);
+  char *html = K->silent ? NULL : html_of(I, v);
   K->pending = malloc(len + 2);
-  if (!K->pending) return;
+  if (!K->pending) { free(html); return; }
   memcpy(K->pending, text, len);
   K->pending[len] = '\0';
   K->npending = len;
+  K->pending_html = html;
+}
+
+/* A mime bundle: text/plain, and text/html when html is not NULL. */
+static json_t *bundle(const char *text, size_t len, const char *html) {
+  json_t *d = json_pack("{s:o}", "text/plain", wire_text(text, len));
+  if (html) json_object_set_new(d, "text/html", wire_text(html, strlen(html)));
+  return d;
+}
+
+/* I->display_value (display(x)): display_data with the value's text and HTML forms. */
+static void on_display_value(Interp *I, Value v, const char *text, size_t len, void *ctx) {
+  Kernel *K = ctx;
+  fflush(I->out);
+  fflush(K->err);
+  flush_pending(K);
+  if (K->silent) return;
+  char *html = html_of(I, v);
+  publish(K, K->cur, "display_data",
+          json_pack("{s:o, s:{}, s:{}}", "data", bundle(text, len, html), "metadata", "transient"));
+  free(html);
+}
+
+/* I->progress: a loop's bar as display_data with a new display_id (phase 0), then
+** update_display_data of that id, which the notebook redraws in place. */
+static void on_progress(void *ctx, int phase, int64_t done, int64_t total, const char *text) {
+  Kernel *K = ctx;
+  if (K->silent) return;
+  if (phase == 0) {
+    fflush(K->I->out);
+    fflush(K->err);
+    flush_pending(K);
+    snprintf(K->progress_id, sizeof K->progress_id, "mls-progress-%.32s-%d", K->wire.session, ++K->ndisplay);
+  }
+  char tail[192], html[400];
+  size_t n = 0;
+  for (const char *p = strchr(text, ']') ? strchr(text, ']') + 1 : text; *p && n + 5 < sizeof tail; p++) {
+    if (*p == '<') { memcpy(tail + n, "&lt;", 4); n += 4; }      /* "elapsed<remaining" */
+    else tail[n++] = *p;
+  }
+  tail[n] = '\0';
+  snprintf(html, sizeof html, "<progress value=\"%lld\" max=\"%lld\" style=\"width:30em\"></progress> <code>%s</code>",
+           (long long)done, (long long)total, tail);
+  publish(K, K->cur, phase == 0 ? "display_data" : "update_display_data",
+          json_pack("{s:o, s:{}, s:{s:s}}", "data", bundle(text, strlen(text), html), "metadata", "transient",
+                    "display_id", K->progress_id));
 }
 
 /* I->display: rich output (plots) as display_data; binary types are sent base64-encoded. */
@@ -249,6 +325,157 @@ static const char *request_code(Kernel *K, const WireMsg *m, const char *rtype) 
   return NULL;
 }
 
+/* ---- %time and %%time (IPython's magics) ---- */
+typedef struct Clock { double wall, user, sys; } Clock;
+
+static Clock clock_now(void) {
+  struct timespec ts;
+  struct rusage ru;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  getrusage(RUSAGE_SELF, &ru);
+  return (Clock){ (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec,
+                  (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec,
+                  (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec };
+}
+
+/* A time span as IPython's _format_time writes it: 3 significant digits in s, ms, µs or ns. */
+static void fmt_span(char *buf, size_t n, double t) {
+  static const char *const units[] = { "s", "ms", "\xc2\xb5s", "ns" };
+  static const double scale[] = { 1, 1e3, 1e6, 1e9 };
+  if (t >= 60) { snprintf(buf, n, "%dmin %.1fs", (int)(t / 60), fmod(t, 60)); return; }
+  int order = 3;
+  if (t > 0) {
+    order = -(int)floor(floor(log10(t)) / 3.0);   /* -(floor(log10 t) // 3), as IPython */
+    if (order < 0) order = 0;
+    if (order > 3) order = 3;
+  }
+  if (order > 0 && t * scale[order] >= 999.5) order--;   /* 999.7 ns is "1 µs", not "1e+03 ns" */
+  snprintf(buf, n, "%.3g %s", t * scale[order], units[order]);
+}
+
+/* "CPU times: user ..., sys: ..., total: ...\nWall time: ...\n" since c0, as a stdout stream
+** that leaves the cell's pending result pending (it is still the cell's result). */
+static void report_time(Kernel *K, Clock c0) {
+  Clock c1 = clock_now();
+  fflush(K->I->out);
+  fflush(K->err);
+  char u[32], sy[32], tot[32], w[32], line[192];
+  fmt_span(u, sizeof u, c1.user - c0.user);
+  fmt_span(sy, sizeof sy, c1.sys - c0.sys);
+  fmt_span(tot, sizeof tot, c1.user - c0.user + c1.sys - c0.sys);
+  fmt_span(w, sizeof w, c1.wall - c0.wall);
+  int n = snprintf(line, sizeof line, "CPU times: user %s, sys: %s, total: %s\nWall time: %s\n", u, sy, tot, w);
+  stream(K, "stdout", line, (size_t)n);
+}
+
+/* Whether line [p, e) is the magic `magic` ("%time", "%%time"), alone or followed by a blank;
+** *after: where what follows it starts. */
+static bool is_magic(const char *p, const char *e, const char *magic, const char **after) {
+  while (p < e && (*p == ' ' || *p == '\t')) p++;
+  size_t n = strlen(magic);
+  if ((size_t)(e - p) < n || strncmp(p, magic, n) != 0) return false;
+  if (p + n < e && p[n] != ' ' && p[n] != '\t' && p[n] != '\r') return false;
+  *after = p + n;
+  return true;
+}
+
+/* Runs lines [l0, l1) of the cell's text (line starts in ls, nl lines), the others blanked so
+** that messages keep the cell's line numbers. */
+static int run_lines(Kernel *K, const char *name, const char *code, const size_t *ls, int nl, int l0, int l1) {
+  TextBuf t;
+  tb_init(&t);
+  for (int i = 0; i < l0; i++) tb_puts(&t, "\n");
+  size_t b = ls[l0], e = l1 < nl ? ls[l1] : strlen(code);
+  tb_putn(&t, code + b, e - b);
+  Source *src = source_new(name, t.p ? t.p : "", t.n);
+  tb_free(&t);
+  int st = interp_run_source(K->I, src, true);
+  source_release(src);
+  return st;
+}
+
+/* Whether lines [l0, l1) parse as a whole: not still open (the parser at the end of input). */
+static bool lines_complete(Kernel *K, const char *code, const size_t *ls, int nl, int l0, int l1) {
+  size_t b = ls[l0], e = l1 < nl ? ls[l1] : strlen(code);
+  Source *src = source_new("<time>", code + b, e - b);
+  ParseError pe;
+  Chunk *ch = parse_chunk(&K->I->syms, &K->I->spare_parser, src, &pe);
+  source_release(src);
+  if (ch) chunk_release(ch);
+  return ch || !pe.at_eof;
+}
+
+/*
+** Runs a cell (after ?name rewriting) as `name`. A first line "%%time" times the whole cell; a
+** line "%time stmt" times that statement (with the lines that continue it), IPython's magics:
+** "CPU times: user 1.2 ms, sys: 0 ns, total: 1.2 ms" and "Wall time: 1.3 ms" follow it on
+** stdout. The magic's own characters become blanks, so line and column numbers stay the cell's.
+** Returns as interp_run_source.
+*/
+static int run_cell(Kernel *K, const char *name, char *code) {
+  size_t nls = 1;
+  for (const char *p = code; *p; p++) nls += *p == '\n';
+  size_t *ls = malloc(nls * sizeof *ls);
+  bool *timed = calloc(nls, 1);
+  if (!ls || !timed) { free(ls); free(timed); return 1; }
+  int nl = 0;
+  bool any = false, whole = false;
+  for (char *p = code;;) {
+    char *e = strchr(p, '\n');
+    if (!e) e = p + strlen(p);
+    const char *after;
+    ls[nl] = (size_t)(p - code);
+    if (nl == 0 && is_magic(p, e, "%%time", &after)) {
+      whole = true;
+      memset(p, ' ', (size_t)(after - p));
+    } else if (is_magic(p, e, "%time", &after)) {
+      timed[nl] = any = true;
+      memset(p, ' ', (size_t)(after - p));
+    }
+    nl++;
+    if (!*e) break;
+    p = e + 1;
+  }
+  Clock c0 = clock_now();
+  int st = 0;
+  if (!any) {
+    Source *src = source_new(name, code, strlen(code));
+    st = interp_run_source(K->I, src, true);
+    source_release(src);
+  } else {
+    int from = 0;
+    for (int i = 0; i < nl && st == 0; i++) {
+      if (!timed[i]) continue;
+      if (i > from) st = run_lines(K, name, code, ls, nl, from, i);
+      if (st) break;
+      int end = i + 1;
+      while (end < nl && !lines_complete(K, code, ls, nl, i, end)) end++;
+      Clock t0 = clock_now();
+      st = run_lines(K, name, code, ls, nl, i, end);
+      if (st == 0) report_time(K, t0);
+      from = end;
+      i = end - 1;
+    }
+    if (st == 0 && from < nl) st = run_lines(K, name, code, ls, nl, from, nl);
+  }
+  if (whole && st == 0) report_time(K, c0);
+  free(ls);
+  free(timed);
+  return st;
+}
+
+/* A cell that is only `exit` or `quit` (names bound to no value) or `exit()`: as quit(), so
+** that `jupyter console` ends as IPython's does. */
+static bool is_exit(Interp *I, const char *code) {
+  while (*code == ' ' || *code == '\t' || *code == '\n' || *code == '\r') code++;
+  size_t n = strlen(code);
+  while (n && (code[n - 1] == ' ' || code[n - 1] == '\t' || code[n - 1] == '\n' || code[n - 1] == '\r')) n--;
+  if (n == 6 && !strncmp(code, "exit()", 6)) return true;
+  if (n != 4 || (strncmp(code, "exit", 4) && strncmp(code, "quit", 4))) return false;
+  Symbol *s = sym_lookup(&I->syms, code, 4);
+  return !s || s->global.t == VT_UNBOUND;
+}
+
 static void do_execute(Kernel *K, const WireMsg *m) {
   Interp *I = K->I;
   const char *code = request_code(K, m, "execute_reply");
@@ -262,36 +489,42 @@ static void do_execute(Kernel *K, const WireMsg *m) {
   K->silent = silent;
   TextBuf t;
   tb_init(&t);
-  rewrite_help(&t, code);
+  if (is_exit(I, code)) tb_puts(&t, "quit()");
+  else rewrite_help(&t, code);
   char name[48];
   snprintf(name, sizeof name, "<cell %d>", K->count);
-  Source *src = source_new(name, t.p ? t.p : "", t.n);
-  tb_free(&t);
   char *ebuf = NULL;
   size_t elen = 0;
   FILE *ef = open_memstream(&ebuf, &elen);
   FILE *saved_err = I->errf;
   if (ef) I->errf = ef;
   I->interrupted = 0;
-  int st = interp_run_source(I, src, true);
-  source_release(src);
+  int st = run_cell(K, name, t.p ? t.p : (char[]){ "" });
+  tb_free(&t);
   fflush(I->out);
   fflush(K->err);
   I->errf = saved_err;
   if (ef) fclose(ef);
   plot_flush(I);
-  if (I->quitting) { st = 0; atomic_store(&K->shutdown, 1); }
+  json_t *payload = json_array();
+  if (I->quitting) {              /* IPython's exit: jupyter console ends its session */
+    st = 0;
+    atomic_store(&K->shutdown, 1);
+    json_array_append_new(payload, json_pack("{s:s, s:b}", "source", "ask_exit", "keepkernel", 0));
+  }
   json_t *r;
   if (st == 0) {
     if (K->pending && !silent) {
-      json_t *data = json_pack("{s:o}", "text/plain", wire_text(K->pending, K->npending));
+      json_t *data = bundle(K->pending, K->npending, K->pending_html);
       publish(K, m, "execute_result", json_pack("{s:i, s:o, s:{}}", "execution_count", K->count, "data", data, "metadata"));
       free(K->pending);
       K->pending = NULL;
+      free(K->pending_html);
+      K->pending_html = NULL;
     }
     flush_pending(K);
     if (elen) stream(K, "stderr", ebuf, elen);
-    r = json_pack("{s:s, s:i, s:{}, s:[]}", "status", "ok", "execution_count", K->count, "user_expressions", "payload");
+    r = json_pack("{s:s, s:i, s:{}, s:o}", "status", "ok", "execution_count", K->count, "user_expressions", "payload", payload);
   } else {
     flush_pending(K);
     const char *text = ebuf && elen ? ebuf : "error\n";
@@ -302,6 +535,7 @@ static void do_execute(Kernel *K, const WireMsg *m) {
       publish(K, m, "error", json_pack("{s:s, s:O, s:o}", "ename", ename, "evalue", evalue, "traceback", lines_of(text)));
     r = json_pack("{s:s, s:i, s:s, s:o, s:o, s:{}}", "status", "error", "execution_count", K->count, "ename", ename,
                   "evalue", evalue, "traceback", lines_of(text), "user_expressions");
+    json_decref(payload);
   }
   free(ebuf);
   K->silent = false;
@@ -486,6 +720,14 @@ static void do_is_complete(Kernel *K, const WireMsg *m) {
   TextBuf t;
   tb_init(&t);
   rewrite_help(&t, code);
+  for (char *p = t.p; p && *p;) {             /* %time and %%time: blanks, as run_cell reads them */
+    char *e = strchr(p, '\n');
+    if (!e) e = p + strlen(p);
+    const char *after;
+    if ((p == t.p && is_magic(p, e, "%%time", &after)) || is_magic(p, e, "%time", &after))
+      memset(p, ' ', (size_t)(after - p));
+    p = *e ? e + 1 : e;
+  }
   Source *src = source_new("<cell>", t.p ? t.p : "", t.n);
   tb_free(&t);
   ParseError pe;
@@ -540,12 +782,40 @@ static void *hb_main(void *p) {
   return NULL;
 }
 
+/* Whether the process that started the kernel is gone (ipykernel's parent poller): the parent
+** at start was replaced (the kernel was re-parented), or JPY_PARENT_PID names no process. */
+static bool parent_gone(const Kernel *K) {
+  if (K->parent <= 1) return false;
+  if (K->parent == K->ppid0) return getppid() != K->ppid0;
+  return kill(K->parent, 0) != 0 && errno == ESRCH;
+}
+
 /* The control channel, on its own thread so it answers while a cell runs: interrupt_request
-** sets the interpreter's interrupt flag, shutdown_request ends the kernel. */
+** sets the interpreter's interrupt flag, shutdown_request ends the kernel. Between messages
+** (twice a second) it polls for the parent process: when it is gone, the running cell is
+** interrupted and the kernel ends with status 1; one that has not ended 10 s later (a cell
+** in a long native call) exits at once. */
 static void *control_main(void *p) {
   Kernel *K = p;
   mem_forbid_thread();
+  int orphan_ticks = 0;
   for (;;) {
+    zmq_pollitem_t it[1] = { { K->control, 0, ZMQ_POLLIN, 0 } };
+    int prc = zmq_poll(it, 1, 500);
+    if (prc < 0) {
+      if (zmq_errno() == EINTR) continue;
+      break;                                    /* ETERM: the kernel is closing */
+    }
+    if (orphan_ticks || parent_gone(K)) {
+      if (orphan_ticks == 0) {
+        fprintf(stderr, "mls kernel: the parent process %d is gone; exiting\n", (int)K->parent);
+        atomic_store(&K->orphaned, 1);
+        atomic_store(&K->shutdown, 1);
+        K->I->interrupted = SIGTERM;
+      }
+      if (++orphan_ticks > 20) _exit(1);
+    }
+    if (!(it[0].revents & ZMQ_POLLIN)) continue;
     WireMsg m;
     int rc = wire_recv(&K->wire, K->control, &m);
     if (rc < 0) {
@@ -641,6 +911,11 @@ Kernel *kernel_open_with(Interp *I, const char *connection_file, const KernelOpt
   if (o) K->opt = *o;
   else kernel_options_default(&K->opt);
   pthread_mutex_init(&K->iopub_lock, NULL);
+  K->ppid0 = getppid();
+  const char *jp = getenv("JPY_PARENT_PID");
+  char *jend;
+  long jpid = jp && *jp ? strtol(jp, &jend, 10) : 0;
+  K->parent = jpid > 1 && !*jend ? (pid_t)jpid : K->ppid0;
   const char *transport = json_string_value(json_object_get(cf, "transport"));
   const char *ip = json_string_value(json_object_get(cf, "ip"));
   bool ok = wire_init(&K->wire, key, json_string_value(json_object_get(cf, "signature_scheme")), err, errn);
@@ -688,10 +963,14 @@ Kernel *kernel_open_with(Interp *I, const char *connection_file, const KernelOpt
   I->stderr_to = K->err;
   K->saved_echo = I->echo;
   K->saved_display = I->display;
+  K->saved_display_value = I->display_value;
+  K->saved_progress = I->progress;
   K->saved_ctx = I->display_ctx;
   I->out = K->out;
   I->echo = on_echo;
   I->display = on_display;
+  I->display_value = on_display_value;
+  I->progress = on_progress;
   I->display_ctx = K;
   g_kernel = K;
   struct sigaction sa;
@@ -720,6 +999,7 @@ int kernel_serve(Kernel *K) {
     handle_shell(K, &m);
     wire_msg_free(&m);
   }
+  if (atomic_load(&K->orphaned)) return 1;
   return K->I->quitting ? K->I->quit_status : 0;
 }
 
@@ -741,10 +1021,13 @@ void kernel_close(Kernel *K) {
     I->out = K->saved_out;
     I->echo = K->saved_echo;
     I->display = K->saved_display;
+    I->display_value = K->saved_display_value;
+    I->progress = K->saved_progress;
     I->display_ctx = K->saved_ctx;
     fclose(K->out);
   }
   free(K->pending);
+  free(K->pending_html);
   if (K->ctx) zmq_ctx_shutdown(K->ctx);         /* blocking calls of the threads return ETERM */
   if (K->hb_started) pthread_join(K->hb_thread, NULL);
   else if (K->hb) zmq_close(K->hb);

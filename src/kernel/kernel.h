@@ -21,7 +21,8 @@ typedef struct KernelOptions {
 void kernel_options_default(KernelOptions *o);
 
 /* Reads the connection file, binds the five sockets and starts the heartbeat and control
-** threads; sets I->out and I->stderr_to (streamed to iopub), I->echo and I->display. NULL with
+** threads; sets I->out and I->stderr_to (streamed to iopub), I->echo, I->display, I->display_value
+** and I->progress (display_data and update_display_data); watches the parent process. NULL with
 ** a message in err when the file is unreadable, has no key (unless o->allow_no_key), or a
 ** socket cannot be bound. I and o (NULL: the defaults) stay the caller's. */
 Kernel *kernel_open_with(Interp *I, const char *connection_file, const KernelOptions *o, char *err, size_t errn);

@@ -154,6 +154,78 @@ try:
     r, msgs = run(kc, "y = 1")
     check("an unchanged figure is not shown again", of_type(msgs, "display_data") == [], msgs)
 
+    # issue 30: a matrix result is an HTML table (labels, elided as at a terminal) with its text
+    # form beside it, in one execute_result
+    r, msgs = run(kc, "[1, 2.5; 3, 4]")
+    res = of_type(msgs, "execute_result")
+    d = res[0]["data"] if res else {}
+    html = d.get("text/html", "")
+    check("a matrix result: text/plain and text/html in one execute_result",
+          len(res) == 1 and d.get("text/plain") == "1 2.5\n3 4.0" and html.startswith("<table"), d)
+    check("the HTML table: column labels, then each row with its label",
+          "<thead><tr><th></th><th>[,1]</th><th>[,2]</th></tr></thead>" in html
+          and "<tr><th>[1,]</th><td>1</td><td>2.5</td></tr>" in html
+          and "<tr><th>[2,]</th><td>3</td><td>4.0</td></tr>" in html and "matrix]" not in html, html)
+    r, msgs = run(kc, "matrix(1:600, 30, 20)")
+    res = of_type(msgs, "execute_result")
+    html = res[0]["data"].get("text/html", "") if res else ""
+    rows = re.findall(r"<tr><th>([^<]*)</th>", html)
+    check("a 30x20 matrix's table: rows 1-10, '...', rows 21-30 (as at a terminal)",
+          rows == [""] + ["[%d,]" % i for i in range(1, 11)] + ["..."] + ["[%d,]" % i for i in range(21, 31)], rows)
+    heads = re.findall(r"<th>([^<]*)</th>", html.split("</thead>")[0])
+    check("... its columns: the first and last that fit 80 columns, '...' between",
+          heads[:2] == ["", "[,1]"] and heads[-1] == "[,20]" and "..." in heads and len(heads) < 20, heads)
+    check("... and '[30 x 20 matrix]' after it", html.endswith("<p>[30 x 20 matrix]</p>"), html[-60:])
+    r, msgs = run(kc, "s = 3\ns")
+    res = of_type(msgs, "execute_result")
+    check("a number's result has no text/html", res and list(res[0]["data"]) == ["text/plain"], res)
+
+    # display(x): display_data now (text/plain, and text/html for a matrix), in order with print
+    r, msgs = run(kc, 'display([1, 2; 3, 4])\nprint("after")\ndisplay("a string")')
+    kinds = [m["msg_type"] for m in msgs if m["msg_type"] in ("display_data", "stream", "execute_result")]
+    dd = of_type(msgs, "display_data")
+    check("display(): two display_data around the print, no result", kinds == ["display_data", "stream", "display_data"], kinds)
+    check("display(matrix): text/plain and an HTML table", len(dd) == 2 and dd[0]["data"]["text/plain"] == "1 2\n3 4"
+          and "<tr><th>[2,]</th><td>3</td><td>4</td></tr>" in dd[0]["data"].get("text/html", ""), dd)
+    check("display(string): its text alone", len(dd) == 2 and dd[1]["data"] == {"text/plain": "a string"}, dd)
+
+    # progress(): a bar drawn as display_data with a display_id, then update_display_data of it
+    r, msgs = run(kc, "s = 0\nfor (i in progress(1:5)) { s = s + i }\ns")
+    first = of_type(msgs, "display_data")
+    ups = of_type(msgs, "update_display_data")
+    did = first[0].get("transient", {}).get("display_id") if first else None
+    check("progress(): display_data with a transient display_id, the bar at 0/5",
+          len(first) == 1 and did and " 0/5 " in first[0]["data"]["text/plain"]
+          and '<progress value="0" max="5"' in first[0]["data"].get("text/html", ""), first)
+    check("progress(): update_display_data of that id ends at 5/5 100%",
+          ups and all(u.get("transient", {}).get("display_id") == did for u in ups)
+          and " 5/5 100% " in ups[-1]["data"]["text/plain"] and '<progress value="5" max="5"' in ups[-1]["data"]["text/html"], ups)
+    res = of_type(msgs, "execute_result")
+    check("progress(): the loop ran (s = 15)", res and res[0]["data"]["text/plain"] == "15", res)
+    r, msgs = run(kc, "for (i in progress(1:3)) { s = s + i }")
+    did2 = [c.get("transient", {}).get("display_id") for c in of_type(msgs, "display_data")]
+    check("progress(): another loop, another display_id", len(did2) == 1 and did2[0] != did, (did, did2))
+
+    # %time and %%time, IPython's magics: the time on stdout, the result still the cell's result
+    timing = r"CPU times: user [0-9.]+ (s|ms|\u00b5s|ns), sys: [0-9.]+ (s|ms|\u00b5s|ns), total: [0-9.]+ (s|ms|\u00b5s|ns)\nWall time: [0-9.]+ (s|ms|\u00b5s|ns)\n"
+    r, msgs = run(kc, "%time t = sum(1:100)\nt")
+    res = of_type(msgs, "execute_result")
+    check("%time stmt: CPU and wall time on stdout", r["status"] == "ok" and re.fullmatch(timing, stdout_of(msgs)), msgs)
+    check("%time stmt: the statement ran (t = 5050, the cell's result)", res and res[0]["data"]["text/plain"] == "5050", res)
+    r, msgs = run(kc, "u = 0\n%time for (i in 1:3) {\n  u = u + i\n}\nprint(u)")
+    out = stdout_of(msgs)
+    check("%time of a statement over several lines, then the lines after it",
+          r["status"] == "ok" and re.fullmatch(timing + "6\n", out), out)
+    r, msgs = run(kc, "%%time\nv = 2\nv * 21")
+    res = of_type(msgs, "execute_result")
+    check("%%time: the whole cell timed, its result kept", r["status"] == "ok" and re.fullmatch(timing, stdout_of(msgs))
+          and res and res[0]["data"]["text/plain"] == "42", msgs)
+    r, msgs = run(kc, "%time w = nosuchname")
+    check("%time: an error keeps the cell's line and column", r["status"] == "error"
+          and re.match(r"<cell \d+>:1:11: error: .*nosuchname", r["evalue"]) is not None, r)
+    c = shell_request(kc, "is_complete_request", {"code": "%time for (i in 1:3) {"})["content"]
+    check("is_complete reads %time: an open brace is incomplete", c["status"] == "incomplete", c)
+
     # print output is streamed, in order, with UTF-8 intact
     r, msgs = run(kc, 'for (i in 1:3) { print(i * 10) }\nprint("h\u00e9llo \u2713")')
     streams = [c["text"] for c in of_type(msgs, "stream")]
@@ -297,7 +369,9 @@ kc = km.client()
 kc.start_channels()
 try:
     kc.wait_for_ready(timeout=max(30, T))
-    kc.execute("quit(3)")
+    r = kc.execute("quit(3)", reply=True, timeout=T)["content"]
+    check("quit(3): the reply asks the front end to exit (IPython's ask_exit payload)",
+          r["status"] == "ok" and r.get("payload") == [{"source": "ask_exit", "keepkernel": False}], r)
     deadline = time.time() + max(10, T)
     while km.is_alive() and time.time() < deadline:
         time.sleep(0.1)
@@ -308,6 +382,39 @@ finally:
     if km.is_alive():
         km.shutdown_kernel(now=True)
     km.cleanup_resources()
+
+# `exit` alone in a cell (as typed at jupyter console) is quit()
+km = KernelManager(kernel_name="mls")
+km.start_kernel()
+kc = km.client()
+kc.start_channels()
+try:
+    kc.wait_for_ready(timeout=max(30, T))
+    r = kc.execute("exit\n", reply=True, timeout=T)["content"]
+    check("exit: ask_exit payload", r["status"] == "ok" and r.get("payload") == [{"source": "ask_exit", "keepkernel": False}], r)
+    deadline = time.time() + max(10, T)
+    while km.is_alive() and time.time() < deadline:
+        time.sleep(0.1)
+    check("exit: the kernel ends with status 0", not km.is_alive() and km.provisioner.process.poll() == 0,
+          km.provisioner.process.poll())
+finally:
+    kc.stop_channels()
+    if km.is_alive():
+        km.shutdown_kernel(now=True)
+    km.cleanup_resources()
+
+# the set-up's Jupyter tools see the kernel: jupyter kernelspec list, and a jupyter console
+# session (its plain prompt reading stdin) that runs a line and ends at `exit`
+ks = subprocess.run(["jupyter", "kernelspec", "list"], capture_output=True, text=True)
+check("jupyter kernelspec list names mls", ks.returncode == 0 and re.search(r"^\s*mls\s", ks.stdout, re.M), ks.stdout + ks.stderr)
+try:
+    con = subprocess.run(["jupyter", "console", "--kernel", "mls", "--simple-prompt", "--ZMQTerminalInteractiveShell.banner=",
+                          "--ZMQTerminalInteractiveShell.kernel_timeout=%d" % max(30, T)],
+                         input="x = 6 * 7\nx + 0\nexit\n", capture_output=True, text=True, timeout=max(60, 3 * T))
+    check("jupyter console --kernel mls: a session that ends at exit", con.returncode == 0 and "42" in con.stdout
+          and "Shutting down kernel" in con.stdout, (con.returncode, con.stdout[-1500:], con.stderr[-1500:]))
+except subprocess.TimeoutExpired as e:
+    check("jupyter console --kernel mls: a session that ends at exit", False, ("timed out", e.stdout, e.stderr))
 
 # kernels started here by hand, on a connection file written here (issue 25, defect 9)
 from jupyter_client.blocking import BlockingKernelClient  # noqa: E402
@@ -348,6 +455,58 @@ def client_of(cf):
     c.start_channels()
     return c
 
+
+# the kernel ends when the process that started it is gone (ipykernel's parent poller): this
+# process becomes the subreaper of its descendants, so an orphaned kernel is re-parented here
+import ctypes  # noqa: E402
+import signal  # noqa: E402
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(36, 1, 0, 0, 0)           # PR_SET_CHILD_SUBREAPER
+cf = os.path.join(TMP, "orphan.json")
+write_connection_file(cf, key=b"orphan-key", ip="127.0.0.1")
+env = {k: v for k, v in os.environ.items() if k != "JPY_PARENT_PID"}
+sh = subprocess.Popen(["/bin/sh", "-c", " ".join(os.environ.get("MLS_TEST_WRAP", "").split() + [MLS, "--jupyter-kernel", cf])
+                       + " 2>" + os.path.join(TMP, "orphan.err") + " & echo $!; wait"], stdout=subprocess.PIPE, text=True, env=env)
+kpid = int(sh.stdout.readline())
+c = client_of(cf)
+try:
+    c.wait_for_ready(timeout=max(30, T))
+    os.kill(sh.pid, signal.SIGKILL)
+    sh.wait()
+    st = None
+    deadline = time.time() + max(10, T)
+    while st is None and time.time() < deadline:
+        pid, status = os.waitpid(kpid, os.WNOHANG)
+        st = os.waitstatus_to_exitcode(status) if pid else None
+        time.sleep(0.05)
+    check("its parent killed, the kernel exits with status 1", st == 1, (st, open(os.path.join(TMP, "orphan.err")).read()))
+    if st is None:
+        os.kill(kpid, signal.SIGKILL)
+        os.waitpid(kpid, 0)
+finally:
+    c.stop_channels()
+# JPY_PARENT_PID names the process to watch (jupyter_client sets it): its end stops a running cell
+parent = subprocess.Popen(["sleep", "600"])
+proc = subprocess.Popen(os.environ.get("MLS_TEST_WRAP", "").split() + [MLS, "--jupyter-kernel", cf],
+                        env=dict(env, JPY_PARENT_PID=str(parent.pid)), stderr=subprocess.PIPE, text=True)
+c = client_of(cf)
+try:
+    c.wait_for_ready(timeout=max(30, T))
+    c.execute("k = 0\nwhile (TRUE) { k = k + 1 }")
+    time.sleep(0.5)
+    alive = proc.poll() is None
+    parent.kill()
+    parent.wait()
+    try:
+        st = proc.wait(timeout=max(10, T))
+    except subprocess.TimeoutExpired:
+        st = None
+    err = proc.stderr.read() if st is not None else ""
+    check("JPY_PARENT_PID's process killed: the kernel stops its running cell and exits with status 1",
+          alive and st == 1 and "parent process %d is gone" % parent.pid in err, (alive, st, err))
+finally:
+    c.stop_channels()
+    stop_kernel(proc)
 
 # a connection file without a key (or with key ""), which Jupyter reads as "do not sign": refused,
 # naming --allow-no-key; with it, the kernel warns and answers unsigned requests

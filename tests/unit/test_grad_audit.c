@@ -123,6 +123,7 @@ static const Audit audits[] = {
   { "dev.off", NONUM, NULL, "takes no argument" },
   { "device", ZERO, "device(X)", "a string: where X lives" },
   { "diag", FLOWS, "diag(X)", NULL },
+  { "display", ZERO, "display(X)", "shows X (a notebook's display_data, else printed); gives NULL" },
   { "do.call", ERROR, "do.call(\"sum\", list(X))", NULL },
   { "dot", ZERO, "dot(function(Z) Z * 2, X, file=D + \"/g.dot\")", "writes a graph file; gives its name" },
   { "eigen", FLOWS, "eigen(X + t(X))", NULL },
