@@ -344,7 +344,7 @@ const Builtin builtin_table[] = {
   { "print", bi_print, "print(x, digits=7)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Prints a value: numbers to 7 significant digits (or digits), strings as they are,\nmatrices one row a line (large ones elided)." },
   { "prod", bi_prod, "prod(x)", OP_PROD, DIFF | BI_AD | BI_NARM, "Product of all elements (a number; 1 for an empty matrix, as R)." },
-  { "progress", bi_progress, "progress(x)", OP_NONE, DIFF | BI_AD, "x itself, marked for a progress bar: for (i in progress(1:n)) { ... } draws a bar\n(done/total, percent, elapsed and remaining time) on standard error while the loop runs,\nonly when standard error is a terminal; in a pipe or a file nothing extra is written." },
+  { "progress", bi_progress, "progress(x)", OP_NONE, DIFF | BI_AD, "x itself, marked for a progress bar: for (i in progress(1:n)) { ... } draws a bar\n(done/total, percent, elapsed and remaining time) on standard error while the loop runs,\nonly when standard error is a terminal; in a pipe or a file nothing extra is written. In a\nJupyter notebook the bar is drawn below the cell and redrawn in place (update_display_data)." },
   { "pt", bi_pt, "pt(target, df, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "Student t distribution function with df degrees of freedom (elementwise); lower.tail=FALSE gives P[X > q].\nNot differentiable: grad through it is an error." },
   { "qchisq", bi_qchisq, "qchisq(target, df)", OP_NONE, DIFF | BI_AD, "Chi-squared quantile with df degrees of freedom (elementwise).\nNot differentiable: grad through it is an error." },
   { "qexp", bi_qexp, "qexp(target, rate=1)", OP_NONE, DIFF | BI_AD, "Exponential quantile -log(1 - target) / rate (elementwise).\nDifferentiable in target." },
