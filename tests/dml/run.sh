@@ -201,6 +201,10 @@ err_case "als: a start of the wrong shape" '[U, V] = als([1, 2; 3, 4], rank = 2,
   in als_direct() at STDLIB/builtin/als.mls:28:14
   in als() at -e:1:10"
 
+err_case "dbscan: no core point" 'c = dbscan([0; 5; 10], eps = 1, minPts = 2)' \
+  "STDLIB/builtin/dbscan.mls:27:5: error: Invalid DBScan there was no neighbors within epsilon
+  in dbscan() at -e:1:5"
+
 # from an installed tree, run from elsewhere with no MLS_PATH: the builtins come from
 # PREFIX/share/mls/stdlib/builtin
 if make -s install PREFIX="$T/p" >/dev/null 2>&1 &&
