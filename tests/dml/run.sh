@@ -169,6 +169,42 @@ err_case "alsCG: a start of the wrong shape" '[U, V] = alsCG([1, 2; 3, 4], rank 
   "STDLIB/builtin/alsCG.mls:32:5: error: alsCG: Uinit must be 2x2 (nrow(X) x rank), got 1x2
   in alsCG() at -e:1:10"
 
+# the builtins of tests/dml/stdlib2.test: their arguments checked where SystemDS's are, or more
+err_case "split: f outside (0, 1)" 'S = split([1; 2], [1; 2], f = 1)' \
+  "STDLIB/builtin/split.mls:15:5: error: Invalid train/test split configuration: f=1
+  in split() at -e:1:5"
+err_case "confusionMatrix: P and Y of different lengths" 'S = confusionMatrix([1; 2], [1; 2; 3])' \
+  "STDLIB/builtin/confusionMatrix.mls:16:5: error: confusionMatrix: The number of rows have to be equal in both P [2] and Y [3]
+  in confusionMatrix() at -e:1:5"
+err_case "imputeByMedian: a mask of the wrong width" 'Y = imputeByMedian([1, 2], [0])' \
+  "STDLIB/builtin/imputeByMedian.mls:15:5: error: imputeByMedian: mask must be 1 x ncol(X) = 1x2, got 1x1
+  in imputeByMedian() at -e:1:5"
+err_case "outlierBySd: k below 1" 'Y = outlierBySd([1; 2], k = 0.5, max_iterations = 0)' \
+  "STDLIB/builtin/outlierBySd.mls:19:5: error: outlierBySd: invalid argument - k should be in range 1-10 found 0.5
+  in outlierBySd() at -e:1:5"
+err_case "outlierBySd: max_iterations has no default" 'Y = outlierBySd([1; 2])' \
+  "-e:1:5: error: argument 'max_iterations' is missing in call to outlierBySd(), with no default"
+err_case "cvlm: one fold" 'P = cvlm([1; 2; 3], [1; 2; 3], 1)' \
+  "STDLIB/builtin/cvlm.mls:16:5: error: cvlm: k must be between 2 and nrow(X) = 3, got 1
+  in cvlm() at -e:1:5"
+err_case "knn: k selection is not written" 'N = knn([1; 2], [1], [1; 2], select_k = 1, k_value = 1)' \
+  "STDLIB/builtin/knn.mls:39:5: error: knn: select_k and select_feature (SystemDS's k and feature selection) are not supported
+  in knn() at -e:1:5"
+err_case "lasso: y of the wrong length" 'w = lasso([1; 2], [1])' \
+  "STDLIB/builtin/lasso.mls:20:5: error: lasso: y must be a column with one row per row of X (X is 2x1, y is 1x1)
+  in lasso() at -e:1:5"
+err_case "gnmf: a start of the wrong shape" '[W, H] = gnmf([1, 2; 3, 4], 1, Winit = [1, 2])' \
+  "STDLIB/builtin/gnmf.mls:22:5: error: gnmf: Winit must be 2x1 (nrow(X) x rnk), got 1x2
+  in gnmf() at -e:1:10"
+err_case "als: a start of the wrong shape" '[U, V] = als([1, 2; 3, 4], rank = 2, Vinit = [1, 2])' \
+  "STDLIB/builtin/als.mls:50:5: error: als: Vinit must be 2x2 (rank x ncol(X)), got 1x2
+  in als_direct() at STDLIB/builtin/als.mls:28:14
+  in als() at -e:1:10"
+
+err_case "dbscan: no core point" 'c = dbscan([0; 5; 10], eps = 1, minPts = 2)' \
+  "STDLIB/builtin/dbscan.mls:27:5: error: Invalid DBScan there was no neighbors within epsilon
+  in dbscan() at -e:1:5"
+
 # from an installed tree, run from elsewhere with no MLS_PATH: the builtins come from
 # PREFIX/share/mls/stdlib/builtin
 if make -s install PREFIX="$T/p" >/dev/null 2>&1 &&
