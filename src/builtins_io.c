@@ -803,6 +803,23 @@ Value bi_read_csv(Interp *I, Args *a) {
 
 /* ---- write ---- */
 
+/* The data file written (j->out, finished, kept as j->data) and its .mtd sidecar opened in
+** j->out: both are renamed into place only together (sidecar_commit), so a sidecar that cannot
+** be written leaves the old data as it was. */
+static void sidecar_open(Interp *I, IoJob *j) {
+  out_finish(I, &j->out);
+  j->data = j->out;
+  memset(&j->out, 0, sizeof j->out);
+  j->out.fd = -1;
+  out_open(I, &j->out, j->mtdpath, false);
+}
+
+static void sidecar_commit(Interp *I, IoJob *j) {
+  out_finish(I, &j->out);
+  out_rename(I, &j->data);
+  out_rename(I, &j->out);
+}
+
 static void write_job(Interp *I, IoJob *j) {
   const char *f = j->o.format;
   if (j->frame) {                              /* a frame: csv and its sidecar */
@@ -811,15 +828,9 @@ static void write_job(Interp *I, IoJob *j) {
     frame_csv_write(I, j);
     j->mtdpath = mtd_path(j->path);
     if (j->out.direct) { out_commit(I, &j->out); return; }
-    out_finish(I, &j->out);
-    j->data = j->out;
-    memset(&j->out, 0, sizeof j->out);
-    j->out.fd = -1;
-    out_open(I, &j->out, j->mtdpath, false);
+    sidecar_open(I, j);
     frame_mtd_write(I, j);
-    out_finish(I, &j->out);
-    out_rename(I, &j->data);
-    out_rename(I, &j->out);
+    sidecar_commit(I, j);
     return;
   }
   /* a sparse matrix: the text formats write it from its CSR; npy and idx from a dense copy, so
@@ -841,15 +852,9 @@ static void write_job(Interp *I, IoJob *j) {
     return;
   }
   if (has_mtd(f)) {                            /* data and sidecar are both written before either */
-    out_finish(I, &j->out);                    /* replaces its target: a sidecar that cannot be */
-    j->data = j->out;                          /* written leaves the old data as it was */
-    memset(&j->out, 0, sizeof j->out);
-    j->out.fd = -1;
-    out_open(I, &j->out, j->mtdpath, false);
-    mtd_write(I, j);
-    out_finish(I, &j->out);
-    out_rename(I, &j->data);
-    out_rename(I, &j->out);
+    sidecar_open(I, j);                        /* replaces its target: a sidecar that cannot be */
+    mtd_write(I, j);                           /* written leaves the old data as it was */
+    sidecar_commit(I, j);
   } else {
     out_commit(I, &j->out);
     unlink(j->mtdpath);                        /* a stale sidecar would describe another format */
@@ -863,17 +868,11 @@ static void write_scalar_job(Interp *I, IoJob *j) {
   out_puts(I, &j->out, j->meta);
   j->mtdpath = mtd_path(j->path);
   if (j->out.direct) { out_commit(I, &j->out); return; }
-  out_finish(I, &j->out);
-  j->data = j->out;
-  memset(&j->out, 0, sizeof j->out);
-  j->out.fd = -1;
-  out_open(I, &j->out, j->mtdpath, false);
+  sidecar_open(I, j);
   out_puts(I, &j->out, "{\n    \"data_type\": \"scalar\",\n    \"value_type\": \"");
   out_puts(I, &j->out, j->o.format);
   out_puts(I, &j->out, "\",\n    \"format\": \"text\"\n}\n");
-  out_finish(I, &j->out);
-  out_rename(I, &j->data);
-  out_rename(I, &j->out);
+  sidecar_commit(I, j);
 }
 
 Value bi_write(Interp *I, Args *a) {
