@@ -47,6 +47,21 @@ const Builtin builtin_table[] = {
     "The gradient of avg_pool: dout (N x C*P*Q) spread evenly back over each window: N x C*H*W.\nThe geometry arguments are DML's: input_shape=[N,C,H,W], stride=[sh,sw], padding=[ph,pw]\n(zero padding), as matrices [a,b] or lists; each image is a row, NCHW row-major.\nThe output is P x Q per channel with P = (H + 2*ph - Hf) %/% sh + 1, Q likewise.\ninput gives only the shape." },
   { "barrier", bi_barrier, "barrier()", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Waits until every MPI rank has reached this barrier() (docs/mpi.md); nothing with one process.\nA rank that calls another collective, or ends its script, instead makes it a located error on\nevery rank; --mpi-timeout S bounds the wait." },
+  { "batch_norm2d", bi_batch_norm2d, "batch_norm2d(X, gamma, beta, ema_mean, ema_var, mode, epsilon, mu)", OP_NONE, DIFF | BI_AD,
+    "SystemDS's spatial batch normalization: [out, ema_mean_upd, ema_var_upd, cache_mean, cache_inv_var].\n"
+    "X is N x C*H*W (each image a row, NCHW); gamma, beta, ema_mean and ema_var are C x 1.\n"
+    "mode \"train\": mean and var are each channel's mean and uncorrected variance over its N*H*W\n"
+    "cells, and ema_mean_upd = mu * ema_mean + (1 - mu) * mean (ema_var_upd likewise with var);\n"
+    "mode \"test\": mean = ema_mean, var = ema_var, and the running values are returned unchanged.\n"
+    "out = (X - mean) * cache_inv_var * gamma + beta per channel, cache_mean = mean and\n"
+    "cache_inv_var = 1 / sqrt(var + epsilon). Written with ops: grad follows it exactly\n"
+    "(through the batch statistics in train mode). nn/layers/batch_norm2d.dml calls it." },
+  { "batch_norm2d_backward", bi_batch_norm2d_backward, "batch_norm2d_backward(X, dout, gamma, epsilon, cache_mean, cache_inv_var)", OP_NONE, DIFF | BI_AD,
+    "The backward pass of batch_norm2d in train mode: [dX, dgamma, dbeta], as SystemDS computes them.\n"
+    "X and dout are N x C*H*W; gamma, cache_mean and cache_inv_var C x 1 (batch_norm2d's caches).\n"
+    "dbeta and dgamma are the channel sums of dout and dout * (X - mean) * cache_inv_var; dX is the\n"
+    "chain rule through the batch's mean and variance, with the caches standing for them (epsilon\n"
+    "is not used, as in SystemDS). With train-mode caches it equals grad of sum(out * dout)." },
   { "bcast", bi_bcast, "bcast(X, root=1)", OP_NONE, BI_EFFECT,
     "Rank root's X (a number, boolean, string or matrix) on every MPI rank (docs/mpi.md).\nEvery rank must call it with the same root (a located error on every rank otherwise); the\nothers' X is ignored (any value). One process: X. Not differentiable: under grad it is an error\n(bcast(stop_gradient(X)) is a constant)." },
   { "bias_add", bi_bias_add, "bias_add(input, bias)", OP_BIAS_ADD, DIFF | BI_AD,
