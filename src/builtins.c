@@ -300,7 +300,7 @@ const Builtin builtin_table[] = {
   { "remove", bi_remove, "remove(L, pos)", OP_NONE, BI_AD, "[L2, e] = remove(L, pos): the list L without its element pos (1-based; names kept), and that\nelement as a list of one, as DML's list remove." },
   { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, BI_AD, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
   { "rep", bi_rep, "rep(x, times=1, each=1, length.out=)", OP_NONE, DIFF | BI_AD, "R's rep as a column vector: each element of x (row-major for a matrix) repeated each\ntimes, then the whole repeated times times. times may instead give one count per element;\nlength.out= cuts or cycles the result to that length. rep(c(1, 2), times=2, each=2) is\n1 1 2 2 1 1 2 2. Differentiable: the copies' adjoints are summed into x." },
-  { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
+  { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number. pattern and replacement may be strings that read as numbers\n(\"Infinity\", \"NaN\", \"1e3\"), as SystemDS parses them." },
   { "rev", bi_rev, "rev(X)", OP_NONE, BI_AD, "The rows of X in reverse order (DML's rev): a column vector is reversed, a row vector is\nunchanged (as DML; R's rev reverses any vector), a number is itself. grad follows the rows." },
   { "round", bi_round, "round(x)", OP_ROUND, DIFF | BI_AD, "Rounds to the nearest whole number, elementwise. Halves go to even (as R: round(2.5) is 2,\nround(-0.5) is -0) in .mls code; in code of a .dml file halves go up, toward +Inf, as\nSystemDS's Math.round (round(2.5) is 3, round(-2.5) is -2). NaN and Inf stay." },
   { "rowCumsum", bi_rowCumsum, "rowCumsum(X)", OP_NONE, DIFF | BI_AD, "Cumulative sums along each row (SystemDS's rowCumsum): t(cumsum(t(X))) for a matrix;\na column vector is returned as is (each row has one element)." },
@@ -383,7 +383,10 @@ const Builtin builtin_table[] = {
     "The write is atomic: a temporary file is renamed over the old one only when complete.\n"
     "A string X is written as its text (no newline) with a .mtd sidecar saying \"scalar\", as\n"
     "DML writes a scalar; so is a number (15 significant digits) or boolean in code of a .dml\n"
-    "file, where .mls code writes a number as a 1x1 matrix." },
+    "file, where .mls code writes a number as a 1x1 matrix.\n"
+    "In code of a .dml file, as SystemDS: a scalar is written so whatever format= says (.mls code\n"
+    "allows only \"text\"), a matrix whose path has no known extension is written as \"text\", and\n"
+    "missing directories above path are made." },
   { "xor", bi_xor, "xor(x, y)", OP_NONE, BI_NODIFF, "Elementwise exclusive or: (x != 0) != (y != 0), as 1/0 (TRUE/FALSE for numbers)." },
   { NULL, NULL, NULL, OP_NONE, 0, NULL }
 };
