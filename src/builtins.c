@@ -78,6 +78,21 @@ const Builtin builtin_table[] = {
     "The figure is 640 x 480 (barplot's height is the data, so there is no size argument)." },
   { "barrier", bi_barrier, "barrier()", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Waits until every MPI rank has reached this barrier() (docs/mpi.md); nothing with one process.\nA rank that calls another collective, or ends its script, instead makes it a located error on\nevery rank; --mpi-timeout S bounds the wait." },
+  { "batch_norm2d", bi_batch_norm2d, "batch_norm2d(X, gamma, beta, ema_mean, ema_var, mode, epsilon, mu)", OP_NONE, DIFF | BI_AD,
+    "SystemDS's spatial batch normalization: [out, ema_mean_upd, ema_var_upd, cache_mean, cache_inv_var].\n"
+    "X is N x C*H*W (each image a row, NCHW); gamma, beta, ema_mean and ema_var are C x 1.\n"
+    "mode \"train\": mean and var are each channel's mean and uncorrected variance over its N*H*W\n"
+    "cells, and ema_mean_upd = mu * ema_mean + (1 - mu) * mean (ema_var_upd likewise with var);\n"
+    "mode \"test\": mean = ema_mean, var = ema_var, and the running values are returned unchanged.\n"
+    "out = (X - mean) * cache_inv_var * gamma + beta per channel, cache_mean = mean and\n"
+    "cache_inv_var = 1 / sqrt(var + epsilon). Written with ops: grad follows it exactly\n"
+    "(through the batch statistics in train mode). nn/layers/batch_norm2d.dml calls it." },
+  { "batch_norm2d_backward", bi_batch_norm2d_backward, "batch_norm2d_backward(X, dout, gamma, epsilon, cache_mean, cache_inv_var)", OP_NONE, DIFF | BI_AD,
+    "The backward pass of batch_norm2d in train mode: [dX, dgamma, dbeta], as SystemDS computes them.\n"
+    "X and dout are N x C*H*W; gamma, cache_mean and cache_inv_var C x 1 (batch_norm2d's caches).\n"
+    "dbeta and dgamma are the channel sums of dout and dout * (X - mean) * cache_inv_var; dX is the\n"
+    "chain rule through the batch's mean and variance, with the caches standing for them (epsilon\n"
+    "is not used, as in SystemDS). With train-mode caches it equals grad of sum(out * dout)." },
   { "bcast", bi_bcast, "bcast(X, root=1)", OP_NONE, BI_EFFECT,
     "Rank root's X (a number, boolean, string or matrix) on every MPI rank (docs/mpi.md).\nEvery rank must call it with the same root (a located error on every rank otherwise); the\nothers' X is ignored (any value). One process: X. Not differentiable: under grad it is an error\n(bcast(stop_gradient(X)) is a constant)." },
   { "bias_add", bi_bias_add, "bias_add(input, bias)", OP_BIAS_ADD, DIFF | BI_AD,
@@ -380,7 +395,7 @@ const Builtin builtin_table[] = {
   { "remove", bi_remove, "remove(L, pos)", OP_NONE, BI_AD, "[L2, e] = remove(L, pos): the list L without its element pos (1-based; names kept), and that\nelement as a list of one, as DML's list remove." },
   { "removeEmpty", bi_removeEmpty, "removeEmpty(target, margin, select=, empty.return=FALSE)", OP_NONE, BI_AD, "Drops the all-zero rows (margin=\"rows\") or columns (margin=\"cols\"), or those not selected.\nNaN counts as nonzero. select is a vector with one entry per row (column): nonzero keeps it.\nWhen nothing is kept the result has 0 rows (columns); empty.return=TRUE gives DML's\nsingle row (column) of zeros instead." },
   { "rep", bi_rep, "rep(x, times=1, each=1, length.out=)", OP_NONE, DIFF | BI_AD, "R's rep as a column vector: each element of x (row-major for a matrix) repeated each\ntimes, then the whole repeated times times. times may instead give one count per element;\nlength.out= cuts or cycles the result to that length. rep(c(1, 2), times=2, each=2) is\n1 1 2 2 1 1 2 2. Differentiable: the copies' adjoints are summed into x." },
-  { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number." },
+  { "replace", bi_replace, "replace(target, pattern, replacement)", OP_NONE, BI_AD, "Replaces every cell equal to pattern (NaN matches NaN) by replacement.\nA number gives a number. pattern and replacement may be strings that read as numbers\n(\"Infinity\", \"NaN\", \"1e3\"), as SystemDS parses them." },
   { "rev", bi_rev, "rev(X)", OP_NONE, BI_AD, "The rows of X in reverse order (DML's rev): a column vector is reversed, a row vector is\nunchanged (as DML; R's rev reverses any vector), a number is itself. grad follows the rows." },
   { "rnorm", bi_rnorm, "rnorm(n, mean=0, sd=1)", OP_NONE, BI_EFFECT,
     "n draws (a column vector) from the normal distribution, as R's rnorm (mean and sd recycled\nwhen vectors; n a vector: its length). Seeded by set.seed and --seed like rand; the stream\nis MLS's (xoshiro256**, Box-Muller), so the values differ from R's for the same seed." },
@@ -517,7 +532,10 @@ const Builtin builtin_table[] = {
     "The write is atomic: a temporary file is renamed over the old one only when complete.\n"
     "A string X is written as its text (no newline) with a .mtd sidecar saying \"scalar\", as\n"
     "DML writes a scalar; so is a number (15 significant digits) or boolean in code of a .dml\n"
-    "file, where .mls code writes a number as a 1x1 matrix." },
+    "file, where .mls code writes a number as a 1x1 matrix.\n"
+    "In code of a .dml file, as SystemDS: a scalar is written so whatever format= says (.mls code\n"
+    "allows only \"text\"), a matrix whose path has no known extension is written as \"text\", and\n"
+    "missing directories above path are made." },
   { "xor", bi_xor, "xor(x, y)", OP_NONE, BI_NODIFF, "Elementwise exclusive or: (x != 0) != (y != 0), as 1/0 (TRUE/FALSE for numbers)." },
   { NULL, NULL, NULL, OP_NONE, 0, NULL }
 };

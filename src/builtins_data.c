@@ -419,10 +419,24 @@ Value bi_removeEmpty(Interp *I, Args *a) {
 
 /* replace(target, pattern, replacement): every cell equal to pattern (NaN matches NaN) becomes
 ** replacement. A number gives a number. */
+/* Argument i of replace: a number, or a string that reads as one, as SystemDS parses its
+** pattern and replacement (KM.dml passes replacement = "Infinity"). */
+static double replace_num(Interp *I, Args *a, int i) {
+  Value v = ad_primal(a->v[i]);
+  if (v.t != VT_STR) return bi_num(I, a, i);
+  const char *t = v.u.s->s;
+  while (*t == ' ' || *t == '\t') t++;
+  char *end;
+  double x = strtod(t, &end);
+  while (end != t && (*end == ' ' || *end == '\t')) end++;
+  if (end == t || *end) bi_argerror(I, i + 1, "number expected (or a string that reads as one), got \"%s\"", v.u.s->s);
+  return x;
+}
+
 Value bi_replace(Interp *I, Args *a) {
   Value r0 = a->v[2].t == VT_BOX ? a->v[2] : val_null();   /* a traced replacement flows too */
   Value x0 = unbox_args(a);
-  double pat = bi_num(I, a, 1), rep = bi_num(I, a, 2);
+  double pat = replace_num(I, a, 1), rep = replace_num(I, a, 2);
   Value v = a->v[0];
   if (v.t == VT_NUM || v.t == VT_BOOL) {
     double x = v.t == VT_NUM ? v.u.n : v.u.b;

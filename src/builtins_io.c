@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "autodiff.h"
@@ -875,14 +876,31 @@ static void write_scalar_job(Interp *I, IoJob *j) {
   sidecar_commit(I, j);
 }
 
+/* In a .dml file, write() makes the missing directories above path, as SystemDS's writes do
+** (PCA.dml writes into OUTPUT/ without making it); a failure shows when the file is opened. */
+static void make_parents(const char *path) {
+  char buf[PATH_MAX];
+  if (strlen(path) >= sizeof buf) return;
+  strcpy(buf, path);
+  for (char *q = buf + 1; *q; q++) {
+    if (*q != '/') continue;
+    *q = '\0';
+    struct stat st;
+    if (stat(buf, &st) != 0) (void)mkdir(buf, 0777);
+    *q = '/';
+  }
+}
+
 Value bi_write(Interp *I, Args *a) {
   IoJob j;
   io_init(&j);
   Value x = ad_primal(a->v[0]);
-  if (x.t == VT_STR || ((x.t == VT_NUM || x.t == VT_BOOL) && interp_in_dml(I))) {   /* (.mls: a number is 1x1) */
+  bool dml = interp_in_dml(I);
+  if (x.t == VT_STR || ((x.t == VT_NUM || x.t == VT_BOOL) && dml)) {   /* (.mls: a number is 1x1) */
     j.fn = write_scalar_job;
     j.path = bi_str(I, a, 1);
-    if (bi_given(a, 2) && strcmp(bi_str(I, a, 2), "text") != 0)
+    /* (SystemDS writes a scalar as text whatever format= says; .mls files insist on "text") */
+    if (bi_given(a, 2) && strcmp(bi_str(I, a, 2), "text") != 0 && !dml)
       bi_argerror(I, 3, "a %s is written as \"text\", not \"%s\"", val_type_name(x), bi_str(I, a, 2));
     char num[64];
     const char *text = x.t == VT_STR ? x.u.s->s : x.t == VT_BOOL ? (x.u.b ? "TRUE" : "FALSE") : num;
@@ -890,6 +908,7 @@ Value bi_write(Interp *I, Args *a) {
     j.meta = mem_alloc(strlen(text) + 1);
     strcpy(j.meta, text);
     j.o.format = x.t == VT_STR ? "string" : x.t == VT_BOOL ? "boolean" : "double";
+    if (dml && !I->no_write) make_parents(j.path);
     io_run(I, &j);
     return val_null();
   }
@@ -899,6 +918,7 @@ Value bi_write(Interp *I, Args *a) {
   bool frame = a->v[0].t == VT_FRAME;
   j.o.format = bi_given(a, 2) ? format_arg(I, a, 2) : format_from_name(j.path);
   if (!j.o.format && frame) j.o.format = "csv";   /* a frame: csv whatever the name */
+  if (!j.o.format && dml) j.o.format = "text";       /* SystemDS's default, whatever the name */
   if (!j.o.format) unknown_format(I, j.path);
   j.o.header = bi_opt_bool(I, a, 3, false);
   j.o.sep = bi_given(a, 4) ? bi_str(I, a, 4) : ",";
@@ -909,6 +929,7 @@ Value bi_write(Interp *I, Args *a) {
   } else {
     j.m = bi_mat(I, a, 0);
   }
+  if (dml && !I->no_write) make_parents(j.path);
   io_run(I, &j);
   return val_null();
 }

@@ -28,7 +28,7 @@ BI_DECL(solve) BI_DECL(inv) BI_DECL(det) BI_DECL(trace) BI_DECL(cholesky) BI_DEC
 BI_DECL(qr) BI_DECL(svd)
 /* builtins_nn.c: DML's deep-learning builtins */
 BI_DECL(conv2d) BI_DECL(conv2d_backward_data) BI_DECL(conv2d_backward_filter) BI_DECL(max_pool)
-BI_DECL(max_pool_backward) BI_DECL(bias_add)
+BI_DECL(max_pool_backward) BI_DECL(bias_add) BI_DECL(batch_norm2d) BI_DECL(batch_norm2d_backward)
 /* builtins_io.c: files and checkpoints */
 BI_DECL(save) BI_DECL(load)
 /* autodiff.c */

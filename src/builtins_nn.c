@@ -1,12 +1,14 @@
 /*
 ** builtins_nn.c — DML's deep-learning builtins (conv2d, conv2d_backward_data/filter, max_pool,
 ** avg_pool and their backward ops, bias_add, bias_multiply): their arguments read into the
-** geometry's parameter matrix (ops/nn.h), then op_nn (ops/nn.c: shape checks and kernels).
+** geometry's parameter matrix (ops/nn.h), then op_nn (ops/nn.c: shape checks and kernels);
+** batch_norm2d and batch_norm2d_backward, composed of ops.
 ** Arguments are borrowed (Args); every result is owned by the caller.
 */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include "autodiff.h"
 #include "builtins.h"
 #include "err.h"
@@ -117,3 +119,151 @@ Value bi_max_pool(Interp *I, Args *a) { return call_nn(I, a, 1, 2, 2, 3, 4); }
 Value bi_max_pool_backward(Interp *I, Args *a) { return call_nn(I, a, 2, 3, 2, 4, 5); }
 /* bias_add(input, bias), bias_multiply(input, bias) */
 Value bi_bias_add(Interp *I, Args *a) { return op_nn(I, I->cur_bi->op, a->v, val_null(), a->span); }
+
+/* ---- batch_norm2d and batch_norm2d_backward (SystemDS's fused builtins) ----
+** Both are written with ops (bias_add, bias_multiply, colSums, matrix, rowSums, arithmetic), so
+** grad, jvp and staging follow them exactly, as they follow any composition; every value made
+** is held on the temp stack until the builtin returns. */
+typedef struct Bn { Interp *I; Span sp; } Bn;
+
+static Value bn_held(Bn *b, Value v) { tmp_push(b->I, v); return v; }
+static Value bn_bin(Bn *b, OpKind op, Value x, Value y) { return bn_held(b, op_binary(b->I, op, x, y, b->sp)); }
+static Value bn_bias(Bn *b, OpKind op, Value x, Value v) {
+  Value in[2] = { x, v };
+  return bn_held(b, op_nn(b->I, op, in, val_null(), b->sp));
+}
+/* The K x 1 sums of the channels of M (N x K*PQ): rowSums(matrix(colSums(M), rows=K)). */
+static Value bn_chsum(Bn *b, Value M, int64_t K, int64_t PQ) {
+  Value cs = bn_held(b, op_reduce(b->I, OP_COLSUMS, M, b->sp));
+  Value r = bn_held(b, op_reshape(b->I, cs, K, PQ, b->sp));
+  return bn_held(b, op_reduce(b->I, OP_ROWSUMS, r, b->sp));
+}
+
+/* The results' list (+1; [a, b, ...] = f(...) unpacks it), vals[i] named names[i]; then the temp
+** stack back to mark. */
+static Value bn_results(Interp *I, int mark, int n, const char *const names[], const Value vals[]) {
+  List *l = list_new(I, n);
+  Value r = val_list(l);
+  tmp_push(I, r);
+  l->multi = true;
+  for (int i = 0; i < n; i++) {
+    val_retain(vals[i]);
+    list_push(l, vals[i], sym_intern(&I->syms, names[i], strlen(names[i])));
+  }
+  val_retain(r);
+  tmp_release_to(I, mark);
+  return r;
+}
+
+/* Argument i as a matrix (its rows and columns in *r, *c). */
+static void bn_mat(Interp *I, Args *a, int i, int64_t *r, int64_t *c) {
+  Value v = ad_primal(a->v[i]);
+  char d[64];
+  if (v.t != VT_MAT) bi_argerror(I, i + 1, "matrix expected, got %s", val_describe(v, d, sizeof d));
+  *r = tensor_rows(v.u.m);
+  *c = tensor_cols(v.u.m);
+}
+/* Argument i must be a K x 1 column, one value per channel of X. */
+static void bn_column(Interp *I, Args *a, int i, int64_t K, const char *what) {
+  int64_t r, c;
+  bn_mat(I, a, i, &r, &c);
+  if (r != K || c != 1)
+    bi_argerror(I, i + 1, "%s: a %lldx1 column expected (one per channel), got %lldx%lld", what, (long long)K,
+                (long long)r, (long long)c);
+}
+/* Argument i must be a number (or a 1x1 matrix); it is used as it is (grad may trace it). */
+static void bn_number(Interp *I, Args *a, int i, const char *what) {
+  Value v = ad_primal(a->v[i]);
+  char d[64];
+  if (v.t != VT_NUM && v.t != VT_BOOL && !(v.t == VT_MAT && tensor_numel(v.u.m) == 1))
+    bi_argerror(I, i + 1, "%s: a number expected, got %s", what, val_describe(v, d, sizeof d));
+}
+/* X (argument ix) must be N x K*PQ; K is the rows of argument ik (a column). Sets *N, *K, *PQ. */
+static void bn_geometry(Interp *I, Args *a, int ix, int ik, const char *what, int64_t *N, int64_t *K, int64_t *PQ) {
+  int64_t kc, xc;
+  bn_mat(I, a, ik, K, &kc);
+  if (*K < 1 || kc != 1)
+    bi_argerror(I, ik + 1, "%s: a C x 1 column expected (one per channel), got %lldx%lld", what, (long long)*K, (long long)kc);
+  bn_mat(I, a, ix, N, &xc);
+  if (xc % *K != 0 || xc == 0)
+    bi_argerror(I, ix + 1, "N x C*H*W expected with C = %lld channels (the rows of argument #%d), got %lldx%lld",
+                (long long)*K, ik + 1, (long long)*N, (long long)xc);
+  *PQ = xc / *K;
+}
+
+/* [out, ema_mean_upd, ema_var_upd, cache_mean, cache_inv_var] =
+**   batch_norm2d(X, gamma, beta, ema_mean, ema_var, mode, epsilon, mu), as SystemDS's. */
+Value bi_batch_norm2d(Interp *I, Args *a) {
+  int64_t N, K, PQ;
+  bn_geometry(I, a, 0, 1, "scale (gamma)", &N, &K, &PQ);
+  bn_column(I, a, 2, K, "bias (beta)");
+  bn_column(I, a, 3, K, "running mean");
+  bn_column(I, a, 4, K, "running variance");
+  const char *mode = bi_str(I, a, 5);
+  bool train = strcasecmp(mode, "train") == 0;
+  if (!train && strcasecmp(mode, "test") != 0) bi_argerror(I, 6, "mode \"train\" or \"test\" expected, got \"%s\"", mode);
+  bn_number(I, a, 6, "epsilon");
+  bn_number(I, a, 7, "momentum (mu)");
+  int mark = I->ntmp;
+  Bn b = { I, a->span };
+  Value X = a->v[0], gamma = a->v[1], beta = a->v[2], em = a->v[3], ev = a->v[4], eps = a->v[6], mu = a->v[7];
+  Value mean, var, centered, emu = em, evu = ev;
+  if (train) {                  /* the batch's per-channel mean and uncorrected variance */
+    double cells = (double)N * (double)PQ;
+    mean = bn_bin(&b, OP_DIV, bn_chsum(&b, X, K, PQ), val_num(cells));
+    centered = bn_bias(&b, OP_BIAS_ADD, X, bn_held(&b, op_unary(I, OP_NEG, mean, b.sp)));
+    Value sq = bn_bin(&b, OP_MUL, centered, centered);
+    var = bn_bin(&b, OP_DIV, bn_chsum(&b, sq, K, PQ), val_num(cells));
+    Value keep = bn_bin(&b, OP_SUB, val_num(1), mu);      /* mu * ema + (1 - mu) * batch */
+    emu = bn_bin(&b, OP_ADD, bn_bin(&b, OP_MUL, mu, em), bn_bin(&b, OP_MUL, keep, mean));
+    evu = bn_bin(&b, OP_ADD, bn_bin(&b, OP_MUL, mu, ev), bn_bin(&b, OP_MUL, keep, var));
+  } else {                      /* the running statistics */
+    mean = em;
+    var = ev;
+    centered = bn_bias(&b, OP_BIAS_ADD, X, bn_held(&b, op_unary(I, OP_NEG, mean, b.sp)));
+  }
+  Value inv = bn_bin(&b, OP_DIV, val_num(1), bn_held(&b, op_unary(I, OP_SQRT, bn_bin(&b, OP_ADD, var, eps), b.sp)));
+  Value norm = bn_bias(&b, OP_BIAS_MULTIPLY, centered, inv);
+  Value out = bn_bias(&b, OP_BIAS_ADD, bn_bias(&b, OP_BIAS_MULTIPLY, norm, gamma), beta);
+  static const char *const names[] = { "out", "ema_mean_upd", "ema_var_upd", "cache_mean", "cache_inv_var" };
+  Value vals[5] = { out, emu, evu, mean, inv };
+  return bn_results(I, mark, 5, names, vals);
+}
+
+/* [dX, dgamma, dbeta] = batch_norm2d_backward(X, dout, gamma, epsilon, cache_mean, cache_inv_var):
+** SystemDS's formula (LibMatrixDNN.batchNorm2DBackward, the chain rule of the train-mode forward
+** through the batch's mean and variance, with the caches for them). */
+Value bi_batch_norm2d_backward(Interp *I, Args *a) {
+  int64_t N, K, PQ, dr, dc;
+  bn_geometry(I, a, 0, 2, "scale (gamma)", &N, &K, &PQ);
+  bn_mat(I, a, 1, &dr, &dc);
+  if (dr != N || dc != K * PQ)
+    bi_argerror(I, 2, "dout: a %lldx%lld matrix expected (the shape of X), got %lldx%lld", (long long)N,
+                (long long)(K * PQ), (long long)dr, (long long)dc);
+  bn_number(I, a, 3, "epsilon");
+  bn_column(I, a, 4, K, "cache_mean");
+  bn_column(I, a, 5, K, "cache_inv_var");
+  int mark = I->ntmp;
+  Bn b = { I, a->span };
+  Value X = a->v[0], dout = a->v[1], gamma = a->v[2], mean = a->v[4], inv = a->v[5];
+  double cells = (double)N * (double)PQ;
+  Value centered = bn_bias(&b, OP_BIAS_ADD, X, bn_held(&b, op_unary(I, OP_NEG, mean, b.sp)));
+  Value norm = bn_bias(&b, OP_BIAS_MULTIPLY, centered, inv);
+  Value dbeta = bn_chsum(&b, dout, K, PQ);
+  Value dgamma = bn_chsum(&b, bn_bin(&b, OP_MUL, dout, norm), K, PQ);
+  Value dnorm = bn_bias(&b, OP_BIAS_MULTIPLY, dout, gamma);
+  Value inv3 = bn_bin(&b, OP_MUL, bn_bin(&b, OP_MUL, inv, inv), inv);
+  Value dvar = bn_chsum(&b, bn_bin(&b, OP_MUL, bn_bin(&b, OP_MUL, val_num(-0.5), bn_bias(&b, OP_BIAS_MULTIPLY, centered, inv3)),
+                                   dnorm), K, PQ);
+  Value ninv = bn_held(&b, op_unary(I, OP_NEG, inv, b.sp));
+  Value dmean_norm = bn_chsum(&b, bn_bias(&b, OP_BIAS_MULTIPLY, dnorm, ninv), K, PQ);
+  Value dmean_var = bn_bin(&b, OP_MUL, bn_chsum(&b, bn_bin(&b, OP_MUL, val_num(-2 / cells), centered), K, PQ), dvar);
+  Value dmean = bn_bin(&b, OP_ADD, dmean_norm, dmean_var);
+  Value zero = bn_held(&b, val_mat(tensor_zeros(I, 1, K * PQ)));
+  Value dx_mean = bn_bin(&b, OP_MUL, val_num(1 / cells), bn_bias(&b, OP_BIAS_ADD, zero, dmean));
+  Value dx_var = bn_bin(&b, OP_MUL, val_num(2 / cells), bn_bias(&b, OP_BIAS_MULTIPLY, centered, dvar));
+  Value dX = bn_bin(&b, OP_ADD, bn_bin(&b, OP_ADD, bn_bias(&b, OP_BIAS_MULTIPLY, dnorm, inv), dx_mean), dx_var);
+  static const char *const names[] = { "dX", "dgamma", "dbeta" };
+  Value vals[3] = { dX, dgamma, dbeta };
+  return bn_results(I, mark, 3, names, vals);
+}

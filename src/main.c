@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "backend/backend.h"
 #include "builtins.h"
@@ -54,6 +55,9 @@ static const char usage[] =
   "                   error (a non-conformable product, an index out of bounds, ...) is\n"
   "                   reported located as the run would report it, exit status 1; a script\n"
   "                   that checks clean prints nothing, exit status 0 (docs/check.md)\n"
+  "  --dml-builtins DIR  SystemDS's scripts/builtin directory: a call of a function found\n"
+  "                   nowhere else runs m_NAME of DIR/NAME.dml, loaded once (docs/dml.md;\n"
+  "                   default: $MLS_DML_BUILTINS)\n"
   "  --nan-check      stop at the first operation, forward or backward, that turns finite\n"
   "                   inputs into NaN/Inf, naming its source location\n"
   "  --run-tests F... run golden test files (tests/lang/*.test)\n"
@@ -152,6 +156,14 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
     double s;
     if (!parse_seconds(argv[*i], &s)) return usage_error("--mpi-timeout takes a number of seconds >= 0, got", argv[*i]);
     mpi_set_timeout(I, s);
+    return 1;
+  }
+  if (!strcmp(a, "--dml-builtins")) {
+    if (++*i >= argc) return usage_error(a, "needs a value");
+    struct stat st;
+    if (stat(argv[*i], &st) != 0 || !S_ISDIR(st.st_mode) || access(argv[*i], R_OK | X_OK) != 0)
+      return usage_error("--dml-builtins takes a readable directory, got", argv[*i]);
+    I->dml_builtins_dir = argv[*i];
     return 1;
   }
   if (!strcmp(a, "--nan-check")) { I->nan_check = true; return 1; }

@@ -124,6 +124,7 @@ struct Interp {
   bool no_write;             /* write(), save() and dot() refuse (the fuzzing harnesses, tests/fuzz) */
   bool repl;                 /* echo expression values */
   const char *stdlib_dir;
+  const char *dml_builtins_dir;  /* --dml-builtins DIR (interp_dml_builtins_dir), or NULL */
   volatile sig_atomic_t interrupted;
   const struct TraceMark *traces;   /* the functions being traced for jit, innermost first (stage.c) */
   const InlineChain *gchain; /* a graph node running (graph_run_nodes): its inlined calls, shown */

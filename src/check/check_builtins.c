@@ -837,7 +837,7 @@ AVal ck_builtin(Ck *c, const Builtin *b, int nargs, AVal *args, Symbol **names, 
 static bool readable(const char *p) { return access(p, R_OK) == 0; }
 
 /* interp.c find_source: absolute; next to the file that calls; the current directory; the
-** standard library. */
+** standard library; SystemDS's scripts/ and root above the DML builtins directory. */
 static bool find_file(Ck *c, const char *path, char *out, size_t n) {
   if (path[0] == '/') { snprintf(out, n, "%s", path); return readable(out); }
   if (c->src && c->src->name[0] != '<' && strcmp(c->src->name, "-e") != 0) {
@@ -853,7 +853,7 @@ static bool find_file(Ck *c, const char *path, char *out, size_t n) {
   char buf[PATH_MAX];
   const char *lib = interp_stdlib_dir(c->I, buf, sizeof buf);
   snprintf(out, n, "%s/%s", lib, path);
-  return readable(out);
+  return readable(out) || interp_dml_root_file(c->I, path, out, n);
 }
 
 AVal ck_source(Ck *c, const char *path, Symbol *ns, Span sp) {
@@ -917,9 +917,11 @@ AVal ck_lib_function(Ck *c, Symbol *name, Span sp) {
   for (int i = 0; i < c->nlibs; i++)
     if (c->libs[i].name == name) return c->libs[i].fn;
   if (c->nlibs == (int)(sizeof c->libs / sizeof c->libs[0]) || strchr(name->name, '/')) return av_any();
-  char buf[PATH_MAX], path[PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/builtin/%s.mls", interp_stdlib_dir(c->I, buf, sizeof buf), name->name);
-  if (!readable(path)) return av_any();
+  char path[PATH_MAX + 64];
+  bool dml;
+  if (!interp_lib_path(c->I, name, path, sizeof path, &dml)) return av_any();
+  Symbol *want[3] = { name, NULL, NULL };
+  if (dml) interp_dml_entries(c->I, name, want);             /* SystemDS's m_NAME, f_NAME, s_NAME */
   int k = c->nlibs++;
   c->libs[k].name = name;
   c->libs[k].fn = av_any();                          /* (while it loads: a call of itself is not told) */
@@ -932,9 +934,10 @@ AVal ck_lib_function(Ck *c, Symbol *name, Span sp) {
   c->reach = r0;
   c->report = rep0;
   AVal fn = av_any();
-  if (ok && ns.list)
-    for (int32_t i = 0; i < ns.list->n; i++)
-      if (ns.list->names[i] == name && ns.list->items[i].sh.kind == SK_FUNC) fn = ns.list->items[i];
+  bool found = false;
+  for (int w = 0; ok && ns.list && w < 3 && want[w] && !found; w++)      /* the first of them wins */
+    for (int32_t i = 0; i < ns.list->n && !found; i++)
+      if (ns.list->names[i] == want[w] && ns.list->items[i].sh.kind == SK_FUNC) { fn = ns.list->items[i]; found = true; }
   c->libs[k].fn = fn;
   return fn;
 }

@@ -244,8 +244,8 @@ const char *interp_stdlib_dir(Interp *I, char *buf, size_t n) {
   return MLS_STDLIB_DIR;
 }
 
-/* Finds path: absolute, next to the calling script, in the current directory, then in the
-** stdlib directory. */
+/* Finds path: absolute, next to the calling script, in the current directory, in the stdlib
+** directory, then in SystemDS's scripts/ or root above the DML builtins directory. */
 static bool find_source(Interp *I, const char *path, char *out, size_t n) {
   if (path[0] == '/') { snprintf(out, n, "%s", path); return readable(out); }
   if (I->src && I->src->name[0] != '<' && strcmp(I->src->name, "-e") != 0) {
@@ -263,7 +263,29 @@ static bool find_source(Interp *I, const char *path, char *out, size_t n) {
   char buf[PATH_MAX];
   const char *lib = interp_stdlib_dir(I, buf, sizeof buf);
   snprintf(out, n, "%s/%s", lib, path);
-  return readable(out);
+  return readable(out) || interp_dml_root_file(I, path, out, n);
+}
+
+const char *interp_dml_builtins_dir(const Interp *I) {
+  if (I->dml_builtins_dir) return I->dml_builtins_dir;
+  const char *env = getenv("MLS_DML_BUILTINS");
+  return env && *env ? env : NULL;
+}
+
+/* SystemDS's builtins say source("scripts/builtin/x.dml") and source("nn/layers/x.dml"): paths
+** from its root and from its scripts/ directory, the two directories above scripts/builtin. */
+bool interp_dml_root_file(const Interp *I, const char *path, char *out, size_t n) {
+  const char *dir = interp_dml_builtins_dir(I);
+  char real[PATH_MAX];
+  if (!dir || path[0] == '/' || !realpath(dir, real)) return false;
+  for (int up = 0; up < 2; up++) {
+    char *slash = strrchr(real, '/');
+    if (!slash || slash == real) return false;
+    *slash = '\0';
+    snprintf(out, n, "%s/%s", real, path);
+    if (readable(out)) return true;
+  }
+  return false;
 }
 
 typedef struct SourceRun { Chunk *ch; Env *env; } SourceRun;
@@ -364,6 +386,27 @@ static void lib_load(Interp *I, void *ud) {
   l->ns = interp_source(I, l->path, l->name, l->sp);
 }
 
+bool interp_lib_path(Interp *I, Symbol *name, char *path, size_t n, bool *dml) {
+  *dml = false;
+  if (strchr(name->name, '/') || name->name[0] == '\0') return false;   /* help("../x"): not a name */
+  char buf[PATH_MAX];
+  snprintf(path, n, "%s/builtin/%s.mls", interp_stdlib_dir(I, buf, sizeof buf), name->name);
+  if (readable(path)) return true;
+  const char *dir = interp_dml_builtins_dir(I);
+  if (!dir) return false;
+  snprintf(path, n, "%s/%s.dml", dir, name->name);
+  return *dml = readable(path);
+}
+
+void interp_dml_entries(Interp *I, Symbol *name, Symbol *out[3]) {
+  static const char prefix[3] = { 'm', 'f', 's' };
+  for (int i = 0; i < 3; i++) {
+    char buf[256];
+    int n = snprintf(buf, sizeof buf, "%c_%s", prefix[i], name->name);
+    out[i] = sym_intern(&I->syms, buf, n < (int)sizeof buf ? (size_t)n : sizeof buf - 1);
+  }
+}
+
 Value interp_lib_function(Interp *I, Symbol *name, Span sp) {
   int k = 0;
   while (k < I->nlibfns && I->libfns[k].name != name) k++;
@@ -371,13 +414,13 @@ Value interp_lib_function(Interp *I, Symbol *name, Span sp) {
     val_retain(I->libfns[k].fn);
     return I->libfns[k].fn;
   }
-  if (k < I->nlibfns && I->libfns[k].fn.t == VT_NULL)
-    mls_throw(I, sp, "'%s' was called while its file builtin/%s.mls was being loaded", name->name, name->name);
-  if (strchr(name->name, '/')) return val_unbound();      /* help("../x"): not a name */
-  char buf[PATH_MAX], path[PATH_MAX + 64];
-  const char *lib = interp_stdlib_dir(I, buf, sizeof buf);
-  snprintf(path, sizeof path, "%s/builtin/%s.mls", lib, name->name);
-  if (!readable(path)) return val_unbound();
+  char path[PATH_MAX + 64];
+  bool dml;
+  if (k < I->nlibfns && I->libfns[k].fn.t == VT_NULL) {
+    if (!interp_lib_path(I, name, path, sizeof path, &dml) || !dml) snprintf(path, sizeof path, "builtin/%s.mls", name->name);
+    mls_throw(I, sp, "'%s' was called while its file %s was being loaded", name->name, path);
+  }
+  if (!interp_lib_path(I, name, path, sizeof path, &dml)) return val_unbound();
   if (k == I->nlibfns) {
     I->libfns = mem_realloc(I->libfns, (size_t)(I->nlibfns + 1) * sizeof(LibFn));
     I->libfns[I->nlibfns++].name = name;
@@ -393,11 +436,17 @@ Value interp_lib_function(Interp *I, Symbol *name, Span sp) {
     I->libfns[k].fn = val_unbound();          /* a later call tries again */
     mls_rethrow(I);
   }
-  int j = list_find(l.ns.u.l, name);
-  Value fn = j >= 0 ? l.ns.u.l->items[j] : val_null();
+  Symbol *want[3] = { name, NULL, NULL };
+  if (dml) interp_dml_entries(I, name, want);
+  Value fn = val_null();
+  for (int w = 0; w < 3 && want[w] && fn.t != VT_FUNC; w++) {
+    int j = list_find(l.ns.u.l, want[w]);
+    if (j >= 0) fn = l.ns.u.l->items[j];
+  }
   if (fn.t != VT_FUNC) {
     val_release(l.ns);
     I->libfns[k].fn = val_unbound();
+    if (dml) mls_throw(I, sp, "'%s' does not define the function %s() (nor %s() or %s())", path, want[0]->name, want[1]->name, want[2]->name);
     mls_throw(I, sp, "'%s' does not define the function %s()", path, name->name);
   }
   val_retain(fn);

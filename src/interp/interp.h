@@ -110,10 +110,25 @@ void eval_assign_name(Interp *I, AstNode *n, Value v);
 /* Runs the file as source() does; binds names in ns if not NULL. */
 Value interp_source(Interp *I, const char *path, Symbol *ns, Span sp);
 /* The builtin written in MLS called name: the function of that name defined by the file
-** builtin/NAME.mls of the standard library, which is run as a namespace on the first request
+** builtin/NAME.mls of the standard library, or else SystemDS's m_NAME (f_NAME, s_NAME) of
+** NAME.dml in the DML builtins directory; the file is run as a namespace on the first request
 ** (errors are located in it; sp is the call that asked). Returns it (+1), or VT_UNBOUND when
 ** there is no such file. The evaluator asks only after user functions and C builtins. */
 Value interp_lib_function(Interp *I, Symbol *name, Span sp);
+/* Where the builtin written in MLS or DML called name lives: stdlib's builtin/NAME.mls, else
+** (*dml set) NAME.dml in the DML builtins directory (interp_dml_entries); false when neither
+** file is readable. interp_lib_function and the checker (check_builtins.c) share it. */
+bool interp_lib_path(Interp *I, Symbol *name, char *path, size_t n, bool *dml);
+/* The functions that may be the DML builtin name in its file NAME.dml, in the order looked for:
+** SystemDS's m_NAME (matrix), f_NAME (frame) and s_NAME (scalar or list) (interned into out). */
+void interp_dml_entries(Interp *I, Symbol *name, Symbol *out[3]);
+/* SystemDS's scripts/builtin directory: --dml-builtins DIR (I->dml_builtins_dir), else
+** $MLS_DML_BUILTINS, else NULL (docs/dml.md "Builtins written in DML"). */
+const char *interp_dml_builtins_dir(const Interp *I);
+/* source()'s last resort: path under the directory above the DML builtins directory or the one
+** above that (SystemDS's scripts/ and its root), as SystemDS's builtins source "nn/..." and
+** "scripts/builtin/..."; the file found is written to out. False when none is readable. */
+bool interp_dml_root_file(const Interp *I, const char *path, char *out, size_t n);
 /* True while the code running is a .dml file's (I->src): builtins that follow SystemDS there
 ** and R elsewhere (round) ask. */
 bool interp_in_dml(const Interp *I);

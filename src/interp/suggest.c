@@ -97,6 +97,23 @@ static int mls_file(const struct dirent *e) {
   return n > 4 && strcmp(e->d_name + n - 4, ".mls") == 0 && e->d_name[0] != '.';
 }
 
+static int dml_file(const struct dirent *e) {
+  size_t n = strlen(e->d_name);
+  return n > 4 && strcmp(e->d_name + n - 4, ".dml") == 0 && e->d_name[0] != '.';
+}
+
+/* Considers the builtins that are files NAME.ext of dir (ext: 4 characters with the dot). */
+static void consider_files(Near *nr, const char *dir, int (*filter)(const struct dirent *)) {
+  struct dirent **names;
+  int k = scandir(dir, &names, filter, alphasort);
+  for (int i = 0; i < k; i++) {
+    names[i]->d_name[strlen(names[i]->d_name) - 4] = '\0';
+    consider(nr, names[i]->d_name);
+    free(names[i]);
+  }
+  if (k > 0) free(names);
+}
+
 void interp_suggest(Interp *I, const char *name, char *out, size_t n) {
   Near nr;
   memset(&nr, 0, sizeof nr);
@@ -115,14 +132,8 @@ void interp_suggest(Interp *I, const char *name, char *out, size_t n) {
       if ((s->global.t != VT_UNBOUND || s->bi) && !sym_is_namespace(s)) consider(&nr, s->name);
   char buf[PATH_MAX], dir[PATH_MAX + 16];
   snprintf(dir, sizeof dir, "%s/builtin", interp_stdlib_dir(I, buf, sizeof buf));
-  struct dirent **names;
-  int k = scandir(dir, &names, mls_file, alphasort);
-  for (int i = 0; i < k; i++) {
-    names[i]->d_name[strlen(names[i]->d_name) - 4] = '\0';
-    consider(&nr, names[i]->d_name);
-    free(names[i]);
-  }
-  if (k > 0) free(names);
+  consider_files(&nr, dir, mls_file);
+  if (interp_dml_builtins_dir(I)) consider_files(&nr, interp_dml_builtins_dir(I), dml_file);
   if (nr.n == 0) return;
   while (nr.n > 1 && nr.dist[nr.n - 1] > nr.dist[0]) nr.n--;      /* only the nearest */
   size_t w = (size_t)snprintf(out, n, "; did you mean ");

@@ -130,6 +130,20 @@ else
   fail=$((fail + 1)); echo "FAIL $D/*.test:"; sed 's/^/    /' "$T/out"
 fi
 
+# $MLS_DML_BUILTINS as --dml-builtins (dml_builtins.test); the option overrides it; a
+# --dml-builtins that is not a directory is a usage error (status 2)
+mkdir -p "$T/db1" "$T/db2"
+echo 'm_dbx = function(Double x) return (Double y) { y = x + 1 }' >"$T/db1/dbx.dml"
+echo 'm_dbx = function(Double x) return (Double y) { y = x + 2 }' >"$T/db2/dbx.dml"
+got=$(MLS_DML_BUILTINS=$T/db1 $mls -e 'print(dbx(1))' 2>&1; MLS_DML_BUILTINS=$T/db1 $mls --dml-builtins "$T/db2" -e 'print(dbx(1))' 2>&1)
+if [ "$got" = "$(printf '2\n3')" ]; then pass=$((pass + 1)); echo "ok   MLS_DML_BUILTINS and --dml-builtins"
+else fail=$((fail + 1)); echo "FAIL MLS_DML_BUILTINS and --dml-builtins: got $got"; fi
+$mls --dml-builtins "$T/db1/dbx.dml" -e 'print(1)' >"$T/out" 2>&1
+st=$?
+if [ $st = 2 ] && head -1 "$T/out" | grep -q "^mls: --dml-builtins takes a readable directory, got $T/db1/dbx.dml\$"; then
+  pass=$((pass + 1)); echo "ok   --dml-builtins FILE is a usage error"
+else fail=$((fail + 1)); echo "FAIL --dml-builtins FILE: status $st, $(head -1 "$T/out")"; fi
+
 # errors inside a builtin written in MLS are located in its file (the stdlib folder shown as
 # STDLIB), with the calls that led there; compared: the error and "in f() at" lines
 err_case() {

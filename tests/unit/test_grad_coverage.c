@@ -147,6 +147,12 @@ static const Recipe recipes[] = {
   { "avg_pool", "avg_pool(X, input_shape=[2,2,3,3], pool_size=[2,2], stride=[1,1], padding=[1,1])", "2x18,-", "X", -1, 1 },
   { "avg_pool_backward", "avg_pool_backward(X, Y, input_shape=[2,2,3,3], pool_size=[2,2], stride=[1,1], padding=[1,1])",
     "2x18,2x32", "XY", -1, 1 },
+  { "batch_norm2d", "B = batch_norm2d(X, Y, Y * 2, Y, Y * Y + 1, \"train\", 1e-5, 0.9); "
+    "B$out * 2 + sum(B$ema_mean_upd) + sum(B$ema_var_upd * B$cache_inv_var) + sum(B$cache_mean)", "3x8,2x1;2x6,3x1;4x3,1x1", "XY", -1, 1 },
+  { "batch_norm2d", "B = batch_norm2d(X, Y, Y * 2, Y, Y * Y + 1, \"test\", 1e-5, 0.9); "
+    "B$out * 2 + sum(B$ema_var_upd * B$cache_inv_var)", "3x8,2x1;2x6,3x1", "XY", -1, 1 },
+  { "batch_norm2d_backward", "B = batch_norm2d_backward(X, X * X + 1, Y, 1e-5, Y * 0.3, Y * Y + 1); "
+    "B$dX * 2 + sum(B$dgamma) + sum(B$dbeta * B$dbeta)", "3x8,2x1;2x6,3x1", "XY", -1, 1 },
   { "bias_add", "bias_add(X, Y)", "2x6,3x1;1x4,1x1;3x4,4x1", "XY", -1, 1 },
   { "bias_multiply", "bias_multiply(X, Y)", "2x6,3x1;1x4,1x1;3x4,4x1", "XY", -1, 1 },
   /* one process: X itself (tests/mpi/ checks 2 ranks against finite differences) */
