@@ -216,6 +216,7 @@ staged-test: mls
 	@MLS_FLAGS=--staged tools/run_examples.sh ./mls
 	tests/staging/test_dot.sh ./mls
 	tests/staging/test_exact_rewrites.sh ./mls
+	tests/staging/test_sparse_grad.sh ./mls
 
 # Sparse storage (docs/sparse.md): every case eagerly and with --sparse always (every matrix an
 # op can keep sparse is kept sparse) at 17 digits, numbers equal to 1e-12 relative; the sparse
