@@ -7,8 +7,10 @@
 #    between allowed). stdout and stderr are compared together, exactly; the exit status must
 #    be 0 unless the expected output holds "error:". A block with no output shown must print
 #    nothing.
-# 2. Every relative link, `](path)` or `](path#anchor)`, in README.md and docs/README.md names
-#    an existing file, and docs/README.md links every chapter docs/*.md.
+# 2. Every relative link, `](path)` or `](path#anchor)`, in README.md, docs/README.md and the
+#    two chapters made of links (docs/install.md, docs/status.md) names an existing file, and
+#    its #anchor, into a .md file, one of that file's headings; docs/README.md links every
+#    chapter docs/*.md.
 # 3. Every chapter docs/*.md opens, after its title, with a paragraph of prose (not a table,
 #    a list, a code block or another heading).
 # Prints one line a failure and a summary; exit status 1 on any failure.
@@ -56,13 +58,22 @@ while [ "$i" -le "$count" ]; do
 done
 
 # --- 2. links
-for f in README.md docs/README.md; do
+for f in README.md docs/README.md docs/install.md docs/status.md; do
   d=$(dirname "$f")
   # every ](target) of the file, one a line with its line number; images too
   grep -no '](\([^)]*\))' "$f" | sed 's/^\([0-9]*\):](\(.*\))$/\1 \2/' | while read -r ln target; do
     case "$target" in http://*|https://*|mailto:*|\#*) continue ;; esac
     path=${target%%#*}
-    if [ -e "$d/$path" ]; then echo ok; else echo "FAIL $f:$ln: the link $target names no file ($d/$path)"; fi
+    if [ ! -e "$d/$path" ]; then echo "FAIL $f:$ln: the link $target names no file ($d/$path)"; continue; fi
+    case "$target" in
+    *.md\#*)
+      # the anchor must be one of the file's headings as GitHub names them: lower case, only
+      # letters, digits, blanks, '-' and '_' kept, blanks made '-'
+      anchor=${target#*#}
+      if grep '^#' "$d/$path" | sed 's/^#* *//' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g' | grep -qx -- "$anchor"
+      then echo ok; else echo "FAIL $f:$ln: the link $target names no heading of $d/$path"; fi ;;
+    *) echo ok ;;
+    esac
   done
 done >"$TMP/links"
 n=$(grep -c '^ok$' "$TMP/links"); pass=$((pass + n))
