@@ -10,7 +10,8 @@
 # 2. Every relative link, `](path)` or `](path#anchor)`, in README.md, docs/README.md and the
 #    two chapters made of links (docs/install.md, docs/status.md) names an existing file, and
 #    its #anchor, into a .md file, one of that file's headings; docs/README.md links every
-#    chapter docs/*.md.
+#    chapter docs/*.md. Every `make TARGET`, repository path and BENCH_ONLY= name that README.md
+#    and docs/install.md mention exists.
 # 3. Every chapter docs/*.md opens, after its title, with a paragraph of prose (not a table,
 #    a list, a code block or another heading).
 # Prints one line a failure and a summary; exit status 1 on any failure.
@@ -83,6 +84,26 @@ for c in docs/*.md; do
   [ "$b" = README.md ] && continue
   if grep -q "](\(\./\)\?$b\(#[^)]*\)\?)" docs/README.md; then ok; else bad "docs/README.md does not link the chapter $b"; fi
 done
+
+# --- 2b. what README.md and docs/install.md name exists: every `make TARGET` is a target of the
+# Makefile, every repository path (examples/, tools/, tests/, bench/, stdlib/, editors/, src/,
+# man/) is there, every BENCH_ONLY= name is one bench/run.sh knows
+for f in README.md docs/install.md; do
+  grep -o '`make [a-z][a-z0-9-]*' "$f" | sed 's/^`make //' | sort -u | while read -r t; do
+    if grep -q "^$t:" Makefile || { case "$t" in fuzz-run-*) grep -q '^fuzz-run-%:' Makefile ;; *) false ;; esac; }
+    then echo ok; else echo "FAIL $f: \`make $t\` is no target of the Makefile"; fi
+  done
+  grep -o '\(^\|[^A-Za-z0-9_./-]\)\(examples\|tools\|tests\|bench\|stdlib\|editors\|src\|man\)/[A-Za-z0-9_./-]*[A-Za-z0-9_]' "$f" |
+    sed 's|^[^a-z]||' | sort -u | while read -r p; do
+    case "$p" in *NAME*|*NNN*) continue ;; esac
+    if [ -e "$p" ]; then echo ok; else echo "FAIL $f: it names $p, which does not exist"; fi
+  done
+  grep -o 'BENCH_ONLY=[a-z,]*' "$f" | sed 's/BENCH_ONLY=//' | tr ',' '\n' | sort -u | while read -r b; do
+    if grep -q "^want $b " bench/run.sh; then echo ok; else echo "FAIL $f: bench/run.sh has no benchmark '$b' (BENCH_ONLY)"; fi
+  done
+done >"$TMP/names"
+n=$(grep -c '^ok$' "$TMP/names"); pass=$((pass + n))
+grep '^FAIL' "$TMP/names" && fail=$((fail + $(grep -c '^FAIL' "$TMP/names")))
 
 # --- 3. each chapter opens with a paragraph: the first non-blank line after the title is prose
 for c in docs/*.md; do
