@@ -11,7 +11,7 @@
 #    two chapters made of links (docs/install.md, docs/status.md) names an existing file, and
 #    its #anchor, into a .md file, one of that file's headings; docs/README.md links every
 #    chapter docs/*.md. Every `make TARGET`, repository path and BENCH_ONLY= name that README.md
-#    and docs/install.md mention exists.
+#    and docs/install.md mention exists; docs/install.md lists every package of tools/deps.sh.
 # 3. Every chapter docs/*.md opens, after its title, with a paragraph of prose (not a table,
 #    a list, a code block or another heading).
 # Prints one line a failure and a summary; exit status 1 on any failure.
@@ -102,6 +102,10 @@ for f in README.md docs/install.md; do
     if grep -q "^want $b " bench/run.sh; then echo ok; else echo "FAIL $f: bench/run.sh has no benchmark '$b' (BENCH_ONLY)"; fi
   done
 done >"$TMP/names"
+# every package tools/deps.sh checks is in docs/install.md's list
+for pkg in $(sed -n '/^PKGS="/,/"$/p' tools/deps.sh | sed 's/^PKGS="//; s/["\\]//g'); do
+  if grep -q "\`$pkg\`" docs/install.md; then echo ok; else echo "FAIL docs/install.md does not list the package $pkg of tools/deps.sh"; fi
+done >>"$TMP/names"
 n=$(grep -c '^ok$' "$TMP/names"); pass=$((pass + n))
 grep '^FAIL' "$TMP/names" && fail=$((fail + $(grep -c '^FAIL' "$TMP/names")))
 
