@@ -194,6 +194,28 @@ void stage_loop_range(Interp *I, LoopStage *L, Value a, Value b, Span rsp, Symbo
 ** leaf lt->base + k where lt->ov[k] is v's node (stage.c node_of calls this). */
 int32_t loop_outer_param(Interp *I, Graph *g, Value v) {
   LoopTrace *lt = g->lt;
+  /* t(Y) of an enclosing value Y: the body reads Y and transposes it itself (t() is a view,
+  ** O(1)), so that its rewrites see t(Y) %*% ...: a GEMM's transpose flag, and xtwxv for
+  ** lmCG's t(X) %*% (X %*% p), one pass over X an iteration instead of two. */
+  const Graph *og = v.u.box->tape->graph;
+  const GNode *on = &og->nodes[v.u.box->node];
+  Value tv = v.u.box->v;
+  if (on->kind == GN_OP && on->op == OP_TRANSPOSE && on->nin == 1 && !(on->flags & GF_CONSTANT) &&
+      tv.t == VT_MAT && og->nodes[on->in[0]].vt == VT_MAT) {
+    Value yv = ad_box_new(v.u.box->tape, on->in[0], val_mat(tensor_view_t(tv.u.m)));
+    tmp_push(I, yv);
+    int32_t py = loop_outer_param(I, g, yv);
+    tmp_pop(I, 1);
+    val_release(yv);
+    int32_t id = graph_add(g, GN_OP, on->span, on->src);
+    GNode *nd = &g->nodes[id];
+    nd->op = OP_TRANSPOSE;
+    nd->nin = 1;
+    nd->in = mem_alloc(sizeof(int32_t));
+    nd->in[0] = py;
+    graph_node_shape(nd, tv);
+    return id;
+  }
   int k = 0;
   for (; k < lt->nov; k++)
     if (lt->ov[k].u.box->tape == v.u.box->tape && lt->ov[k].u.box->node == v.u.box->node) break;
