@@ -84,8 +84,9 @@ bool mpi_header_decode(const uint8_t *in, size_t n, int nranks, MpiHeader *h, ch
   if (h->vtype == MPI_V_MAT)
     ok = h->rows >= 0 && h->cols >= 0 && h->rows <= MAX_ELEMS && h->cols <= MAX_ELEMS &&
          (h->cols == 0 || h->rows <= MAX_ELEMS / h->cols);
-  else if (h->kind == MPI_K_GRADS)
-    ok = h->rows >= 0 && h->rows <= MAX_ELEMS && h->cols >= 1 && h->cols <= MAX_ELEMS;
+  else if (h->kind == MPI_K_GRADS)         /* num: the shapes' hash, a whole number below 2^52 */
+    ok = h->rows >= 0 && h->rows <= MAX_ELEMS && h->cols >= 1 && h->cols <= MAX_ELEMS && h->num >= 0 &&
+         h->num < 4503599627370496.0 && (double)(int64_t)h->num == h->num;
   else if (h->vtype == MPI_V_STR || h->kind == MPI_K_PARFOR || h->kind == MPI_K_MERGE_GATHER)
     ok = h->rows >= 0 && h->rows <= MAX_ELEMS && h->cols == 0;
   else
