@@ -62,7 +62,8 @@ echo "    V = 8 d bytes per step; t_c = measured one-process compute per step of
 echo "    MLS's allreduce (recursive halving + doubling, a fixed tree): t_rhd = 2 log2(P) a + 2 (P-1)/P V/b"
 echo "    the rank-order scheme it replaced (gather to rank 1 + bcast):   t_ord = (P-1 + log2 P)(a + V/b)"
 echo "    weak scaling (100 rows per machine, global batch 6400): speedup = P t_c / (t_c + t_comm)"
-printf '  %-8s %9s %9s %10s %10s %12s %12s\n' model "V KB" "t_c ms" "t_ord ms" "t_rhd ms" "speedup ord" "speedup rhd"
+echo "    rows for 0.8 P: the rows per machine at which t_c (taken as linear in the rows) reaches 4 t_rhd"
+printf '  %-8s %9s %9s %10s %10s %12s %12s %14s\n' model "V KB" "t_c ms" "t_ord ms" "t_rhd ms" "speedup ord" "speedup rhd" "rows for 0.8P"
 for model in logreg mlp; do
   [[ -z ${C1[$model]:-} ]] && continue
   awk -v d="${D1[$model]}" -v tc="${C1[$model]}" -v g="$GBPS" -v lat="$LAT" -v m="$model" 'BEGIN {
@@ -70,7 +71,7 @@ for model in logreg mlp; do
     lg = log(P) / log(2)
     tord = (P - 1 + lg) * (a + V / b)
     trhd = 2 * lg * a + 2 * (P - 1) / P * V / b
-    printf "  %-8s %9.1f %9.3f %10.2f %10.2f %12.1f %12.1f\n", m, V / 1024, tc, tord, trhd, P * tc / (tc + tord), P * tc / (tc + trhd) }'
+    printf "  %-8s %9.1f %9.3f %10.2f %10.2f %12.1f %12.1f %14.0f\n", m, V / 1024, tc, tord, trhd, P * tc / (tc + tord), P * tc / (tc + trhd), 100 * 4 * trhd / tc }'
 done
 echo
 "$HERE/mpi_netns.sh" "$MLS" || status=1
