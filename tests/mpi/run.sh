@@ -43,9 +43,9 @@ for np in 1 2 3; do
   done
 done
 
-# 4 and 5 ranks: the first counts whose tree of additions (docs/mpi.md) is not the rank order
-# (4: a power of two, 5: one pair folded first); every rank must print the same sums
-for np in 4 5; do
+# 4, 5 and 6 ranks: the first counts whose tree of additions (docs/mpi.md) is not the rank order
+# (4: a power of two, 5 and 6: one and two pairs folded first); every rank must print the same sums
+for np in 4 5 6; do
   # shellcheck disable=SC2086
   if timeout 120 $MPIRUN -np $np "$mls" $flags $D/collectives.mls >"$T/out" 2>"$T/err" &&
      [ "$(grep -c "of $np: .*collectives ok" "$T/out")" = "$np" ] &&
