@@ -2,7 +2,8 @@
 # bench/mpi.sh — MPI data-parallel training (issue 14, docs/mpi.md): one epoch of Fashion-MNIST
 # (global batches of 100) as one process and as 2 ranks under mpirun, best of BENCH_MPI_ROUNDS
 # processes each, with the per-step compute and allreduce times; then the paper estimate for
-# 64 machines (docs/mpi.md "Scaling to 64 machines") from the measured one-process compute time.
+# 64 machines (docs/mpi.md "Scaling to 64 machines") from the measured one-process compute time;
+# then bench/mpi_netns.sh: the allreduce and step measured with ranks in network namespaces (root only).
 # `make bench` runs it after bench/run.sh (`make bench-mpi` alone). Usage: bench/mpi.sh [./mls]
 #   BENCH_MPI_ROUNDS=3  BENCH_MPI_MLP_STEPS=200  BENCH_FASHION=/usr/share/datasets/fashion-mnist/
 #   BENCH_NET_GBPS=10 (link bandwidth, Gbit/s)  BENCH_NET_LAT_US=20 (latency per message, us)
@@ -58,16 +59,20 @@ echo "   includes waiting for the slower rank. The accuracies of 1 and 2 ranks a
 echo
 echo "  paper estimate for P = 64 machines, ${GBPS} Gbit/s links, ${LAT} us per message (docs/mpi.md):"
 echo "    V = 8 d bytes per step; t_c = measured one-process compute per step of 100 rows"
-echo "    rank-order allreduce (gather to rank 1 + binomial bcast): t_ord = (P-1)(a + V/b) + log2(P)(a + V/b)"
-echo "    ring allreduce (bandwidth-optimal, not rank-ordered):      t_ring = 2(P-1) a + 2 (P-1)/P V/b"
+echo "    MLS's allreduce (recursive halving + doubling, a fixed tree): t_rhd = 2 log2(P) a + 2 (P-1)/P V/b"
+echo "    the rank-order scheme it replaced (gather to rank 1 + bcast):   t_ord = (P-1 + log2 P)(a + V/b)"
 echo "    weak scaling (100 rows per machine, global batch 6400): speedup = P t_c / (t_c + t_comm)"
-printf '  %-8s %9s %9s %10s %10s %12s %12s\n' model "V KB" "t_c ms" "t_ord ms" "t_ring ms" "speedup ord" "speedup ring"
+echo "    rows for 0.8 P: the rows per machine at which t_c (taken as linear in the rows) reaches 4 t_rhd"
+printf '  %-8s %9s %9s %10s %10s %12s %12s %14s\n' model "V KB" "t_c ms" "t_ord ms" "t_rhd ms" "speedup ord" "speedup rhd" "rows for 0.8P"
 for model in logreg mlp; do
   [[ -z ${C1[$model]:-} ]] && continue
   awk -v d="${D1[$model]}" -v tc="${C1[$model]}" -v g="$GBPS" -v lat="$LAT" -v m="$model" 'BEGIN {
     P = 64; V = 8 * d; b = g * 1e9 / 8 / 1e3; a = lat / 1e3          # b: bytes per ms; a: ms
-    tord = (P - 1) * (a + V / b) + log(P) / log(2) * (a + V / b)
-    tring = 2 * (P - 1) * a + 2 * (P - 1) / P * V / b
-    printf "  %-8s %9.1f %9.3f %10.2f %10.2f %12.1f %12.1f\n", m, V / 1024, tc, tord, tring, P * tc / (tc + tord), P * tc / (tc + tring) }'
+    lg = log(P) / log(2)
+    tord = (P - 1 + lg) * (a + V / b)
+    trhd = 2 * lg * a + 2 * (P - 1) / P * V / b
+    printf "  %-8s %9.1f %9.3f %10.2f %10.2f %12.1f %12.1f %14.0f\n", m, V / 1024, tc, tord, trhd, P * tc / (tc + tord), P * tc / (tc + trhd), 100 * 4 * trhd / tc }'
 done
+echo
+"$HERE/mpi_netns.sh" "$MLS" || status=1
 exit $status

@@ -7,6 +7,7 @@
 */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "autodiff.h"
 #include "diag.h"
@@ -388,15 +389,51 @@ static bool takes_broadcast(const TNode *nd) {
 static List *adj_list(Interp *I, Tape *t) {
   return list_held_nulls(I, t->n);
 }
+/* The hook of a grad call (autodiff.h AdHook) over its leaves, nodes [l0, l0 + h->nleaves) of the
+** tape: which leaves become final after which node. */
+typedef struct HookRun { AdHook *h; int l0; int *first, (*order)[2]; int next; } HookRun;
+static int by_first_desc(const void *a, const void *b) {        /* {first, leaf}: latest first */
+  const int *x = a, *y = b;
+  return x[0] != y[0] ? (x[0] < y[0]) - (x[0] > y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+/* Reports the leaves whose first user is node i or later (all users have run), in that order. */
+static void hook_fire(Interp *I, HookRun *hr, const List *adj, int i) {
+  while (hr->next < hr->h->nleaves && hr->order[hr->next][0] >= i) {
+    int k = hr->order[hr->next++][1];
+    hr->h->leaf(I, hr->h, k, adj->items[hr->l0 + k]);
+  }
+}
+
 /* Adjoints of every node reachable backwards from root (seed g0), released as they are used.
-** Returns a List of adjoints indexed by node (VT_NULL = none), on the temp stack. */
-static List *backward(Interp *I, Tape *t, int root, Value g0) {
+** Returns a List of adjoints indexed by node (VT_NULL = none), on the temp stack. hr (or NULL):
+** the hook told of each leaf's final adjoint. */
+static List *backward(Interp *I, Tape *t, int root, Value g0, HookRun *hr) {
   List *adj = adj_list(I, t);
   val_retain(g0);
   adj->items[root] = g0;
+  if (hr) {                                      /* first[k]: the first node after leaf k using it */
+    int nl = hr->h->nleaves;
+    hr->first = mem_alloc((size_t)(3 * nl + 2) * sizeof(int));
+    mls_defer(I, mem_free, hr->first);
+    hr->order = (int (*)[2])(hr->first + nl + (nl & 1));
+    for (int k = 0; k < nl; k++) hr->first[k] = root + 1;   /* unused: final at once */
+    for (int i = hr->l0 + 1; i <= root; i++)     /* (rising: the first use found is the first) */
+      for (int k = 0; k < t->nodes[i].nin; k++) {
+        int s = t->nodes[i].in[k] - hr->l0;
+        if (s >= 0 && s < nl && hr->first[s] == root + 1) hr->first[s] = i;
+      }
+    for (int k = 0; k < nl; k++) { hr->order[k][0] = hr->first[k]; hr->order[k][1] = k; }
+    qsort(hr->order, (size_t)nl, sizeof hr->order[0], by_first_desc);
+    hr->next = 0;
+    hook_fire(I, hr, adj, root + 1);
+  }
   for (int i = root; i >= 0; i--) {
     TNode *nd = &t->nodes[i];
-    if (adj->items[i].t == VT_NULL || nd->nin == 0) continue;
+    if (adj->items[i].t == VT_NULL || nd->nin == 0) {
+      if (hr) hook_fire(I, hr, adj, i);
+      continue;
+    }
+    if (hr) hr->h->step(I, hr->h);                 /* the reductions under way move on */
     int mark = I->ntmp;
     Value gin[3] = { val_null(), val_null(), val_null() };
     const char *saved_of = I->ad_backward_of;
@@ -424,6 +461,12 @@ static List *backward(Interp *I, Tape *t, int root, Value g0) {
     adj->items[i] = val_null();
     val_release(used);
     node_release(nd);                              /* nor its saved values */
+    if (hr) hook_fire(I, hr, adj, i);
+  }
+  if (hr) {
+    hook_fire(I, hr, adj, -1);
+    mls_undefer(I, hr->first);
+    mem_free(hr->first);
   }
   return adj;
 }
@@ -514,6 +557,8 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   const Derived *d = c->derived;
   if (d->kind == 4) return stage_call_jit(I, d->jit, d->f, nargs, args, names, sp);
   if (d->kind >= 2) return ad_call_jacobian(I, c, nargs, args, names, sp);
+  AdHook *hook = I->ad_hook;                     /* this call's, not a nested grad's */
+  I->ad_hook = NULL;
   int mark = I->ntmp;
   /* which positional arguments: argnum is a number or a vector of positions */
   int pos[16], npos = 0;
@@ -524,6 +569,7 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   int npositional = 0;
   for (int i = 0; i < nargs; i++) npositional += names[i] == NULL;
   Tape *t = tape_begin(I);
+  HookRun hr = { NULL, 0, NULL, NULL, 0 };
   List *holder = list_new(I, nargs > 0 ? nargs : 1);       /* keeps the boxed args alive */
   tmp_push(I, val_list(holder));
   for (int i = 0; i < nargs; i++) { val_retain(args[i]); list_push(holder, args[i], NULL); }
@@ -544,7 +590,9 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
     for (int i = 0; i < nargs; i++) {
       if (names[i]) continue;
       if (++seen != want) continue;
+      int l0 = t->n;
       Value leaf = make_leaves(I, t, holder->items[i], sp);
+      if (hook && npos == 1) { hr.h = hook; hr.l0 = l0; hook->nleaves = t->n - l0; hook->claimed = true; }
       val_release(holder->items[i]);
       holder->items[i] = leaf;
       leaf_at[pi++] = i;
@@ -564,9 +612,10 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   if (r.t == VT_BOX && r.u.box->tape == t) {
     Value seed = ad_primal(r).t == VT_MAT ? val_mat(tensor_new(I, 1, 1)) : val_num(1);
     if (seed.t == VT_MAT) { tensor_data(seed.u.m)[0] = 1; tmp_push(I, seed); }
-    adj = backward(I, t, r.u.box->node, seed);
+    adj = backward(I, t, r.u.box->node, seed, hr.h ? &hr : NULL);
   } else {                                     /* the result does not depend on the leaves */
     adj = adj_list(I, t);
+    for (int k = 0; hr.h && k < hr.h->nleaves; k++) hr.h->leaf(I, hr.h, k, val_null());
   }
   Value grads;
   if (many) {
@@ -660,6 +709,13 @@ void ad_derived_free(Derived *d) {
 }
 
 Value bi_grad(Interp *I, Args *a) { return make_derived(I, a, 0); }
+
+bool ad_is_grad(Value f) {
+  if (f.t != VT_FUNC || !f.u.f->derived) return false;
+  const Derived *d = f.u.f->derived;
+  Value an = d->argnum;
+  return d->kind == 0 && an.t == VT_NUM && an.u.n == 1;
+}
 Value bi_value_and_grad(Interp *I, Args *a) { return make_derived(I, a, 1); }
 
 Value bi_stop_gradient(Interp *I, Args *a) {
@@ -708,7 +764,7 @@ static Value grad_component(Interp *I, Value f, int nargs, const Value *args, Sy
       tensor_data(s1)[0] = 1;
       seed = T(I, val_mat(s1));
     }
-    adj = backward(I, t, r.u.box->node, seed);
+    adj = backward(I, t, r.u.box->node, seed, NULL);
   } else {
     adj = adj_list(I, t);
   }
@@ -830,5 +886,5 @@ Value ad_concrete(Interp *I, Value v, Span sp, const char *what) {
   return ad_primal(v);
 }
 Value ad_trace_leaf(Interp *I, Tape *t, Value v, Span sp) { return make_leaves(I, t, v, sp); }
-List *ad_trace_backward(Interp *I, Tape *t, int root, Value seed) { return backward(I, t, root, seed); }
+List *ad_trace_backward(Interp *I, Tape *t, int root, Value seed) { return backward(I, t, root, seed, NULL); }
 Value ad_trace_collect(Interp *I, Value leaf, const List *adj, Tape *t) { return collect(I, leaf, adj, t); }

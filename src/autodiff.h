@@ -68,6 +68,23 @@ typedef struct Box {
   Value tangent;           /* forward tapes: the directional derivative (VT_NULL = 0) */
 } Box;
 
+/* A hook on the backward pass of one grad(f) call (nn::dp_grad's bucketed allreduce, src/mpi/,
+** docs/mpi.md "Overlap"). Set I->ad_hook just before calling a function for which ad_is_grad
+** holds; the call takes it (and clears I->ad_hook, so grads nested in f do not see it), sets
+** nleaves and claimed, and its backward pass calls leaf(k, g) as soon as leaf k's adjoint is
+** final (no node left to run adds to it), and step() before every node it runs. The leaves are
+** the numbers and matrices of f's first argument, depth first (k from 0); g is borrowed,
+** VT_NULL when nothing reached the leaf (a zero gradient). A leaf that no node uses is reported
+** before the first node runs. */
+typedef struct AdHook {
+  void (*leaf)(Interp *I, struct AdHook *h, int k, Value g);
+  void (*step)(Interp *I, struct AdHook *h);
+  int nleaves;
+  bool claimed;
+} AdHook;
+/* f is grad(g) with respect to its first argument (the calls AdHook serves). */
+bool ad_is_grad(Value f);
+
 void ad_box_free(Box *b);
 void ad_tape_free(Tape *t);
 

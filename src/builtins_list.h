@@ -49,7 +49,7 @@ BI_DECL(progress)
 BI_DECL(as_frame) BI_DECL(frame) BI_DECL(colnames) BI_DECL(detectSchema) BI_DECL(applySchema) BI_DECL(map)
 BI_DECL(read_csv) BI_DECL(transformencode) BI_DECL(transformapply) BI_DECL(transformdecode) BI_DECL(transformcolmap)
 /* mpi/builtins_mpi.c (issue 14) */
-BI_DECL(mpi_rank) BI_DECL(mpi_size) BI_DECL(allreduce) BI_DECL(bcast) BI_DECL(barrier)
+BI_DECL(mpi_rank) BI_DECL(mpi_size) BI_DECL(allreduce) BI_DECL(bcast) BI_DECL(barrier) BI_DECL(grad_allreduce)
 /* builtins_rbase.c: the R basics (issue 30) */
 BI_DECL(any) BI_DECL(all) BI_DECL(which_max) BI_DECL(which_min) BI_DECL(sort) BI_DECL(paste0)
 BI_DECL(rnorm) BI_DECL(runif) BI_DECL(rbinom) BI_DECL(lapply) BI_DECL(sapply) BI_DECL(vapply) BI_DECL(Map)

@@ -143,6 +143,8 @@ struct Interp {
   bool dev_scalars;          /* capturing a graph (staging/replay.c): a reduction of a device
                              ** matrix to a number stays a 1x1 matrix there (not read on the host) */
   const char *ad_backward_of; /* the op whose derivative is being computed (messages) */
+  struct AdHook *ad_hook;    /* set just before calling a grad(f) (src/mpi/'s bucketed allreduce,
+                             ** autodiff.h): that call's backward pass reports final adjoints */
   struct Tape *stage;        /* the innermost active staging tape (jit, --staged), or NULL */
   bool staged_mode;          /* --staged: straight-line blocks of the script run staged */
   bool explain_staged;       /* --explain: print each staged block's graph */

@@ -1,5 +1,6 @@
 /*
-** builtins_mpi.c — the MPI builtins (issue 14): mpi_rank, mpi_size, allreduce, bcast, barrier.
+** builtins_mpi.c — the MPI builtins (issues 14, 34): mpi_rank, mpi_size, allreduce, bcast, barrier,
+** grad_allreduce.
 ** They exist in every build; without MPI the program is rank 1 of 1 (mpi.c). allreduce is the
 ** op OP_ALLREDUCE under grad and staging (its derivative rule is in autodiff.c).
 */
@@ -52,4 +53,25 @@ Value bi_bcast(Interp *I, Args *a) {
     bi_argerror(I, 2, "a rank from 1 to %d expected, got %g", mpi_size(), r);
   no_collective_in_parfor(I);
   return mpi_bcast_value(I, ad_primal(a->v[0]), (int)r - 1, false, a->span);
+}
+
+Value bi_grad_allreduce(Interp *I, Args *a) {
+  Value df = a->v[0];
+  if (df.t != VT_FUNC && df.t != VT_BUILTIN) {
+    char d[64];
+    bi_argerror(I, 1, "function expected, got %s", val_describe(df, d, sizeof d));
+  }
+  Value l = a->v[1];
+  if (l.t != VT_LIST || l.u.l->n < 1) {
+    char d[64];
+    bi_argerror(I, 2, "a list of df's arguments expected, got %s", val_describe(l, d, sizeof d));
+  }
+  if (bi_given(a, 2) && a->v[2].t == VT_BOX) a->v[2] = ad_concrete(I, a->v[2], a->span, "grad_allreduce's weight");
+  if (bi_given(a, 3) && a->v[3].t == VT_BOX) a->v[3] = ad_concrete(I, a->v[3], a->span, "grad_allreduce's bucket");
+  double w = bi_opt_num(I, a, 2, 1);
+  double b = bi_opt_num(I, a, 3, 65536);
+  if (!(b >= 1 && b <= 9007199254740992.0 && b == floor(b)))
+    bi_argerror(I, 4, "a whole number of at least 1 expected (numbers per bucket), got %g", b);
+  no_collective_in_parfor(I);
+  return mpi_grad_allreduce(I, df, l.u.l->n, l.u.l->items, w, (int64_t)b, a->span);
 }

@@ -84,6 +84,9 @@ bool mpi_header_decode(const uint8_t *in, size_t n, int nranks, MpiHeader *h, ch
   if (h->vtype == MPI_V_MAT)
     ok = h->rows >= 0 && h->cols >= 0 && h->rows <= MAX_ELEMS && h->cols <= MAX_ELEMS &&
          (h->cols == 0 || h->rows <= MAX_ELEMS / h->cols);
+  else if (h->kind == MPI_K_GRADS)         /* num: the shapes' hash, a whole number below 2^52 */
+    ok = h->rows >= 0 && h->rows <= MAX_ELEMS && h->cols >= 1 && h->cols <= MAX_ELEMS && h->num >= 0 &&
+         h->num < 4503599627370496.0 && (double)(int64_t)h->num == h->num;
   else if (h->vtype == MPI_V_STR || h->kind == MPI_K_PARFOR || h->kind == MPI_K_MERGE_GATHER)
     ok = h->rows >= 0 && h->rows <= MAX_ELEMS && h->cols == 0;
   else
@@ -104,7 +107,7 @@ bool mpi_header_decode(const uint8_t *in, size_t n, int nranks, MpiHeader *h, ch
 /* ORDER MpiKind: the name an error message starts with. */
 static const char *const kind_name[MPI_K_COUNT] = {
   "?", "barrier", "allreduce", "bcast", "parfor (mode=REMOTE)", "parfor (mode=REMOTE)", "parfor (mode=REMOTE)",
-  "the end of the script"
+  "the end of the script", "grad_allreduce"
 };
 static const char *const red_name[] = { "sum", "max", "min" };
 
@@ -116,6 +119,7 @@ void mpi_header_describe(const MpiHeader *h, char *buf, size_t n) {
   case MPI_K_PARFOR: snprintf(buf, n, "started parfor (mode=REMOTE)"); break;
   case MPI_K_MERGE_GATHER: case MPI_K_MERGE_BCAST: snprintf(buf, n, "merged the results of parfor (mode=REMOTE)"); break;
   case MPI_K_END: snprintf(buf, n, "reached the end of its script"); break;
+  case MPI_K_GRADS: snprintf(buf, n, "called grad_allreduce(bucket=%lld)", (long long)h->cols); break;
   default: snprintf(buf, n, "sent an unknown collective"); break;
   }
 }
@@ -204,6 +208,21 @@ MpiVerdict mpi_headers_check(const MpiHeader *all, int n, int me, char *msg, siz
         add(msg, msgn, &k, "parfor (mode=REMOTE): the ranks' %s differ: rank 1 has %lld, rank %d has %lld",
             h0->kind == MPI_K_PARFOR ? "iteration counts" : "results' sizes", (long long)h0->rows, r + 1,
             (long long)all[r].rows);
+        return MPI_HDR_MISMATCH;
+      }
+    return MPI_HDR_OK;
+  case MPI_K_GRADS:
+    for (int r = 1; r < n; r++)
+      if (all[r].rows != h0->rows || all[r].num != h0->num) {
+        add(msg, msgn, &k, "grad_allreduce: the ranks' parameters differ in shape: rank 1 has %lld numbers at %s, rank %d has "
+            "%lld%s at %s", (long long)h0->rows, h0->where, r + 1, (long long)all[r].rows,
+            all[r].rows == h0->rows ? " in other shapes" : "", all[r].where);
+        return MPI_HDR_MISMATCH;
+      }
+    for (int r = 1; r < n; r++)
+      if (all[r].cols != h0->cols) {
+        add(msg, msgn, &k, "grad_allreduce: the ranks' bucket sizes differ: rank 1 has bucket=%lld at %s, rank %d has "
+            "bucket=%lld at %s", (long long)h0->cols, h0->where, r + 1, (long long)all[r].cols, all[r].where);
         return MPI_HDR_MISMATCH;
       }
     return MPI_HDR_OK;

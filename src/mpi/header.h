@@ -23,6 +23,8 @@ typedef enum {
   MPI_K_MERGE_GATHER,               /* parfor's result merge: an allgather of rows doubles */
   MPI_K_MERGE_BCAST,                /* parfor's result merge: a bcast of the last rank's value */
   MPI_K_END,                        /* the end of the script */
+  MPI_K_GRADS,                      /* grad_allreduce (nn::dp_grad): rows = the parameters'
+                                    ** numbers, cols = the bucket size, num = their shapes' hash */
   MPI_K_COUNT
 } MpiKind;
 

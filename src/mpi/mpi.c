@@ -1,6 +1,7 @@
 /*
-** mpi.c — the MPI layer (issues 14 and 25, docs/mpi.md): start and stop, errors that end the
-** whole job, and the collectives the builtins use. Every collective starts with the exchange of
+** mpi.c — the MPI layer (issues 14, 25 and 34, docs/mpi.md): start and stop, errors that end the
+** whole job, and the collectives the builtins use (allreduce: recursive halving and doubling,
+** also in buckets during a backward pass, grad_allreduce). Every collective starts with the exchange of
 ** a header (header.h), so ranks that call different collectives, roots, reductions or shapes
 ** fail with a located error on every rank instead of waiting for each other forever. The one
 ** file with #ifdef MLS_MPI: without it every function acts for one process (rank 1 of 1).
@@ -12,6 +13,7 @@
 #include <time.h>
 #include "mpi/header.h"
 #include "mpi/mpi.h"
+#include "autodiff.h"
 #include "mem.h"
 #include "plot/plot.h"
 #include "tensor.h"
@@ -29,6 +31,7 @@ static struct MpiWorld {
   bool broken;                 /* a header exchange was left half done (timeout, interrupt): the
                                ** ranks' messages no longer match, so no collective can run */
   void *orphan[2];             /* its buffers, which MPI may still write into: kept to the end */
+  uint64_t jobs;               /* reductions started (their tags: every rank starts them in order) */
 #endif
 } world = { .rank = 0, .size = 1 };
 
@@ -203,7 +206,7 @@ static void agree(Interp *I, MpiHeader *mine, Value x, Span sp, MpiHeader *root_
 #ifdef MLS_MPI
   static const char *const names[MPI_K_COUNT] = {
     "?", "barrier", "allreduce", "bcast", "parfor (mode=REMOTE)", "parfor (mode=REMOTE)", "parfor (mode=REMOTE)",
-    "the end of the script"
+    "the end of the script", "grad_allreduce"
   };
   const char *name = names[mine->kind];
   if (world.broken) mls_throw(I, sp, "%s: an earlier collective failed part-way; the ranks cannot meet again", name);
@@ -347,36 +350,208 @@ void mpi_barrier(Interp *I, Span sp) {
 }
 
 #ifdef MLS_MPI
-/* out = the reduction of every rank's n doubles d: gathered to rank 1, reduced in rank order
-** there, broadcast, so every rank gets the same bits. */
-static void reduce_doubles(Interp *I, const double *d, double *o, int64_t n, int op, Span sp) {
-  bool root = world.rank == 0;
-  int64_t cap = n < CHUNK ? n : CHUNK;
-  double *all = root && n ? mem_alloc((size_t)cap * (size_t)world.size * sizeof(double)) : NULL;
-  for (int64_t off = 0; off < n; off += CHUNK) {
-    int cnt = (int)(n - off < CHUNK ? n - off : CHUNK);
-    int rc = MPI_Gather((void *)(d + off), cnt, MPI_DOUBLE, all, cnt, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) { mem_free(all); check(I, rc, "allreduce", sp); }
-    if (root) {
-      memcpy(o + off, all, (size_t)cnt * sizeof(double));
-      for (int k = 1; k < world.size; k++) {
-        const double *s = all + (int64_t)k * cnt;
-        double *acc = o + off;
-        switch (op) {
-        case MPI_RED_SUM: for (int i = 0; i < cnt; i++) acc[i] += s[i]; break;
-        case MPI_RED_MAX:   /* NaN wins, as max() */
-          for (int i = 0; i < cnt; i++) if (s[i] > acc[i] || s[i] != s[i]) acc[i] = acc[i] != acc[i] ? acc[i] : s[i];
-          break;
-        default:
-          for (int i = 0; i < cnt; i++) if (s[i] < acc[i] || s[i] != s[i]) acc[i] = acc[i] != acc[i] ? acc[i] : s[i];
-          break;
-        }
-      }
-    }
-    rc = MPI_Bcast(o + off, cnt, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) { mem_free(all); check(I, rc, "allreduce", sp); }
+/* ---- the reduction: recursive halving (reduce-scatter) then recursive doubling (allgather) ----
+** (Rabenseifner's allreduce, docs/mpi.md "The allreduce"). Let p2 be the largest power of two
+** <= P and e = P - p2. First the fold: for i < e, rank 2i+1 sends its n doubles to rank 2i, which
+** adds them (x_2i + x_2i+1) and goes on as participant i; rank 2i+1 waits for the result. The
+** other ranks r >= 2e are participants r - e. The p2 participants then halve: at step m = 1, 2,
+** 4 .. p2/2, participant j and j^m hold the same segment; each sends the half it gives up and
+** adds the half it keeps, (the sum of the lower group) + (the sum of the upper group). After
+** log2(p2) steps each participant holds 1/p2 of the vector, fully reduced; the doubling steps
+** (m = p2/2 .. 1) swap the segments back until every participant holds all n; then rank 2i sends
+** the result to 2i+1. So every element is the same tree of additions over consecutive ranks,
+** ((x1 + x2) + (x3 + x4)) + ... (1-based; with e > 0 the first 2e ranks are added in pairs
+** first), whichever segment it falls in: the order is fixed by P alone, not by the arrival of
+** messages, the cut of the vector into segments or the buckets of nn::dp_grad. A rank sends
+** 2 (p2-1)/p2 n doubles (plus n for the fold and n for the unfold when P is not a power of two)
+** in 2 log2(p2) steps (+2). */
+typedef struct RedStep {
+  int partner;                /* 0-based rank */
+  int64_t soff, slen;         /* what this rank sends: buf[soff, soff + slen) */
+  int64_t roff, rlen;         /* what it receives: into tmp (combine) or buf[roff ..) */
+  bool combine;               /* add the received part to buf[roff ..) */
+  bool lower;                 /* this rank's part is the lower group's (it comes first) */
+} RedStep;
+
+#define RED_MAXSTEPS 72
+typedef struct RedJob {
+  double *buf;                /* n doubles: this rank's value, then the reduction (borrowed) */
+  double *tmp;                /* scratch for the received halves (owned) */
+  int64_t n;
+  int op, tag;
+  int nsteps, at;             /* the steps; the one under way */
+  bool posted;                /* its messages are posted */
+  RedStep step[RED_MAXSTEPS];
+  MPI_Request *rq;            /* the step's requests (owned), nrq of cap */
+  int nrq, cap;
+} RedJob;
+
+/* The plan of this rank's steps for n doubles over world.size ranks. */
+static void red_plan(RedJob *j) {
+  int P = world.size, me = world.rank, p2 = 1;
+  while (p2 * 2 <= P) p2 *= 2;
+  int e = P - p2, id;
+  int64_t n = j->n;
+  j->nsteps = 0;
+  if (me < 2 * e && me % 2 == 1) {            /* folded into me - 1: send all, receive the result */
+    j->step[j->nsteps++] = (RedStep){ me - 1, 0, n, 0, 0, false, false };
+    j->step[j->nsteps++] = (RedStep){ me - 1, 0, 0, 0, n, false, false };
+    return;
   }
-  mem_free(all);
+  if (me < 2 * e) {
+    id = me / 2;
+    j->step[j->nsteps++] = (RedStep){ me + 1, 0, 0, 0, n, true, true };
+  } else id = me - e;
+  int64_t lo[32], hi[32];
+  bool low[32];
+  int64_t a = 0, b = n;
+  int k = 0;
+  for (int m = 1; m < p2; m <<= 1, k++) {
+    int pj = id ^ m, pr = pj < e ? 2 * pj : pj + e;
+    int64_t mid = a + (b - a) / 2;
+    lo[k] = a; hi[k] = b;
+    low[k] = (id & m) == 0;
+    if (low[k]) j->step[j->nsteps++] = (RedStep){ pr, mid, b - mid, a, mid - a, true, true }, b = mid;
+    else j->step[j->nsteps++] = (RedStep){ pr, a, mid - a, mid, b - mid, true, false }, a = mid;
+  }
+  for (int m = p2 / 2; m >= 1; m >>= 1) {     /* back up: swap the segments of the two halves */
+    k--;
+    int pj = id ^ m, pr = pj < e ? 2 * pj : pj + e;
+    int64_t ro = low[k] ? b : lo[k], re = low[k] ? hi[k] : a;
+    j->step[j->nsteps++] = (RedStep){ pr, a, b - a, ro, re - ro, false, false };
+    a = lo[k]; b = hi[k];
+  }
+  if (me < 2 * e) j->step[j->nsteps++] = (RedStep){ me + 1, 0, n, 0, 0, false, false };
+}
+
+/* acc = lower (+) upper, elementwise, for the reduction op: the lower group's value comes first
+** (max/min: NaN wins, and of equal values (-0, 0) the lower group's stays, as before). */
+static void red_combine(int op, double *acc, const double *other, int64_t n, bool acc_lower) {
+  switch (op) {
+  case MPI_RED_SUM:
+    if (acc_lower) for (int64_t i = 0; i < n; i++) acc[i] = acc[i] + other[i];
+    else for (int64_t i = 0; i < n; i++) acc[i] = other[i] + acc[i];
+    break;
+  case MPI_RED_MAX:
+    for (int64_t i = 0; i < n; i++) {
+      double l = acc_lower ? acc[i] : other[i], u = acc_lower ? other[i] : acc[i];
+      acc[i] = l != l ? l : (u > l || u != u) ? u : l;
+    }
+    break;
+  default:
+    for (int64_t i = 0; i < n; i++) {
+      double l = acc_lower ? acc[i] : other[i], u = acc_lower ? other[i] : acc[i];
+      acc[i] = l != l ? l : (u < l || u != u) ? u : l;
+    }
+    break;
+  }
+}
+
+/* Posts the messages of step s (in pieces of at most CHUNK doubles: MPI counts are int). */
+static int red_post(RedJob *j, const RedStep *s) {
+  int need = (int)((s->slen + CHUNK - 1) / CHUNK + (s->rlen + CHUNK - 1) / CHUNK);
+  if (need > j->cap) {
+    MPI_Request *r = mem_realloc(j->rq, (size_t)need * sizeof *r);
+    j->rq = r;
+    j->cap = need;
+  }
+  j->nrq = 0;
+  int rc = MPI_SUCCESS;
+  double *rb = s->combine ? j->tmp : j->buf + s->roff;
+  for (int64_t o = 0; o < s->rlen && rc == MPI_SUCCESS; o += CHUNK)
+    rc = MPI_Irecv(rb + o, (int)(s->rlen - o < CHUNK ? s->rlen - o : CHUNK), MPI_DOUBLE, s->partner, j->tag,
+                   MPI_COMM_WORLD, &j->rq[j->nrq++]);
+  for (int64_t o = 0; o < s->slen && rc == MPI_SUCCESS; o += CHUNK)
+    rc = MPI_Isend(j->buf + s->soff + o, (int)(s->slen - o < CHUNK ? s->slen - o : CHUNK), MPI_DOUBLE, s->partner,
+                   j->tag, MPI_COMM_WORLD, &j->rq[j->nrq++]);
+  return rc;
+}
+
+/* Advances job j as far as its messages have arrived, without waiting. Returns MPI_SUCCESS or
+** an MPI error; *done when every step has finished. */
+static int red_progress(RedJob *j, bool *done) {
+  while (j->at < j->nsteps) {
+    RedStep *s = &j->step[j->at];
+    if (!j->posted) {
+      int rc = red_post(j, s);
+      if (rc != MPI_SUCCESS) return rc;
+      j->posted = true;
+    }
+    int flag = 0;
+    int rc = MPI_Testall(j->nrq, j->rq, &flag, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) return rc;
+    if (!flag) { *done = false; return MPI_SUCCESS; }
+    if (s->combine) red_combine(j->op, j->buf + s->roff, j->tmp, s->rlen, s->lower);
+    j->posted = false;
+    j->at++;
+  }
+  *done = true;
+  return MPI_SUCCESS;
+}
+#endif
+
+#ifdef MLS_MPI
+/* A job that cannot finish (an MPI error, Ctrl-C, SIGTERM, --mpi-timeout): MPI may still write
+** into its buffers, so they are kept (leaked, with keep retained) until the job ends, and no
+** collective runs after this one. */
+static void red_abandon(RedJob *j, Tensor *keep) {
+  world.broken = true;
+  if (keep) keep->refcount++;
+  world.orphan[0] = j->rq;
+  world.orphan[1] = j->tmp;
+}
+
+/* Runs job j to its end, polling as wait_headers does, so that Ctrl-C, SIGTERM and
+** --mpi-timeout (counted from the start of the data phase) stop the wait with a located error
+** naming the rank whose part has not come. Frees the job's scratch; keep: j->buf's tensor. */
+static void red_wait(Interp *I, RedJob *j, const char *name, Span sp, Tensor *keep) {
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (long spin = 0;; spin++) {
+    bool done = false;
+    int rc = red_progress(j, &done);
+    if (rc != MPI_SUCCESS) { red_abandon(j, keep); check(I, rc, name, sp); }
+    if (done) break;
+    if (I->interrupted) {
+      red_abandon(j, keep);
+      interp_check_interrupt(I, sp);
+    }
+    double waited = seconds_since(&t0);
+    if (I->mpi_timeout > 0 && waited >= I->mpi_timeout) {
+      int who = j->step[j->at].partner;
+      red_abandon(j, keep);
+      mls_throw(I, sp, "%s: timed out after %g s (--mpi-timeout) waiting for rank %d's part of the reduction",
+                name, I->mpi_timeout, who + 1);
+    }
+    if (spin > 200) {
+      if (waited > 1.0) nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+      else sched_yield();
+    }
+  }
+  mem_free(j->rq);
+  mem_free(j->tmp);
+  j->rq = NULL;
+  j->tmp = NULL;
+}
+
+/* A job reducing the n doubles at buf (this rank's value, replaced by the reduction). Every
+** rank starts its jobs in the same order (each after the header exchange), so the k-th job has
+** the same tag everywhere; jobs under way at once (nn::dp_grad's buckets) have different tags. */
+static void red_start(RedJob *j, double *buf, int64_t n, int op, uint64_t seq) {
+  memset(j, 0, sizeof *j);
+  j->buf = buf;
+  j->n = n;
+  j->op = op;
+  j->tag = 1 + (int)(seq % 16000);                /* below TAG_HEADER */
+  red_plan(j);
+  j->tmp = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+}
+
+/* buf = the reduction of every rank's n doubles at buf (docs/mpi.md "The allreduce"). */
+static void reduce_doubles(Interp *I, double *buf, int64_t n, int op, Span sp, Tensor *keep) {
+  RedJob j;
+  red_start(&j, buf, n, op, world.jobs++);
+  red_wait(I, &j, "allreduce", sp, keep);
 }
 #endif
 
@@ -399,15 +574,20 @@ Value mpi_allreduce_value(Interp *I, Value x, int op, Span sp) {
   agree(I, &h, x, sp, NULL);            /* the same op and shape everywhere, or an error on all */
 #ifdef MLS_MPI
   if (num) {
-    double v = x.t == VT_NUM ? x.u.n : x.u.b, out = 0;
-    reduce_doubles(I, &v, &out, 1, op, sp);
+    double *v = mem_alloc(sizeof *v);           /* (kept if the reduction cannot finish) */
+    *v = x.t == VT_NUM ? x.u.n : x.u.b;
+    reduce_doubles(I, v, 1, op, sp, NULL);
+    double out = *v;
+    mem_free(v);
     return val_num(out);
   }
   Tensor *in = tensor_contiguous(I, x.u.m);
   tmp_push(I, val_mat(in));
   Tensor *out = tensor_new(I, tensor_rows(in), tensor_cols(in));
   tmp_push(I, val_mat(out));
-  reduce_doubles(I, tensor_data(in), tensor_data(out), tensor_numel(in), op, sp);
+  int64_t n = tensor_numel(in);
+  if (n) memcpy(tensor_data(out), tensor_data(in), (size_t)n * sizeof(double));
+  reduce_doubles(I, tensor_data(out), n, op, sp, out);
   tmp_pop(I, 2);
   tensor_free_ref(in);
   return val_mat(out);
@@ -462,4 +642,294 @@ Value mpi_bcast_value(Interp *I, Value x, int root, bool merge, Span sp) {
   (void)r;
   return val_null();
 #endif
+}
+
+/* ---- grad_allreduce: the gradient of a grad(f) call, reduced in buckets during its backward pass ---- */
+#define GRAD_ALLREDUCE_NAME "grad_allreduce"
+
+typedef struct GradLeaf { int64_t rows, cols, off; bool num; int bucket; } GradLeaf;
+typedef struct GradBucket {
+  int64_t off, n;             /* its numbers: data[off, off + n) */
+  int pending;                /* leaves whose gradient has not arrived */
+  bool started, done;
+  bool overlapped;            /* under way while a node of the backward pass ran */
+#ifdef MLS_MPI
+  RedJob job;
+#endif
+} GradBucket;
+typedef struct GradRun {
+  AdHook h;                   /* first: the backward pass's hook (autodiff.h) */
+  Interp *I;
+  GradLeaf *leaf;
+  int nleaves, nb;
+  GradBucket *b;
+  double *data;               /* every leaf's weighted gradient, bucket after bucket */
+  double w;
+  uint64_t seq0;              /* the first bucket's job number (its tag) */
+  Span sp;
+} GradRun;
+
+/* Counts (n == NULL) or lists the numbers and matrices of v, depth first (make_leaves' order). */
+static int grad_leaves(Interp *I, Value v, GradLeaf *out, int n, Span sp) {
+  v = ad_primal(v);                /* (boxes of finished traces: a --staged block's values) */
+  if (v.t == VT_LIST) {
+    for (int i = 0; i < v.u.l->n; i++) n = grad_leaves(I, v.u.l->items[i], out, n, sp);
+    return n;
+  }
+  if (v.t == VT_NUM || v.t == VT_BOOL || v.t == VT_MAT) {
+    if (out) {
+      GradLeaf *g = &out[n];
+      g->num = v.t != VT_MAT;
+      g->rows = g->num ? 1 : tensor_rows(v.u.m);
+      g->cols = g->num ? 1 : tensor_cols(v.u.m);
+    }
+    return n + 1;
+  }
+  char d[64];
+  mls_throw(I, sp, "bad argument #2 to '" GRAD_ALLREDUCE_NAME "' (its first element, the parameters, must be numbers, "
+            "matrices or lists of them; found %s)", val_describe(v, d, sizeof d));
+}
+
+/* The value of v's structure with each leaf's numbers from the reduction (+1). */
+static Value grad_build(Interp *I, const GradRun *gr, Value v, int *k) {
+  v = ad_primal(v);
+  if (v.t == VT_LIST) {
+    List *l = list_new(I, v.u.l->n);
+    Value r = val_list(l);
+    tmp_push(I, r);
+    for (int i = 0; i < v.u.l->n; i++) list_push(l, grad_build(I, gr, v.u.l->items[i], k), v.u.l->names ? v.u.l->names[i] : NULL);
+    tmp_pop(I, 1);
+    return r;
+  }
+  const GradLeaf *g = &gr->leaf[(*k)++];
+  if (g->num) return val_num(gr->data[g->off]);
+  Tensor *t = tensor_new(I, g->rows, g->cols);
+  if (g->rows * g->cols > 0) memcpy(tensor_data(t), gr->data + g->off, (size_t)(g->rows * g->cols) * sizeof(double));
+  return val_mat(t);
+}
+
+#ifdef MLS_MPI
+/* Moves the buckets under way on as far as their messages have come, without waiting. */
+static void grad_progress(Interp *I, GradRun *gr) {
+  for (int b = 0; b < gr->nb; b++) {
+    GradBucket *bk = &gr->b[b];
+    if (!bk->started || bk->done) continue;
+    bool done = false;
+    int rc = red_progress(&bk->job, &done);
+    if (rc != MPI_SUCCESS) check(I, rc, GRAD_ALLREDUCE_NAME, gr->sp);
+    bk->done = done;
+  }
+}
+/* The hook's step, after each node of the backward pass. */
+static void grad_step(Interp *I, AdHook *h) {
+  GradRun *gr = (GradRun *)h;
+  for (int b = 0; b < gr->nb; b++) gr->b[b].overlapped |= gr->b[b].started && !gr->b[b].done;
+  grad_progress(I, gr);
+}
+#endif
+
+/* Leaf k's final gradient g (borrowed; VT_NULL: zero): weighted into its place; a bucket whose
+** leaves have all arrived starts its reduction. */
+static void grad_leaf(Interp *I, AdHook *h, int k, Value g) {
+  GradRun *gr = (GradRun *)h;
+  if (k < 0 || k >= gr->nleaves) return;
+  GradLeaf *lf = &gr->leaf[k];
+  int64_t n = lf->rows * lf->cols;
+  double *d = gr->data + lf->off;
+  Value p = ad_primal(g);
+  if (p.t == VT_NULL) memset(d, 0, (size_t)n * sizeof(double));
+  else if (p.t == VT_NUM || p.t == VT_BOOL) {
+    if (n != 1) mls_throw(I, gr->sp, GRAD_ALLREDUCE_NAME ": the gradient of parameter %d is a number, the parameter has %lld numbers", k + 1, (long long)n);
+    d[0] = gr->w * (p.t == VT_NUM ? p.u.n : p.u.b);
+  } else if (p.t == VT_MAT && tensor_numel(p.u.m) == n) {
+    Tensor *c = tensor_contiguous(I, p.u.m);
+    const double *x = tensor_data(c);
+    for (int64_t i = 0; i < n; i++) d[i] = gr->w * x[i];
+    tensor_free_ref(c);
+  } else {
+    char a[64];
+    mls_throw(I, gr->sp, GRAD_ALLREDUCE_NAME ": the gradient of parameter %d is %s, the parameter has %lld numbers", k + 1,
+              val_describe(p, a, sizeof a), (long long)n);
+  }
+  GradBucket *bk = &gr->b[lf->bucket];
+  if (--bk->pending > 0) return;
+#ifdef MLS_MPI
+  red_start(&bk->job, gr->data + bk->off, bk->n, MPI_RED_SUM, gr->seq0 + (uint64_t)lf->bucket);
+  bk->started = true;
+  grad_progress(I, gr);
+#endif
+}
+
+/* What a throw leaves: reductions under way may still write into data, so then it is all kept
+** (and no collective runs after); else freed. The hook is cleared in any case. */
+static void grad_cleanup(void *p) {
+  GradRun *gr = p;
+  gr->I->ad_hook = NULL;
+  bool busy = false;
+  for (int b = 0; b < gr->nb; b++) busy = busy || (gr->b[b].started && !gr->b[b].done);
+  if (busy) {
+#ifdef MLS_MPI
+    world.broken = true;
+#endif
+    return;
+  }
+  for (int b = 0; b < gr->nb; b++) {
+#ifdef MLS_MPI
+    mem_free(gr->b[b].job.rq);
+    mem_free(gr->b[b].job.tmp);
+#endif
+  }
+  mem_free(gr->b);
+  mem_free(gr->leaf);
+  mem_free(gr->data);
+}
+
+/* Hands the leaves of gradient g to grad_leaf, depth first (k counts them). */
+static void grad_feed(Interp *I, GradRun *gr, Value g, int *k) {
+  g = ad_primal(g);
+  if (g.t == VT_LIST) {
+    for (int i = 0; i < g.u.l->n; i++) grad_feed(I, gr, g.u.l->items[i], k);
+    return;
+  }
+  grad_leaf(I, &gr->h, (*k)++, g);
+}
+
+/* weight * g, each of g's numbers and matrices, then (reduce) each one's allreduce as the op
+** (traced by grad or a stage) (+1; g borrowed). */
+static Value grad_weighted(Interp *I, Value g, double weight, bool reduce, Span sp) {
+  if (ad_primal(g).t == VT_LIST && g.t == VT_LIST) {
+    List *l = list_new(I, g.u.l->n);
+    Value r = val_list(l);
+    tmp_push(I, r);
+    for (int i = 0; i < g.u.l->n; i++)
+      list_push(l, grad_weighted(I, g.u.l->items[i], weight, reduce, sp), g.u.l->names ? g.u.l->names[i] : NULL);
+    tmp_pop(I, 1);
+    return r;
+  }
+  Value x = op_binary(I, OP_MUL, val_num(weight), g, sp);
+  if (!reduce) return x;
+  tmp_push(I, x);
+  Value r = op_apply(I, OP_ALLREDUCE, 1, &x, 1, (Value[]){ val_num(MPI_RED_SUM) }, sp);
+  tmp_pop(I, 1);
+  val_release(x);
+  return r;
+}
+
+/* FNV-1a over the leaves' shapes, cut to 52 bits (a double holds it exactly): the header's check
+** that every rank's parameters have the same shapes. */
+static double grad_fingerprint(const GradLeaf *leaf, int n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (int k = 0; k < n; k++) {
+    int64_t v[3] = { leaf[k].rows, leaf[k].cols, leaf[k].num };
+    const uint8_t *b = (const uint8_t *)v;
+    for (size_t i = 0; i < sizeof v; i++) { h ^= b[i]; h *= 1099511628211ULL; }
+  }
+  return (double)(h >> 12);
+}
+
+Value mpi_grad_allreduce(Interp *I, Value df, int nargs, Value *args, double weight, int64_t bucket, Span sp) {
+  int mark = I->ntmp;
+  Symbol **names = mem_calloc((size_t)(nargs > 0 ? nargs : 1), sizeof *names);
+  mls_defer(I, mem_free, names);
+  bool traced = I->stage || ad_any_active(nargs, args) || ad_any_grad_deep(nargs, args);
+  if (world.size == 1 || traced || nargs < 1 || !ad_is_grad(df)) {
+    /* one process, or traced (grad over it, jit, --staged): weight * df(args), then each
+    ** gradient's allreduce as an op (the same tree per number, so the same bits) */
+    Value g = call_value(I, df, nargs, args, names, sp);
+    tmp_push(I, g);
+    Value r = grad_weighted(I, g, weight, world.size > 1, sp);
+    mls_undefer(I, names);
+    mem_free(names);
+    tmp_push(I, r);
+    val_retain(r);
+    tmp_release_to(I, mark);
+    return r;
+  }
+  GradRun *gr = mem_calloc(1, sizeof *gr);
+  mls_defer(I, mem_free, gr);
+  gr->I = I;
+  gr->w = weight;
+  gr->sp = sp;
+  int nl = grad_leaves(I, args[0], NULL, 0, sp);
+  gr->leaf = mem_calloc((size_t)(nl > 0 ? nl : 1), sizeof *gr->leaf);
+  gr->b = mem_calloc((size_t)(nl > 0 ? nl : 1), sizeof *gr->b);
+  mls_defer(I, grad_cleanup, gr);
+  grad_leaves(I, args[0], gr->leaf, 0, sp);
+  gr->nleaves = nl;
+  /* the buckets: from the last leaf back (the backward pass finishes the last layers first),
+  ** each up to `bucket` numbers (a larger leaf is a bucket of its own) */
+  int64_t total = 0;
+  for (int k = nl - 1; k >= 0; k--) {
+    GradLeaf *lf = &gr->leaf[k];
+    int64_t n = lf->rows * lf->cols;
+    GradBucket *cur = gr->nb ? &gr->b[gr->nb - 1] : NULL;
+    if (!cur || (cur->n > 0 && cur->n + n > bucket)) { cur = &gr->b[gr->nb++]; cur->off = total; }
+    lf->off = total;
+    lf->bucket = (int)(cur - gr->b);
+    cur->n += n;
+    cur->pending++;
+    total += n;
+  }
+  MpiHeader h = header(MPI_K_GRADS);
+  h.rows = total;
+  h.cols = bucket;
+  h.num = grad_fingerprint(gr->leaf, nl);
+  agree(I, &h, val_null(), sp, NULL);
+  gr->data = mem_alloc((size_t)(total > 0 ? total : 1) * sizeof(double));
+#ifdef MLS_MPI
+  gr->seq0 = world.jobs;
+  world.jobs += (uint64_t)gr->nb;
+#endif
+  gr->h.leaf = grad_leaf;
+#ifdef MLS_MPI
+  gr->h.step = grad_step;
+#endif
+  I->ad_hook = &gr->h;
+  Value g = call_value(I, df, nargs, args, names, sp);
+  I->ad_hook = NULL;
+  tmp_push(I, g);
+  if (!gr->h.claimed) {       /* (df's grad took no hook): its result, leaf by leaf */
+    GradLeaf *tmp = mem_calloc((size_t)(nl > 0 ? nl : 1), sizeof *tmp);
+    mls_defer(I, mem_free, tmp);
+    int ng = grad_leaves(I, ad_primal(g), NULL, 0, sp);
+    if (ng != nl) mls_throw(I, sp, GRAD_ALLREDUCE_NAME ": the gradient has %d parts, the parameters %d", ng, nl);
+    mls_undefer(I, tmp);
+    mem_free(tmp);
+    int k = 0;
+    grad_feed(I, gr, ad_primal(g), &k);
+  }
+#ifdef MLS_MPI
+  for (int b = 0; b < gr->nb; b++) {
+    GradBucket *bk = &gr->b[b];
+    if (!bk->started) {       /* (cannot happen: every leaf has arrived) */
+      red_start(&bk->job, gr->data + bk->off, bk->n, MPI_RED_SUM, gr->seq0 + (uint64_t)b);
+      bk->started = true;
+    }
+    if (!bk->done) red_wait(I, &bk->job, GRAD_ALLREDUCE_NAME, sp, NULL);
+    else { mem_free(bk->job.rq); mem_free(bk->job.tmp); }
+    bk->job.rq = NULL;
+    bk->job.tmp = NULL;
+    bk->done = true;
+  }
+#endif
+  if (getenv("MLS_MPI_LOG")) {   /* what overlapped (tests/mpi/run.sh, bench/mpi.sh) */
+    int ov = 0;
+    for (int b = 0; b < gr->nb; b++) ov += gr->b[b].overlapped;
+    char w[MPI_HDR_WHERE];
+    where_of(I, sp, w);
+    fprintf(stderr, "grad_allreduce at %s: %lld numbers in %d buckets, %d under way during the backward pass\n", w,
+            (long long)total, gr->nb, ov);
+  }
+  int k = 0;
+  Value r = grad_build(I, gr, args[0], &k);
+  tmp_push(I, r);
+  mls_undefer(I, gr);          /* grad_cleanup */
+  grad_cleanup(gr);
+  mls_undefer(I, gr);          /* mem_free */
+  mem_free(gr);
+  mls_undefer(I, names);
+  mem_free(names);
+  val_retain(r);
+  tmp_release_to(I, mark);
+  return r;
 }

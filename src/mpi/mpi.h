@@ -37,10 +37,19 @@ int mpi_run_script(Interp *I, Source *src, bool echo);
 ** rank throws a located error naming what each rank called (and ends by itself, no abort);
 ** a rank that does not arrive within I->mpi_timeout is named in the error of the ranks waiting.
 ** allreduce of a number, boolean or matrix (x borrowed; +1 result): every rank gets the
-** elementwise sum / max / min over the ranks, computed in rank order on rank 1 and broadcast,
-** so the bits are the same on every rank and on every run with the same N. A number stays a
-** number. Shapes or reductions that differ across ranks are a located error on every rank. */
+** elementwise sum / max / min over the ranks, by recursive halving then doubling (mpi.c), whose
+** tree of additions is fixed by N alone, so the bits are the same on every rank and on every run
+** with the same N. A number stays a number. Shapes or reductions that differ across ranks are a
+** located error on every rank. */
 Value mpi_allreduce_value(Interp *I, Value x, int op, Span sp);
+/* grad_allreduce (nn::dp_grad; docs/mpi.md "Buckets"): df(args) for df a grad(f), whose
+** gradient with respect to args[0] (numbers, matrices, lists of them) is weighted by weight and
+** summed over the ranks like allreduce (the same tree per number, so the same bits), in buckets
+** of at most `bucket` numbers that start their reduction during df's backward pass, as soon as
+** their parameters' adjoints are final. Returns the gradient in args[0]'s structure (+1; df,
+** args borrowed). One process, a traced call (grad, jit, --staged) or a df that is not a plain
+** grad: weight * df(args) with each part's allreduce, the same bits. */
+Value mpi_grad_allreduce(Interp *I, Value df, int nargs, Value *args, double weight, int64_t bucket, Span sp);
 /* bcast: rank root's (0-based) number, boolean, string or matrix, on every rank (+1); merge:
 ** parfor's result merge calls it (named so in messages). Roots that differ are an error. */
 Value mpi_bcast_value(Interp *I, Value x, int root, bool merge, Span sp);

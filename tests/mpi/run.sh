@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh — the MPI tests (issue 14, docs/mpi.md): the collectives, grad through allreduce against
 # finite differences, parfor (mode=REMOTE) against for (1, 2 and 3 ranks), determinism across
-# runs, data-parallel Fashion-MNIST training (2 ranks against one process, to 1e-12), a
+# runs, the allreduce's tree of additions (1 to 5 ranks), nn::dp_grad's buckets, data-parallel Fashion-MNIST training (2 ranks against one process, to 1e-12), a
 # failing rank ending the job with its rank and location, and ranks calling different
 # collectives, or not arriving within --mpi-timeout, ending it with a located error on each. Skipped, with the reason, when mpirun
 # is missing or mls was built without MPI. Usage: tests/mpi/run.sh [./mls] (set MLS_FLAGS to
@@ -43,12 +43,35 @@ for np in 1 2 3; do
   done
 done
 
-# determinism: the same bits on a second run (collectives prints its sum to 17 digits)
+# 4, 5 and 6 ranks: the first counts whose tree of additions (docs/mpi.md) is not the rank order
+# (4: a power of two, 5 and 6: one and two pairs folded first); every rank must print the same sums
+for np in 4 5 6; do
+  # shellcheck disable=SC2086
+  if timeout 120 $MPIRUN -np $np "$mls" $flags $D/collectives.mls >"$T/out" 2>"$T/err" &&
+     [ "$(grep -c "of $np: .*collectives ok" "$T/out")" = "$np" ] &&
+     [ "$(sed -n 's/.*collectives ok; //p' "$T/out" | sort -u | wc -l)" = 1 ]; then ok
+  else bad "collectives.mls with $np ranks"; cat "$T/out"; fi
+done
+
+# nn::dp_grad's buckets (buckets.mls): the bits of the unbucketed reduction for every bucket size,
+# the same on every rank; with 2 and 4 ranks, MLS_MPI_LOG=1 must show buckets under way while the
+# backward pass still ran (also with --staged: dp_grad itself is not traced there)
+for np in 1 2 3 4; do
+  # shellcheck disable=SC2086
+  if MLS_MPI_LOG=1 timeout 120 $MPIRUN -np $np -x MLS_MPI_LOG "$mls" $flags $D/buckets.mls >"$T/out" 2>"$T/err" &&
+     [ "$(grep -c "of $np: buckets ok" "$T/out")" = "$np" ] &&
+     [ "$(sed -n 's/.*buckets ok; //p' "$T/out" | sort -u | wc -l)" = 1 ]; then
+    if [ $np = 1 ] || grep -q "in 8 buckets, [1-9] under way during the backward pass" "$T/err"; then ok
+    else bad "buckets.mls with $np ranks: no bucket under way during the backward pass"; fi
+  else bad "buckets.mls with $np ranks"; cat "$T/out"; fi
+done
+
+# determinism: the same bits on a second run (collectives prints its sums to 17 digits)
 # shellcheck disable=SC2086
-timeout 120 $MPIRUN -np 3 "$mls" $flags $D/collectives.mls 2>"$T/err" | sort >"$T/a"
+timeout 120 $MPIRUN -np 4 "$mls" $flags $D/collectives.mls 2>"$T/err" | sort >"$T/a"
 # shellcheck disable=SC2086
-timeout 120 $MPIRUN -np 3 "$mls" $flags $D/collectives.mls 2>"$T/err" | sort >"$T/b"
-if [ -s "$T/a" ] && cmp -s "$T/a" "$T/b"; then ok; else bad "two runs with 3 ranks differ"; fi
+timeout 120 $MPIRUN -np 4 "$mls" $flags $D/collectives.mls 2>"$T/err" | sort >"$T/b"
+if [ -s "$T/a" ] && cmp -s "$T/a" "$T/b"; then ok; else bad "two runs with 4 ranks differ"; fi
 
 # data-parallel training: one process, then 2 ranks with the same global batches
 # shellcheck disable=SC2086
@@ -106,11 +129,19 @@ for np in 2 3; do
   mm "$np" 3 "" "$w" "$w"
   w="the ranks' reductions differ: rank 1 has op=\"sum\" at $F:17:19, rank 2 has op=\"max\" at $F:17:53"
   mm "$np" 4 "" "17:19: error: allreduce: $w" "17:53: error: allreduce: $w"
-  l=$(sides "$np" 'called barrier()' 19:15 'reached the end of its script' 30:36)
+  l=$(sides "$np" 'called barrier()' 19:15 'reached the end of its script' 35:36)
   mm "$np" 5 "" "19:15: error: barrier: the ranks called different collectives: $l" \
-    "30:36: error: the end of the script: the ranks called different collectives: $l"
+    "35:36: error: the end of the script: the ranks called different collectives: $l"
   w="28:7: error: allreduce: the ranks' values differ in shape: rank 1 has a 2x1 matrix, rank 2 has a 2x2 matrix"
   mm "$np" 8 "" "$w" "$w"
+  # grad_allreduce (nn::dp_grad's buckets): the same checks before any bucket moves
+  w="31:22: error: grad_allreduce: the ranks' bucket sizes differ: rank 1 has bucket=1 at $F:31:22, rank 2 has bucket=2 at $F:31:22"
+  mm "$np" 9 "" "$w" "$w"
+  l=$(sides "$np" 'called grad_allreduce(bucket=65536)' 32:37 'called barrier()' 32:98)
+  mm "$np" 10 "" "32:37: error: grad_allreduce: the ranks called different collectives: $l" \
+    "32:98: error: barrier: the ranks called different collectives: $l"
+  w="33:23: error: grad_allreduce: the ranks' parameters differ in shape: rank 1 has 4 numbers at $F:33:23, rank 2 has 6 at $F:33:23"
+  mm "$np" 11 "" "$w" "$w"
 done
 
 # --mpi-timeout: rank 2 never reaches the barrier; the others name it and the job ends
@@ -127,6 +158,33 @@ st=$?
 w="$F:22:3: error: barrier: timed out after 1 s (--mpi-timeout) waiting for rank 2, which did not reach a collective"
 if [ $st -ne 0 ] && [ $st -ne 124 ] && grep -Fqx "rank 1: $w" "$T/err"; then ok
 else bad "mismatch.mls case=6 (MLS_MPI_TIMEOUT=1, 2 ranks): status $st"; fi
+
+# a rank that stalls inside grad_allreduce's step, after its header exchange: --mpi-timeout bounds
+# the data phase too, and rank 1, whose partner it is, names it (rank 3 names rank 1, for which it waits)
+S=$D/stall.mls
+# shellcheck disable=SC2086
+timeout 60 $MPIRUN -np 3 "$mls" $flags --mpi-timeout 2 $S -nvargs case=1 >"$T/out" 2>"$T/err"
+st=$?
+w="rank 1: $S:13:7: error: grad_allreduce: timed out after 2 s (--mpi-timeout) waiting for rank 2's part of the reduction"
+if [ $st -ne 0 ] && [ $st -ne 124 ] && grep -Fqx "$w" "$T/err"; then ok
+else bad "stall.mls case=1 (a rank stalls in grad_allreduce, --mpi-timeout 2): status $st"; fi
+
+# a rank killed (SIGKILL) in the middle of a training step: the job ends (the 60 s timeout is the
+# hang guard) and mpirun names the rank, in Open MPI's 0-based numbering ("process rank 1" is rank 2)
+# shellcheck disable=SC2086
+timeout 60 $MPIRUN -np 3 "$mls" $flags $S -nvargs case=2 >"$T/out" 2>"$T/err" &
+job=$!
+for _ in $(seq 1 600); do grep -q "rank 2 trains" "$T/out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+for mp in $(pgrep -P "$job"); do
+  for p in $(pgrep -P "$mp"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && kill -KILL "$p"
+  done
+done
+wait "$job"
+st=$?
+if [ $st -ne 0 ] && [ $st -ne 124 ] && grep -q "process rank 1 .*exited on signal 9" "$T/err"; then ok
+else bad "stall.mls case=2: rank 2 killed mid-step: status $st"; fi
 
 # SIGTERM and SIGINT (Ctrl-C) sent to rank 1 while it waits in barrier() stop it there, with
 # its location (the signal goes to the rank itself: the child of mpirun whose

@@ -142,6 +142,7 @@ static const Audit audits[] = {
   { "gc", NONUM, NULL, "takes no argument" },
   { "gpu", ERROR, "gpu(X)", NULL },
   { "grad", FLOWS, "grad(function(Z) sum(Z^3))(X)", NULL },
+  { "grad_allreduce", FLOWS, "grad_allreduce(grad(function(Z) sum(Z^3)), list(X), weight = 2)", NULL },
   { "gradcheck", ERROR, "gradcheck(function(Z) sum(Z^3), X)", NULL },
   { "grepl", NONUM, NULL, "takes strings; gives booleans" },
   { "gsub", NONUM, NULL, "takes strings; gives a string" },

@@ -88,6 +88,7 @@ static const Recipe recipes[] = {
   { "identity", "identity(X)", EW, "X", -1, 1 },
   { "list", "L = list(a = X, b = 2); L$a * L$b + L[1]", MAT, "X", -1, 1 },
   { "grad", "grad(function(Z) sum(sin(Z) * Z))(X)", MAT, "X", -1, 1 },
+  { "grad_allreduce", "grad_allreduce(grad(function(Z, a) sum(sin(Z) * Z) * a), list(X, 2), weight = 0.5, bucket = 2)", MAT, "X", -1, 1 },
   { "value_and_grad", "[v, g] = value_and_grad(function(Z) sum(exp(Z) * Z))(X); v + g", MAT, "X", -1, 1 },
   { "jvp", "[v, d] = jvp(function(Z) sum(sin(Z)^2), X, X); v + d", MAT, "X", -1, 1 },
   { "stop_gradient", NULL, NULL, NULL, 0, 0 },   /* checked separately: its derivative is 0 */
