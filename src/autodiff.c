@@ -391,7 +391,7 @@ static List *adj_list(Interp *I, Tape *t) {
 }
 /* The hook of a grad call (autodiff.h AdHook) over its leaves, nodes [l0, l0 + h->nleaves) of the
 ** tape: which leaves become final after which node. */
-typedef struct HookRun { AdHook *h; int l0; int *first, (*order)[2]; int next; } HookRun;
+typedef struct HookRun { AdHook *h; int l0; int *first, (*order)[2]; int next; const Tape *t; } HookRun;
 static int by_first_desc(const void *a, const void *b) {        /* {first, leaf}: latest first */
   const int *x = a, *y = b;
   return x[0] != y[0] ? (x[0] < y[0]) - (x[0] > y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
@@ -400,7 +400,11 @@ static int by_first_desc(const void *a, const void *b) {        /* {first, leaf}
 static void hook_fire(Interp *I, HookRun *hr, const List *adj, int i) {
   while (hr->next < hr->h->nleaves && hr->order[hr->next][0] >= i) {
     int k = hr->order[hr->next++][1];
-    hr->h->leaf(I, hr->h, k, adj->items[hr->l0 + k]);
+    Value g = adj->items[hr->l0 + k], out = hr->t->nodes[hr->l0 + k].out;
+    int mark = I->ntmp;
+    if (adj_broadcast(out, g)) g = adj_fill(I, out, g, (Span){ 0, 0 });   /* the leaf's shape */
+    hr->h->leaf(I, hr->h, k, g);
+    tmp_release_to(I, mark);
   }
 }
 
@@ -412,6 +416,7 @@ static List *backward(Interp *I, Tape *t, int root, Value g0, HookRun *hr) {
   val_retain(g0);
   adj->items[root] = g0;
   if (hr) {                                      /* first[k]: the first node after leaf k using it */
+    hr->t = t;
     int nl = hr->h->nleaves;
     hr->first = mem_alloc((size_t)(3 * nl + 2) * sizeof(int));
     mls_defer(I, mem_free, hr->first);
@@ -569,7 +574,7 @@ Value ad_call_derived(Interp *I, Closure *c, int nargs, Value *args, Symbol **na
   int npositional = 0;
   for (int i = 0; i < nargs; i++) npositional += names[i] == NULL;
   Tape *t = tape_begin(I);
-  HookRun hr = { NULL, 0, NULL, NULL, 0 };
+  HookRun hr = { NULL, 0, NULL, NULL, 0, NULL };
   List *holder = list_new(I, nargs > 0 ? nargs : 1);       /* keeps the boxed args alive */
   tmp_push(I, val_list(holder));
   for (int i = 0; i < nargs; i++) { val_retain(args[i]); list_push(holder, args[i], NULL); }
