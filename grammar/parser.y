@@ -38,7 +38,7 @@ size_t mlsParserSize(void) { return sizeof(yyParser); }
 %left OR.
 %left AND.
 %right NOT.
-%nonassoc EQ NE LT LE GT GE.
+%left EQ NE LT LE GT GE.             /* a chain only in .dml (parse_compare) */
 %left PLUS MINUS.
 %left STAR SLASH.
 %left MATMUL MOD INTDIV.
@@ -112,12 +112,12 @@ expr(A) ::= expr(L) ANDAND expr(R).          { A = ast_binary(P, AST_ANDAND, OP_
 expr(A) ::= expr(L) OR expr(R).              { A = ast_binary(P, AST_BINARY, OP_OR, L, R); }
 expr(A) ::= expr(L) AND expr(R).             { A = ast_binary(P, AST_BINARY, OP_AND, L, R); }
 expr(A) ::= NOT(T) expr(E).                  { A = ast_unary(P, T, OP_NOT, E); }
-expr(A) ::= expr(L) EQ expr(R).              { A = ast_binary(P, AST_BINARY, OP_EQ, L, R); }
-expr(A) ::= expr(L) NE expr(R).              { A = ast_binary(P, AST_BINARY, OP_NE, L, R); }
-expr(A) ::= expr(L) LT expr(R).              { A = ast_binary(P, AST_BINARY, OP_LT, L, R); }
-expr(A) ::= expr(L) LE expr(R).              { A = ast_binary(P, AST_BINARY, OP_LE, L, R); }
-expr(A) ::= expr(L) GT expr(R).              { A = ast_binary(P, AST_BINARY, OP_GT, L, R); }
-expr(A) ::= expr(L) GE expr(R).              { A = ast_binary(P, AST_BINARY, OP_GE, L, R); }
+expr(A) ::= expr(L) EQ(T) expr(R).         { A = parse_compare(P, OP_EQ, L, T, R); }
+expr(A) ::= expr(L) NE(T) expr(R).         { A = parse_compare(P, OP_NE, L, T, R); }
+expr(A) ::= expr(L) LT(T) expr(R).         { A = parse_compare(P, OP_LT, L, T, R); }
+expr(A) ::= expr(L) LE(T) expr(R).         { A = parse_compare(P, OP_LE, L, T, R); }
+expr(A) ::= expr(L) GT(T) expr(R).         { A = parse_compare(P, OP_GT, L, T, R); }
+expr(A) ::= expr(L) GE(T) expr(R).         { A = parse_compare(P, OP_GE, L, T, R); }
 expr(A) ::= expr(L) PLUS expr(R).            { A = ast_binary(P, AST_BINARY, OP_ADD, L, R); }
 expr(A) ::= expr(L) MINUS expr(R).           { A = ast_binary(P, AST_BINARY, OP_SUB, L, R); }
 expr(A) ::= expr(L) STAR expr(R).            { A = ast_binary(P, AST_BINARY, OP_MUL, L, R); }

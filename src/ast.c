@@ -380,19 +380,21 @@ static int type_lookup(const char *s, size_t len) {
 static uint8_t parse_type(Parse *P, Token type) {
   const char *s = ttext(P, type);
   size_t n = type.end - type.start, len = 0;
-  while (len < n && s[len] != '[') len++;
+  while (len < n && s[len] != '[' && s[len] != ' ' && s[len] != '\t') len++;
+  size_t lb = len;                                  /* DML allows Frame [Unknown] */
+  while (lb < n && (s[lb] == ' ' || s[lb] == '\t')) lb++;
   Span sp = { type.start, type.start + (uint32_t)len };
   int d = type_lookup(s, len);
   if (d < 0) {
     parse_error_span(P, sp, "unknown type '%.*s'", (int)len, s);
     return TY_ANY;
   }
-  if (len == n) return type_names[d].type;         /* no [value type] */
+  if (lb == n) return type_names[d].type;          /* no [value type] */
   if (!type_names[d].data) {
     parse_error_span(P, sp, "'%.*s' is a value type: it takes no [ ] (write matrix[%.*s])", (int)len, s, (int)len, s);
     return TY_ANY;
   }
-  size_t a = len + 1;
+  size_t a = lb + 1;
   while (a < n && (s[a] == ' ' || s[a] == '\t' || s[a] == '\n' || s[a] == '\r')) a++;
   size_t b = a;
   while (b < n && s[b] != ']' && s[b] != ' ' && s[b] != '\t' && s[b] != '\n' && s[b] != '\r') b++;

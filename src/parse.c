@@ -62,6 +62,15 @@ void parse_syntax_error(Parse *P, int major, Token tok) {
   parse_error_span(P, sp, "unexpected %s", what);
 }
 
+/* A comparison. DML's grammar reads a < b < c as (a < b) < c, the first result as 0 or 1
+** (SystemDS's mdedup.dml: `0 > (p + q) > d`); R's does not, so outside a .dml file a chain
+** is a syntax error at its second operator (parenthesize the first comparison to mean it). */
+AstNode *parse_compare(Parse *P, int op, AstNode *l, Token t, AstNode *r) {
+  if (!P->dml && l->kind == AST_BINARY && l->op >= OP_EQ && l->op <= OP_GE && !(l->flags & AST_F_PAREN))
+    parse_syntax_error(P, t.kind, t);
+  return ast_binary(P, AST_BINARY, op, l, r);
+}
+
 /* DML's loop options (SystemDS's ParForStatementBlock): a name from this list, each once, with
 ** a constant value that is never evaluated (mode=LOCAL names no variable). MLS runs every
 ** iteration in order, so the options change nothing; checking them still catches typos. The one
@@ -351,6 +360,7 @@ static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err)
           continue;                          /* DML: the next line goes on (x = a\n  + b; source(f)\nas m) */
       } else if (t.kind == TK_SEMI && top != TK_LB) {
         uint32_t j = next_sig(&J->v, i + 1, true);
+        if (dml && top == TK_LP && J->v.t[j].kind == TK_RP) continue;   /* DML: f(a, n = g(x);) (bandit.dml) */
         if (J->v.t[j].kind == TK_ELSE) continue;
         if (prev == TK_SEMI || prev == TK_NEWLINE) { /* keep: empty statements are fine */ }
       } else if (t.kind == TK_LP || t.kind == TK_LB || t.kind == TK_LBRACE) {
@@ -385,6 +395,10 @@ static Chunk *parse_run(ParseJob *J, SymTab *syms, Source *src, ParseError *err)
                  memcmp(src->text + t.start, "as", 2) == 0 && J->v.t[i + 1].kind == TK_NAME) {
         t.kind = TK_AS;
       }
+      if (dml && t.kind == TK_BREAK && (J->v.t[next_sig(&J->v, i + 1, false)].kind == TK_ASSIGN ||
+                                        (prev != TK_NEWLINE && prev != TK_SEMI && prev != TK_LBRACE &&
+                                         prev != TK_RBRACE && prev != TK_ELSE && prev != TK_RP)))
+        t.kind = TK_NAME;                    /* DML has no break: `break = FALSE; while (!break)` is a variable */
       if (dml && t.kind == TK_NAME && t.end - t.start == 1 && src->text[t.start] == '.') {
         parse_warning(&J->P, t, "stray '.' ignored (SystemDS's lexer drops a '.' that starts no number or name)");
         continue;                            /* stop("...").  (SystemDS's sliceLineExtract.dml) */

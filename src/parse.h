@@ -41,6 +41,8 @@ void parse_free_spare(void **spare);
 void parse_syntax_error(Parse *P, int major, Token tok);
 void parse_error_at(Parse *P, Token tok, const char *msg);
 void parse_error_span(Parse *P, Span sp, const char *fmt, ...);
+/* A comparison L op R; a chain (a < b < c, left to right) only in a .dml file, as DML's grammar. */
+AstNode *parse_compare(Parse *P, int op, AstNode *l, Token t, AstNode *r);
 /* Checks DML's loop options of for/parfor (names, and constant values); they are not kept. */
 bool parse_loop_options(Parse *P, NodeList *opts);   /* true: mode=REMOTE... (src/mpi/parfor.c) */
 

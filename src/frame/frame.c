@@ -12,6 +12,7 @@
 #include "err.h"
 #include "frame/frame.h"
 #include "mem.h"
+#include "ops.h"
 #include "tensor.h"
 
 /* grep ORDER FT */
@@ -302,6 +303,77 @@ Value frame_to_matrix(Interp *I, const FrameBlock *f, Span sp) {
       if (!frame_get_num(f, r, c, &d[r * f->ncol + c]))
         mls_throw(I, sp, "cannot convert the frame to a matrix: '%.40s' (row %lld, column %lld) is not a number",
                   f->cols[c].s[r], (long long)r + 1, (long long)c + 1);
+  }
+  tmp_pop(I, 1);
+  return val_mat(t);
+}
+
+/* ---- comparisons ---- */
+
+/* One side of a comparison at cell (r, c): a number (num), or text (txt, NULL for NA). */
+typedef struct CmpSide { bool num; double x; const char *txt; char buf[48]; } CmpSide;
+
+static void cmp_side(CmpSide *s, Value v, int64_t r, int64_t c) {
+  if (v.t == VT_FRAME) {
+    const FrameBlock *f = v.u.fr;
+    s->num = frame_numeric(f->cols[c].type);
+    if (s->num) s->x = f->cols[c].d[r];
+    s->txt = s->num ? NULL : f->cols[c].s[r];
+  } else if (v.t == VT_STR) {
+    s->num = false;
+    s->txt = v.u.s->s;
+  } else {
+    s->num = true;
+    s->x = v.t == VT_NUM ? v.u.n : (double)v.u.b;
+  }
+}
+
+static const char *side_text(CmpSide *s) {
+  if (!s->num) return s->txt;
+  if (isnan(s->x)) return NULL;
+  snprintf(s->buf, sizeof s->buf, "%.15g", s->x);
+  return s->buf;
+}
+
+static bool cmp_holds(int op, int c) {
+  switch (op) {
+  case OP_EQ: return c == 0;
+  case OP_NE: return c != 0;
+  case OP_LT: return c < 0;
+  case OP_LE: return c <= 0;
+  case OP_GT: return c > 0;
+  default: return c >= 0;
+  }
+}
+
+Value frame_compare(Interp *I, int op, Value a, Value b, Span sp) {
+  const FrameBlock *f = a.t == VT_FRAME ? a.u.fr : b.u.fr;
+  Value other = a.t == VT_FRAME ? b : a;
+  if (other.t == VT_FRAME) {
+    if (other.u.fr->rows != f->rows || other.u.fr->ncol != f->ncol)
+      mls_throw(I, sp, "frames of %lldx%lld and %lldx%lld cannot be compared cell by cell", (long long)a.u.fr->rows,
+                (long long)a.u.fr->ncol, (long long)b.u.fr->rows, (long long)b.u.fr->ncol);
+  } else if (other.t != VT_NUM && other.t != VT_BOOL && other.t != VT_STR) {
+    mls_throw(I, sp, "a frame compares with a frame of its shape, a number or a string, not %s", val_type_name(other));
+  }
+  Tensor *t = tensor_new(I, f->rows, f->ncol);
+  tmp_push(I, val_mat(t));
+  double *d = tensor_data(t);
+  CmpSide x, y;
+  for (int64_t r = 0; r < f->rows; r++) {
+    if (interp_poll(I, r)) interp_check_interrupt(I, sp);
+    for (int64_t c = 0; c < f->ncol; c++) {
+      cmp_side(&x, a, r, c);
+      cmp_side(&y, b, r, c);
+      bool v;
+      if (x.num && y.num) {
+        v = isnan(x.x) || isnan(y.x) ? op == OP_NE : cmp_holds(op, (x.x > y.x) - (x.x < y.x));
+      } else {
+        const char *p = side_text(&x), *q = side_text(&y);
+        v = !p || !q ? op == OP_NE : cmp_holds(op, strcmp(p, q));
+      }
+      d[r * f->ncol + c] = v;
+    }
   }
   tmp_pop(I, 1);
   return val_mat(t);

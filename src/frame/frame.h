@@ -75,6 +75,10 @@ int frame_detect_text(const char *s);
 ** first cell that is not a number). */
 Value frame_from_matrix(Interp *I, const struct Tensor *m, Span sp);
 Value frame_to_matrix(Interp *I, const FrameBlock *f, Span sp);
+/* a op b for a comparison op (OP_EQ..OP_GE), a or b a frame, the other a frame of the same
+** shape or a number, boolean or string: a matrix of 0/1 (docs/frames.md). Two numbers compare
+** as numbers, else both as text (a number in 15 digits); an NA cell is unequal to everything. */
+Value frame_compare(Interp *I, int op, Value a, Value b, Span sp);
 
 /* F[i, j] with evaluated indices (VT_UNBOUND/VT_NULL = all; numbers or vectors of positions),
 ** always a frame. F[i, j] = v: v a frame of the selected shape, or a number/string filling it. */

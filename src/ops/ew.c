@@ -7,6 +7,7 @@
 #include <string.h>
 #include "autodiff.h"
 #include "backend/scalar.h"
+#include "frame/frame.h"
 #include "ops/family.h"
 #include "ops/rules.h"
 #include "ops/shapes_impl.h"
@@ -51,10 +52,21 @@ Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool inplace, Span sp) {
     if (!isfinite(r) && I->nan_check && isfinite(numv(a)) && isfinite(numv(b))) nan_check_fail(I, op_info[op].sym, sp);
     return (op_info[op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
   }
+  if ((a.t == VT_FRAME || b.t == VT_FRAME) && (op_info[op].flags & OPF_CMP))
+    return frame_compare(I, op, a, b, sp);     /* F == "x": a 0/1 matrix (docs/frames.md) */
   if (a.t == VT_STR || b.t == VT_STR) {
     if (op == OP_ADD) return op_concat(I, a, b, sp);
     if (a.t == VT_STR && b.t == VT_STR) {
       int c = cmp_strings(op, a.u.s, b.u.s);
+      if (c >= 0) return val_bool(c);
+    } else if ((op_info[op].flags & OPF_CMP) && (is_numlike(a) || is_numlike(b))) {
+      /* a number against a string compares as text, the number written as print writes it:
+      ** "5" == 5 (R's rule; SystemDS's compares getStringValue()s, docs/dml.md) */
+      Value e = val_str("", 0);
+      Value t = op_concat(I, e, a.t == VT_STR ? b : a, sp);
+      int c = a.t == VT_STR ? cmp_strings(op, a.u.s, t.u.s) : cmp_strings(op, t.u.s, b.u.s);
+      val_release(t);
+      val_release(e);
       if (c >= 0) return val_bool(c);
     }
     op_bad_operands(I, op, a, b, sp);
@@ -288,6 +300,7 @@ ShapeStatus shape_rule_ew2(OpKind op, const Shape *in, const ShapeExtra *x, Span
   if (a.kind == SK_STR || b.kind == SK_STR) {
     if (op == OP_ADD) { *out = shape_of_kind(SK_STR); return SHAPE_OK; }        /* op_concat */
     if (a.kind == SK_STR && b.kind == SK_STR && op >= OP_EQ && op <= OP_GE) { *out = shape_bool(false, false); return SHAPE_OK; }
+    if (cmp && (sh_numlike(a) || sh_numlike(b))) { *out = shape_bool(false, false); return SHAPE_OK; }   /* "5" == 5 */
     sh_bad_operands(&k, op, a, b, sp);
     return chk_status(&k);
   }
