@@ -121,11 +121,14 @@ static bool lend_target(Interp *I, AstNode *k, Value v, int depth) {
   return true;
 }
 
-/* Marks the operands of n's right side that are n's own target (AST_F_INTO). */
+/* Marks the operands of n's right side that are n's own target (AST_F_INTO): of an elementwise
+** operator, and the matrix of X = X[perm, ]. */
 static void mark_into(AstNode *n) {
   AstNode *lhs = n->kids[0], *rhs = n->kids[1];
-  if (lhs->kind != AST_NAME || !((rhs->kind == AST_BINARY && (op_info[rhs->op].flags & OPF_EW)) || rhs->kind == AST_UNARY)) return;
-  for (uint32_t k = 0; k < rhs->nkids; k++) {
+  bool rows = rhs->kind == AST_INDEX && rhs->nkids == 3 && rhs->kids[1] && !rhs->kids[2];
+  if (lhs->kind != AST_NAME || !((rhs->kind == AST_BINARY && (op_info[rhs->op].flags & OPF_EW)) || rhs->kind == AST_UNARY || rows))
+    return;
+  for (uint32_t k = 0; k < (rows ? 1 : rhs->nkids); k++) {
     AstNode *x = rhs->kids[k];
     if (x->kind == AST_NAME && x->u.sym == lhs->u.sym && x->slot == lhs->slot && x->depth == lhs->depth) x->flags |= AST_F_INTO;
   }
@@ -1196,6 +1199,11 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
       iv[i] = eval(I, k);
     }
     tmp_push(I, iv[i]);
+  }
+  if (nix == 2 && !ranges && lend_target(I, n->kids[0], x, I->ntmp - mark)) {   /* X = X[perm, ]: X's rows permuted */
+    Value r = index_permute_rows(I, x.u.m, iv[0], n->span) ? (x.u.m->refcount++, x) : index_read(I, x, 2, iv, n->span);
+    tmp_release_to(I, mark);                 /* (x's reference is the variable's now) */
+    return r;
   }
   Value r = index_read_ranges(I, x, (int)nuse, iv, ranges, n->span);
   tmp_release_to(I, mark);

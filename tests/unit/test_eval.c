@@ -534,6 +534,13 @@ static void test_inplace_assign(void **state) {
   assert_ptr_not_equal(global_mat(f, "X"), x0);
   expect_out(f, "V = Y[1:50, ]; Y = Y + 1; print(sum(V)); Y = Y * Y; print(sum(Y))", "1000\n8000\n");
   expect_out(f, "f = function() { X = X + 1; sum(X) }; print(f()); print(sum(X))", "6000\n4000\n");
+  /* X = X[perm, ]: the rows permuted in X's buffer; a copy keeps its own */
+  expect_out(f, "P = matrix(seq(1, 3000), rows = 1000, cols = 3)", "");
+  const Tensor *p0 = global_mat(f, "P");
+  expect_out(f, "P = P[1001 - seq(1, 1000), ]; print(P[1, ])", "2998 2999 3000\n");
+  assert_ptr_equal(global_mat(f, "P"), p0);
+  expect_out(f, "Q = P; P = P[1001 - seq(1, 1000), ]; print(P[1, ]); print(Q[1, ])", "1 2 3\n2998 2999 3000\n");
+  assert_ptr_equal(global_mat(f, "Q"), p0);
 }
 
 static void test_errors_keep_globals(void **state) {
