@@ -10,7 +10,7 @@
 # is missing).  Missing peers (R, NumPy, lua5.4, OpenBLAS) are reported as skipped.
 #
 # Environment knobs (all optional):
-#   BENCH_ONLY=scalar,matmul,small,startup,ew,mlp,logreg,tmatmul,staging,sparse  which benchmarks to run (default: all)
+#   BENCH_ONLY=scalar,matmul,small,startup,ew,mlp,logreg,load,tmatmul,staging,sparse  which benchmarks to run (default: all)
 #   BENCH_RUNS=5        process repetitions for the scalar loop
 #   BENCH_ROUNDS=N      processes per program and matmul size (default 6 for
 #                       n <= 256, else 3), run interleaved
@@ -18,6 +18,7 @@
 #   BENCH_TIMEOUT=300   seconds before one program run is killed
 #   BENCH_MLP_ROUNDS=10, BENCH_MLP_REPS=20   rounds and passes per round of the MLP benchmark
 #   BENCH_LOGREG_ROUNDS=3   processes per program of the softmax-regression benchmark
+#   BENCH_LOAD_ROUNDS=3     processes per program of the data-loading benchmark (l)
 #   BENCH_TMATMUL_ROUNDS=3  processes per program of the t(X) %*% D benchmark
 #   BENCH_EW_ROUNDS=3       processes per program of the elementwise-chain benchmark (e)
 #   BENCH_STAGING_ROUNDS=3, BENCH_STAGING_REPS=2, BENCH_STAGING_MLP_ROWS=60000  section (s), bench/staging.sh
@@ -32,7 +33,7 @@ OUT=$HERE/out
 MLS=${1:-./mls}
 [[ -e $MLS && $MLS != /* ]] && MLS=$(cd "$(dirname "$MLS")" && pwd)/$(basename "$MLS")
 
-ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew,mlp,logreg,tmatmul,staging,sparse}
+ONLY=${BENCH_ONLY:-scalar,matmul,small,startup,ew,mlp,logreg,load,tmatmul,staging,sparse}
 RUNS=${BENCH_RUNS:-5}
 SIZES=${BENCH_SIZES:-256 1024 2048}
 ROUNDS=${BENCH_ROUNDS:-}
@@ -920,6 +921,10 @@ bench_logreg() {
     if [[ -z $mls_kb || -z $np_kb ]]; then goal "$text" "n/a (no peak memory figure)"
     elif ge "$np_kb" "$mls_kb"; then goal "$text" "PASS ($(fmt_mb "$mls_kb") vs $(fmt_mb "$np_kb"))"
     else goal "$text" "MISS ($(fmt_mb "$mls_kb") vs $(fmt_mb "$np_kb"))"; fi
+    text="softmax regression: MLS peak RSS at most 600 MB (the data are 376 MB of doubles)"
+    if [[ -z $mls_kb ]]; then goal "$text" "n/a (no peak memory figure)"
+    elif ge 614400 "$mls_kb"; then goal "$text" "PASS ($(fmt_mb "$mls_kb"))"
+    else goal "$text" "MISS ($(fmt_mb "$mls_kb"))"; fi
     text="softmax regression: jit(grad) at most 0.8x NumPy's time"
     if [[ -z $jit_t ]]; then goal "$text" "MISS (no MLS jit figure)"
     elif [[ -z $np_t ]]; then goal "$text" "n/a (no NumPy figure)"
@@ -928,6 +933,87 @@ bench_logreg() {
     if [[ -z $jit_t ]]; then goal "$text" "MISS (no MLS jit figure)"
     elif [[ -z $c_t ]]; then goal "$text" "n/a (no C figure)"
     else limit_goal "$text" "$jit_t" "$(calc "1.2 * $c_t")" "$c_t"; fi
+}
+
+# ---------------------------------------------------------------- (l) data loading
+
+LD_ROUNDS=${BENCH_LOAD_ROUNDS:-3}  # processes per program, run interleaved
+
+bench_load() {
+    section "(l) load the Fashion-MNIST training images (idx, gzip), X / 255, X[perm, ] (best of $LD_ROUNDS processes)"
+    if [[ ! -r $LR_DATA/train-images-idx3-ubyte.gz ]]; then
+        echo "  skipped: Fashion-MNIST not found in $LR_DATA (set BENCH_FASHION)"
+        goal "data loading: read, scale and shuffle in at most NumPy's time" "n/a (no data)"
+        return
+    fi
+    local timer=()
+    [[ -x $TIME_V ]] && timer=("$TIME_V" -v)
+    local c_ok=0 c_skip="skipped: C compiler $CC not found"
+    if have "$CC"; then
+        if "$CC" -O2 -o "$OUT/load" "$HERE/load.c" -lz >>"$BUILD_LOG" 2>&1; then c_ok=1
+        else c_skip="skipped: could not build load.c against zlib (see bench/out/build.log)"; fi
+    fi
+    local mls_note=; (( MLS_OK )) || mls_note=$MLS_SKIP
+    local -a keys=(mls np c) labels=("MLS" "NumPy" "C (malloc + memcpy per row)")
+    local -a notes=("$mls_note" "$( (( NP_OK )) || echo "$NP_SKIP")" "$( (( c_ok )) || echo "$c_skip")")
+    ld_cmd() {  # ld_cmd KEY: sets LD_CMD to KEY's command
+        case $1 in
+            mls) LD_CMD=("$MLS" "$HERE/load.mls" -nvargs "data=$LR_DATA") ;;
+            np)  LD_CMD=("$PYTHON" "$HERE/load.py" "$LR_DATA") ;;
+            c)   LD_CMD=("$OUT/load" "$LR_DATA") ;;
+        esac
+    }
+    declare -A failed=()
+    local i r key file
+    for key in "${keys[@]}"; do : >"$OUT/load_$key.out"; done
+    for (( r = 1; r <= LD_ROUNDS; r++ )); do
+        for i in "${!keys[@]}"; do
+            key=${keys[$i]}
+            [[ -n ${notes[$i]} || -n ${failed[$key]:-} ]] && continue
+            file=$OUT/load_$key.out
+            ld_cmd "$key"
+            echo "--- ${LD_CMD[*]}" >>"$file"
+            run_once "$file" "${timer[@]}" "${LD_CMD[@]}"
+            if (( RC != 0 )) || [[ -z $(minkey time_ns "$file") ]]; then failed[$key]=$(describe_failure "$file"); fi
+        done
+    done
+    local ref='' ref_key=''
+    for key in np c mls; do
+        file=$OUT/load_$key.out
+        [[ -z $ref && -s $file && -z ${failed[$key]:-} ]] || continue
+        ref=$(lastkey check "$file"); ref_key=$key
+    done
+    local -A ns=()
+    for i in "${!keys[@]}"; do
+        key=${keys[$i]}; file=$OUT/load_$key.out
+        [[ -n ${notes[$i]} || -n ${failed[$key]:-} ]] && continue
+        local res; res=$(lastkey check "$file")
+        if [[ -n $ref && $key != "$ref_key" ]] && ! { [[ -n $res ]] && same_num "$res" "$ref"; }; then
+            failed[$key]="FAILED: wrong checksum '$res', expected $ref (output in bench/${file#"$HERE"/})"
+            continue
+        fi
+        ns[$key]=$(minkey time_ns "$file")
+    done
+    printf '  %-30s %10s %10s %10s %10s %10s %10s\n' "program" "total" "read" "/ 255" "X[perm, ]" "peer/MLS" "peak RSS"
+    for i in "${!keys[@]}"; do
+        key=${keys[$i]}; file=$OUT/load_$key.out
+        if [[ -n ${notes[$i]} ]]; then printf '  %-30s %s\n' "${labels[$i]}" "${notes[$i]}"; continue; fi
+        if [[ -n ${failed[$key]:-} ]]; then
+            printf '  %-30s %s\n' "${labels[$i]}" "${failed[$key]}"; show_tail "$file"; STATUS=1; continue
+        fi
+        local t=${ns[$key]} ratio="-"
+        [[ -n ${ns[mls]:-} && $key != mls ]] && ratio=$(fmt '%.2fx' "$(calc "$t / ${ns[mls]}")")
+        printf '  %-30s %10s %10s %10s %10s %10s %10s\n' "${labels[$i]}" "$(fmt_ns "$t")" "$(fmt_ns "$(minkey read_ns "$file")")" \
+            "$(fmt_ns "$(minkey scale_ns "$file")")" "$(fmt_ns "$(minkey shuffle_ns "$file")")" "$ratio" "$(fmt_mb "$(peak_kb "$file")")"
+    done
+    echo "  (each step's best and the total's best, of $LD_ROUNDS processes; the same permutation and checksum everywhere)"
+    unset failed
+    unset -f ld_cmd
+    echo
+    local text="data loading: read, scale and shuffle in at most NumPy's time"
+    if [[ -z ${ns[mls]:-} ]]; then goal "$text" "MISS (no MLS figure)"
+    elif [[ -z ${ns[np]:-} ]]; then goal "$text" "n/a (no NumPy figure)"
+    else limit_goal "$text" "${ns[mls]}" "${ns[np]}" "${ns[np]}"; fi
 }
 
 # ---------------------------------------------------------------- (h) t(X) %*% D
@@ -1019,6 +1105,7 @@ want startup && bench_startup
 want ew      && bench_ew
 want mlp     && bench_mlp
 want logreg  && bench_logreg
+want load    && bench_load
 want tmatmul && bench_tmatmul
 want staging && bench_staging
 want sparse  && bench_sparse

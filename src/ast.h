@@ -37,9 +37,13 @@ typedef enum AstKind {      /* grep ORDER AST: ast_kind_name() follows this orde
 ** not one of the file's own names: as in DML, the call finds a builtin, never the caller's (global)
 ** variable or function f (resolve.c).
 ** AST_F_EMPTY: an argument `name =` with no value (its kid is a FALSE that nothing reads): only
-** switch() takes one (a fall-through alternative); any other call is the located error. */
+** switch() takes one (a fall-through alternative); any other call is the located error.
+** AST_F_INTO: a name read as the operand of an elementwise operator whose result is assigned to
+** that same variable (X = X / 255, X = -X), or as the matrix of X = X[perm, ]: when the
+** variable's value is held by nothing else, the evaluator lends it to the op, which may write
+** the result over it (eval.c lend_target). */
 enum { AST_F_PAREN = 1, AST_F_DMLROW = 2, AST_F_DMLMULTI = 4, AST_F_REMOTE = 8, AST_F_VOID = 16,
-       AST_F_HOISTED = 32, AST_F_DMLFIRST = 64, AST_F_OWNFN = 128, AST_F_EMPTY = 256 };
+       AST_F_HOISTED = 32, AST_F_DMLFIRST = 64, AST_F_OWNFN = 128, AST_F_EMPTY = 256, AST_F_INTO = 512 };
 
 /* Trees taller than this are rejected when parsing ("nested too deeply"), so evaluating
 ** one can never exhaust the C stack (the interpreter thread has 1 GiB). */

@@ -644,6 +644,10 @@ static Value na_omit(Interp *I, Value x, Span sp) {
 }
 
 Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp) {
+  return bi_call_lent(I, b, nargs, args, names, false, sp);
+}
+
+Value bi_call_lent(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, bool lent, Span sp) {
   interp_abstract_poll(I, sp);               /* (an abstract trace that needed a value: before any effect) */
   if ((b->flags & BI_NARM) && !I->stage)
     for (int i = 0; i < nargs; i++)
@@ -683,6 +687,7 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
   a.dots = dots;
   a.dotnames = dotnames;
   a.span = sp;
+  a.lent = false;
   bool to_param[nargs > 0 ? nargs : 1];    /* named arguments that match a parameter */
   for (int i = 0; i < nargs; i++) {
     to_param[i] = false;
@@ -720,6 +725,8 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
       for (int j = 0; j < a.ndots; j++) dots[j] = ad_primal(dots[j]);
     }
   }
+  /* the grant holds for the one positional argument, a plain matrix seen as it was passed */
+  a.lent = lent && nargs == 1 && !names[0] && a.n >= 1 && a.v[0].t == VT_MAT && args[0].t == VT_MAT && a.v[0].u.m == args[0].u.m;
   Span saved = I->call_span;
   const Builtin *saved_bi = I->cur_bi;
   I->call_span = sp;

@@ -23,6 +23,7 @@ typedef struct Args {
   Span span;
   struct AstNode **nodes;  /* BI_LAZY: the unevaluated argument expressions */
   int nnodes;
+  bool lent;               /* v[0] is lent for an elementwise op's result (bi_call_lent) */
 } Args;
 
 typedef Value (*BuiltinFn)(Interp *I, Args *a);
@@ -73,6 +74,9 @@ void bi_open(Interp *I);
 const Builtin *bi_find(const char *name);
 /* Calls builtin b with evaluated arguments (names[i] NULL = positional). */
 Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp);
+/* The same with the caller's grant for its one positional argument: a temporary it releases
+** right after the call, lent to the op of an elementwise builtin (Args.lent, op_apply_lent). */
+Value bi_call_lent(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, bool lent, Span sp);
 
 /* eval(f, ...) and evalList(f, ...) (builtins_dml.c): calls the function f names (a string: a
 ** global function, a builtin, "ns::name"; or a function) with the other arguments, a single

@@ -265,10 +265,10 @@ Value bi_length(Interp *I, Args *a) {
 
 Value bi_reduce(Interp *I, Args *a) { return op_reduce(I, I->cur_bi->op, a->v[0], a->span); }
 
-Value bi_unary(Interp *I, Args *a) { return op_unary(I, I->cur_bi->op, a->v[0], a->span); }
+Value bi_unary(Interp *I, Args *a) { return op_unary_lent(I, I->cur_bi->op, a->v[0], a->lent, a->span); }
 
 Value bi_log(Interp *I, Args *a) {
-  if (!bi_given(a, 1)) return op_unary(I, OP_LOG, a->v[0], a->span);
+  if (!bi_given(a, 1)) return op_unary_lent(I, OP_LOG, a->v[0], a->lent, a->span);
   Value num = op_unary(I, OP_LOG, a->v[0], a->span);
   tmp_push(I, num);
   Value base = op_unary(I, OP_LOG, a->v[1], a->span);

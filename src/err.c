@@ -130,7 +130,6 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
     I->gchain_at = gchain_at;
     I->stage = stage;
     I->ad_backward_of = backward_of;
-    I->inplace_ok = false;
     I->eval_depth = depth;
     I->ctl = CTL_NONE;
     val_release(I->retval);

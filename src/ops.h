@@ -17,11 +17,20 @@
 ** family kernel runs on the backend where the operands live. Errors are located at sp (an
 ** out-of-memory too: I->call_span is sp meanwhile). The result is owned. */
 Value op_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp);
+/* The same with the caller's grant, lent: the caller lends the operands in[]: it releases its
+** references right after the call, or the one other reference is the variable the result is
+** assigned to (X = X / 255), so an elementwise kernel may write its result over an operand
+** that nothing else holds (ops/ew.c reusable). The grant is for this op only, never passed on
+** to the ops it makes, and a trace ignores it. */
+Value op_apply_lent(Interp *I, OpKind op, bool lent, int nin, const Value *in, int nextra, const Value *extra, Span sp);
 
 /* ---- the entry points of the families (src/ops/): op_apply on their operands ----
 ** Arguments are borrowed; results are owned by the caller. */
 Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp);
 Value op_unary(Interp *I, OpKind op, Value a, Span sp);
+/* op_binary, op_unary with op_apply_lent's grant. */
+Value op_binary_lent(Interp *I, OpKind op, Value a, Value b, bool lent, Span sp);
+Value op_unary_lent(Interp *I, OpKind op, Value a, bool lent, Span sp);
 Value op_matmul(Interp *I, Value a, Value b, Span sp);
 /* t(a): for a matrix, a view sharing a's storage (tensor_view_t), never a copy (a sparse row or
 ** column excepted: its transpose is a CSR of its own). */

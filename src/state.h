@@ -139,7 +139,6 @@ struct Interp {
   Value last;                /* last echoed value: ans */
   int32_t ad_next_id;        /* ids of grad tapes: larger is more deeply nested */
   bool nan_check;            /* --nan-check: stop at the first op that makes NaN/Inf */
-  bool inplace_ok;           /* the evaluator lends the next op operands it will discard */
   bool dev_scalars;          /* capturing a graph (staging/replay.c): a reduction of a device
                              ** matrix to a number stays a 1x1 matrix there (not read on the host) */
   const char *ad_backward_of; /* the op whose derivative is being computed (messages) */

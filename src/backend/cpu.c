@@ -22,9 +22,17 @@
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_config(void);
 
-/* ---- buffer cache ---- */
+/* ---- buffer cache ----
+** Freed buffers of 4 KiB and more, up to half of CACHE_MAX_BYTES each (a 60000x784 matrix of
+** doubles, 376 MB, included), are kept and handed out again for a request of the same size:
+** glibc maps every block above its mmap threshold afresh and unmaps it when freed, so without
+** the cache each new result of a loop (Y = X * 2 on a large X) faults all its pages in again.
+** The cache never raises the peak: what it holds plus the counted memory in use stays within
+** the peak the counted memory has reached (mem_stats.counted_peak), the resident memory a
+** process without the cache would have had at its peak; a fresh allocation that would go
+** over evicts first (docs/robustness.md "Memory"). */
 #define CACHE_SLOTS 16
-#define CACHE_MAX_BYTES ((size_t)512 << 20)
+#define CACHE_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct BufCache { double *p[CACHE_SLOTS]; size_t n[CACHE_SLOTS]; size_t total; } BufCache;
 
@@ -36,12 +44,19 @@ static struct CpuState {
   double gemm_panel_flops;     /* cpu_gemm_set_panel_flops */
 } cpu = { .gemm_panel_flops = 16e9 };
 
-/* The cache holds memory that counts against nothing, so under --max-memory it is kept within
-** what the limit leaves: a buffer is cached only while the counted bytes and the cache fit
-** the limit together, and a fresh allocation that would not fit beside the cache empties it
-** first. The resident memory then stays within the limit (docs/robustness.md "Memory"). */
+/* The cache holds memory that counts against nothing, so it is kept within what the counted
+** peak and --max-memory leave: a buffer is cached only while the counted bytes and the cache
+** fit both together, and a fresh allocation that would not fit beside the cache evicts first.
+** The resident memory then stays within the limit (docs/robustness.md "Memory"), and its peak
+** where it would be without the cache. cache_over: whether the cache holding extra more bytes
+** beside a fresh allocation of nbytes would go over either. */
+static bool cache_over(size_t extra, size_t nbytes) {
+  uint64_t with = (uint64_t)cpu.cache.total + extra;
+  return with > 0 && (mem_over_limit(with + nbytes) || with + nbytes + mem_in_use() > mem_stats.counted_peak);
+}
+
 static void cache_evict_for(size_t nbytes) {
-  for (int i = 0; i < CACHE_SLOTS && cpu.cache.total > 0 && mem_over_limit((uint64_t)cpu.cache.total + nbytes); i++) {
+  for (int i = 0; i < CACHE_SLOTS && cpu.cache.total > 0 && cache_over(0, nbytes); i++) {
     if (!cpu.cache.p[i]) continue;
     free(cpu.cache.p[i]);
     cpu.cache.total -= cpu.cache.n[i];
@@ -68,7 +83,7 @@ static double *cpu_alloc(size_t nbytes) {
 static void cpu_free(double *p, size_t nbytes) {
   if (!p) return;
   if (nbytes == 0) nbytes = 8;
-  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 4 && !mem_over_limit((uint64_t)cpu.cache.total + nbytes)) {
+  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 2 && !cache_over(nbytes, 0)) {
     int slot = -1;
     for (int i = 0; i < CACHE_SLOTS; i++)
       if (!cpu.cache.p[i]) { slot = i; break; }

@@ -105,6 +105,35 @@ static void store(Value *place, Value v) {   /* takes v */
 /* ---- operators ---- */
 static inline Value eval_operand(Interp *I, AstNode *n) { return n->ev(I, n); }
 
+/* X = X / 255: the operand v just read from name node k (AST_F_INTO), held at I->tmp[ntmp -
+** depth], is the variable's value, and the result replaces it. When the variable and this
+** evaluation hold the only references (R reuses an unshared vector the same way), the
+** evaluation gives its reference up, so that the op, lent its operands, may write over the
+** variable's value: nothing else can see it, the value is stored back at once, and an
+** elementwise kernel writing in place runs to its end (op_run_kernel). The caller then does
+** not release v. Eager only: a stage records ops, it does not run them. */
+static bool lend_target(Interp *I, AstNode *k, Value v, int depth) {
+  if (!(k->flags & AST_F_INTO) || I->stage || v.t != VT_MAT || v.u.m->refcount != 2) return false;
+  Value *place = k->slot < 0 ? &k->u.sym->global : &env_at(I, k->depth)->slots[k->slot];   /* the assignment's */
+  if (place->t != VT_MAT || place->u.m != v.u.m) return false;
+  I->tmp[I->ntmp - depth] = val_null();
+  v.u.m->refcount--;                         /* (2 -> 1: the variable's) */
+  return true;
+}
+
+/* Marks the operands of n's right side that are n's own target (AST_F_INTO): of an elementwise
+** operator, and the matrix of X = X[perm, ]. */
+static void mark_into(AstNode *n) {
+  AstNode *lhs = n->kids[0], *rhs = n->kids[1];
+  bool rows = rhs->kind == AST_INDEX && rhs->nkids == 3 && rhs->kids[1] && !rhs->kids[2];
+  if (lhs->kind != AST_NAME || !((rhs->kind == AST_BINARY && (op_info[rhs->op].flags & OPF_EW)) || rhs->kind == AST_UNARY || rows))
+    return;
+  for (uint32_t k = 0; k < (rows ? 1 : rhs->nkids); k++) {
+    AstNode *x = rhs->kids[k];
+    if (x->kind == AST_NAME && x->u.sym == lhs->u.sym && x->slot == lhs->slot && x->depth == lhs->depth) x->flags |= AST_F_INTO;
+  }
+}
+
 /* Operands that are not both numbers, or ops without a number fast path. */
 __attribute__((noinline)) static Value binary_slow(Interp *I, AstNode *n, Value a, bool have_b, Value b) {
   tmp_push(I, a);
@@ -119,11 +148,11 @@ __attribute__((noinline)) static Value binary_slow(Interp *I, AstNode *n, Value 
   }
   if (!have_b) b = eval_operand(I, n->kids[1]);
   tmp_push(I, b);
-  I->inplace_ok = true;                      /* a and b are ours and dropped right after */
-  Value r = op_binary(I, (OpKind)n->op, a, b, n->span);
+  bool into_a = lend_target(I, n->kids[0], a, 2), into_b = !into_a && lend_target(I, n->kids[1], b, 1);
+  Value r = op_binary_lent(I, (OpKind)n->op, a, b, true, n->span);   /* a and b are ours and dropped right after */
   tmp_pop(I, 2);
-  val_release(b);
-  val_release(a);
+  if (!into_b) val_release(b);
+  if (!into_a) val_release(a);
   return r;
 }
 
@@ -141,10 +170,10 @@ static Value eval_unary(Interp *I, AstNode *n) {
   Value a = eval_operand(I, n->kids[0]);
   if (a.t == VT_NUM && !I->nan_check) return n->op == OP_NOT ? val_bool(a.u.n == 0) : val_num(sc_unary(n->op, a.u.n));
   tmp_push(I, a);
-  I->inplace_ok = true;
-  Value r = op_unary(I, (OpKind)n->op, a, n->span);
+  bool into = lend_target(I, n->kids[0], a, 1);
+  Value r = op_unary_lent(I, (OpKind)n->op, a, true, n->span);
   tmp_pop(I, 1);
-  val_release(a);
+  if (!into) val_release(a);
   return r;
 }
 
@@ -963,6 +992,7 @@ void eval_prepare(AstNode *n) {
     default: n->ev = eval_binary; return;
     }
   case AST_ASSIGN:
+    mark_into(n);
     n->ev = n->kids[0]->kind == AST_NAME && n->kids[0]->slot < 0 ? ev_assign_global : eval_assign;
     return;
   case AST_BLOCK: n->ev = eval_block; return;
@@ -1104,17 +1134,18 @@ __attribute__((noinline)) static Value eval_call(Interp *I, AstNode *n) {
     tmp_push(I, v);
     if (I->ctl) { tmp_release_to(I, mark); return val_null(); }
   }
-  /* exp(-x): the argument is ours, dropped after. Not a box: bi_call unwraps a box of an ended
-  ** tape to the matrix it holds, whose one reference is that box, still in a variable. */
-  if (fn.t == VT_BUILTIN && nargs == 1 && !names[0] && fn.u.bi->op != OP_NONE &&
-      (op_info[fn.u.bi->op].flags & OPF_EW) && I->tmp[base].t == VT_MAT)
-    I->inplace_ok = true;
   /* the callee gets a copy: a tmp_push of its own may move the temp stack (which still holds
   ** the references) while it reads its arguments (fuzz_eval: grad of a function calling grad) */
   Value args[nargs > 0 ? nargs : 1];
   memcpy(args, &I->tmp[base], (size_t)nargs * sizeof(Value));
-  Value r = call_value(I, fn, nargs, args, names, n->span);
-  I->inplace_ok = false;
+  Value r;
+  /* exp(-x): the argument is ours, dropped after, lent to the op. Not a box: bi_call unwraps a
+  ** box of an ended tape to the matrix it holds, whose one reference is that box, still in a
+  ** variable. */
+  if (fn.t == VT_BUILTIN && !(fn.u.bi->flags & BI_EVAL) && nargs == 1 && !names[0] && fn.u.bi->op != OP_NONE &&
+      (op_info[fn.u.bi->op].flags & OPF_EW) && args[0].t == VT_MAT)
+    r = bi_call_lent(I, fn.u.bi, nargs, args, names, true, n->span);
+  else r = call_value(I, fn, nargs, args, names, n->span);
   tmp_release_to(I, mark);
   return r;
 }
@@ -1168,6 +1199,11 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
       iv[i] = eval(I, k);
     }
     tmp_push(I, iv[i]);
+  }
+  if (nix == 2 && !ranges && lend_target(I, n->kids[0], x, I->ntmp - mark)) {   /* X = X[perm, ]: X's rows permuted */
+    Value r = index_permute_rows(I, x.u.m, iv[0], n->span) ? (x.u.m->refcount++, x) : index_read(I, x, 2, iv, n->span);
+    tmp_release_to(I, mark);                 /* (x's reference is the variable's now) */
+    return r;
   }
   Value r = index_read_ranges(I, x, (int)nuse, iv, ranges, n->span);
   tmp_release_to(I, mark);

@@ -71,12 +71,19 @@ void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const 
   if (op_abstract_in(in, nin)) { tensor_free_ref(out); op_abstract_stop(I, op, sp); }
   I->kernel_runs++;
   const Backend *be = be_runner(op, out, in, nin, &I->be_fallbacks);
-  if (be->run(op, out, in, p) != 0) {
+  bool over = false;                         /* out is an operand (an elementwise op written in place) */
+  for (int k = 0; k < nin; k++) over |= in[k] == out;
+  if (over && be->set_stop) be->set_stop(NULL);   /* never left half written: Ctrl-C waits for its end */
+  int rc = be->run(op, out, in, p);
+  if (over && be->set_stop) be->set_stop(&I->interrupted);
+  if (rc != 0) {
     tensor_free_ref(out);
     if (be->error) mls_throw(I, sp, "the %s backend failed running '%s': %s", be->name, op_info[op].sym, be->error());
     mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].name);
   }
-  if (I->interrupted) { tensor_free_ref(out); interp_check_interrupt(I, sp); }   /* the kernel stopped early */
+  /* the kernel stopped early; one written in place ran to its end, and the interrupt is
+  ** raised at the next safe point, after the statement (X = X / 255) has stored its result */
+  if (I->interrupted && !over) { tensor_free_ref(out); interp_check_interrupt(I, sp); }
   if (I->nan_check) nan_check_result(I, op, out, in, nin, p, sp);
   out->logical = (op_info[op].flags & OPF_CMP) != 0;      /* also clears a reused operand's flag */
 }
@@ -111,16 +118,16 @@ void op_align_devices(Interp *I, Tensor *in[], int n) {
 }
 
 /* ---- the kernels, by family: op on plain operands (no trace takes it) ---- */
-Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp) {
+Value op_kernel(Interp *I, OpKind op, bool lent, const Value *in, int nextra, const Value *x, Span sp) {
   int nin = op_info[op].arity < 3 ? op_info[op].arity : 3;
-  if (sp_involved(I, nin, in)) return sp_kernel(I, op, inplace, nin, in, nextra, x, sp);
-  return op_kernel_dense(I, op, inplace, in, nextra, x, sp);
+  if (sp_involved(I, nin, in)) return sp_kernel(I, op, lent, nin, in, nextra, x, sp);
+  return op_kernel_dense(I, op, lent, in, nextra, x, sp);
 }
 
-Value op_kernel_dense(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp) {
+Value op_kernel_dense(Interp *I, OpKind op, bool lent, const Value *in, int nextra, const Value *x, Span sp) {
   int flags = op_info[op].flags;
-  if ((flags & OPF_EW) && op_info[op].arity == 2) return ew_binary(I, op, in[0], in[1], inplace, sp);
-  if (flags & OPF_EW) return ew_unary(I, op, in[0], inplace, sp);
+  if ((flags & OPF_EW) && op_info[op].arity == 2) return ew_binary(I, op, in[0], in[1], lent, sp);
+  if (flags & OPF_EW) return ew_unary(I, op, in[0], lent, sp);
   switch (op) {
   case OP_MATMUL: return mm_matmul(I, in[0], in[1], sp);
   case OP_SUMPROD: return op_sumprod(I, in[0], in[1], sp);
@@ -231,10 +238,12 @@ static Value strip(Value v, const Tape *t) {
 }
 
 Value op_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
+  return op_apply_lent(I, op, false, nin, in, nextra, extra, sp);
+}
+
+Value op_apply_lent(Interp *I, OpKind op, bool lent, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
   interp_abstract_poll(I, sp);               /* an abstract trace that needed a value stops here */
-  if (op_eager(I, nin, in, nextra, extra)) return op_run_eager(I, op, in, nextra, extra, sp);   /* no trace */
-  bool inplace = I->inplace_ok;              /* only for this op: the ops it makes never see it */
-  I->inplace_ok = false;
+  if (op_eager(I, nin, in, nextra, extra)) return op_run_eager(I, op, lent, in, nextra, extra, sp);   /* no trace */
   Span saved = I->call_span;                 /* an out-of-memory inside is located here */
   I->call_span = sp;
   Tape *t = NULL;                            /* the innermost trace of an operand */
@@ -261,7 +270,7 @@ Value op_apply(Interp *I, OpKind op, int nin, const Value *in, int nextra, const
   } else {
     Tape *st = I->stage;                     /* a staging run gone eager: plain ops from here */
     if (st && !st->active) I->stage = NULL;
-    r = op_kernel(I, op, inplace, un, nextra, ux, sp);
+    r = op_kernel(I, op, lent, un, nextra, ux, sp);   /* (a trace never gets lent: its ops are its own) */
     I->stage = st;
   }
   I->call_span = saved;

@@ -36,17 +36,21 @@ Value op_concat(Interp *I, Value a, Value b, Span sp) {
   return r;
 }
 
-/* A temporary only this evaluation holds (refcount 1, no view), shaped like the result and
-** contiguous: an elementwise op may write its result over it, saving a fresh buffer and the
-** cache misses of cold memory (NumPy elides temporaries the same way). Only the evaluator
-** grants this (I->inplace_ok), for operands it evaluated itself and releases right after:
-** other C callers may pass values whose only reference is a container they still use. */
-static bool reusable(const Tensor *t, int64_t rows, int64_t cols) {
+/* An operand nothing else holds (refcount 1, no view), shaped like the result and contiguous:
+** an elementwise op may write its result over it, saving a fresh buffer and the page faults
+** and cache misses of cold memory (NumPy elides temporaries the same way; R reuses a vector
+** its reference count says is unshared). Only when the caller lends its operands (lent,
+** op_apply_lent): the evaluator, for temporaries it releases right after and for the old
+** value of the variable the result is assigned to (X = X / 255); other C callers may pass
+** values whose only reference is a container they still use. Not under --nan-check, which
+** compares the result with the operands it would have overwritten. The kernel then runs to
+** its end (op_run_kernel): the operand is never left half written. */
+static bool reusable(const Interp *I, const Tensor *t, int64_t rows, int64_t cols) {
   return tensor_is_unique(t) && tensor_is_contiguous(t) && tensor_rows(t) == rows && tensor_cols(t) == cols &&
-         rows * cols > TENSOR_SMALL;
+         rows * cols > TENSOR_SMALL && !I->nan_check;
 }
 
-Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool inplace, Span sp) {
+Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool lent, Span sp) {
   if (is_numlike(a) && is_numlike(b)) {
     double r = sc_binary(op, numv(a), numv(b));
     if (!isfinite(r) && I->nan_check && isfinite(numv(a)) && isfinite(numv(b))) nan_check_fail(I, op_info[op].sym, sp);
@@ -105,14 +109,14 @@ Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool inplace, Span sp) {
   op_align(I, cin, 2);
   Tensor *out = NULL;
   for (int k = 0; k < 2 && !out; k++)       /* write into a temporary operand (NumPy does too) */
-    if (inplace && in[k] && cin[k] == in[k] && p.bc[k] == BC_FULL && reusable(in[k], rows, cols)) { out = in[k]; out->refcount++; }
+    if (lent && in[k] && cin[k] == in[k] && p.bc[k] == BC_FULL && reusable(I, in[k], rows, cols)) { out = in[k]; out->refcount++; }
   if (!out) out = tensor_new_on(I, be_place(I->device, cin, 2), rows, cols);
   op_run_kernel(I, op, out, cin, &p, sp);
   tmp_release_to(I, mark);
   return val_mat(out);
 }
 
-Value ew_unary(Interp *I, OpKind op, Value a, bool inplace, Span sp) {
+Value ew_unary(Interp *I, OpKind op, Value a, bool lent, Span sp) {
   if (is_numlike(a)) {
     double r = sc_unary(op, numv(a));
     if (!isfinite(r) && I->nan_check && isfinite(numv(a))) nan_check_fail(I, op_info[op].sym, sp);
@@ -120,7 +124,7 @@ Value ew_unary(Interp *I, OpKind op, Value a, bool inplace, Span sp) {
   }
   if (a.t != VT_MAT) op_bad_operand(I, op, a, sp);
   Tensor *m = a.u.m;
-  if (inplace && reusable(m, tensor_rows(m), tensor_cols(m))) {     /* in place over a temporary */
+  if (lent && reusable(I, m, tensor_rows(m), tensor_cols(m))) {     /* in place over a lent operand */
     m->refcount++;
     Tensor *in[1] = { m };
     op_run_kernel(I, op, m, in, NULL, sp);
@@ -169,19 +173,22 @@ Value ew_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
 }
 
 /* The entry points (ops.h): op_apply takes them (a trace, or the kernels above). */
-Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) {
+Value op_binary(Interp *I, OpKind op, Value a, Value b, Span sp) { return op_binary_lent(I, op, a, b, false, sp); }
+
+Value op_binary_lent(Interp *I, OpKind op, Value a, Value b, bool lent, Span sp) {
   if (op == OP_RANGE) {                      /* its length is its value: concrete bounds */
-    I->inplace_ok = false;
     Span saved = I->call_span;
     I->call_span = sp;
     Value r = op_range(I, a, b, sp);
     I->call_span = saved;
     return r;
   }
-  return op_enter(I, op, 2, (Value[]){ a, b }, 0, NULL, sp);
+  return op_enter_lent(I, op, lent, 2, (Value[]){ a, b }, 0, NULL, sp);
 }
 
 Value op_unary(Interp *I, OpKind op, Value a, Span sp) { return op_enter(I, op, 1, &a, 0, NULL, sp); }
+
+Value op_unary_lent(Interp *I, OpKind op, Value a, bool lent, Span sp) { return op_enter_lent(I, op, lent, 1, &a, 0, NULL, sp); }
 
 Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
   return op_enter(I, OP_IFELSE, 3, (Value[]){ test, yes, no }, 0, NULL, sp);

@@ -40,10 +40,10 @@ l_noret op_abstract_stop(Interp *I, OpKind op, Span sp);
 
 /* ---- apply.c: the kernels by family, and the families' entry into op_apply ---- */
 /* op on plain operands (no box, no active stage): its family's kernel (+1). */
-Value op_kernel(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp);
+Value op_kernel(Interp *I, OpKind op, bool lent, const Value *in, int nextra, const Value *x, Span sp);
 
 /* The same on dense operands: the sparse case (sparse.c) comes here once its operands are dense. */
-Value op_kernel_dense(Interp *I, OpKind op, bool inplace, const Value *in, int nextra, const Value *x, Span sp);
+Value op_kernel_dense(Interp *I, OpKind op, bool lent, const Value *in, int nextra, const Value *x, Span sp);
 
 /* ---- sparse.c: the sparse case of every family (docs/sparse.md) ---- */
 /* Whether an operand is a sparse matrix (or --sparse always is on): op_kernel then hands the op
@@ -55,7 +55,7 @@ static inline bool sp_involved(const Interp *I, int nin, const Value *in) {
 }
 /* op on operands of which one is sparse: its sparse kernel when it has one for them, else the
 ** dense kernel on dense copies of the sparse operands. */
-Value sp_kernel(Interp *I, OpKind op, bool inplace, int nin, const Value *in, int nextra, const Value *x, Span sp);
+Value sp_kernel(Interp *I, OpKind op, bool lent, int nin, const Value *in, int nextra, const Value *x, Span sp);
 /* solve(A, B), cholesky(A) (op OP_SOLVE, OP_CHOL) of a sparse symmetric positive definite A
 ** through CHOLMOD into *r (+1): true; false (nothing made) for any other operands, which take
 ** LAPACK's path and its errors. */
@@ -73,21 +73,24 @@ static inline bool op_eager(const Interp *I, int nin, const Value *in, int nextr
   return !boxed;
 }
 
-/* op_kernel with op_apply's bookkeeping: the evaluator's lent operands (I->inplace_ok) for this
-** op only, errors (an out-of-memory too) located at sp. */
-static inline Value op_run_eager(Interp *I, OpKind op, const Value *in, int nextra, const Value *extra, Span sp) {
-  bool inplace = I->inplace_ok;
-  I->inplace_ok = false;
+/* op_kernel with op_apply's bookkeeping: errors (an out-of-memory too) located at sp; lent as
+** op_apply_lent's. */
+static inline Value op_run_eager(Interp *I, OpKind op, bool lent, const Value *in, int nextra, const Value *extra, Span sp) {
   Span saved = I->call_span;
   I->call_span = sp;
-  Value r = op_kernel(I, op, inplace, in, nextra, extra, sp);
+  Value r = op_kernel(I, op, lent, in, nextra, extra, sp);
   I->call_span = saved;
   return r;
 }
 
+static inline Value op_enter_lent(Interp *I, OpKind op, bool lent, int nin, const Value *in, int nextra, const Value *extra,
+                                  Span sp) {
+  if (op_eager(I, nin, in, nextra, extra)) return op_run_eager(I, op, lent, in, nextra, extra, sp);
+  return op_apply_lent(I, op, lent, nin, in, nextra, extra, sp);
+}
+
 static inline Value op_enter(Interp *I, OpKind op, int nin, const Value *in, int nextra, const Value *extra, Span sp) {
-  if (op_eager(I, nin, in, nextra, extra)) return op_run_eager(I, op, in, nextra, extra, sp);
-  return op_apply(I, op, nin, in, nextra, extra, sp);
+  return op_enter_lent(I, op, false, nin, in, nextra, extra, sp);
 }
 
 /* op_align_devices where an operand is on a device; nothing to do (the common case, tested
@@ -98,10 +101,10 @@ static inline void op_align(Interp *I, Tensor *in[], int n) {
 }
 
 /* ---- each family's kernel entry (op_kernel dispatches to them) ---- */
-/* ew.c: an elementwise op of two or one operands; inplace: the evaluator lends operands it
-** will discard (I->inplace_ok, taken by op_apply), so the result may be written over one. */
-Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool inplace, Span sp);
-Value ew_unary(Interp *I, OpKind op, Value a, bool inplace, Span sp);
+/* ew.c: an elementwise op of two or one operands; lent: the caller lends its operands
+** (op_apply_lent), so the result may be written over one that nothing else holds. */
+Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool lent, Span sp);
+Value ew_unary(Interp *I, OpKind op, Value a, bool lent, Span sp);
 Value ew_ifelse(Interp *I, Value test, Value yes, Value no, Span sp);
 /* matmul.c: the product (OP_SUMPROD's is op_sumprod, ops.h). */
 Value mm_matmul(Interp *I, Value a, Value b, Span sp);

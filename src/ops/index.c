@@ -395,6 +395,49 @@ static Value read_at(Interp *I, Value x, int nix, const Value *ivin, unsigned ra
   return r;
 }
 
+bool index_permute_rows(Interp *I, Tensor *x, Value perm, Span sp) {
+  if (perm.t != VT_MAT || !tensor_is_unique(x) || !tensor_is_contiguous(x) || x->st->sparse || x->st->dev ||
+      x->st->abstract || x->st->be != &be_cpu)
+    return false;
+  Tensor *p = perm.u.m;
+  int64_t n = tensor_rows(x), cols = tensor_cols(x);
+  if (p->logical || p->st->sparse || p->st->abstract || p->st->dev || tensor_numel(p) != n || (tensor_rows(p) != 1 && tensor_cols(p) != 1) ||
+      n < 2 || cols < 1)
+    return false;
+  uint8_t *seen = tensor_scratch(I, (size_t)n + (size_t)cols * sizeof(double));
+  double *row = (double *)(seen + n);        /* (unaligned use through memcpy only) */
+  memset(seen, 0, (size_t)n);
+  int64_t *src = tensor_scratch(I, (size_t)n * sizeof(int64_t));
+  bool ok = true;
+  for (int64_t i = 0; i < n && ok; i++) {   /* the positions 1..n, each once: a permutation */
+    double v = tensor_rows(p) == 1 ? tensor_get1(p, 0, i) : tensor_get1(p, i, 0);
+    ok = v >= 1 && v <= (double)n && v == floor(v) && !seen[(int64_t)v - 1];
+    if (ok) { seen[(int64_t)v - 1] = 1; src[i] = (int64_t)v - 1; }
+  }
+  if (ok) {                                  /* out[i] = in[src[i]], along each cycle */
+    double *d = tensor_data(x);
+    size_t rb = (size_t)cols * sizeof(double);
+    memset(seen, 0, (size_t)n);
+    for (int64_t s0 = 0; s0 < n; s0++) {
+      if (seen[s0] || src[s0] == s0) continue;
+      memcpy(row, d + s0 * cols, rb);
+      int64_t j = s0;
+      for (;;) {
+        seen[j] = 1;
+        int64_t k = src[j];
+        if (k == s0) { memcpy(d + j * cols, row, rb); break; }
+        memcpy(d + j * cols, d + k * cols, rb);
+        j = k;
+      }
+    }
+    x->logical = false;
+  }
+  tensor_scratch_free(I, src);
+  tensor_scratch_free(I, seen);
+  (void)sp;
+  return ok;
+}
+
 /* x[iv...] for an evaluated x and indices (VT_UNBOUND or VT_NULL = the whole dimension).
 ** Used by the evaluator and, as the op INDEX, by grad. Arguments borrowed; result owned. */
 Value index_read(Interp *I, Value x, int nix, const Value *ivin, Span sp) { return read_at(I, x, nix, ivin, 0, sp, false); }

@@ -17,6 +17,13 @@ Value index_read(Interp *I, Value x, int nix, const Value *iv, Span sp);
 ** (a:(a + k), k >= 2): never a mask, so a staged one needs no value to say what it selects,
 ** and the read is a graph op with the range's values as its input (a slice at a traced offset). */
 Value index_read_ranges(Interp *I, Value x, int nix, const Value *iv, unsigned ranges, Span sp);
+/* X = X[perm, ] on a dense CPU matrix x that nothing but the assigned variable holds (the
+** evaluator lends it, eval.c lend_target): when perm (borrowed) is a vector of the positions
+** 1..nrow(x), each once, x's rows are permuted in place, row by row with memcpy along each
+** cycle, and true is returned (x's result is x itself); false, nothing touched, for any other
+** index, which takes index_read's path and its errors. No allocation of x's size, and it
+** runs to its end (no interrupt leaves x half permuted). */
+bool index_permute_rows(Interp *I, Tensor *x, Value perm, Span sp);
 /* index_read and index_scatter on an x (a v) whose elements are not known (an abstract trace,
 ** staging/stage.c): their checks and errors, then zeros of their result's type and shape
 ** (tensor_abstract; a number 0), no element read. Arguments borrowed; result owned. */

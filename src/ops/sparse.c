@@ -479,7 +479,7 @@ static bool sp_try(Interp *I, OpKind op, const Value *in, int nextra, const Valu
   }
 }
 
-Value sp_kernel(Interp *I, OpKind op, bool inplace, int nin, const Value *in, int nextra, const Value *x, Span sp) {
+Value sp_kernel(Interp *I, OpKind op, bool lent, int nin, const Value *in, int nextra, const Value *x, Span sp) {
   for (int k = 0; k < nin; k++)                    /* an abstract trace's stand-in (tensor_abstract) */
     if (in[k].t == VT_MAT && in[k].u.m->st->abstract) op_abstract_stop(I, op, sp);
   int mark = I->ntmp;
@@ -512,9 +512,9 @@ Value sp_kernel(Interp *I, OpKind op, bool inplace, int nin, const Value *in, in
       Tensor *d = tensor_densify(I, v[k].u.m);
       v[k] = val_mat(d);
       tmp_push(I, v[k]);
-      inplace = false;
+      lent = false;
     }
-  r = op_kernel_dense(I, op, inplace && I->ntmp == mark, v, nextra, x, sp);
+  r = op_kernel_dense(I, op, lent && I->ntmp == mark, v, nextra, x, sp);
   tmp_release_to(I, mark);
   return r;
 }

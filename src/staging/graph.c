@@ -494,9 +494,8 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
       }
       if (nd->op == OP_MMCHAIN) { r = op_mmchain(I, nin, args, nd->v, nd->span); break; }   /* (its plan in v) */
       if (nd->op == OP_MASKED) { r = run_masked(I, nin, args, nd->v, nd->span); break; }    /* (its program in v) */
-      I->inplace_ok = last && (op_info[nd->op].flags & OPF_EW);
-      r = op_apply(I, (OpKind)nd->op, nin - nd->nextra, args, nd->nextra, args + (nin - nd->nextra), nd->span);
-      I->inplace_ok = false;
+      r = op_apply_lent(I, (OpKind)nd->op, last && (op_info[nd->op].flags & OPF_EW), nin - nd->nextra, args, nd->nextra,
+                        args + (nin - nd->nextra), nd->span);
       break;
     }
     case GN_CALL: r = bi_call(I, nd->bi, nin, args, nd->names, nd->span); break;

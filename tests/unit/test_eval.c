@@ -19,6 +19,7 @@
 #include "capture.h"
 #include "mem.h"
 #include "sym.h"
+#include "tensor.h"
 
 /* ---- fixture: a fresh interpreter per test, output captured per run ---- */
 
@@ -514,6 +515,34 @@ static void test_syntax_error_status(void **state) {
   expect_error(f, "break", 2, "'break' outside a loop");
 }
 
+/* X = X / 255 writes over X's buffer when nothing else holds it (eval.c lend_target), and
+** never when something does: a copy, a view, the same matrix on both sides. */
+static const Tensor *global_mat(Fix *f, const char *name) {
+  Value v = sym_intern(&f->I->syms, name, strlen(name))->global;
+  assert_int_equal(v.t, VT_MAT);
+  return v.u.m;
+}
+
+static void test_inplace_assign(void **state) {
+  Fix *f = *state;
+  expect_out(f, "X = matrix(510, rows = 100, cols = 20)", "");
+  const Tensor *x0 = global_mat(f, "X");
+  expect_out(f, "X = X / 255; X = -X; X = 3 + X; print(sum(X))", "2000\n");
+  assert_ptr_equal(global_mat(f, "X"), x0);                /* each op wrote into X's buffer */
+  expect_out(f, "Y = X; X = X * 2; print(sum(Y)); print(sum(X))", "2000\n4000\n");
+  assert_ptr_equal(global_mat(f, "Y"), x0);                /* Y kept it: X got a fresh one */
+  assert_ptr_not_equal(global_mat(f, "X"), x0);
+  expect_out(f, "V = Y[1:50, ]; Y = Y + 1; print(sum(V)); Y = Y * Y; print(sum(Y))", "1000\n8000\n");
+  expect_out(f, "f = function() { X = X + 1; sum(X) }; print(f()); print(sum(X))", "6000\n4000\n");
+  /* X = X[perm, ]: the rows permuted in X's buffer; a copy keeps its own */
+  expect_out(f, "P = matrix(seq(1, 3000), rows = 1000, cols = 3)", "");
+  const Tensor *p0 = global_mat(f, "P");
+  expect_out(f, "P = P[1001 - seq(1, 1000), ]; print(P[1, ])", "2998 2999 3000\n");
+  assert_ptr_equal(global_mat(f, "P"), p0);
+  expect_out(f, "Q = P; P = P[1001 - seq(1, 1000), ]; print(P[1, ]); print(Q[1, ])", "1 2 3\n2998 2999 3000\n");
+  assert_ptr_equal(global_mat(f, "Q"), p0);
+}
+
 static void test_errors_keep_globals(void **state) {
   Fix *f = *state;
   expect_out(f, "x = 42\nL = list(a = [1, 2])\nf = function(n) n * 2", "");
@@ -591,6 +620,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_runtime_error_report, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_syntax_error_status, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_errors_keep_globals, fix_setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_inplace_assign, fix_setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_errors_then_free, fix_setup, fix_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
