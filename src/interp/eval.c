@@ -102,6 +102,168 @@ static void store(Value *place, Value v) {   /* takes v */
   val_release(old);
 }
 
+static Value ev_assign_global(Interp *I, AstNode *n);
+/* ---- number evaluators (AstNode.evn): a pure number expression without Values ----
+** A tree of number literals and names combined by elementwise ops (the scalar loop's
+** `s + i * 0.5`, `i < n`) has no effect but reading its names, so it can be tried as doubles
+** and, when a name does not hold a number (a matrix, a box of grad or of a stage, unbound), given
+** up and evaluated again by ev, which then meets the same values. The callers (assignments to a
+** name, while and if conditions) try it only while no stage traces (staging reads names through
+** stage_read). A result that --nan-check would stop at is given up too, so ev reports it. A
+** comparison gives 0 or 1 and is read only at the root, where its callers make it a boolean. */
+static inline bool evn_name(Interp *I, const AstNode *k, double *x) {
+  Value v;
+  if (k->slot < 0) v = k->u.sym->global;
+  else v = env_at(I, k->depth)->slots[k->slot];   /* (unbound: ev looks outward by name) */
+  *x = v.u.n;
+  return v.t == VT_NUM;
+}
+
+/* A kid of an op: literals and names inline, deeper trees through their own evn. */
+static inline bool evn_kid(Interp *I, AstNode *k, double *x) {
+  if (k->kind == AST_NUM) { *x = k->u.num; return true; }
+  if (k->kind == AST_NAME) return evn_name(I, k, x);
+  return k->evn(I, k, x);
+}
+
+static bool evn_num(Interp *I, AstNode *n, double *out) { (void)I; *out = n->u.num; return true; }
+static bool evn_namef(Interp *I, AstNode *n, double *out) { return evn_name(I, n, out); }
+
+/* An op's evaluator for each kind of its two operands, chosen when the tree is prepared: a
+** number (K), a global (G), a local of the running function (L) or anything else with an evn
+** (X), so that the usual `s + i * 0.5` reads its leaves without asking what they are. */
+static inline bool evn_g(const AstNode *k, double *x) {
+  Value v = k->u.sym->global;
+  *x = v.u.n;
+  return v.t == VT_NUM;
+}
+static inline bool evn_l(Interp *I, const AstNode *k, double *x) {
+  Value v = I->env->slots[k->slot];
+  *x = v.u.n;
+  return v.t == VT_NUM;
+}
+#define EVN_K(k, x) (*(x) = (k)->u.num, true)
+#define EVN_G(k, x) evn_g(k, x)
+#define EVN_L(k, x) evn_l(I, k, x)
+#define EVN_X(k, x) (k)->evn(I, k, x)
+#define EVN_SPEC(NAME, EXPR, CA, CB)                                                      \
+  static bool NAME##_##CA##CB(Interp *I, AstNode *n, double *out) {                       \
+    double x, y;                                                                          \
+    if (!EVN_##CA(n->kids[0], &x) || !EVN_##CB(n->kids[1], &y)) return false;             \
+    double r = (EXPR);                                                                    \
+    if (I->nan_check && !isfinite(r) && isfinite(x) && isfinite(y)) return false;         \
+    *out = r;                                                                             \
+    return true;                                                                          \
+  }
+#define EVN_ROW(NAME, EXPR, CA) \
+  EVN_SPEC(NAME, EXPR, CA, K) EVN_SPEC(NAME, EXPR, CA, G) EVN_SPEC(NAME, EXPR, CA, L) EVN_SPEC(NAME, EXPR, CA, X)
+#define EVN_BINARY(NAME, EXPR)                                                            \
+  EVN_ROW(NAME, EXPR, K) EVN_ROW(NAME, EXPR, G) EVN_ROW(NAME, EXPR, L) EVN_ROW(NAME, EXPR, X) \
+  static EvnFn *const NAME[4][4] = { { NAME##_KK, NAME##_KG, NAME##_KL, NAME##_KX },         \
+                                     { NAME##_GK, NAME##_GG, NAME##_GL, NAME##_GX },         \
+                                     { NAME##_LK, NAME##_LG, NAME##_LL, NAME##_LX },         \
+                                     { NAME##_XK, NAME##_XG, NAME##_XL, NAME##_XX } };
+typedef bool EvnFn(Interp *I, AstNode *n, double *out);
+EVN_BINARY(evn_add, x + y)
+EVN_BINARY(evn_sub, x - y)
+EVN_BINARY(evn_mul, x * y)
+EVN_BINARY(evn_div, x / y)
+EVN_BINARY(evn_lt, x < y)
+EVN_BINARY(evn_le, x <= y)
+EVN_BINARY(evn_gt, x > y)
+EVN_BINARY(evn_ge, x >= y)
+EVN_BINARY(evn_eq, x == y)
+EVN_BINARY(evn_ne, x != y)
+EVN_BINARY(evn_binary, sc_binary(n->op, x, y))
+#undef EVN_BINARY
+#undef EVN_ROW
+#undef EVN_SPEC
+
+/* The operand kind of kid k (the index into the tables above). */
+static int evn_class(const AstNode *k) {
+  if (k->kind == AST_NUM) return 0;
+  if (k->kind == AST_NAME && k->slot < 0) return 1;
+  if (k->kind == AST_NAME && k->depth == 0) return 2;
+  return 3;
+}
+
+static bool evn_unary(Interp *I, AstNode *n, double *out) {   /* as eval_unary's number path */
+  double x;
+  if (I->nan_check || !evn_kid(I, n->kids[0], &x)) return false;
+  *out = sc_unary(n->op, x);
+  return true;
+}
+
+static bool is_cmp_node(const AstNode *n) {
+  return (n->kind == AST_BINARY || n->kind == AST_UNARY) && (op_info[n->op].flags & OPF_CMP);
+}
+
+/* n->evn for a node whose kids are prepared: a number, a name, or an elementwise op on
+** operands that have one and give numbers (a comparison's 0/1 stays at the root). */
+static void evn_prepare(AstNode *n) {
+  n->evn = NULL;
+  switch (n->kind) {
+  case AST_NUM: n->evn = evn_num; return;
+  case AST_NAME: if (n->u.sym->len != 3 || strcmp(n->u.sym->name, "...")) n->evn = evn_namef; return;
+  case AST_UNARY:
+    if (!(op_info[n->op].flags & OPF_EW) || !n->kids[0]->evn || is_cmp_node(n->kids[0])) return;
+    n->evn = evn_unary;
+    return;
+  case AST_BINARY:
+    if (!(op_info[n->op].flags & OPF_EW) || n->nkids != 2) return;
+    for (int i = 0; i < 2; i++)
+      if (!n->kids[i]->evn || is_cmp_node(n->kids[i])) return;
+    {
+      EvnFn *const (*t)[4];
+      switch (n->op) {
+      case OP_ADD: t = evn_add; break;
+      case OP_SUB: t = evn_sub; break;
+      case OP_MUL: t = evn_mul; break;
+      case OP_DIV: t = evn_div; break;
+      case OP_LT: t = evn_lt; break;
+      case OP_LE: t = evn_le; break;
+      case OP_GT: t = evn_gt; break;
+      case OP_GE: t = evn_ge; break;
+      case OP_EQ: t = evn_eq; break;
+      case OP_NE: t = evn_ne; break;
+      default: t = evn_binary; break;
+      }
+      n->evn = t[evn_class(n->kids[0])][evn_class(n->kids[1])];
+    }
+    return;
+  default: return;
+  }
+}
+
+/* The truth of condition c by its number evaluator: false when it has none, a stage traces, a
+** name is not a number or the value is NaN (then ev and val_truth decide, with their errors). */
+static inline bool evn_truth(Interp *I, AstNode *c, bool *t) {
+  double x;
+  if (!c->evn || I->stage || !c->evn(I, c, &x) || isnan(x)) return false;
+  *t = x != 0;
+  return true;
+}
+
+/* name = <pure number expression>: stored without a Value made and checked on the way (the
+** place a global's or a local's of the running function; a comparison stores a boolean). */
+#define EV_ASSIGN_NUM(NAME, PLACE, MAKE, SLOW)                                \
+  static Value NAME(Interp *I, AstNode *n) {                                  \
+    AstNode *rhs = n->kids[1];                                                \
+    double x;                                                                 \
+    if (I->stage || !rhs->evn(I, rhs, &x)) return SLOW(I, n);                 \
+    Value *place = (PLACE), old = *place;                                     \
+    *place = MAKE(x);                                                         \
+    if (val_is_heap(old)) val_release(old);                                   \
+    return MAKE(x);                                                           \
+  }
+#define VAL_BOOL01(x) val_bool((x) != 0)
+EV_ASSIGN_NUM(ev_assign_global_num, &n->kids[0]->u.sym->global, val_num, ev_assign_global)
+EV_ASSIGN_NUM(ev_assign_global_bool, &n->kids[0]->u.sym->global, VAL_BOOL01, ev_assign_global)
+EV_ASSIGN_NUM(ev_assign_local0_num, &I->env->slots[n->kids[0]->slot], val_num, eval_assign)
+EV_ASSIGN_NUM(ev_assign_local0_bool, &I->env->slots[n->kids[0]->slot], VAL_BOOL01, eval_assign)
+#undef EV_ASSIGN_NUM
+#undef VAL_BOOL01
+
 /* ---- operators ---- */
 static inline Value eval_operand(Interp *I, AstNode *n) { return n->ev(I, n); }
 
@@ -253,10 +415,19 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
 }
 
 /* ---- control flow ---- */
+static inline bool staging_blocks(const Interp *I);
 /* Runs one iteration's body; false when the loop must stop (break, or a return in flight). */
-static inline bool loop_body(Interp *I, AstNode *body, Span sp) {
-  Value r = eval(I, body);
-  val_release(r);
+static inline __attribute__((always_inline)) bool loop_body(Interp *I, AstNode *body, Span sp) {
+  if (body->kind == AST_BLOCK && body->nkids > 0 && !staging_blocks(I)) {
+    /* eval_block's statements, the block's value (dropped here) not kept */
+    for (uint32_t i = 0, last = body->nkids - 1;; i++) {
+      AstNode *k = body->kids[i];
+      Value v = k->ev(I, k);
+      if (val_is_heap(v)) val_release(v);
+      if (I->ctl || i == last) break;
+      if (I->interrupted) interp_check_interrupt(I, k->span);
+    }
+  } else val_release(eval(I, body));
   interp_burn(I);
   if (I->interrupted) interp_check_interrupt(I, sp);
   interp_abstract_poll(I, sp);
@@ -627,6 +798,11 @@ static Value eval_while(Interp *I, AstNode *n) {
   AstNode *cond = n->kids[0], *body = n->kids[1];
   LoopStage *L = I->stage ? while_begin(I, n) : NULL;
   for (;;) {
+    bool t;
+    if (!L && evn_truth(I, cond, &t)) {              /* a number test: no Value made */
+      if (!t || !loop_body(I, body, n->span)) break;
+      continue;
+    }
     Value c = eval_operand(I, cond);
     if (L) {                                             /* the first test, traced */
       tmp_push(I, c);
@@ -641,7 +817,6 @@ static Value eval_while(Interp *I, AstNode *n) {
       }
       L = NULL;
     }
-    bool t;
     if (c.t == VT_BOOL) t = c.u.b;
     else {
       tmp_push(I, c);
@@ -800,8 +975,12 @@ static Value eval_any(Interp *I, AstNode *n) {
   case AST_ASSIGN: return eval_assign(I, n);
   case AST_WHILE: return eval_while(I, n);
   case AST_IF: {
-    Value c = eval_operand(I, n->kids[0]);
     bool t;
+    if (evn_truth(I, n->kids[0], &t)) {
+      if (t) return eval(I, n->kids[1]);
+      return n->nkids > 2 ? eval(I, n->kids[2]) : val_null();
+    }
+    Value c = eval_operand(I, n->kids[0]);
     if (c.t == VT_BOX && I->stage && (n->flags & AST_F_VOID) && stage_select_ok(I, c)) {   /* (value unread) */
       tmp_push(I, c);
       bool done = if_select(I, n, c);
@@ -945,6 +1124,7 @@ void eval_prepare(AstNode *n) {
       if (n->kids[i]->kind == AST_IF) n->kids[i]->flags |= AST_F_VOID;
   if (n->kind == AST_FOR) mark_void(n->kids[2]);
   if (n->kind == AST_WHILE) mark_void(n->kids[1]);
+  evn_prepare(n);
   switch (n->kind) {
   case AST_NUM: n->ev = ev_num; return;
   case AST_NAME: n->ev = n->slot < 0 ? ev_global : n->depth == 0 ? ev_local0 : eval_any; return;
@@ -962,9 +1142,14 @@ void eval_prepare(AstNode *n) {
     case OP_NE: n->ev = ev_ne; return;
     default: n->ev = eval_binary; return;
     }
-  case AST_ASSIGN:
-    n->ev = n->kids[0]->kind == AST_NAME && n->kids[0]->slot < 0 ? ev_assign_global : eval_assign;
+  case AST_ASSIGN: {
+    AstNode *t = n->kids[0];
+    bool num = n->nkids == 2 && n->kids[1]->evn, cmp = num && is_cmp_node(n->kids[1]);
+    if (t->kind == AST_NAME && t->slot < 0) n->ev = !num ? ev_assign_global : cmp ? ev_assign_global_bool : ev_assign_global_num;
+    else if (t->kind == AST_NAME && t->depth == 0 && num) n->ev = cmp ? ev_assign_local0_bool : ev_assign_local0_num;
+    else n->ev = eval_assign;
     return;
+  }
   case AST_BLOCK: n->ev = eval_block; return;
   case AST_WHILE: n->ev = eval_while; return;
   case AST_CALL: n->ev = n->flags & AST_F_DMLFIRST ? eval_call_first : eval_call; return;
