@@ -264,6 +264,249 @@ EV_ASSIGN_NUM(ev_assign_local0_bool, &I->env->slots[n->kids[0]->slot], VAL_BOOL0
 #undef EV_ASSIGN_NUM
 #undef VAL_BOOL01
 
+/* ---- number loops (AstNode.loop) ----
+** A while loop whose test is a pure number expression and whose body is assignments of pure
+** number expressions to names (a global, or a local of the running function) is also a flat
+** program: three-address instructions over operands that are, when the loop starts, the places
+** of its names (a global's binding, a slot of the running env or of an enclosing one), its
+** numbers and temporaries (the test, LP_TEST, then the body's statements, then LP_END). An
+** instruction reads its operands' places as evn does; a statement whose operand does not hold a
+** number is given up before it stores anything and run by its ev (which then meets the same
+** values: an unbound local is looked up outward, a matrix goes to the ops, a missing name is the
+** usual error), and the program goes on after it. Only a statement's last instruction stores
+** into its name, so nothing is left half done. The loop polls (fuel, Ctrl-C, an abstract trace's
+** stop) after each iteration, as loop_body does. Not used while a stage traces, under
+** --nan-check, or where --staged runs blocks staged (eval_while checks). */
+enum { LP_ADD, LP_SUB, LP_MUL, LP_DIV, LP_LT, LP_LE, LP_GT, LP_GE, LP_EQ, LP_NE, LP_BIN,   /* d = a op b */
+       LP_UN, LP_MOV, LP_MOVB,        /* d = op a, d = a, d = a as a boolean */
+       LP_TEST, LP_END };             /* stop unless a is true; the iteration's end */
+enum { LP_CONST, LP_GLOBAL, LP_LOCAL, LP_TEMP };
+enum { LP_MAXOPS = 255, LP_MAXINS = 255, LP_MAXSTMT = 64 };
+typedef struct LpIns { uint8_t code, op, stmt, a, b, dst; } LpIns;   /* op: LP_BIN's, LP_UN's OpKind */
+typedef struct LpOpnd { uint8_t kind; int32_t slot, depth; Symbol *sym; double k; } LpOpnd;
+typedef struct LpStmt { uint16_t end; AstNode *node; } LpStmt;      /* end: the next statement's first */
+struct NumLoop { int nops, nins; LpOpnd *ops; LpIns *ins; LpStmt *stmts; };
+
+typedef struct LpBuild {
+  LpOpnd op[LP_MAXOPS];
+  LpIns ins[LP_MAXINS];
+  LpStmt st[LP_MAXSTMT];
+  int nops, nins, nst;
+  bool ok;
+} LpBuild;
+
+static int lp_new_opnd(LpBuild *b, LpOpnd o) {
+  if (b->nops == LP_MAXOPS) { b->ok = false; return 0; }
+  b->op[b->nops] = o;
+  return b->nops++;
+}
+
+/* The operand of a number or a name (one per name). */
+static int lp_leaf(LpBuild *b, const AstNode *n) {
+  LpOpnd o = { 0 };
+  if (n->kind == AST_NUM) { o.kind = LP_CONST; o.k = n->u.num; return lp_new_opnd(b, o); }
+  if (n->slot < 0) { o.kind = LP_GLOBAL; o.sym = n->u.sym; }
+  else { o.kind = LP_LOCAL; o.slot = n->slot; o.depth = n->depth; }
+  for (int i = 0; i < b->nops; i++)
+    if (b->op[i].kind == o.kind && b->op[i].sym == o.sym && b->op[i].slot == o.slot && b->op[i].depth == o.depth) return i;
+  return lp_new_opnd(b, o);
+}
+
+static void lp_emit(LpBuild *b, int code, int op, int x, int y, int dst) {
+  if (b->nins == LP_MAXINS) { b->ok = false; return; }
+  b->ins[b->nins++] = (LpIns){ (uint8_t)code, (uint8_t)op, (uint8_t)b->nst, (uint8_t)x, (uint8_t)y, (uint8_t)dst };
+}
+
+static int lp_code(int op) {
+  switch (op) {
+  case OP_ADD: return LP_ADD;
+  case OP_SUB: return LP_SUB;
+  case OP_MUL: return LP_MUL;
+  case OP_DIV: return LP_DIV;
+  case OP_LT: return LP_LT;
+  case OP_LE: return LP_LE;
+  case OP_GT: return LP_GT;
+  case OP_GE: return LP_GE;
+  case OP_EQ: return LP_EQ;
+  case OP_NE: return LP_NE;
+  default: return LP_BIN;
+  }
+}
+
+/* The operand holding pure number expression n, after the instructions computing it. */
+static int lp_expr(LpBuild *b, const AstNode *n) {
+  if (!b->ok) return 0;
+  if (n->kind == AST_NUM || n->kind == AST_NAME) return lp_leaf(b, n);
+  LpOpnd t = { .kind = LP_TEMP };
+  if (n->kind == AST_UNARY) {
+    int x = lp_expr(b, n->kids[0]);
+    int d = lp_new_opnd(b, t);
+    lp_emit(b, LP_UN, n->op, x, x, d);
+    return d;
+  }
+  int x = lp_expr(b, n->kids[0]);
+  int y = lp_expr(b, n->kids[1]);
+  int d = lp_new_opnd(b, t);
+  lp_emit(b, lp_code(n->op), n->op, x, y, d);
+  return d;
+}
+
+/* Statement s, the test (target NULL) or target = expr. */
+static void lp_stmt(LpBuild *b, AstNode *s, AstNode *expr, const AstNode *target) {
+  if (!b->ok || b->nst == LP_MAXSTMT) { b->ok = false; return; }
+  int v = lp_expr(b, expr);
+  if (!target) lp_emit(b, LP_TEST, 0, v, v, v);
+  else if (is_cmp_node(expr)) lp_emit(b, LP_MOVB, 0, v, v, lp_leaf(b, target));
+  else if (expr->kind == AST_NUM || expr->kind == AST_NAME) lp_emit(b, LP_MOV, 0, v, v, lp_leaf(b, target));
+  else if (b->ok) b->ins[b->nins - 1].dst = (uint8_t)lp_leaf(b, target);   /* the root's op stores into the name */
+  if (!b->ok) return;
+  b->st[b->nst++] = (LpStmt){ (uint16_t)b->nins, s };
+}
+
+/* A body statement the program can hold: name = pure number expression. */
+static bool lp_assign_ok(const AstNode *s) {
+  if (s->kind != AST_ASSIGN || s->nkids != 2 || !s->kids[1]->evn) return false;
+  const AstNode *t = s->kids[0];
+  return t->kind == AST_NAME && (t->slot < 0 || t->depth == 0);
+}
+
+/* The program of while loop n, in arena a, or NULL when its test or a statement is not a number
+** one (or it is too long). */
+static struct NumLoop *lp_build(AstNode *n, Arena *a) {
+  AstNode *cond = n->kids[0], *body = n->kids[1];
+  if (!cond->evn) return NULL;
+  AstNode **stmts = body->kind == AST_BLOCK ? body->kids : &n->kids[1];
+  uint32_t ns = body->kind == AST_BLOCK ? body->nkids : 1;
+  if (ns == 0) return NULL;
+  for (uint32_t i = 0; i < ns; i++)
+    if (!lp_assign_ok(stmts[i])) return NULL;
+  LpBuild *b = mem_alloc(sizeof *b);
+  b->nops = b->nins = b->nst = 0;
+  b->ok = true;
+  lp_stmt(b, cond, cond, NULL);
+  for (uint32_t i = 0; i < ns; i++) lp_stmt(b, stmts[i], stmts[i]->kids[1], stmts[i]->kids[0]);
+  lp_emit(b, LP_END, 0, 0, 0, 0);
+  struct NumLoop *p = NULL;
+  if (b->ok) {
+    p = arena_alloc(a, sizeof *p);
+    p->nops = b->nops;
+    p->nins = b->nins;
+    p->ops = arena_alloc(a, (size_t)b->nops * sizeof *p->ops);
+    p->ins = arena_alloc(a, (size_t)b->nins * sizeof *p->ins);
+    p->stmts = arena_alloc(a, (size_t)b->nst * sizeof *p->stmts);
+    memcpy(p->ops, b->op, (size_t)b->nops * sizeof *p->ops);
+    memcpy(p->ins, b->ins, (size_t)b->nins * sizeof *p->ins);
+    memcpy(p->stmts, b->st, (size_t)b->nst * sizeof *p->stmts);
+  }
+  mem_free(b);
+  return p;
+}
+
+/* An instruction as it runs: its operands' places found when the loop starts. */
+typedef struct LpRun { uint8_t code, op, stmt; Value *a, *b, *d; } LpRun;
+
+/* while loop n by its program (see above). */
+static Value eval_numloop(Interp *I, AstNode *n) {
+  const struct NumLoop *p = n->loop;
+  Value *ops[LP_MAXOPS], tv[LP_MAXOPS];
+  LpRun ins[LP_MAXINS];
+  for (int i = 0; i < p->nops; i++) {
+    const LpOpnd *o = &p->ops[i];
+    switch (o->kind) {
+    case LP_GLOBAL: ops[i] = &o->sym->global; break;
+    case LP_LOCAL: ops[i] = &env_at(I, o->depth)->slots[o->slot]; break;
+    default: tv[i] = val_num(o->k); ops[i] = &tv[i]; break;   /* a number, a temporary */
+    }
+  }
+  for (int i = 0; i < p->nins; i++) {
+    const LpIns *in = &p->ins[i];
+    ins[i] = (LpRun){ in->code, in->op, in->stmt, ops[in->a], ops[in->b], ops[in->dst] };
+  }
+  const LpRun *ip = ins;
+  for (;;) {
+    const LpRun *c = ip++;
+    double x, r;
+    switch (c->code) {
+#define LP_BINARY(CODE, EXPR)                                                    \
+    case CODE:                                                                   \
+      if (c->a->t != VT_NUM || c->b->t != VT_NUM) goto slow;                     \
+      x = c->a->u.n;                                                             \
+      r = (EXPR);                                                                \
+      goto store;
+    LP_BINARY(LP_ADD, x + c->b->u.n)
+    LP_BINARY(LP_SUB, x - c->b->u.n)
+    LP_BINARY(LP_MUL, x * c->b->u.n)
+    LP_BINARY(LP_DIV, x / c->b->u.n)
+    LP_BINARY(LP_LT, x < c->b->u.n)
+    LP_BINARY(LP_LE, x <= c->b->u.n)
+    LP_BINARY(LP_GT, x > c->b->u.n)
+    LP_BINARY(LP_GE, x >= c->b->u.n)
+    LP_BINARY(LP_EQ, x == c->b->u.n)
+    LP_BINARY(LP_NE, x != c->b->u.n)
+    LP_BINARY(LP_BIN, sc_binary(c->op, x, c->b->u.n))
+#undef LP_BINARY
+    case LP_UN:
+      if (c->a->t != VT_NUM) goto slow;
+      r = sc_unary(c->op, c->a->u.n);
+      goto store;
+    case LP_MOV:
+      if (c->a->t != VT_NUM) goto slow;
+      r = c->a->u.n;
+      goto store;
+    case LP_MOVB: {
+      if (c->a->t != VT_NUM) goto slow;
+      Value old = *c->d;
+      *c->d = val_bool(c->a->u.n != 0);
+      if (val_is_heap(old)) val_release(old);
+      continue;
+    }
+    case LP_TEST:
+      if (c->a->t == VT_NUM && !isnan(c->a->u.n)) {
+        if (c->a->u.n == 0) return val_null();
+        continue;
+      }
+      if (c->a->t == VT_BOOL) {
+        if (!c->a->u.b) return val_null();
+        continue;
+      }
+      goto slow;
+    default:                                              /* LP_END */
+      interp_burn(I);
+      if (I->interrupted) interp_check_interrupt(I, n->span);
+      interp_abstract_poll(I, n->span);
+      ip = ins;
+      continue;
+    }
+  store:
+    if (c->d->t == VT_NUM) c->d->u.n = r;
+    else {
+      Value old = *c->d;
+      *c->d = val_num(r);
+      if (val_is_heap(old)) val_release(old);
+    }
+    continue;
+  slow: {                                                 /* the statement by its tree */
+      const LpStmt *st = &p->stmts[c->stmt];
+      ip = ins + st->end;
+      if (c->stmt > 0) {
+        Value v = st->node->ev(I, st->node);
+        if (val_is_heap(v)) val_release(v);
+        continue;
+      }
+      Value v = eval(I, st->node);                        /* the test, as eval_while makes it */
+      bool t;
+      if (v.t == VT_BOOL) t = v.u.b;
+      else {
+        tmp_push(I, v);
+        t = val_truth(I, v, st->node->span);
+        tmp_pop(I, 1);
+        val_release(v);
+      }
+      if (!t) return val_null();
+    }
+  }
+}
+
 /* ---- operators ---- */
 static inline Value eval_operand(Interp *I, AstNode *n) { return n->ev(I, n); }
 
@@ -796,6 +1039,7 @@ static LoopStage *while_begin(Interp *I, AstNode *n) {
 
 static Value eval_while(Interp *I, AstNode *n) {
   AstNode *cond = n->kids[0], *body = n->kids[1];
+  if (n->loop && !I->stage && !I->nan_check && !staging_blocks(I)) return eval_numloop(I, n);
   LoopStage *L = I->stage ? while_begin(I, n) : NULL;
   for (;;) {
     bool t;
@@ -1118,13 +1362,14 @@ static void mark_void(AstNode *s) {
   if (s && s->kind == AST_BLOCK && s->nkids > 0) mark_void(s->kids[s->nkids - 1]);
 }
 
-void eval_prepare(AstNode *n) {
+void eval_prepare(AstNode *n, Arena *a) {
   if (n->kind == AST_BLOCK)
     for (uint32_t i = 0; i + 1 < n->nkids; i++)
       if (n->kids[i]->kind == AST_IF) n->kids[i]->flags |= AST_F_VOID;
   if (n->kind == AST_FOR) mark_void(n->kids[2]);
   if (n->kind == AST_WHILE) mark_void(n->kids[1]);
   evn_prepare(n);
+  if (n->kind == AST_WHILE && !(n->flags & AST_F_REMOTE)) n->loop = lp_build(n, a);
   switch (n->kind) {
   case AST_NUM: n->ev = ev_num; return;
   case AST_NAME: n->ev = n->slot < 0 ? ev_global : n->depth == 0 ? ev_local0 : eval_any; return;
