@@ -279,12 +279,15 @@ EV_ASSIGN_NUM(ev_assign_local0_bool, &I->env->slots[n->kids[0]->slot], VAL_BOOL0
 ** --nan-check, or where --staged runs blocks staged (eval_while checks). */
 enum { LP_ADD, LP_SUB, LP_MUL, LP_DIV, LP_LT, LP_LE, LP_GT, LP_GE, LP_EQ, LP_NE, LP_BIN,   /* d = a op b */
        LP_UN, LP_MOV, LP_MOVB,        /* d = op a, d = a, d = a as a boolean */
-       LP_TEST, LP_END };             /* stop unless a is true; the iteration's end */
+       LP_TEST, LP_JF, LP_JMP,        /* stop unless a is true; jump to jmp unless a is true; jump */
+       LP_END };                      /* the iteration's end */
 enum { LP_CONST, LP_GLOBAL, LP_LOCAL, LP_TEMP };
 enum { LP_MAXOPS = 255, LP_MAXINS = 255, LP_MAXSTMT = 64 };
-typedef struct LpIns { uint8_t code, op, stmt, a, b, dst; } LpIns;   /* op: LP_BIN's, LP_UN's OpKind */
+typedef struct LpIns { uint8_t code, op, stmt, a, b, dst, jmp; } LpIns;   /* op: LP_BIN's, LP_UN's OpKind */
 typedef struct LpOpnd { uint8_t kind; int32_t slot, depth; Symbol *sym; double k; } LpOpnd;
-typedef struct LpStmt { uint16_t end; AstNode *node; } LpStmt;      /* end: the next statement's first */
+/* A statement: an assignment, the loop's test or an if's test (node: the if; alt: its else). */
+enum { LPS_ASSIGN, LPS_TEST, LPS_IF };
+typedef struct LpStmt { uint16_t end, alt; uint8_t kind; AstNode *node; } LpStmt;   /* end: what follows */
 struct NumLoop { int nops, nins; LpOpnd *ops; LpIns *ins; LpStmt *stmts; };
 
 typedef struct LpBuild {
@@ -314,7 +317,7 @@ static int lp_leaf(LpBuild *b, const AstNode *n) {
 
 static void lp_emit(LpBuild *b, int code, int op, int x, int y, int dst) {
   if (b->nins == LP_MAXINS) { b->ok = false; return; }
-  b->ins[b->nins++] = (LpIns){ (uint8_t)code, (uint8_t)op, (uint8_t)b->nst, (uint8_t)x, (uint8_t)y, (uint8_t)dst };
+  b->ins[b->nins++] = (LpIns){ (uint8_t)code, (uint8_t)op, (uint8_t)b->nst, (uint8_t)x, (uint8_t)y, (uint8_t)dst, 0 };
 }
 
 static int lp_code(int op) {
@@ -360,31 +363,75 @@ static void lp_stmt(LpBuild *b, AstNode *s, AstNode *expr, const AstNode *target
   else if (expr->kind == AST_NUM || expr->kind == AST_NAME) lp_emit(b, LP_MOV, 0, v, v, lp_leaf(b, target));
   else if (b->ok) b->ins[b->nins - 1].dst = (uint8_t)lp_leaf(b, target);   /* the root's op stores into the name */
   if (!b->ok) return;
-  b->st[b->nst++] = (LpStmt){ (uint16_t)b->nins, s };
+  b->st[b->nst++] = (LpStmt){ (uint16_t)b->nins, 0, target ? LPS_ASSIGN : LPS_TEST, s };
 }
 
-/* A body statement the program can hold: name = pure number expression. */
-static bool lp_assign_ok(const AstNode *s) {
+/* A body statement the program can hold: name = pure number expression, or an if of a pure
+** number test whose branches hold only such statements. */
+static bool lp_body_ok(const AstNode *s);
+static bool lp_stmt_ok(const AstNode *s) {
+  if (s->kind == AST_IF) return s->kids[0]->evn && lp_body_ok(s->kids[1]) && (s->nkids < 3 || lp_body_ok(s->kids[2]));
   if (s->kind != AST_ASSIGN || s->nkids != 2 || !s->kids[1]->evn) return false;
   const AstNode *t = s->kids[0];
   return t->kind == AST_NAME && (t->slot < 0 || t->depth == 0);
 }
+static bool lp_body_ok(const AstNode *s) {
+  if (s->kind != AST_BLOCK) return lp_stmt_ok(s);
+  for (uint32_t i = 0; i < s->nkids; i++)
+    if (!lp_stmt_ok(s->kids[i])) return false;
+  return true;
+}
 
-/* The program of while loop n, in arena a, or NULL when its test or a statement is not a number
-** one (or it is too long). */
+static void lp_body(LpBuild *b, AstNode *s);
+/* A body statement (lp_stmt_ok): an if is its test, LP_JF to the else, the then branch, LP_JMP
+** past the else, the else branch. */
+static void lp_body_stmt(LpBuild *b, AstNode *s) {
+  if (s->kind != AST_IF) { lp_stmt(b, s, s->kids[1], s->kids[0]); return; }
+  if (!b->ok || b->nst == LP_MAXSTMT) { b->ok = false; return; }
+  int v = lp_expr(b, s->kids[0]);
+  lp_emit(b, LP_JF, 0, v, v, v);
+  if (!b->ok) return;
+  int jf = b->nins - 1, k = b->nst++;
+  b->st[k] = (LpStmt){ (uint16_t)b->nins, 0, LPS_IF, s };
+  lp_body(b, s->kids[1]);
+  int jmp = -1;
+  if (s->nkids > 2) { jmp = b->nins; lp_emit(b, LP_JMP, 0, 0, 0, 0); }
+  if (!b->ok) return;
+  b->ins[jf].jmp = (uint8_t)b->nins;
+  b->st[k].alt = (uint16_t)b->nins;
+  if (s->nkids > 2) {
+    lp_body(b, s->kids[2]);
+    if (b->ok) b->ins[jmp].jmp = (uint8_t)b->nins;
+  }
+}
+static void lp_body(LpBuild *b, AstNode *s) {
+  if (s->kind != AST_BLOCK) { lp_body_stmt(b, s); return; }
+  for (uint32_t i = 0; i < s->nkids; i++) lp_body_stmt(b, s->kids[i]);
+}
+
+/* The truth of test c as the tree makes it (if and while: a boolean, a number not NaN, ...). */
+static bool lp_truth(Interp *I, AstNode *c) {
+  Value v = eval(I, c);
+  if (v.t == VT_BOOL) return v.u.b;
+  tmp_push(I, v);
+  bool t = val_truth(I, v, c->span);
+  tmp_pop(I, 1);
+  val_release(v);
+  return t;
+}
+
+/* The program of while loop n (or for loop n over a range: its body only), in arena a, or NULL
+** when its test or a statement is not a number one (or it is too long). */
 static struct NumLoop *lp_build(AstNode *n, Arena *a) {
-  AstNode *cond = n->kids[0], *body = n->kids[1];
-  if (!cond->evn) return NULL;
-  AstNode **stmts = body->kind == AST_BLOCK ? body->kids : &n->kids[1];
-  uint32_t ns = body->kind == AST_BLOCK ? body->nkids : 1;
-  if (ns == 0) return NULL;
-  for (uint32_t i = 0; i < ns; i++)
-    if (!lp_assign_ok(stmts[i])) return NULL;
+  bool is_for = n->kind == AST_FOR;
+  AstNode *cond = is_for ? NULL : n->kids[0], *body = n->kids[is_for ? 2 : 1];
+  if (is_for ? !(n->kids[1]->kind == AST_BINARY && n->kids[1]->op == OP_RANGE) : !cond->evn) return NULL;
+  if ((body->kind == AST_BLOCK && body->nkids == 0) || !lp_body_ok(body)) return NULL;
   LpBuild *b = mem_alloc(sizeof *b);
   b->nops = b->nins = b->nst = 0;
   b->ok = true;
-  lp_stmt(b, cond, cond, NULL);
-  for (uint32_t i = 0; i < ns; i++) lp_stmt(b, stmts[i], stmts[i]->kids[1], stmts[i]->kids[0]);
+  if (cond) lp_stmt(b, cond, cond, NULL);
+  lp_body(b, body);
   lp_emit(b, LP_END, 0, 0, 0, 0);
   struct NumLoop *p = NULL;
   if (b->ok) {
@@ -403,11 +450,18 @@ static struct NumLoop *lp_build(AstNode *n, Arena *a) {
 }
 
 /* An instruction as it runs: its operands' places found when the loop starts. */
-typedef struct LpRun { uint8_t code, op, stmt; Value *a, *b, *d; } LpRun;
+typedef struct LpRun { uint8_t code, op, stmt, jmp; Value *a, *b, *d; } LpRun;
 
-/* while loop n by its program (see above). */
-static Value eval_numloop(Interp *I, AstNode *n) {
+/* while loop n by its program (see above); or for loop n over from + step * k for k in [lo, hi),
+** its variable's place var. */
+static Value eval_numloop(Interp *I, AstNode *n, Value *var, double from, double step, int64_t lo, int64_t hi) {
   const struct NumLoop *p = n->loop;
+  if (var) {
+    if (lo >= hi) return val_null();
+    Value old = *var;
+    *var = val_num(from + step * (double)lo);
+    if (val_is_heap(old)) val_release(old);
+  }
   Value *ops[LP_MAXOPS], tv[LP_MAXOPS];
   LpRun ins[LP_MAXINS];
   for (int i = 0; i < p->nops; i++) {
@@ -420,7 +474,7 @@ static Value eval_numloop(Interp *I, AstNode *n) {
   }
   for (int i = 0; i < p->nins; i++) {
     const LpIns *in = &p->ins[i];
-    ins[i] = (LpRun){ in->code, in->op, in->stmt, ops[in->a], ops[in->b], ops[in->dst] };
+    ins[i] = (LpRun){ in->code, in->op, in->stmt, in->jmp, ops[in->a], ops[in->b], ops[in->dst] };
   }
   const LpRun *ip = ins;
   for (;;) {
@@ -470,11 +524,30 @@ static Value eval_numloop(Interp *I, AstNode *n) {
         continue;
       }
       goto slow;
+    case LP_JF:
+      if (c->a->t == VT_NUM && !isnan(c->a->u.n)) {
+        if (c->a->u.n == 0) ip = ins + c->jmp;
+        continue;
+      }
+      if (c->a->t == VT_BOOL) {
+        if (!c->a->u.b) ip = ins + c->jmp;
+        continue;
+      }
+      goto slow;
+    case LP_JMP:
+      ip = ins + c->jmp;
+      continue;
     default:                                              /* LP_END */
       interp_burn(I);
       if (I->interrupted) interp_check_interrupt(I, n->span);
       interp_abstract_poll(I, n->span);
       ip = ins;
+      if (var) {                                          /* the next element, as eval_for */
+        if (++lo >= hi) return val_null();
+        Value old = *var;
+        *var = val_num(from + step * (double)lo);
+        if (val_is_heap(old)) val_release(old);
+      }
       continue;
     }
   store:
@@ -488,21 +561,12 @@ static Value eval_numloop(Interp *I, AstNode *n) {
   slow: {                                                 /* the statement by its tree */
       const LpStmt *st = &p->stmts[c->stmt];
       ip = ins + st->end;
-      if (c->stmt > 0) {
+      if (st->kind == LPS_ASSIGN) {
         Value v = st->node->ev(I, st->node);
         if (val_is_heap(v)) val_release(v);
-        continue;
-      }
-      Value v = eval(I, st->node);                        /* the test, as eval_while makes it */
-      bool t;
-      if (v.t == VT_BOOL) t = v.u.b;
-      else {
-        tmp_push(I, v);
-        t = val_truth(I, v, st->node->span);
-        tmp_pop(I, 1);
-        val_release(v);
-      }
-      if (!t) return val_null();
+      } else if (st->kind == LPS_IF) {
+        if (!lp_truth(I, st->node->kids[0])) ip = ins + st->alt;
+      } else if (!lp_truth(I, st->node)) return val_null();
     }
   }
 }
@@ -956,6 +1020,9 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
       if (k < 0) return val_null();
       lo = k;
     }
+    if (n->loop && !I->stage && !I->nan_check && !staging_blocks(I))   /* a number loop */
+      return eval_numloop(I, n, var->slot < 0 ? &var->u.sym->global : &env_at(I, var->depth)->slots[var->slot], from, step,
+                          lo, hi);
     ParforRun pr;                            /* parfor (..., mode=REMOTE) under mpirun */
     bool remote = (n->flags & AST_F_REMOTE) && mpi_parfor_begin(I, n, cnt, &lo, &hi, &pr);
     for (int64_t i = lo; i < hi; i++) {
@@ -1039,7 +1106,7 @@ static LoopStage *while_begin(Interp *I, AstNode *n) {
 
 static Value eval_while(Interp *I, AstNode *n) {
   AstNode *cond = n->kids[0], *body = n->kids[1];
-  if (n->loop && !I->stage && !I->nan_check && !staging_blocks(I)) return eval_numloop(I, n);
+  if (n->loop && !I->stage && !I->nan_check && !staging_blocks(I)) return eval_numloop(I, n, NULL, 0, 0, 0, 0);
   LoopStage *L = I->stage ? while_begin(I, n) : NULL;
   for (;;) {
     bool t;
@@ -1369,7 +1436,7 @@ void eval_prepare(AstNode *n, Arena *a) {
   if (n->kind == AST_FOR) mark_void(n->kids[2]);
   if (n->kind == AST_WHILE) mark_void(n->kids[1]);
   evn_prepare(n);
-  if (n->kind == AST_WHILE && !(n->flags & AST_F_REMOTE)) n->loop = lp_build(n, a);
+  if ((n->kind == AST_WHILE || n->kind == AST_FOR) && !(n->flags & AST_F_REMOTE)) n->loop = lp_build(n, a);
   switch (n->kind) {
   case AST_NUM: n->ev = ev_num; return;
   case AST_NAME: n->ev = n->slot < 0 ? ev_global : n->depth == 0 ? ev_local0 : eval_any; return;
