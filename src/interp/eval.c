@@ -269,7 +269,8 @@ EV_ASSIGN_NUM(ev_assign_local0_bool, &I->env->slots[n->kids[0]->slot], VAL_BOOL0
 ** number expressions to names (a global, or a local of the running function) is also a flat
 ** program: three-address instructions over operands that are, when the loop starts, the places
 ** of its names (a global's binding, a slot of the running env or of an enclosing one), its
-** numbers and temporaries (the test, LP_TEST, then the body's statements, then LP_END). An
+** numbers and temporaries (the test, then the body's statements, then LP_END; a test that is a
+** comparison is one jump, LP_JLT ..., an if a jump past its then branch, LP_JMP past its else). An
 ** instruction reads its operands' places as evn does; a statement whose operand does not hold a
 ** number is given up before it stores anything and run by its ev (which then meets the same
 ** values: an unbound local is looked up outward, a matrix goes to the ops, a missing name is the
@@ -280,7 +281,8 @@ EV_ASSIGN_NUM(ev_assign_local0_bool, &I->env->slots[n->kids[0]->slot], VAL_BOOL0
 enum { LP_ADD, LP_SUB, LP_MUL, LP_DIV, LP_LT, LP_LE, LP_GT, LP_GE, LP_EQ, LP_NE, LP_BIN,   /* d = a op b */
        LP_UN, LP_MOV, LP_MOVB,        /* d = op a, d = a, d = a as a boolean */
        LP_TEST, LP_JF, LP_JMP,        /* stop unless a is true; jump to jmp unless a is true; jump */
-       LP_END };                      /* the iteration's end */
+       LP_JLT, LP_JLE, LP_JGT, LP_JGE, LP_JEQ, LP_JNE,   /* jump to jmp unless a op b (ORDER LP_LT) */
+       LP_END, LP_EXIT };             /* the iteration's end; the loop's */
 enum { LP_CONST, LP_GLOBAL, LP_LOCAL, LP_TEMP };
 enum { LP_MAXOPS = 255, LP_MAXINS = 255, LP_MAXSTMT = 64 };
 typedef struct LpIns { uint8_t code, op, stmt, a, b, dst, jmp; } LpIns;   /* op: LP_BIN's, LP_UN's OpKind */
@@ -295,6 +297,7 @@ typedef struct LpBuild {
   LpIns ins[LP_MAXINS];
   LpStmt st[LP_MAXSTMT];
   int nops, nins, nst;
+  int test;                /* the loop test's LP_J* (jumps to LP_EXIT), or -1 */
   bool ok;
 } LpBuild;
 
@@ -354,11 +357,22 @@ static int lp_expr(LpBuild *b, const AstNode *n) {
   return d;
 }
 
+/* A test that is a comparison: its instruction made the jump unless it holds (true), target to
+** be filled in. */
+static bool lp_fuse_test(LpBuild *b, const AstNode *expr) {
+  if (!b->ok || expr->kind != AST_BINARY) return false;
+  LpIns *in = &b->ins[b->nins - 1];
+  if (in->code < LP_LT || in->code > LP_NE) return false;
+  in->code = (uint8_t)(LP_JLT + (in->code - LP_LT));
+  return true;
+}
+
 /* Statement s, the test (target NULL) or target = expr. */
 static void lp_stmt(LpBuild *b, AstNode *s, AstNode *expr, const AstNode *target) {
   if (!b->ok || b->nst == LP_MAXSTMT) { b->ok = false; return; }
   int v = lp_expr(b, expr);
-  if (!target) lp_emit(b, LP_TEST, 0, v, v, v);
+  if (!target && lp_fuse_test(b, expr)) b->test = b->nins - 1;
+  else if (!target) lp_emit(b, LP_TEST, 0, v, v, v);
   else if (is_cmp_node(expr)) lp_emit(b, LP_MOVB, 0, v, v, lp_leaf(b, target));
   else if (expr->kind == AST_NUM || expr->kind == AST_NAME) lp_emit(b, LP_MOV, 0, v, v, lp_leaf(b, target));
   else if (b->ok) b->ins[b->nins - 1].dst = (uint8_t)lp_leaf(b, target);   /* the root's op stores into the name */
@@ -389,7 +403,7 @@ static void lp_body_stmt(LpBuild *b, AstNode *s) {
   if (s->kind != AST_IF) { lp_stmt(b, s, s->kids[1], s->kids[0]); return; }
   if (!b->ok || b->nst == LP_MAXSTMT) { b->ok = false; return; }
   int v = lp_expr(b, s->kids[0]);
-  lp_emit(b, LP_JF, 0, v, v, v);
+  if (!lp_fuse_test(b, s->kids[0])) lp_emit(b, LP_JF, 0, v, v, v);
   if (!b->ok) return;
   int jf = b->nins - 1, k = b->nst++;
   b->st[k] = (LpStmt){ (uint16_t)b->nins, 0, LPS_IF, s };
@@ -429,10 +443,13 @@ static struct NumLoop *lp_build(AstNode *n, Arena *a) {
   if ((body->kind == AST_BLOCK && body->nkids == 0) || !lp_body_ok(body)) return NULL;
   LpBuild *b = mem_alloc(sizeof *b);
   b->nops = b->nins = b->nst = 0;
+  b->test = -1;
   b->ok = true;
   if (cond) lp_stmt(b, cond, cond, NULL);
   lp_body(b, body);
   lp_emit(b, LP_END, 0, 0, 0, 0);
+  lp_emit(b, LP_EXIT, 0, 0, 0, 0);
+  if (b->ok && b->test >= 0) b->ins[b->test].jmp = (uint8_t)(b->nins - 1);
   struct NumLoop *p = NULL;
   if (b->ok) {
     p = arena_alloc(a, sizeof *p);
@@ -524,6 +541,21 @@ static Value eval_numloop(Interp *I, AstNode *n, Value *var, double from, double
         continue;
       }
       goto slow;
+#define LP_JUMP(CODE, EXPR)                                                      \
+    case CODE:                                                                   \
+      if (c->a->t != VT_NUM || c->b->t != VT_NUM) goto slow;                     \
+      x = c->a->u.n;                                                             \
+      if (!(EXPR)) ip = ins + c->jmp;                                            \
+      continue;
+    LP_JUMP(LP_JLT, x < c->b->u.n)
+    LP_JUMP(LP_JLE, x <= c->b->u.n)
+    LP_JUMP(LP_JGT, x > c->b->u.n)
+    LP_JUMP(LP_JGE, x >= c->b->u.n)
+    LP_JUMP(LP_JEQ, x == c->b->u.n)
+    LP_JUMP(LP_JNE, x != c->b->u.n)
+#undef LP_JUMP
+    case LP_EXIT:
+      return val_null();
     case LP_JF:
       if (c->a->t == VT_NUM && !isnan(c->a->u.n)) {
         if (c->a->u.n == 0) ip = ins + c->jmp;
