@@ -79,6 +79,11 @@ struct Interp;
 struct AstNode {
   /* how to evaluate this node, chosen once by eval_prepare() (closure compilation) */
   struct Value (*ev)(struct Interp *I, struct AstNode *n);
+  /* a pure number expression (numbers and names combined by elementwise ops, eval.c "number
+  ** evaluators"): its value as a double, without a Value, when every name it reads holds a
+  ** number (false, nothing done: evaluate it with ev). NULL for any other node. */
+  bool (*evn)(struct Interp *I, struct AstNode *n, double *out);
+  struct NumLoop *loop;    /* AST_WHILE: its test and body as one number program (eval.c), or NULL */
   uint8_t kind;            /* AstKind */
   uint8_t op;              /* OpKind for AST_BINARY / AST_UNARY */
   uint16_t flags;

@@ -102,6 +102,507 @@ static void store(Value *place, Value v) {   /* takes v */
   val_release(old);
 }
 
+static Value ev_assign_global(Interp *I, AstNode *n);
+/* ---- number evaluators (AstNode.evn): a pure number expression without Values ----
+** A tree of number literals and names combined by elementwise ops (the scalar loop's
+** `s + i * 0.5`, `i < n`) has no effect but reading its names, so it can be tried as doubles
+** and, when a name does not hold a number (a matrix, a box of grad or of a stage, unbound), given
+** up and evaluated again by ev, which then meets the same values. The callers (assignments to a
+** name, while and if conditions) try it only while no stage traces (staging reads names through
+** stage_read). A result that --nan-check would stop at is given up too, so ev reports it. A
+** comparison gives 0 or 1 and is read only at the root, where its callers make it a boolean. */
+static inline bool evn_name(Interp *I, const AstNode *k, double *x) {
+  Value v;
+  if (k->slot < 0) v = k->u.sym->global;
+  else v = env_at(I, k->depth)->slots[k->slot];   /* (unbound: ev looks outward by name) */
+  *x = v.u.n;
+  return v.t == VT_NUM;
+}
+
+/* A kid of an op: literals and names inline, deeper trees through their own evn. */
+static inline bool evn_kid(Interp *I, AstNode *k, double *x) {
+  if (k->kind == AST_NUM) { *x = k->u.num; return true; }
+  if (k->kind == AST_NAME) return evn_name(I, k, x);
+  return k->evn(I, k, x);
+}
+
+static bool evn_num(Interp *I, AstNode *n, double *out) { (void)I; *out = n->u.num; return true; }
+static bool evn_namef(Interp *I, AstNode *n, double *out) { return evn_name(I, n, out); }
+
+/* An op's evaluator for each kind of its two operands, chosen when the tree is prepared: a
+** number (K), a global (G), a local of the running function (L) or anything else with an evn
+** (X), so that the usual `s + i * 0.5` reads its leaves without asking what they are. */
+static inline bool evn_g(const AstNode *k, double *x) {
+  Value v = k->u.sym->global;
+  *x = v.u.n;
+  return v.t == VT_NUM;
+}
+static inline bool evn_l(Interp *I, const AstNode *k, double *x) {
+  Value v = I->env->slots[k->slot];
+  *x = v.u.n;
+  return v.t == VT_NUM;
+}
+#define EVN_K(k, x) (*(x) = (k)->u.num, true)
+#define EVN_G(k, x) evn_g(k, x)
+#define EVN_L(k, x) evn_l(I, k, x)
+#define EVN_X(k, x) (k)->evn(I, k, x)
+#define EVN_SPEC(NAME, EXPR, CA, CB)                                                      \
+  static bool NAME##_##CA##CB(Interp *I, AstNode *n, double *out) {                       \
+    double x, y;                                                                          \
+    if (!EVN_##CA(n->kids[0], &x) || !EVN_##CB(n->kids[1], &y)) return false;             \
+    double r = (EXPR);                                                                    \
+    if (I->nan_check && !isfinite(r) && isfinite(x) && isfinite(y)) return false;         \
+    *out = r;                                                                             \
+    return true;                                                                          \
+  }
+#define EVN_ROW(NAME, EXPR, CA) \
+  EVN_SPEC(NAME, EXPR, CA, K) EVN_SPEC(NAME, EXPR, CA, G) EVN_SPEC(NAME, EXPR, CA, L) EVN_SPEC(NAME, EXPR, CA, X)
+#define EVN_BINARY(NAME, EXPR)                                                            \
+  EVN_ROW(NAME, EXPR, K) EVN_ROW(NAME, EXPR, G) EVN_ROW(NAME, EXPR, L) EVN_ROW(NAME, EXPR, X) \
+  static EvnFn *const NAME[4][4] = { { NAME##_KK, NAME##_KG, NAME##_KL, NAME##_KX },         \
+                                     { NAME##_GK, NAME##_GG, NAME##_GL, NAME##_GX },         \
+                                     { NAME##_LK, NAME##_LG, NAME##_LL, NAME##_LX },         \
+                                     { NAME##_XK, NAME##_XG, NAME##_XL, NAME##_XX } };
+typedef bool EvnFn(Interp *I, AstNode *n, double *out);
+EVN_BINARY(evn_add, x + y)
+EVN_BINARY(evn_sub, x - y)
+EVN_BINARY(evn_mul, x * y)
+EVN_BINARY(evn_div, x / y)
+EVN_BINARY(evn_lt, x < y)
+EVN_BINARY(evn_le, x <= y)
+EVN_BINARY(evn_gt, x > y)
+EVN_BINARY(evn_ge, x >= y)
+EVN_BINARY(evn_eq, x == y)
+EVN_BINARY(evn_ne, x != y)
+EVN_BINARY(evn_binary, sc_binary(n->op, x, y))
+#undef EVN_BINARY
+#undef EVN_ROW
+#undef EVN_SPEC
+
+/* The operand kind of kid k (the index into the tables above). */
+static int evn_class(const AstNode *k) {
+  if (k->kind == AST_NUM) return 0;
+  if (k->kind == AST_NAME && k->slot < 0) return 1;
+  if (k->kind == AST_NAME && k->depth == 0) return 2;
+  return 3;
+}
+
+static bool evn_unary(Interp *I, AstNode *n, double *out) {   /* as eval_unary's number path */
+  double x;
+  if (I->nan_check || !evn_kid(I, n->kids[0], &x)) return false;
+  *out = sc_unary(n->op, x);
+  return true;
+}
+
+static bool is_cmp_node(const AstNode *n) {
+  return (n->kind == AST_BINARY || n->kind == AST_UNARY) && (op_info[n->op].flags & OPF_CMP);
+}
+
+/* n->evn for a node whose kids are prepared: a number, a name, or an elementwise op on
+** operands that have one and give numbers (a comparison's 0/1 stays at the root). */
+static void evn_prepare(AstNode *n) {
+  n->evn = NULL;
+  switch (n->kind) {
+  case AST_NUM: n->evn = evn_num; return;
+  case AST_NAME: if (n->u.sym->len != 3 || strcmp(n->u.sym->name, "...")) n->evn = evn_namef; return;
+  case AST_UNARY:
+    if (!(op_info[n->op].flags & OPF_EW) || !n->kids[0]->evn || is_cmp_node(n->kids[0])) return;
+    n->evn = evn_unary;
+    return;
+  case AST_BINARY:
+    if (!(op_info[n->op].flags & OPF_EW) || n->nkids != 2) return;
+    for (int i = 0; i < 2; i++)
+      if (!n->kids[i]->evn || is_cmp_node(n->kids[i])) return;
+    {
+      EvnFn *const (*t)[4];
+      switch (n->op) {
+      case OP_ADD: t = evn_add; break;
+      case OP_SUB: t = evn_sub; break;
+      case OP_MUL: t = evn_mul; break;
+      case OP_DIV: t = evn_div; break;
+      case OP_LT: t = evn_lt; break;
+      case OP_LE: t = evn_le; break;
+      case OP_GT: t = evn_gt; break;
+      case OP_GE: t = evn_ge; break;
+      case OP_EQ: t = evn_eq; break;
+      case OP_NE: t = evn_ne; break;
+      default: t = evn_binary; break;
+      }
+      n->evn = t[evn_class(n->kids[0])][evn_class(n->kids[1])];
+    }
+    return;
+  default: return;
+  }
+}
+
+/* The truth of condition c by its number evaluator: false when it has none, a stage traces, a
+** name is not a number or the value is NaN (then ev and val_truth decide, with their errors). */
+static inline bool evn_truth(Interp *I, AstNode *c, bool *t) {
+  double x;
+  if (!c->evn || I->stage || !c->evn(I, c, &x) || isnan(x)) return false;
+  *t = x != 0;
+  return true;
+}
+
+/* name = <pure number expression>: stored without a Value made and checked on the way (the
+** place a global's or a local's of the running function; a comparison stores a boolean). */
+#define EV_ASSIGN_NUM(NAME, PLACE, MAKE, SLOW)                                \
+  static Value NAME(Interp *I, AstNode *n) {                                  \
+    AstNode *rhs = n->kids[1];                                                \
+    double x;                                                                 \
+    if (I->stage || !rhs->evn(I, rhs, &x)) return SLOW(I, n);                 \
+    Value *place = (PLACE), old = *place;                                     \
+    *place = MAKE(x);                                                         \
+    if (val_is_heap(old)) val_release(old);                                   \
+    return MAKE(x);                                                           \
+  }
+#define VAL_BOOL01(x) val_bool((x) != 0)
+EV_ASSIGN_NUM(ev_assign_global_num, &n->kids[0]->u.sym->global, val_num, ev_assign_global)
+EV_ASSIGN_NUM(ev_assign_global_bool, &n->kids[0]->u.sym->global, VAL_BOOL01, ev_assign_global)
+EV_ASSIGN_NUM(ev_assign_local0_num, &I->env->slots[n->kids[0]->slot], val_num, eval_assign)
+EV_ASSIGN_NUM(ev_assign_local0_bool, &I->env->slots[n->kids[0]->slot], VAL_BOOL01, eval_assign)
+#undef EV_ASSIGN_NUM
+#undef VAL_BOOL01
+
+/* ---- number loops (AstNode.loop) ----
+** A while loop whose test is a pure number expression and whose body is assignments of pure
+** number expressions to names (a global, or a local of the running function) is also a flat
+** program: three-address instructions over operands that are, when the loop starts, the places
+** of its names (a global's binding, a slot of the running env or of an enclosing one), its
+** numbers and temporaries (the test, then the body's statements, then LP_END; a test that is a
+** comparison is one jump, LP_JLT ..., an if a jump past its then branch, LP_JMP past its else). An
+** instruction reads its operands' places as evn does; a statement whose operand does not hold a
+** number is given up before it stores anything and run by its ev (which then meets the same
+** values: an unbound local is looked up outward, a matrix goes to the ops, a missing name is the
+** usual error), and the program goes on after it. Only a statement's last instruction stores
+** into its name, so nothing is left half done. The loop polls (fuel, Ctrl-C, an abstract trace's
+** stop) after each iteration, as loop_body does. Not used while a stage traces, under
+** --nan-check, or where --staged runs blocks staged (eval_while checks). */
+enum { LP_ADD, LP_SUB, LP_MUL, LP_DIV, LP_LT, LP_LE, LP_GT, LP_GE, LP_EQ, LP_NE, LP_BIN,   /* d = a op b */
+       LP_UN, LP_MOV, LP_MOVB,        /* d = op a, d = a, d = a as a boolean */
+       LP_TEST, LP_JF, LP_JMP,        /* stop unless a is true; jump to jmp unless a is true; jump */
+       LP_JLT, LP_JLE, LP_JGT, LP_JGE, LP_JEQ, LP_JNE,   /* jump to jmp unless a op b (ORDER LP_LT) */
+       LP_END, LP_EXIT };             /* the iteration's end; the loop's */
+enum { LP_CONST, LP_GLOBAL, LP_LOCAL, LP_TEMP };
+enum { LP_MAXOPS = 255, LP_MAXINS = 255, LP_MAXSTMT = 64 };
+typedef struct LpIns { uint8_t code, op, stmt, a, b, dst, jmp; } LpIns;   /* op: LP_BIN's, LP_UN's OpKind */
+typedef struct LpOpnd { uint8_t kind; int32_t slot, depth; Symbol *sym; double k; } LpOpnd;
+/* A statement: an assignment, the loop's test or an if's test (node: the if; alt: its else). */
+enum { LPS_ASSIGN, LPS_TEST, LPS_IF };
+typedef struct LpStmt { uint16_t end, alt; uint8_t kind; AstNode *node; } LpStmt;   /* end: what follows */
+struct NumLoop { int nops, nins; LpOpnd *ops; LpIns *ins; LpStmt *stmts; };
+
+typedef struct LpBuild {
+  LpOpnd op[LP_MAXOPS];
+  LpIns ins[LP_MAXINS];
+  LpStmt st[LP_MAXSTMT];
+  int nops, nins, nst;
+  int test;                /* the loop test's LP_J* (jumps to LP_EXIT), or -1 */
+  bool ok;
+} LpBuild;
+
+static int lp_new_opnd(LpBuild *b, LpOpnd o) {
+  if (b->nops == LP_MAXOPS) { b->ok = false; return 0; }
+  b->op[b->nops] = o;
+  return b->nops++;
+}
+
+/* The operand of a number or a name (one per name). */
+static int lp_leaf(LpBuild *b, const AstNode *n) {
+  LpOpnd o = { 0 };
+  if (n->kind == AST_NUM) { o.kind = LP_CONST; o.k = n->u.num; return lp_new_opnd(b, o); }
+  if (n->slot < 0) { o.kind = LP_GLOBAL; o.sym = n->u.sym; }
+  else { o.kind = LP_LOCAL; o.slot = n->slot; o.depth = n->depth; }
+  for (int i = 0; i < b->nops; i++)
+    if (b->op[i].kind == o.kind && b->op[i].sym == o.sym && b->op[i].slot == o.slot && b->op[i].depth == o.depth) return i;
+  return lp_new_opnd(b, o);
+}
+
+static void lp_emit(LpBuild *b, int code, int op, int x, int y, int dst) {
+  if (b->nins == LP_MAXINS) { b->ok = false; return; }
+  b->ins[b->nins++] = (LpIns){ (uint8_t)code, (uint8_t)op, (uint8_t)b->nst, (uint8_t)x, (uint8_t)y, (uint8_t)dst, 0 };
+}
+
+static int lp_code(int op) {
+  switch (op) {
+  case OP_ADD: return LP_ADD;
+  case OP_SUB: return LP_SUB;
+  case OP_MUL: return LP_MUL;
+  case OP_DIV: return LP_DIV;
+  case OP_LT: return LP_LT;
+  case OP_LE: return LP_LE;
+  case OP_GT: return LP_GT;
+  case OP_GE: return LP_GE;
+  case OP_EQ: return LP_EQ;
+  case OP_NE: return LP_NE;
+  default: return LP_BIN;
+  }
+}
+
+/* The operand holding pure number expression n, after the instructions computing it. */
+static int lp_expr(LpBuild *b, const AstNode *n) {
+  if (!b->ok) return 0;
+  if (n->kind == AST_NUM || n->kind == AST_NAME) return lp_leaf(b, n);
+  LpOpnd t = { .kind = LP_TEMP };
+  if (n->kind == AST_UNARY) {
+    int x = lp_expr(b, n->kids[0]);
+    int d = lp_new_opnd(b, t);
+    lp_emit(b, LP_UN, n->op, x, x, d);
+    return d;
+  }
+  int x = lp_expr(b, n->kids[0]);
+  int y = lp_expr(b, n->kids[1]);
+  int d = lp_new_opnd(b, t);
+  lp_emit(b, lp_code(n->op), n->op, x, y, d);
+  return d;
+}
+
+/* A test that is a comparison: its instruction made the jump unless it holds (true), target to
+** be filled in. */
+static bool lp_fuse_test(LpBuild *b, const AstNode *expr) {
+  if (!b->ok || expr->kind != AST_BINARY) return false;
+  LpIns *in = &b->ins[b->nins - 1];
+  if (in->code < LP_LT || in->code > LP_NE) return false;
+  in->code = (uint8_t)(LP_JLT + (in->code - LP_LT));
+  return true;
+}
+
+/* Statement s, the test (target NULL) or target = expr. */
+static void lp_stmt(LpBuild *b, AstNode *s, AstNode *expr, const AstNode *target) {
+  if (!b->ok || b->nst == LP_MAXSTMT) { b->ok = false; return; }
+  int v = lp_expr(b, expr);
+  if (!target && lp_fuse_test(b, expr)) b->test = b->nins - 1;
+  else if (!target) lp_emit(b, LP_TEST, 0, v, v, v);
+  else if (is_cmp_node(expr)) lp_emit(b, LP_MOVB, 0, v, v, lp_leaf(b, target));
+  else if (expr->kind == AST_NUM || expr->kind == AST_NAME) lp_emit(b, LP_MOV, 0, v, v, lp_leaf(b, target));
+  else if (b->ok) b->ins[b->nins - 1].dst = (uint8_t)lp_leaf(b, target);   /* the root's op stores into the name */
+  if (!b->ok) return;
+  b->st[b->nst++] = (LpStmt){ (uint16_t)b->nins, 0, target ? LPS_ASSIGN : LPS_TEST, s };
+}
+
+/* A body statement the program can hold: name = pure number expression, or an if of a pure
+** number test whose branches hold only such statements. */
+static bool lp_body_ok(const AstNode *s);
+static bool lp_stmt_ok(const AstNode *s) {
+  if (s->kind == AST_IF) return s->kids[0]->evn && lp_body_ok(s->kids[1]) && (s->nkids < 3 || lp_body_ok(s->kids[2]));
+  if (s->kind != AST_ASSIGN || s->nkids != 2 || !s->kids[1]->evn) return false;
+  const AstNode *t = s->kids[0];
+  return t->kind == AST_NAME && (t->slot < 0 || t->depth == 0);
+}
+static bool lp_body_ok(const AstNode *s) {
+  if (s->kind != AST_BLOCK) return lp_stmt_ok(s);
+  for (uint32_t i = 0; i < s->nkids; i++)
+    if (!lp_stmt_ok(s->kids[i])) return false;
+  return true;
+}
+
+static void lp_body(LpBuild *b, AstNode *s);
+/* A body statement (lp_stmt_ok): an if is its test, LP_JF to the else, the then branch, LP_JMP
+** past the else, the else branch. */
+static void lp_body_stmt(LpBuild *b, AstNode *s) {
+  if (s->kind != AST_IF) { lp_stmt(b, s, s->kids[1], s->kids[0]); return; }
+  if (!b->ok || b->nst == LP_MAXSTMT) { b->ok = false; return; }
+  int v = lp_expr(b, s->kids[0]);
+  if (!lp_fuse_test(b, s->kids[0])) lp_emit(b, LP_JF, 0, v, v, v);
+  if (!b->ok) return;
+  int jf = b->nins - 1, k = b->nst++;
+  b->st[k] = (LpStmt){ (uint16_t)b->nins, 0, LPS_IF, s };
+  lp_body(b, s->kids[1]);
+  int jmp = -1;
+  if (s->nkids > 2) { jmp = b->nins; lp_emit(b, LP_JMP, 0, 0, 0, 0); }
+  if (!b->ok) return;
+  b->ins[jf].jmp = (uint8_t)b->nins;
+  b->st[k].alt = (uint16_t)b->nins;
+  if (s->nkids > 2) {
+    lp_body(b, s->kids[2]);
+    if (b->ok) b->ins[jmp].jmp = (uint8_t)b->nins;
+  }
+}
+static void lp_body(LpBuild *b, AstNode *s) {
+  if (s->kind != AST_BLOCK) { lp_body_stmt(b, s); return; }
+  for (uint32_t i = 0; i < s->nkids; i++) lp_body_stmt(b, s->kids[i]);
+}
+
+/* The truth of test c as the tree makes it (if and while: a boolean, a number not NaN, ...). */
+static bool lp_truth(Interp *I, AstNode *c) {
+  Value v = eval(I, c);
+  if (v.t == VT_BOOL) return v.u.b;
+  tmp_push(I, v);
+  bool t = val_truth(I, v, c->span);
+  tmp_pop(I, 1);
+  val_release(v);
+  return t;
+}
+
+/* The program of while loop n (or for loop n over a range: its body only), in arena a, or NULL
+** when its test or a statement is not a number one (or it is too long). */
+static struct NumLoop *lp_build(AstNode *n, Arena *a) {
+  bool is_for = n->kind == AST_FOR;
+  AstNode *cond = is_for ? NULL : n->kids[0], *body = n->kids[is_for ? 2 : 1];
+  if (is_for ? !(n->kids[1]->kind == AST_BINARY && n->kids[1]->op == OP_RANGE) : !cond->evn) return NULL;
+  if ((body->kind == AST_BLOCK && body->nkids == 0) || !lp_body_ok(body)) return NULL;
+  LpBuild *b = mem_alloc(sizeof *b);
+  b->nops = b->nins = b->nst = 0;
+  b->test = -1;
+  b->ok = true;
+  if (cond) lp_stmt(b, cond, cond, NULL);
+  lp_body(b, body);
+  lp_emit(b, LP_END, 0, 0, 0, 0);
+  lp_emit(b, LP_EXIT, 0, 0, 0, 0);
+  if (b->ok && b->test >= 0) b->ins[b->test].jmp = (uint8_t)(b->nins - 1);
+  struct NumLoop *p = NULL;
+  if (b->ok) {
+    p = arena_alloc(a, sizeof *p);
+    p->nops = b->nops;
+    p->nins = b->nins;
+    p->ops = arena_alloc(a, (size_t)b->nops * sizeof *p->ops);
+    p->ins = arena_alloc(a, (size_t)b->nins * sizeof *p->ins);
+    p->stmts = arena_alloc(a, (size_t)b->nst * sizeof *p->stmts);
+    memcpy(p->ops, b->op, (size_t)b->nops * sizeof *p->ops);
+    memcpy(p->ins, b->ins, (size_t)b->nins * sizeof *p->ins);
+    memcpy(p->stmts, b->st, (size_t)b->nst * sizeof *p->stmts);
+  }
+  mem_free(b);
+  return p;
+}
+
+/* An instruction as it runs: its operands' places found when the loop starts. */
+typedef struct LpRun { uint8_t code, op, stmt, jmp; Value *a, *b, *d; } LpRun;
+
+/* while loop n by its program (see above); or for loop n over from + step * k for k in [lo, hi),
+** its variable's place var. */
+static Value eval_numloop(Interp *I, AstNode *n, Value *var, double from, double step, int64_t lo, int64_t hi) {
+  const struct NumLoop *p = n->loop;
+  if (var) {
+    if (lo >= hi) return val_null();
+    Value old = *var;
+    *var = val_num(from + step * (double)lo);
+    if (val_is_heap(old)) val_release(old);
+  }
+  Value *ops[LP_MAXOPS], tv[LP_MAXOPS];
+  LpRun ins[LP_MAXINS];
+  for (int i = 0; i < p->nops; i++) {
+    const LpOpnd *o = &p->ops[i];
+    switch (o->kind) {
+    case LP_GLOBAL: ops[i] = &o->sym->global; break;
+    case LP_LOCAL: ops[i] = &env_at(I, o->depth)->slots[o->slot]; break;
+    default: tv[i] = val_num(o->k); ops[i] = &tv[i]; break;   /* a number, a temporary */
+    }
+  }
+  for (int i = 0; i < p->nins; i++) {
+    const LpIns *in = &p->ins[i];
+    ins[i] = (LpRun){ in->code, in->op, in->stmt, in->jmp, ops[in->a], ops[in->b], ops[in->dst] };
+  }
+  const LpRun *ip = ins;
+  for (;;) {
+    const LpRun *c = ip++;
+    double x, r;
+    switch (c->code) {
+#define LP_BINARY(CODE, EXPR)                                                    \
+    case CODE:                                                                   \
+      if (c->a->t != VT_NUM || c->b->t != VT_NUM) goto slow;                     \
+      x = c->a->u.n;                                                             \
+      r = (EXPR);                                                                \
+      goto store;
+    LP_BINARY(LP_ADD, x + c->b->u.n)
+    LP_BINARY(LP_SUB, x - c->b->u.n)
+    LP_BINARY(LP_MUL, x * c->b->u.n)
+    LP_BINARY(LP_DIV, x / c->b->u.n)
+    LP_BINARY(LP_LT, x < c->b->u.n)
+    LP_BINARY(LP_LE, x <= c->b->u.n)
+    LP_BINARY(LP_GT, x > c->b->u.n)
+    LP_BINARY(LP_GE, x >= c->b->u.n)
+    LP_BINARY(LP_EQ, x == c->b->u.n)
+    LP_BINARY(LP_NE, x != c->b->u.n)
+    LP_BINARY(LP_BIN, sc_binary(c->op, x, c->b->u.n))
+#undef LP_BINARY
+    case LP_UN:
+      if (c->a->t != VT_NUM) goto slow;
+      r = sc_unary(c->op, c->a->u.n);
+      goto store;
+    case LP_MOV:
+      if (c->a->t != VT_NUM) goto slow;
+      r = c->a->u.n;
+      goto store;
+    case LP_MOVB: {
+      if (c->a->t != VT_NUM) goto slow;
+      Value old = *c->d;
+      *c->d = val_bool(c->a->u.n != 0);
+      if (val_is_heap(old)) val_release(old);
+      continue;
+    }
+    case LP_TEST:
+      if (c->a->t == VT_NUM && !isnan(c->a->u.n)) {
+        if (c->a->u.n == 0) return val_null();
+        continue;
+      }
+      if (c->a->t == VT_BOOL) {
+        if (!c->a->u.b) return val_null();
+        continue;
+      }
+      goto slow;
+#define LP_JUMP(CODE, EXPR)                                                      \
+    case CODE:                                                                   \
+      if (c->a->t != VT_NUM || c->b->t != VT_NUM) goto slow;                     \
+      x = c->a->u.n;                                                             \
+      if (!(EXPR)) ip = ins + c->jmp;                                            \
+      continue;
+    LP_JUMP(LP_JLT, x < c->b->u.n)
+    LP_JUMP(LP_JLE, x <= c->b->u.n)
+    LP_JUMP(LP_JGT, x > c->b->u.n)
+    LP_JUMP(LP_JGE, x >= c->b->u.n)
+    LP_JUMP(LP_JEQ, x == c->b->u.n)
+    LP_JUMP(LP_JNE, x != c->b->u.n)
+#undef LP_JUMP
+    case LP_EXIT:
+      return val_null();
+    case LP_JF:
+      if (c->a->t == VT_NUM && !isnan(c->a->u.n)) {
+        if (c->a->u.n == 0) ip = ins + c->jmp;
+        continue;
+      }
+      if (c->a->t == VT_BOOL) {
+        if (!c->a->u.b) ip = ins + c->jmp;
+        continue;
+      }
+      goto slow;
+    case LP_JMP:
+      ip = ins + c->jmp;
+      continue;
+    default:                                              /* LP_END */
+      interp_burn(I);
+      if (I->interrupted) interp_check_interrupt(I, n->span);
+      interp_abstract_poll(I, n->span);
+      ip = ins;
+      if (var) {                                          /* the next element, as eval_for */
+        if (++lo >= hi) return val_null();
+        Value old = *var;
+        *var = val_num(from + step * (double)lo);
+        if (val_is_heap(old)) val_release(old);
+      }
+      continue;
+    }
+  store:
+    if (c->d->t == VT_NUM) c->d->u.n = r;
+    else {
+      Value old = *c->d;
+      *c->d = val_num(r);
+      if (val_is_heap(old)) val_release(old);
+    }
+    continue;
+  slow: {                                                 /* the statement by its tree */
+      const LpStmt *st = &p->stmts[c->stmt];
+      ip = ins + st->end;
+      if (st->kind == LPS_ASSIGN) {
+        Value v = st->node->ev(I, st->node);
+        if (val_is_heap(v)) val_release(v);
+      } else if (st->kind == LPS_IF) {
+        if (!lp_truth(I, st->node->kids[0])) ip = ins + st->alt;
+      } else if (!lp_truth(I, st->node)) return val_null();
+    }
+  }
+}
+
 /* ---- operators ---- */
 static inline Value eval_operand(Interp *I, AstNode *n) { return n->ev(I, n); }
 
@@ -282,10 +783,19 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
 }
 
 /* ---- control flow ---- */
+static inline bool staging_blocks(const Interp *I);
 /* Runs one iteration's body; false when the loop must stop (break, or a return in flight). */
-static inline bool loop_body(Interp *I, AstNode *body, Span sp) {
-  Value r = eval(I, body);
-  val_release(r);
+static inline __attribute__((always_inline)) bool loop_body(Interp *I, AstNode *body, Span sp) {
+  if (body->kind == AST_BLOCK && body->nkids > 0 && !staging_blocks(I)) {
+    /* eval_block's statements, the block's value (dropped here) not kept */
+    for (uint32_t i = 0, last = body->nkids - 1;; i++) {
+      AstNode *k = body->kids[i];
+      Value v = k->ev(I, k);
+      if (val_is_heap(v)) val_release(v);
+      if (I->ctl || i == last) break;
+      if (I->interrupted) interp_check_interrupt(I, k->span);
+    }
+  } else val_release(eval(I, body));
   interp_burn(I);
   if (I->interrupted) interp_check_interrupt(I, sp);
   interp_abstract_poll(I, sp);
@@ -571,6 +1081,9 @@ __attribute__((noinline)) static Value eval_for(Interp *I, AstNode *n) {
       if (k < 0) return val_null();
       lo = k;
     }
+    if (n->loop && !I->stage && !I->nan_check && !staging_blocks(I))   /* a number loop */
+      return eval_numloop(I, n, var->slot < 0 ? &var->u.sym->global : &env_at(I, var->depth)->slots[var->slot], from, step,
+                          lo, hi);
     ParforRun pr;                            /* parfor (..., mode=REMOTE) under mpirun */
     bool remote = (n->flags & AST_F_REMOTE) && mpi_parfor_begin(I, n, cnt, &lo, &hi, &pr);
     for (int64_t i = lo; i < hi; i++) {
@@ -654,8 +1167,14 @@ static LoopStage *while_begin(Interp *I, AstNode *n) {
 
 static Value eval_while(Interp *I, AstNode *n) {
   AstNode *cond = n->kids[0], *body = n->kids[1];
+  if (n->loop && !I->stage && !I->nan_check && !staging_blocks(I)) return eval_numloop(I, n, NULL, 0, 0, 0, 0);
   LoopStage *L = I->stage ? while_begin(I, n) : NULL;
   for (;;) {
+    bool t;
+    if (!L && evn_truth(I, cond, &t)) {              /* a number test: no Value made */
+      if (!t || !loop_body(I, body, n->span)) break;
+      continue;
+    }
     Value c = eval_operand(I, cond);
     if (L) {                                             /* the first test, traced */
       tmp_push(I, c);
@@ -670,7 +1189,6 @@ static Value eval_while(Interp *I, AstNode *n) {
       }
       L = NULL;
     }
-    bool t;
     if (c.t == VT_BOOL) t = c.u.b;
     else {
       tmp_push(I, c);
@@ -829,8 +1347,12 @@ static Value eval_any(Interp *I, AstNode *n) {
   case AST_ASSIGN: return eval_assign(I, n);
   case AST_WHILE: return eval_while(I, n);
   case AST_IF: {
-    Value c = eval_operand(I, n->kids[0]);
     bool t;
+    if (evn_truth(I, n->kids[0], &t)) {
+      if (t) return eval(I, n->kids[1]);
+      return n->nkids > 2 ? eval(I, n->kids[2]) : val_null();
+    }
+    Value c = eval_operand(I, n->kids[0]);
     if (c.t == VT_BOX && I->stage && (n->flags & AST_F_VOID) && stage_select_ok(I, c)) {   /* (value unread) */
       tmp_push(I, c);
       bool done = if_select(I, n, c);
@@ -968,12 +1490,14 @@ static void mark_void(AstNode *s) {
   if (s && s->kind == AST_BLOCK && s->nkids > 0) mark_void(s->kids[s->nkids - 1]);
 }
 
-void eval_prepare(AstNode *n) {
+void eval_prepare(AstNode *n, Arena *a) {
   if (n->kind == AST_BLOCK)
     for (uint32_t i = 0; i + 1 < n->nkids; i++)
       if (n->kids[i]->kind == AST_IF) n->kids[i]->flags |= AST_F_VOID;
   if (n->kind == AST_FOR) mark_void(n->kids[2]);
   if (n->kind == AST_WHILE) mark_void(n->kids[1]);
+  evn_prepare(n);
+  if ((n->kind == AST_WHILE || n->kind == AST_FOR) && !(n->flags & AST_F_REMOTE)) n->loop = lp_build(n, a);
   switch (n->kind) {
   case AST_NUM: n->ev = ev_num; return;
   case AST_NAME: n->ev = n->slot < 0 ? ev_global : n->depth == 0 ? ev_local0 : eval_any; return;
@@ -991,10 +1515,15 @@ void eval_prepare(AstNode *n) {
     case OP_NE: n->ev = ev_ne; return;
     default: n->ev = eval_binary; return;
     }
-  case AST_ASSIGN:
+  case AST_ASSIGN: {
     mark_into(n);
-    n->ev = n->kids[0]->kind == AST_NAME && n->kids[0]->slot < 0 ? ev_assign_global : eval_assign;
+    AstNode *t = n->kids[0];
+    bool num = n->nkids == 2 && n->kids[1]->evn, cmp = num && is_cmp_node(n->kids[1]);
+    if (t->kind == AST_NAME && t->slot < 0) n->ev = !num ? ev_assign_global : cmp ? ev_assign_global_bool : ev_assign_global_num;
+    else if (t->kind == AST_NAME && t->depth == 0 && num) n->ev = cmp ? ev_assign_local0_bool : ev_assign_local0_num;
+    else n->ev = eval_assign;
     return;
+  }
   case AST_BLOCK: n->ev = eval_block; return;
   case AST_WHILE: n->ev = eval_while; return;
   case AST_CALL: n->ev = n->flags & AST_F_DMLFIRST ? eval_call_first : eval_call; return;

@@ -99,8 +99,9 @@ bool frame_push_staged(Interp *I, Value fn, Span sp);
 /* eval.c */
 /* Evaluates n; the result is owned by the caller. */
 static inline Value eval(Interp *I, AstNode *n) { return n->ev(I, n); }
-/* Chooses n->ev for one node (called by the resolver for every node). */
-void eval_prepare(AstNode *n);
+/* Chooses n->ev (n->evn, n->loop) for one node, its kids prepared before it (called by the
+** resolver for every node); a loop's program is made in arena a (its chunk's). */
+void eval_prepare(AstNode *n, Arena *a);
 /* Evaluates the statements of a chunk at top level (I->env NULL). */
 Value eval_chunk(Interp *I, Chunk *ch, bool echo);
 /* For parfor (mode=REMOTE) (src/mpi/parfor.c): the place name node n refers to now (NULL when

@@ -97,7 +97,7 @@ static void walk(Resolver *R, AstNode *n, Scope *sc) {
   walk_kind(R, n, sc);
   if (R->dml_module && n->kind == AST_CALL && n->kids[0]->kind == AST_NAME && n->kids[0]->slot < 0)
     n->kids[0]->flags |= AST_F_OWNFN;
-  eval_prepare(n);
+  eval_prepare(n, &R->ch->arena);
 }
 
 static void walk_kind(Resolver *R, AstNode *n, Scope *sc) {
