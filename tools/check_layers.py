@@ -35,7 +35,7 @@ def resolve(frm, name):
         return os.path.relpath(own, SRC)
     return os.path.normpath(name)
 
-LEAVES = {'mls.h', 'mem.h', 'tensor.h'}
+LEAVES = {'mls.h', 'mem.h', 'tensor.h', 'plugin.h'}
 
 def allowed(rel, inc):
     """None when rel may include inc, else the rule it breaks."""
