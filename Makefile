@@ -252,8 +252,9 @@ $(BUILD)/gen_diff: tests/gen/gen_diff.c tests/gen/progen.c tests/gen/progen.h te
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -DMLS_FUZZ_STDLIB='"$(CURDIR)/stdlib"' $(LDFLAGS) -o $@ tests/gen/gen_diff.c tests/gen/progen.c $(BUILD)/libmls.a $(LDLIBS)
 
 # ---- tests ----
-unit: $(UNIT_TESTS)
-	@fail=0; for t in $(UNIT_TESTS); do $$t || fail=1; done; exit $$fail
+# (MLS_PLUGIN_DIR: the tests that call plot() find build/libmls_plot.so from build/tests)
+unit: $(UNIT_TESTS) $(PLUGIN_LIBS)
+	@fail=0; for t in $(UNIT_TESTS); do MLS_PLUGIN_DIR=$(CURDIR)/$(BUILD) $$t || fail=1; done; exit $$fail
 
 golden: mls
 	./mls --run-tests tests/lang/*.test
@@ -409,7 +410,7 @@ sanitize: deps-install
 sanitize-run:
 	$(MAKE) BUILD=build/asan OPT=-O1 EXTRA_CFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	  EXTRA_LDFLAGS='-fsanitize=address,undefined' build/asan/mls build/asan/gen_diff $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS))
-	@fail=0; for t in $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS)); do ASAN_OPTIONS=detect_leaks=1 $$t || fail=1; done; \
+	@fail=0; for t in $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS)); do ASAN_OPTIONS=detect_leaks=1 MLS_PLUGIN_DIR=$(CURDIR)/build/asan $$t || fail=1; done; \
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --seed 2 --count 1500 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests \
 	    $(filter-out tests/lang/gc.test,$(wildcard tests/lang/*.test)) || fail=1; \
