@@ -31,13 +31,19 @@ CPPFLAGS = -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DMLS_STDLIB_DIR='"$(PREFIX)/share
 CFLAGS = -std=c11 $(OPT) -g $(WARN) $(WERROR) $(EXTRA_CFLAGS)
 GENFLAGS = -std=c11 $(OPT) -g -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
-LDLIBS = -lcholmod -llapacke -lopenblas -lreadline -lz -lm -lpthread
-# SuiteSparse's CHOLMOD (libsuitesparse-dev): sparse Cholesky for solve() and cholesky() of a
-# sparse matrix (backend/cpu_cholmod.c, docs/sparse.md)
+LDLIBS = -lreadline -lz -lm -lpthread -ldl
+# OpenBLAS, LAPACKE and SuiteSparse's CHOLMOD (libopenblas-dev, liblapacke-dev,
+# libsuitesparse-dev; CHOLMOD: sparse Cholesky for solve() and cholesky() of a sparse matrix,
+# docs/sparse.md) are loaded with dlopen on their first call (backend/dynlibs.c), by the sonames
+# of the libraries the linker finds here: loading OpenBLAS costs about 2 ms, which a run that
+# multiplies no matrix does not pay.
+soname = $(or $(shell readelf -d $$($(CC) -print-file-name=lib$(1).so) 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p'),lib$(1).so)
+$(BUILD)/src/backend/dynlibs.o: CPPFLAGS += -DMLS_SONAME_OPENBLAS='"$(call soname,openblas)"' \
+  -DMLS_SONAME_LAPACKE='"$(call soname,lapacke)"' -DMLS_SONAME_CHOLMOD='"$(call soname,cholmod)"'
 # glibc's vector math library (libc6-dev) gives exp and log four lanes at a time (backend/vmath.c)
 ifeq ($(shell uname -m),x86_64)
 CPPFLAGS += -DMLS_LIBMVEC
-LDLIBS = -lcholmod -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
+LDLIBS = -lreadline -lz -lmvec -lm -lpthread -ldl
 endif
 # ---- plugins (src/plugin.h, docs/architecture.md "Plugins"): plots (cairo), the Jupyter kernel
 # (ZeroMQ, jansson, OpenSSL) and MPI (OpenMPI) are shared libraries beside the binary, loaded with
