@@ -541,7 +541,7 @@ install: mls
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mls/stdlib $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 mls $(DESTDIR)$(PREFIX)/bin/mls
 	cp -r stdlib/. $(DESTDIR)$(PREFIX)/share/mls/stdlib/
-	sed 's|/usr/local/share/|$(PREFIX)/share/|g' man/mls.1 >$(DESTDIR)$(PREFIX)/share/man/man1/mls.1
+	sed 's|/usr/local/share/|$(PREFIX)/share/|g; s|/usr/local/lib/mls|$(PREFIX)/lib/mls|g' man/mls.1 >$(DESTDIR)$(PREFIX)/share/man/man1/mls.1
 	chmod 644 $(DESTDIR)$(PREFIX)/share/man/man1/mls.1
 	install -d $(DESTDIR)$(PREFIX)/share/doc/mls $(DESTDIR)$(PREFIX)/share/emacs/site-lisp \
 	  $(addprefix $(DESTDIR)$(PREFIX)/share/vim/vimfiles/,syntax ftdetect ftplugin) $(DESTDIR)$(PREFIX)/share/mls/editors
