@@ -486,12 +486,15 @@ $(FUZZ_BUILD)/fuzz_gpu: tests/fuzz/fuzz_diff.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/l
 $(FUZZ_BUILD)/fuzz_prog: tests/fuzz/fuzz_prog.c tests/gen/progen.c tests/gen/progen.h tests/gen/gendiff.h tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
 	$(FUZZ_LINK) -o $@ $< tests/gen/progen.c $(FUZZ_BUILD)/libmls.a $(LDLIBS)
 
+# (the plot and kernel harnesses link their plugin's objects in, as the unit tests do)
 $(FUZZ_BUILD)/fuzz_plot: $(FUZZ_BUILD)/src/plot/render.pic.o
-$(FUZZ_BUILD)/fuzz_plot: FUZZ_EXTRA = $(FUZZ_BUILD)/src/plot/render.pic.o $(PLOT_LIBS)
+$(FUZZ_BUILD)/fuzz_plot: FUZZ_OBJS = $(FUZZ_BUILD)/src/plot/render.pic.o
+$(FUZZ_BUILD)/fuzz_plot: FUZZ_LIBS = $(PLOT_LIBS)
 $(FUZZ_BUILD)/fuzz_kernel_msg: $(FUZZ_BUILD)/src/kernel/wire.pic.o
-$(FUZZ_BUILD)/fuzz_kernel_msg: FUZZ_EXTRA = $(FUZZ_BUILD)/src/kernel/wire.pic.o $(KERNEL_LIBS)
+$(FUZZ_BUILD)/fuzz_kernel_msg: FUZZ_OBJS = $(FUZZ_BUILD)/src/kernel/wire.pic.o
+$(FUZZ_BUILD)/fuzz_kernel_msg: FUZZ_LIBS = $(KERNEL_LIBS)
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
-	$(FUZZ_LINK) -o $@ $< $(FUZZ_BUILD)/libmls.a $(FUZZ_EXTRA) $(LDLIBS)
+	$(FUZZ_LINK) -o $@ $< $(FUZZ_OBJS) $(FUZZ_BUILD)/libmls.a $(LDLIBS) $(FUZZ_LIBS)
 
 # one harness: fuzz-run-NAME (FUZZ_TIME seconds, and the directory new inputs go to)
 fuzz-run-%:

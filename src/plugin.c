@@ -29,37 +29,38 @@ const void *plugin_get(Plugin *p) {
   if (p->tried) return p->api;
   p->tried = true;
   if (p->linked) return p->api = p->linked;
-  char cand[4][PATH_MAX + 64], exe[PATH_MAX];   /* (paths past PATH_MAX are cut, never overrun) */
+  /* the candidates: $env (the file itself), else $MLS_PLUGIN_DIR alone, else the usual three */
+  char cand[3][PATH_MAX], exe[PATH_MAX], where[800];
   int nc = 0;
   const char *env = p->env ? getenv(p->env) : NULL;
   const char *dir = getenv("MLS_PLUGIN_DIR");
-  if (env && *env) snprintf(cand[nc++], sizeof cand[0], "%s", env);
-  else if (dir && *dir) snprintf(cand[nc++], sizeof cand[0], "%s/%s", dir, p->file);
-  else {
+  if (env && *env) {
+    snprintf(cand[nc++], PATH_MAX, "%s", env);
+    snprintf(where, sizeof where, "%.500s", env);
+  } else if (dir && *dir) {
+    snprintf(cand[nc++], PATH_MAX, "%.4000s/%s", dir, p->file);
+    snprintf(where, sizeof where, "%.500s", dir);
+  } else {
     if (exe_dir(exe, sizeof exe)) {
-      snprintf(cand[nc++], sizeof cand[0], "%s/%s", exe, p->file);
-      snprintf(cand[nc++], sizeof cand[0], "%s/build/%s", exe, p->file);
+      snprintf(cand[nc++], PATH_MAX, "%.4000s/%s", exe, p->file);
+      snprintf(cand[nc++], PATH_MAX, "%.4000s/build/%s", exe, p->file);
     }
-    snprintf(cand[nc++], sizeof cand[0], "%s/%s", MLS_LIBDIR, p->file);
+    snprintf(cand[nc++], PATH_MAX, "%s/%s", MLS_LIBDIR, p->file);
+    if (nc == 3) snprintf(where, sizeof where, "%.250s, %.250s/build or %.250s", exe, exe, MLS_LIBDIR);
+    else snprintf(where, sizeof where, "%s", MLS_LIBDIR);
   }
-  snprintf(p->why, sizeof p->why, "%s: %s could not be loaded (not found in %s%s)", p->needs, p->file,
-           nc == 1 ? cand[0] : exe, nc == 1 ? "" : ", its build/ or " MLS_LIBDIR);
-  if (nc == 1) {                           /* the one place named: say the directory */
-    char *slash = strrchr(cand[0], '/');
-    if (slash && !(env && *env)) snprintf(p->why, sizeof p->why, "%s: %s could not be loaded (not found in %.*s)",
-                                          p->needs, p->file, (int)(slash - cand[0]), cand[0]);
-  }
+  snprintf(p->why, sizeof p->why, "%.100s: %s could not be loaded (not found in %.250s)", p->needs, p->file, where);
   for (int i = 0; i < nc; i++) {
     if (access(cand[i], R_OK) != 0) continue;
     p->found = true;
     void *h = dlopen(cand[i], RTLD_NOW | (p->global ? RTLD_GLOBAL : RTLD_LOCAL));
     if (!h) {                              /* there, but its libraries are not: say which */
-      snprintf(p->why, sizeof p->why, "%s: %s could not be loaded (%s)", p->needs, p->file, dlerror());
+      snprintf(p->why, sizeof p->why, "%.100s: %s could not be loaded (%.250s)", p->needs, p->file, dlerror());
       return NULL;
     }
     const void *api = dlsym(h, p->entry);
     if (!api) {
-      snprintf(p->why, sizeof p->why, "%s: %s has no %s (a stale build?)", p->needs, cand[i], p->entry);
+      snprintf(p->why, sizeof p->why, "%.100s: %.200s has no %s (a stale build?)", p->needs, cand[i], p->entry);
       return NULL;
     }
     return p->api = api;

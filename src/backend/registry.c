@@ -21,7 +21,7 @@
 static struct CudaPlugin {
   Plugin lib;                  /* the shared library */
   const Backend *be;           /* the GPU backend once loaded and started, else NULL */
-  char why[256];               /* else why not */
+  char why[400];               /* else why not (as long as Plugin.why) */
 } plugin = {
   { .file = "libmls_cuda.so", .entry = "be_cuda", .needs = "no CUDA device available", .env = "MLS_CUDA_PLUGIN" },
   NULL, "no CUDA device available"
