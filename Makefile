@@ -281,6 +281,7 @@ staged-test: mls
 	@MLS_FLAGS=--staged tools/run_examples.sh ./mls
 	tests/staging/test_dot.sh ./mls
 	tests/staging/test_exact_rewrites.sh ./mls
+	tests/staging/test_sparse_grad.sh ./mls
 
 # Sparse storage (docs/sparse.md): every case eagerly and with --sparse always (every matrix an
 # op can keep sparse is kept sparse) at 17 digits, numbers equal to 1e-12 relative; the sparse
@@ -302,6 +303,12 @@ install-test: mls
 # the editor files (editors/) against the lexer's keywords
 editors-test:
 	/usr/bin/python3 tests/editors/check.py
+
+# The README's mls examples give the output it shows; the links of README.md and docs/README.md
+# resolve; every chapter of docs/ is indexed and opens with a paragraph (tests/docs, issue 33)
+.PHONY: docs-check
+docs-check: mls
+	tests/docs/readme_check.sh ./mls
 
 # DML scripts (tests/dml/*.dml) run with -nvargs on tests/fixtures/dml, compared with R's results
 dml-test: mls
@@ -400,6 +407,7 @@ test: deps-install
 	$(MAKE) repl-test
 	$(MAKE) install-test
 	$(MAKE) editors-test
+	$(MAKE) docs-check
 	$(MAKE) dml-test
 	$(MAKE) check-test
 	$(MAKE) robust-test

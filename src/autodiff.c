@@ -359,6 +359,31 @@ static Tape *tape_begin(Interp *I) {
   return t;
 }
 
+/* Whether g is a broadcast adjoint (ops/rules.h) for a node whose result is out. */
+static bool adj_broadcast(Value out, Value g) {
+  out = ad_primal(out);
+  return out.t == VT_MAT && tensor_rows(out.u.m) * tensor_cols(out.u.m) != 1 && ad_primal(g).t == VT_NUM;
+}
+
+/* The matrix of out's shape that the broadcast adjoint g stands for. */
+static Value adj_fill(Interp *I, Value out, Value g, Span sp) {
+  out = ad_primal(out);
+  return T(I, op_binary(I, OP_MUL, rl_ones(I, tensor_rows(out.u.m), tensor_cols(out.u.m)), g, sp));
+}
+
+/* Whether nd's rule takes a broadcast adjoint: an elementwise op whose operands all have its
+** result's shape (its rules then multiply g by matrices of that shape, or pass it on). */
+static bool takes_broadcast(const TNode *nd) {
+  if (!(op_info[nd->op].flags & OPF_EW)) return false;
+  Value out = ad_primal(nd->out);
+  for (int k = 0; k < nd->nin; k++) {
+    Value v = ad_primal(nd->val[k]);
+    if (v.t != VT_MAT || tensor_rows(v.u.m) != tensor_rows(out.u.m) || tensor_cols(v.u.m) != tensor_cols(out.u.m))
+      return false;
+  }
+  return true;
+}
+
 /* One empty adjoint per node of t (VT_NULL), as a List on the temp stack. */
 static List *adj_list(Interp *I, Tape *t) {
   return list_held_nulls(I, t->n);
@@ -379,7 +404,9 @@ static List *backward(Interp *I, Tape *t, int root, Value g0) {
     I->ad_backward_of = op_info[nd->op].sym;        /* --nan-check names the op differentiated */
     if (nd->src) I->src = nd->src;                  /* errors point into the op's own file */
     if (I->interrupted) interp_check_interrupt(I, nd->span);   /* (a long tape of number ops runs no kernel) */
-    vjp(I, nd, adj->items[i], gin);
+    Value g = adj->items[i];
+    if (adj_broadcast(nd->out, g) && !takes_broadcast(nd)) g = adj_fill(I, nd->out, g, nd->span);
+    vjp(I, nd, g, gin);
     I->ad_backward_of = saved_of;
     I->src = saved_src;
     for (int k = 0; k < nd->nin; k++) {
@@ -456,6 +483,14 @@ static Value collect(Interp *I, Value leaf, const List *adj, Tape *t) {
     if (g.t == VT_NULL) return zeros_like(I, leaf);
     val_retain(g);
     bool gn = ad_primal(g).t != VT_MAT, ln = ad_primal(leaf).t != VT_MAT;
+    if (adj_broadcast(leaf, g)) {    /* a matrix leaf's broadcast adjoint (ops/rules.h) */
+      int mark = I->ntmp;
+      Value m = adj_fill(I, leaf, g, (Span){ 0, 0 });
+      val_retain(m);
+      tmp_release_to(I, mark);                    /* (the callers' temp stack as it was) */
+      val_release(g);
+      return m;
+    }
     if (ln && !gn) {                 /* a number leaf with a 1x1 adjoint */
       Value s = op_reduce(I, OP_SUM, g, (Span){ 0, 0 });
       val_release(g);

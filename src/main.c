@@ -79,7 +79,9 @@ static int usage_error(const char *msg, const char *arg) {
 }
 
 static void builtins_md(void) {
-  printf("# Builtins\n\nGenerated from the builtin table by `mls --builtins-md`; `help(\"name\")` shows the same text.\n\n");
+  printf("# Builtins\n\nThe reference of every builtin function of MLS: a table of each one's signature and summary,\n"
+         "then under \"Details\" its full help text. Generated from the builtin\n"
+         "table by `mls --builtins-md`; `help(\"name\")` shows the same text.\n\n");
   printf("| name | signature | summary |\n|---|---|---|\n");
   for (int i = 0; i < builtin_count; i++) {
     const Builtin *b = &builtin_table[i];

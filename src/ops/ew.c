@@ -175,6 +175,18 @@ Value op_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
   return op_enter(I, OP_IFELSE, 3, (Value[]){ test, yes, no }, 0, NULL, sp);
 }
 
+/* rl_sum_to, except that a number g for an operand of the result's shape stays a broadcast
+** adjoint (rules.h): `sum(A + B)` gives A and B the number, not two matrices of it. */
+static Value ew_sum_to(Interp *I, Value g, Value x, Value y, Span sp) {
+  bool gn, xn, yn;
+  int64_t gr, gc, xr, xc, yr, yc;
+  rl_shape(g, &gn, &gr, &gc);
+  rl_shape(x, &xn, &xr, &xc);
+  rl_shape(y, &yn, &yr, &yc);
+  if (ad_primal(g).t == VT_NUM && !xn && !yn && xr == yr && xc == yc && xr * xc != 1) return g;
+  return rl_sum_to(I, g, x, sp);
+}
+
 /* ---- derivative rules (ops/rules.h): the elementwise ops' from ops.def, and ifelse's ---- */
 /* The reverse rules: ops.def's D_* in terms of g, the incoming gradient; a binary op's gradient
 ** summed back to its operand's shape. */
@@ -197,8 +209,8 @@ void ew_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) case OP_##NAME: gin[0] = RULE; return;
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
   case OP_##NAME:                                                              \
-    if (r->want[0]) gin[0] = rl_sum_to(I, RULE_X, a, sp);                      \
-    if (r->want[1]) gin[1] = rl_sum_to(I, RULE_Y, b, sp);                      \
+    if (r->want[0]) gin[0] = ew_sum_to(I, RULE_X, a, y, sp);                   \
+    if (r->want[1]) gin[1] = ew_sum_to(I, RULE_Y, b, y, sp);                   \
     return;
 #include "ops/ops.def"
 #undef OP

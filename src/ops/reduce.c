@@ -142,7 +142,10 @@ void red_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
   rl_shape(a, &n, &ar, &ac);
   switch (op) {
   case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS:
-    gin[0] = n ? g : B2(OP_MUL, rl_ones(I, ar, ac), g);
+    if (op == OP_SUM && !n && ar * ac != 1 && ad_primal(g).t == VT_NUM)
+      gin[0] = g;                            /* a broadcast adjoint (rules.h): no matrix of ones */
+    else
+      gin[0] = n ? g : B2(OP_MUL, rl_ones(I, ar, ac), g);
     return;
   case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: {
     /* to the elements equal to the extreme, split evenly on ties */

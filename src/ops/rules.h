@@ -33,7 +33,12 @@ typedef struct RuleArgs {
 /* The rules by family (each a switch over its family's ops). A reverse rule sets gin[k] (the
 ** adjoint of in[k], in in[k]'s shape) for the k that want one, from g (the result's adjoint);
 ** multiplications by g use OP_MULZ (0 where g is 0), so a NaN or Inf in a branch ifelse did not
-** take never reaches the gradient (LANGUAGE.md §11). A forward rule returns the result's tangent
+** take never reaches the gradient (LANGUAGE.md §11). One exception to "in in[k]'s shape": a
+** *broadcast adjoint*, a number g given for a matrix of more than one cell, stands for that
+** matrix filled with g (sum's rule gives one, so the gradient of `sum(W * E)` never makes a
+** dense matrix of ones). Only the elementwise rules, for a node whose operands all have its
+** shape, receive one (they pass it on: `sum(A + B)`); autodiff.c's backward pass fills the
+** matrix before any other rule runs, and for a leaf's gradient. A forward rule returns the result's tangent
 ** from the operands' tangents tin[k] (VT_NULL: zero), or VT_NULL when it is zero. */
 typedef void (*VjpRule)(Interp *I, const RuleArgs *r, Value g, Value *gin);
 typedef Value (*JvpRule)(Interp *I, const RuleArgs *r, const Value *tin);
