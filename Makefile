@@ -31,19 +31,37 @@ CPPFLAGS = -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DMLS_STDLIB_DIR='"$(PREFIX)/share
 CFLAGS = -std=c11 $(OPT) -g $(WARN) $(WERROR) $(EXTRA_CFLAGS)
 GENFLAGS = -std=c11 $(OPT) -g -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
-LDLIBS = -lcholmod -llapacke -lopenblas -lreadline -lz -lm -lpthread
-# SuiteSparse's CHOLMOD (libsuitesparse-dev): sparse Cholesky for solve() and cholesky() of a
-# sparse matrix (backend/cpu_cholmod.c, docs/sparse.md)
+LDLIBS = -lreadline -lz -lm -lpthread -ldl
+# OpenBLAS, LAPACKE and SuiteSparse's CHOLMOD (libopenblas-dev, liblapacke-dev,
+# libsuitesparse-dev; CHOLMOD: sparse Cholesky for solve() and cholesky() of a sparse matrix,
+# docs/sparse.md) are loaded with dlopen on their first call (backend/dynlibs.c), by the sonames
+# of the libraries the linker finds here: loading OpenBLAS costs about 2 ms, which a run that
+# multiplies no matrix does not pay.
+soname = $(or $(shell readelf -d $$($(CC) -print-file-name=lib$(1).so) 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p'),lib$(1).so)
+$(BUILD)/src/backend/dynlibs.o: CPPFLAGS += -DMLS_SONAME_OPENBLAS='"$(call soname,openblas)"' \
+  -DMLS_SONAME_LAPACKE='"$(call soname,lapacke)"' -DMLS_SONAME_CHOLMOD='"$(call soname,cholmod)"'
 # glibc's vector math library (libc6-dev) gives exp and log four lanes at a time (backend/vmath.c)
 ifeq ($(shell uname -m),x86_64)
 CPPFLAGS += -DMLS_LIBMVEC
-LDLIBS = -lcholmod -llapacke -lopenblas -lreadline -lz -lmvec -lm -lpthread
+LDLIBS = -lreadline -lz -lmvec -lm -lpthread -ldl
 endif
-# plots (cairo), the Jupyter kernel (ZeroMQ, jansson): flags from pkg-config, asked when a recipe
-# runs (after tools/deps.sh has installed them), not when make reads this file
+# ---- plugins (src/plugin.h, docs/architecture.md "Plugins"): plots (cairo), the Jupyter kernel
+# (ZeroMQ, jansson, OpenSSL) and MPI (OpenMPI) are shared libraries beside the binary, loaded with
+# dlopen on first use, so that mls itself links none of them and starts in a few milliseconds.
+# Each is built when its libraries are found (pkg-config, mpicc) when make reads this file;
+# PLOT=0, KERNEL=0, MPI=0 leave one out. The binary exports to them (--dynamic-list) just the
+# functions their objects call ($(BUILD)/plugin.syms, from nm).
+PLOT ?= $(if $(shell pkg-config --exists cairo 2>/dev/null && echo y),1,0)
+KERNEL ?= $(if $(shell pkg-config --exists libzmq jansson libcrypto 2>/dev/null && echo y),1,0)
+PLOT_LIBS = $(shell pkg-config --libs cairo 2>/dev/null) -lm
+KERNEL_LIBS = $(shell pkg-config --libs libzmq jansson libcrypto 2>/dev/null) -lpthread -lm
 PKGS = cairo libzmq jansson libcrypto
 CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# jansson (one small library, no dependencies) stays linked: frames' transform specs read JSON
+LDLIBS += $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+PLOT_PLUGIN_OBJS = $(BUILD)/src/plot/render.pic.o $(BUILD)/src/plot/scale.pic.o
+KERNEL_PLUGIN_OBJS = $(BUILD)/src/kernel/kernel.pic.o $(BUILD)/src/kernel/wire.pic.o
+MPI_PLUGIN_OBJS = $(BUILD)/src/mpi/mpi.pic.o $(BUILD)/src/mpi/header.pic.o $(BUILD)/src/mpi/entry.pic.o
 
 # ---- CUDA (issue 10, docs/gpu.md): when nvcc is found (or CUDA=1), the GPU backend is built
 # as the plugin $(BUILD)/libmls_cuda.so, which mls loads on first use (--device gpu); the
@@ -67,7 +85,7 @@ CUDA_HOME := $(firstword $(shell $(NVCC) --dryrun -E -x cu /dev/null 2>&1 | sed 
   $(patsubst %/bin/nvcc,%,$(realpath $(NVCC))))
 NVRTC_H := $(firstword $(wildcard $(CUDA_HOME)/include/nvrtc.h $(CUDA_HOME)/targets/*/include/nvrtc.h \
   /usr/local/cuda/include/nvrtc.h /usr/include/nvrtc.h))
-CPPFLAGS += -DMLS_CUDA -DMLS_LIBDIR='"$(PREFIX)/lib/mls"'
+CPPFLAGS += -DMLS_CUDA
 CUDA_PLUGIN := $(BUILD)/libmls_cuda.so
 CUDA_OBJS := $(patsubst src/%.cu,$(BUILD)/src/%.o,$(wildcard src/backend/cuda/*.cu)) $(BUILD)/src/backend/cuda/backend.o
 NVCCFLAGS = -O3 -std=c++17 -Isrc -Xcompiler -fPIC,-Wall $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
@@ -75,18 +93,24 @@ NVCCFLAGS = -O3 -std=c++17 -Isrc -Xcompiler -fPIC,-Wall $(foreach a,$(CUDA_ARCH)
 endif
 
 SRCS := $(wildcard src/*.c src/ops/*.c src/interp/*.c src/backend/*.c src/staging/*.c src/plot/*.c src/kernel/*.c src/check/*.c src/frame/*.c)
-# MPI (issue 14, docs/mpi.md): MPI=1 builds src/mpi/ against OpenMPI with mpicc's flags; the
-# default is 1 when mpicc is on PATH; MPI=0 builds the one-process version of the same builtins.
+# MPI (issue 14, docs/mpi.md): MPI=1 builds the plugin $(BUILD)/libmls_mpi.so, src/mpi/mpi.c
+# compiled with mpicc's flags and -DMLS_MPI; the default is 1 when mpicc is on PATH. The binary
+# holds the same file compiled without MLS_MPI (the one-process version, renamed by solo.h) and
+# load.c, which loads the plugin under mpirun. MPI=0 builds no plugin.
 MPI ?= $(if $(shell command -v mpicc 2>/dev/null),1,0)
-SRCS += $(wildcard src/mpi/*.c)
+SRCS += $(filter-out src/mpi/entry.c,$(wildcard src/mpi/*.c))
 ifeq ($(MPI),1)
 ifeq ($(shell command -v mpicc 2>/dev/null),)
 $(error MPI=1 needs mpicc on PATH (apt-get install libopenmpi-dev openmpi-bin), or build with MPI=0)
 endif
 MPI_CPPFLAGS := -DMLS_MPI $(shell mpicc --showme:compile 2>/dev/null)
-LDLIBS += $(shell mpicc --showme:link 2>/dev/null)
+MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
 endif
-LIBSRCS := $(filter-out src/main.c,$(SRCS))
+PLUGIN_LIBS := $(if $(filter 1,$(PLOT)),$(BUILD)/libmls_plot.so) $(if $(filter 1,$(KERNEL)),$(BUILD)/libmls_kernel.so) \
+  $(if $(filter 1,$(MPI)),$(BUILD)/libmls_mpi.so)
+PLUGIN_OBJS := $(if $(filter 1,$(PLOT)),$(PLOT_PLUGIN_OBJS)) $(if $(filter 1,$(KERNEL)),$(KERNEL_PLUGIN_OBJS)) \
+  $(if $(filter 1,$(MPI)),$(MPI_PLUGIN_OBJS))
+LIBSRCS := $(filter-out src/main.c src/plot/render.c src/kernel/kernel.c src/kernel/wire.c,$(SRCS))
 OBJS := $(LIBSRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/lexer.o $(BUILD)/gen/parser.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
@@ -133,9 +157,40 @@ $(CUDA_PLUGIN): $(CUDA_OBJS)
 	$(Q)$(NVCC) -shared -o $@ $^ -lcublas -lcusolver -lnvrtc -lcudart -Xlinker -rpath=$(CUDA_HOME)/lib64 -Xlinker -z -Xlinker defs
 endif
 
-$(BUILD)/mls: $(BUILD)/src/main.o $(BUILD)/libmls.a
+# (a plugin left out is removed, so that a stale one is not loaded; the binary exports what the
+# plugins' objects call, and -u pulls those functions out of libmls.a)
+$(BUILD)/mls: $(BUILD)/src/main.o $(BUILD)/libmls.a $(BUILD)/plugin.syms | $(PLUGIN_LIBS)
 	$(say) LINK $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)rm -f $(filter-out $(PLUGIN_LIBS),$(addprefix $(BUILD)/libmls_,plot.so kernel.so mpi.so))
+	$(Q)$(CC) $(LDFLAGS) -Wl,--dynamic-list=$(BUILD)/plugin.syms @$(BUILD)/plugin.undef -o $@ $(BUILD)/src/main.o $(BUILD)/libmls.a $(LDLIBS)
+
+$(BUILD)/plugin.syms: $(PLUGIN_OBJS) $(BUILD)/libmls.a
+	$(say) NM $@
+	$(Q)nm -g --defined-only $(PLUGIN_OBJS) </dev/null | awk 'NF == 3 { print $$3 }' | sort -u >$@.own
+	$(Q){ echo mls_throw; nm -u $(PLUGIN_OBJS) </dev/null | awk 'NF == 2 { print $$2 }'; } | sort -u | comm -23 - $@.own >$@.u
+	$(Q)nm -g --defined-only $(BUILD)/libmls.a | awk 'NF == 3 { print $$3 }' | sort -u >$@.d
+	$(Q)comm -12 $@.u $@.d | sed 's/^/-Wl,-u,/' >$(BUILD)/plugin.undef
+	$(Q){ echo '{'; comm -12 $@.u $@.d | sed 's/.*/  &;/'; echo '};'; } >$@.tmp && rm -f $@.u $@.d && rm -f $@.own && mv $@.tmp $@
+
+# the plugins: position-independent objects whose one exported symbol is their entry
+$(BUILD)/libmls_plot.so: $(PLOT_PLUGIN_OBJS)
+	$(say) LINK $@
+	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(PLOT_LIBS)
+$(BUILD)/libmls_kernel.so: $(KERNEL_PLUGIN_OBJS)
+	$(say) LINK $@
+	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(KERNEL_LIBS)
+$(BUILD)/libmls_mpi.so: $(MPI_PLUGIN_OBJS)
+	$(say) LINK $@
+	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(MPI_LIBS)
+
+$(BUILD)/src/%.pic.o: src/%.c $(BUILD)/gen/parser.h
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
+$(BUILD)/src/mpi/%.pic.o: src/mpi/%.c $(BUILD)/gen/parser.h
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(CPPFLAGS) $(MPI_CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c -o $@ $<
 
 $(BUILD)/libmls.a: $(OBJS)
 	$(say) AR $@
@@ -168,13 +223,15 @@ $(BUILD)/src/%.o: src/%.c $(BUILD)/gen/parser.h
 	$(say) CC $<
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-# src/mpi/*.o are rebuilt when MPI changes (build/mpi.mode holds the last value)
-$(BUILD)/mpi.mode: FORCE
-	@mkdir -p $(BUILD) && echo '$(MPI)' | cmp -s - $@ || echo '$(MPI)' > $@
-$(BUILD)/src/mpi/%.o: src/mpi/%.c $(BUILD)/gen/parser.h $(BUILD)/mpi.mode
+# the binary's copy of mpi.c: the one-process version, its functions renamed mpi_solo_* (solo.h;
+# what only MPI calls is unused there)
+$(BUILD)/src/mpi/mpi.o: src/mpi/mpi.c src/mpi/solo.h $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
 	$(say) CC $<
-	$(Q)$(CC) $(CPPFLAGS) $(MPI_CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-function -include mpi/solo.h -MMD -MP -c -o $@ $<
+# plugin.c looks in PREFIX/lib/mls for the plugins
+$(BUILD)/src/plugin.o: $(BUILD)/PREFIX
+$(BUILD)/src/plugin.o: CPPFLAGS += -DMLS_LIBDIR='"$(PREFIX)/lib/mls"'
 .PHONY: FORCE
 FORCE:
 
@@ -184,7 +241,14 @@ $(BUILD)/src/backend/cpu_fused.o: OPT = -O3
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/capture.h $(BUILD)/libmls.a
 	@mkdir -p $(dir $@)
 	$(say) CCLD $@
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmls.a -lcmocka $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_OBJS) $(BUILD)/libmls.a -lcmocka $(LDLIBS) $(TEST_LIBS)
+# the plot and kernel tests link their plugin's objects in (plot.c and load.c find them linked)
+$(BUILD)/tests/test_plot: $(PLOT_PLUGIN_OBJS)
+$(BUILD)/tests/test_plot: TEST_OBJS = $(PLOT_PLUGIN_OBJS)
+$(BUILD)/tests/test_plot: TEST_LIBS = $(PLOT_LIBS)
+$(BUILD)/tests/test_kernel: $(KERNEL_PLUGIN_OBJS)
+$(BUILD)/tests/test_kernel: TEST_OBJS = $(KERNEL_PLUGIN_OBJS)
+$(BUILD)/tests/test_kernel: TEST_LIBS = $(KERNEL_LIBS)
 
 -include $(shell find $(BUILD)/src $(BUILD)/gen -name '*.d' 2>/dev/null)
 
@@ -194,8 +258,9 @@ $(BUILD)/gen_diff: tests/gen/gen_diff.c tests/gen/progen.c tests/gen/progen.h te
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -DMLS_FUZZ_STDLIB='"$(CURDIR)/stdlib"' $(LDFLAGS) -o $@ tests/gen/gen_diff.c tests/gen/progen.c $(BUILD)/libmls.a $(LDLIBS)
 
 # ---- tests ----
-unit: $(UNIT_TESTS)
-	@fail=0; for t in $(UNIT_TESTS); do $$t || fail=1; done; exit $$fail
+# (MLS_PLUGIN_DIR: the tests that call plot() find build/libmls_plot.so from build/tests)
+unit: $(UNIT_TESTS) $(PLUGIN_LIBS)
+	@fail=0; for t in $(UNIT_TESTS); do MLS_PLUGIN_DIR=$(CURDIR)/$(BUILD) $$t || fail=1; done; exit $$fail
 
 golden: mls
 	./mls --run-tests tests/lang/*.test
@@ -288,6 +353,12 @@ mpi-test: mls
 	tests/mpi/run.sh ./mls
 	MLS_FLAGS=--staged tests/mpi/run.sh ./mls
 
+# mls with its plugins hidden (MLS_PLUGIN_DIR naming an empty directory), as on a machine without
+# cairo, ZeroMQ or OpenMPI: the located errors on use, every other golden suite (issue 31)
+.PHONY: plugins-test
+plugins-test: mls
+	tests/plugins/run.sh ./mls
+
 # The layering of src/ over #include lines (tools/check_layers.py, docs/architecture.md)
 .PHONY: layers-check
 layers-check: mls
@@ -344,6 +415,7 @@ test: deps-install
 	$(MAKE) plot-test
 	$(MAKE) kernel-test
 	$(MAKE) mpi-test
+	$(MAKE) plugins-test
 	$(MAKE) sanitize-run
 	$(MAKE) fuzz-smoke
 	@echo "make test: all suites passed"
@@ -359,7 +431,7 @@ sanitize: deps-install
 sanitize-run:
 	$(MAKE) BUILD=build/asan OPT=-O1 EXTRA_CFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	  EXTRA_LDFLAGS='-fsanitize=address,undefined' build/asan/mls build/asan/gen_diff $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS))
-	@fail=0; for t in $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS)); do ASAN_OPTIONS=detect_leaks=1 $$t || fail=1; done; \
+	@fail=0; for t in $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS)); do ASAN_OPTIONS=detect_leaks=1 MLS_PLUGIN_DIR=$(CURDIR)/build/asan $$t || fail=1; done; \
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --seed 2 --count 1500 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests \
 	    $(filter-out tests/lang/gc.test,$(wildcard tests/lang/*.test)) || fail=1; \
@@ -422,8 +494,15 @@ $(FUZZ_BUILD)/fuzz_gpu: tests/fuzz/fuzz_diff.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/l
 $(FUZZ_BUILD)/fuzz_prog: tests/fuzz/fuzz_prog.c tests/gen/progen.c tests/gen/progen.h tests/gen/gendiff.h tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
 	$(FUZZ_LINK) -o $@ $< tests/gen/progen.c $(FUZZ_BUILD)/libmls.a $(LDLIBS)
 
+# (the plot and kernel harnesses link their plugin's objects in, as the unit tests do)
+$(FUZZ_BUILD)/fuzz_plot: $(FUZZ_BUILD)/src/plot/render.pic.o
+$(FUZZ_BUILD)/fuzz_plot: FUZZ_OBJS = $(FUZZ_BUILD)/src/plot/render.pic.o
+$(FUZZ_BUILD)/fuzz_plot: FUZZ_LIBS = $(PLOT_LIBS)
+$(FUZZ_BUILD)/fuzz_kernel_msg: $(FUZZ_BUILD)/src/kernel/wire.pic.o
+$(FUZZ_BUILD)/fuzz_kernel_msg: FUZZ_OBJS = $(FUZZ_BUILD)/src/kernel/wire.pic.o
+$(FUZZ_BUILD)/fuzz_kernel_msg: FUZZ_LIBS = $(KERNEL_LIBS)
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libmls.a
-	$(FUZZ_LINK) -o $@ $< $(FUZZ_BUILD)/libmls.a $(LDLIBS)
+	$(FUZZ_LINK) -o $@ $< $(FUZZ_OBJS) $(FUZZ_BUILD)/libmls.a $(LDLIBS) $(FUZZ_LIBS)
 
 # one harness: fuzz-run-NAME (FUZZ_TIME seconds, and the directory new inputs go to)
 fuzz-run-%:
@@ -473,7 +552,7 @@ install: mls
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mls/stdlib $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 mls $(DESTDIR)$(PREFIX)/bin/mls
 	cp -r stdlib/. $(DESTDIR)$(PREFIX)/share/mls/stdlib/
-	sed 's|/usr/local/share/|$(PREFIX)/share/|g' man/mls.1 >$(DESTDIR)$(PREFIX)/share/man/man1/mls.1
+	sed 's|/usr/local/share/|$(PREFIX)/share/|g; s|/usr/local/lib/mls|$(PREFIX)/lib/mls|g' man/mls.1 >$(DESTDIR)$(PREFIX)/share/man/man1/mls.1
 	chmod 644 $(DESTDIR)$(PREFIX)/share/man/man1/mls.1
 	install -d $(DESTDIR)$(PREFIX)/share/doc/mls $(DESTDIR)$(PREFIX)/share/emacs/site-lisp \
 	  $(addprefix $(DESTDIR)$(PREFIX)/share/vim/vimfiles/,syntax ftdetect ftplugin) $(DESTDIR)$(PREFIX)/share/mls/editors
@@ -481,7 +560,8 @@ install: mls
 	for d in syntax ftdetect ftplugin; do install -m 644 editors/vim/$$d/mls.vim $(DESTDIR)$(PREFIX)/share/vim/vimfiles/$$d/; done
 	install -m 644 editors/emacs/mls-mode.el $(DESTDIR)$(PREFIX)/share/emacs/site-lisp/
 	cp -r editors/vscode $(DESTDIR)$(PREFIX)/share/mls/editors/
-	if [ -e $(BUILD)/libmls_cuda.so ]; then install -D -m 755 $(BUILD)/libmls_cuda.so $(DESTDIR)$(PREFIX)/lib/mls/libmls_cuda.so; fi
+	for p in cuda plot kernel mpi; do if [ -e $(BUILD)/libmls_$$p.so ]; then \
+	  install -D -m 755 $(BUILD)/libmls_$$p.so $(DESTDIR)$(PREFIX)/lib/mls/libmls_$$p.so; fi; done
 	install -d $(DESTDIR)$(PREFIX)/share/jupyter/kernels/mls
 	install -m 644 src/kernel/kernel.json $(DESTDIR)$(PREFIX)/share/jupyter/kernels/mls/kernel.json
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "backend/backend.h"
+#include "backend/dynlibs.h"
 #include "builtins.h"
 #include "check/check.h"
 #include "interp/interp.h"
@@ -334,6 +335,8 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
   uint64_t bound = 0;
   if (mem_limit_is_set() && I->device == &be_cpu) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);                    /* OpenBLAS's default pool */
+    dl_blas();       /* OpenBLAS, loaded on first use (backend/dynlibs.h): its data and threads'
+                     ** stacks are in what the bound starts from, as when it was linked */
     bound = mem_bound_process(mem_limit(), I->threads > 0 ? I->threads : cpus > 0 ? (int)cpus : 1);
   }
   Source *src = NULL;

@@ -5,8 +5,7 @@
 ** Freed data buffers are kept in a small cache by size and handed out again, so a loop that
 ** makes a fresh result of the same shape each time pays no page faults.
 */
-#include <cblas.h>
-#undef I          /* <complex.h> (via cblas.h) defines I; MLS uses I for the interpreter */
+#include "backend/dynlibs.h"   /* OpenBLAS, LAPACKE, CHOLMOD: loaded on first use */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +15,6 @@
 #include "backend/cpu.h"
 #include "mem.h"
 
-/* OpenBLAS's own entry points, declared here because <cblas.h> may be another package's
-** (Debian's reference libblas-dev ships one too); linking -lopenblas makes them required,
-** so the binary cannot silently end up on the reference BLAS. */
-void openblas_set_num_threads(int num_threads);
-char *openblas_get_config(void);
 
 /* ---- buffer cache ----
 ** Freed buffers of 4 KiB and more, up to half of CACHE_MAX_BYTES each (a 60000x784 matrix of

@@ -5,7 +5,7 @@
 ** so its arrays read as compressed columns are A itself; CHOLMOD is given its upper triangle.
 */
 #include <string.h>
-#include <suitesparse/cholmod.h>
+#include "backend/dynlibs.h"   /* CHOLMOD, loaded on first use */
 #include "backend/sparse.h"
 #include "mem.h"
 

@@ -5,8 +5,7 @@
 ** Images are rows of an N x (C*H*W) matrix, NCHW row-major per row (DML's layout). Every
 ** result is computed in a fixed order, so it does not depend on the thread count.
 */
-#include <cblas.h>
-#undef I          /* <complex.h> (via cblas.h) defines I */
+#include "backend/dynlibs.h"   /* OpenBLAS and LAPACKE, loaded on first use */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>

@@ -5,8 +5,7 @@
 ** X's rows). dot, diagprod and xtwxv read their operands through their strides, so a
 ** transposed view is not copied.
 */
-#include <cblas.h>
-#undef I                                          /* (complex.h's, through cblas.h) */
+#include "backend/dynlibs.h"   /* OpenBLAS and LAPACKE, loaded on first use */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
 ** registry.c — the list of backends and the default one. The only place that knows about
 ** MLS_CUDA: a CUDA build loads the GPU backend (build/libmls_cuda.so, made by nvcc) on first
-** use with dlopen, so that a CPU session never pays for loading cuBLAS, and an mls binary
+** use with dlopen (plugin.h), so that a CPU session never pays for loading cuBLAS, and an mls binary
 ** whose plugin or device is missing says "no CUDA device available" like a CPU-only build.
 */
 #include <stdio.h>
@@ -12,58 +12,31 @@
 #include "mem.h"
 
 #ifdef MLS_CUDA
-#include <dlfcn.h>
-#include <limits.h>
-#include <unistd.h>
-#ifndef MLS_LIBDIR
-#define MLS_LIBDIR "/usr/local/lib/mls"
-#endif
+#include "plugin.h"
 #endif
 
 #ifdef MLS_CUDA
-/* The GPU plugin: a shared library loaded once per process, and the device it starts (one
-** CUDA context per process), so what this file knows of them is process-wide too. */
+/* The GPU plugin (plugin.h): $MLS_CUDA_PLUGIN, else where every plugin is looked for. Loaded
+** once per process, as the device it starts (one CUDA context per process) is. */
 static struct CudaPlugin {
-  bool tried;                  /* load_cuda ran */
+  Plugin lib;                  /* the shared library */
   const Backend *be;           /* the GPU backend once loaded and started, else NULL */
-  char why[256];               /* else why not */
-} plugin = { false, NULL, "no CUDA device available" };
+  char why[400];               /* else why not (as long as Plugin.why) */
+} plugin = {
+  { .file = "libmls_cuda.so", .entry = "be_cuda", .needs = "no CUDA device available", .env = "MLS_CUDA_PLUGIN" },
+  NULL, "no CUDA device available"
+};
 
 const char *be_why(void) { return plugin.why; }
 
-/* The plugin: $MLS_CUDA_PLUGIN, else next to the executable (build/mls, or ./mls with build/
-** beside it), else the installed library directory. */
 static const Backend *load_cuda(void) {
-  if (plugin.tried) return plugin.be;
-  plugin.tried = true;
-  char exe[PATH_MAX], path[PATH_MAX + 64];
-  const char *cands[4];
-  int nc = 0;
-  const char *env = getenv("MLS_CUDA_PLUGIN");
-  if (env && *env) cands[nc++] = env;
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  char here[PATH_MAX + 64], below[PATH_MAX + 64];
-  if (n > 0) {
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = '\0';
-    snprintf(here, sizeof here, "%s/libmls_cuda.so", exe);
-    snprintf(below, sizeof below, "%s/build/libmls_cuda.so", exe);
-    cands[nc++] = here;
-    cands[nc++] = below;
-  }
-  snprintf(path, sizeof path, "%s/libmls_cuda.so", MLS_LIBDIR);
-  cands[nc++] = path;
+  if (plugin.lib.tried) return plugin.be;
   mem_unbound_process();        /* CUDA reserves address space and pinned memory past any bound */
-  void *h = NULL;
-  for (int i = 0; i < nc && !h; i++)
-    if (access(cands[i], R_OK) == 0) {
-      h = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
-      if (!h) snprintf(plugin.why, sizeof plugin.why, "no CUDA device available (%s)", dlerror());
-    }
-  if (!h) return NULL;
-  const Backend *b = dlsym(h, "be_cuda");
-  if (!b) return NULL;
+  const Backend *b = plugin_get(&plugin.lib);
+  if (!b) {                     /* a plugin that is there but does not load says why */
+    if (plugin.lib.found) snprintf(plugin.why, sizeof plugin.why, "%s", plugin.lib.why);
+    return NULL;
+  }
   if (b->init() != 0) {
     snprintf(plugin.why, sizeof plugin.why, "%s", b->error());
     return NULL;

@@ -16,8 +16,7 @@
 ** replay's buffer be handed out again, or read a captured result before the launch, gets
 ** wrong numbers (or an ASan report) here, as it would on a GPU.
 */
-#include <lapacke.h>
-#undef I
+#include "backend/dynlibs.h"   /* OpenBLAS and LAPACKE, loaded on first use */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

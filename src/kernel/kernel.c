@@ -869,11 +869,6 @@ static void *bind_socket(Kernel *K, int type, const char *transport, const char 
   return s;
 }
 
-void kernel_options_default(KernelOptions *o) {
-  o->max_message = WIRE_MAX_MESSAGE_DEFAULT;
-  o->allow_no_key = false;
-}
-
 Kernel *kernel_open(Interp *I, const char *connection_file, char *err, size_t errn) {
   return kernel_open_with(I, connection_file, NULL, err, errn);
 }
@@ -1042,7 +1037,7 @@ void kernel_close(Kernel *K) {
   free(K);
 }
 
-int kernel_main(Interp *I, const char *connection_file, const KernelOptions *o) {
+int kernel_run(Interp *I, const char *connection_file, const KernelOptions *o) {
   char err[1024];
   Kernel *K = kernel_open_with(I, connection_file, o, err, sizeof err);
   if (!K) {
@@ -1053,3 +1048,10 @@ int kernel_main(Interp *I, const char *connection_file, const KernelOptions *o) 
   kernel_close(K);
   return st;
 }
+
+_Static_assert(KERNEL_MAX_MESSAGE_DEFAULT == WIRE_MAX_MESSAGE_DEFAULT, "kernel.h and wire.h: one default");
+
+/* The plugin's entry (plugin.h, kernel.h): the one symbol libmls_kernel.so exports. */
+__attribute__((visibility("default"))) const KernelPlugin mls_kernel_plugin = {
+  /* .run = */ kernel_run,
+};

@@ -17,7 +17,8 @@ typedef struct KernelOptions {
   int64_t max_message;      /* --max-message-size: ZMQ_MAXMSGSIZE of every socket (bytes) */
   bool allow_no_key;        /* --allow-no-key: run without a key (unsigned messages), warning */
 } KernelOptions;
-/* The defaults: WIRE_MAX_MESSAGE_DEFAULT (256 MiB), a key required. */
+/* The defaults: KERNEL_MAX_MESSAGE_DEFAULT, a key required. */
+#define KERNEL_MAX_MESSAGE_DEFAULT ((int64_t)256 << 20)     /* 256 MiB */
 void kernel_options_default(KernelOptions *o);
 
 /* Reads the connection file, binds the five sockets and starts the heartbeat and control
@@ -33,7 +34,16 @@ Kernel *kernel_open(Interp *I, const char *connection_file, char *err, size_t er
 int kernel_serve(Kernel *K);
 /* Stops the threads, closes the sockets and gives I its stdout back; frees K. */
 void kernel_close(Kernel *K);
-/* The three above, for main.c: 0 on a clean shutdown, 2 when the kernel could not start. */
+/* The three above: 0 on a clean shutdown, 2 when the kernel could not start. */
+int kernel_run(Interp *I, const char *connection_file, const KernelOptions *o);
+
+/* kernel.c and wire.c are the plugin libmls_kernel.so (plugin.h), so that only `mls
+** --jupyter-kernel` loads ZeroMQ, jansson and OpenSSL; its entry, mls_kernel_plugin: */
+typedef struct KernelPlugin {
+  int (*run)(Interp *I, const char *connection_file, const KernelOptions *o);   /* kernel_run */
+} KernelPlugin;
+/* For main.c (load.c, in the binary): loads the plugin and runs kernel_run; 2 with the reason
+** on stderr when it cannot be loaded. */
 int kernel_main(Interp *I, const char *connection_file, const KernelOptions *o);
 
 #endif

@@ -38,7 +38,7 @@ void wire_sign(const Wire *w, const char *const parts[4], const size_t lens[4], 
 
 /* The largest frame the kernel's sockets take (ZMQ_MAXMSGSIZE; --max-message-size changes it):
 ** a peer that sends a larger one is disconnected by ZeroMQ before it is held in memory. */
-#define WIRE_MAX_MESSAGE_DEFAULT ((int64_t)256 << 20)
+#define WIRE_MAX_MESSAGE_DEFAULT ((int64_t)256 << 20)   /* = KERNEL_MAX_MESSAGE_DEFAULT (kernel.c checks) */
 
 /* Checks and parses one message given as its n frames (frames[i] of lens[i] bytes, borrowed),
 ** as wire_recv does once they have arrived: finds "<IDS|MSG>" (after at most WIRE_MAX_IDENTS

@@ -11,8 +11,7 @@
 ** The builtins of the same names (builtins_linalg.c) and the tape and the stager (linalg_apply)
 ** call these; errors are those builtins': "bad argument #1 to 'solve' (...)", "eigen: ...".
 */
-#include <lapacke.h>
-#undef I          /* <complex.h> (via lapacke.h) defines I; MLS uses I for the interpreter */
+#include "backend/dynlibs.h"   /* OpenBLAS and LAPACKE, loaded on first use */
 #include <float.h>
 #include <math.h>
 #include <pthread.h>

@@ -8,6 +8,26 @@
 #include "builtins.h"
 #include "mem.h"
 #include "plot/plot_int.h"
+#include "plugin.h"
+
+/* The renderer (render.c): linked in (the unit tests, the fuzz harness) or the plugin
+** libmls_plot.so, loaded once per process on the first figure. */
+extern const PlotRenderer mls_plot_plugin __attribute__((weak));
+static Plugin renderer = { .file = "libmls_plot.so", .entry = "mls_plot_plugin", .needs = "plots need cairo",
+                           .linked = &mls_plot_plugin };
+
+const PlotRenderer *plot_renderer(Interp *I) {
+  const PlotRenderer *r = plugin_get(&renderer);
+  if (!r) bi_error(I, "%s", renderer.why);
+  return r;
+}
+
+/* Without throwing: the renderer, or NULL with the reason in err. */
+static const PlotRenderer *renderer_or(char *err, size_t n) {
+  const PlotRenderer *r = plugin_get(&renderer);
+  if (!r) snprintf(err, n, "%s", renderer.why);
+  return r;
+}
 
 PlotState *plot_state(Interp *I) {
   if (!I->plot) I->plot = mem_calloc(1, sizeof(PlotState));
@@ -62,7 +82,8 @@ bool plot_format_of(const char *path, PlotFormat *fmt) {
 /* Writes f to its file when it changed; the first write of a default-named file says so. */
 static bool write_figure(Interp *I, Figure *f, char *err, size_t n) {
   if (!f->dirty) return true;
-  if (!plot_write_file(f, f->file, err, n)) return false;
+  const PlotRenderer *r = renderer_or(err, n);
+  if (!r || !r->write_file(f, f->file, err, n)) return false;
   if (!f->user_file && f->number > 0) {
     fprintf(I->out, "plot: %s\n", f->file);
     f->number = -f->number;                 /* announced once */
@@ -74,7 +95,8 @@ static bool write_figure(Interp *I, Figure *f, char *err, size_t n) {
 static void display(Interp *I, Figure *f) {
   char err[512];
   size_t len;
-  unsigned char *png = plot_png_bytes(f, &len, err, sizeof err);
+  const PlotRenderer *r = renderer_or(err, sizeof err);
+  unsigned char *png = r ? r->png_bytes(f, &len, err, sizeof err) : NULL;
   if (!png) { fprintf(I->errf, "plot: %s\n", err); return; }
   I->display(I, "image/png", png, len, I->display_ctx);
   free(png);

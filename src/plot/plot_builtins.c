@@ -263,6 +263,7 @@ typedef struct PlotAxes { double lim[4]; bool logx, logy; int exact; } PlotAxes;
 /* Starts a new plot made by the call at sp: the next panel of the open figure when par(mfrow)
 ** leaves room on it (and o names no other file), else a new figure (the open one finished). */
 static Panel *panel_start(Interp *I, const FigOpts *o, const PlotAxes *ax, const char *xlab, const char *ylab, Span sp) {
+  plot_renderer(I);                          /* no cairo: the located error, before any change */
   PlotState *st = plot_state(I);
   Figure *f = st->cur;
   bool join = f && !st->new_page && f->np < f->rows * f->cols && f->rows == (st->rows ? st->rows : 1) &&

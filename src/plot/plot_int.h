@@ -117,6 +117,12 @@ void plot_render(const Figure *f, struct _cairo *cr);
 bool plot_write_file(const Figure *f, const char *path, char *err, size_t errn);
 /* f as PNG bytes (malloc'd; the caller frees), or NULL with a message in err. */
 unsigned char *plot_png_bytes(const Figure *f, size_t *len, char *err, size_t errn);
+/* render.c is the plugin libmls_plot.so (plugin.h), so that only a run that draws loads cairo:
+** its entry, mls_plot_plugin, is this table of the two functions above, which plot.c calls. */
+typedef struct PlotRenderer {
+  bool (*write_file)(const Figure *f, const char *path, char *err, size_t errn);
+  unsigned char *(*png_bytes)(const Figure *f, size_t *len, char *err, size_t errn);
+} PlotRenderer;
 
 /* ---- scales (scale.c) ---- */
 /* R's pretty() idea: about n+1 equally spaced round values (1, 2 or 5 times a power of ten)
@@ -143,6 +149,10 @@ PlotColor plot_rgb(unsigned rgb);
 
 /* ---- figures (plot.c) ---- */
 PlotState *plot_state(Interp *I);
+/* The renderer, loaded on the first call; without it (no cairo: the plugin is missing or its
+** libraries are) a located error at the call: "plots need cairo: libmls_plot.so could not be
+** loaded (...)". plot(), hist() ... call it before they open a figure. */
+const PlotRenderer *plot_renderer(Interp *I);
 /* Finishes the open figure, if any: written to its file, or queued for the display hook. */
 void plot_finish(Interp *I, bool throw_errors);
 /* The format from a file name's extension; false when it is not .png, .svg or .pdf. */

@@ -644,3 +644,9 @@ unsigned char *plot_png_bytes(const Figure *f, size_t *len, char *err, size_t er
   *len = k.len;
   return k.buf;
 }
+
+/* The plugin's entry (plugin.h, plot_int.h): the one symbol libmls_plot.so exports. */
+__attribute__((visibility("default"))) const PlotRenderer mls_plot_plugin = {
+  /* .write_file = */ plot_write_file,
+  /* .png_bytes = */ plot_png_bytes,
+};

@@ -26,8 +26,16 @@ check "no /usr/local left in the installed man page" '! grep -q /usr/local "$p/s
 q=$(mktemp -d /tmp/mls-bin.XXXXXX)
 cp "$p/bin/mls" "$q/mls"
 out=$(cd / && env -u MLS_PATH "$q/mls" -e 'source("nn.mls") as nn; print(nn::relu([-1, 2]))' 2>&1)
-rm -rf "$q"
 check "a copy of the binary finds PREFIX's stdlib (got: $out)" '[ "$out" = "0 2" ]'
+# the plugins built go to PREFIX/lib/mls, where the copy finds them (docs/architecture.md "Plugins")
+for k in plot kernel mpi; do
+  [ -e "$top/build/libmls_$k.so" ] && check "libmls_$k.so installed in PREFIX/lib/mls" 'cmp -s "$top/build/libmls_$k.so" "$p/lib/mls/libmls_$k.so"'
+done
+if [ -e "$top/build/libmls_plot.so" ]; then
+  out=$(cd "$q" && env -u MLS_PLUGIN_DIR "$q/mls" -e 'plot([1, 2], file="f.png")' 2>&1)
+  check "a copy of the binary draws with PREFIX/lib/mls/libmls_plot.so (got: $out)" '[ -z "$out" ] && [ -s "$q/f.png" ]'
+fi
+rm -rf "$q"
 check "docs/ installed in PREFIX/share/doc/mls" 'diff -r "$top/docs" "$p/share/doc/mls" >/dev/null'
 for f in syntax/mls.vim ftdetect/mls.vim ftplugin/mls.vim; do
   check "vim file $f installed" 'cmp -s "$top/editors/vim/$f" "$p/share/vim/vimfiles/$f"'

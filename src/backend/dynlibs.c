@@ -1,0 +1,76 @@
+/*
+** dynlibs.c — loads OpenBLAS, LAPACKE and CHOLMOD on first use (dynlibs.h): each once per
+** process, under pthread_once, since the first call may come from any thread (a LAPACK worker,
+** the CPU pool). The sonames come from the Makefile (the libraries it found at build time).
+*/
+#define MLS_DYNLIBS_IMPL
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "backend/dynlibs.h"
+
+#ifndef MLS_SONAME_OPENBLAS
+#define MLS_SONAME_OPENBLAS "libopenblas.so.0"
+#endif
+#ifndef MLS_SONAME_LAPACKE
+#define MLS_SONAME_LAPACKE "liblapacke.so.3"
+#endif
+#ifndef MLS_SONAME_CHOLMOD
+#define MLS_SONAME_CHOLMOD "libcholmod.so.3"
+#endif
+
+/* The libraries' tables: process-wide, as the libraries are; written once, under pthread_once. */
+static struct DynLibs {
+  pthread_once_t blas_once, lapack_once, cholmod_once;
+  DlBlas blas;
+  DlLapack lapack;
+  DlCholmod cholmod;
+} dl = { PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, { 0 }, { 0 }, { 0 } };
+
+/* The library soname, or the end of the process with the reason (the program cannot go on
+** without its BLAS, as it could not start without it when it was linked). */
+static void *open_lib(const char *soname) {
+  void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    fprintf(stderr, "mls: cannot load %s (%s)\n", soname, dlerror());
+    exit(127);
+  }
+  return h;
+}
+
+static void *sym(void *h, const char *soname, const char *name) {
+  void *p = dlsym(h, name);
+  if (!p) {
+    fprintf(stderr, "mls: %s has no %s\n", soname, name);
+    exit(127);
+  }
+  return p;
+}
+
+#define DL_LOAD(f) *(void **)&t->f = sym(h, so, #f);
+static void load_blas(void) {
+  const char *so = MLS_SONAME_OPENBLAS;
+  void *h = open_lib(so);
+  DlBlas *t = &dl.blas;
+  DL_BLAS(DL_LOAD)
+}
+
+static void load_lapack(void) {
+  const char *so = MLS_SONAME_LAPACKE;
+  void *h = open_lib(so);
+  DlLapack *t = &dl.lapack;
+  DL_LAPACK(DL_LOAD)
+}
+
+static void load_cholmod(void) {
+  const char *so = MLS_SONAME_CHOLMOD;
+  void *h = open_lib(so);
+  DlCholmod *t = &dl.cholmod;
+  DL_CHOLMOD(DL_LOAD)
+}
+#undef DL_LOAD
+
+const DlBlas *dl_blas(void) { pthread_once(&dl.blas_once, load_blas); return &dl.blas; }
+const DlLapack *dl_lapack(void) { pthread_once(&dl.lapack_once, load_lapack); return &dl.lapack; }
+const DlCholmod *dl_cholmod(void) { pthread_once(&dl.cholmod_once, load_cholmod); return &dl.cholmod; }

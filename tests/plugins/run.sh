@@ -1,0 +1,79 @@
+#!/bin/sh
+# run.sh — mls without its optional libraries (issue 31, docs/architecture.md "Plugins"): with
+# MLS_PLUGIN_DIR naming an empty directory, the plugins (libmls_plot.so, libmls_kernel.so,
+# libmls_mpi.so) are hidden, as on a machine without cairo, ZeroMQ or OpenMPI. plot() and the
+# Jupyter kernel must then fail with their located error, a plugin that is there but cannot be
+# loaded must say why, mpi_size() must be 1 under mpirun's environment, and every golden suite
+# but the plots' must still pass; with the plugins visible the same plot() writes its PNG. The
+# binary itself must link none of the plugins' libraries. Usage: tests/plugins/run.sh [./mls]
+set -u
+mls=${1:-./mls}
+case $mls in /*) ;; *) mls=$(pwd)/$mls ;; esac
+bdir=$(cd "$(dirname "$mls")" && pwd)
+[ -e "$bdir/libmls_plot.so" ] || bdir=$bdir/build       # ./mls: the plugins are in build/
+T=$(mktemp -d /tmp/mls-plugins.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export MLS_PATH="${MLS_PATH:-$(cd "$(dirname "$0")/../.." && pwd)/stdlib}"
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL plugins: $1"; sed 's/^/  | /' "$T/err" | head -20; }
+mkdir "$T/none"
+
+# the binary links no library of a plugin
+if ldd "$mls" >"$T/err" 2>&1 && ! grep -E 'libcairo|libzmq|libcrypto|libssl|libmpi|libhwloc|libX11' "$T/err" >/dev/null; then ok
+else bad "ldd $mls lists a plugin's library"; fi
+
+# plot() without the plugin: the located error, nothing written
+cd "$T" || exit 1
+MLS_PLUGIN_DIR=$T/none "$mls" -e 'x = 1
+plot([1, 2, 3])' >"$T/out" 2>"$T/err"
+st=$?
+if [ $st -eq 1 ] && [ "$(head -1 "$T/err")" = "-e:2:1: error: plot: plots need cairo: libmls_plot.so could not be loaded (not found in $T/none)" ] &&
+   [ ! -e mlsplot001.png ]; then ok; else bad "plot() without libmls_plot.so: status $st"; fi
+
+# hist(plot=FALSE) draws nothing, so it needs no cairo
+MLS_PLUGIN_DIR=$T/none "$mls" -e 'h = hist([1, 2, 2, 3, 3, 3], breaks=[0, 1, 2, 3], plot=FALSE); print(t(h$counts))' >"$T/out" 2>"$T/err"
+if [ $? -eq 0 ] && [ "$(cat "$T/out")" = "1 2 3" ]; then ok; else bad "hist(plot=FALSE) without libmls_plot.so: $(cat "$T/out")"; fi
+
+# a plugin that is there but does not load says what dlopen said
+mkdir "$T/broken" && echo "not a library" >"$T/broken/libmls_plot.so"
+MLS_PLUGIN_DIR=$T/broken "$mls" -e 'plot([1, 2])' >"$T/out" 2>"$T/err"
+st=$?
+if [ $st -eq 1 ] && head -1 "$T/err" | grep -q "^-e:1:1: error: plot: plots need cairo: libmls_plot.so could not be loaded ($T/broken/libmls_plot.so: .*)$"; then ok
+else bad "plot() with a broken libmls_plot.so: status $st"; fi
+
+# the Jupyter kernel without its plugin: status 2 and the reason
+echo '{}' >"$T/conn.json"
+MLS_PLUGIN_DIR=$T/none "$mls" --jupyter-kernel "$T/conn.json" >"$T/out" 2>"$T/err"
+st=$?
+if [ $st -eq 2 ] && [ "$(cat "$T/err")" = "mls: the Jupyter kernel needs ZeroMQ, jansson and OpenSSL: libmls_kernel.so could not be loaded (not found in $T/none)" ]; then ok
+else bad "--jupyter-kernel without libmls_kernel.so: status $st"; fi
+
+# under mpirun's environment without the MPI plugin: a warning, then one process
+OMPI_COMM_WORLD_SIZE=2 MLS_PLUGIN_DIR=$T/none "$mls" -e 'print(mpi_size()); print(allreduce(3))' >"$T/out" 2>"$T/err"
+st=$?
+if [ $st -eq 0 ] && [ "$(tr '\n' ' ' <"$T/out")" = "1 3 " ] &&
+   [ "$(cat "$T/err")" = "mls: warning: started by mpirun, but MPI needs OpenMPI: libmls_mpi.so could not be loaded (not found in $T/none); this rank runs as one process" ]; then ok
+else bad "mpi_size() under OMPI_COMM_WORLD_SIZE without libmls_mpi.so: status $st, $(cat "$T/out")"; fi
+
+# everything else works: the golden suites but the plots', the plugins hidden
+cd "$OLDPWD" || exit 1
+tests=$(ls tests/lang/*.test | grep -v '/plot')
+# shellcheck disable=SC2086
+if MLS_PLUGIN_DIR=$T/none "$mls" --run-tests $tests >"$T/err" 2>&1; then ok
+else bad "the golden suites with the plugins hidden: $(tail -1 "$T/err")"; fi
+
+# and with the plugins visible, the same plot() writes its figure
+if [ -e "$bdir/libmls_plot.so" ]; then
+  cd "$T" || exit 1
+  MLS_PLUGIN_DIR=$bdir "$mls" -e 'plot([1, 2, 3])' >"$T/out" 2>"$T/err"
+  if [ $? -eq 0 ] && [ "$(cat "$T/out")" = "plot: mlsplot001.png" ] && head -c 8 mlsplot001.png | od -c | grep -q 'P   N   G'; then ok
+  else bad "plot() with $bdir/libmls_plot.so"; fi
+  cd "$OLDPWD" || exit 1
+else
+  echo "plugins-test: $bdir/libmls_plot.so was not built (no cairo): the check with the plugin visible is left out"
+fi
+
+echo "plugins-test: $pass passed, $fail failed"
+[ $fail -eq 0 ]
