@@ -12,6 +12,7 @@ __attribute__((visibility("default"))) const MpiPlugin mls_mpi_plugin = {
   /* .set_timeout = */ mpi_set_timeout,
   /* .run_script = */ mpi_run_script,
   /* .allreduce_value = */ mpi_allreduce_value,
+  /* .grad_allreduce = */ mpi_grad_allreduce,
   /* .bcast_value = */ mpi_bcast_value,
   /* .barrier = */ mpi_barrier,
   /* .allgather_doubles = */ mpi_allgather_doubles,

@@ -17,6 +17,7 @@ int mpi_solo_size(void);
 void mpi_solo_set_timeout(Interp *I, double seconds);
 int mpi_solo_run_script(Interp *I, Source *src, bool echo);
 Value mpi_solo_allreduce_value(Interp *I, Value x, int op, Span sp);
+Value mpi_solo_grad_allreduce(Interp *I, Value df, int nargs, Value *args, double weight, int64_t bucket, Span sp);
 Value mpi_solo_bcast_value(Interp *I, Value x, int root, bool merge, Span sp);
 void mpi_solo_barrier(Interp *I, Span sp);
 void mpi_solo_allgather_doubles(Interp *I, const double *in, int64_t n, double *out, Span sp);
@@ -58,6 +59,11 @@ int mpi_run_script(Interp *I, Source *src, bool echo) {
 
 Value mpi_allreduce_value(Interp *I, Value x, int op, Span sp) {
   return mpi.mp ? mpi.mp->allreduce_value(I, x, op, sp) : mpi_solo_allreduce_value(I, x, op, sp);
+}
+
+Value mpi_grad_allreduce(Interp *I, Value df, int nargs, Value *args, double weight, int64_t bucket, Span sp) {
+  return mpi.mp ? mpi.mp->grad_allreduce(I, df, nargs, args, weight, bucket, sp)
+                : mpi_solo_grad_allreduce(I, df, nargs, args, weight, bucket, sp);
 }
 
 Value mpi_bcast_value(Interp *I, Value x, int root, bool merge, Span sp) {

@@ -17,6 +17,7 @@ typedef struct MpiPlugin {
   void (*set_timeout)(Interp *I, double seconds);
   int (*run_script)(Interp *I, Source *src, bool echo);
   Value (*allreduce_value)(Interp *I, Value x, int op, Span sp);
+  Value (*grad_allreduce)(Interp *I, Value df, int nargs, Value *args, double weight, int64_t bucket, Span sp);
   Value (*bcast_value)(Interp *I, Value x, int root, bool merge, Span sp);
   void (*barrier)(Interp *I, Span sp);
   void (*allgather_doubles)(Interp *I, const double *in, int64_t n, double *out, Span sp);

@@ -2,7 +2,8 @@
 ** solo.h — the names mpi.c's functions take in the mls binary, where it is compiled without
 ** MLS_MPI (the Makefile gives -include mpi/solo.h): that copy is the one-process version, which
 ** load.c calls while the MPI plugin (libmls_mpi.so: mpi.c with MLS_MPI) is not loaded. ORDER
-** the functions of mpi.h's mpi.c section: one missed here is defined twice and fails the link.
+** the functions of mpi.h's mpi.c section: one missed here that load.c also defines fails the link;
+** one that load.c lacks would run its one-process copy under mpirun (tests/mpi would fail).
 */
 #define mpi_start mpi_solo_start
 #define mpi_stop mpi_solo_stop
@@ -12,6 +13,7 @@
 #define mpi_set_timeout mpi_solo_set_timeout
 #define mpi_run_script mpi_solo_run_script
 #define mpi_allreduce_value mpi_solo_allreduce_value
+#define mpi_grad_allreduce mpi_solo_grad_allreduce
 #define mpi_bcast_value mpi_solo_bcast_value
 #define mpi_barrier mpi_solo_barrier
 #define mpi_allgather_doubles mpi_solo_allgather_doubles
