@@ -678,7 +678,7 @@ static int64_t ckpt_setting(void) {
 ** the iterations as before), the loop free of effects (the backward pass runs its body again)
 ** and no stage taking ops; NULL otherwise. */
 static Tape *ckpt_tape(Interp *I, const Loop *lp, const Value *leaves) {
-  if (ckpt_setting() == 0 || (I->stage && I->stage->active)) return NULL;
+  if (ckpt_setting() == 0 || I->ad_no_checkpoint || (I->stage && I->stage->active)) return NULL;
   if (lp->body->effects || (lp->cond && lp->cond->effects)) return NULL;
   Tape *t = NULL;
   int nl = lp->ncarry + 1 + lp->nouter;
