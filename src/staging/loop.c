@@ -7,7 +7,8 @@
 ** gets one GN_LOOP node, whose later runs (loop_run) run them again: the graph does not grow
 ** with the trip count. A loop whose body cannot be such a graph (it goes eager, a variable
 ** changes its type or shape) makes the enclosing stage eager from there, with the values
-** computed so far: never another result than eager code.
+** computed so far: never another result than eager code. Under grad (grad(jit(f))) a node's
+** run is one checkpointed node on the grad's tape (the end of this file).
 */
 #include <math.h>
 #include <stdio.h>
