@@ -796,6 +796,17 @@ static void ckpt_segment(Interp *I, Ckpt *ck, int64_t j, int64_t a, int64_t b, L
       lv->items[at] = s;
     }
   }
+  if (a == ck->from)                             /* a first value that is a value the body reads */
+    for (int k = 0; k < n; k++)                  /* (s = x; ... x): one leaf, as eagerly one node, */
+      for (int q = 0; q < no; q++)               /* so its adjoint adds up in eager's order */
+        if (lid[k] >= 0 && ck->c.in[k] >= 0 && ck->c.in[k] == ck->c.in[n + q] && lid[n + q] >= 0) {
+          Value x = lv->items[n + 1 + q];
+          val_retain(x);
+          val_release(lv->items[k]);
+          lv->items[k] = x;
+          lid[k] = -1;                           /* (its adjoint is the outer value's) */
+          break;
+        }
   int32_t most = lp->body->n;
   List *hold = list_held_nulls(I, most);
   Value outv[LOOP_MAX_CARRY];
