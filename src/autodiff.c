@@ -32,10 +32,20 @@ static void node_release(TNode *nd) {
   nd->out = val_null();
   source_release(nd->src);
   nd->src = NULL;
+  AdCustom *c = nd->cust;
+  if (c && c->gout) {                       /* (what its backward pass needed; the stats stay) */
+    for (int k = 0; k < c->nout; k++) val_release(c->gout[k]);
+    mem_free(c->gout);
+    c->gout = NULL;
+    if (c->release) c->release(c);
+  }
 }
 
 void ad_tape_free(Tape *t) {
-  for (int i = 0; i < t->n; i++) node_release(&t->nodes[i]);
+  for (int i = 0; i < t->n; i++) {
+    node_release(&t->nodes[i]);
+    if (t->nodes[i].cust) ad_custom_discard(t->nodes[i].cust);
+  }
   mem_free(t->nodes);
   mem_free(t);
 }
@@ -408,32 +418,85 @@ static void hook_fire(Interp *I, HookRun *hr, const List *adj, int i) {
   }
 }
 
-/* Adjoints of every node reachable backwards from root (seed g0), released as they are used.
-** Returns a List of adjoints indexed by node (VT_NULL = none), on the temp stack. hr (or NULL):
-** the hook told of each leaf's final adjoint. */
-static List *backward(Interp *I, Tape *t, int root, Value g0, HookRun *hr) {
-  List *adj = adj_list(I, t);
-  val_retain(g0);
-  adj->items[root] = g0;
+/* slot (an adjoint, VT_NULL: none) += g: set the first time, add after. */
+static void add_into(Interp *I, Value *slot, Value g, Span sp) {
+  Value sum;
+  if (slot->t == VT_NULL) { sum = g; val_retain(sum); }
+  else sum = op_binary(I, OP_ADD, *slot, g, sp);
+  val_release(*slot);
+  *slot = sum;
+}
+
+/* A custom node's backward pass (AdCustom): its outputs' adjoints gathered by its items. */
+static void custom_backward(Interp *I, TNode *nd, List *adj) {
+  AdCustom *c = nd->cust;
+  bool any = false;
+  for (int k = 0; k < c->nout && c->gout && !any; k++) any = c->gout[k].t != VT_NULL;
+  if (!any) return;
+  int mark = I->ntmp;
+  List *scratch = list_held_nulls(I, c->nin);         /* the slots of inputs that are no node */
+  Value *slots[64];
+  Value **sl = c->nin <= 64 ? slots : mem_alloc((size_t)c->nin * sizeof(Value *));
+  for (int k = 0; k < c->nin; k++) sl[k] = c->in[k] >= 0 ? &adj->items[c->in[k]] : &scratch->items[k];
+  Source *saved_src = I->src;
+  if (nd->src) I->src = nd->src;
+  c->backward(I, c, sl);
+  I->src = saved_src;
+  if (!c->contrib) c->contrib = mem_alloc((size_t)(c->nin > 0 ? c->nin : 1) * sizeof(double));
+  for (int k = 0; k < c->nin; k++) {                   /* (trace_grad: the sums so far) */
+    Value p = ad_primal(*sl[k]);
+    c->contrib[k] = p.t == VT_NUM ? p.u.n : p.t == VT_MAT && tensor_numel(p.u.m) == 1 ? tensor_data(p.u.m)[0] : NAN;
+  }
+  if (sl != slots) mem_free(sl);
+  tmp_release_to(I, mark);
+}
+
+/* The backward pass over nodes from .. 0 of t from the adjoints in adj, each node's adjoint and
+** saved values released as soon as they are used. hr (or NULL): the hook told of each leaf's
+** final adjoint. */
+static void backward_from(Interp *I, Tape *t, List *adj, int from, HookRun *hr) {
   if (hr) {                                      /* first[k]: the first node after leaf k using it */
     hr->t = t;
     int nl = hr->h->nleaves;
     hr->first = mem_alloc((size_t)(3 * nl + 2) * sizeof(int));
     mls_defer(I, mem_free, hr->first);
     hr->order = (int (*)[2])(hr->first + nl + (nl & 1));
-    for (int k = 0; k < nl; k++) hr->first[k] = root + 1;   /* unused: final at once */
-    for (int i = hr->l0 + 1; i <= root; i++)     /* (rising: the first use found is the first) */
-      for (int k = 0; k < t->nodes[i].nin; k++) {
-        int s = t->nodes[i].in[k] - hr->l0;
-        if (s >= 0 && s < nl && hr->first[s] == root + 1) hr->first[s] = i;
+    for (int k = 0; k < nl; k++) hr->first[k] = from + 1;   /* unused: final at once */
+    for (int i = hr->l0 + 1; i <= from; i++) {   /* (rising: the first use found is the first) */
+      const TNode *u = &t->nodes[i];
+      int n = u->kind == TN_CUSTOM ? u->cust->nin : u->kind == TN_ITEM ? 0 : u->nin;
+      for (int k = 0; k < n; k++) {
+        int s = (u->kind == TN_CUSTOM ? u->cust->in[k] : u->in[k]) - hr->l0;
+        if (s >= 0 && s < nl && hr->first[s] == from + 1) hr->first[s] = i;
       }
+    }
     for (int k = 0; k < nl; k++) { hr->order[k][0] = hr->first[k]; hr->order[k][1] = k; }
     qsort(hr->order, (size_t)nl, sizeof hr->order[0], by_first_desc);
     hr->next = 0;
-    hook_fire(I, hr, adj, root + 1);
+    hook_fire(I, hr, adj, from + 1);
   }
-  for (int i = root; i >= 0; i--) {
+  for (int i = from; i >= 0; i--) {
     TNode *nd = &t->nodes[i];
+    if (nd->kind == TN_CUSTOM) {
+      custom_backward(I, nd, adj);
+      node_release(nd);
+      if (hr) hook_fire(I, hr, adj, i);
+      continue;
+    }
+    if (nd->kind == TN_ITEM) {                     /* its adjoint: the custom node's output k's */
+      AdCustom *c = t->nodes[nd->in[0]].cust;
+      Value g = adj->items[i];
+      int mark = I->ntmp;
+      if (adj_broadcast(nd->out, g)) g = adj_fill(I, nd->out, g, nd->span);   /* (the item's shape) */
+      if (g.t != VT_NULL && c->gout) add_into(I, &c->gout[nd->in[1]], g, nd->span);
+      tmp_release_to(I, mark);
+      Value used = adj->items[i];
+      adj->items[i] = val_null();
+      val_release(used);
+      node_release(nd);
+      if (hr) hook_fire(I, hr, adj, i);
+      continue;
+    }
     if (adj->items[i].t == VT_NULL || nd->nin == 0) {
       if (hr) hook_fire(I, hr, adj, i);
       continue;
@@ -454,12 +517,7 @@ static List *backward(Interp *I, Tape *t, int root, Value g0, HookRun *hr) {
     for (int k = 0; k < nd->nin; k++) {
       int src = nd->in[k];
       if (src < 0 || gin[k].t == VT_NULL) continue;
-      Value *slot = &adj->items[src];
-      Value sum;
-      if (slot->t == VT_NULL) { sum = gin[k]; val_retain(sum); }        /* set the first time */
-      else sum = op_binary(I, OP_ADD, *slot, gin[k], nd->span);          /* add after */
-      val_release(*slot);
-      *slot = sum;
+      add_into(I, &adj->items[src], gin[k], nd->span);
     }
     tmp_release_to(I, mark);
     Value used = adj->items[i];                    /* this node's adjoint is no longer needed */
@@ -473,6 +531,16 @@ static List *backward(Interp *I, Tape *t, int root, Value g0, HookRun *hr) {
     mls_undefer(I, hr->first);
     mem_free(hr->first);
   }
+}
+
+/* Adjoints of every node reachable backwards from root (seed g0), released as they are used.
+** Returns a List of adjoints indexed by node (VT_NULL = none), on the temp stack. hr: as
+** backward_from's. */
+static List *backward(Interp *I, Tape *t, int root, Value g0, HookRun *hr) {
+  List *adj = adj_list(I, t);
+  val_retain(g0);
+  adj->items[root] = g0;
+  backward_from(I, t, adj, root, hr);
   return adj;
 }
 
@@ -892,4 +960,53 @@ Value ad_concrete(Interp *I, Value v, Span sp, const char *what) {
 }
 Value ad_trace_leaf(Interp *I, Tape *t, Value v, Span sp) { return make_leaves(I, t, v, sp); }
 List *ad_trace_backward(Interp *I, Tape *t, int root, Value seed) { return backward(I, t, root, seed, NULL); }
+List *ad_tape_adjoints(Interp *I, Tape *t) { return adj_list(I, t); }
+void ad_backward_all(Interp *I, Tape *t, List *adj) { backward_from(I, t, adj, t->n - 1, NULL); }
+
+int32_t ad_node_on(const Tape *t, Value v) {
+  for (Value x = v; x.t == VT_BOX; x = x.u.box->v) {
+    if (x.u.box->tape == t) return x.u.box->node;
+    if (x.u.box->tape->active) return -1;
+  }
+  return -1;
+}
+
+int32_t ad_custom_node(Interp *I, Tape *t, AdCustom *c, Span sp) {
+  int id = tape_push(t);
+  TNode *nd = &t->nodes[id];
+  nd->kind = TN_CUSTOM;
+  nd->op = OP_NONE;
+  nd->cust = c;
+  nd->span = sp;
+  nd->src = I->src;
+  if (nd->src) source_retain(nd->src);
+  return id;
+}
+
+void ad_custom_discard(AdCustom *c) {
+  if (c->gout) {                         /* (not released by node_release yet) */
+    for (int k = 0; k < c->nout; k++) val_release(c->gout[k]);
+    mem_free(c->gout);
+    c->gout = NULL;
+    if (c->release) c->release(c);
+  }
+  mem_free(c->in);
+  mem_free(c->contrib);
+  c->free_fn(c);
+}
+
+Value ad_custom_item(Interp *I, Tape *t, int32_t cn, int k, Value v) {
+  tmp_push(I, v);
+  int id = tape_push(t);
+  TNode *nd = &t->nodes[id];
+  nd->kind = TN_ITEM;
+  nd->op = OP_NONE;
+  nd->nin = 1;
+  nd->in[0] = cn;
+  nd->in[1] = k;
+  val_retain(v);
+  nd->out = v;
+  tmp_pop(I, 1);
+  return box_new(t, id, v);
+}
 Value ad_trace_collect(Interp *I, Value leaf, const List *adj, Tape *t) { return collect(I, leaf, adj, t); }

@@ -13,8 +13,12 @@
 #include "ops.h"
 #include "value.h"
 
+struct AdCustom;
+
 typedef struct TNode {
-  uint16_t op;             /* OpKind */
+  uint16_t op;             /* OpKind (TN_OP nodes) */
+  uint8_t kind;            /* TN_OP, TN_CUSTOM (cust: a node whose backward is its own), TN_ITEM
+                           ** (output in[1] of the custom node in[0]) */
   uint8_t nin;
   int32_t in[3];           /* producing node in this tape, or -1 (a constant here) */
   Value val[6];            /* inputs as seen by the op (this tape's boxes removed), then extras */
@@ -22,7 +26,35 @@ typedef struct TNode {
   Value out;               /* the result (this tape's box removed) */
   Span span;
   struct Source *src;      /* where span points (retained): the backward pass reports there */
+  struct AdCustom *cust;   /* TN_CUSTOM (owned) */
 } TNode;
+
+enum { TN_OP = 0, TN_CUSTOM = 1, TN_ITEM = 2 };
+
+/* A tape node with many inputs and outputs whose backward pass is a function of its own: a
+** checkpointed loop (staging/loop.c, docs/staging.md "Checkpointing"). in, gout (nout items
+** VT_NULL) and contrib are the maker's mem_alloc'd arrays, freed with the node. Its outputs are TN_ITEM
+** nodes; the backward pass adds each item's adjoint into gout[k], then, at the custom node,
+** calls backward with slots[k] the adjoint of input k (a slot of the tape's adjoints, or a
+** scratch one for an input that is no node): backward adds its contributions there ("set the
+** first time, add after", ops through op_apply so an outer grad records them). release frees
+** what the backward pass needed (run after it, or when the tape is freed); the struct itself,
+** and what trace_grad reads (stats), live until the tape is freed, then free_fn. */
+typedef struct AdCustom {
+  int32_t nin, nout;
+  int32_t *in;             /* producing nodes of the inputs on the tape, -1: not traced (owned) */
+  Value *gout;             /* the outputs' adjoints so far (VT_NULL: none; owned) */
+  void (*backward)(Interp *I, struct AdCustom *c, Value **slots);
+  void (*release)(struct AdCustom *c);
+  void (*free_fn)(struct AdCustom *c);
+  /* for trace_grad and the tests (docs/staging.md): the loop's iterations, the checkpoints kept,
+  ** the segments recomputed, the most carried states live at once (checkpoints + one segment),
+  ** and each input's contribution to its adjoint when the backward pass ran (numbers only) */
+  int64_t iters, nckpt, segments, peak_states;
+  bool is_while;
+  double *contrib;         /* nin numbers (owned), NAN where not a number */
+  const char **names;      /* nout names of the outputs (the carried variables; borrowed symbols) */
+} AdCustom;
 
 /* One op application as op_apply (src/ops/apply.c) hands it to the trace that takes it. */
 typedef struct OpCall {
@@ -143,5 +175,18 @@ Tape *ad_trace_tape(Interp *I);
 Value ad_trace_leaf(Interp *I, Tape *t, Value v, Span sp);
 List *ad_trace_backward(Interp *I, Tape *t, int root, Value seed);
 Value ad_trace_collect(Interp *I, Value leaf, const List *adj, Tape *t);
+
+/* Custom nodes (AdCustom above; staging/loop.c's checkpointed loops). ad_custom_node appends
+** c to t at sp and returns its node (t takes c, freed with the tape; if this throws, c is still
+** the caller's, who frees it with ad_custom_discard); ad_custom_item boxes v (taken) as output k of custom node cn. ad_node_on(t, v): v's
+** node on t, through finished tapes' boxes, or -1. ad_tape_adjoints: an empty adjoint list of
+** t's nodes (on the temp stack); ad_backward_all: the backward pass of every node of t from the
+** last, from the adjoints already in adj (several roots; leaves seeded with sums to add to). */
+int32_t ad_custom_node(Interp *I, Tape *t, AdCustom *c, Span sp);
+void ad_custom_discard(AdCustom *c);
+Value ad_custom_item(Interp *I, Tape *t, int32_t cn, int k, Value v);
+int32_t ad_node_on(const Tape *t, Value v);
+List *ad_tape_adjoints(Interp *I, Tape *t);
+void ad_backward_all(Interp *I, Tape *t, List *adj);
 
 #endif

@@ -19,6 +19,7 @@
 #include "autodiff.h"
 #include "backend/scalar.h"
 #include "builtins.h"
+#include "err.h"
 #include "interp/interp.h"
 #include "mem.h"
 #include "print.h"
@@ -26,7 +27,7 @@
 
 enum { MAX_ARGS = 64, MAX_OPS = 2000 };
 /* The scratch matrix: one row of numbers per tape node. */
-enum { C_OP, C_NIN, C_IN0, C_A0 = C_IN0 + 3, C_Y = C_A0 + 3, C_NIDX, NCOL };
+enum { C_OP, C_NIN, C_IN0, C_A0 = C_IN0 + 3, C_Y = C_A0 + 3, C_NIDX, C_KIND, C_Q, NCOL };
 enum { CELL = 512 };                 /* one table cell's text (longer text is cut) */
 
 typedef struct Ctx {
@@ -37,6 +38,8 @@ typedef struct Ctx {
   const char *const *labels;         /* the arguments' names */
   double yconst;                     /* y when root is -1 */
   const char *yname;                 /* "y", or "out" when an argument is called y */
+  const Tape *t;                     /* the tape (a loop's custom node: its inputs and counts) */
+  const double *map;                 /* tape node -> row (-1: none) */
 } Ctx;
 
 #define M(c, i, col) ((c)->m[(size_t)(i) * NCOL + (col)])
@@ -45,6 +48,8 @@ typedef struct Ctx {
 #define INOF(c, i, k) ((int)M(c, i, C_IN0 + (k)))
 #define AOF(c, i, k) M(c, i, C_A0 + (k))
 #define YOF(c, i) M(c, i, C_Y)
+#define KINDOF(c, i) ((int)M(c, i, C_KIND))
+#define CUSTOF(c, i) ((c)->t->nodes[(int)M(c, i, C_Q)].cust)
 
 /* ---- phase 1 helpers ---- */
 static bool is_scalar(Value v) {
@@ -355,6 +360,34 @@ static void emit(Table *tb, const char *c0, const char *c1, const char *c2, cons
   fprintf(tb->out, " = %s\n", val);
 }
 
+/* A checkpointed loop's rows (staging/loop.c, docs/staging.md "Checkpointing"): the loop,
+** "while(v_-1, v_0)" with its counts in num; an output, "v_1$s". */
+static void loop_text(const Ctx *c, int i, char *s, size_t n, char *num, size_t nn) {
+  char a[64], list[CELL], cnt[160];
+  if (KINDOF(c, i) == TN_ITEM) {
+    vname(c, INOF(c, i, 0), a, sizeof a);
+    const AdCustom *cu = CUSTOF(c, INOF(c, i, 0));
+    join(s, n, a, "$", cu->names[(int)M(c, i, C_NIDX)], NULL);
+    num[0] = '\0';
+    return;
+  }
+  const AdCustom *cu = CUSTOF(c, i);
+  list[0] = '\0';
+  for (int k = 0; k < cu->nin; k++) {
+    int j = cu->in[k] >= 0 ? (int)c->map[cu->in[k]] : -1;
+    bool again = false;
+    for (int q = 0; q < k && !again; q++) again = cu->in[q] == cu->in[k];
+    if (j < 0 || again) continue;
+    vname(c, j, a, sizeof a);
+    size_t len = strlen(list);
+    join(list + len, sizeof list - len, len ? ", " : "", a, NULL);
+  }
+  join(s, n, cu->is_while ? "while(" : "for(", list, ")", NULL);
+  snprintf(cnt, sizeof cnt, "%lld iteration%s, %lld checkpoint%s kept", (long long)cu->iters, cu->iters == 1 ? "" : "s",
+           (long long)cu->nckpt, cu->nckpt == 1 ? "" : "s");
+  join(num, nn, cnt, NULL);
+}
+
 static void primal_table(const Ctx *c, Table *tb) {
   char v[64], s[CELL], num[CELL], val[64];
   for (int i = 0; i < c->nnodes; i++) {
@@ -363,6 +396,11 @@ static void primal_table(const Ctx *c, Table *tb) {
     if (i < c->nargs) {
       join(s, sizeof s, c->labels[i], NULL);
       emit(tb, v, s, "", val);
+      continue;
+    }
+    if (KINDOF(c, i) != TN_OP) {
+      loop_text(c, i, s, sizeof s, num, sizeof num);
+      emit(tb, v, s, "", KINDOF(c, i) == TN_CUSTOM ? num : val);
       continue;
     }
     op_text(c, i, false, s, sizeof s);
@@ -396,6 +434,40 @@ static void adjoint_table(const Ctx *c, Table *tb, double *adj, bool *has) {
     if (!has[i]) continue;
     vname(c, i, vi, sizeof vi);
     marked(c, vi, 0, bi, sizeof bi);
+    if (KINDOF(c, i) == TN_ITEM) {                 /* an output of a loop: its adjoint is the loop's */
+      int j = INOF(c, i, 0);
+      char s0[80];
+      vname(c, j, vj, sizeof vj);
+      marked(c, vj, 0, s0, sizeof s0);
+      join(bj, sizeof bj, s0, "$", CUSTOF(c, j)->names[(int)M(c, i, C_NIDX)], NULL);
+      has[j] = true;
+      numtxt(c, adj[i], false, val, sizeof val);
+      emit(tb, bj, bi, "", val);
+      continue;
+    }
+    if (KINDOF(c, i) == TN_CUSTOM) {               /* a checkpointed loop: recomputed, backpropagated */
+      const AdCustom *cu = CUSTOF(c, i);
+      for (int k = 0; k < cu->nin && cu->contrib; k++) {
+        int j = cu->in[k] >= 0 ? (int)c->map[cu->in[k]] : -1;
+        bool again = false;
+        for (int q = k + 1; q < cu->nin && !again; q++) again = cu->in[q] == cu->in[k];   /* (its last: the sum) */
+        if (j < 0 || again || isnan(cu->contrib[k])) continue;
+        vname(c, j, vj, sizeof vj);
+        marked(c, vj, 0, bj, sizeof bj);
+        const char *dd = c->ascii ? "d" : "\xE2\x88\x82";
+        join(dpart, sizeof dpart, dd, vi, "/", dd, vj, NULL);
+        if (has[j]) join(s1, sizeof s1, bj, " + ", bi, " * ", dpart, NULL);
+        else join(s1, sizeof s1, bi, " * ", dpart, NULL);
+        snprintf(s2, sizeof s2, "recomputed: %lld iteration%s from %lld checkpoint%s in %lld segment%s, at most %lld states live",
+                 (long long)cu->iters, cu->iters == 1 ? "" : "s", (long long)cu->nckpt, cu->nckpt == 1 ? "" : "s",
+                 (long long)cu->segments, cu->segments == 1 ? "" : "s", (long long)cu->peak_states);
+        adj[j] = cu->contrib[k];
+        has[j] = true;
+        numtxt(c, adj[j], false, val, sizeof val);
+        emit(tb, bj, s1, s2, val);
+      }
+      continue;
+    }
     for (int k = 0; k < NINOF(c, i); k++) {
       int j = INOF(c, i, k);
       if (j < 0) continue;
@@ -495,6 +567,13 @@ static void show(const Ctx *c, FILE *out, const char *title, int which, double *
   }
 }
 
+/* f's call, with I->ad_no_checkpoint restored however it ends. */
+typedef struct TraceCall { Value f; int n; Value *args; Symbol **names; Span sp; Value r; } TraceCall;
+static void trace_call(Interp *I, void *ud) {
+  TraceCall *c = ud;
+  c->r = call_value(I, c->f, c->n, c->args, c->names, c->sp);
+}
+
 /* ---- trace_grad(f, ..., mode="reverse", wrt=1, digits=4, ascii=FALSE) ---- */
 Value bi_trace_grad(Interp *I, Args *a) {
   Value f = a->v[0];
@@ -568,7 +647,13 @@ Value bi_trace_grad(Interp *I, Args *a) {
   List *holder = list_new(I, n);
   tmp_push(I, val_list(holder));
   for (int k = 0; k < n; k++) list_push(holder, ad_trace_leaf(I, t, ad_primal(a->dots[k]), a->span), NULL);
-  Value r = call_value(I, f, n, holder->items, a->dotnames, a->span);
+  bool saved_nock = I->ad_no_checkpoint;       /* the forward table goes through every iteration */
+  I->ad_no_checkpoint = saved_nock || forward;
+  TraceCall tc = { f, n, holder->items, a->dotnames, a->span, val_null() };
+  int err = mls_pcall(I, trace_call, &tc);
+  I->ad_no_checkpoint = saved_nock;
+  if (err) mls_rethrow(I);
+  Value r = tc.r;
   tmp_push(I, r);
   t->active = false;
   if (!is_scalar(r)) bi_error(I, "function must return a number, got %s", val_describe(ad_primal(r), desc, sizeof desc));
@@ -582,9 +667,13 @@ Value bi_trace_grad(Interp *I, Args *a) {
   for (int i = 0; i < t->n; i++) map[i] = i < n ? 1 : 0;
   if (root >= 0) map[root] = 1;
   for (int i = root; i >= n; i--)
-    if (map[i] != 0)
+    if (map[i] != 0) {
       for (int k = 0; k < t->nodes[i].nin; k++)
         if (t->nodes[i].in[k] >= 0) map[t->nodes[i].in[k]] = 1;
+      const AdCustom *cu = t->nodes[i].cust;        /* a checkpointed loop's inputs */
+      for (int k = 0; cu && k < cu->nin; k++)
+        if (cu->in[k] >= 0) map[cu->in[k]] = 1;
+    }
   int nn = 0;
   for (int i = 0; i < t->n; i++) map[i] = map[i] != 0 ? nn++ : -1;
   int troot = root;                            /* (the tape's numbering, for its backward pass) */
@@ -594,6 +683,17 @@ Value bi_trace_grad(Interp *I, Args *a) {
     if (map[q] < 0) continue;
     int i = (int)map[q];
     const TNode *nd = &t->nodes[q];
+    if (nd->kind == TN_CUSTOM) {
+      if (forward)
+        bi_error(I, "operation v_%d is a checkpointed loop (grad of a staged loop): the forward trace does not go through it; use mode=\"reverse\"", i - n + 1);
+      continue;
+    }
+    if (nd->kind == TN_ITEM) {
+      if (!is_scalar(nd->out))
+        bi_error(I, "operation v_%d (a loop's '%s') is %s; the trace table is for numbers", i - n + 1,
+                 t->nodes[nd->in[0]].cust->names[nd->in[1]], val_describe(ad_primal(nd->out), desc, sizeof desc));
+      continue;
+    }
     if (!supported(nd->op)) bi_error(I, "operation v_%d ('%s') is not supported in the trace table", i - n + 1, op_info[nd->op].sym);
     bool ok = is_scalar(nd->out);
     for (int k = 0; k < nd->nin; k++) ok = ok && is_scalar(nd->val[k]);
@@ -613,12 +713,14 @@ Value bi_trace_grad(Interp *I, Args *a) {
     double *row = m + (size_t)map[q] * NCOL;
     row[C_OP] = nd->op;
     row[C_NIN] = nd->nin;
+    row[C_KIND] = nd->kind;
+    row[C_Q] = q;
     for (int k = 0; k < 3; k++) {
       row[C_IN0 + k] = k < nd->nin && nd->in[k] >= 0 ? map[nd->in[k]] : -1;
-      row[C_A0 + k] = k < nd->nin ? scalar_of(nd->val[k]) : 0;
+      row[C_A0 + k] = k < nd->nin && nd->kind == TN_OP ? scalar_of(nd->val[k]) : 0;
     }
-    row[C_Y] = scalar_of(nd->out);
-    row[C_NIDX] = nd->op == OP_INDEX && nd->nval > 1 ? scalar_of(nd->val[1]) : 0;
+    row[C_Y] = nd->kind == TN_CUSTOM ? 0 : scalar_of(nd->out);
+    row[C_NIDX] = nd->kind == TN_ITEM ? nd->in[1] : nd->op == OP_INDEX && nd->nval > 1 ? scalar_of(nd->val[1]) : 0;
   }
   double grads[MAX_ARGS];
   for (int k = 0; k < n; k++) grads[k] = 0;
@@ -650,7 +752,7 @@ Value bi_trace_grad(Interp *I, Args *a) {
   /* phase 2: the tables (plain C from here on: nothing throws) */
   const char *yname = "y";
   for (int k = 0; k < n; k++) if (strcmp(labels[k], "y") == 0) yname = "out";
-  Ctx c = { m, n, nn, root, (int)dg, ascii, labels, root < 0 ? scalar_of(r) : 0, yname };
+  Ctx c = { m, n, nn, root, (int)dg, ascii, labels, root < 0 ? scalar_of(r) : 0, yname, t, map };
   size_t nw = (size_t)(nn > 0 ? nn : 1);
   double *work = mem_alloc(nw * (sizeof(double) + sizeof(bool)));   /* one block: one failure point */
   bool *has = (bool *)(work + nw);

@@ -138,6 +138,8 @@ struct Interp {
   size_t stack_limit;        /* bytes of C stack the interpreter may use */
   Value last;                /* last echoed value: ans */
   int32_t ad_next_id;        /* ids of grad tapes: larger is more deeply nested */
+  bool ad_no_checkpoint;     /* trace_grad's forward table: a loop node's iterations are recorded
+                             ** one by one, not checkpointed (staging/loop.c) */
   bool nan_check;            /* --nan-check: stop at the first op that makes NaN/Inf */
   bool dev_scalars;          /* capturing a graph (staging/replay.c): a reduction of a device
                              ** matrix to a number stays a 1x1 matrix there (not read on the host) */

@@ -413,7 +413,8 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
 /* graph_run_nodes's work. hold: NULL, or the caller's list for the node values (at least g->n
 ** items, NULL, on the temp stack: a loop's runs reuse it); outv: NULL, or where the result's
 ** items go (g->out a list of nodes; owned), instead of a list made for them. */
-static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale, List *hold, Value *outv) {
+static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale, List *hold, Value *outv,
+                       bool fixed) {
   *stale = false;
   const InlineChain *saved_chain = I->gchain;
   int saved_at = I->gchain_at;
@@ -438,7 +439,7 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
     *stale = true;
     goto done;
   }
-  for (int i = 0; i < g->n; i++) {
+  for (int i = 0; i < g->n && !fixed; i++) {   /* (fixed: capv holds values read earlier) */
     const GNode *nd = &g->nodes[i];
     if (nd->kind != GN_CAPTURE) continue;
     Value *at = g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
@@ -559,9 +560,13 @@ done:
 }
 
 Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale) {
-  return run_nodes(I, g, leaves, capv, stale, NULL, NULL);
+  return run_nodes(I, g, leaves, capv, stale, NULL, NULL, false);
 }
 
 Value graph_run_into(Interp *I, Graph *g, const Value *leaves, bool *stale, List *hold, Value *outv) {
-  return run_nodes(I, g, leaves, NULL, stale, hold, outv);
+  return run_nodes(I, g, leaves, NULL, stale, hold, outv, false);
+}
+
+Value graph_run_fixed(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale, List *hold, Value *outv) {
+  return run_nodes(I, g, leaves, capv, stale, hold, outv, true);
 }

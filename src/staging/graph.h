@@ -43,6 +43,7 @@ typedef struct LoopRange {
 ** (ncarry + 1 ..). The body's result is the list of the carried values' new values; the
 ** condition's, a number or a boolean. */
 typedef struct Loop {
+  int32_t refs;             /* the graph's, and a checkpointed run's on a grad tape (loop.c) */
   bool is_while;
   int32_t ncarry, nouter;
   Value seq;                /* for: the sequence (a vector known while staging), its elements the index */
@@ -205,6 +206,10 @@ Value graph_run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *cap
 ** temp stack, reused by every run (and left NULL); outv (g->out a list) gets the result's items
 ** (owned); returns NULL, or VT_UNBOUND when stale. */
 Value graph_run_into(Interp *I, Graph *g, const Value *leaves, bool *stale, List *hold, Value *outv);
+/* graph_run_into with capv (per node, retained by the caller): each GN_CAPTURE node takes
+** capv[i], read from its place earlier, and no place is read (a checkpointed loop's runs in the
+** backward pass, loop.c, after the function that read them has returned). */
+Value graph_run_fixed(Interp *I, Graph *g, const Value *leaves, const Value *capv, bool *stale, List *hold, Value *outv);
 /* replay.c: runs g as its captured device launch when it can (true, *res set), capturing it
 ** on its second run; false: the caller runs it plainly. graph_replay_free drops the capture. */
 bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *res);

@@ -7,7 +7,8 @@
 ** gets one GN_LOOP node, whose later runs (loop_run) run them again: the graph does not grow
 ** with the trip count. A loop whose body cannot be such a graph (it goes eager, a variable
 ** changes its type or shape) makes the enclosing stage eager from there, with the values
-** computed so far: never another result than eager code.
+** computed so far: never another result than eager code. Under grad (grad(jit(f))) a node's
+** run is one checkpointed node on the grad's tape (the end of this file).
 */
 #include <math.h>
 #include <stdio.h>
@@ -50,6 +51,21 @@ Value stage_strip(Value v) {
 }
 
 static bool plain_kind(Value p) { return p.t == VT_NUM || p.t == VT_BOOL || p.t == VT_MAT; }
+
+/* Whether v's boxes of active traces leave the loop a node: a grad's box only inside the
+** stages' (grad(jit(f)): the node's runs are what the grad differentiates, checkpointed below),
+** never a stage's inside a grad's (jit(grad(f))) nor a jvp's. */
+static bool grad_inside(Value v) {
+  bool grad = false;
+  for (Value x = v; x.t == VT_BOX; x = x.u.box->v) {
+    const Tape *t = x.u.box->tape;
+    if (!t->active) continue;
+    if (t->graph) { if (grad) return false; }
+    else if (t->forward) return false;
+    else grad = true;
+  }
+  return true;
+}
 
 
 static void put(Value *place, Value v) {   /* takes v */
@@ -121,7 +137,7 @@ LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Sym
   for (int k = 0; k < n; k++) {
     Value v = *places[k];
     if (v.t == VT_UNBOUND) continue;
-    if (ad_any_grad(1, &v) || !plain_kind(ad_primal(v))) return NULL;   /* (grad or jvp traces it) */
+    if (!grad_inside(v) || !plain_kind(ad_primal(v))) return NULL;   /* (jit(grad(f)), or jvp traces it) */
   }
   LoopStage *L = mem_calloc(1, sizeof *L);
   L->is_while = is_while;
@@ -351,12 +367,20 @@ static void range_of(Interp *I, const Loop *lp, const Value *leaves, double *fro
   *step = e[1] >= e[0] ? 1.0 : -1.0;
 }
 
+typedef struct Ckpt Ckpt;
+static void ckpt_note(Interp *I, Ckpt *ck, const Value *leaves, int64_t idx);
+static bool run_ckpt(Interp *I, const Loop *lp, Tape *T, Value *leaves, int64_t from, int64_t *iters);
+static Tape *ckpt_tape(Interp *I, const Loop *lp, const Value *leaves);
+
 /* Runs the loop from leaves (n carried, the index, the enclosing graph's values; held by the
 ** caller's list, updated in place) for iterations from .. of a for loop or, while: until the
 ** condition is false. *iters counts the iterations run; false: a run was stale (*at: the
-** iteration it was in). */
+** iteration it was in). ck: a checkpointed run's plain runs (run_ckpt), which note the states;
+** else, when one grad traces the leaves, the run is checkpointed (one node on its tape). */
 static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t from, int64_t *iters, int64_t *at, char *why,
-                           size_t nwhy) {
+                           size_t nwhy, Ckpt *ck) {
+  Tape *T = ck ? NULL : ckpt_tape(I, lp, leaves);
+  if (T && run_ckpt(I, lp, T, leaves, from, iters)) return true;   /* (stale: as before, below) */
   bool stale = false;
   int n = lp->ncarry;
   double r0 = 0, rstep = 1;
@@ -391,6 +415,7 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
       leaves[k] = x;
     }
     ++*iters;
+    if (ck) ckpt_note(I, ck, leaves, i + 1);
   }
   tmp_release_to(I, mark);
   return true;
@@ -405,7 +430,7 @@ Value loop_run(Interp *I, const GNode *nd, const Value *args, bool *stale) {
   for (int k = 0; k < lp->nouter; k++) { val_retain(args[n + k]); h->items[n + 1 + k] = args[n + k]; }
   int64_t iters = 0;
   char why[160];
-  *stale = !run_iterations(I, lp, h->items, 0, &iters, NULL, why, sizeof why);
+  *stale = !run_iterations(I, lp, h->items, 0, &iters, NULL, why, sizeof why, NULL);
   if (*stale) { tmp_release_to(I, mark); return val_unbound(); }
   List *l = list_new(I, n + 2);
   Value r = val_list(l);
@@ -444,7 +469,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     if (v.t == VT_UNBOUND) continue;
     Value p = ad_primal(v), ip = ad_primal(L->init[k]);
     char d0[64], d1[64];
-    if (!plain_kind(p) || ad_any_grad(1, &v))
+    if (!plain_kind(p) || !grad_inside(v))
       snprintf(why, sizeof why, "'%s' is %s after the body", L->syms[k]->name, val_describe(p, d0, sizeof d0));
     else if (L->init[k].t != VT_UNBOUND &&
              (ip.t != p.t || (p.t == VT_MAT && (tensor_rows(p.u.m) != tensor_rows(ip.u.m) || tensor_cols(p.u.m) != tensor_cols(ip.u.m)))))
@@ -467,6 +492,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     graph_ready(I, L->cg, n + 1 + L->lt.nov);
   }
   Loop *lp = mem_calloc(1, sizeof *lp);
+  lp->refs = 1;
   lp->is_while = L->is_while;
   lp->ncarry = n;
   lp->nouter = L->lt.nov;
@@ -516,7 +542,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   I->stage = NULL;                               /* (plain runs: nothing is lifted into a stage) */
   int64_t iters = 1, at = 1;
   char swhy[160] = "";
-  bool ok = run_iterations(I, lp, h->items, 1, &iters, &at, swhy, sizeof swhy);
+  bool ok = run_iterations(I, lp, h->items, 1, &iters, &at, swhy, sizeof swhy, NULL);
   I->stage = saved;
   for (int k = 0; k < n; k++) {                  /* the values so far */
     if (lp->temp[k] && h->items[k].t == VT_NULL) continue;
@@ -620,7 +646,7 @@ void stage_select_abandon(Interp *I, Span sp, const char *why) {
 }
 
 void loop_free(Loop *lp) {
-  if (!lp) return;
+  if (!lp || --lp->refs > 0) return;          /* (a checkpointed run on a tape holds it too) */
   graph_free(lp->body);
   graph_free(lp->cond);
   val_release(lp->seq);
@@ -634,4 +660,339 @@ void loop_children(const Loop *lp, GcVisit fn, void *ctx) {
   gc_visit_value(lp->seq, fn, ctx);
   graph_children(lp->body, fn, ctx);
   if (lp->cond) graph_children(lp->cond, fn, ctx);
+}
+
+/* ---- checkpointed runs under grad (docs/staging.md "Checkpointing") ----
+** When one grad traces a loop node's inputs (grad(jit(f))), the node's run is one custom node on
+** that grad's tape (autodiff.h AdCustom) instead of every iteration's ops: the iterations run on
+** plain values, keeping the carried state every k-th iteration (a checkpoint), and the backward
+** pass recomputes the iterations segment by segment from the last, each from its checkpoint on a
+** tape of its own, and backpropagates through them: the carried values' adjoints flow from
+** segment to segment, the adjoints of the values read from outside the loop add up across them.
+** k is ceil(sqrt(n)) for a for loop of n iterations; a while loop's n is known only at its end,
+** so k starts at 1 and doubles whenever more than 2k + 1 checkpoints are kept (every other one
+** dropped): at the end k <= sqrt(2n) and at most 2k + 1 checkpoints, so the backward pass holds
+** at most 3 sqrt(2n) + 1 states at once (checkpoints and one segment's), against n when every
+** iteration is recorded. MLS_LOOP_CHECKPOINT=k fixes k; 0 records every iteration as before. */
+
+struct Ckpt {
+  AdCustom c;                /* first: the tape's view of it */
+  Loop *lp;                  /* held (refs) */
+  int n, nl;                 /* carried values; leaves (n + 1 + nouter) */
+  int64_t from, end;         /* the iterations it ran: from .. end - 1 */
+  double r0, rstep;          /* a traced range's first element and step */
+  Value *outer;              /* the enclosing graph's values (plain, retained; nouter) */
+  Value *capb;               /* the body's captures as read at the run (per body node; retained) */
+  Value *st;                 /* nck states of n carried values each (retained) */
+  int64_t *at;               /* the iteration each state is before */
+  int64_t nck, cap, stride;
+  bool adaptive;
+};
+
+/* MLS_LOOP_CHECKPOINT: k > 0 keeps every k-th state; 0 records every iteration; unset: -1. */
+static int64_t ckpt_setting(void) {
+  const char *e = getenv("MLS_LOOP_CHECKPOINT");
+  if (e && *e) return strtoll(e, NULL, 10);
+  return -1;
+}
+
+/* The grad tape a checkpointed run records on: one active grad tape (not jvp) whose box is the
+** only active one on each leaf that has one (nothing of an outer grad or a stage: those record
+** the iterations as before), the loop free of effects (the backward pass runs its body again)
+** and no stage taking ops; NULL otherwise. */
+static Tape *ckpt_tape(Interp *I, const Loop *lp, const Value *leaves) {
+  if (ckpt_setting() == 0 || I->ad_no_checkpoint || (I->stage && I->stage->active)) return NULL;
+  if (lp->body->effects || (lp->cond && lp->cond->effects)) return NULL;
+  Tape *t = NULL;
+  int nl = lp->ncarry + 1 + lp->nouter;
+  for (int k = 0; k < nl; k++) {
+    Value x = ad_finished(leaves[k]);
+    if (x.t == VT_LIST && ad_any_grad_deep(1, &x)) return NULL;
+    if (x.t != VT_BOX) continue;
+    Tape *u = x.u.box->tape;
+    if (u->graph || u->forward || (t && u != t) || ad_any_active(1, &x.u.box->v)) return NULL;
+    if (ad_primal(x).t == VT_LIST) return NULL;
+    t = u;
+  }
+  return t;
+}
+
+static void ckpt_drop_states(Ckpt *ck) {
+  for (int64_t j = 0; j < ck->nck * ck->n; j++) val_release(ck->st[j]);
+  ck->nck = 0;
+}
+
+static void ckpt_release(AdCustom *c) {      /* what the backward pass needed */
+  Ckpt *ck = (Ckpt *)c;
+  ckpt_drop_states(ck);
+  mem_free(ck->st);
+  mem_free(ck->at);
+  ck->st = NULL;
+  ck->at = NULL;
+  for (int k = 0; ck->outer && k < ck->lp->nouter; k++) val_release(ck->outer[k]);
+  for (int32_t i = 0; ck->capb && i < ck->lp->body->n; i++) val_release(ck->capb[i]);
+  mem_free(ck->outer);
+  mem_free(ck->capb);
+  ck->outer = ck->capb = NULL;
+  Loop *lp = ck->lp;
+  ck->lp = NULL;
+  loop_free(lp);
+}
+
+static void ckpt_free(AdCustom *c) {
+  mem_free((void *)c->names);
+  mem_free(c);
+}
+
+static void ckpt_keep(Ckpt *ck, const Value *leaves, int64_t idx) {
+  if (ck->nck == ck->cap) {
+    ck->cap = ck->cap ? 2 * ck->cap : 16;
+    ck->st = mem_realloc(ck->st, (size_t)(ck->cap * (ck->n > 0 ? ck->n : 1)) * sizeof(Value));
+    ck->at = mem_realloc(ck->at, (size_t)ck->cap * sizeof(int64_t));
+  }
+  for (int k = 0; k < ck->n; k++) {
+    val_retain(leaves[k]);
+    ck->st[ck->nck * ck->n + k] = leaves[k];
+  }
+  ck->at[ck->nck++] = idx;
+  if (ck->nck + 1 > ck->c.peak_states) ck->c.peak_states = ck->nck + 1;   /* (and the state running) */
+}
+
+/* After iteration idx - 1: the state before iteration idx is a checkpoint every stride
+** iterations; a while loop's stride doubles when more than 2 stride + 1 are kept. */
+static void ckpt_note(Interp *I, Ckpt *ck, const Value *leaves, int64_t idx) {
+  (void)I;
+  if ((idx - ck->from) % ck->stride != 0) return;
+  ckpt_keep(ck, leaves, idx);
+  if (!ck->adaptive || ck->nck <= 2 * ck->stride + 1) return;
+  ck->stride *= 2;
+  int64_t m = 0;
+  for (int64_t j = 0; j < ck->nck; j++) {
+    Value *s = ck->st + j * ck->n;
+    if ((ck->at[j] - ck->from) % ck->stride != 0) {
+      for (int k = 0; k < ck->n; k++) val_release(s[k]);
+      continue;
+    }
+    if (m != j) {
+      memmove(ck->st + m * ck->n, s, (size_t)ck->n * sizeof(Value));
+      ck->at[m] = ck->at[j];
+    }
+    m++;
+  }
+  ck->nck = m;
+}
+
+static Value index_at(const Loop *lp, const Ckpt *ck, int64_t i) {
+  return lp->range.on ? val_num(ck->r0 + ck->rstep * (double)i) : seq_at(lp->seq, i);
+}
+
+/* slot += g: set the first time, add after (the backward pass's rule). */
+static void ckpt_add(Interp *I, Value *slot, Value g, Span sp) {
+  Value sum;
+  if (slot->t == VT_NULL) { sum = g; val_retain(sum); }
+  else sum = op_binary(I, OP_ADD, *slot, g, sp);
+  val_release(*slot);
+  *slot = sum;
+}
+
+/* The backward pass of iterations a .. b - 1, from checkpoint j: recomputed on a tape of their
+** own from the checkpoint, then backpropagated from the carried adjoints g (of the state after
+** b - 1; replaced by those of the state before a) and the sums in the outer values' slots. */
+static void ckpt_segment(Interp *I, Ckpt *ck, int64_t j, int64_t a, int64_t b, List *g, Value **slots) {
+  const Loop *lp = ck->lp;
+  int n = ck->n, no = lp->nouter;
+  int mark = I->ntmp;
+  Tape *L = ad_trace_tape(I);
+  List *lv = list_held_nulls(I, ck->nl);
+  int32_t lid[LOOP_MAX_CARRY + 64];
+  for (int k = 0; k < n + no; k++) {
+    Value s = k < n ? ck->st[j * n + k] : ck->outer[k - n];
+    Value p = ad_primal(s);
+    int at = k < n ? k : k + 1;
+    lid[k] = -1;
+    if (p.t == VT_NUM || p.t == VT_MAT) {
+      lv->items[at] = ad_trace_leaf(I, L, s, lp->span);
+      lid[k] = lv->items[at].u.box->node;
+    } else {
+      val_retain(s);
+      lv->items[at] = s;
+    }
+  }
+  if (a == ck->from)                             /* a first value that is a value the body reads */
+    for (int k = 0; k < n; k++)                  /* (s = x; ... x): one leaf, as eagerly one node, */
+      for (int q = 0; q < no; q++)               /* so its adjoint adds up in eager's order */
+        if (lid[k] >= 0 && ck->c.in[k] >= 0 && ck->c.in[k] == ck->c.in[n + q] && lid[n + q] >= 0) {
+          Value x = lv->items[n + 1 + q];
+          val_retain(x);
+          val_release(lv->items[k]);
+          lv->items[k] = x;
+          lid[k] = -1;                           /* (its adjoint is the outer value's) */
+          break;
+        }
+  int32_t most = lp->body->n;
+  List *hold = list_held_nulls(I, most);
+  Value outv[LOOP_MAX_CARRY];
+  for (int64_t i = a; i < b; i++) {
+    if (I->interrupted) interp_check_interrupt(I, lp->span);
+    if (!lp->is_while) {
+      val_release(lv->items[n]);
+      lv->items[n] = index_at(lp, ck, i);
+    }
+    bool stale = false;
+    graph_run_fixed(I, lp->body, lv->items, ck->capb, &stale, hold, outv);
+    if (stale)
+      mls_throw(I, lp->span, "grad: the loop's body, run again for its backward pass, no longer fits its graph (%s)",
+                lp->body->stale_why);
+    for (int k = 0; k < n; k++) {
+      if (lp->temp[k] && outv[k].t == VT_NULL) continue;
+      val_release(lv->items[k]);
+      lv->items[k] = outv[k];
+    }
+  }
+  L->active = false;
+  int64_t live = (j + 1) + (b - a);              /* the checkpoints left and this segment's states */
+  if (live > ck->c.peak_states) ck->c.peak_states = live;
+  List *adj = ad_tape_adjoints(I, L);
+  bool seeded[64];
+  for (int q = 0; q < no; q++) {                 /* an outer value's sum so far: its contributions */
+    seeded[q] = lid[n + q] >= 0;                 /* add to it in the order eager grad adds them */
+    for (int r = 0; r < q && seeded[q]; r++) seeded[q] = slots[n + r] != slots[n + q];
+    if (seeded[q] && slots[n + q]->t != VT_NULL) { val_retain(*slots[n + q]); adj->items[lid[n + q]] = *slots[n + q]; }
+  }
+  for (int k = 0; k < n; k++) {                  /* the carried adjoints at the segment's end */
+    if (g->items[k].t == VT_NULL) continue;
+    int32_t nd = ad_node_on(L, lv->items[k]);
+    if (nd >= 0) ckpt_add(I, &adj->items[nd], g->items[k], lp->span);
+  }
+  ad_backward_all(I, L, adj);
+  for (int k = 0; k < n; k++) {
+    Value x = lid[k] >= 0 ? adj->items[lid[k]] : val_null();
+    val_retain(x);
+    val_release(g->items[k]);
+    g->items[k] = x;
+  }
+  for (int q = 0; q < no; q++) {
+    if (lid[n + q] < 0) continue;
+    Value x = adj->items[lid[n + q]];
+    if (x.t == VT_NULL) continue;
+    if (seeded[q]) {
+      val_retain(x);
+      val_release(*slots[n + q]);
+      *slots[n + q] = x;
+    } else {
+      ckpt_add(I, slots[n + q], x, lp->span);
+    }
+  }
+  tmp_release_to(I, mark);
+}
+
+static void ckpt_backward(Interp *I, AdCustom *c, Value **slots) {
+  Ckpt *ck = (Ckpt *)c;
+  int n = ck->n;
+  int mark = I->ntmp;
+  List *g = list_held_nulls(I, n);
+  for (int k = 0; k < n; k++) { val_retain(c->gout[k]); g->items[k] = c->gout[k]; }
+  c->segments = 0;
+  int64_t b = ck->end;
+  for (int64_t j = ck->nck - 1; j >= 0; b = ck->at[j--]) {
+    int64_t a = ck->at[j];
+    if (a < b) {
+      ckpt_segment(I, ck, j, a, b, g, slots);
+      c->segments++;
+    }
+    for (int k = 0; k < n; k++) val_release(ck->st[j * n + k]);   /* (this checkpoint is done) */
+    ck->nck = j;
+  }
+  for (int k = 0; k < n; k++)
+    if (g->items[k].t != VT_NULL) ckpt_add(I, slots[k], g->items[k], ck->lp->span);
+  tmp_release_to(I, mark);
+}
+
+/* The checkpointed run of iterations from .. on leaves traced by T (ckpt_tape): true, the
+** leaves then hold the carried values' results, boxed as the custom node's outputs on T; false:
+** a run was stale, nothing changed (the caller runs the iterations as before, which finds it). */
+static bool run_ckpt(Interp *I, const Loop *lp, Tape *T, Value *leaves, int64_t from, int64_t *iters) {
+  int n = lp->ncarry, no = lp->nouter, nl = n + 1 + no;
+  if (n + no > LOOP_MAX_CARRY + 64) return false;
+  Ckpt *ck = mem_calloc(1, sizeof *ck);
+  ck->c.free_fn = ckpt_free;
+  ck->c.release = ckpt_release;
+  ck->c.backward = ckpt_backward;
+  ck->c.nin = n + no;
+  ck->c.nout = n;
+  ck->c.is_while = lp->is_while;
+  ck->c.in = mem_calloc((size_t)(n + no > 0 ? n + no : 1), sizeof(int32_t));
+  ck->c.gout = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(Value));
+  for (int k = 0; k < n; k++) ck->c.gout[k] = val_null();
+  ck->lp = (Loop *)lp;
+  ck->lp->refs++;
+  ck->n = n;
+  ck->nl = nl;
+  ck->from = from;
+  mls_defer(I, (CleanupFn)ad_custom_discard, ck);
+  ck->c.names = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
+  for (int k = 0; k < n; k++) ck->c.names[k] = lp->names[k] ? lp->names[k]->name : "?";
+  int mark = I->ntmp;
+  List *P = list_held_nulls(I, nl);              /* the leaves without T's boxes */
+  for (int k = 0; k < nl; k++) {
+    Value x = ad_finished(leaves[k]);
+    if (x.t == VT_BOX && x.u.box->tape == T) x = x.u.box->v;
+    val_retain(x);
+    P->items[k] = x;
+  }
+  ck->outer = mem_calloc((size_t)(no > 0 ? no : 1), sizeof(Value));
+  for (int k = 0; k < no; k++) { ck->outer[k] = P->items[n + 1 + k]; val_retain(ck->outer[k]); }
+  const Graph *bg = lp->body;
+  ck->capb = mem_calloc((size_t)(bg->n > 0 ? bg->n : 1), sizeof(Value));
+  for (int32_t i = 0; i < bg->n; i++) {
+    ck->capb[i] = val_null();
+    const GNode *nd = &bg->nodes[i];
+    if (nd->kind != GN_CAPTURE || (nd->flags & GF_DEAD)) continue;
+    Value *at = bg->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
+    if (!at) { tmp_release_to(I, mark); mls_undefer(I, ck); ad_custom_discard(&ck->c); return false; }
+    ck->capb[i] = *at;
+    val_retain(*at);
+  }
+  int64_t count = lp->count;
+  ck->r0 = 0;
+  ck->rstep = 1;
+  if (lp->range.on) range_of(I, lp, P->items, &ck->r0, &ck->rstep, &count);
+  int64_t k0 = ckpt_setting();
+  ck->adaptive = k0 < 0 && lp->is_while;
+  ck->stride = k0 > 0 ? k0 : lp->is_while ? 1 : (int64_t)ceil(sqrt((double)(count > from ? count - from : 1)));
+  if (ck->stride < 1) ck->stride = 1;
+  ckpt_keep(ck, P->items, from);
+  int64_t ran = 0, at = 0;
+  char why[160];
+  bool ok = run_iterations(I, lp, P->items, from, &ran, &at, why, sizeof why, ck);
+  if (!ok || ran == 0) {                         /* stale (as before), or no iteration: no node */
+    tmp_release_to(I, mark);
+    mls_undefer(I, ck);
+    ad_custom_discard(&ck->c);
+    return ok;
+  }
+  ck->end = from + ran;
+  *iters += ran;
+  ck->c.iters = ran;
+  ck->c.nckpt = ck->nck;
+  for (int k = 0; k < n; k++) ck->c.in[k] = ad_node_on(T, leaves[k]);
+  for (int k = 0; k < no; k++) ck->c.in[n + k] = ad_node_on(T, leaves[n + 1 + k]);
+  int32_t cn = ad_custom_node(I, T, &ck->c, lp->span);
+  mls_undefer(I, ck);                            /* (the tape's now) */
+  for (int k = 0; k < nl; k++) {
+    if (k > n) break;                            /* (the outer values stay) */
+    Value x = P->items[k];
+    Value p = ad_primal(x);
+    if (k < n && (p.t == VT_NUM || p.t == VT_MAT)) {
+      val_retain(x);
+      x = ad_custom_item(I, T, cn, k, x);
+    } else {
+      if (k < n && lp->temp[k] && x.t == VT_NULL) continue;
+      val_retain(x);
+    }
+    val_release(leaves[k]);
+    leaves[k] = x;
+  }
+  tmp_release_to(I, mark);
+  return true;
 }

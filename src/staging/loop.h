@@ -5,6 +5,9 @@
 ** every iteration, so the graph does not grow with the trip count. The evaluator drives it (it
 ** evaluates the body); this file makes the body's and the condition's graphs, runs the
 ** remaining iterations while tracing, adds the node and binds the variables to its results.
+** A run whose inputs one grad traces is checkpointed (docs/staging.md "Checkpointing"): one
+** node on the grad's tape, about 2 sqrt(n) carried states kept, the segments between them
+** recomputed in the backward pass (MLS_LOOP_CHECKPOINT=k: every k-th state; 0: none).
 **
 ** The protocol, from eval.c:
 **   L = stage_loop_begin(...)            NULL: the loop is run as before (unrolled, or eager)
