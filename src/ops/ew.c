@@ -307,7 +307,7 @@ ShapeStatus shape_rule_ew2(OpKind op, const Shape *in, const ShapeExtra *x, Span
   if (a.kind == SK_STR || b.kind == SK_STR) {
     if (op == OP_ADD) { *out = shape_of_kind(SK_STR); return SHAPE_OK; }        /* op_concat */
     if (a.kind == SK_STR && b.kind == SK_STR && op >= OP_EQ && op <= OP_GE) { *out = shape_bool(false, false); return SHAPE_OK; }
-    if (cmp && (sh_numlike(a) || sh_numlike(b))) { *out = shape_bool(false, false); return SHAPE_OK; }   /* "5" == 5 */
+    if (op >= OP_EQ && op <= OP_GE && (sh_numlike(a) || sh_numlike(b))) { *out = shape_bool(false, false); return SHAPE_OK; }   /* "5" == 5 */
     sh_bad_operands(&k, op, a, b, sp);
     return chk_status(&k);
   }
