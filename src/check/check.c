@@ -954,7 +954,16 @@ static AVal ev_call(Ck *c, AstNode *n) {
   if (fn.bi && (fn.bi->flags & BI_IFDEF) && nargs == 2 && n->kids[1]->kind == AST_CLPARAM && !param_given(c, n->kids[1]->u.sym))
     return ev(c, n->kids[2]);
   if (fn.bi && (fn.bi->flags & BI_LAZY)) {            /* system.time(expr): expr runs once */
-    for (int i = 0; i < nargs && ck_alive(c); i++) ev(c, n->kids[i + 1]->kind == AST_ARG ? n->kids[i + 1]->kids[0] : n->kids[i + 1]);
+    /* tryCatch(expr, error = ...): an error in expr is caught, so none inside is certain, and
+    ** the path goes on after the call (the handlers may run, or not) */
+    bool catches = strcmp(fn.bi->name, "tryCatch") == 0;
+    int r0 = c->reach;
+    for (int i = 0; i < nargs && ck_alive(c); i++) {
+      if (catches && c->reach == R_MUST) c->reach = R_MAY;
+      ev(c, n->kids[i + 1]->kind == AST_ARG ? n->kids[i + 1]->kids[0] : n->kids[i + 1]);
+      if (catches && c->reach == R_ERR) c->reach = r0 == R_MUST ? R_MAY : r0;
+    }
+    if (catches && ck_alive(c)) c->reach = r0;
     return av_any();
   }
   AVal args[nargs > 0 ? nargs : 1];
