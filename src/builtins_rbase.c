@@ -621,7 +621,7 @@ Value bi_tryCatch(Interp *I, Args *a) {
     else bi_error(I, "unknown handler '%s' (MLS signals error and warning conditions)", nm);
     if (n->flags & AST_F_EMPTY) bi_error(I, "argument '%s' has no value", nm);
   }
-  stage_eager_here(I, "tryCatch", a->span);
+  stage_eager_here(I, "'tryCatch' catches errors", a->span);
   if (!expr) { run_finally(I, fin); return val_null(); }
   TcJob job = { expr, val_null() };
   int saved_catch = I->warn_catch;
