@@ -225,7 +225,7 @@ const Builtin builtin_table[] = {
   { "identity", bi_identity, "identity(x)", OP_NONE, DIFF | BI_AD, "Returns x." },
   { "ifdef", bi_ifdef, "ifdef(value, default)", OP_NONE, BI_IFDEF | DIFF | BI_AD,
     "ifdef($k, d) is the command-line value $k when it was given, else d." },
-  { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
+  { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value).\nWith a string (or a list of strings, c(\"a\", \"b\")) for yes or no the result is a list of strings,\none per element of test (row-major), numbers made text and yes/no recycled as R; an NA test gives NA." },
   { "image", bi_image, "image(x, y=, z=, zlim=, xlim=, ylim=, col=, main=, xlab=, ylab=, axes=TRUE, key=TRUE, file=, width=640, height=480)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Starts a new figure of coloured cells (R's image), a heatmap: image(Z) draws Z[i, j] at x = (i-1)/(nrow-1),\n"
     "y = (j-1)/(ncol-1) (R's orientation: rows along x, the first at the left; image(t(Z[n:1, ])) shows Z\n"

@@ -159,12 +159,12 @@ static Value eval_binary(Interp *I, AstNode *n) {
   if (b.t != VT_NUM) return binary_slow(I, n, a, true, b);
   double r = sc_binary(n->op, a.u.n, b.u.n);
   if (!isfinite(r) && I->nan_check && isfinite(a.u.n) && isfinite(b.u.n)) nan_check_fail(I, op_info[n->op].sym, n->span);
-  return (op_info[n->op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
+  return (op_info[n->op].flags & OPF_CMP) && r == r ? val_bool(r != 0) : val_num(r);   /* (NA & TRUE is NA) */
 }
 
 static Value eval_unary(Interp *I, AstNode *n) {
   Value a = eval_operand(I, n->kids[0]);
-  if (a.t == VT_NUM && !I->nan_check) return n->op == OP_NOT ? val_bool(a.u.n == 0) : val_num(sc_unary(n->op, a.u.n));
+  if (a.t == VT_NUM && !I->nan_check) return n->op == OP_NOT && a.u.n == a.u.n ? val_bool(a.u.n == 0) : val_num(sc_unary(n->op, a.u.n));
   tmp_push(I, a);
   bool named = has_names(a);
   if (named) names_unstaged(I, n->span);
