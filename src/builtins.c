@@ -320,10 +320,10 @@ const Builtin builtin_table[] = {
     "The names of a list's elements, as a list of strings (\"\" when unnamed); of a vector made\n"
     "by c(a = 1, b = 2) or given names(x) = ..., its element names as a list of strings (NULL when\n"
     "it has none). names(x) = value (or <-) sets them: a string, a list of strings, or NULL." },
-  { "names<-", bi_names_set, "names<-(x, value)", OP_NONE, BI_NODIFF,
+  { "names<-", bi_names_set, "names<-(x, value)", OP_NONE, 0,
     "What names(x) = value calls (R's replacement function): a copy of x, a list, a vector or a\n"
     "number, whose elements are named by value (a string, a list of strings such as c(\"a\", \"b\"),\n"
-    "or NULL to drop the names). A shorter value leaves the rest named \"<NA>\", as R." },
+    "or NULL to drop the names). A shorter value leaves the rest named \"<NA>\", as R. Not\ndifferentiable: a value grad traces is a located error." },
   { "nchar", bi_nchar, "nchar(x)", OP_NONE, BI_NODIFF, "The number of characters of a string (UTF-8 code points, as R); of a number, of its text.\nA list of strings gives a column vector of their counts." },
   { "ncol", bi_ncol, "ncol(X)", OP_NONE, BI_SHAPE, "Number of columns (1 for a number)." },
   { "nnz", bi_nnz, "nnz(X)", OP_NONE, BI_NODIFF,

@@ -205,6 +205,7 @@ static const Audit audits[] = {
   { "mpi_size", NONUM, NULL, "takes no argument" },
   { "mtext", NONUM, NULL, "takes text" },
   { "names", ZERO, "names(list(a = X))", "strings" },
+  { "names<-", ERROR, "{ Y = X[1, 1]; names(Y) = \"a\"; Y }", NULL },
   { "nchar", ZERO, "nchar(X[1, 1])", "a count of characters" },
   { "ncol", ZERO, "ncol(X)", "a shape query" },
   { "nnz", ZERO, "nnz(X)", "a count of nonzero elements" },
