@@ -543,6 +543,12 @@ const Builtin builtin_table[] = {
     "In code of a .dml file, as SystemDS: a scalar is written so whatever format= says (.mls code\n"
     "allows only \"text\"), a matrix whose path has no known extension is written as \"text\", and\n"
     "missing directories above path are made." },
+  { "write.csv", bi_write_csv, "write.csv(x, file, row.names=TRUE)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "R's write.csv of a matrix or a number: a header of quoted column names \"V1\", \"V2\", ..., then a\n"
+    "line per row, numbers to 15 significant digits (NA, NaN, Inf as R writes them); row.names=TRUE\n"
+    "(the default) starts each line with the quoted row number, under the header \"\". A vector with\n"
+    "names is R's named vector: one column \"x\", the names as row names. No .mtd sidecar\n"
+    "(write(X, path, format=\"csv\") writes DML's csv; a frame goes there too)." },
   { "xor", bi_xor, "xor(x, y)", OP_NONE, BI_NODIFF, "Elementwise exclusive or: (x != 0) != (y != 0), as 1/0 (TRUE/FALSE for numbers)." },
   { NULL, NULL, NULL, OP_NONE, 0, NULL }
 };

@@ -329,6 +329,7 @@ static const Audit audits[] = {
   { "which.max", ZERO, "which.max(X)", "a position" },
   { "which.min", ZERO, "which.min(X)", "a position" },
   { "write", ZERO, "write(X, D + \"/w.csv\")", "writes a file; gives NULL" },
+  { "write.csv", ZERO, "write.csv(X, D + \"/w2.csv\")", "writes a file; gives NULL" },
   { "xor", ZERO, "xor(X[1, 1], 0)", "a boolean" },
 };
 
