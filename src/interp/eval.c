@@ -1214,19 +1214,19 @@ __attribute__((noinline)) static Value index_named(Interp *I, Value x, int nuse,
   Value which = index_read_ranges(I, val_mat(ord), 1, iv, ranges, n->span);
   tmp_push(I, which);
   int64_t m = which.t == VT_MAT ? tensor_numel(which.u.m) : 1;
-  const char **s = mem_alloc((size_t)(m > 0 ? m : 1) * sizeof *s);
+  if (r.t == VT_NUM || r.t == VT_BOOL) {             /* one element: a 1x1 matrix, to hold its name */
+    Tensor *one = tensor_new(I, 1, 1);
+    tensor_data(one)[0] = r.t == VT_NUM ? r.u.n : r.u.b;
+    one->logical = r.t == VT_BOOL;
+    r = val_mat(one);
+  } else val_retain(r);
+  const char **s = mem_alloc((size_t)(m > 0 ? m : 1) * sizeof *s);   /* (nothing throws from here) */
   for (int64_t i = 0; i < m; i++) {
     double p = which.t == VT_MAT ? tensor_at(which.u.m, i) : which.u.n;
     s[i] = nm->s[(int64_t)p - 1];
   }
   TensorNames *rn = tnames_new(m, s, NULL);
   mem_free(s);
-  if (r.t == VT_NUM || r.t == VT_BOOL) {
-    Tensor *one = tensor_new(I, 1, 1);
-    tensor_data(one)[0] = r.t == VT_NUM ? r.u.n : r.u.b;
-    one->logical = r.t == VT_BOOL;
-    r = val_mat(one);
-  } else val_retain(r);
   tmp_release_to(I, mark);
   if (r.t == VT_MAT && r.u.m->refcount == 1) tensor_set_names(r.u.m, rn);
   tnames_release(rn);
