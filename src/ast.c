@@ -121,6 +121,21 @@ AstNode *ast_assign(Parse *P, AstNode *lhs, AstNode *rhs) {
     if (P->dml) n->flags |= AST_F_DMLMULTI;
     return tall(P, n);
   }
+  if (lhs->kind == AST_CALL && lhs->nkids == 2 && !(lhs->flags & AST_F_PAREN) && lhs->kids[0]->kind == AST_NAME &&
+      !strcmp(lhs->kids[0]->u.sym->name, "names") && lhs->kids[1] && lhs->kids[1]->kind == AST_NAME &&
+      !(lhs->kids[1]->flags & AST_F_PAREN)) {   /* R's replacement form: names(x) = v is x = `names<-`(x, v) */
+    AstNode *x = lhs->kids[1];
+    AstNode *fn = node(P, AST_NAME, lhs->kids[0]->span, 0);
+    fn->u.sym = sym_intern(P->syms, "names<-", 7);
+    AstNode *rd = node(P, AST_NAME, x->span, 0);
+    rd->u.sym = x->u.sym;
+    AstNode *call = node(P, AST_CALL, sp, 3);
+    call->kids[0] = tall(P, fn);
+    call->kids[1] = tall(P, rd);
+    call->kids[2] = rhs;
+    rhs = tall(P, call);
+    lhs = x;
+  }
   if (!is_lvalue(lhs)) parse_error_span(P, lhs->span, "invalid assignment target");
   if (P->dml && rhs->kind == AST_CALL) rhs->flags |= AST_F_DMLFIRST;   /* x = f(): f's first result */
   if (rhs->kind == AST_FUNCTION && lhs->kind == AST_NAME && !rhs->u.fn->name)

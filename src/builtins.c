@@ -110,7 +110,7 @@ const Builtin builtin_table[] = {
     "reach the most extreme values within range x the box's length (range=0: all), the rest are\n"
     "drawn as outliers. Returns list(stats=, n=, out=, group=) invisibly as R's boxplot.stats (stats:\n"
     "5 x groups: lower whisker, lower hinge, median, upper hinge, upper whisker)." },
-  { "c", bi_c, "c(...)", OP_NONE, DIFF | BI_AD, "Combines numbers, booleans (1/0) and matrices into one column vector, as R's c().\nA matrix contributes its elements in row-major order (MLS's order, as matrix() fills and\nfor iterates), so c(t(X)) is R's column-major c(X). NULL arguments are skipped; c() is NULL.\nStrings are refused (use list() or paste()). Differentiable: grad flows to every piece." },
+  { "c", bi_c, "c(...)", OP_NONE, DIFF | BI_AD, "Combines numbers, booleans (1/0) and matrices into one column vector, as R's c().\nA matrix contributes its elements in row-major order (MLS's order, as matrix() fills and\nfor iterates), so c(t(X)) is R's column-major c(X). NULL arguments are skipped; c() is NULL.\nNamed arguments name the elements (c(a = 1, b = 2), names(), x[\"a\"]: docs/language.md section 16).\nc() of strings (or lists of strings) is a list of strings, MLS's character vector; numbers mixed\nwith strings are refused (use paste()). Differentiable: grad flows to every piece." },
   { "cat", bi_cat, "cat(..., sep=\" \")", OP_NONE, INV | BI_EFFECT | BI_NODIFF, "Writes its arguments to standard output joined by sep, with no newline added (R's cat):\nnumbers as print shows them (7 significant digits), strings unquoted, the elements of a\nmatrix one by one (row-major), the items of a list. cat(\"loss\", x, \"\\n\")." },
   { "cbind", bi_cbind, "cbind(...)", OP_NONE, DIFF | BI_AD, "Joins matrices (and numbers) side by side; row counts must match." },
   { "cdf", bi_cdf, "cdf(target, dist, mean=0, sd=1, rate=1, df=, df1=, df2=, lower.tail=TRUE)", OP_NONE, DIFF | BI_AD, "P[X <= target] for dist \"normal\" (mean, sd), \"exp\" (rate), \"chisq\" or \"t\" (df), \"f\" (df1, df2):\ncdf(target=q, dist=\"t\", df=5) is pt(target=q, df=5). lower.tail=FALSE gives P[X > q].\nDifferentiable in target for \"normal\" and \"exp\"; grad through the others is an error." },
@@ -231,7 +231,7 @@ const Builtin builtin_table[] = {
   { "identity", bi_identity, "identity(x)", OP_NONE, DIFF | BI_AD, "Returns x." },
   { "ifdef", bi_ifdef, "ifdef(value, default)", OP_NONE, BI_IFDEF | DIFF | BI_AD,
     "ifdef($k, d) is the command-line value $k when it was given, else d." },
-  { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value)." },
+  { "ifelse", bi_ifelse, "ifelse(test, yes, no)", OP_IFELSE, DIFF | BI_AD, "Elementwise choice: yes where test is nonzero, else no (numbers broadcast).\nNumbers and 1x1 matrices broadcast; other matrices must have one shape. A NaN test gives NaN.\nWith no matrix argument the chosen argument itself is returned (any value).\nWith a string (or a list of strings, c(\"a\", \"b\")) for yes or no the result is a list of strings,\none per element of test (row-major), numbers made text and yes/no recycled as R; an NA test gives NA." },
   { "image", bi_image, "image(x, y=, z=, zlim=, xlim=, ylim=, col=, main=, xlab=, ylab=, axes=TRUE, key=TRUE, file=, width=640, height=480)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
     "Starts a new figure of coloured cells (R's image), a heatmap: image(Z) draws Z[i, j] at x = (i-1)/(nrow-1),\n"
     "y = (j-1)/(ncol-1) (R's orientation: rows along x, the first at the left; image(t(Z[n:1, ])) shows Z\n"
@@ -322,7 +322,14 @@ const Builtin builtin_table[] = {
     "Writes text in a margin of the open plot (R's mtext): side 1 below, 2 left, 3 above, 4 right;\n"
     "line is the margin line counted out from the plot's edge (the text is centred on it); adj 0 puts\n"
     "it at the start of the side, 0.5 the middle, 1 the end; at places it at that x (or y) value." },
-  { "names", bi_names, "names(L)", OP_NONE, BI_NODIFF, "The names of a list's elements, as a list of strings (\"\" when unnamed)." },
+  { "names", bi_names, "names(x)", OP_NONE, BI_NODIFF,
+    "The names of a list's elements, as a list of strings (\"\" when unnamed); of a vector made\n"
+    "by c(a = 1, b = 2) or given names(x) = ..., its element names as a list of strings (NULL when\n"
+    "it has none). names(x) = value (or <-) sets them: a string, a list of strings, or NULL." },
+  { "names<-", bi_names_set, "names<-(x, value)", OP_NONE, 0,
+    "What names(x) = value calls (R's replacement function): a copy of x, a list, a vector or a\n"
+    "number, whose elements are named by value (a string, a list of strings such as c(\"a\", \"b\"),\n"
+    "or NULL to drop the names). A shorter value leaves the rest named \"<NA>\", as R. Not\ndifferentiable: a value grad traces is a located error." },
   { "nchar", bi_nchar, "nchar(x)", OP_NONE, BI_NODIFF, "The number of characters of a string (UTF-8 code points, as R); of a number, of its text.\nA list of strings gives a column vector of their counts." },
   { "ncol", bi_ncol, "ncol(X)", OP_NONE, BI_SHAPE, "Number of columns (1 for a number)." },
   { "nnz", bi_nnz, "nnz(X)", OP_NONE, BI_NODIFF,
@@ -542,6 +549,12 @@ const Builtin builtin_table[] = {
     "In code of a .dml file, as SystemDS: a scalar is written so whatever format= says (.mls code\n"
     "allows only \"text\"), a matrix whose path has no known extension is written as \"text\", and\n"
     "missing directories above path are made." },
+  { "write.csv", bi_write_csv, "write.csv(x, file, row.names=TRUE)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "R's write.csv of a matrix or a number: a header of quoted column names \"V1\", \"V2\", ..., then a\n"
+    "line per row, numbers to 15 significant digits (NA, NaN, Inf as R writes them); row.names=TRUE\n"
+    "(the default) starts each line with the quoted row number, under the header \"\". A vector with\n"
+    "names is R's named vector: one column \"x\", the names as row names. No .mtd sidecar\n"
+    "(write(X, path, format=\"csv\") writes DML's csv; a frame goes there too)." },
   { "xor", bi_xor, "xor(x, y)", OP_NONE, BI_NODIFF, "Elementwise exclusive or: (x != 0) != (y != 0), as 1/0 (TRUE/FALSE for numbers)." },
   { NULL, NULL, NULL, OP_NONE, 0, NULL }
 };

@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "backend/sparse.h"
 #include "builtins.h"
+#include "staging/stage.h"
 #include "err.h"
 #include "frame/frame.h"
 #include "mem.h"
@@ -545,6 +546,51 @@ Value bi_is_na(Interp *I, Args *a) {
   return val_bool(false);
 }
 
+/* `names<-`(x, value), what names(x) = value calls: a copy of x (a list, a matrix or a number)
+** with the names of value (a string, a list of strings, or NULL to drop them); a shorter value
+** names the first elements and the rest "<NA>", as R. */
+Value bi_names_set(Interp *I, Args *a) {
+  Value x = ad_concrete(I, a->v[0], a->span, "names(x) = value");
+  stage_eager_here(I, "a vector's names (graphs do not carry them)", a->span);
+  Value nv = a->v[1];
+  char d[64];
+  int64_t n = x.t == VT_LIST ? x.u.l->n : x.t == VT_MAT ? tensor_numel(x.u.m) : 1;
+  if (x.t != VT_LIST && x.t != VT_MAT && x.t != VT_NUM && x.t != VT_BOOL)
+    bi_argerror(I, 1, "a list or a vector expected, got %s", val_describe(x, d, sizeof d));
+  int64_t k = nv.t == VT_NULL ? 0 : nv.t == VT_STR ? 1 : nv.t == VT_LIST ? nv.u.l->n : -1;
+  for (int64_t i = 0; nv.t == VT_LIST && i < k; i++)
+    if (nv.u.l->items[i].t != VT_STR) k = -1;
+  if (k < 0) bi_argerror(I, 2, "names must be strings (a string or a list of strings) or NULL, got %s", val_describe(nv, d, sizeof d));
+  if (k > n) bi_error(I, "'names' attribute [%lld] must be the same length as the vector [%lld]", (long long)k, (long long)n);
+  #define NAME_AT(i) ((i) >= k ? "<NA>" : nv.t == VT_STR ? nv.u.s->s : nv.u.l->items[i].u.s->s)
+  if (x.t == VT_LIST) {
+    List *l = list_copy(I, x.u.l);
+    tmp_push(I, val_list(l));
+    if (!l->names && k > 0) {
+      l->names = mem_alloc((size_t)(l->cap > 0 ? l->cap : 1) * sizeof *l->names);
+      memset(l->names, 0, (size_t)(l->cap > 0 ? l->cap : 1) * sizeof *l->names);
+    }
+    for (int64_t i = 0; l->names && i < n; i++)
+      l->names[i] = k == 0 ? NULL : sym_intern(&I->syms, NAME_AT(i), strlen(NAME_AT(i)));
+    tmp_pop(I, 1);
+    return val_list(l);
+  }
+  Tensor *t;
+  if (x.t == VT_MAT) t = tensor_clone(I, x.u.m);
+  else { t = tensor_new(I, 1, 1); tensor_data(t)[0] = x.t == VT_NUM ? x.u.n : x.u.b; }
+  t->logical = x.t == VT_BOOL || (x.t == VT_MAT && x.u.m->logical);
+  if (k > 0) {
+    tmp_push(I, val_mat(t));
+    const char **s = bi_scratch(I, (size_t)n * sizeof *s);
+    for (int64_t i = 0; i < n; i++) s[i] = NAME_AT(i);
+    t->names = tnames_new(n, s, NULL);
+    bi_scratch_free(I, s);
+    tmp_pop(I, 1);
+  }
+  #undef NAME_AT
+  return val_mat(t);
+}
+
 Value bi_list(Interp *I, Args *a) {
   List *l = list_new(I, a->ndots);
   tmp_push(I, val_list(l));                   /* held while it grows */
@@ -557,9 +603,18 @@ Value bi_list(Interp *I, Args *a) {
 }
 
 Value bi_names(Interp *I, Args *a) {
-  Value v = a->v[0];
+  Value v = ad_primal(a->v[0]);
   char d[64];
-  if (v.t != VT_LIST) bi_argerror(I, 1, "list expected, got %s", val_describe(v, d, sizeof d));
+  if (v.t == VT_MAT || v.t == VT_NUM || v.t == VT_BOOL || v.t == VT_NULL) {   /* a vector's names */
+    if (v.t != VT_MAT || !v.u.m->names) return val_null();
+    const TensorNames *nm = v.u.m->names;
+    List *l = list_new(I, (int)nm->n);
+    tmp_push(I, val_list(l));
+    for (int64_t i = 0; i < nm->n; i++) list_push(l, val_cstr(nm->s[i]), NULL);
+    tmp_pop(I, 1);
+    return val_list(l);
+  }
+  if (v.t != VT_LIST) bi_argerror(I, 1, "a list or a vector expected, got %s", val_describe(v, d, sizeof d));
   List *l = list_new(I, v.u.l->n);
   tmp_push(I, val_list(l));                   /* held while it grows */
   for (int i = 0; i < v.u.l->n; i++) {

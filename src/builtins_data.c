@@ -13,6 +13,7 @@
 #include "err.h"
 #include "mem.h"
 #include "ops/index.h"
+#include "print.h"
 #include "rng.h"
 
 /* Argument i as a contiguous matrix (a number as 1x1), pushed on the temp stack (+1 there):
@@ -470,7 +471,59 @@ Value bi_replace(Interp *I, Args *a) {
 }
 
 /* ifelse(test, yes, no): the op (ops.c op_ifelse): elementwise, numbers and 1x1 broadcast. */
-Value bi_ifelse(Interp *I, Args *a) { return op_ifelse(I, a->v[0], a->v[1], a->v[2], a->span); }
+/* A string, or a list whose items are all strings (R's character vector in MLS). */
+static bool is_strs(Value v) {
+  if (v.t == VT_STR) return true;
+  if (v.t != VT_LIST || v.u.l->n == 0) return false;
+  for (int i = 0; i < v.u.l->n; i++)
+    if (v.u.l->items[i].t != VT_STR) return false;
+  return true;
+}
+
+/* Item i of ifelse's yes or no (recycled, as R): a string, or a number as text (R coerces). */
+static Value ifelse_item(Interp *I, Value v, int64_t i, int argn) {
+  if (v.t == VT_LIST) v = v.u.l->items[i % v.u.l->n];
+  if (v.t == VT_STR) { val_retain(v); return v; }
+  double x;
+  if (v.t == VT_NUM || v.t == VT_BOOL) x = v.t == VT_NUM ? v.u.n : v.u.b;
+  else if (v.t == VT_MAT && tensor_numel(v.u.m) > 0) x = tensor_at(v.u.m, i % tensor_numel(v.u.m));
+  else {
+    char d[64];
+    bi_argerror(I, argn, "a string, a list of strings or numbers expected, got %s", val_describe(v, d, sizeof d));
+  }
+  if (v.t == VT_BOOL) return val_cstr(v.u.b ? "TRUE" : "FALSE");
+  char buf[64];
+  fmt_num(buf, sizeof buf, x, 15);
+  return val_cstr(buf);
+}
+
+/* ifelse(test, yes, no) with strings: a list of strings, one per element of test (row-major),
+** yes's or no's recycled; an NA or NaN test gives NA. A number test gives the string itself. */
+static Value ifelse_strings(Interp *I, Args *a) {
+  Value test = ad_concrete(I, a->v[0], a->span, "ifelse's test");
+  char d[64];
+  if (test.t == VT_NUM || test.t == VT_BOOL) {
+    double x = test.t == VT_NUM ? test.u.n : test.u.b;
+    if (x != x) return val_num(mls_na());
+    return ifelse_item(I, x != 0 ? a->v[1] : a->v[2], 0, x != 0 ? 2 : 3);
+  }
+  if (test.t != VT_MAT) bi_argerror(I, 1, "a number or a matrix expected, got %s", val_describe(test, d, sizeof d));
+  int64_t n = tensor_numel(test.u.m);
+  List *l = list_new(I, (int)(n > 0 ? n : 1));
+  tmp_push(I, val_list(l));
+  for (int64_t i = 0; i < n; i++) {
+    bi_poll(I, i, NULL);
+    double x = tensor_at(test.u.m, i);
+    list_push(l, x != x ? val_num(mls_na()) : ifelse_item(I, x != 0 ? a->v[1] : a->v[2], i, x != 0 ? 2 : 3), NULL);
+  }
+  tmp_pop(I, 1);
+  return val_list(l);
+}
+
+Value bi_ifelse(Interp *I, Args *a) {
+  if (is_strs(a->v[1]) || is_strs(a->v[2])) return ifelse_strings(I, a);
+  return op_ifelse(I, a->v[0], a->v[1], a->v[2], a->span);
+}
 
 /* ---- sample ---- */
 

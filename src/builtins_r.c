@@ -13,6 +13,7 @@
 #include "print.h"
 #include "progress.h"
 #include "rng.h"
+#include "staging/stage.h"
 
 /* The number of elements of v (a number, boolean or matrix), else an argument error. */
 static int64_t numel_of(Interp *I, Value v, int argn, const char *fn) {
@@ -31,8 +32,75 @@ static int64_t numel_of(Interp *I, Value v, int argn, const char *fn) {
 ** matrix(c(X), rows=nrow(X), cols=ncol(X)) is X again. NULL arguments are skipped; c() of
 ** nothing is NULL. Under grad the result is rbind() of reshaped pieces (both ops).
 */
+/* c() of strings (or lists of strings): R's character vector, which MLS holds as a list of
+** strings (docs/language.md §16); names given to the arguments name the items. */
+static Value c_strings(Interp *I, Args *a) {
+  List *l = list_new(I, a->ndots);
+  tmp_push(I, val_list(l));
+  for (int i = 0; i < a->ndots; i++) {
+    Value v = a->dots[i];
+    Symbol *nm = a->dotnames ? a->dotnames[i] : NULL;
+    if (v.t == VT_NULL) continue;
+    if (v.t == VT_STR) { val_retain(v); list_push(l, v, nm); continue; }
+    bool ok = v.t == VT_LIST;
+    for (int k = 0; ok && k < v.u.l->n; k++) ok = v.u.l->items[k].t == VT_STR;
+    if (!ok) {
+      char d[64];
+      bi_argerror(I, i + 1, "strings expected, got %s (c() of strings is a list of strings; R would turn numbers into text: use paste())",
+                  val_describe(v, d, sizeof d));
+    }
+    for (int k = 0; k < v.u.l->n; k++) {
+      val_retain(v.u.l->items[k]);
+      list_push(l, v.u.l->items[k], v.u.l->names ? v.u.l->names[k] : NULL);
+    }
+  }
+  tmp_pop(I, 1);
+  return val_list(l);
+}
+
+/* The names of c()'s result, as R gives them, or NULL when no piece is named: a named number
+** gives its name, a named matrix of n elements name1 .. namen, a matrix with names its own. */
+static TensorNames *c_names(Interp *I, Args *a, int64_t total) {
+  bool any = false;
+  for (int i = 0; i < a->ndots && !any; i++) {
+    Value v = a->dots[i];
+    any = (a->dotnames && a->dotnames[i] && v.t != VT_NULL) || (v.t == VT_MAT && v.u.m->names);
+  }
+  if (!any) return NULL;
+  const char **s = bi_scratch(I, (size_t)(total > 0 ? total : 1) * sizeof *s);
+  size_t *at = bi_scratch(I, (size_t)(total > 0 ? total : 1) * sizeof *at);
+  TextBuf tb;
+  tb_open(I, &tb);
+  int64_t off = 0;
+  for (int i = 0; i < a->ndots; i++) {
+    Value v = a->dots[i];
+    const char *nm = a->dotnames && a->dotnames[i] ? a->dotnames[i]->name : NULL;
+    if (v.t == VT_NUM || v.t == VT_BOOL) { at[off] = tb.n; tb_puts(&tb, nm ? nm : ""); tb_putn(&tb, "", 1); off++; continue; }
+    if (v.t != VT_MAT) continue;
+    int64_t n = tensor_numel(v.u.m);
+    for (int64_t j = 0; j < n; j++, off++) {
+      at[off] = tb.n;
+      const char *own = v.u.m->names ? v.u.m->names->s[j] : "";
+      if (nm && *own) tb_printf(&tb, "%s.%s", nm, own);
+      else if (nm && n == 1) tb_puts(&tb, nm);
+      else if (nm) tb_printf(&tb, "%s%lld", nm, (long long)(j + 1));
+      else tb_puts(&tb, own);
+      tb_putn(&tb, "", 1);
+    }
+  }
+  for (int64_t k = 0; k < total; k++) s[k] = tb.p + at[k];
+  TensorNames *r = tnames_new(total, s, NULL);
+  tb_close(I, &tb);
+  bi_scratch_free(I, at);
+  bi_scratch_free(I, s);
+  return r;
+}
+
 Value bi_c(Interp *I, Args *a) {
   int64_t total = 0, parts = 0;
+  for (int i = 0; i < a->ndots; i++)
+    if (a->dots[i].t == VT_STR || (a->dots[i].t == VT_LIST && a->dots[i].u.l->n > 0 && a->dots[i].u.l->items[0].t == VT_STR))
+      return c_strings(I, a);
   for (int i = 0; i < a->ndots; i++) {
     if (ad_primal(a->dots[i]).t == VT_NULL) continue;
     total += numel_of(I, a->dots[i], i + 1, "c");
@@ -71,6 +139,11 @@ Value bi_c(Interp *I, Args *a) {
       off += n;
     }
   }
+  tmp_push(I, val_mat(t));
+  TensorNames *nm = c_names(I, a, total);
+  tmp_pop(I, 1);
+  t->names = nm;
+  if (nm) stage_eager_here(I, "a vector's names (graphs do not carry them)", a->span);
   return val_mat(t);
 }
 

@@ -621,7 +621,7 @@ Value bi_tryCatch(Interp *I, Args *a) {
     else bi_error(I, "unknown handler '%s' (MLS signals error and warning conditions)", nm);
     if (n->flags & AST_F_EMPTY) bi_error(I, "argument '%s' has no value", nm);
   }
-  stage_eager_here(I, "tryCatch", a->span);
+  stage_eager_here(I, "'tryCatch' catches errors", a->span);
   if (!expr) { run_finally(I, fin); return val_null(); }
   TcJob job = { expr, val_null() };
   int saved_catch = I->warn_catch;
@@ -1239,3 +1239,55 @@ static Value nchar_one(Interp *I, Args *a, const char *s, size_t len, void *ctx)
   return val_num(n);
 }
 Value bi_nchar_list(Interp *I, Args *a) { return str_map(I, a, 0, nchar_one, true, NULL); }
+
+/* ---- write.csv ---- */
+
+/*
+** write.csv(x, file, row.names=TRUE): R's write.csv of a matrix (or a number): a header of
+** quoted column names "V1", "V2", ... (R's for a matrix without dimnames), then one line per
+** row, numbers to 15 significant digits, NA as NA; row.names=TRUE starts each line with the
+** quoted row number (header ""). A vector with names (c(a = 1, b = 2)) is written as R
+** writes a named vector: one column "x", its names as the row names. No .mtd sidecar.
+*/
+Value bi_write_csv(Interp *I, Args *a) {
+  Value x = ad_concrete(I, a->v[0], a->span, "write.csv's x");
+  const char *path = bi_str(I, a, 1);
+  bool rn = bi_opt_bool(I, a, 2, true);
+  char d[64];
+  if (x.t != VT_MAT && x.t != VT_NUM && x.t != VT_BOOL)
+    bi_argerror(I, 1, "a matrix or a number expected, got %s (a frame: write(F, path, format=\"csv\", header=TRUE))",
+                val_describe(x, d, sizeof d));
+  if (I->no_write) bi_error(I, "cannot write '%s': writing files is turned off", path);
+  const Tensor *m = x.t == VT_MAT ? x.u.m : NULL;
+  const TensorNames *nm = m && m->names && (tensor_rows(m) == 1 || tensor_cols(m) == 1) ? m->names : NULL;
+  int64_t r = m ? (nm ? tensor_numel(m) : tensor_rows(m)) : 1, c = m ? (nm ? 1 : tensor_cols(m)) : 1;
+  TextBuf t;
+  tb_open(I, &t);
+  if (rn) tb_puts(&t, c > 0 ? "\"\"," : "\"\"");
+  for (int64_t j = 0; j < c; j++) {
+    if (nm) tb_puts(&t, "\"x\"");
+    else tb_printf(&t, "%s\"V%lld\"", j ? "," : "", (long long)(j + 1));
+  }
+  tb_puts(&t, "\n");
+  char buf[64];
+  for (int64_t i = 0; i < r; i++) {
+    bi_poll(I, i, NULL);
+    if (rn && nm) tb_printf(&t, "\"%s\"%s", nm->s[i], c ? "," : "");
+    else if (rn) tb_printf(&t, "\"%lld\"%s", (long long)(i + 1), c ? "," : "");
+    for (int64_t j = 0; j < c; j++) {
+      double v = !m ? (x.t == VT_NUM ? x.u.n : x.u.b) : nm ? tensor_at(m, i) : tensor_get(m, i, j);
+      if (isnan(v)) snprintf(buf, sizeof buf, "%s", mls_is_na(v) ? "NA" : "NaN");
+      else if (isinf(v)) snprintf(buf, sizeof buf, "%s", v > 0 ? "Inf" : "-Inf");
+      else fmt_num(buf, sizeof buf, v, 15);
+      tb_printf(&t, "%s%s", j ? "," : "", buf);
+    }
+    tb_puts(&t, "\n");
+  }
+  FILE *f = fopen(path, "w");
+  if (!f) { tb_close(I, &t); bi_error(I, "cannot open '%s' for writing", path); }
+  bool ok = fwrite(t.p, 1, t.n, f) == t.n;
+  ok = fclose(f) == 0 && ok;
+  tb_close(I, &t);
+  if (!ok) bi_error(I, "cannot write '%s'", path);
+  return val_null();
+}

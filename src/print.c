@@ -477,6 +477,39 @@ static void fmt_table(TextBuf *t, const List *l) {
   for (int i = 0; i < n; i++) tb_printf(t, "%s%*s", i ? " " : "", w, txt[i]);
 }
 
+/* A vector with names, as R prints one: the names over the values, every column as wide as the
+** widest name or value, as many columns a line as fit in 80 characters (without R's trailing
+** space at each line's end). */
+static void fmt_named(Interp *I, TextBuf *t, const Tensor *m, int digits) {
+  int64_t n = tensor_numel(m);
+  const TensorNames *nm = m->names;
+  double *x = bi_scratch(I, (size_t)(n > 0 ? n : 1) * sizeof(double));
+  for (int64_t i = 0; i < n; i++) x[i] = tensor_at(m, i);
+  NumFmt f = choose_fmt(x, n, 1, digits, NULL);
+  char buf[420];
+  int w = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int k = m->logical ? (isnan(x[i]) ? 2 : x[i] != 0 ? 4 : 5) : fmt_with(buf, sizeof buf, x[i], &f);
+    int b = (int)strlen(nm->s[i]);
+    if (k > w) w = k;
+    if (b > w) w = b;
+  }
+  int64_t per = 80 / (w + 1);
+  if (per < 1) per = 1;
+  for (int64_t i0 = 0; i0 < n; i0 += per) {
+    int64_t i1 = i0 + per < n ? i0 + per : n;
+    if (i0) tb_puts(t, "\n");
+    for (int64_t i = i0; i < i1; i++) tb_printf(t, "%s%*s", i > i0 ? " " : "", w, nm->s[i]);
+    tb_puts(t, "\n");
+    for (int64_t i = i0; i < i1; i++) {
+      if (m->logical) snprintf(buf, sizeof buf, "%s", isnan(x[i]) ? "NA" : x[i] != 0 ? "TRUE" : "FALSE");
+      else fmt_with(buf, sizeof buf, x[i], &f);
+      tb_printf(t, "%s%*s", i > i0 ? " " : "", w, buf);
+    }
+  }
+  bi_scratch_free(I, x);
+}
+
 static void fmt_list(Interp *I, TextBuf *t, const List *l, int digits, bool quote, const char *prefix) {
   if (l->n == 0) { tb_puts(t, "list()"); return; }
   if (l->table && !*prefix) { fmt_table(t, l); return; }
@@ -526,7 +559,9 @@ void fmt_display(Interp *I, TextBuf *t, Value v, int digits, bool quote) {
     break;
   case VT_MAT: {
     int w = display_width(I);
-    if (w > 0) fmt_matrix_tty(I, t, v.u.m, digits, w);
+    if (v.u.m->names && v.u.m->names->n == tensor_numel(v.u.m) && tensor_numel(v.u.m) > 0 &&
+        (tensor_rows(v.u.m) == 1 || tensor_cols(v.u.m) == 1)) fmt_named(I, t, v.u.m, digits);
+    else if (w > 0) fmt_matrix_tty(I, t, v.u.m, digits, w);
     else fmt_matrix(I, t, v.u.m, digits, true, false);
     break;
   }

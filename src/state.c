@@ -87,6 +87,7 @@ bool val_truth(Interp *I, Value v, Span sp) {
   default:
     mls_throw(I, sp, "condition must be a boolean, a number or a 1x1 matrix, got %s", val_describe(v, d, sizeof d));
   }
+  if (mls_is_na(x)) mls_throw(I, sp, "missing value where TRUE/FALSE needed");   /* R's NA, R's words */
   if (isnan(x)) mls_throw(I, sp, "condition is NaN");
   return x != 0;
 }

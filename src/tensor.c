@@ -132,6 +132,7 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
   if (mem_in_use() > mem_stats.counted_peak) mem_stats.counted_peak = mem_in_use();
   t->refcount = 1;
   t->logical = false;
+  t->names = NULL;
   t->st = st;
   t->offset = 0;
   t->shape[0] = rows;
@@ -381,6 +382,7 @@ Tensor *tensor_view_rows(Tensor *t, int64_t r0, int64_t n) {
   Tensor *v = mem_alloc(sizeof *v);
   *v = *t;
   v->refcount = 1;
+  v->names = NULL;
   v->offset = t->offset + (size_t)(r0 * t->stride[0]);
   v->shape[0] = n;
   v->st->refcount++;
@@ -391,6 +393,7 @@ Tensor *tensor_view_t(Tensor *t) {
   Tensor *v = mem_alloc(sizeof *v);
   *v = *t;
   v->refcount = 1;
+  v->names = NULL;
   v->shape[0] = t->shape[1];
   v->shape[1] = t->shape[0];
   v->stride[0] = t->stride[1];
@@ -404,7 +407,35 @@ Tensor *tensor_view_t(Tensor *t) {
   return v;
 }
 
+TensorNames *tnames_new(int64_t n, const char *const *s, const size_t *lens) {
+  size_t bytes = sizeof(TensorNames) + (size_t)n * sizeof(char *);
+  for (int64_t i = 0; i < n; i++) bytes += (lens ? lens[i] : strlen(s[i])) + 1;
+  TensorNames *nm = mem_alloc(bytes);
+  nm->refcount = 1;
+  nm->n = n;
+  char *p = (char *)&nm->s[n];
+  for (int64_t i = 0; i < n; i++) {
+    size_t len = lens ? lens[i] : strlen(s[i]);
+    memcpy(p, s[i], len);
+    p[len] = '\0';
+    nm->s[i] = p;
+    p += len + 1;
+  }
+  return nm;
+}
+
+void tnames_release(TensorNames *nm) {
+  if (nm && --nm->refcount == 0) mem_free(nm);
+}
+
+void tensor_set_names(Tensor *t, TensorNames *nm) {
+  if (nm) nm->refcount++;
+  tnames_release(t->names);
+  t->names = nm;
+}
+
 void tensor_free(Tensor *t) {
+  tnames_release(t->names);
   Storage *st = t->st;
   bool owner = st->embedded && t == &((SmallBlock *)(void *)((char *)st - offsetof(SmallBlock, st)))->t;
   if (!owner) mem_free(t);        /* an owner's header goes with its block */

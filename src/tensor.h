@@ -40,6 +40,21 @@ typedef struct Storage {
   size_t csr_bytes;
 } Storage;
 
+/* R's names of a vector's elements (docs/language.md §16, "Named elements"): one string per
+** element, in row-major order, "" for an unnamed one; the strings live in the same block.
+** Shared by the tensors that carry them (refcounted); NULL on almost every tensor. */
+typedef struct Tensor Tensor;
+typedef struct TensorNames {
+  int32_t refcount;
+  int64_t n;
+  const char *s[];
+} TensorNames;
+/* A names block (+1) for n strings s[i] of lens[i] bytes (lens NULL: NUL-terminated). */
+TensorNames *tnames_new(int64_t n, const char *const *s, const size_t *lens);
+void tnames_release(TensorNames *nm);
+/* Gives t the names nm (retained; NULL removes them), dropping the ones it had. */
+void tensor_set_names(Tensor *t, TensorNames *nm);
+
 typedef struct Tensor {
   int32_t refcount;
   bool logical;                   /* made by a comparison or !, &, |: its 0/1 are FALSE/TRUE, so
@@ -49,6 +64,8 @@ typedef struct Tensor {
   int64_t shape[MLS_MAX_DIMS];    /* rows, cols */
   int64_t stride[MLS_MAX_DIMS];   /* in elements */
   Span origin;
+  TensorNames *names;             /* R's element names, or NULL: only tensor_set_names sets them;
+                                  ** ops make results without, eval.c passes them on as R does */
 } Tensor;
 
 /* Allocates rows x cols on the interpreter's device (I->device: the CPU unless --device gpu

@@ -502,13 +502,13 @@ static int truth(Ck *c, AVal v, Span sp) {
   case SK_BOOL: return v.sh.known ? v.sh.value != 0 : -1;
   case SK_NUM:
     if (!v.sh.known) return -1;
-    if (isnan(v.sh.value)) { ck_fail(c, sp, "condition is NaN"); return -1; }
+    if (isnan(v.sh.value)) { ck_fail(c, sp, mls_is_na(v.sh.value) ? "missing value where TRUE/FALSE needed" : "condition is NaN"); return -1; }
     return v.sh.value != 0;
   case SK_MAT:
     if (v.sh.rows >= 0 && v.sh.cols >= 0) {
       if (v.sh.rows * v.sh.cols == 1) {
         if (!v.sh.known) return -1;
-        if (isnan(v.sh.value)) { ck_fail(c, sp, "condition is NaN"); return -1; }
+        if (isnan(v.sh.value)) { ck_fail(c, sp, mls_is_na(v.sh.value) ? "missing value where TRUE/FALSE needed" : "condition is NaN"); return -1; }
         return v.sh.value != 0;
       }
       shape_describe(v.sh, d, sizeof d);

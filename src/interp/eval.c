@@ -635,6 +635,28 @@ static void mark_into(AstNode *n) {
   }
 }
 
+/* ---- a vector's names (docs/language.md §16, "Named elements") ---- */
+static inline bool has_names(Value v) {
+  Value p = ad_primal(v);
+  return p.t == VT_MAT && p.u.m->names;
+}
+
+/* A staged block that meets a vector's names runs eagerly (graphs carry no names). */
+static void names_unstaged(Interp *I, Span sp) {
+  if (I->stage) stage_eager_here(I, "a vector's names (graphs do not carry them)", sp);
+}
+
+/* r (owned) given the names R keeps through an operator: the first operand's, else the second's,
+** when it has as many elements. Returned. */
+__attribute__((noinline)) static Value pass_names(Value r, Value a, Value b) {
+  if (r.t != VT_MAT || r.u.m->refcount != 1) return r;
+  int64_t n = tensor_numel(r.u.m);
+  Value pa = ad_primal(a), pb = ad_primal(b);
+  if (pa.t == VT_MAT && pa.u.m->names && pa.u.m->names->n == n) tensor_set_names(r.u.m, pa.u.m->names);
+  else if (pb.t == VT_MAT && pb.u.m->names && pb.u.m->names->n == n) tensor_set_names(r.u.m, pb.u.m->names);
+  return r;
+}
+
 /* Operands that are not both numbers, or ops without a number fast path. */
 __attribute__((noinline)) static Value binary_slow(Interp *I, AstNode *n, Value a, bool have_b, Value b) {
   tmp_push(I, a);
@@ -649,8 +671,11 @@ __attribute__((noinline)) static Value binary_slow(Interp *I, AstNode *n, Value 
   }
   if (!have_b) b = eval_operand(I, n->kids[1]);
   tmp_push(I, b);
-  bool into_a = lend_target(I, n->kids[0], a, 2), into_b = !into_a && lend_target(I, n->kids[1], b, 1);
+  bool named = has_names(a) || has_names(b);
+  if (named) names_unstaged(I, n->span);
+  bool into_a = !named && lend_target(I, n->kids[0], a, 2), into_b = !named && !into_a && lend_target(I, n->kids[1], b, 1);
   Value r = op_binary_lent(I, (OpKind)n->op, a, b, true, n->span);   /* a and b are ours and dropped right after */
+  if (named) r = pass_names(r, a, b);
   tmp_pop(I, 2);
   if (!into_b) val_release(b);
   if (!into_a) val_release(a);
@@ -664,15 +689,18 @@ static Value eval_binary(Interp *I, AstNode *n) {
   if (b.t != VT_NUM) return binary_slow(I, n, a, true, b);
   double r = sc_binary(n->op, a.u.n, b.u.n);
   if (!isfinite(r) && I->nan_check && isfinite(a.u.n) && isfinite(b.u.n)) nan_check_fail(I, op_info[n->op].sym, n->span);
-  return (op_info[n->op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
+  return (op_info[n->op].flags & OPF_CMP) && r == r ? val_bool(r != 0) : val_num(r);   /* (NA & TRUE is NA) */
 }
 
 static Value eval_unary(Interp *I, AstNode *n) {
   Value a = eval_operand(I, n->kids[0]);
-  if (a.t == VT_NUM && !I->nan_check) return n->op == OP_NOT ? val_bool(a.u.n == 0) : val_num(sc_unary(n->op, a.u.n));
+  if (a.t == VT_NUM && !I->nan_check) return n->op == OP_NOT && a.u.n == a.u.n ? val_bool(a.u.n == 0) : val_num(sc_unary(n->op, a.u.n));
   tmp_push(I, a);
-  bool into = lend_target(I, n->kids[0], a, 1);
+  bool named = has_names(a);
+  if (named) names_unstaged(I, n->span);
+  bool into = !named && lend_target(I, n->kids[0], a, 1);
   Value r = op_unary_lent(I, (OpKind)n->op, a, true, n->span);
+  if (named) r = pass_names(r, a, a);
   tmp_pop(I, 1);
   if (!into) val_release(a);
   return r;
@@ -1701,6 +1729,70 @@ static Value fixed_range(Interp *I, Value a, int64_t len, Span sp) {
   return r;
 }
 
+/* x[i] of a vector with names: i may also be a name or a list of names (c("a", "b")), and the
+** elements keep their names, as R (a single element too: a 1x1 matrix then, not a number).
+** x[i, j] reads as without names and drops them. Releases the temp stack to mark. */
+__attribute__((noinline)) static Value index_named(Interp *I, Value x, int nuse, Value *iv, unsigned ranges, AstNode *n, int mark) {
+  names_unstaged(I, n->span);
+  x = ad_primal(x);
+  const TensorNames *nm = x.u.m->names;
+  if (nuse != 1) {
+    Value r = index_read_ranges(I, x, nuse, iv, ranges, n->span);
+    tmp_release_to(I, mark);
+    return r;
+  }
+  Value k = iv[0];
+  bool strs = k.t == VT_STR || (k.t == VT_LIST && k.u.l->n > 0);
+  for (int i = 0; k.t == VT_LIST && i < k.u.l->n; i++) strs = strs && k.u.l->items[i].t == VT_STR;
+  if (strs) {                                        /* names to positions */
+    int64_t m = k.t == VT_STR ? 1 : k.u.l->n;
+    Tensor *pos = tensor_new_host(I, m, 1);
+    tmp_push(I, val_mat(pos));
+    for (int64_t i = 0; i < m; i++) {
+      const char *want = k.t == VT_STR ? k.u.s->s : k.u.l->items[i].u.s->s;
+      int64_t at = -1;
+      for (int64_t j = 0; j < nm->n && at < 0; j++)
+        if (!strcmp(nm->s[j], want)) at = j;
+      if (at < 0) mls_throw(I, n->kids[1] ? n->kids[1]->span : n->span, "no element named '%s' (R would give NA)", want);
+      tensor_data(pos)[i] = (double)(at + 1);
+    }
+    iv[0] = val_mat(pos);
+  }
+  AstNode *k1 = n->kids[1];                          /* x[[i]]: an element without its name */
+  bool dbl = k1 && k1->kind == AST_MATRIX && k1->nkids == 1 && k1->kids[0]->nkids == 1 && !(k1->flags & AST_F_PAREN);
+  if (dbl) {
+    Value r = index_read_ranges(I, x, nuse, iv, ranges, n->span);
+    tmp_release_to(I, mark);
+    return r;
+  }
+  Value r = index_read_ranges(I, x, 1, iv, ranges, n->span);
+  tmp_push(I, r);
+  int64_t len = tensor_numel(x.u.m);                 /* which elements: the same index of 1..n */
+  Tensor *ord = tensor_new_host(I, tensor_rows(x.u.m), tensor_cols(x.u.m));
+  tmp_push(I, val_mat(ord));
+  for (int64_t j = 0; j < len; j++) tensor_data(ord)[j] = (double)(j + 1);
+  Value which = index_read_ranges(I, val_mat(ord), 1, iv, ranges, n->span);
+  tmp_push(I, which);
+  int64_t m = which.t == VT_MAT ? tensor_numel(which.u.m) : 1;
+  if (r.t == VT_NUM || r.t == VT_BOOL) {             /* one element: a 1x1 matrix, to hold its name */
+    Tensor *one = tensor_new(I, 1, 1);
+    tensor_data(one)[0] = r.t == VT_NUM ? r.u.n : r.u.b;
+    one->logical = r.t == VT_BOOL;
+    r = val_mat(one);
+  } else val_retain(r);
+  const char **s = mem_alloc((size_t)(m > 0 ? m : 1) * sizeof *s);   /* (nothing throws from here) */
+  for (int64_t i = 0; i < m; i++) {
+    double p = which.t == VT_MAT ? tensor_at(which.u.m, i) : which.u.n;
+    s[i] = nm->s[(int64_t)p - 1];
+  }
+  TensorNames *rn = tnames_new(m, s, NULL);
+  mem_free(s);
+  tmp_release_to(I, mark);
+  if (r.t == VT_MAT && r.u.m->refcount == 1) tensor_set_names(r.u.m, rn);
+  tnames_release(rn);
+  return r;
+}
+
 __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
   int mark = I->ntmp;
   Value x = eval(I, n->kids[0]);
@@ -1729,6 +1821,7 @@ __attribute__((noinline)) static Value eval_index(Interp *I, AstNode *n) {
     }
     tmp_push(I, iv[i]);
   }
+  if (has_names(x)) return index_named(I, x, (int)nuse, iv, ranges, n, mark);
   if (nix == 2 && !ranges && lend_target(I, n->kids[0], x, I->ntmp - mark)) {   /* X = X[perm, ]: X's rows permuted */
     Value r = index_permute_rows(I, x.u.m, iv[0], n->span) ? (x.u.m->refcount++, x) : index_read(I, x, 2, iv, n->span);
     tmp_release_to(I, mark);                 /* (x's reference is the variable's now) */
@@ -1794,6 +1887,14 @@ static void assign_path(Interp *I, Value *place, AstNode **chain, int n, Value *
     return;
   }
   if (n != 1) mls_throw(I, lv->span, "only a list element can be indexed further in an assignment");
+  if (place->t == VT_MAT && place->u.m->names && lv->nkids == 2 && ivs[0][0].t == VT_STR) {   /* x["b"] = v */
+    const TensorNames *nm = place->u.m->names;
+    int64_t at = -1;
+    for (int64_t j = 0; j < nm->n && at < 0; j++)
+      if (!strcmp(nm->s[j], ivs[0][0].u.s->s)) at = j;
+    if (at < 0) mls_throw(I, lv->kids[1] ? lv->kids[1]->span : lv->span, "no element named '%s' (R would add one)", ivs[0][0].u.s->s);
+    ivs[0][0] = val_num((double)(at + 1));           /* (the string stays held by the caller's temp stack) */
+  }
   assign_matrix_index(I, place, lv, ivs[0], rhs);
 }
 

@@ -86,6 +86,7 @@ void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const 
   if (I->interrupted && !over) { tensor_free_ref(out); interp_check_interrupt(I, sp); }
   if (I->nan_check) nan_check_result(I, op, out, in, nin, p, sp);
   out->logical = (op_info[op].flags & OPF_CMP) != 0;      /* also clears a reused operand's flag */
+  if (out->names) tensor_set_names(out, NULL);             /* (and names: eval.c passes them on) */
 }
 
 Tensor *op_run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols, Span sp) {

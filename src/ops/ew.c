@@ -54,7 +54,7 @@ Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool lent, Span sp) {
   if (is_numlike(a) && is_numlike(b)) {
     double r = sc_binary(op, numv(a), numv(b));
     if (!isfinite(r) && I->nan_check && isfinite(numv(a)) && isfinite(numv(b))) nan_check_fail(I, op_info[op].sym, sp);
-    return (op_info[op].flags & OPF_CMP) ? val_bool(r != 0) : val_num(r);
+    return (op_info[op].flags & OPF_CMP) && r == r ? val_bool(r != 0) : val_num(r);   /* (NA & TRUE is NA, as R) */
   }
   if ((a.t == VT_FRAME || b.t == VT_FRAME) && (op_info[op].flags & OPF_CMP))
     return frame_compare(I, op, a, b, sp);     /* F == "x": a 0/1 matrix (docs/frames.md) */
@@ -120,7 +120,7 @@ Value ew_unary(Interp *I, OpKind op, Value a, bool lent, Span sp) {
   if (is_numlike(a)) {
     double r = sc_unary(op, numv(a));
     if (!isfinite(r) && I->nan_check && isfinite(numv(a))) nan_check_fail(I, op_info[op].sym, sp);
-    return op == OP_NOT ? val_bool(r != 0) : val_num(r);
+    return op == OP_NOT && r == r ? val_bool(r != 0) : val_num(r);
   }
   if (a.t != VT_MAT) op_bad_operand(I, op, a, sp);
   Tensor *m = a.u.m;

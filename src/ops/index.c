@@ -836,6 +836,7 @@ void index_assign(Interp *I, Value *place, uint32_t nix, Value *iv, Value rhs, S
   }
   if (!tensor_is_unique(m) || !tensor_is_contiguous(m)) {     /* copy-on-write */
     Tensor *c = tensor_clone(I, m);
+    tensor_set_names(c, m->names);                   /* (x["a"] = 5 keeps x's names, as R) */
     store(place, val_mat(c));
     m = c;
   }

@@ -484,7 +484,7 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
         double x = sc_binary(nd->op, args[0].u.n, args[1].u.n);   /* two numbers: as eval_binary does */
         if (!isfinite(x) && I->nan_check && isfinite(args[0].u.n) && isfinite(args[1].u.n))
           nan_check_fail(I, op_info[nd->op].sym, nd->span);
-        r = (op_info[nd->op].flags & OPF_CMP) ? val_bool(x != 0) : val_num(x);
+        r = (op_info[nd->op].flags & OPF_CMP) && x == x ? val_bool(x != 0) : val_num(x);
         break;
       }
       bool last = true;                      /* lend dying temporaries to elementwise ops */

@@ -318,8 +318,8 @@ bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args)
 
 void stage_eager_here(Interp *I, const char *what, Span sp) {
   if (!I->stage || !I->stage->active) return;
-  if (I->stage->graph->abstract) interp_abstract_stop(I, sp, "'%s' catches errors", what);
-  graph_mark_dynamic(I->stage->graph, I, (Span){ 0, 0 }, "'%s' catches errors", what);
+  if (I->stage->graph->abstract) interp_abstract_stop(I, sp, "%s", what);
+  graph_mark_dynamic(I->stage->graph, I, (Span){ 0, 0 }, "%s", what);
   I->stage->active = false;
 }
 

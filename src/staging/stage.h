@@ -30,7 +30,8 @@ Value stage_record_nested(Interp *I, OpKind op, int n, const Value *in, Value r,
 ** while staging, or a builtin that is not an op applied to a staged value). */
 bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args);
 /* A staged block runs eagerly from here (tryCatch: an error it catches must not be replayed by a
-** graph); an abstract trace stops. Nothing when no stage is active. */
+** graph; a vector's names, which graphs do not carry); an abstract trace stops. what: the reason
+** explain gives ("'tryCatch' catches errors"). Nothing when no stage is active. */
 void stage_eager_here(Interp *I, const char *what, Span sp);
 /* Records the call and runs it on the staged values' current values. Result owned. */
 Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp);

@@ -206,6 +206,7 @@ static const Audit audits[] = {
   { "mpi_size", NONUM, NULL, "takes no argument" },
   { "mtext", NONUM, NULL, "takes text" },
   { "names", ZERO, "names(list(a = X))", "strings" },
+  { "names<-", ERROR, "{ Y = X[1, 1]; names(Y) = \"a\"; Y }", NULL },
   { "nchar", ZERO, "nchar(X[1, 1])", "a count of characters" },
   { "ncol", ZERO, "ncol(X)", "a shape query" },
   { "nnz", ZERO, "nnz(X)", "a count of nonzero elements" },
@@ -329,6 +330,7 @@ static const Audit audits[] = {
   { "which.max", ZERO, "which.max(X)", "a position" },
   { "which.min", ZERO, "which.min(X)", "a position" },
   { "write", ZERO, "write(X, D + \"/w.csv\")", "writes a file; gives NULL" },
+  { "write.csv", ZERO, "write.csv(X, D + \"/w2.csv\")", "writes a file; gives NULL" },
   { "xor", ZERO, "xor(X[1, 1], 0)", "a boolean" },
 };
 
