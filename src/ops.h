@@ -80,6 +80,8 @@ Value op_range(Interp *I, Value a, Value b, Span sp);
 ** same after ':''s checks of its ends (finite, less than 1e15 apart: else the located error). */
 int64_t op_range_length(double from, double to);
 int64_t op_range_count(Interp *I, double from, double to, Span sp);
+/* Whether comparison op holds for an order c (< 0, 0, > 0: strcmp's); -1 for another op. */
+int op_cmp_holds(OpKind op, int c);
 /* A string of the value for '+' and paste(): 15 significant digits (LANGUAGE.md §15). */
 Value op_concat(Interp *I, Value a, Value b, Span sp);
 /* An OPF_NN op (ops/nn.c) on in[0..arity) (numbers or matrices; boxes allowed: recorded

@@ -335,20 +335,11 @@ static const char *side_text(CmpSide *s) {
   return s->buf;
 }
 
-static bool cmp_holds(int op, int c) {
-  switch (op) {
-  case OP_EQ: return c == 0;
-  case OP_NE: return c != 0;
-  case OP_LT: return c < 0;
-  case OP_LE: return c <= 0;
-  case OP_GT: return c > 0;
-  default: return c >= 0;
-  }
-}
-
 Value frame_compare(Interp *I, int op, Value a, Value b, Span sp) {
   const FrameBlock *f = a.t == VT_FRAME ? a.u.fr : b.u.fr;
   Value other = a.t == VT_FRAME ? b : a;
+  if (op_cmp_holds(op, 0) < 0)                        /* & and |: not comparisons */
+    mls_throw(I, sp, "invalid operands for '%s': a frame (compare its cells with ==, !=, <, <=, >, >=)", op_info[op].sym);
   if (other.t == VT_FRAME) {
     if (other.u.fr->rows != f->rows || other.u.fr->ncol != f->ncol)
       mls_throw(I, sp, "frames of %lldx%lld and %lldx%lld cannot be compared cell by cell", (long long)a.u.fr->rows,
@@ -367,10 +358,10 @@ Value frame_compare(Interp *I, int op, Value a, Value b, Span sp) {
       cmp_side(&y, b, r, c);
       bool v;
       if (x.num && y.num) {
-        v = isnan(x.x) || isnan(y.x) ? op == OP_NE : cmp_holds(op, (x.x > y.x) - (x.x < y.x));
+        v = isnan(x.x) || isnan(y.x) ? op == OP_NE : op_cmp_holds(op, (x.x > y.x) - (x.x < y.x)) == 1;
       } else {
         const char *p = side_text(&x), *q = side_text(&y);
-        v = !p || !q ? op == OP_NE : cmp_holds(op, strcmp(p, q));
+        v = !p || !q ? op == OP_NE : op_cmp_holds(op, strcmp(p, q)) == 1;
       }
       d[r * f->ncol + c] = v;
     }

@@ -13,8 +13,7 @@
 #include "ops/shapes_impl.h"
 #include "print.h"
 
-static int cmp_strings(OpKind op, const Str *a, const Str *b) {
-  int c = strcmp(a->s, b->s);
+int op_cmp_holds(OpKind op, int c) {
   switch (op) {
   case OP_EQ: return c == 0;
   case OP_NE: return c != 0;
@@ -25,6 +24,8 @@ static int cmp_strings(OpKind op, const Str *a, const Str *b) {
   default: return -1;
   }
 }
+
+static int cmp_strings(OpKind op, const Str *a, const Str *b) { return op_cmp_holds(op, strcmp(a->s, b->s)); }
 
 Value op_concat(Interp *I, Value a, Value b, Span sp) {
   TextBuf t;
