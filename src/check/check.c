@@ -1096,6 +1096,13 @@ static AVal list_index(Ck *c, AVal x, uint32_t nix, const ShapeIndex *ix, const 
   return av_any();
 }
 
+/* x["b"]: an index by names (a vector's, eval.c index_named), which shapes do not carry. */
+static bool names_index(const AVal *iv, uint32_t nix) {
+  for (uint32_t i = 0; i < nix; i++)
+    if (iv[i].sh.kind == SK_STR || iv[i].sh.kind == SK_LIST) return true;
+  return false;
+}
+
 static AVal ev_index(Ck *c, AstNode *n) {
   AVal x = ev(c, n->kids[0]);
   if (!ck_alive(c)) return av_any();
@@ -1104,6 +1111,7 @@ static AVal ev_index(Ck *c, AstNode *n) {
   AVal iv[2];
   if (nix < 1 || nix > 2 || !eval_indices(c, n, ix, iv)) return av_any();
   if (x.sh.kind == SK_LIST) return list_index(c, x, nix, ix, iv, n->span);
+  if (names_index(iv, nix)) return av_any();
   ShapeExtra ex;
   memset(&ex, 0, sizeof ex);
   ex.nix = (int)nix;
@@ -1195,6 +1203,10 @@ static void ev_assign_path(Ck *c, AstNode *n, AVal v) {
     return;
   }
   AstNode *lv = chain[0];
+  if (lv->kind == AST_INDEX && depth == 1 && names_index(iv, lv->nkids - 1)) {   /* x["c"] = v: by names */
+    assign_name(c, root, av_any());
+    return;
+  }
   if (depth > 1) {                                   /* L$a$b = v, L[k]$a = v: the list changes */
     if (cur.sh.kind == SK_LIST || cur.sh.kind == SK_NULL || cur.sh.kind == SK_NONE) assign_name(c, root, unknown_list());
     else if (cur.sh.kind == SK_ANY) assign_name(c, root, av_any());

@@ -828,6 +828,9 @@ AVal ck_builtin(Ck *c, const Builtin *b, int nargs, AVal *args, Symbol **names, 
   if (!bind_args(c, b, nargs, args, names, &a)) { ck_die(c); return av_any(); }   /* its argument errors */
   const BiShape *s = find_shape(b->name);
   if (s) return s->fn(c, &a);
+  if (b->op == OP_IFELSE && a.n >= 3)                /* strings: a list of strings (builtins_data.c), */
+    for (int k = 1; k < 3; k++)                      /* not the op's shapes */
+      if (a.v[k].sh.kind == SK_STR || a.v[k].sh.kind == SK_LIST) return av_any();
   if (b->op != OP_NONE && !(op_info[b->op].flags & OPF_NN)) return h_op(c, &a);
   if (b->op == OP_BIAS_ADD || b->op == OP_BIAS_MULTIPLY) return ck_rule(c, b->op, a.v, NULL, sp);
   return av_any();
