@@ -1466,8 +1466,9 @@ Value bi_par(Interp *I, Args *a) {
     if (!any || in[k].t != VT_UNBOUND) list_push(l, par_value(I, st, k), sym_intern(&I->syms, par_names[k], strlen(par_names[k])));
   tmp_pop(I, 1);
   /* the new ones: mfrow and mfcol set cex as R does (1; 0.83 for 2 x 2; 0.66 with 3 or more
-  ** rows or columns) before a cex= given with them */
-  for (int k = PAR_MFROW; k <= PAR_MFCOL; k++) {
+  ** rows or columns) before a cex= given with them. Given both (par(op) of what par() returned),
+  ** mfrow wins and the panels fill by rows, as in R, whose par() list has mfcol before mfrow */
+  for (int k = PAR_MFCOL; k >= PAR_MFROW; k--) {
     if (in[k].t == VT_UNBOUND) continue;
     st->rows = (int)rc[k][0];
     st->cols = (int)rc[k][1];

@@ -254,6 +254,13 @@ def main():
     st, out, err = run('par(cex=2)\nplot(seq(1, 10), file="cex.png")\n', tmp, "t21.mls")
     w, h, rows = read_png(os.path.join(tmp, "cex.png"))
     box_where(rows, (118.08, 579.52, 333.12, 118.08), "par(cex=2): margins of twice the lines, as R's")
+    # and it is the default size of the symbols: a pch=15 square of four times the area
+    areas = []
+    for c in (1, 2):
+        st, out, err = run('par(cex=%d)\nplot(5, 5, pch=15, col="red", file="cexp%d.png")\n' % (c, c), tmp, "t25.mls")
+        w, h, rows = read_png(os.path.join(tmp, "cexp%d.png" % c))
+        areas.append(len(pixels(rows, (255, 0, 0))))
+    check("par(cex=2): symbols of four times the area", areas[0] > 10 and abs(areas[1] / areas[0] - 4) < 0.8, str(areas))
 
     # mfcol fills by columns: the second plot goes below the first (mfrow would put it right of
     # it); oma=[1, 2, 3, 4] outer margins in lines of cex 0.83, the 2 x 2 page's; bg paints the page
@@ -268,6 +275,15 @@ def main():
     check("bg=\"yellow\": the corners and the page between the panels are yellow",
           all(rows[y][x] == (255, 255, 0) for x, y in ((0, 0), (w - 1, h - 1), (w - 1, 0), (450, 240))),
           str([rows[y][x] for x, y in ((0, 0), (w - 1, h - 1), (w - 1, 0), (450, 240))]))
+
+    # par(par()) after par(mfcol=): both mfrow and mfcol given, mfrow wins as in R (whose par()
+    # list has mfcol first: par("mfg") is 1 2 after the second plot), so it goes right of the first
+    st, out, err = run('par(mfcol=[2, 2])\npar(par())\nplot(seq(1, 10), file="mfg.png")\n'
+                       'plot(seq(1, 10), col="red", pch=15)\n', tmp, "t26.mls")
+    w, h, rows = read_png(os.path.join(tmp, "mfg.png"))
+    reds = pixels(rows, (255, 0, 0))
+    check("par(par()): the panels fill by rows, as R's", len(reds) > 50 and all(x > w / 2 and y < h / 2 for x, y in reds),
+          str((len(reds), reds[:3])))
 
     # op = par(...); plot(...); par(op): the next plot has R's default margins and background again
     st, out, err = run('op = par(mar=[2, 2, 1, 1], bg="blue")\nplot(seq(1, 10), file="op1.png")\npar(op)\n'
