@@ -1,5 +1,5 @@
-/* render.c — draws a Figure with cairo (R's base-graphics layout: margins of 5.1, 4.1, 4.1 and
-** 2.1 lines, a box, pretty ticks) and writes it as PNG, SVG or PDF, or PNG bytes in memory. */
+/* render.c — draws a Figure with cairo (R's base-graphics layout: par(mar) margins, by default
+** 5.1, 4.1, 4.1 and 2.1 lines, a box, pretty ticks) and writes it as PNG, SVG or PDF, or PNG bytes. */
 #include <cairo.h>
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -14,8 +14,8 @@
 
 typedef struct Region { double l, r, t, b; } Region;
 
-/* What drawing one panel needs: its region on the page and the page's size factor (R shrinks
-** text and margins by 0.83 in a 2 x 2 layout, 0.66 with 3 or more rows or columns). */
+/* What drawing one panel needs: its region on the page and the sizes its par(cex) makes (R's
+** par(mfrow) sets cex to 0.83 in a 2 x 2 layout, 0.66 with 3 or more rows or columns). */
 typedef struct Ctx {
   cairo_t *cr;
   const Figure *f;
@@ -294,8 +294,8 @@ static int default_ticks(const Panel *p, int side, double *t, int max) {
 }
 
 /* An axis on side (1 below, 2 left, 3 above, 4 right): a line from the first tick to the last,
-** ticks half a line out, labels (NULL: the numbers as R formats them) a line out, the ones on
-** sides 2 and 4 parallel to the axis. lty 0: the labels alone. */
+** ticks half a line out, labels (NULL: the numbers as R formats them) a line out, turned as the
+** panel's par(las) says (0: parallel to the axis). lty 0: the labels alone. */
 static void draw_axis(const Ctx *C, int side, const double *at, int n, char *const *labels, int lty, PlotColor col) {
   cairo_t *cr = C->cr;
   if (n <= 0) return;
