@@ -427,7 +427,7 @@ static void draw_legend(const Ctx *C, const PlotLegend *L) {
   }
   cairo_new_path(cr);
   cairo_rectangle(cr, x, y, w, h);
-  set_color(cr, (PlotColor){ 1, 1, 1, 1 });
+  set_color(cr, C->f->bg);                 /* R's legend(bg = par("bg")) */
   cairo_fill_preserve(cr);
   set_color(cr, (PlotColor){ 0, 0, 0, 1 });
   set_line(cr, 1, 1);

@@ -265,7 +265,7 @@ def main():
     # mfcol fills by columns: the second plot goes below the first (mfrow would put it right of
     # it); oma=[1, 2, 3, 4] outer margins in lines of cex 0.83, the 2 x 2 page's; bg paints the page
     st, out, err = run('par(mfcol=[2, 2], oma=[1, 2, 3, 4], bg="yellow")\nplot(seq(1, 10), file="mfcol.png")\n'
-                       'plot(seq(1, 10), col="red", pch=15)\n', tmp, "t22.mls")
+                       'plot(seq(1, 10), col="red", pch=15)\nlegend("topleft", "a")\n', tmp, "t22.mls")
     w, h, rows = read_png(os.path.join(tmp, "mfcol.png"))
     box_where(rows, (72.907, 282.949, 190.997, 84.859), "mfcol + oma: the first plot's box where R's is")
     box_where(rows, (72.907, 282.949, 407.093, 300.955), "mfcol + oma: the second plot's box, below the first, where R's is")
@@ -275,6 +275,8 @@ def main():
     check("bg=\"yellow\": the corners and the page between the panels are yellow",
           all(rows[y][x] == (255, 255, 0) for x, y in ((0, 0), (w - 1, h - 1), (w - 1, 0), (450, 240))),
           str([rows[y][x] for x, y in ((0, 0), (w - 1, h - 1), (w - 1, 0), (450, 240))]))
+    check("bg=\"yellow\": no white pixel anywhere (a legend is filled with par(\"bg\") too, as R's)",
+          all(p != (255, 255, 255) for r in rows for p in r), "")
 
     # par(par()) after par(mfcol=): both mfrow and mfcol given, mfrow wins as in R (whose par()
     # list has mfcol first: par("mfg") is 1 2 after the second plot), so it goes right of the first
