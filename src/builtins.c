@@ -337,11 +337,16 @@ const Builtin builtin_table[] = {
   { "nrow", bi_nrow, "nrow(X)", OP_NONE, BI_SHAPE, "Number of rows (1 for a number)." },
   { "order", bi_order, "order(target, by=1, decreasing=FALSE, index.return=FALSE)", OP_NONE, BI_AD, "Sorts the rows of target by column by (stable); index.return=TRUE gives the row indices.\nby may be a vector of columns (the first most significant). NaN sorts last either way, as R.\nindex.return=TRUE returns the permutation as a column vector of 1-based row indices.\nAs DML, not R: order(c(3, 1, 2)) gives the sorted values 1 2 3; R's permutation 2 3 1 is\norder(x, index.return = TRUE) (docs/language.md section 16)." },
   { "outer", bi_outer, "outer(a, b, op=\"*\")", OP_NONE, DIFF | BI_AD, "Matrix of op(a[i], b[j]) for column vector a and row vector b; op is \"+\", \"-\", \"*\", \"/\", \"^\", a comparison, \"min\" or \"max\".\nVectors of either orientation are accepted; the result is length(a) x length(b).\nAlso \"%%\", \"%/%\", \"&\" and \"|\": any elementwise binary operator. Differentiable in a and b." },
-  { "par", bi_par, "par(mfrow=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
-    "The layout of the next figures, R's par(mfrow = c(rows, cols)): each plot(), hist(), image() ...\n"
-    "takes the next cell of a rows x cols page, filled by rows, and a full page starts a new\n"
-    "figure. Text and margins shrink as R's do (0.83 for 2 x 2, 0.66 with 3 or more rows or\n"
-    "columns). Returns the old setting, list(mfrow=), invisibly; par() alone returns it." },
+  { "par", bi_par, "par(mfrow=, mfcol=, mar=, oma=, cex=, las=, bg=)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
+    "R's graphics parameters for the next plots, kept until changed (docs/plots.md, Layout):\n"
+    "mfrow=[r, c] a page of r x c plots filled by rows, mfcol=[r, c] by columns (each starts a new\n"
+    "figure and sets cex to 1, 0.83 for 2 x 2, 0.66 with 3 or more rows or columns); mar= the\n"
+    "margins of each plot in lines, [bottom, left, top, right] (default [5.1, 4.1, 4.1, 2.1]);\n"
+    "oma= the outer margins of the page in lines (default 0s); cex= the size of text, symbols and\n"
+    "margin lines (default 1); las= the axis labels: 0 parallel to the axis, 1 horizontal,\n"
+    "2 perpendicular, 3 vertical; bg= the page's colour (default \"white\").\n"
+    "Returns the old values of the settings given as a list, invisibly, so op = par(mar=[2, 2, 1, 1])\n"
+    "... par(op) restores them; par() alone returns all of them, par(\"mar\") the one value." },
   { "paste", bi_paste, "paste(..., sep=\" \")", OP_NONE, BI_NODIFF,
     "Joins the text of its arguments with sep (numbers to 15 significant digits)." },
   { "paste0", bi_paste0, "paste0(...)", OP_NONE, BI_NODIFF,

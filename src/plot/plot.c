@@ -30,7 +30,12 @@ static const PlotRenderer *renderer_or(char *err, size_t n) {
 }
 
 PlotState *plot_state(Interp *I) {
-  if (!I->plot) I->plot = mem_calloc(1, sizeof(PlotState));
+  if (!I->plot) {
+    PlotState *st = mem_calloc(1, sizeof(PlotState));
+    PlotPar d = { { 5.1, 4.1, 4.1, 2.1 }, { 0, 0, 0, 0 }, 1, 0, { 1, 1, 1, 1 }, "white", 0 };
+    st->par = d;                             /* R's defaults */
+    I->plot = st;
+  }
   return I->plot;
 }
 

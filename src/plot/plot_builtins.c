@@ -267,7 +267,7 @@ static Panel *panel_start(Interp *I, const FigOpts *o, const PlotAxes *ax, const
   PlotState *st = plot_state(I);
   Figure *f = st->cur;
   bool join = f && !st->new_page && f->np < f->rows * f->cols && f->rows == (st->rows ? st->rows : 1) &&
-              f->cols == (st->cols ? st->cols : 1) && (!o->file || (f->user_file && !strcmp(o->file, f->file)));
+              f->cols == (st->cols ? st->cols : 1) && f->bycol == st->bycol && (!o->file || (f->user_file && !strcmp(o->file, f->file)));
   if (!join) {
     plot_finish(I, true);
     st->new_page = false;
@@ -275,6 +275,10 @@ static Panel *panel_start(Interp *I, const FigOpts *o, const PlotAxes *ax, const
     st->cur = f;                             /* owned from here on */
     f->rows = st->rows ? st->rows : 1;
     f->cols = st->cols ? st->cols : 1;
+    f->bycol = st->bycol;
+    memcpy(f->oma, st->par.oma, sizeof f->oma);
+    f->oma_cex = st->par.cex;
+    f->bg = st->par.bg;
     f->p = mem_calloc((size_t)(f->rows * f->cols), sizeof *f->p);
     f->span = sp;
     f->src = I->src;
@@ -295,6 +299,9 @@ static Panel *panel_start(Interp *I, const FigOpts *o, const PlotAxes *ax, const
   }
   Panel *p = &f->p[f->np++];
   memset(p, 0, sizeof *p);
+  memcpy(p->mar, st->par.mar, sizeof p->mar);
+  p->cex = st->par.cex;
+  p->las = st->par.las;
   p->logx = ax->logx;
   p->logy = ax->logy;
   for (int k = 0; k < 2; k++) {
@@ -1355,29 +1362,130 @@ Value bi_matplot(Interp *I, Args *a) {
   return val_null();
 }
 
-/* par(mfrow=): the layout of the next figures, rows x cols plots filled by rows (R's par(mfrow));
-** returns the old setting, list(mfrow=[r, c]), invisibly. The next plot starts a new figure. */
-Value bi_par(Interp *I, Args *a) {
-  double rc[2] = { 0, 0 };
-  if (bi_given(a, 0)) {
-    if (vec_len(I, a, 0) != 2) bi_argerror(I, 1, "mfrow must be two numbers: rows and columns");
-    for (int k = 0; k < 2; k++) {
-      rc[k] = vec_at(a, 0, k);
-      if (!(rc[k] == floor(rc[k]) && rc[k] >= 1 && rc[k] <= 20)) bi_argerror(I, 1, "mfrow must be two whole numbers in [1, 20], got %g", rc[k]);
-    }
+/* The par() settings, in the order of par's parameters (ORDER bi_par's signature). */
+static const char *const par_names[] = { "mfrow", "mfcol", "mar", "oma", "cex", "las", "bg" };
+enum { PAR_MFROW, PAR_MFCOL, PAR_MAR, PAR_OMA, PAR_CEX, PAR_LAS, PAR_BG, PAR_N };
+
+/* n numbers of setting `what` (argument argn) into out. */
+static void par_nums(Interp *I, Value v, int argn, const char *what, double *out, int n) {
+  char d[64];
+  int64_t len = v.t == VT_NUM ? 1 : v.t == VT_MAT ? tensor_numel(v.u.m) : -1;
+  if (len < 0) bi_argerror(I, argn, "%s: numbers expected, got %s", what, val_describe(v, d, sizeof d));
+  if (len != n) bi_argerror(I, argn, "%s must be %d number%s, got %lld", what, n, n > 1 ? "s" : "", (long long)len);
+  for (int k = 0; k < n; k++) out[k] = v.t == VT_NUM ? v.u.n : tensor_at(v.u.m, k);
+}
+
+/* The current value of setting k, +1. */
+static Value par_value(Interp *I, const PlotState *st, int k) {
+  const PlotPar *p = &st->par;
+  switch (k) {
+  case PAR_MFROW: case PAR_MFCOL: case PAR_MAR: case PAR_OMA: {
+    int n = k <= PAR_MFCOL ? 2 : 4;
+    Tensor *t = tensor_new(I, 1, n);
+    double *x = tensor_data(t);
+    if (k <= PAR_MFCOL) { x[0] = st->rows ? st->rows : 1; x[1] = st->cols ? st->cols : 1; }
+    else memcpy(x, k == PAR_MAR ? p->mar : p->oma, 4 * sizeof(double));
+    return val_mat(t);
   }
+  case PAR_CEX: return val_num(p->cex);
+  case PAR_LAS: return val_num(p->las);
+  default: return p->bgname[0] ? val_cstr(p->bgname) : val_num(p->bgnum);
+  }
+}
+
+/* par(mfrow=, mfcol=, mar=, oma=, cex=, las=, bg=): R's graphics parameters for the next plots,
+** held in the interpreter's PlotState. par(op) takes a list of them (what par() returned).
+** Returns the old values of the settings given, or all of them when none is, as a list;
+** par("mar") returns the one value. */
+Value bi_par(Interp *I, Args *a) {
+  char d[64];
+  Value in[PAR_N];
+  int argn[PAR_N];
+  for (int k = 0; k < PAR_N; k++) { in[k] = val_unbound(); argn[k] = k + 1; }
+  if (bi_given(a, 0) && a->v[0].t == VT_STR) {       /* par("mar"): the one value */
+    int k = 0;
+    while (k < PAR_N && strcmp(a->v[0].u.s->s, par_names[k])) k++;
+    if (k == PAR_N) bi_argerror(I, 1, "'%s' is not a par() setting (mfrow, mfcol, mar, oma, cex, las, bg)", a->v[0].u.s->s);
+    for (int j = 1; j < PAR_N; j++)
+      if (bi_given(a, j)) bi_argerror(I, j + 1, "par(\"%s\") asks for a value; it sets nothing", a->v[0].u.s->s);
+    return par_value(I, plot_state(I), k);
+  }
+  if (bi_given(a, 0) && a->v[0].t == VT_LIST) {      /* par(op) */
+    const List *l = a->v[0].u.l;
+    for (int32_t i = 0; i < l->n; i++) {
+      const Symbol *nm = l->names ? l->names[i] : NULL;
+      int k = 0;
+      while (k < PAR_N && !(nm && !strcmp(nm->name, par_names[k]))) k++;
+      if (k == PAR_N) bi_argerror(I, 1, "item %d of the list is not a par() setting (%s)", (int)i + 1, nm ? nm->name : "no name");
+      in[k] = l->items[i];
+    }
+  } else if (bi_given(a, 0)) {
+    in[0] = a->v[0];
+  }
+  for (int k = 1; k < PAR_N; k++)
+    if (bi_given(a, k)) in[k] = a->v[k];
+  bool any = false;
+  for (int k = 0; k < PAR_N; k++) any |= in[k].t != VT_UNBOUND;
+  /* check every setting before changing any */
+  double rc[2][2], mar[4], oma[4], cex = 0, las = 0;
+  PlotColor bg = { 1, 1, 1, 1 };
+  for (int k = PAR_MFROW; k <= PAR_MFCOL; k++) {
+    if (in[k].t == VT_UNBOUND) continue;
+    par_nums(I, in[k], argn[k], par_names[k], rc[k], 2);
+    for (int j = 0; j < 2; j++)
+      if (!(rc[k][j] == floor(rc[k][j]) && rc[k][j] >= 1 && rc[k][j] <= 20))
+        bi_argerror(I, argn[k], "%s must be two whole numbers in [1, 20], got %g", par_names[k], rc[k][j]);
+  }
+  for (int k = PAR_MAR; k <= PAR_OMA; k++) {
+    if (in[k].t == VT_UNBOUND) continue;
+    double *m = k == PAR_MAR ? mar : oma;
+    par_nums(I, in[k], argn[k], par_names[k], m, 4);
+    for (int j = 0; j < 4; j++)
+      if (!(m[j] >= 0 && m[j] <= 100)) bi_argerror(I, argn[k], "%s: margins must be in [0, 100] lines, got %g", par_names[k], m[j]);
+  }
+  if (in[PAR_CEX].t != VT_UNBOUND) {
+    par_nums(I, in[PAR_CEX], argn[PAR_CEX], "cex", &cex, 1);
+    if (!(cex > 0 && cex <= 100)) bi_argerror(I, argn[PAR_CEX], "cex must be in (0, 100], got %g", cex);
+  }
+  if (in[PAR_LAS].t != VT_UNBOUND) {
+    par_nums(I, in[PAR_LAS], argn[PAR_LAS], "las", &las, 1);
+    if (!(las == 0 || las == 1 || las == 2 || las == 3)) bi_argerror(I, argn[PAR_LAS], "las must be 0, 1, 2 or 3, got %g", las);
+  }
+  Value bgv = in[PAR_BG];
+  if (bgv.t != VT_UNBOUND) {
+    if (bgv.t == VT_MAT && tensor_numel(bgv.u.m) == 1) bgv = val_num(tensor_at(bgv.u.m, 0));
+    if (bgv.t != VT_STR && bgv.t != VT_NUM) bi_argerror(I, argn[PAR_BG], "bg: a colour expected, got %s", val_describe(bgv, d, sizeof d));
+    if (bgv.t == VT_STR && bgv.u.s->len >= sizeof ((PlotPar *)0)->bgname) bi_argerror(I, argn[PAR_BG], "bg: unknown colour '%s'", bgv.u.s->s);
+    color_of(I, bgv, argn[PAR_BG], &bg);
+  }
+  /* the old values */
   PlotState *st = plot_state(I);
-  Tensor *old = tensor_new(I, 1, 2);
-  tensor_data(old)[0] = st->rows ? st->rows : 1;
-  tensor_data(old)[1] = st->cols ? st->cols : 1;
-  tmp_push(I, val_mat(old));
-  List *l = list_new(I, 1);
+  List *l = list_new(I, PAR_N);
+  tmp_push(I, val_list(l));
+  for (int k = 0; k < PAR_N; k++)
+    if (!any || in[k].t != VT_UNBOUND) list_push(l, par_value(I, st, k), sym_intern(&I->syms, par_names[k], strlen(par_names[k])));
   tmp_pop(I, 1);
-  list_push(l, val_mat(old), sym_intern(&I->syms, "mfrow", 5));
-  if (bi_given(a, 0)) {
-    st->rows = (int)rc[0];
-    st->cols = (int)rc[1];
+  /* the new ones: mfrow and mfcol set cex as R does (1; 0.83 for 2 x 2; 0.66 with 3 or more
+  ** rows or columns) before a cex= given with them. Given both (par(op) of what par() returned),
+  ** mfrow wins and the panels fill by rows, as in R, whose par() list has mfcol before mfrow */
+  for (int k = PAR_MFCOL; k >= PAR_MFROW; k--) {
+    if (in[k].t == VT_UNBOUND) continue;
+    st->rows = (int)rc[k][0];
+    st->cols = (int)rc[k][1];
+    st->bycol = k == PAR_MFCOL;
     st->new_page = true;
+    st->par.cex = st->rows >= 3 || st->cols >= 3 ? 0.66 : st->rows == 2 && st->cols == 2 ? 0.83 : 1;
+  }
+  if (in[PAR_MAR].t != VT_UNBOUND) memcpy(st->par.mar, mar, sizeof mar);
+  if (in[PAR_OMA].t != VT_UNBOUND) memcpy(st->par.oma, oma, sizeof oma);
+  if (in[PAR_CEX].t != VT_UNBOUND) st->par.cex = cex;
+  if (in[PAR_LAS].t != VT_UNBOUND) st->par.las = (int)las;
+  if (bgv.t != VT_UNBOUND) {
+    st->par.bg = bg;
+    st->par.bgname[0] = '\0';
+    st->par.bgnum = 0;
+    if (bgv.t == VT_STR) memcpy(st->par.bgname, bgv.u.s->s, bgv.u.s->len + 1);
+    else st->par.bgnum = bgv.u.n;
   }
   return val_list(l);
 }

@@ -73,6 +73,9 @@ typedef struct Panel {
   PlotLegend *leg;
   int nleg, capleg;
   PlotKey *key;              /* NULL: none */
+  double mar[4];             /* par(mar) when it was started: margins in lines (bottom, left, top, right) */
+  double cex;                /* par(cex) then: text, symbols and margin lines scale by it */
+  int las;                   /* par(las) then: 0 labels parallel to the axis, 1 horizontal, 2 perpendicular, 3 vertical */
 } Panel;
 
 typedef struct Figure {
@@ -81,7 +84,11 @@ typedef struct Figure {
   bool user_file;            /* file= was given (no message when it is written) */
   PlotFormat fmt;
   int width, height;         /* pixels (png) or points (svg, pdf) */
-  int rows, cols;            /* par(mfrow) when it was opened: rows x cols panels, filled by rows */
+  int rows, cols;            /* par(mfrow) or par(mfcol) when it was opened: rows x cols panels */
+  bool bycol;                /* par(mfcol): the panels fill the columns first */
+  double oma[4];             /* par(oma) then: outer margins in lines (bottom, left, top, right) */
+  double oma_cex;            /* par(cex) then: the size of an outer margin line */
+  PlotColor bg;              /* par(bg) then: the page is painted with it */
   Panel *p;                  /* the panels so far (1 .. rows * cols); p[np - 1] is drawn on */
   int np;
   bool dirty;                /* changed since it was last written or displayed */
@@ -91,23 +98,33 @@ typedef struct Figure {
   Span span;                 /* that call (the location of an error writing it at the end) */
 } Figure;
 
+/* The par() settings the next plots take (R's graphics parameters), held by the interpreter
+** (PlotState, I->plot) as R's device state; plot_state() sets R's defaults. */
+typedef struct PlotPar {
+  double mar[4];             /* c(5.1, 4.1, 4.1, 2.1) lines */
+  double oma[4];             /* c(0, 0, 0, 0) lines */
+  double cex;                /* 1; par(mfrow=) and par(mfcol=) set it to 1, 0.83 or 0.66 as R does */
+  int las;                   /* 0 */
+  PlotColor bg;              /* "white" */
+  char bgname[32];           /* bg as given: a colour name, or "" when bgnum holds a palette number */
+  double bgnum;
+} PlotPar;
+
 typedef struct PlotState {
   Figure *cur;               /* the open figure lines(), points(), legend() and title() draw on */
   Figure **done;             /* finished but not yet displayed (display mode only) */
   int ndone, capdone;
   int count;                 /* the last default file number used (mlsplot%03d.png) */
   bool looked;               /* count starts from the files the working directory holds */
-  int rows, cols;            /* par(mfrow) */
+  int rows, cols;            /* par(mfrow) or par(mfcol) */
+  bool bycol;                /* the last of them was par(mfcol) */
+  PlotPar par;               /* mar, oma, cex, las, bg */
   bool new_page;             /* par(mfrow=) was called: the next plot starts a new figure */
 } PlotState;
 
 /* ---- layout (render.c): R's defaults at 72 units per inch ---- */
 #define PLOT_FONT 12.0                    /* pointsize */
 #define PLOT_LINE (1.2 * PLOT_FONT)       /* one margin line */
-#define PLOT_MAR_BOTTOM (5.1 * PLOT_LINE)
-#define PLOT_MAR_LEFT (4.1 * PLOT_LINE)
-#define PLOT_MAR_TOP (4.1 * PLOT_LINE)
-#define PLOT_MAR_RIGHT (2.1 * PLOT_LINE)
 
 /* Draws f on a cairo context of f->width x f->height units. */
 struct _cairo;

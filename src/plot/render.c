@@ -1,5 +1,5 @@
-/* render.c — draws a Figure with cairo (R's base-graphics layout: margins of 5.1, 4.1, 4.1 and
-** 2.1 lines, a box, pretty ticks) and writes it as PNG, SVG or PDF, or PNG bytes in memory. */
+/* render.c — draws a Figure with cairo (R's base-graphics layout: par(mar) margins, by default
+** 5.1, 4.1, 4.1 and 2.1 lines, a box, pretty ticks) and writes it as PNG, SVG or PDF, or PNG bytes. */
 #include <cairo.h>
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -14,8 +14,8 @@
 
 typedef struct Region { double l, r, t, b; } Region;
 
-/* What drawing one panel needs: its region on the page and the page's size factor (R shrinks
-** text and margins by 0.83 in a 2 x 2 layout, 0.66 with 3 or more rows or columns). */
+/* What drawing one panel needs: its region on the page and the sizes its par(cex) makes (R's
+** par(mfrow) sets cex to 0.83 in a 2 x 2 layout, 0.66 with 3 or more rows or columns). */
 typedef struct Ctx {
   cairo_t *cr;
   const Figure *f;
@@ -294,8 +294,8 @@ static int default_ticks(const Panel *p, int side, double *t, int max) {
 }
 
 /* An axis on side (1 below, 2 left, 3 above, 4 right): a line from the first tick to the last,
-** ticks half a line out, labels (NULL: the numbers as R formats them) a line out, the ones on
-** sides 2 and 4 parallel to the axis. lty 0: the labels alone. */
+** ticks half a line out, labels (NULL: the numbers as R formats them) a line out, turned as the
+** panel's par(las) says (0: parallel to the axis). lty 0: the labels alone. */
 static void draw_axis(const Ctx *C, int side, const double *at, int n, char *const *labels, int lty, PlotColor col) {
   cairo_t *cr = C->cr;
   if (n <= 0) return;
@@ -310,6 +310,9 @@ static void draw_axis(const Ctx *C, int side, const double *at, int n, char *con
   set_line(cr, 1, 1);
   double tick = 0.5 * C->line, first = INFINITY, last = -INFINITY;
   bool xa = side % 2 == 1;
+  /* par(las): 0 parallel to the axis, 1 horizontal, 2 perpendicular, 3 vertical */
+  int las = C->p->las;
+  bool perp = xa ? (las == 2 || las == 3) : (las == 1 || las == 2);
   double edge = side == 1 ? C->R.b : side == 2 ? C->R.l : side == 3 ? C->R.t : C->R.r;
   double out = side == 1 || side == 4 ? 1 : -1;   /* the outward direction */
   cairo_new_path(cr);
@@ -338,15 +341,25 @@ static void draw_axis(const Ctx *C, int side, const double *at, int n, char *con
     /* as R (gap.axis = 1): a label closer than an "m" to the last one drawn is left out */
     cairo_text_extents_t te;
     cairo_text_extents(cr, s, &te);
-    double lo = v - te.x_advance / 2, hi = v + te.x_advance / 2;
+    double along = perp ? C->font : te.x_advance;   /* the label's extent along the axis */
+    double lo = v - along / 2, hi = v + along / 2;
     if (!isnan(llo) && lo < lhi + em.x_advance && hi > llo - em.x_advance) continue;
     llo = lo;
     lhi = hi;
-    switch (side) {
-    case 1: text_at(cr, s, v, edge + gap, 0.5, 1, 0); break;
-    case 2: text_at(cr, s, edge - gap, v, 0.5, 0, M_PI / 2); break;
-    case 3: text_at(cr, s, v, edge - gap, 0.5, 0, 0); break;
-    default: text_at(cr, s, edge + gap, v, 0.5, 1, M_PI / 2); break;
+    if (!perp) {
+      switch (side) {
+      case 1: text_at(cr, s, v, edge + gap, 0.5, 1, 0); break;
+      case 2: text_at(cr, s, edge - gap, v, 0.5, 0, M_PI / 2); break;
+      case 3: text_at(cr, s, v, edge - gap, 0.5, 0, 0); break;
+      default: text_at(cr, s, edge + gap, v, 0.5, 1, M_PI / 2); break;
+      }
+    } else {                                /* ends a line out from the axis, centred on the tick */
+      switch (side) {
+      case 1: text_at(cr, s, v, edge + gap, 1, 0.5, M_PI / 2); break;
+      case 2: text_at(cr, s, edge - gap, v, 1, 0.5, 0); break;
+      case 3: text_at(cr, s, v, edge - gap, 0, 0.5, M_PI / 2); break;
+      default: text_at(cr, s, edge + gap, v, 0, 0.5, 0); break;
+      }
     }
   }
   free(fmt);
@@ -414,7 +427,7 @@ static void draw_legend(const Ctx *C, const PlotLegend *L) {
   }
   cairo_new_path(cr);
   cairo_rectangle(cr, x, y, w, h);
-  set_color(cr, (PlotColor){ 1, 1, 1, 1 });
+  set_color(cr, C->f->bg);                 /* R's legend(bg = par("bg")) */
   cairo_fill_preserve(cr);
   set_color(cr, (PlotColor){ 0, 0, 0, 1 });
   set_line(cr, 1, 1);
@@ -476,29 +489,27 @@ static void draw_key(const Ctx *C, const PlotKey *K) {
   free(lab);
 }
 
-/* The size factor of a rows x cols page (R's par(mfrow) rule for cex and mex). */
-static double page_scale(const Figure *f) {
-  if (f->rows >= 3 || f->cols >= 3) return 0.66;
-  if (f->rows == 2 && f->cols == 2) return 0.83;
-  return 1;
-}
-
-/* Panel k's plot region: its cell of the page less the margins, its sides on pixel centres so
-** that the 1-unit box and axis lines are crisp (one pixel row or column each). */
-static Region region_of(const Figure *f, int k, double line, bool key) {
+/* Panel k's plot region: its cell of the page inside the outer margins (f->oma lines, filled
+** by rows, or by columns under par(mfcol)), less the panel's margins (p->mar lines; an image()
+** key adds 4 on the right), its sides on pixel centres so that the 1-unit box and axis lines are
+** crisp (one pixel row or column each). */
+static Region region_of(const Figure *f, int k, const Panel *p, double line, bool key) {
   int rows = f->rows > 0 ? f->rows : 1, cols = f->cols > 0 ? f->cols : 1;
-  double cw = (double)f->width / cols, ch = (double)f->height / rows;
-  double x = (k % cols) * cw, y = (k / cols % rows) * ch;
-  double right = key ? 6.1 : 2.1;
-  Region R = { floor(x + 4.1 * line) + 0.5, floor(x + cw - right * line) + 0.5, floor(y + 4.1 * line) + 0.5,
-               floor(y + ch - 5.1 * line) + 0.5 };
+  double ol = PLOT_LINE * (f->oma_cex > 0 ? f->oma_cex : 1);
+  double x0 = f->oma[1] * ol, y0 = f->oma[2] * ol;
+  double cw = (f->width - (f->oma[1] + f->oma[3]) * ol) / cols, ch = (f->height - (f->oma[0] + f->oma[2]) * ol) / rows;
+  int row = f->bycol ? k % rows : k / cols % rows, col = f->bycol ? k / rows % cols : k % cols;
+  double x = x0 + col * cw, y = y0 + row * ch;
+  double right = p->mar[3] + (key ? 4 : 0);
+  Region R = { floor(x + p->mar[1] * line) + 0.5, floor(x + cw - right * line) + 0.5, floor(y + p->mar[2] * line) + 0.5,
+               floor(y + ch - p->mar[0] * line) + 0.5 };
   return R;
 }
 
 static void draw_panel(cairo_t *cr, const Figure *f, int k) {
   const Panel *p = &f->p[k];
-  double sc = page_scale(f);
-  Ctx C = { cr, f, p, region_of(f, k, PLOT_LINE * sc, p->key != NULL), PLOT_LINE * sc, PLOT_FONT * sc };
+  double sc = p->cex > 0 ? p->cex : 1;     /* par(cex) when the plot started */
+  Ctx C = { cr, f, p, region_of(f, k, p, PLOT_LINE * sc, p->key != NULL), PLOT_LINE * sc, PLOT_FONT * sc };
   if (C.R.r - C.R.l < 2 || C.R.b - C.R.t < 2) return;   /* no room (a small page of many panels) */
   const Region R = C.R;
   cairo_save(cr);                          /* the data, clipped to the plot region */
@@ -531,8 +542,10 @@ static void draw_panel(cairo_t *cr, const Figure *f, int k) {
 }
 
 void plot_render(const Figure *f, cairo_t *cr) {
-  cairo_set_source_rgb(cr, 1, 1, 1);
+  set_color(cr, f->bg);                    /* par(bg) when the figure was opened */
+  cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE);
   cairo_paint(cr);
+  cairo_set_operator(cr, CAIRO_OPERATOR_OVER);
   for (int k = 0; k < f->np; k++) draw_panel(cr, f, k);
 }
 

@@ -233,6 +233,83 @@ def main():
     check("mfrow: the second plot is drawn in the right half", reds and min(x for x, _ in reds) > w / 2, str(reds[:3]))
     check("mfrow: a full page starts a new figure", out.startswith("plot: mlsplot"), repr((out, err)))
 
+    # par() beyond mfrow (issue 30 item 4). The plot region's edges in device pixels are R 4's for
+    # the same 640 x 480 device: png(); par(...); plot(1:10); grconvertX(par("usr")[1:2], "user",
+    # "device") and grconvertY(par("usr")[3:4], "user", "device"), as (left, right, bottom, top).
+    # render.c draws each edge on pixel floor(v): dark there, background two pixels inside.
+    def box_where(rows, rbox, name):
+        l, r, b, t = (int(v) for v in rbox)
+        ym, xm = (t + b) // 2, (l + r) // 2
+        got = (max(rows[ym][l]) < 60 and max(rows[ym][r]) < 60 and max(rows[b][xm]) < 60 and max(rows[t][xm]) < 60
+               and max(rows[ym][l + 2]) > 200 and max(rows[ym][r - 2]) > 200 and max(rows[b - 2][xm]) > 200
+               and max(rows[t + 2][xm]) > 200)
+        check(name, got, "want columns %d %d, rows %d %d; dark columns on row %d: %s" %
+              (l, r, b, t, ym, [x for x in range(len(rows[0])) if max(rows[ym][x]) < 60]))
+
+    st, out, err = run('par(mar=[2, 3, 1, 1])\nplot(seq(1, 10), file="mar.png")\n', tmp, "t20.mls")
+    w, h, rows = read_png(os.path.join(tmp, "mar.png"))
+    box_where(rows, (43.2, 625.6, 451.2, 14.4), "par(mar=[2, 3, 1, 1]): the box where R's is")
+
+    # cex=2 doubles the margin lines as well as the text (R: plt 0.1845 0.9055 0.306 0.754)
+    st, out, err = run('par(cex=2)\nplot(seq(1, 10), file="cex.png")\n', tmp, "t21.mls")
+    w, h, rows = read_png(os.path.join(tmp, "cex.png"))
+    box_where(rows, (118.08, 579.52, 333.12, 118.08), "par(cex=2): margins of twice the lines, as R's")
+    # and it is the default size of the symbols: a pch=15 square of four times the area
+    areas = []
+    for c in (1, 2):
+        st, out, err = run('par(cex=%d)\nplot(5, 5, pch=15, col="red", file="cexp%d.png")\n' % (c, c), tmp, "t25.mls")
+        w, h, rows = read_png(os.path.join(tmp, "cexp%d.png" % c))
+        areas.append(len(pixels(rows, (255, 0, 0))))
+    check("par(cex=2): symbols of four times the area", areas[0] > 10 and abs(areas[1] / areas[0] - 4) < 0.8, str(areas))
+
+    # mfcol fills by columns: the second plot goes below the first (mfrow would put it right of
+    # it); oma=[1, 2, 3, 4] outer margins in lines of cex 0.83, the 2 x 2 page's; bg paints the page
+    st, out, err = run('par(mfcol=[2, 2], oma=[1, 2, 3, 4], bg="yellow")\nplot(seq(1, 10), file="mfcol.png")\n'
+                       'plot(seq(1, 10), col="red", pch=15)\nlegend("topleft", "a")\n', tmp, "t22.mls")
+    w, h, rows = read_png(os.path.join(tmp, "mfcol.png"))
+    box_where(rows, (72.907, 282.949, 190.997, 84.859), "mfcol + oma: the first plot's box where R's is")
+    box_where(rows, (72.907, 282.949, 407.093, 300.955), "mfcol + oma: the second plot's box, below the first, where R's is")
+    reds = pixels(rows, (255, 0, 0))
+    check("mfcol: the second plot's points are all inside its box", len(reds) > 50 and
+          all(72 < x < 282 and 300 < y < 407 for x, y in reds), str((len(reds), reds[:3])))
+    check("bg=\"yellow\": the corners and the page between the panels are yellow",
+          all(rows[y][x] == (255, 255, 0) for x, y in ((0, 0), (w - 1, h - 1), (w - 1, 0), (450, 240))),
+          str([rows[y][x] for x, y in ((0, 0), (w - 1, h - 1), (w - 1, 0), (450, 240))]))
+    check("bg=\"yellow\": no white pixel anywhere (a legend is filled with par(\"bg\") too, as R's)",
+          all(p != (255, 255, 255) for r in rows for p in r), "")
+
+    # par(par()) after par(mfcol=): both mfrow and mfcol given, mfrow wins as in R (whose par()
+    # list has mfcol first: par("mfg") is 1 2 after the second plot), so it goes right of the first
+    st, out, err = run('par(mfcol=[2, 2])\npar(par())\nplot(seq(1, 10), file="mfg.png")\n'
+                       'plot(seq(1, 10), col="red", pch=15)\n', tmp, "t26.mls")
+    w, h, rows = read_png(os.path.join(tmp, "mfg.png"))
+    reds = pixels(rows, (255, 0, 0))
+    check("par(par()): the panels fill by rows, as R's", len(reds) > 50 and all(x > w / 2 and y < h / 2 for x, y in reds),
+          str((len(reds), reds[:3])))
+
+    # op = par(...); plot(...); par(op): the next plot has R's default margins and background again
+    st, out, err = run('op = par(mar=[2, 2, 1, 1], bg="blue")\nplot(seq(1, 10), file="op1.png")\npar(op)\n'
+                       'plot(seq(1, 10), file="op2.png")\n', tmp, "t23.mls")
+    w, h, rows = read_png(os.path.join(tmp, "op1.png"))
+    check("op = par(bg=\"blue\"): the corner is blue", rows[0][0] == (0, 0, 255), str(rows[0][0]))
+    w, h, rows = read_png(os.path.join(tmp, "op2.png"))
+    box_where(rows, (59.04, 609.76, 406.56, 59.04), "par(op): R's default margins again")
+    check("par(op): the corner is white again", rows[0][0] == (255, 255, 255), str(rows[0][0]))
+
+    # las=1: the y tick labels are horizontal. The dark pixels left of the box (no y label) span
+    # about one glyph's height across with las=0 and a whole "10000" with las=1, which ends where
+    # R's does: png(type="cairo"); par(las=1); plot(1:10 * 1000, ylab="") has its labels' dark
+    # pixels in columns 11 to 43 (33 to 41 with las=0; R's font is another)
+    spans = []
+    for las in (0, 1):
+        st, out, err = run('par(las=%d)\nplot(seq(1, 10) * 1000, ylab="", file="las%d.png")\n' % (las, las), tmp, "t24.mls")
+        w, h, rows = read_png(os.path.join(tmp, "las%d.png" % las))
+        xs = [x for y in range(62, 404) for x in range(0, 51) if max(rows[y][x]) < 128]
+        spans.append((min(xs), max(xs)) if xs else (0, -1))
+    w0, w1 = spans[0][1] - spans[0][0] + 1, spans[1][1] - spans[1][0] + 1
+    check("las=1: y labels horizontal (wider than 3 times the las=0 band), ending a line left of the box as R's",
+          w0 > 0 and w1 > 3 * w0 and abs(spans[1][1] - 43) <= 2, str(spans))
+
     # log="x": 10 sits in the middle of 1..100 (log10 0..2 +- 4%)
     st, out, err = run('plot([1, 100], [1, 1], log="x", type="n", file="lg.png")\npoints(10, 1, pch=15, col="red")\n', tmp, "t11.mls")
     w, h, rows = read_png(os.path.join(tmp, "lg.png"))
