@@ -17,6 +17,8 @@
 **   sparse matrix is saved, so that an older mls still loads every file it could hold.
 */
 #include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,38 @@ static double elem(const unsigned char *p, Dtype t) {
 
 /* rows*cols elements of type t from the reader into a new result matrix; fortran: the file
 ** holds them column by column. */
+/* A large result's pages faulted in on another core while this one inflates and converts
+** (Fashion-MNIST: 376 MB, 92000 page faults, a fifth of the read). MADV_POPULATE_WRITE maps
+** the pages without writing them, so it may run beside the writes; a kernel without it (before
+** Linux 5.14) refuses it, and the read goes on as before. */
+typedef struct Prefault { pthread_t th; char *p; size_t n; } Prefault;
+static void *prefault_run(void *u) {
+#ifdef MADV_POPULATE_WRITE
+  Prefault *f = u;
+  for (size_t o = 0; o < f->n; o += (size_t)8 << 20)
+    if (madvise(f->p + o, f->n - o < ((size_t)8 << 20) ? f->n - o : (size_t)8 << 20, MADV_POPULATE_WRITE) != 0) break;
+#else
+  (void)u;
+#endif
+  return NULL;
+}
+static void prefault_join(void *u) {
+  Prefault *f = u;
+  pthread_join(f->th, NULL);
+  mem_free(f);
+}
+static Prefault *prefault_start(Interp *I, double *d, size_t bytes) {
+  long pg = sysconf(_SC_PAGESIZE);
+  if (bytes < ((size_t)32 << 20) || pg <= 0) return NULL;
+  uintptr_t a = ((uintptr_t)d + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1), e = ((uintptr_t)d + bytes) & ~(uintptr_t)(pg - 1);
+  Prefault *f = mem_alloc(sizeof *f);
+  f->p = (char *)a;
+  f->n = e - a;
+  if (pthread_create(&f->th, NULL, prefault_run, f) != 0) { mem_free(f); return NULL; }
+  mls_defer(I, prefault_join, f);             /* (an error in the read joins it before d is freed) */
+  return f;
+}
+
 static void read_elements(Interp *I, IoJob *j, int64_t rows, int64_t cols, Dtype t, bool fortran) {
   Reader *r = &j->in;
   double *d = tensor_data(io_result(I, j, rows, cols, false));
@@ -91,6 +125,7 @@ static void read_elements(Interp *I, IoJob *j, int64_t rows, int64_t cols, Dtype
   j->scratch = NULL;                          /* (io_release frees it: never twice) */
   j->scratch = mem_alloc(CHUNK);
   bool raw = t.kind == 'f' && t.size == 8 && t.big == host_big() && (!fortran || cols <= 1 || rows <= 1);
+  Prefault *pf = prefault_start(I, d, (size_t)numel * sizeof(double));
   while (q < numel) {
     io_poll(I);
     uint64_t n = numel - q < per ? numel - q : per;
@@ -112,6 +147,10 @@ static void read_elements(Interp *I, IoJob *j, int64_t rows, int64_t cols, Dtype
         }
     }
     q += n;
+  }
+  if (pf) {
+    mls_undefer(I, pf);
+    prefault_join(pf);
   }
 }
 
