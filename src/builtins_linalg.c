@@ -46,7 +46,8 @@ Value bi_det(Interp *I, Args *a) { return apply(I, a, OP_DET); }
 Value bi_trace(Interp *I, Args *a) {
   Value v = a->v[0], p = ad_primal(v);
   if (p.t == VT_NUM || p.t == VT_BOOL) {
-    if (v.t == VT_BOX) { val_retain(v); return v; }
+    if (v.t == VT_BOX && p.t == VT_NUM) { val_retain(v); return v; }
+    if (v.t == VT_BOX) return op_binary(I, OP_ADD, v, val_num(0), a->span);   /* a traced boolean: its number, as eagerly */
     return val_num(bi_num(I, a, 0));
   }
   if (p.t != VT_MAT) { char d[64]; bi_argerror(I, 1, "matrix expected, got %s", val_describe(p, d, sizeof d)); }
