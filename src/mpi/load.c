@@ -9,20 +9,6 @@
 #include "mpi/mpi_plugin.h"
 #include "plugin.h"
 
-/* mpi.c without MLS_MPI, renamed by solo.h */
-void mpi_solo_start(int *argc, char ***argv);
-void mpi_solo_stop(void);
-int mpi_solo_rank(void);
-int mpi_solo_size(void);
-void mpi_solo_set_timeout(Interp *I, double seconds);
-int mpi_solo_run_script(Interp *I, Source *src, bool echo);
-Value mpi_solo_allreduce_value(Interp *I, Value x, int op, Span sp);
-Value mpi_solo_grad_allreduce(Interp *I, Value df, int nargs, Value *args, double weight, int64_t bucket, Span sp);
-Value mpi_solo_bcast_value(Interp *I, Value x, int root, bool merge, Span sp);
-void mpi_solo_barrier(Interp *I, Span sp);
-void mpi_solo_allgather_doubles(Interp *I, const double *in, int64_t n, double *out, Span sp);
-void mpi_solo_check_count(Interp *I, int64_t n, Span sp);
-
 /* The plugin (RTLD_GLOBAL: OpenMPI's own components, which it dlopens, look for libmpi's
 ** symbols in the global scope), loaded once per process, and whether it runs this process. */
 extern const MpiPlugin mls_mpi_plugin __attribute__((weak));
@@ -44,43 +30,13 @@ void mpi_start(int *argc, char ***argv) {
 }
 
 void mpi_stop(void) { if (mpi.mp) mpi.mp->stop(); }
-int mpi_rank(void) { return mpi.mp ? mpi.mp->rank() : mpi_solo_rank(); }
-int mpi_size(void) { return mpi.mp ? mpi.mp->size() : mpi_solo_size(); }
 bool mpi_built(void) { return plugin_get(&mpi.lib) != NULL; }
 
-void mpi_set_timeout(Interp *I, double seconds) {
-  if (mpi.mp) mpi.mp->set_timeout(I, seconds);
-  else mpi_solo_set_timeout(I, seconds);
-}
-
-int mpi_run_script(Interp *I, Source *src, bool echo) {
-  return mpi.mp ? mpi.mp->run_script(I, src, echo) : mpi_solo_run_script(I, src, echo);
-}
-
-Value mpi_allreduce_value(Interp *I, Value x, int op, Span sp) {
-  return mpi.mp ? mpi.mp->allreduce_value(I, x, op, sp) : mpi_solo_allreduce_value(I, x, op, sp);
-}
-
-Value mpi_grad_allreduce(Interp *I, Value df, int nargs, Value *args, double weight, int64_t bucket, Span sp) {
-  return mpi.mp ? mpi.mp->grad_allreduce(I, df, nargs, args, weight, bucket, sp)
-                : mpi_solo_grad_allreduce(I, df, nargs, args, weight, bucket, sp);
-}
-
-Value mpi_bcast_value(Interp *I, Value x, int root, bool merge, Span sp) {
-  return mpi.mp ? mpi.mp->bcast_value(I, x, root, merge, sp) : mpi_solo_bcast_value(I, x, root, merge, sp);
-}
-
-void mpi_barrier(Interp *I, Span sp) {
-  if (mpi.mp) mpi.mp->barrier(I, sp);
-  else mpi_solo_barrier(I, sp);
-}
-
-void mpi_allgather_doubles(Interp *I, const double *in, int64_t n, double *out, Span sp) {
-  if (mpi.mp) mpi.mp->allgather_doubles(I, in, n, out, sp);
-  else mpi_solo_allgather_doubles(I, in, n, out, sp);
-}
-
-void mpi_check_count(Interp *I, int64_t n, Span sp) {
-  if (mpi.mp) mpi.mp->check_count(I, n, sp);
-  else mpi_solo_check_count(I, n, sp);
-}
+/* The rest: the plugin's when it runs this process, else the one-process copy's. */
+#define FORWARD(R, N, P, A, RET)                        \
+  R mpi_solo_##N P;                                     \
+  R mpi_##N P {                                         \
+    if (mpi.mp) { RET mpi.mp->N A; }                    \
+    else { RET mpi_solo_##N A; }                        \
+  }
+MPI_PLUGIN_CALLS(FORWARD)

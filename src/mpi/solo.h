@@ -2,8 +2,9 @@
 ** solo.h — the names mpi.c's functions take in the mls binary, where it is compiled without
 ** MLS_MPI (the Makefile gives -include mpi/solo.h): that copy is the one-process version, which
 ** load.c calls while the MPI plugin (libmls_mpi.so: mpi.c with MLS_MPI) is not loaded. ORDER
-** the functions of mpi.h's mpi.c section: one missed here that load.c also defines fails the link;
-** one that load.c lacks would run its one-process copy under mpirun (tests/mpi would fail).
+** the functions of mpi.h's mpi.c section: one missed here that load.c also defines (start, stop,
+** built and mpi_plugin.h's MPI_PLUGIN_CALLS) fails the link; a function missing from that list
+** would run its one-process copy under mpirun (tests/mpi would fail).
 */
 #define mpi_start mpi_solo_start
 #define mpi_stop mpi_solo_stop
