@@ -362,46 +362,32 @@ finally:
         km.shutdown_kernel(now=True)
     km.cleanup_resources()
 
-# quit() in a cell ends the kernel with its status
-km = KernelManager(kernel_name="mls")
-km.start_kernel()
-kc = km.client()
-kc.start_channels()
-try:
-    kc.wait_for_ready(timeout=max(30, T))
-    r = kc.execute("quit(3)", reply=True, timeout=T)["content"]
-    check("quit(3): the reply asks the front end to exit (IPython's ask_exit payload)",
-          r["status"] == "ok" and r.get("payload") == [{"source": "ask_exit", "keepkernel": False}], r)
-    deadline = time.time() + max(10, T)
-    while km.is_alive() and time.time() < deadline:
-        time.sleep(0.1)
-    check("quit(3) in a cell ends the kernel with status 3", not km.is_alive() and km.provisioner.process.poll() == 3,
-          km.provisioner.process.poll())
-finally:
-    kc.stop_channels()
-    if km.is_alive():
-        km.shutdown_kernel(now=True)
-    km.cleanup_resources()
+# quit() in a cell, and `exit` alone (as typed at jupyter console), end the kernel with a status
+def ends_kernel(code, status, what):
+    """Runs code in a fresh kernel: the reply asks the front end to exit (IPython's ask_exit
+    payload) and the kernel process ends with status."""
+    km = KernelManager(kernel_name="mls")
+    km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=max(30, T))
+        r = kc.execute(code, reply=True, timeout=T)["content"]
+        check(what + ": the reply asks the front end to exit (IPython's ask_exit payload)",
+              r["status"] == "ok" and r.get("payload") == [{"source": "ask_exit", "keepkernel": False}], r)
+        deadline = time.time() + max(10, T)
+        while km.is_alive() and time.time() < deadline:
+            time.sleep(0.1)
+        check("%s ends the kernel with status %d" % (what, status),
+              not km.is_alive() and km.provisioner.process.poll() == status, km.provisioner.process.poll())
+    finally:
+        kc.stop_channels()
+        if km.is_alive():
+            km.shutdown_kernel(now=True)
+        km.cleanup_resources()
 
-# `exit` alone in a cell (as typed at jupyter console) is quit()
-km = KernelManager(kernel_name="mls")
-km.start_kernel()
-kc = km.client()
-kc.start_channels()
-try:
-    kc.wait_for_ready(timeout=max(30, T))
-    r = kc.execute("exit\n", reply=True, timeout=T)["content"]
-    check("exit: ask_exit payload", r["status"] == "ok" and r.get("payload") == [{"source": "ask_exit", "keepkernel": False}], r)
-    deadline = time.time() + max(10, T)
-    while km.is_alive() and time.time() < deadline:
-        time.sleep(0.1)
-    check("exit: the kernel ends with status 0", not km.is_alive() and km.provisioner.process.poll() == 0,
-          km.provisioner.process.poll())
-finally:
-    kc.stop_channels()
-    if km.is_alive():
-        km.shutdown_kernel(now=True)
-    km.cleanup_resources()
+ends_kernel("quit(3)", 3, "quit(3) in a cell")
+ends_kernel("exit\n", 0, "exit")
 
 # the set-up's Jupyter tools see the kernel: jupyter kernelspec list, and a jupyter console
 # session (its plain prompt reading stdin) that runs a line and ends at `exit`
