@@ -30,8 +30,8 @@ static struct DynLibs {
 
 /* The library soname, or the end of the process with the reason (the program cannot go on
 ** without its BLAS, as it could not start without it when it was linked). */
-static void *open_lib(const char *soname) {
-  void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+static void *open_lib(const char *soname, int scope) {
+  void *h = dlopen(soname, RTLD_NOW | scope);
   if (!h) {
     fprintf(stderr, "mls: cannot load %s (%s)\n", soname, dlerror());
     exit(127);
@@ -49,23 +49,28 @@ static void *sym(void *h, const char *soname, const char *name) {
 }
 
 #define DL_LOAD(f) *(void **)&t->f = sym(h, so, #f);
+/* OpenBLAS in the global scope: LAPACKE's and CHOLMOD's LAPACK and BLAS calls then bind to it,
+** as when the three were linked into mls with OpenBLAS first, and not to whatever the system's
+** liblapack.so.3 alternative names (Debian's reference LAPACK: slower, other rounding). */
 static void load_blas(void) {
   const char *so = MLS_SONAME_OPENBLAS;
-  void *h = open_lib(so);
+  void *h = open_lib(so, RTLD_GLOBAL);
   DlBlas *t = &dl.blas;
   DL_BLAS(DL_LOAD)
 }
 
 static void load_lapack(void) {
+  dl_blas();
   const char *so = MLS_SONAME_LAPACKE;
-  void *h = open_lib(so);
+  void *h = open_lib(so, RTLD_LOCAL);
   DlLapack *t = &dl.lapack;
   DL_LAPACK(DL_LOAD)
 }
 
 static void load_cholmod(void) {
+  dl_blas();
   const char *so = MLS_SONAME_CHOLMOD;
-  void *h = open_lib(so);
+  void *h = open_lib(so, RTLD_LOCAL);
   DlCholmod *t = &dl.cholmod;
   DL_CHOLMOD(DL_LOAD)
 }
