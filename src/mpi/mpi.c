@@ -30,6 +30,7 @@ static struct MpiWorld {
   bool inited;
   bool broken;                 /* a header exchange was left half done (timeout, interrupt): the
                                ** ranks' messages no longer match, so no collective can run */
+  bool timed_out;              /* the failure was --mpi-timeout: linger before MPI_Abort */
   void *orphan[2];             /* its buffers, which MPI may still write into: kept to the end */
   uint64_t jobs;               /* reductions started (their tags: every rank starts them in order) */
 #endif
@@ -182,6 +183,7 @@ static void wait_headers(Interp *I, MPI_Request *rq, uint8_t *buf, const char *n
         missing++;
       }
       abandon(rq, buf);
+      world.timed_out = true;
       mls_throw(I, sp, "%s: timed out after %g s (--mpi-timeout) waiting for rank%s %s, which did not reach a collective",
                 name, I->mpi_timeout, missing == 1 ? "" : "s", list);
     }
@@ -312,7 +314,16 @@ int mpi_run_script(Interp *I, Source *src, bool echo) {
 #ifdef MLS_MPI
   /* the others may wait in a collective: end them, unless every rank failed together (then
   ** each has printed its report and ends by itself) or the script itself asked for the status */
-  if (st != 0 && !I->mpi_joint && !(ended && I->quitting && st == I->quit_status)) MPI_Abort(MPI_COMM_WORLD, st);
+  if (st != 0 && !I->mpi_joint && !(ended && I->quitting && st == I->quit_status)) {
+    /* after a timeout the rank it waited for may itself be waiting for another, with its own
+    ** timer a moment behind: give it one more period (at most 5 s) to report whom it waits
+    ** for, since that report names the rank that stalled and this one may not */
+    if (world.timed_out) {
+      double s = I->mpi_timeout < 5 ? I->mpi_timeout : 5;
+      nanosleep(&(struct timespec){ (time_t)s, (long)((s - (double)(time_t)s) * 1e9) }, NULL);
+    }
+    MPI_Abort(MPI_COMM_WORLD, st);
+  }
 #endif
   return st;
 }
@@ -520,6 +531,7 @@ static void red_wait(Interp *I, RedJob *j, const char *name, Span sp, Tensor *ke
     if (I->mpi_timeout > 0 && waited >= I->mpi_timeout) {
       int who = j->step[j->at].partner;
       red_abandon(j, keep);
+      world.timed_out = true;
       mls_throw(I, sp, "%s: timed out after %g s (--mpi-timeout) waiting for rank %d's part of the reduction",
                 name, I->mpi_timeout, who + 1);
     }
