@@ -70,7 +70,7 @@ has "rep" && both "rep of 10^8 then print" 0.3 'x = rep(1:10, 1e7); print("done"
 # sorts, cumulative ops, long products
 has "median" && one INT "median of 10^7" 0.3 'x = rand(rows=1e7, cols=1, seed=1); m = median(x); print("done")' 41
 has "quantile" && one TERM "quantile of 10^7" 0.3 'x = rand(rows=1e7, cols=1, seed=1); q = quantile(x, [0.1; 0.9]); print("done")' 41
-has "cumsum" && both "cumsum, cumprod, cummax, cummin of 5*10^7" 0.3 \
+has "cumsum" && both "cumsum, cumprod, cummax, cummin of 5*10^7" 0.5 \
   'x = rand(rows=5e7, cols=1, seed=1); y = cumsum(x); y = cumprod(y); y = cummax(y); y = cummin(y); y = cumsum(y); print("done")' \
   '41|56|72|87|102'
 has "t\\(A\\)" && both "t(A) %*% A, A 150000x600 (one result panel, cut along k)" 0.5 \
