@@ -37,13 +37,22 @@ typedef struct FusedIns { uint16_t op; int16_t a, b, dst; } FusedIns;
 /* A fusion group may end in a row aggregate (rowSums, rowMaxs, rowMins) when its rows have
 ** FUSED_ROW_MIN to FUSED_ROW_MAX columns (the CPU's row buffer; narrower rows gain nothing). */
 enum { FUSED_ROW_MIN = 8, FUSED_ROW_MAX = 4096 };
+/* The row ends that keep the row's shape (softmax and log-softmax over each row). */
+static inline bool fused_row_map(OpKind red) { return red == OP_SOFTMAX || red == OP_LOGSOFTMAX; }
 
 typedef struct FusedProg {
   int32_t nins, nregs, nin;
   FusedIns *ins;
-  OpKind red;               /* OP_NONE, OP_SUM, or a row aggregate: OP_ROWSUMS, OP_ROWMAXS, OP_ROWMINS */
+  OpKind red;               /* OP_NONE, OP_SUM, or a row aggregate: OP_ROWSUMS, OP_ROWMAXS, OP_ROWMINS
+                            ** (out rows x 1), or a row map: OP_SOFTMAX, OP_LOGSOFTMAX (out rows x cols) */
   int64_t rows, cols;
   BcastMode *bc;            /* per input */
+  /* The GEMM epilogue (staging/optimize.c `epilogue_input`): when mm is set, register 0 is the
+  ** product op(A) op(B) (rows x cols, BC_FULL), run just before the program by the ordinary
+  ** product path; the node's inputs are then A, B and registers 1..nin-1. graph.c runs the
+  ** product and hands a backend the program with the product as in[0], on the CPU as out too
+  ** (the epilogue overwrites the product in place): backends never run the GEMM themselves. */
+  bool mm, mm_ta, mm_tb;
 } FusedProg;
 
 typedef struct Backend {

@@ -43,6 +43,9 @@ double cpu_sum_leaves(const double *leaf, int64_t nleaf);
 /* One row's rowSums, rowMaxs or rowMins (op) of its c values, as the eager reduction computes
 ** it (the fused row aggregates, cpu_fused.c, call it on each row they make). */
 double cpu_row_reduce(OpKind op, const double *row, int64_t c);
+/* One row's softmax or log-softmax (op) of its c values into orow, as the eager kernel computes
+** it (the fusion groups that end in one call it on each row they make). */
+void cpu_row_softmax(OpKind op, const double *row, int64_t c, double *orow);
 
 /* Reductions (ops with OPF_RED): out has the reduced shape; in[0] is contiguous. */
 int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);

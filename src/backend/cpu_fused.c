@@ -25,6 +25,7 @@ typedef struct FusedJob {
   const double *scalar;
   double *partial;             /* red == OP_SUM: one per leaf */
   int64_t n;
+  uint64_t alias;              /* inputs whose data is out's (the GEMM epilogue in place): bit k */
 } FusedJob;
 
 #define LOOP2(EXPR) do { for (int64_t i = 0; i < n; i++) { double x = a[i], y = b[i]; o[i] = (EXPR); } } while (0)
@@ -61,7 +62,14 @@ static void run_block(const FusedJob *j, int64_t lo, int64_t n, double (*buf)[FB
   for (int k = 0; k < p->nin; k++) {
     const double *d = j->in[k] ? tensor_data(j->in[k]) : NULL;
     switch (p->bc[k]) {
-    case BC_FULL: r[k] = d + lo; break;
+    case BC_FULL:                /* (an input out overwrites: its block copied first, as ew_block's */
+      if (j->alias >> k & 1) {   /* operands and result are restrict) */
+        memcpy(buf[k], d + lo, (size_t)n * sizeof(double));
+        r[k] = buf[k];
+      } else {
+        r[k] = d + lo;
+      }
+      break;
     case BC_SCALAR: break;
     case BC_ROW: for (int64_t i = 0; i < n; i++) buf[k][i] = d[(lo + i) % cols]; r[k] = buf[k]; break;
     case BC_COL: for (int64_t i = 0; i < n; i++) buf[k][i] = d[(lo + i) / cols]; r[k] = buf[k]; break;
@@ -129,7 +137,8 @@ static void fused_rows(void *ctx, int64_t r0, int64_t r1) {
       int64_t s = lo > g0 ? lo : g0, e = lo + n < g1 ? lo + n : g1;
       if (s < e) memcpy(row + (s - g0), tmp + (s - lo), (size_t)(e - s) * sizeof(double));
     }
-    outd[i] = cpu_row_reduce(p->red, row, cols);
+    if (fused_row_map(p->red)) cpu_row_softmax(p->red, row, cols, outd + i * cols);
+    else outd[i] = cpu_row_reduce(p->red, row, cols);
   }
 }
 
@@ -137,13 +146,16 @@ int cpu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const dou
   if (p->nregs > MAX_REGS || p->nins == 0) return 1;
   if (p->red != OP_NONE && p->red != OP_SUM) {            /* a row aggregate */
     if (p->cols > FUSED_ROW_MAX || p->cols < FUSED_ROW_MIN) return 1;
-    FusedJob j = { p, out, in, scalar, NULL, p->rows * p->cols };
+    FusedJob j = { p, out, in, scalar, NULL, p->rows * p->cols, 0 };
     if (j.n >= PAR_MIN) cpu_parallel_for(p->rows, fused_rows, &j);
     else fused_rows(&j, 0, p->rows);
     return 0;
   }
   int64_t n = p->rows * p->cols, nblk = (n + FB - 1) / FB;
-  FusedJob j = { p, p->red == OP_SUM ? NULL : out, in, scalar, NULL, n };
+  FusedJob j = { p, p->red == OP_SUM ? NULL : out, in, scalar, NULL, n, 0 };
+  if (p->red == OP_NONE)
+    for (int k = 0; k < p->nin && k < 64; k++)
+      if (in[k] && p->bc[k] == BC_FULL && tensor_data(in[k]) == tensor_data(out)) j.alias |= (uint64_t)1 << k;
   int64_t nleaf = (n + SUM_LEAF - 1) / SUM_LEAF;
   if (p->red == OP_SUM) {      /* a backend never throws: no memory is a status (graph_run then runs the ops) */
     j.partial = mem_try_alloc((size_t)(nleaf > 0 ? nleaf : 1) * sizeof(double));

@@ -157,18 +157,28 @@ static void scan(const double *a, int64_t r, int64_t c, double *o, bool is_sum) 
 
 /* Row-wise softmax, stable: the row max is subtracted first. -Inf entries give 0; a row of
 ** only -Inf, or with a NaN or +Inf, gives NaN (IEEE: -Inf - -Inf and Inf - Inf are NaN). */
-/* log(softmax(row)) = row - max - log(sum(exp(row - max))): finite where softmax underflows. */
+/* One row of softmax (op OP_SOFTMAX) or log-softmax (OP_LOGSOFTMAX) of the c values at row into
+** orow (not row itself): the eager kernels below call it on each row, and so do the fusion
+** groups that end in one (cpu_fused.c), so both give the same bits.
+** log(softmax(row)) = row - max - log(sum(exp(row - max))): finite where softmax underflows. */
+void cpu_row_softmax(OpKind op, const double *row, int64_t c, double *orow) {
+  double m = extreme(row, c, true);
+  for (int64_t j = 0; j < c; j++) orow[j] = row[j] - m;
+  vm_exp(orow, orow, c);
+  if (op == OP_LOGSOFTMAX) {
+    double lse = m + log(sum_pairwise(orow, c));
+    for (int64_t j = 0; j < c; j++) orow[j] = row[j] - lse;
+  } else {
+    double s = sum_pairwise(orow, c);
+    for (int64_t j = 0; j < c; j++) orow[j] /= s;
+  }
+}
+
 static void logsoftmax(const double *a, int64_t r, int64_t c, double *o) {
   int64_t budget = 0;
   for (int64_t i = 0; i < r; i++) {
     if (cpu_tick(&budget, 4 * c)) return;
-    const double *row = a + i * c;
-    double *orow = o + i * c;
-    double m = extreme(row, c, true);
-    for (int64_t j = 0; j < c; j++) orow[j] = row[j] - m;
-    vm_exp(orow, orow, c);
-    double lse = m + log(sum_pairwise(orow, c));
-    for (int64_t j = 0; j < c; j++) orow[j] = row[j] - lse;
+    cpu_row_softmax(OP_LOGSOFTMAX, a + i * c, c, o + i * c);
   }
 }
 
@@ -176,13 +186,7 @@ static void softmax(const double *a, int64_t r, int64_t c, double *o) {
   int64_t budget = 0;
   for (int64_t i = 0; i < r; i++) {
     if (cpu_tick(&budget, 4 * c)) return;
-    const double *row = a + i * c;
-    double *orow = o + i * c;
-    double m = extreme(row, c, true);
-    for (int64_t j = 0; j < c; j++) orow[j] = row[j] - m;
-    vm_exp(orow, orow, c);
-    double s = sum_pairwise(orow, c);
-    for (int64_t j = 0; j < c; j++) orow[j] /= s;
+    cpu_row_softmax(OP_SOFTMAX, a + i * c, c, o + i * c);
   }
 }
 

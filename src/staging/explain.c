@@ -62,6 +62,9 @@ static void node_label(const GNode *nd, char *buf, size_t n, const Loop *lp, con
   case GN_FUSED: {
     const FusedProg *p = nd->fused;
     size_t k = (size_t)snprintf(buf, n, "fused[");
+    if (p->mm)                                   /* the GEMM epilogue: the product first */
+      k += (size_t)snprintf(buf + k, n - k, "%%*%%%s%s%s", p->mm_ta ? " [t(A)]" : "", p->mm_tb ? " [t(B)]" : "",
+                            p->nins ? " " : "");
     for (int q = 0; q < p->nins && k + 8 < n; q++)
       k += (size_t)snprintf(buf + k, n - k, "%s%s", q ? " " : "", op_info[p->ins[q].op].sym);
     if (k + 8 < n) snprintf(buf + k, n - k, "]%s%s", p->red != OP_NONE ? " -> " : "", p->red != OP_NONE ? op_info[p->red].sym : "");

@@ -39,7 +39,7 @@ void gout_clear(Graph *g) {
 
 void graph_fused_places_free(GNode *nd) {
   if (nd->fsrc && nd->fused)
-    for (int q = 0; q <= nd->fused->nins; q++)
+    for (int q = 0; q <= nd->fused->nins + nd->fused->mm; q++)   /* (the ops', the reduction's, the product's) */
       if (nd->fsrc[q]) source_release(nd->fsrc[q]);
   mem_free(nd->fsrc);
   mem_free(nd->fspan);
@@ -325,7 +325,40 @@ static bool fused_fits(const FusedProg *p, int k, Value v) {
   return false;
 }
 
+static Value run_fused_prog(Interp *I, const GNode *nd, const Value *args, Tensor *prod);
+
+/* A group with the GEMM epilogue (FusedProg.mm): the product op(A) op(B) through the ordinary
+** product path (a GEMM on this device; a sparse or traced operand through its ops), then the
+** program with it as register 0. On the CPU the program overwrites the product (nothing else
+** holds it), so the epilogue costs no matrix of its own. */
+static Value run_fused_mm(Interp *I, const GNode *nd, const Value *args) {
+  const FusedProg *p = nd->fused;
+  int mark = I->ntmp;
+  Span sp = nd->fspan ? nd->fspan[p->nins + 1] : nd->span;
+  if (nd->fsrc && nd->fsrc[p->nins + 1]) I->src = nd->fsrc[p->nins + 1];
+  Value prod = (p->mm_ta || p->mm_tb) ? matmul_flags(I, args[0], p->mm_ta, args[1], p->mm_tb, sp)
+                                      : op_matmul(I, args[0], args[1], sp);
+  if (nd->src) I->src = nd->src;
+  tmp_push(I, prod);
+  Value pa[64];                            /* registers: the product, then the rest (nin <= 15) */
+  MLS_ASSERT(p->nin <= 64);
+  pa[0] = prod;
+  for (int k = 1; k < p->nin; k++) pa[k] = args[k + 1];
+  bool own = prod.t == VT_MAT && prod.u.m->refcount == 1 && prod.u.m->st->refcount == 1 && !prod.u.m->st->sparse &&
+             prod.u.m->st->be == &be_cpu && p->red == OP_NONE && tensor_is_contiguous(prod.u.m);
+  Value r = run_fused_prog(I, nd, pa, own ? prod.u.m : NULL);
+  tmp_release_to(I, mark);
+  return r;
+}
+
 static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
+  if (nd->fused->mm) return run_fused_mm(I, nd, args);
+  return run_fused_prog(I, nd, args, NULL);
+}
+
+/* The program on its registers args; prod (or NULL): register 0's matrix, which the result may
+** overwrite (the GEMM epilogue's product, held by nothing else). */
+static Value run_fused_prog(Interp *I, const GNode *nd, const Value *args, Tensor *prod) {
   const FusedProg *p = nd->fused;
   bool plain = !I->nan_check;
   for (int k = 0; k < p->nin && plain; k++)       /* a sparse input: op by op, each op's sparse kernel */
@@ -351,7 +384,8 @@ static Value run_fused(Interp *I, const GNode *nd, const Value *args) {
     return fused_unfused(I, nd, args);
   }
   Tensor *out = p->red == OP_SUM ? tensor_new_on(I, be, 1, 1)
-              : p->red != OP_NONE ? tensor_new_on(I, be, p->rows, 1)     /* a row aggregate */
+              : p->red != OP_NONE && !fused_row_map(p->red) ? tensor_new_on(I, be, p->rows, 1)   /* a row aggregate */
+              : prod && in[0] == prod && be == &be_cpu ? (prod->refcount++, prod)   /* in place */
                                   : tensor_new_on(I, be, p->rows, p->cols);
   I->kernel_runs++;
   if (be->run_fused(p, out, in, sc) != 0) {

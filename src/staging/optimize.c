@@ -495,6 +495,41 @@ static int collect(Group *gr, int32_t x, bool *claimed) {
   return gr->nins++;
 }
 
+/* ---- the GEMM epilogue: a product whose only use is a fusion group (`X %*% W + b` and the
+** activation after it; in a backward pass `G %*% t(W)` times the activation's derivative) is run
+** by the group's node: the product is written once and the group's program runs over it right
+** after, in one pass, in place on the CPU (graph.c run_fused), instead of a pass that reads the
+** product and writes another matrix. The product's arithmetic is the eager product's, the
+** epilogue's the eager ops': the same bits. Returns the input of gr that is such a product, or
+** -1. (Kept apart from fuse() itself, which only calls it.) */
+static int epilogue_input(const Graph *g, const Group *gr) {
+  for (int k = 0; k < gr->nin; k++) {
+    const GNode *m = &g->nodes[gr->inputs[k]];
+    if (!LIVE(m) || m->kind != GN_OP || m->op != OP_MATMUL || m->nin != 2 || m->nextra != 0 || m->vt != VT_MAT ||
+        m->rows != gr->R || m->cols != gr->C)
+      continue;
+    if (g->nodes[m->in[0]].vt != VT_MAT || g->nodes[m->in[1]].vt != VT_MAT) continue;
+    int refs = 0;                         /* its every use is an operand of this group */
+    for (int q = 0; q < gr->nins; q++) refs += (gr->ins[q].a == -1 - k) + (gr->ins[q].b == -1 - k);
+    if (m->uses == refs) return k;
+  }
+  return -1;
+}
+
+/* Makes input k the group's first (register 0, the product's), swapping it with input 0. */
+static void epilogue_first(Group *gr, int k) {
+  if (k == 0) return;
+  int32_t t = gr->inputs[0];
+  gr->inputs[0] = gr->inputs[k];
+  gr->inputs[k] = t;
+  for (int q = 0; q < gr->nins; q++) {
+    int16_t *o[2] = { &gr->ins[q].a, &gr->ins[q].b };
+    for (int e = 0; e < 2; e++)
+      if (*o[e] == -1) *o[e] = (int16_t)(-1 - k);
+      else if (*o[e] == -1 - k) *o[e] = -1;
+  }
+}
+
 static void fuse(Interp *I, Graph *g) {
   size_t n1 = (size_t)(g->n > 0 ? g->n : 1);
   int32_t *consumer = scratch_new(I, n1 * (sizeof(int32_t) + 2 * sizeof(bool)));
@@ -504,7 +539,7 @@ static void fuse(Interp *I, Graph *g) {
   for (int i = 0; i < g->n; i++)
     if (LIVE(&g->nodes[i]))
       for (int k = 0; k < g->nodes[i].nin; k++) consumer[g->nodes[i].in[k]] = i;
-  int groups = 0, fused_ops = 0;
+  int groups = 0, fused_ops = 0, epilogues = 0;
   for (int r = g->n - 1; r >= 0; r--) {
     opt_poll(I);
     GNode *root = &g->nodes[r];
@@ -518,20 +553,25 @@ static void fuse(Interp *I, Graph *g) {
     int32_t sum = -1;
     if (root->uses == 1 && consumer[r] >= 0 && g->nodes[consumer[r]].nin == 1 &&
         (is_op(g, consumer[r], OP_SUM) ||
-         ((is_op(g, consumer[r], OP_ROWSUMS) || is_op(g, consumer[r], OP_ROWMAXS) || is_op(g, consumer[r], OP_ROWMINS)) &&
+         ((is_op(g, consumer[r], OP_ROWSUMS) || is_op(g, consumer[r], OP_ROWMAXS) || is_op(g, consumer[r], OP_ROWMINS) ||
+           is_op(g, consumer[r], OP_SOFTMAX) || is_op(g, consumer[r], OP_LOGSOFTMAX)) &&
           gr.C >= FUSED_ROW_MIN && gr.C <= FUSED_ROW_MAX)))
       sum = consumer[r];                     /* the reduction the group ends in: a whole or a row aggregate */
-    if (gr.full || gr.nins + (sum >= 0) < 2) {
+    int mmk = gr.full ? -1 : epilogue_input(g, &gr);
+    if (gr.full || gr.nins + (sum >= 0) + (mmk >= 0) < 2) {
       for (int q = 0; q < gr.nins; q++) claimed[gr.members[q]] = false;
       continue;
     }
+    int mm = mmk >= 0;                       /* the node's inputs: A, B, then registers 1.. */
+    int32_t mmx = -1;
+    if (mm) { epilogue_first(&gr, mmk); mmx = gr.inputs[0]; }
     /* everything the group needs first (held as scratch): the graph is only edited after */
     FusedIns *ins = scratch_new(I, (size_t)gr.nins * sizeof(FusedIns));
     BcastMode *bc = scratch_new(I, (size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(BcastMode));
-    int32_t *newin = scratch_new(I, (size_t)(gr.nin > 0 ? gr.nin : 1) * sizeof(int32_t));
+    int32_t *newin = scratch_new(I, (size_t)(gr.nin + mm > 0 ? gr.nin + mm : 1) * sizeof(int32_t));
     FusedProg *p = scratch_new(I, sizeof *p);
-    Span *fspan = scratch_new(I, (size_t)(gr.nins + 1) * sizeof(Span));
-    Source **fsrc = scratch_new(I, (size_t)(gr.nins + 1) * sizeof(Source *));
+    Span *fspan = scratch_new(I, (size_t)(gr.nins + 1 + mm) * sizeof(Span));
+    Source **fsrc = scratch_new(I, (size_t)(gr.nins + 1 + mm) * sizeof(Source *));
     memset(p, 0, sizeof *p);
     mls_undefer(I, fsrc);                  /* from here nothing allocates: the node owns them */
     mls_undefer(I, fspan);
@@ -547,6 +587,11 @@ static void fuse(Interp *I, Graph *g) {
     p->red = sum >= 0 ? (OpKind)g->nodes[sum].op : OP_NONE;
     p->ins = ins;
     p->bc = bc;
+    if (mm) {
+      p->mm = true;
+      p->mm_ta = (g->nodes[mmx].flags & GF_TA) != 0;
+      p->mm_tb = (g->nodes[mmx].flags & GF_TB) != 0;
+    }
     for (int q = 0; q < gr.nins; q++) {
       FusedIns in = gr.ins[q];
       int16_t a = in.a < 0 ? (int16_t)(-1 - in.a) : (int16_t)(gr.nin + in.a);
@@ -566,6 +611,11 @@ static void fuse(Interp *I, Graph *g) {
       fsrc[q] = m->src;
       if (fsrc[q]) source_retain(fsrc[q]);
     }
+    if (mm) {                                /* the product's place, last */
+      fspan[gr.nins + 1] = g->nodes[mmx].span;
+      fsrc[gr.nins + 1] = g->nodes[mmx].src;
+      if (fsrc[gr.nins + 1]) source_retain(fsrc[gr.nins + 1]);
+    }
     for (int q = 0; q < gr.nins; q++)
       if (gr.members[q] != r) drop_node(g, gr.members[q]);
     int32_t at = r;
@@ -576,8 +626,16 @@ static void fuse(Interp *I, Graph *g) {
     fn->chain = g->nodes[r].chain;     /* (the group's ops were inlined through the same calls) */
     mem_free(fn->in);
     fn->in = newin;
-    memcpy(fn->in, gr.inputs, (size_t)gr.nin * sizeof(int32_t));
-    fn->nin = gr.nin;
+    if (mm) {
+      newin[0] = g->nodes[mmx].in[0];
+      newin[1] = g->nodes[mmx].in[1];
+      memcpy(newin + 2, gr.inputs + 1, (size_t)(gr.nin - 1) * sizeof(int32_t));
+      drop_node(g, mmx);
+      epilogues++;
+    } else {
+      memcpy(fn->in, gr.inputs, (size_t)gr.nin * sizeof(int32_t));
+    }
+    fn->nin = gr.nin + mm;
     fn->kind = GN_FUSED;
     fn->fused = p;
     groups++;
@@ -585,8 +643,11 @@ static void fuse(Interp *I, Graph *g) {
   }
   scratch_free(I, consumer);
   if (groups)
-    graph_log(g, "  fusion: %d group%s of %d ops, each one pass over memory without temporaries", groups,
-              groups == 1 ? "" : "s", fused_ops);
+    graph_log(g, "  fusion: %d group%s of %d op%s, each one pass over memory without temporaries", groups,
+              groups == 1 ? "" : "s", fused_ops, fused_ops == 1 ? "" : "s");
+  if (epilogues)
+    graph_log(g, "  GEMM epilogue: %d product%s with the elementwise ops after %s in one pass over %s result", epilogues,
+              epilogues == 1 ? "" : "s", epilogues == 1 ? "it" : "each", epilogues == 1 ? "its" : "each");
 }
 
 /* ---- linear-algebra rewrites, as SystemDS applies them (docs/staging.md "Linear-algebra
