@@ -77,9 +77,10 @@ for np in 1 2 3 4; do
   for aw in 0 1 auto; do
     { [ $aw = auto ] && [ $np != 2 ]; } && continue
     want=$staged; [ $aw = 1 ] && want=$direct; [ $aw = auto ] && want="\($staged\|$direct\)"
-    if env MLS_SIM_GPU=1 MLS_MPI_LOG=1 $([ $aw = auto ] || echo MLS_MPI_CUDA_AWARE=$aw) timeout 120 \
-         $MPIRUN -np $np -x MLS_SIM_GPU -x MLS_MPI_LOG $([ $aw = auto ] || echo -x MLS_MPI_CUDA_AWARE) \
-         "$mls" $flags --device gpu $D/device.mls >"$T/out" 2>"$T/err" &&
+    envs="MLS_SIM_GPU=1 MLS_MPI_LOG=1" xs="-x MLS_SIM_GPU -x MLS_MPI_LOG"
+    [ $aw = auto ] || { envs="$envs MLS_MPI_CUDA_AWARE=$aw"; xs="$xs -x MLS_MPI_CUDA_AWARE"; }
+    # shellcheck disable=SC2086
+    if env $envs timeout 120 $MPIRUN -np $np $xs "$mls" $flags --device gpu $D/device.mls >"$T/out" 2>"$T/err" &&
        [ "$(grep -c "of $np: device ok" "$T/out")" = "$np" ] &&
        [ "$(sed -n 's/.*device ok; //p' "$T/out" | sort -u | wc -l)" = 1 ]; then
       if [ $np = 1 ] || { grep -q "^allreduce at .*: 3003 numbers on the sim device, $want" "$T/err" &&
