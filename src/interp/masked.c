@@ -116,6 +116,7 @@ typedef struct MaskedNode {
   int nin;                           /* W and the leaves */
   Value in[MK_MAX];                  /* their values (retained until the backward pass has run) */
   Value plan;
+  Span sp;                           /* the product's (W * e): where the backward pass reports */
 } MaskedNode;
 
 static void masked_release(AdCustom *c) {
@@ -131,22 +132,48 @@ static void masked_free(AdCustom *c) {
   mem_free(c);
 }
 
+static void masked_discard(void *c) { ad_custom_discard(c); }
+
+/* gin[k] (owned) = the adjoint of input k by the ops one by one (op_masked's dense path) on a
+** tape of their own, seeded with g: the rule for an adjoint that an outer grad traces as a
+** matrix, whose backward ops that outer tape then records (dense, as without the node). */
+static void masked_dense_vjp(Interp *I, MaskedNode *m, Value g, Value *gin) {
+  int mark = I->ntmp;
+  Tape *t = ad_trace_tape(I);
+  Value bx[MK_MAX];
+  bx[0] = m->in[0];
+  gin[0] = val_null();
+  for (int k = 1; k < m->nin; k++) {
+    bx[k] = ad_trace_leaf(I, t, m->in[k], m->sp);
+    tmp_push(I, bx[k]);
+  }
+  Value r = op_masked(I, m->nin, bx, m->plan, m->sp);
+  tmp_push(I, r);
+  t->active = false;
+  int root = r.t == VT_BOX && r.u.box->tape == t ? r.u.box->node : -1;
+  List *adj = root >= 0 ? ad_trace_backward(I, t, root, g) : NULL;
+  for (int k = 1; k < m->nin; k++) gin[k] = adj ? ad_trace_collect(I, bx[k], adj, t) : val_null();
+  for (int k = 1; k < m->nin; k++) tmp_push(I, gin[k]);
+  for (int k = 1; k < m->nin; k++) val_retain(gin[k]);
+  tmp_release_to(I, mark);
+}
+
 /* The custom node's backward pass: slots[k] += the adjoint of leaf k. An adjoint traced by an
-** outer grad (a loss scaled by a value it differentiates) is a number: the rule runs with 1 and
-** its results are scaled by it through op_binary, so that the outer tape records the scaling. */
+** outer grad (a loss scaled by a value it differentiates) that is a number: the rule runs with 1
+** and its results are scaled by it through op_binary, so that the outer tape records the
+** scaling; a traced matrix: the ops one by one (masked_dense_vjp). */
 static void masked_backward(Interp *I, AdCustom *c, Value **slots) {
   MaskedNode *m = (MaskedNode *)c;
   Value g = c->gout[0];
-  Span sp = I->call_span;
+  Span sp = m->sp;
   bool traced = ad_any_active(1, &g);
   Value gp = ad_primal(g);
-  if (traced && gp.t != VT_NUM)
-    mls_throw(I, sp, "grad: W * (...) at a sparse W's cells has no derivative here: its adjoint is a matrix traced by an "
-              "outer grad (differentiate W * (...) with a dense W, or with respect to fewer variables)");
   Value gin[MK_MAX];
   int mark = I->ntmp;
-  if (!op_masked_vjp(I, m->nin, m->in, m->plan, traced ? val_num(1) : gp, gin, sp))
-    mls_throw(I, sp, "internal error: the masked product's derivative could not be computed");
+  if ((traced && gp.t != VT_NUM) || !op_masked_vjp(I, m->nin, m->in, m->plan, traced ? val_num(1) : gp, gin, sp)) {
+    masked_dense_vjp(I, m, traced ? g : gp, gin);
+    traced = false;
+  }
   for (int k = 1; k < m->nin; k++) tmp_push(I, gin[k]);
   for (int k = 1; k < m->nin; k++) {
     if (gin[k].t == VT_NULL) continue;
@@ -195,8 +222,9 @@ static Value masked_grad(Interp *I, Front *f, Value plan, Value W, Span sp) {
   for (int k = 0; k < m->nin; k++) { m->in[k] = in[k]; val_retain(in[k]); }
   m->plan = plan;
   val_retain(plan);
+  m->sp = sp;
   for (int k = 0; k < f->nleaf; k++) m->c.in[k] = ad_node_on(t, f->leaf[k]);
-  mls_defer(I, (CleanupFn)ad_custom_discard, m);
+  mls_defer(I, masked_discard, m);
   int32_t cn = ad_custom_node(I, t, &m->c, sp);
   mls_undefer(I, m);
   tmp_pop(I, 1);
