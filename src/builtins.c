@@ -454,7 +454,8 @@ const Builtin builtin_table[] = {
   { "softmax", bi_softmax, "softmax(X)", OP_SOFTMAX, DIFF | BI_AD, "Row-wise softmax, computed stably (the row maximum is subtracted first).\n-Inf entries give 0; a row of only -Inf, or holding NaN or Inf, gives NaN." },
   { "softplus", bi_unary, "softplus(x)", OP_SOFTPLUS, DIFF | BI_AD, "log(1 + exp(x)), elementwise, computed without overflow for large x.\nIts derivative is sigmoid(x); the staged graph rewrites log(1 + exp(x)) into it." },
   { "solve", bi_solve, "solve(A, b)", OP_NONE, DIFF | BI_AD, "Solves A %*% x = b for square A (LAPACK LU); b is a vector or matrix with nrow(A) rows.\n"
-    "A singular A, or one with reciprocal condition number below machine epsilon, is an error (as R)." },
+    "A singular A, or one with reciprocal condition number below machine epsilon, is an error (as R).\n"
+    "A sparse A stays sparse: CHOLMOD's Cholesky when it is symmetric positive definite, else UMFPACK's LU." },
   { "sort", bi_sort, "sort(x, decreasing=FALSE)", OP_NONE, 0,
     "The elements of x sorted (increasing, or decreasing=TRUE) as a column vector, as R's sort of\na vector; NaN values are dropped (R's na.last=NA). Not differentiable: grad through it is an error." },
   { "source", bi_source, "source(path)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
