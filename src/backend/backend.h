@@ -120,6 +120,18 @@ typedef struct Backend {
   void *(*capture_end)(char *why, size_t nwhy);
   int (*replay)(void *r);
   void (*replay_free)(void *r);
+  /* ---- the allreduce of device matrices (src/mpi/mpi.c, docs/mpi.md "GPU buffers"; optional) ----
+  ** pinned_alloc: nbytes of page-locked host memory, which copies to and from the device reach
+  ** at full speed without a bounce buffer (the staging buffer when MPI cannot take device
+  ** pointers), or NULL; pinned_free gives it back. */
+  double *(*pinned_alloc)(size_t nbytes);
+  void (*pinned_free)(double *p, size_t nbytes);
+  /* acc[i] = lo (+) hi over n doubles in this device's memory, for the allreduce's reduction
+  ** op (0 sum, 1 max, 2 min: MPI_RED_SUM, _MAX, _MIN of state.h): lo is acc and hi other when
+  ** acc_lower, else the other way round. Sum: lo + hi; max: lo when lo is NaN, else hi when
+  ** hi > lo or hi is NaN, else lo (min: the same with <), the host's formula bit for bit.
+  ** Finished when it returns (MPI reads acc next). */
+  int (*combine)(int op, double *acc, const double *other, int64_t n, bool acc_lower);
 } Backend;
 
 extern const Backend be_cpu;

@@ -365,4 +365,7 @@ const Backend be_cpu = {
   /* .capture_end = */ NULL,
   /* .replay      = */ NULL,
   /* .replay_free = */ NULL,
+  /* .pinned_alloc = */ NULL,
+  /* .pinned_free = */ NULL,
+  /* .combine     = */ NULL,
 };

@@ -4,7 +4,8 @@
 ** CUDA plugin: its memory is host memory treated as a device's (storages are dev, so the
 ** host reaches them through host_access as it does CUDA's managed memory), its kernels are
 ** the CPU's, and its device entries (copy2d, gather, scatter, getrf, getrs, download) are
-** reference loops and column-major LAPACK with the contracts of backend.h. The interpreter's
+** reference loops and column-major LAPACK with the contracts of backend.h (pinned host memory
+** and the allreduce's combine too, so that MPI's device path runs in make test). The interpreter's
 ** side of a device (placement, copies, indexing and solvers on the device, fallbacks) runs
 ** as with the GPU; only the CUDA kernels themselves are not checked here.
 **
@@ -298,6 +299,26 @@ static int sim_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b
   return LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)k, lu, (lapack_int)n, ipiv, b, (lapack_int)n) != 0;
 }
 
+/* Pinned host memory is host memory here (counted: the MPI tests check the staged path ran). */
+static double *sim_pinned_alloc(size_t n) {
+  sim_calls.pinned++;
+  return malloc(n ? n : 1);
+}
+static void sim_pinned_free(double *p, size_t n) { (void)n; free(p); }
+
+/* The allreduce's combine on "device" memory: backend.h's formula, a reference loop. */
+static int sim_combine(int op, double *acc, const double *other, int64_t n, bool acc_lower) {
+  if (dev.capturing) { cap_break("an allreduce"); return 1; }
+  sim_calls.combine++;
+  for (int64_t i = 0; i < n; i++) {
+    double l = acc_lower ? acc[i] : other[i], u = acc_lower ? other[i] : acc[i];
+    if (op == 0) acc[i] = l + u;
+    else if (op == 1) acc[i] = l != l ? l : (u > l || u != u) ? u : l;
+    else acc[i] = l != l ? l : (u < l || u != u) ? u : l;
+  }
+  return 0;
+}
+
 static int sim_init(void) { return 0; }
 static const char *sim_error(void) { return "simulated GPU failure"; }
 
@@ -328,4 +349,7 @@ const Backend be_sim = {
   /* .capture_end = */ sim_capture_end,
   /* .replay      = */ sim_replay,
   /* .replay_free = */ sim_replay_free,
+  /* .pinned_alloc = */ sim_pinned_alloc,
+  /* .pinned_free = */ sim_pinned_free,
+  /* .combine     = */ sim_combine,
 };

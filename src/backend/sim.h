@@ -7,7 +7,7 @@
 
 #include "backend/backend.h"
 
-typedef struct SimCalls { int copy2d, gather, scatter, getrf, getrs, download, capture, capture_broken, replay; } SimCalls;
+typedef struct SimCalls { int copy2d, gather, scatter, getrf, getrs, download, capture, capture_broken, replay, pinned, combine; } SimCalls;
 extern SimCalls sim_calls;
 extern const Backend be_sim;
 

@@ -173,6 +173,9 @@ static int cu_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c,
                      in->stride[0], in->stride[1], tensor_rows(in), tensor_cols(in));
 }
 
+static double *cu_pinned_alloc(size_t nbytes) { return mcu_pinned_alloc(nbytes); }
+static void cu_pinned_free(double *p, size_t nbytes) { (void)nbytes; mcu_pinned_free(p); }
+
 static void cu_sync(void) { mcu_sync(); }
 static void cu_trim(void) { mcu_trim(); }
 static int cu_host_access(const double *base) { return mcu_host_access(base); }
@@ -204,4 +207,7 @@ const Backend be_cuda = {
   /* .capture_end = */ mcu_capture_end,
   /* .replay      = */ mcu_replay,
   /* .replay_free = */ mcu_replay_free,
+  /* .pinned_alloc = */ cu_pinned_alloc,
+  /* .pinned_free = */ cu_pinned_free,
+  /* .combine     = */ mcu_combine,
 };
