@@ -66,5 +66,14 @@ bool stage_loop_cond(Interp *I, LoopStage *L, Value c);
 ** and the caller runs the iterations from the one returned on (for: an element's position;
 ** while: 1). L is freed either way. */
 int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count);
+/* jit(grad(f)): whether L's body is traced without the boxes of a grad traced inside the stage
+** (loop.c "reverse loop nodes"). Its first iteration must then run no effect (its run would not be
+** the grad's): an effect there throws with I->loop_restart set before it happens, and the caller,
+** which ran the body under mls_pcall, calls stage_loop_abort (the places hold their values before
+** the loop again, L is freed) and runs the loop as before. Where such a loop cannot be a node,
+** stage_loop_end also restores the places and returns 0: the caller runs the loop from its start
+** (a while loop: from its first test). */
+bool stage_loop_grad(const LoopStage *L);
+void stage_loop_abort(Interp *I, LoopStage *L);
 
 #endif
