@@ -8,7 +8,9 @@
 ** with the trip count. A loop whose body cannot be such a graph (it goes eager, a variable
 ** changes its type or shape) makes the enclosing stage eager from there, with the values
 ** computed so far: never another result than eager code. Under grad (grad(jit(f))) a node's
-** run is one checkpointed node on the grad's tape (the end of this file).
+** run is one checkpointed node on the grad's tape; under a grad inside the stage (jit(grad(f)))
+** its backward pass is a reverse loop node of the graph, checkpointed the same way (the end of
+** this file).
 */
 #include <math.h>
 #include <stdio.h>

@@ -7,7 +7,9 @@
 ** remaining iterations while tracing, adds the node and binds the variables to its results.
 ** A run whose inputs one grad traces is checkpointed (docs/staging.md "Checkpointing"): one
 ** node on the grad's tape, about 2 sqrt(n) carried states kept, the segments between them
-** recomputed in the backward pass (MLS_LOOP_CHECKPOINT=k: every k-th state; 0: none).
+** recomputed in the backward pass (MLS_LOOP_CHECKPOINT=k: every k-th state; 0: none). Under a
+** grad traced inside the stage (jit(grad(f))) the body is traced without that grad's boxes and
+** the node's backward pass is a reverse loop node of the graph (GN_RLOOP), run the same way.
 **
 ** The protocol, from eval.c:
 **   L = stage_loop_begin(...)            NULL: the loop is run as before (unrolled, or eager)
