@@ -213,6 +213,8 @@ struct Interp {
                              ** values get their shapes from the shape rules, no kernel runs */
   bool abstract_stopped;     /* the last error is interp_abstract_stop's, not the program's */
   bool abstract_pending;     /* a stop noted where a throw could leak (interp_abstract_note) */
+  bool loop_restart;         /* the body of a loop a grad traces inside a stage met an effect before
+                             ** running it: the loop runs again as before (staging/loop.h) */
   int abstract_frames;       /* nframes when the abstract trace began: a recursion more than
                              ** ABSTRACT_DEPTH calls deeper stops it (call.c), so that it never
                              ** unwinds from deep in the C stack only to descend again */

@@ -964,6 +964,24 @@ static LoopStage *loop_begin(Interp *I, bool is_while, const LoopScan *s, Span s
   return stage_loop_begin(I, is_while, s->n, places, syms, sp);
 }
 
+/* The body's first run while loop node L is traced. Under a grad traced inside the stage
+** (stage_loop_grad) an effect there stops it before it happens (I->loop_restart): L is dropped,
+** the variables hold their values from before the loop, false (the caller runs the loop as before). */
+typedef struct BodyJob { AstNode *body; Span sp; } BodyJob;
+static void body_job(Interp *I, void *ud) {
+  BodyJob *j = ud;
+  loop_body(I, j->body, j->sp);
+}
+
+static bool staged_body(Interp *I, LoopStage *L, AstNode *body, Span sp) {
+  BodyJob j = { body, sp };
+  bool restart = mls_pcall(I, body_job, &j) != 0;
+  if (restart && !(I->loop_restart && stage_loop_grad(L))) mls_rethrow(I);
+  I->loop_restart = I->loop_restart && !stage_loop_grad(L);
+  if (restart) stage_loop_abort(I, L);
+  return !restart;
+}
+
 /* for (var in seq) body while a stage traces (seq a vector of cnt numbers longer than the unroll
 ** limit): as one loop node. -1: done (var holds the last element, as after the eager loop); 0:
 ** not staged, run it as before; k > 0: the stage went eager after element k - 1, run on from k. */
@@ -975,7 +993,7 @@ static int64_t for_staged(Interp *I, AstNode *n, Value seq, int64_t cnt) {
   if (!L) return 0;
   int64_t c = tensor_cols(seq.u.m);
   assign_name(I, var, stage_loop_index(I, L, val_num(tensor_get(seq.u.m, 0, 0)), loop_var_place(I, var)));
-  loop_body(I, body, n->span);
+  if (!staged_body(I, L, body, n->span)) return 0;
   int64_t k = stage_loop_end(I, L, seq, cnt);
   if (k < 0) assign_name(I, var, val_num(tensor_get(seq.u.m, (cnt - 1) / c, (cnt - 1) % c)));
   return k;
@@ -994,7 +1012,7 @@ static int64_t for_staged_range(Interp *I, AstNode *n, Value a, Value b) {
   stage_loop_range(I, L, a, b, iter->span, var->u.sym, loop_var_place(I, var));
   int64_t cnt = op_range_length(pa.u.n, pb.u.n);
   assign_name(I, var, stage_loop_index(I, L, val_num(pa.u.n), loop_var_place(I, var)));
-  loop_body(I, body, n->span);
+  if (!staged_body(I, L, body, n->span)) return 0;
   return stage_loop_end(I, L, val_null(), cnt);
 }
 
@@ -1193,6 +1211,12 @@ static LoopStage *while_begin(Interp *I, AstNode *n) {
   return while_scan(n, &s) ? loop_begin(I, true, &s, n->span) : NULL;
 }
 
+typedef struct CondJob { AstNode *cond; Value v; } CondJob;
+static void cond_job(Interp *I, void *ud) {
+  CondJob *j = ud;
+  j->v = eval_operand(I, j->cond);
+}
+
 static Value eval_while(Interp *I, AstNode *n) {
   AstNode *cond = n->kids[0], *body = n->kids[1];
   if (n->loop && !I->stage && !I->nan_check && !staging_blocks(I)) return eval_numloop(I, n, NULL, 0, 0, 0, 0);
@@ -1203,15 +1227,27 @@ static Value eval_while(Interp *I, AstNode *n) {
       if (!t || !loop_body(I, body, n->span)) break;
       continue;
     }
-    Value c = eval_operand(I, cond);
+    Value c;
+    if (L) {                                             /* (an effect there: as staged_body) */
+      CondJob cj = { cond, val_null() };
+      if (mls_pcall(I, cond_job, &cj) != 0) {
+        if (!(I->loop_restart && stage_loop_grad(L))) mls_rethrow(I);
+        I->loop_restart = false;
+        stage_loop_abort(I, L);
+        L = NULL;
+        continue;
+      }
+      c = cj.v;
+    } else {
+      c = eval_operand(I, cond);
+    }
     if (L) {                                             /* the first test, traced */
       tmp_push(I, c);
       bool staged = stage_loop_cond(I, L, c);
       tmp_pop(I, 1);
       if (staged) {
         val_release(c);
-        loop_body(I, body, n->span);
-        if (stage_loop_end(I, L, val_null(), 0) < 0) return val_null();
+        if (staged_body(I, L, body, n->span) && stage_loop_end(I, L, val_null(), 0) < 0) return val_null();
         L = NULL;
         continue;                                        /* eager from the second test on */
       }

@@ -2,6 +2,7 @@
 ** explain.c — the staged graph as text (explain) and as Graphviz (dot): one line or one box
 ** per node with its op, inputs, result shape and source line.
 */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "backend/backend.h"
@@ -48,9 +49,32 @@ static void node_label(const GNode *nd, char *buf, size_t n, const Loop *lp, con
     else if (nd->loop->range.on) snprintf(buf, n, "loop for over a staged range (%d carried)", nd->loop->ncarry);
     else snprintf(buf, n, "loop for %lld iterations (%d carried)", (long long)nd->loop->count, nd->loop->ncarry);
     break;
+  case GN_RLOOP: {
+    const Loop *l = nd->loop;
+    int32_t f = -1;                              /* the loop node it reverses */
+    for (int32_t i = 0; i < g->n && f < 0; i++)
+      if (g->nodes[i].kind == GN_LOOP && g->nodes[i].loop == l && !(g->nodes[i].flags & GF_DEAD)) f = i;
+    char of[32] = "its loop";
+    if (f >= 0) snprintf(of, sizeof of, "loop %%%d", f);
+    if (l->is_while)
+      snprintf(buf, n, "reverse of %s: keeps the carried state every k iterations, k doubling from 1 as the loop runs "
+               "(at most 3 sqrt(2n) + 1 states), recomputes each segment from its checkpoint and runs it backward", of);
+    else if (l->range.on)
+      snprintf(buf, n, "reverse of %s: keeps the carried state every ceil(sqrt(n)) iterations of the run's n, recomputes "
+               "each segment from its checkpoint and runs it backward", of);
+    else {
+      long long k = (long long)ceil(sqrt((double)(l->count > 0 ? l->count : 1)));
+      snprintf(buf, n, "reverse of %s: keeps the carried state every %lld iterations of %lld, recomputes the %lld segments "
+               "from those checkpoints and runs them backward", of, k, (long long)l->count, (long long)((l->count + k - 1) / k));
+    }
+    break;
+  }
   case GN_ITEM: {
-    const Loop *l = g->nodes[nd->in[0]].loop;
-    snprintf(buf, n, "item %s", l->names[nd->param]->name);
+    const GNode *src = &g->nodes[nd->in[0]];
+    const Loop *l = src->loop;
+    if (src->kind == GN_RLOOP && nd->param < l->ncarry) snprintf(buf, n, "adjoint %s", l->names[nd->param]->name);
+    else if (src->kind == GN_RLOOP) snprintf(buf, n, "adjoint outer %d", nd->param - l->ncarry + 1);
+    else snprintf(buf, n, "item %s", l->names[nd->param]->name);
     break;
   }
   case GN_CAPTURE: snprintf(buf, n, "capture %s", nd->sym ? nd->sym->name : "?"); break;
@@ -77,7 +101,7 @@ static void print_graph(Interp *I, const Graph *g, TextBuf *t, int indent, const
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
     if (nd->flags & GF_DEAD) continue;
-    char lab[160], sh[48];
+    char lab[320], sh[48];
     node_label(nd, lab, sizeof lab, lp, g);
     shape_of(nd, sh, sizeof sh);
     tb_printf(t, "%*s  %%%d = %s", indent, "", i, lab);
@@ -128,7 +152,7 @@ void graph_dot(const Graph *g, TextBuf *t, const char *cluster, const char *pref
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
     if (nd->flags & GF_DEAD) continue;
-    char lab[160], sh[48];
+    char lab[320], sh[48];
     node_label(nd, lab, sizeof lab, NULL, g);
     shape_of(nd, sh, sizeof sh);
     const char *shape = nd->kind == GN_PARAM || nd->kind == GN_CAPTURE ? "invhouse"

@@ -63,6 +63,7 @@ void graph_free(Graph *g) {
       mem_free(nd->fused);
     }
     loop_free(nd->loop);
+    loop_rev_free(nd->rev);
   }
   for (int i = 0; i < g->nchains; i++) {
     for (int k = 0; k < g->chains[i].n; k++)
@@ -89,7 +90,8 @@ static void gout_children(const GOut *o, GcVisit fn, void *ctx) {
 void graph_children(const Graph *g, GcVisit fn, void *ctx) {   /* what graph_free releases */
   for (int i = 0; i < g->n; i++) {
     gc_visit_value(g->nodes[i].v, fn, ctx);
-    if (g->nodes[i].loop) loop_children(g->nodes[i].loop, fn, ctx);
+    const GNode *nd = &g->nodes[i];           /* (a reverse loop node shares its loop node's: */
+    if (nd->loop && (nd->kind == GN_LOOP || nd->loop->refs == 1)) loop_children(nd->loop, fn, ctx);   /* once) */
   }
   gout_children(&g->out, fn, ctx);
 }
@@ -222,7 +224,7 @@ bool graph_shape_varies(const Graph *g, const GNode *nd) {
 ** elimination: it removes computations, never an error the program would raise. */
 bool graph_may_fail(const Graph *g, const GNode *nd) {
   switch ((GKind)nd->kind) {
-  case GN_PARAM: case GN_CAPTURE: case GN_CALL: case GN_LOOP: return true;
+  case GN_PARAM: case GN_CAPTURE: case GN_CALL: case GN_LOOP: case GN_RLOOP: return true;
   case GN_CONST: case GN_ITEM: return false;
   case GN_OP: case GN_FUSED: break;
   }
@@ -543,9 +545,18 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
         goto done;
       }
       break;
+    case GN_RLOOP:
+      r = loop_reverse_run(I, g, nd, args, stale);
+      if (*stale) goto done;
+      break;
     case GN_ITEM: {                          /* item k of a loop's result; the last: its iterations */
       const Loop *lp = g->nodes[nd->in[0]].loop;
       const List *l = args[0].u.l;
+      if (g->nodes[nd->in[0]].kind == GN_RLOOP) {   /* an adjoint sum */
+        r = l->items[nd->param];
+        val_retain(r);
+        break;
+      }
       if (nd->param < lp->ncarry && lp->temp[nd->param] && l->items[lp->ncarry].u.n == 0) {   /* a variable the loop never set */
         if (!effects) {                      /* traced again: this run's trace reads it as eager code does */
           snprintf(g->stale_why, sizeof g->stale_why, "a loop ran no iteration, so '%s' is not set", lp->names[nd->param]->name);

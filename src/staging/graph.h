@@ -24,12 +24,27 @@ typedef enum GKind {
   GN_LOOP,       /* a for or while loop (GNode.loop): its inputs the carried values' initial values,
                  ** then the enclosing graph's values it reads; its result the list of the carried
                  ** values' final values, then the number of iterations run */
-  GN_ITEM        /* item param (0-based) of a loop node's result (its one input) */
+  GN_ITEM,       /* item param (0-based) of a loop node's result (its one input), or of a
+                 ** reverse loop node's */
+  GN_RLOOP       /* the reverse of a loop node under a grad traced inside the stage (jit(grad(f)),
+                 ** loop.c "reverse loop nodes"): its inputs the loop's (the carried values'
+                 ** initial values, the enclosing graph's values it reads), then the carried values'
+                 ** adjoints at its end, then the adjoint sums so far of those inputs; its result the
+                 ** list of those sums with the loop's contributions added (GNode.loop shared with
+                 ** the loop node, GNode.rev) */
 } GKind;
 
 /* A for loop over a:b with an end the graph computes (staging/loop.c): each run takes the ends
 ** from leaves ra, rb (or the numbers ca, cb where < 0); the node's item ncarry + 1 is the last
 ** element. */
+/* A reverse loop node's plan (GN_RLOOP): per input of the loop (ncarry, then nouter) the node it
+** was on the grad's tape (-1: none). Inputs of one tape node share one adjoint sum. */
+typedef struct LoopRev {
+  int32_t nin;
+  int32_t *gid;             /* (owned) */
+  bool *null;               /* per sum: NULL when traced (no adjoint: a run must agree; owned) */
+} LoopRev;
+
 typedef struct LoopRange {
   bool on;
   int32_t ra, rb;
@@ -88,7 +103,8 @@ typedef struct GNode {
   Span *fspan;              /* GN_FUSED: each instruction's op's own span, then the sum's (owned), */
   Source **fsrc;            /* and source (retained): run op by op, errors are located there */
   int32_t chain;            /* Graph.chains: the calls it was inlined through (-1: none) */
-  Loop *loop;               /* GN_LOOP (owned) */
+  Loop *loop;               /* GN_LOOP (owned); GN_RLOOP (a reference: Loop.refs) */
+  LoopRev *rev;             /* GN_RLOOP (owned) */
 } GNode;
 
 /* While a loop's body or condition is traced (staging/loop.c): the values of enclosing stages it
@@ -100,6 +116,14 @@ typedef struct LoopTrace {
   Value **places;           /* the carried variables' places: a read of one is never a capture */
   int32_t nplaces;
   Value *ivar;              /* a for loop's variable's place (the same), or NULL */
+  /* jit(grad(f)): the grad traced inside the stage the loop is in, whose boxes wrap that stage's
+  ** values (a carried value's, one the body reads): the body is traced without them and the
+  ** loop's run is one node on that grad's tape (loop.c); gv: the values read with its boxes
+  ** (retained), to find each outer value's node on its tape */
+  struct Tape *gt;
+  Value *gv;
+  int32_t ngv, gcap;
+  bool effects;             /* an effect was recorded in the body or condition (or a loop's inside) */
 } LoopTrace;
 
 /* How the staged function's result is rebuilt from node values. */
@@ -230,6 +254,21 @@ int32_t loop_outer_param(Interp *I, Graph *g, Value v);
 Value loop_run(Interp *I, const GNode *nd, const Value *args, bool *stale);
 void loop_free(Loop *L);
 void loop_children(const Loop *L, GcVisit fn, void *ctx);
+/* loop.c: runs reverse loop node nd (GN_RLOOP) on its inputs args: the loop run again with
+** checkpoints, then backward segment by segment; the result list of the adjoint sums (owned), or
+** VT_UNBOUND with *stale set (a run of the body was stale, or a sum is NULL where the trace's
+** was not, or the reverse). */
+Value loop_reverse_run(Interp *I, Graph *g, const GNode *nd, const Value *args, bool *stale);
+void loop_rev_free(LoopRev *r);
+/* loop.c: v, an operand of an op or a call in a loop's body or condition g (without the body's own
+** boxes), is a box of a grad traced inside the stage a loop around g is in, around that stage's
+** value (jit(grad(f))): *inner is that value (the body reads it as the enclosing graph's; the
+** loop's node on the grad's tape links its adjoint), true. */
+bool loop_grad_value(Interp *I, Graph *g, Value v, Value *inner);
+/* Whether graph g is a loop's body or condition under such a grad (an effect there: loop.h). */
+bool loop_grad_body(const Graph *g);
+/* loop.c: an effect is recorded in g, a loop's body or condition (LoopTrace.effects, up the loops). */
+void loop_note_effect(const Graph *g);
 
 /* explain's and dot's text (explain.c). */
 void graph_print(Interp *I, const Graph *g, TextBuf *t);

@@ -8,7 +8,9 @@
 ** with the trip count. A loop whose body cannot be such a graph (it goes eager, a variable
 ** changes its type or shape) makes the enclosing stage eager from there, with the values
 ** computed so far: never another result than eager code. Under grad (grad(jit(f))) a node's
-** run is one checkpointed node on the grad's tape (the end of this file).
+** run is one checkpointed node on the grad's tape; under a grad inside the stage (jit(grad(f)))
+** its backward pass is a reverse loop node of the graph, checkpointed the same way (the end of
+** this file).
 */
 #include <math.h>
 #include <stdio.h>
@@ -68,6 +70,65 @@ static bool grad_inside(Value v) {
 }
 
 
+/* MLS_LOOP_CHECKPOINT (the checkpointed runs below). */
+static int64_t ckpt_setting(void);
+
+/* v is a box of a grad traced inside stage s (jit(grad(f))) around s's value, nothing else
+** active inside: that grad's tape, else NULL. */
+static Tape *grad_over(Value v, const Tape *s) {
+  v = ad_finished(v);
+  if (v.t != VT_BOX) return NULL;
+  Tape *gt = v.u.box->tape;
+  if (!gt->active || gt->graph || gt->forward || gt->id < s->id) return NULL;
+  Value w = ad_finished(v.u.box->v);
+  return w.t == VT_BOX && w.u.box->tape == s && ad_finished(w.u.box->v).t != VT_BOX ? gt : NULL;
+}
+
+/* A value a loop's body computes on: without the stages' boxes and, under a grad traced inside
+** the stage (lt->gt), without that grad's (borrowed). */
+static Value body_value(const LoopTrace *lt, Value v) {
+  Value p = stage_strip(v);
+  if (lt->gt && p.t == VT_BOX && p.u.box->tape == lt->gt) p = stage_strip(p.u.box->v);
+  return p;
+}
+
+bool loop_grad_value(Interp *I, Graph *g, Value v, Value *inner) {
+  (void)I;
+  v = ad_finished(v);
+  if (v.t != VT_BOX || !g->lt || ckpt_setting() == 0) return false;
+  for (Graph *x = g; x && x->lt; x = x->lt->outer->graph) {
+    LoopTrace *lt = x->lt;
+    Tape *gt = grad_over(v, lt->outer);
+    if (!gt) continue;
+    if (lt->gt != gt && (lt->gt || lt->effects)) return false;   /* (another grad; an effect ran) */
+    lt->gt = gt;
+    int k = 0;
+    for (; k < lt->ngv; k++)
+      if (lt->gv[k].u.box->tape == v.u.box->tape && lt->gv[k].u.box->node == v.u.box->node) break;
+    if (k == lt->ngv) {
+      if (lt->ngv == lt->gcap) {
+        lt->gcap = lt->gcap ? 2 * lt->gcap : 8;
+        lt->gv = mem_realloc(lt->gv, (size_t)lt->gcap * sizeof(Value));
+      }
+      val_retain(v);
+      lt->gv[lt->ngv++] = v;
+    }
+    *inner = ad_finished(v.u.box->v);
+    return true;
+  }
+  return false;
+}
+
+bool loop_grad_body(const Graph *g) {
+  for (; g && g->lt; g = g->lt->outer->graph)
+    if (g->lt->gt) return true;
+  return false;
+}
+
+void loop_note_effect(const Graph *g) {
+  for (; g && g->lt; g = g->lt->outer->graph) g->lt->effects = true;
+}
+
 static void put(Value *place, Value v) {   /* takes v */
   Value old = *place;
   *place = v;
@@ -88,8 +149,10 @@ static void free_stage(LoopStage *L, bool graphs) {
     }
   for (int k = 0; k < L->n; k++) val_release(L->init[k]);
   for (int k = 0; k < L->lt.nov; k++) val_release(L->lt.ov[k]);
+  for (int k = 0; k < L->lt.ngv; k++) val_release(L->lt.gv[k]);
   val_release(L->c);
   mem_free(L->lt.ov);
+  mem_free(L->lt.gv);
   mem_free(L->init);
   mem_free(L->places);
   mem_free(L->syms);
@@ -123,7 +186,7 @@ static void bind_params(Interp *I, LoopStage *L, Tape *t) {
     int32_t id = graph_add(t->graph, GN_PARAM, (Span){ 0, 0 }, NULL);
     GNode *nd = &t->graph->nodes[id];
     nd->param = k;
-    Value p = stage_strip(L->init[k]);
+    Value p = body_value(&L->lt, L->init[k]);
     graph_node_shape(nd, p);
     val_retain(p);
     put(L->places[k], ad_box_new(t, id, p));
@@ -134,10 +197,13 @@ LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Sym
   Tape *o = I->stage;
   if (!o || !o->active || !o->graph || o->graph->dynamic || n > LOOP_MAX_CARRY) return NULL;
   if (o->graph->block && (I->env || o->graph->relative)) return NULL;   /* (a function's blocks) */
+  Tape *gt = NULL;                               /* jit(grad(f)): the grad inside the stage */
   for (int k = 0; k < n; k++) {
     Value v = *places[k];
     if (v.t == VT_UNBOUND) continue;
-    if (!grad_inside(v) || !plain_kind(ad_primal(v))) return NULL;   /* (jit(grad(f)), or jvp traces it) */
+    Tape *g1 = o->graph->block || ckpt_setting() == 0 ? NULL : grad_over(v, o);
+    if (g1 && (!gt || gt == g1) && plain_kind(ad_primal(v))) { gt = g1; continue; }
+    if (!grad_inside(v) || !plain_kind(ad_primal(v))) return NULL;   /* (jvp traces it, a grad of grad ...) */
   }
   LoopStage *L = mem_calloc(1, sizeof *L);
   L->is_while = is_while;
@@ -162,6 +228,7 @@ LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Sym
     }
   }
   L->lt.outer = o;
+  L->lt.gt = gt;
   L->lt.base = n + 1;
   L->lt.places = L->places;
   L->lt.nplaces = n;
@@ -187,8 +254,9 @@ Value stage_loop_index(Interp *I, LoopStage *L, Value x, Value *var) {
 /* An end of a traced range: its outer leaf (registered as a value the loop reads), or -1 and
 ** the number itself. */
 static int32_t range_end(Interp *I, LoopStage *L, Value v, double *c) {
-  Value u = ad_finished(v);
+  Value u = ad_finished(v), in;
   *c = 0;
+  if (loop_grad_value(I, L->bg, u, &in)) u = in;   /* (jit(grad(f)): the stage's value) */
   if (u.t == VT_BOX) {
     int32_t id = loop_outer_param(I, L->bg, u);
     return L->bg->nodes[id].param;
@@ -458,6 +526,23 @@ static void bind_item(Interp *I, Tape *o, int32_t id, int k, Value *place) {
   (void)I;
 }
 
+static void rev_record(Interp *I, LoopStage *L, Loop *lp);
+
+bool stage_loop_grad(const LoopStage *L) { return L->lt.gt != NULL; }
+
+/* jit(grad(f)): the places hold their values from before the loop again (with the grad's boxes,
+** which the body's trace set aside); L is freed. */
+static void restore_places(Interp *I, LoopStage *L, bool graphs) {
+  I->stage = L->outer;
+  for (int k = 0; k < L->n; k++) {
+    val_retain(L->init[k]);
+    put(L->places[k], L->init[k]);
+  }
+  finish(I, L, graphs);
+}
+
+void stage_loop_abort(Interp *I, LoopStage *L) { restore_places(I, L, true); }
+
 int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   I->stage = L->outer;
   int n = L->n;
@@ -469,7 +554,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     if (v.t == VT_UNBOUND) continue;
     Value p = ad_primal(v), ip = ad_primal(L->init[k]);
     char d0[64], d1[64];
-    if (!plain_kind(p) || !grad_inside(v))
+    if (!plain_kind(p) || (!grad_inside(v) && !(L->lt.gt && grad_over(v, L->outer) == L->lt.gt)))
       snprintf(why, sizeof why, "'%s' is %s after the body", L->syms[k]->name, val_describe(p, d0, sizeof d0));
     else if (L->init[k].t != VT_UNBOUND &&
              (ip.t != p.t || (p.t == VT_MAT && (tensor_rows(p.u.m) != tensor_rows(ip.u.m) || tensor_cols(p.u.m) != tensor_cols(ip.u.m)))))
@@ -477,6 +562,10 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
                val_describe(p, d1, sizeof d1));
   }
   if (!why[0] && n + L->lt.nov > 64) snprintf(why, sizeof why, "it carries and reads more than 64 values");
+  if (why[0] && L->lt.gt) {                      /* (the first iteration ran without the grad) */
+    restore_places(I, L, true);
+    return 0;
+  }
   if (why[0]) {
     go_eager(I, L, "a loop could not be one node: %s", why);
     finish(I, L, true);
@@ -534,7 +623,8 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   for (int k = 0; k < n; k++) {
     Value p = ad_finished(*L->places[k]);
     if (p.t == VT_UNBOUND) p = val_null();
-    h->items[k] = stage_strip(p);               /* (a grad's boxes kept: it records these runs) */
+    h->items[k] = body_value(&L->lt, p);        /* (a grad's boxes kept: it records these runs; */
+                                                /* not one traced inside the stage: rev_record) */
     val_retain(h->items[k]);
   }
   for (int k = 0; k < lp->nouter; k++) { h->items[n + 1 + k] = stage_strip(L->lt.ov[k]); val_retain(h->items[n + 1 + k]); }
@@ -554,6 +644,12 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     put(L->var_place, h->items[n]);
   }
   tmp_release_to(I, mark);
+  if (!ok && L->lt.gt) {                         /* (from the start, with the grad) */
+    mls_undefer(I, lp);
+    loop_free(lp);
+    restore_places(I, L, false);
+    return 0;
+  }
   if (!ok) {                                     /* a run was stale: on eagerly from iteration at */
     mls_undefer(I, lp);
     loop_free(lp);
@@ -588,6 +684,7 @@ node:;
     if (og->block) stage_assigned(I, L->places[k], L->syms[k], NULL);   /* (an output of the block) */
   }
   if (L->range.on) bind_item(I, o, id, n + 1, L->var_place);   /* the loop variable: the range's last element */
+  if (L->lt.gt) rev_record(I, L, lp);            /* jit(grad(f)): the run, one node on the grad's tape */
   finish(I, L, false);
   return -1;
 }
@@ -995,4 +1092,296 @@ static bool run_ckpt(Interp *I, const Loop *lp, Tape *T, Value *leaves, int64_t 
   }
   tmp_release_to(I, mark);
   return true;
+}
+
+/* ---- reverse loop nodes: grad traced inside the stage (jit(grad(f))) ----
+** When a grad that a stage is tracing follows a loop's values (its boxes wrap the stage's: the
+** grad call is inside the staged code), the body is traced without the grad's boxes, and the
+** loop node's run is one custom node on the grad's tape (rev_record), as a checkpointed run is
+** under grad(jit(f)). Its backward pass, which the stage traces too, adds a reverse loop node
+** (GN_RLOOP) to the stage's graph: its run runs the loop again with checkpoints and then
+** backward, segment by segment, as the checkpointed run's backward pass does (rev_compute:
+** ckpt_backward), adding the loop's contributions to the adjoint sums it is given in the order
+** eager grad adds them. So the graph holds the loop twice, forward and reverse, whatever the
+** trip count, and a run holds at most the checkpoints and one segment's states. */
+
+/* The first input with i's node on the grad's tape (they share one adjoint sum). */
+static int alias_of(const int32_t *gid, int i) {
+  if (gid[i] < 0) return i;
+  for (int j = 0; j < i; j++)
+    if (gid[j] == gid[i]) return j;
+  return i;
+}
+
+/* The reverse of lp on values a (plain, or boxes of traces outside: they record it): the loop's
+** inputs (ncarry, then nouter), the carried values' adjoints at its end (ncarry), the inputs'
+** adjoint sums so far (ncarry + nouter; VT_NULL: none). The sums with the loop's contributions
+** (a list on the temp stack), or *stale (why) when a run of the body or condition was stale. */
+static List *rev_compute(Interp *I, const Loop *lp, const int32_t *gid, const Value *a, bool *stale, char *why, size_t nwhy) {
+  int n = lp->ncarry, no = lp->nouter, ni = n + no, nl = n + 1 + no;
+  *stale = false;
+  List *res = list_held_nulls(I, ni);
+  Ckpt *ck = mem_calloc(1, sizeof *ck);
+  ck->c.free_fn = ckpt_free;
+  ck->c.release = ckpt_release;
+  ck->c.backward = ckpt_backward;
+  ck->c.nin = ni;
+  ck->c.nout = n;
+  ck->c.is_while = lp->is_while;
+  ck->c.in = mem_calloc((size_t)(ni > 0 ? ni : 1), sizeof(int32_t));
+  memcpy(ck->c.in, gid, (size_t)ni * sizeof(int32_t));
+  ck->c.gout = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(Value));
+  for (int k = 0; k < n; k++) { ck->c.gout[k] = a[ni + k]; val_retain(a[ni + k]); }
+  ck->lp = (Loop *)lp;
+  ck->lp->refs++;
+  ck->n = n;
+  ck->nl = nl;
+  mls_defer(I, (CleanupFn)ad_custom_discard, ck);
+  int mark = I->ntmp;
+  List *P = list_held_nulls(I, nl);
+  for (int k = 0; k < n; k++) { P->items[k] = a[k]; val_retain(a[k]); }
+  for (int q = 0; q < no; q++) { P->items[n + 1 + q] = a[n + q]; val_retain(a[n + q]); }
+  ck->outer = mem_calloc((size_t)(no > 0 ? no : 1), sizeof(Value));
+  for (int q = 0; q < no; q++) { ck->outer[q] = a[n + q]; val_retain(a[n + q]); }
+  const Graph *bg = lp->body;
+  ck->capb = mem_calloc((size_t)(bg->n > 0 ? bg->n : 1), sizeof(Value));
+  for (int32_t i = 0; i < bg->n; i++) {
+    ck->capb[i] = val_null();
+    const GNode *nd = &bg->nodes[i];
+    if (nd->kind != GN_CAPTURE || (nd->flags & GF_DEAD)) continue;
+    Value *at = bg->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
+    if (!at) {
+      snprintf(why, nwhy, "the captured variable '%s' is gone", nd->sym ? nd->sym->name : "?");
+      *stale = true;
+      goto out;
+    }
+    ck->capb[i] = *at;
+    val_retain(*at);
+  }
+  int64_t count = lp->count;
+  ck->r0 = 0;
+  ck->rstep = 1;
+  if (lp->range.on) range_of(I, lp, P->items, &ck->r0, &ck->rstep, &count);
+  int64_t k0 = ckpt_setting();
+  ck->adaptive = k0 <= 0 && lp->is_while;
+  ck->stride = k0 > 0 ? k0 : lp->is_while ? 1 : (int64_t)ceil(sqrt((double)(count > 0 ? count : 1)));
+  if (ck->stride < 1) ck->stride = 1;
+  ckpt_keep(ck, P->items, 0);
+  int64_t ran = 0, at = 0;
+  if (!run_iterations(I, lp, P->items, 0, &ran, &at, why, nwhy, ck)) {
+    *stale = true;
+    goto out;
+  }
+  ck->end = ran;
+  ck->c.iters = ran;
+  ck->c.nckpt = ck->nck;
+  Value *sl[LOOP_MAX_CARRY + 64];
+  for (int i = 0; i < ni; i++) {
+    int j = alias_of(gid, i);
+    if (j == i) { res->items[i] = a[ni + n + i]; val_retain(res->items[i]); }
+    sl[i] = &res->items[j];
+  }
+  ckpt_backward(I, &ck->c, sl);
+  for (int i = 0; i < ni; i++) {
+    int j = alias_of(gid, i);
+    if (j != i) { res->items[i] = res->items[j]; val_retain(res->items[i]); }
+  }
+out:
+  tmp_release_to(I, mark);
+  mls_undefer(I, ck);
+  ad_custom_discard(&ck->c);
+  return res;
+}
+
+Value loop_reverse_run(Interp *I, Graph *g, const GNode *nd, const Value *args, bool *stale) {
+  const LoopRev *rv = nd->rev;
+  int mark = I->ntmp;
+  char why[160] = "";
+  List *out = rev_compute(I, nd->loop, rv->gid, args, stale, why, sizeof why);
+  for (int i = 0; i < rv->nin && !*stale; i++)
+    if ((out->items[i].t == VT_NULL) != rv->null[i]) {   /* (a while loop that ran no iteration) */
+      snprintf(why, sizeof why, "the reverse of a loop gave %s adjoint where its trace gave %s", rv->null[i] ? "an" : "no",
+               rv->null[i] ? "none" : "one");
+      *stale = true;
+    }
+  if (*stale) {
+    snprintf(g->stale_why, sizeof g->stale_why, "%s", why);
+    tmp_release_to(I, mark);
+    return val_unbound();
+  }
+  List *l = list_new(I, rv->nin);
+  Value r = val_list(l);
+  for (int i = 0; i < rv->nin; i++) { val_retain(out->items[i]); list_push(l, out->items[i], NULL); }
+  tmp_release_to(I, mark);
+  return r;
+}
+
+void loop_rev_free(LoopRev *r) {
+  if (!r) return;
+  mem_free(r->gid);
+  mem_free(r->null);
+  mem_free(r);
+}
+
+/* The loop node's run on the grad's tape (rev_record): what its backward pass needs. */
+typedef struct RevCk {
+  AdCustom c;                /* first: the tape's view of it */
+  Loop *lp;                  /* held (refs) */
+  Tape *S;                   /* the stage (its boxes in vin hold it) */
+  Value *vin;                /* the loop's inputs as the stage's values (retained; VT_NULL: a temporary) */
+  Span sp;
+} RevCk;
+
+static void rev_release(AdCustom *c) {
+  RevCk *rc = (RevCk *)c;
+  for (int k = 0; rc->vin && k < c->nin; k++) val_release(rc->vin[k]);
+  mem_free(rc->vin);
+  rc->vin = NULL;
+  Loop *lp = rc->lp;
+  rc->lp = NULL;
+  loop_free(lp);
+}
+
+static void rev_free(AdCustom *c) {
+  mem_free((void *)c->names);
+  mem_free(c);
+}
+
+/* The backward pass of the loop's run, traced by the stage: a reverse loop node, whose run at
+** this trace gives the adjoint sums now (or, where the stage no longer traces, those sums). */
+static void rev_backward(Interp *I, AdCustom *c, Value **slots) {
+  RevCk *rc = (RevCk *)c;
+  Loop *lp = rc->lp;
+  int n = lp->ncarry, no = lp->nouter, ni = n + no, na = ni + n + ni;
+  Tape *S = rc->S;
+  bool staged = I->stage == S && S->active && S->graph && !S->graph->dynamic;
+  if (staged && S->graph->abstract) interp_abstract_stop(I, rc->sp, "%s", "the reverse of a loop node runs the loop");
+  if (!staged && S->active && S->graph && !S->graph->dynamic) {   /* (its values are plain from here) */
+    graph_mark_dynamic(S->graph, I, rc->sp, "%s", "the reverse of a loop node ran outside its stage");
+    S->active = false;
+  }
+  Value a[3 * (LOOP_MAX_CARRY + 64)];
+  for (int i = 0; i < ni; i++) a[i] = rc->vin[i];
+  for (int k = 0; k < n; k++) a[ni + k] = c->gout[k];
+  for (int i = 0; i < ni; i++) a[ni + n + i] = *slots[i];
+  int mark = I->ntmp;
+  List *pl = list_held_nulls(I, na);
+  for (int i = 0; i < na; i++) {
+    Value p = ad_finished(a[i]);
+    if (p.t == VT_BOX && p.u.box->tape == S) p = ad_finished(p.u.box->v);
+    if (p.t == VT_BOX)
+      mls_throw(I, rc->sp, "%s", "grad: the reverse of this loop meets a value another trace follows (not supported)");
+    val_retain(p);
+    pl->items[i] = p;
+  }
+  Tape *saved = I->stage;
+  I->stage = NULL;                               /* (plain runs: nothing is lifted into a stage) */
+  bool stale = false;
+  char why[160] = "";
+  List *out = rev_compute(I, lp, c->in, pl->items, &stale, why, sizeof why);
+  I->stage = saved;
+  if (stale) mls_throw(I, rc->sp, "grad: the loop's body, run again for its backward pass, no longer fits its graph (%s)", why);
+  if (!staged) {
+    for (int i = 0; i < ni; i++) {
+      if (alias_of(c->in, i) != i) continue;
+      val_retain(out->items[i]);
+      put(slots[i], out->items[i]);
+    }
+    tmp_release_to(I, mark);
+    return;
+  }
+  Graph *g = S->graph;
+  int32_t *ins = mem_alloc((size_t)na * sizeof(int32_t));
+  mls_defer(I, mem_free, ins);
+  for (int i = 0; i < na; i++) ins[i] = stage_node_of(I, S, a[i].t == VT_UNBOUND ? val_null() : a[i], rc->sp);
+  mls_undefer(I, ins);
+  int32_t id = graph_add(g, GN_RLOOP, rc->sp, lp->src);
+  GNode *nd = &g->nodes[id];
+  nd->chain = -1;
+  nd->nin = na;
+  nd->in = ins;
+  nd->vt = VT_LIST;
+  nd->rows = ni;
+  nd->loop = lp;
+  lp->refs++;
+  LoopRev *rv = mem_calloc(1, sizeof *rv);
+  nd->rev = rv;
+  rv->nin = ni;
+  rv->gid = mem_alloc((size_t)(ni > 0 ? ni : 1) * sizeof(int32_t));
+  memcpy(rv->gid, c->in, (size_t)ni * sizeof(int32_t));
+  rv->null = mem_calloc((size_t)(ni > 0 ? ni : 1), sizeof(bool));
+  for (int i = 0; i < ni; i++) rv->null[i] = out->items[i].t == VT_NULL;
+  graph_log(g, "  reverse loop node: the %s loop's backward pass, its body run again from checkpoints segment by segment",
+            lp->is_while ? "while" : "for");
+  for (int i = 0; i < ni; i++) {
+    Value r = out->items[i];
+    if (alias_of(c->in, i) != i || r.t == VT_NULL) continue;
+    int32_t it = graph_add(g, GN_ITEM, rc->sp, NULL);
+    GNode *in = &g->nodes[it];
+    in->nin = 1;
+    in->in = mem_alloc(sizeof(int32_t));
+    in->in[0] = id;
+    in->param = i;
+    in->chain = -1;
+    graph_node_shape(in, r);
+    val_retain(r);
+    put(slots[i], ad_box_new(S, it, r));
+  }
+  tmp_release_to(I, mark);
+}
+
+/* The loop node just added (its results bound to the places) as one node on the grad traced
+** inside the stage (L->lt.gt): its inputs the carried values' initial values and the values the
+** body reads, as that grad follows them; its outputs the carried values. */
+static void rev_record(Interp *I, LoopStage *L, Loop *lp) {
+  Tape *G = L->lt.gt;
+  int n = lp->ncarry, no = lp->nouter, ni = n + no;
+  RevCk *rc = mem_calloc(1, sizeof *rc);
+  rc->c.free_fn = rev_free;
+  rc->c.release = rev_release;
+  rc->c.backward = rev_backward;
+  rc->c.nin = ni;
+  rc->c.nout = n;
+  rc->c.is_while = lp->is_while;
+  rc->c.in = mem_calloc((size_t)(ni > 0 ? ni : 1), sizeof(int32_t));
+  rc->c.gout = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(Value));
+  for (int k = 0; k < n; k++) rc->c.gout[k] = val_null();
+  rc->c.names = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
+  for (int k = 0; k < n; k++) rc->c.names[k] = lp->names[k] ? lp->names[k]->name : "?";
+  rc->lp = lp;
+  lp->refs++;
+  rc->S = L->outer;
+  rc->sp = L->sp;
+  rc->vin = mem_calloc((size_t)(ni > 0 ? ni : 1), sizeof(Value));
+  for (int k = 0; k < n; k++) {
+    Value v = L->init[k].t == VT_UNBOUND ? val_null() : ad_finished(L->init[k]);
+    rc->c.in[k] = ad_node_on(G, v);
+    if (v.t == VT_BOX && v.u.box->tape == G) v = ad_finished(v.u.box->v);
+    val_retain(v);
+    rc->vin[k] = v;
+  }
+  for (int q = 0; q < no; q++) {
+    Value ov = L->lt.ov[q];
+    val_retain(ov);
+    rc->vin[n + q] = ov;
+    rc->c.in[n + q] = -1;
+    for (int j = 0; j < L->lt.ngv; j++) {
+      Value w = ad_finished(L->lt.gv[j].u.box->v);
+      if (w.t == VT_BOX && w.u.box->tape == ov.u.box->tape && w.u.box->node == ov.u.box->node) {
+        rc->c.in[n + q] = ad_node_on(G, L->lt.gv[j]);
+        break;
+      }
+    }
+  }
+  mls_defer(I, (CleanupFn)ad_custom_discard, rc);
+  int32_t cn = ad_custom_node(I, G, &rc->c, L->sp);
+  mls_undefer(I, rc);                            /* (the tape's now) */
+  for (int k = 0; k < n; k++) {
+    Value *place = L->places[k];
+    Value p = ad_primal(*place);
+    if (ad_finished(*place).t == VT_UNBOUND || (p.t != VT_NUM && p.t != VT_MAT)) continue;
+    Value v = *place;
+    val_retain(v);
+    put(place, ad_custom_item(I, G, cn, k, v));
+  }
 }

@@ -7,7 +7,9 @@
 ** remaining iterations while tracing, adds the node and binds the variables to its results.
 ** A run whose inputs one grad traces is checkpointed (docs/staging.md "Checkpointing"): one
 ** node on the grad's tape, about 2 sqrt(n) carried states kept, the segments between them
-** recomputed in the backward pass (MLS_LOOP_CHECKPOINT=k: every k-th state; 0: none).
+** recomputed in the backward pass (MLS_LOOP_CHECKPOINT=k: every k-th state; 0: none). Under a
+** grad traced inside the stage (jit(grad(f))) the body is traced without that grad's boxes and
+** the node's backward pass is a reverse loop node of the graph (GN_RLOOP), run the same way.
 **
 ** The protocol, from eval.c:
 **   L = stage_loop_begin(...)            NULL: the loop is run as before (unrolled, or eager)
@@ -66,5 +68,14 @@ bool stage_loop_cond(Interp *I, LoopStage *L, Value c);
 ** and the caller runs the iterations from the one returned on (for: an element's position;
 ** while: 1). L is freed either way. */
 int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count);
+/* jit(grad(f)): whether L's body is traced without the boxes of a grad traced inside the stage
+** (loop.c "reverse loop nodes"). Its first iteration must then run no effect (its run would not be
+** the grad's): an effect there throws with I->loop_restart set before it happens, and the caller,
+** which ran the body under mls_pcall, calls stage_loop_abort (the places hold their values before
+** the loop again, L is freed) and runs the loop as before. Where such a loop cannot be a node,
+** stage_loop_end also restores the places and returns 0: the caller runs the loop from its start
+** (a while loop: from its first test). */
+bool stage_loop_grad(const LoopStage *L);
+void stage_loop_abort(Interp *I, LoopStage *L);
 
 #endif

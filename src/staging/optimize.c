@@ -1062,6 +1062,7 @@ static void toposort_compact(Interp *I, Graph *g) {
     graph_fused_places_free(nd);             /* (first: it reads the program's length) */
     if (nd->fused) { mem_free(nd->fused->ins); mem_free(nd->fused->bc); mem_free(nd->fused); }
     loop_free(nd->loop);
+    loop_rev_free(nd->rev);
   }
   for (int j = 0; j < no; j++)
     for (int k = 0; k < nodes[j].nin; k++) nodes[j].in[k] = map[nodes[j].in[k]];

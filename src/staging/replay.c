@@ -53,7 +53,7 @@ static bool capturable(const Graph *g, const char **why) {
     const GNode *nd = &g->nodes[i];
     if (nd->flags & GF_DEAD) continue;
     if (nd->kind == GN_CALL || (nd->flags & GF_EFFECT)) { *why = "a builtin call or an effect runs on the host"; return false; }
-    if (nd->kind == GN_LOOP) { *why = "a loop node runs its body's graph from the host"; return false; }
+    if (nd->kind == GN_LOOP || nd->kind == GN_RLOOP) { *why = "a loop node runs its body's graph from the host"; return false; }
     if ((nd->kind == GN_OP || nd->kind == GN_FUSED) && nd->vt != VT_MAT && nd->vt != VT_NUM && nd->vt != VT_BOOL) {
       *why = "an op's result is neither a matrix nor a number";
       return false;

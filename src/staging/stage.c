@@ -59,6 +59,8 @@ static int32_t node_of(Interp *I, Tape *t, Value v, Span sp) {
     if (x.u.box->tape == t) return x.u.box->node;
   Value c = unbox(v, t);
   Graph *g = t->graph;
+  Value in;
+  if (g->lt && loop_grad_value(I, g, c, &in)) c = in;   /* (jit(grad(f)): the grad's box set aside) */
   if (g->lt && c.t == VT_BOX && c.u.box->tape->active && c.u.box->tape->graph && c.u.box->tape->id < t->id)
     return loop_outer_param(I, g, c);
   if (holds_box(c, NULL)) graph_mark_dynamic(g, I, sp, "a value traced by an enclosing grad or a list of staged values is used");
@@ -228,6 +230,8 @@ static Value stage_process(Interp *I, Tape *t, const OpCall *c) {
   if (t->graph->lt) {                        /* a loop's body: the enclosing stages' values are its */
     for (int k = 0; k < c->nin && k < 3; k++) {   /* parameters, their ops its own, not theirs */
       plain[k] = stage_strip(c->un[k]);
+      Value in;
+      if (loop_grad_value(I, t->graph, plain[k], &in)) plain[k] = stage_strip(in);   /* (jit(grad(f))) */
       for (Value x = plain[k]; x.t == VT_BOX; x = x.u.box->v)
         if (x.u.box->tape->active && x.u.box->tape->graph) {   /* a grad's box around a stage's: */
           graph_mark_dynamic(t->graph, I, c->sp, "%s", "a value grad traces wraps one the loop traces");
@@ -291,6 +295,12 @@ bool stage_fixed_offset(Interp *I, Value a, Value b, double *k) {
 }
 
 bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args) {
+  Graph *lg = I->stage->graph;                    /* an effect in the body of a loop traced without a */
+  if ((b->flags & BI_EFFECT) && lg && !lg->abstract && loop_grad_body(lg)) {   /* grad's boxes, even */
+    graph_mark_dynamic(lg, I, I->call_span, "'%s' is an effect in the body of a loop a grad traces", b->name);
+    I->loop_restart = true;                       /* gone eager: before it happens (loop.h) */
+    mls_throw(I, I->call_span, "'%s' is an effect in the body of a loop a grad traces (the loop runs again as before)", b->name);
+  }
   if (I->stage->active && I->stage->graph->abstract && (b->flags & BI_LAZY))   /* system.time: runs and prints */
     interp_abstract_stop(I, I->call_span, "'%s' runs its expression and prints", b->name);
   if (!I->stage->active || (b->flags & (BI_SHAPE | BI_LAZY))) return false;
@@ -332,6 +342,7 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
       if (holds_box(args[k], NULL) && (!graph_constant(args[k], t) || args[k].t == VT_LIST))
         interp_abstract_stop(I, sp, "'%s' is a builtin that needs the values of its arguments", b->name);
   }
+  if (b->flags & BI_EFFECT) loop_note_effect(g);
   int mark = I->ntmp;
   int32_t *ins = mem_alloc((size_t)(nargs > 0 ? nargs : 1) * sizeof(int32_t));
   for (int k = 0; k < nargs; k++) ins[k] = node_of(I, t, args[k], sp);
@@ -348,7 +359,11 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
   for (int k = 0; k < nargs; k++) cst = cst && (g->nodes[ins[k]].flags & GF_CONSTANT);
   if (cst) nd->flags |= GF_CONSTANT;
   Value un[nargs > 0 ? nargs : 1];
-  for (int k = 0; k < nargs; k++) un[k] = g->lt ? stage_strip(args[k]) : unbox(args[k], t);   /* (stage_process) */
+  for (int k = 0; k < nargs; k++) {
+    un[k] = g->lt ? stage_strip(args[k]) : unbox(args[k], t);   /* (stage_process) */
+    Value in;
+    if (g->lt && loop_grad_value(I, g, un[k], &in)) un[k] = stage_strip(in);
+  }
   Job job = { val_null(), b, nargs, un, names, sp, val_null() };
   Value r = with_stage(I, NULL, &job);           /* the call itself records nothing */
   if (r.t == VT_NULL || r.t == VT_UNBOUND) {      /* print(x): an effect, nothing to trace */
