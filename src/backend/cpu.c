@@ -30,13 +30,13 @@
 
 typedef struct BufCache { double *p[CACHE_SLOTS]; size_t n[CACHE_SLOTS]; size_t total; } BufCache;
 
-/* The CPU backend is one per process (be_cpu, whose entries take no context), and so is its
-** state (tools/globals_allow.txt): the buffer cache, which holds only free memory, like
-** malloc's own arenas, and the panel size of long products. */
-static struct CpuState {
+/* The state of a CPU instance (its ctx; one per interpreter, cpu.h): the buffer cache, which
+** holds only free memory, like malloc's own arenas, and the panel size of long products. */
+struct CpuCtx {
   BufCache cache;
   double gemm_panel_flops;     /* cpu_gemm_set_panel_flops */
-} cpu = { .gemm_panel_flops = 16e9 };
+};
+#define CPU(be) ((CpuCtx *)(be)->ctx)
 
 /* The cache holds memory that counts against nothing, so it is kept within what the counted
 ** peak and --max-memory leave: a buffer is cached only while the counted bytes and the cache
@@ -44,69 +44,72 @@ static struct CpuState {
 ** The resident memory then stays within the limit (docs/robustness.md "Memory"), and its peak
 ** where it would be without the cache. cache_over: whether the cache holding extra more bytes
 ** beside a fresh allocation of nbytes would go over either. */
-static bool cache_over(size_t extra, size_t nbytes) {
-  uint64_t with = (uint64_t)cpu.cache.total + extra;
+static bool cache_over(const CpuCtx *cpu, size_t extra, size_t nbytes) {
+  uint64_t with = (uint64_t)cpu->cache.total + extra;
   return with > 0 && (mem_over_limit(with + nbytes) || with + nbytes + mem_in_use() > mem_stats.counted_peak);
 }
 
-static void cache_evict_for(size_t nbytes) {
-  for (int i = 0; i < CACHE_SLOTS && cpu.cache.total > 0 && cache_over(0, nbytes); i++) {
-    if (!cpu.cache.p[i]) continue;
-    free(cpu.cache.p[i]);
-    cpu.cache.total -= cpu.cache.n[i];
-    cpu.cache.p[i] = NULL;
+static void cache_evict_for(CpuCtx *cpu, size_t nbytes) {
+  for (int i = 0; i < CACHE_SLOTS && cpu->cache.total > 0 && cache_over(cpu, 0, nbytes); i++) {
+    if (!cpu->cache.p[i]) continue;
+    free(cpu->cache.p[i]);
+    cpu->cache.total -= cpu->cache.n[i];
+    cpu->cache.p[i] = NULL;
   }
 }
 
-static double *cpu_alloc(size_t nbytes) {
+static double *cpu_alloc(const Backend *be, size_t nbytes) {
+  CpuCtx *cpu = CPU(be);
   if (nbytes == 0) nbytes = 8;
   for (int i = 0; i < CACHE_SLOTS; i++) {
-    if (cpu.cache.p[i] && cpu.cache.n[i] == nbytes) {
-      double *p = cpu.cache.p[i];
-      cpu.cache.p[i] = NULL;
-      cpu.cache.total -= nbytes;
+    if (cpu->cache.p[i] && cpu->cache.n[i] == nbytes) {
+      double *p = cpu->cache.p[i];
+      cpu->cache.p[i] = NULL;
+      cpu->cache.total -= nbytes;
       return p;
     }
   }
-  cache_evict_for(nbytes);
+  cache_evict_for(cpu, nbytes);
   void *p = NULL;
   if (posix_memalign(&p, 64, nbytes) != 0) return NULL;
   return p;
 }
 
-static void cpu_free(double *p, size_t nbytes) {
+static void cpu_free(const Backend *be, double *p, size_t nbytes) {
+  CpuCtx *cpu = CPU(be);
   if (!p) return;
   if (nbytes == 0) nbytes = 8;
-  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 2 && !cache_over(nbytes, 0)) {
+  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 2 && !cache_over(cpu, nbytes, 0)) {
     int slot = -1;
     for (int i = 0; i < CACHE_SLOTS; i++)
-      if (!cpu.cache.p[i]) { slot = i; break; }
-    while (slot < 0 || cpu.cache.total + nbytes > CACHE_MAX_BYTES) {   /* evict the first */
+      if (!cpu->cache.p[i]) { slot = i; break; }
+    while (slot < 0 || cpu->cache.total + nbytes > CACHE_MAX_BYTES) {   /* evict the first */
       int v = -1;
       for (int i = 0; i < CACHE_SLOTS; i++)
-        if (cpu.cache.p[i]) { v = i; break; }
+        if (cpu->cache.p[i]) { v = i; break; }
       if (v < 0) break;
-      free(cpu.cache.p[v]);
-      cpu.cache.total -= cpu.cache.n[v];
-      cpu.cache.p[v] = NULL;
+      free(cpu->cache.p[v]);
+      cpu->cache.total -= cpu->cache.n[v];
+      cpu->cache.p[v] = NULL;
       slot = v;
     }
-    if (slot >= 0 && cpu.cache.total + nbytes <= CACHE_MAX_BYTES) {
-      cpu.cache.p[slot] = p;
-      cpu.cache.n[slot] = nbytes;
-      cpu.cache.total += nbytes;
+    if (slot >= 0 && cpu->cache.total + nbytes <= CACHE_MAX_BYTES) {
+      cpu->cache.p[slot] = p;
+      cpu->cache.n[slot] = nbytes;
+      cpu->cache.total += nbytes;
       return;
     }
   }
   free(p);
 }
 
-static int cpu_copy(double *dst, const double *src, size_t nbytes) {
+static int cpu_copy(const Backend *be, double *dst, const double *src, size_t nbytes) {
+  (void)be;
   memcpy(dst, src, nbytes);
   return 0;
 }
 
-static bool cpu_supports(OpKind op) { (void)op; return true; }
+static bool cpu_supports(const Backend *be, OpKind op) { (void)be; (void)op; return true; }
 
 /* ---- elementwise binary ----
 ** Each kernel runs on a range [lo, hi): of elements, or of rows when an operand broadcasts
@@ -238,14 +241,14 @@ static void transpose(const Tensor *in, Tensor *out) {
           o[j * r + i] = a[i * c + j];
 }
 
-static int cpu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+static int cpu_run(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   int flags = op_info[op].flags;
   if ((flags & OPF_EW) && op_info[op].arity == 2) return run_binary(op, out, in, p);
   if (flags & OPF_EW) return run_unary(op, out, in);
-  if (flags & OPF_RED) return cpu_run_reduce(op, out, in, p);
-  if (flags & OPF_NN) return cpu_run_nn(op, out, in, p);
+  if (flags & OPF_RED) return cpu_run_reduce(be, op, out, in, p);
+  if (flags & OPF_NN) return cpu_run_nn(be, op, out, in, p);
   if (op == OP_TRANSPOSE) { transpose(in[0], out); return 0; }
-  return cpu_run_products(op, out, in, p);
+  return cpu_run_products(be, op, out, in, p);
 }
 
 /* The leading dimension of a GEMM operand stored row-major with unit column stride (ops.c
@@ -258,9 +261,10 @@ static int gemm_ld(const Tensor *t) {
 }
 
 #define GEMM_KSTEP 1536                         /* k-pieces are multiples of this (below) */
-void cpu_gemm_set_panel_flops(double flops) { cpu.gemm_panel_flops = flops; }
+void cpu_gemm_set_panel_flops(const Backend *be, double flops) { CPU(be)->gemm_panel_flops = flops; }
 
-static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
+static int cpu_gemm(const Backend *be, bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
+  const double panel = CPU(be)->gemm_panel_flops;
   int64_t m = tensor_rows(C), n = tensor_cols(C);
   int64_t k = ta ? tensor_rows(A) : tensor_cols(A);
   if (m == 0 || n == 0) return 0;
@@ -283,7 +287,7 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   const volatile sig_atomic_t *stop = cpu_par_stop_flag();
   int64_t along = m >= n ? m : n;
   double flops = 2.0 * (double)m * (double)n * (double)k;
-  int64_t pieces = flops < 2 * cpu.gemm_panel_flops || !stop ? 1 : (int64_t)(flops / cpu.gemm_panel_flops);
+  int64_t pieces = flops < 2 * panel || !stop ? 1 : (int64_t)(flops / panel);
   if (pieces > 16) pieces = 16;
   if (pieces > along / 512) pieces = along / 512 > 0 ? along / 512 : 1;
   /* A panel still past 2 gemm_panel_flops (a small result of a long inner dimension, such as
@@ -296,7 +300,7 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   ** test_interrupt.c compares with the unsplit product to 1e-12). The cut depends only on the
   ** shapes, never on the flag or the threads, so results are reproducible. */
   double pflops = flops / (double)pieces;
-  int64_t kpieces = pflops < 2 * cpu.gemm_panel_flops ? 1 : (int64_t)ceil(pflops / cpu.gemm_panel_flops);
+  int64_t kpieces = pflops < 2 * panel ? 1 : (int64_t)ceil(pflops / panel);
   if (kpieces > k / GEMM_KSTEP) kpieces = k / GEMM_KSTEP > 0 ? k / GEMM_KSTEP : 1;
   int64_t kstep = kpieces > 1 ? k / kpieces / GEMM_KSTEP * GEMM_KSTEP : k;
   for (int64_t p = 0; p < pieces; p++) {
@@ -320,23 +324,47 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   return 0;
 }
 
-static void cpu_sync(void) {}
+static void cpu_sync(const Backend *be) { (void)be; }
 
-static void cpu_trim(void) {
+static void cpu_trim(const Backend *be) {
+  CpuCtx *cpu = CPU(be);
   cpu_par_shutdown();
   for (int i = 0; i < CACHE_SLOTS; i++) {
-    free(cpu.cache.p[i]);
-    cpu.cache.p[i] = NULL;
+    free(cpu->cache.p[i]);
+    cpu->cache.p[i] = NULL;
   }
-  cpu.cache.total = 0;
+  cpu->cache.total = 0;
 }
 
-static void cpu_threads(int n) {
+static void cpu_threads(const Backend *be, int n) {
+  (void)be;
   openblas_set_num_threads(n);
   cpu_par_set_threads(n);
 }
 
-static const char *cpu_describe(void) { return openblas_get_config(); }
+static const char *cpu_describe(const Backend *be) { (void)be; return openblas_get_config(); }
+
+static int cpu_init(Backend *be) {
+  CpuCtx *cpu = calloc(1, sizeof *cpu);
+  if (!cpu) return 1;
+  cpu->gemm_panel_flops = 16e9;
+  be->ctx = cpu;
+  return 0;
+}
+
+static const char *cpu_error(const Backend *be) { (void)be; return "out of memory"; }
+
+static void cpu_destroy(Backend *be) {
+  if (!be->ctx) return;
+  cpu_trim(be);
+  free(be->ctx);
+  be->ctx = NULL;
+}
+
+static void cpu_set_stop(const Backend *be, const volatile sig_atomic_t *flag) {
+  (void)be;
+  cpu_par_set_stop(flag);
+}
 
 const Backend be_cpu = {
   /* .name        = */ "cpu",
@@ -354,9 +382,9 @@ const Backend be_cpu = {
   /* .describe    = */ cpu_describe,
   /* .host_access = */ NULL,
   /* .copy2d      = */ NULL,
-  /* .init        = */ NULL,
-  /* .error       = */ NULL,
-  /* .set_stop    = */ cpu_par_set_stop,
+  /* .init        = */ cpu_init,
+  /* .error       = */ cpu_error,
+  /* .set_stop    = */ cpu_set_stop,
   /* .getrf       = */ NULL,
   /* .getrs       = */ NULL,
   /* .gather      = */ NULL,
@@ -365,4 +393,7 @@ const Backend be_cpu = {
   /* .capture_end = */ NULL,
   /* .replay      = */ NULL,
   /* .replay_free = */ NULL,
+  /* .destroy     = */ cpu_destroy,
+  /* .ctx         = */ NULL,   /* (the template: an instance\'s, be_new) */
+  /* .refs        = */ 0,
 };

@@ -6,6 +6,9 @@
 
 #include "backend/backend.h"
 
+/* The state of a CPU instance (cpu.c): be->ctx of an instance of be_cpu. */
+typedef struct CpuCtx CpuCtx;
+
 /* Runs fn(ctx, lo, hi) over [0, n), cut into one contiguous part per thread (cpu_par.c).
 ** Below PAR_MIN elements the kernels call fn(ctx, 0, n) themselves. */
 #define PAR_MIN ((int64_t)1 << 18)
@@ -29,7 +32,7 @@ static inline bool cpu_tick(int64_t *budget, int64_t w) {
 }
 /* A product of more than twice this many flops runs in panels, polling the flag between them
 ** (cpu.c; 16e9 by default). The unit tests lower it to check the panels on small products. */
-void cpu_gemm_set_panel_flops(double flops);
+void cpu_gemm_set_panel_flops(const Backend *be, double flops);
 void cpu_par_set_threads(int n);
 /* Stops and joins the workers (at interp_free); a later job starts them again. */
 void cpu_par_shutdown(void);
@@ -45,20 +48,20 @@ double cpu_sum_leaves(const double *leaf, int64_t nleaf);
 double cpu_row_reduce(OpKind op, const double *row, int64_t c);
 
 /* Reductions (ops with OPF_RED): out has the reduced shape; in[0] is contiguous. */
-int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
+int cpu_run_reduce(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 
 /* The DML statistics ops and their backward kernels (cpu_stats.c); 1 when op is not one. */
 int cpu_run_stats(OpKind op, Tensor *out, Tensor *const in[]);
 /* The deep-learning ops (OPF_NN: conv2d by im2col + GEMM, pooling, bias; cpu_conv.c): inputs
 ** contiguous, out packed with the result's shape; p->nn holds the geometry (bias ops: NULL). */
-int cpu_run_nn(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
+int cpu_run_nn(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 
 /* The product forms of staging's rewrites (ops.def: OP_DOT, OP_DIAGPROD read their operands
 ** through their strides; OP_CROSSPROD's is a GEMM operand, p->trans[0] as ops.def says);
 ** cpu_products.c. 1 when op is not one. */
-int cpu_run_products(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
+int cpu_run_products(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p);
 
 /* A fusion group, blockwise over both cores (cpu_fused.c). */
-int cpu_run_fused(const FusedProg *prog, Tensor *out, Tensor *const in[], const double *scalar);
+int cpu_run_fused(const Backend *be, const FusedProg *prog, Tensor *out, Tensor *const in[], const double *scalar);
 
 #endif

@@ -133,7 +133,7 @@ static void fused_rows(void *ctx, int64_t r0, int64_t r1) {
   }
 }
 
-int cpu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
+int cpu_run_fused(const Backend *be, const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
   if (p->nregs > MAX_REGS || p->nins == 0) return 1;
   if (p->red != OP_NONE && p->red != OP_SUM) {            /* a row aggregate */
     if (p->cols > FUSED_ROW_MAX || p->cols < FUSED_ROW_MIN) return 1;

@@ -231,7 +231,7 @@ static int run_xtwxv(Tensor *out, Tensor *const in[]) {
   return 0;
 }
 
-int cpu_run_products(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+int cpu_run_products(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   switch (op) {
   case OP_DOT: return run_dot(out, in);
   case OP_DIAGPROD: return run_diagprod(out, in);

@@ -306,7 +306,7 @@ static void split(int64_t m, int64_t r, int64_t c, ParFn fn, RedJob *j) {
   else fn(j, 0, m);
 }
 
-int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+int cpu_run_reduce(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   (void)p;
   const double *a = tensor_data(in[0]);
   double *o = tensor_data(out);

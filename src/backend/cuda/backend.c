@@ -14,14 +14,14 @@
 
 static double *dptr(const Tensor *t) { return t->st->data + t->offset; }
 
-static double *cu_alloc(size_t nbytes) { return mcu_alloc(nbytes); }
-static void cu_free(double *p, size_t nbytes) { (void)nbytes; mcu_free(p); }
+static double *cu_alloc(const Backend *be, size_t nbytes) { (void)be; return mcu_alloc(nbytes); }
+static void cu_free(const Backend *be, double *p, size_t nbytes) { (void)be; (void)nbytes; mcu_free(p); }
 
-static int cu_upload(double *dst, const double *src, size_t nbytes) { return mcu_upload(dst, src, nbytes); }
-static int cu_download(double *dst, const double *src, size_t nbytes) { return mcu_download(dst, src, nbytes); }
+static int cu_upload(const Backend *be, double *dst, const double *src, size_t nbytes) { return mcu_upload(dst, src, nbytes); }
+static int cu_download(const Backend *be, double *dst, const double *src, size_t nbytes) { return mcu_download(dst, src, nbytes); }
 
 /* t() is a view and a reshape a device copy (copy2d): neither needs run(), both stay here. */
-static bool cu_supports(OpKind op) {
+static bool cu_supports(const Backend *be, OpKind op) {
   return mcu_ew_arity(op) != 0 || mcu_reduce_supported(op) || op == OP_IFELSE || op == OP_MATMUL || op == OP_TRANSPOSE ||
          op == OP_RESHAPE;
 }
@@ -29,7 +29,7 @@ static bool cu_supports(OpKind op) {
 /* Before a kernel touches a tensor: bring its pages back if the host had them. */
 static int to_device(const Tensor *t) { return t ? mcu_device_access(t->st->data) : 0; }
 
-static int cu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+static int cu_run(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   int arity = mcu_ew_arity(op);               /* 0: not elementwise */
   int nin = op == OP_IFELSE ? 3 : arity == 2 ? 2 : 1;
   for (int k = 0; k < nin; k++)
@@ -56,13 +56,13 @@ static int64_t ld_of(const Tensor *t) {
   return tensor_rows(t) <= 1 || ld < tensor_cols(t) ? (tensor_cols(t) > 0 ? tensor_cols(t) : 1) : ld;
 }
 
-static int cu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
+static int cu_gemm(const Backend *be, bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
   if (to_device(A) || to_device(B) || to_device(C)) return 1;
   int64_t m = tensor_rows(C), n = tensor_cols(C), k = ta ? tensor_rows(A) : tensor_cols(A);
   return mcu_gemm(ta, tb, m, n, k, alpha, dptr(A), ld_of(A), dptr(B), ld_of(B), beta, dptr(C), n > 0 ? n : 1);
 }
 
-static int cu_copy2d(Tensor *out, const Tensor *in) {
+static int cu_copy2d(const Backend *be, Tensor *out, const Tensor *in) {
   if (to_device(in) || to_device(out)) return 1;
   return mcu_copy2d(dptr(out), out->stride[0], out->stride[1], dptr(in), tensor_rows(in), tensor_cols(in), in->stride[0],
                     in->stride[1]);
@@ -91,7 +91,7 @@ static void put(Src *s, const char *fmt, ...) {
   }
 }
 
-static int cu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
+static int cu_run_fused(const Backend *be, const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
   if (p->nins == 0 || p->nin > 64) return 1;
   if (p->red != OP_NONE && p->red != OP_SUM) return 1;   /* a row aggregate: op by op on the device */
   for (int q = 0; q < p->nins; q++)
@@ -151,31 +151,38 @@ static int cu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], con
 }
 
 /* cuSOLVER's LU (solver.cu); the matrices are moved to the device first if the host had them */
-static int cu_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info) {
+static int cu_getrf(const Backend *be, double *a, int64_t n, int32_t *ipiv, int64_t *info) {
   if (mcu_device_access(a)) return 1;
   return mcu_getrf(a, n, ipiv, info);
 }
 
-static int cu_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k) {
+static int cu_getrs(const Backend *be, const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k) {
   if (mcu_device_access(lu) || mcu_device_access(b)) return 1;
   return mcu_getrs(lu, n, ipiv, b, k);
 }
 
-static int cu_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0) {
+static int cu_gather(const Backend *be, Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0) {
   if (to_device(in) || to_device(out) || to_device(r) || to_device(c)) return 1;
   return mcu_gather(dptr(out), dptr(in), in->stride[0], in->stride[1], r ? dptr(r) : NULL, r0, c ? dptr(c) : NULL, c0,
                     tensor_rows(out), tensor_cols(out));
 }
 
-static int cu_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in) {
+static int cu_scatter(const Backend *be, Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in) {
   if (to_device(in) || to_device(out) || to_device(r) || to_device(c)) return 1;
   return mcu_scatter(dptr(out), out->stride[0], out->stride[1], r ? dptr(r) : NULL, r0, c ? dptr(c) : NULL, c0, dptr(in),
                      in->stride[0], in->stride[1], tensor_rows(in), tensor_cols(in));
 }
 
-static void cu_sync(void) { mcu_sync(); }
-static void cu_trim(void) { mcu_trim(); }
-static int cu_host_access(const double *base) { return mcu_host_access(base); }
+static void cu_sync(const Backend *be) { (void)be; mcu_sync(); }
+static void cu_trim(const Backend *be) { (void)be; mcu_trim(); }
+static int cu_host_access(const Backend *be, const double *base) { (void)be; return mcu_host_access(base); }
+static const char *cu_describe(const Backend *be) { (void)be; return mcu_describe(); }
+static int cu_init(Backend *be) { (void)be; return mcu_init(); }
+static const char *cu_error(const Backend *be) { (void)be; return mcu_error(); }
+static int cu_capture_begin(const Backend *be) { (void)be; return mcu_capture_begin(); }
+static void *cu_capture_end(const Backend *be, char *why, size_t nwhy) { (void)be; return mcu_capture_end(why, nwhy); }
+static int cu_replay(const Backend *be, void *r) { (void)be; return mcu_replay(r); }
+static void cu_replay_free(const Backend *be, void *r) { (void)be; mcu_replay_free(r); }
 
 const Backend be_cuda = {
   /* .name        = */ "cuda",
@@ -190,18 +197,21 @@ const Backend be_cuda = {
   /* .set_threads = */ NULL,
   /* .trim        = */ cu_trim,
   /* .run_fused   = */ cu_run_fused,
-  /* .describe    = */ mcu_describe,
+  /* .describe    = */ cu_describe,
   /* .host_access = */ cu_host_access,
   /* .copy2d      = */ cu_copy2d,
-  /* .init        = */ mcu_init,
-  /* .error       = */ mcu_error,
+  /* .init        = */ cu_init,
+  /* .error       = */ cu_error,
   /* .set_stop    = */ NULL,
   /* .getrf       = */ cu_getrf,
   /* .getrs       = */ cu_getrs,
   /* .gather      = */ cu_gather,
   /* .scatter     = */ cu_scatter,
-  /* .capture_begin = */ mcu_capture_begin,
-  /* .capture_end = */ mcu_capture_end,
-  /* .replay      = */ mcu_replay,
-  /* .replay_free = */ mcu_replay_free,
+  /* .capture_begin = */ cu_capture_begin,
+  /* .capture_end = */ cu_capture_end,
+  /* .replay      = */ cu_replay,
+  /* .replay_free = */ cu_replay_free,
+  /* .destroy     = */ NULL,
+  /* .ctx         = */ NULL,
+  /* .refs        = */ 0,
 };
