@@ -35,6 +35,7 @@ typedef struct BufCache { double *p[CACHE_SLOTS]; size_t n[CACHE_SLOTS]; size_t 
 struct CpuCtx {
   BufCache cache;
   double gemm_panel_flops;     /* cpu_gemm_set_panel_flops */
+  CpuPool *pool;               /* its worker threads (cpu_par.c), started by the first parallel job */
 };
 #define CPU(be) ((CpuCtx *)(be)->ctx)
 
@@ -173,12 +174,12 @@ static bool binary_known(OpKind op) {
   return (op_info[op].flags & OPF_EW) && op_info[op].arity == 2;
 }
 
-static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+static int run_binary(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   if (!binary_known(op)) return 1;
   EwJob j = { op, in[0] ? tensor_data(in[0]) : &p->scalar[0], in[1] ? tensor_data(in[1]) : &p->scalar[1],
               tensor_data(out), p->bc[0], p->bc[1], tensor_rows(out), tensor_cols(out), 0 };
   int64_t n = j.rows * j.cols, span = by_rows(j.bc0, j.bc1) ? j.rows : n;
-  if (n >= PAR_MIN) cpu_parallel_for(span, binary_range, &j);
+  if (n >= PAR_MIN) cpu_parallel_for(be, span, binary_range, &j);
   else binary_range(&j, 0, span);
   return 0;
 }
@@ -216,11 +217,11 @@ static void unary_blocks(void *ctx, int64_t b0, int64_t b1) {
   unary_range(ctx, b0 * UN_BLOCK, b1 * UN_BLOCK < j->n ? b1 * UN_BLOCK : j->n);
 }
 
-static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
+static int run_unary(const Backend *be, OpKind op, Tensor *out, Tensor *const in[]) {
   if (!(op_info[op].flags & OPF_EW) || op_info[op].arity != 1) return 1;
   EwJob j = { op, tensor_data(in[0]), NULL, tensor_data(out), BC_FULL, BC_FULL, tensor_rows(out), tensor_cols(out), tensor_numel(out) };
   int64_t n = j.n;
-  if (n >= PAR_MIN) cpu_parallel_for((n + UN_BLOCK - 1) / UN_BLOCK, unary_blocks, &j);
+  if (n >= PAR_MIN) cpu_parallel_for(be, (n + UN_BLOCK - 1) / UN_BLOCK, unary_blocks, &j);
   else unary_range(&j, 0, n);
   return 0;
 }
@@ -228,13 +229,13 @@ static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
 /* ---- layout and reductions ---- */
 /* OP_TRANSPOSE into a packed result: the backend's run of the op. Eager t() makes a view
 ** instead (tensor_view_t), which GEMM reads through its 'T' flag and tensor_clone packs. */
-static void transpose(const Tensor *in, Tensor *out) {
+static void transpose(const Backend *be, const Tensor *in, Tensor *out) {
   int64_t r = tensor_rows(in), c = tensor_cols(in);
   const double *a = tensor_data(in);
   double *o = tensor_data(out);
   const int64_t B = 32;                       /* cache blocks */
   int64_t budget = 0;
-  for (int64_t i0 = 0; i0 < r && !cpu_tick(&budget, B * c); i0 += B)
+  for (int64_t i0 = 0; i0 < r && !cpu_tick(be, &budget, B * c); i0 += B)
     for (int64_t j0 = 0; j0 < c; j0 += B)
       for (int64_t i = i0; i < r && i < i0 + B; i++)
         for (int64_t j = j0; j < c && j < j0 + B; j++)
@@ -243,11 +244,11 @@ static void transpose(const Tensor *in, Tensor *out) {
 
 static int cpu_run(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   int flags = op_info[op].flags;
-  if ((flags & OPF_EW) && op_info[op].arity == 2) return run_binary(op, out, in, p);
-  if (flags & OPF_EW) return run_unary(op, out, in);
+  if ((flags & OPF_EW) && op_info[op].arity == 2) return run_binary(be, op, out, in, p);
+  if (flags & OPF_EW) return run_unary(be, op, out, in);
   if (flags & OPF_RED) return cpu_run_reduce(be, op, out, in, p);
   if (flags & OPF_NN) return cpu_run_nn(be, op, out, in, p);
-  if (op == OP_TRANSPOSE) { transpose(in[0], out); return 0; }
+  if (op == OP_TRANSPOSE) { transpose(be, in[0], out); return 0; }
   return cpu_run_products(be, op, out, in, p);
 }
 
@@ -284,7 +285,7 @@ static int cpu_gemm(const Backend *be, bool ta, bool tb, double alpha, const Ten
   ** it): Ctrl-C then ends a long product within a panel, about 0.3 s of one core. Each call
   ** packs op(B) again, so the panels are kept large: a 3000x3000 product is 2 of them, and
   ** costs about 1% more than one call. */
-  const volatile sig_atomic_t *stop = cpu_par_stop_flag();
+  const volatile sig_atomic_t *stop = cpu_par_stop_flag(be);
   int64_t along = m >= n ? m : n;
   double flops = 2.0 * (double)m * (double)n * (double)k;
   int64_t pieces = flops < 2 * panel || !stop ? 1 : (int64_t)(flops / panel);
@@ -326,9 +327,11 @@ static int cpu_gemm(const Backend *be, bool ta, bool tb, double alpha, const Ten
 
 static void cpu_sync(const Backend *be) { (void)be; }
 
+CpuPool *cpu_pool(const Backend *be) { return CPU(be)->pool; }
+
 static void cpu_trim(const Backend *be) {
   CpuCtx *cpu = CPU(be);
-  cpu_par_shutdown();
+  cpu_par_shutdown(be);
   for (int i = 0; i < CACHE_SLOTS; i++) {
     free(cpu->cache.p[i]);
     cpu->cache.p[i] = NULL;
@@ -337,9 +340,8 @@ static void cpu_trim(const Backend *be) {
 }
 
 static void cpu_threads(const Backend *be, int n) {
-  (void)be;
   openblas_set_num_threads(n);
-  cpu_par_set_threads(n);
+  cpu_par_set_threads(be, n);
 }
 
 static const char *cpu_describe(const Backend *be) { (void)be; return openblas_get_config(); }
@@ -349,21 +351,22 @@ static int cpu_init(Backend *be) {
   if (!cpu) return 1;
   cpu->gemm_panel_flops = 16e9;
   be->ctx = cpu;
-  return 0;
+  cpu->pool = cpu_pool_new();
+  return cpu->pool == NULL;
 }
 
 static const char *cpu_error(const Backend *be) { (void)be; return "out of memory"; }
 
 static void cpu_destroy(Backend *be) {
   if (!be->ctx) return;
-  cpu_trim(be);
+  if (CPU(be)->pool) cpu_trim(be);
+  cpu_pool_free(CPU(be)->pool);
   free(be->ctx);
   be->ctx = NULL;
 }
 
 static void cpu_set_stop(const Backend *be, const volatile sig_atomic_t *flag) {
-  (void)be;
-  cpu_par_set_stop(flag);
+  cpu_par_set_stop(be, flag);
 }
 
 const Backend be_cpu = {

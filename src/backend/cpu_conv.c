@@ -103,7 +103,7 @@ static int conv2d(const Backend *be, const NnParams *g, const double *x, const d
   if (scratch(be, &sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
   double *col = sc.col, *blk = sc.blk;
   int64_t budget = 0;
-  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(&budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
+  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(be, &budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
     int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
     for (int64_t b = 0; b < B; b++) im2col(g, x + (n0 + b) * CHW, col + b * PQ, B * PQ);
     double *dst = B > 1 ? blk : out + n0 * g->F * PQ;     /* one image: straight into its row */
@@ -123,7 +123,7 @@ static int conv2d_bwd_filter(const Backend *be, const NnParams *g, const double 
   double *col = sc.col, *blk = sc.blk;
   if (g->N == 0) memset(dfilt, 0, (size_t)(g->F * CRS) * sizeof(double));
   int64_t budget = 0;
-  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(&budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
+  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(be, &budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
     int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
     for (int64_t b = 0; b < B; b++) im2col(g, x + (n0 + b) * CHW, col + b * PQ, B * PQ);
     const double *d = dout + n0 * g->F * PQ;
@@ -143,7 +143,7 @@ static int conv2d_bwd_data(const Backend *be, const NnParams *g, const double *f
   double *col = sc.col, *blk = sc.blk;
   memset(dx, 0, (size_t)(g->N * CHW) * sizeof(double));
   int64_t budget = 0;
-  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(&budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
+  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(be, &budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
     int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
     const double *d = dout + n0 * g->F * PQ;
     if (B > 1) { pack_block(g, d, B, blk); d = blk; }
@@ -227,22 +227,22 @@ static void pool_range(void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-static int pool(OpKind op, const NnParams *g, const double *x, const double *d, double *o) {
+static int pool(const Backend *be, OpKind op, const NnParams *g, const double *x, const double *d, double *o) {
   int64_t planes = g->N * g->C;
   if (op == OP_MAX_POOL_BWD || op == OP_AVG_POOL_BWD) memset(o, 0, (size_t)(planes * g->H * g->W) * sizeof(double));
   PoolJob j = { op, g, x, d, o };
-  if (planes > 1 && planes * g->H * g->W >= PAR_MIN) cpu_parallel_for(planes, pool_range, &j);
+  if (planes > 1 && planes * g->H * g->W >= PAR_MIN) cpu_parallel_for(be, planes, pool_range, &j);
   else pool_range(&j, 0, planes);
   return 0;
 }
 
 /* ---- bias: out[n, c*HW + k] = x[n, c*HW + k] (+ or *) b[c] ---- */
-static void bias(OpKind op, const Tensor *X, const Tensor *B, Tensor *out) {
+static void bias(const Backend *be, OpKind op, const Tensor *X, const Tensor *B, Tensor *out) {
   int64_t N = tensor_rows(X), K = tensor_cols(X), C = tensor_rows(B), HW = C ? K / C : 0;
   const double *x = tensor_data(X), *b = tensor_data(B);
   double *o = tensor_data(out);
   int64_t budget = 0;
-  for (int64_t n = 0; n < N && !cpu_tick(&budget, K); n++)
+  for (int64_t n = 0; n < N && !cpu_tick(be, &budget, K); n++)
     for (int64_t c = 0; c < C; c++) {
       const double *xr = x + n * K + c * HW;
       double *orow = o + n * K + c * HW, bc = b[c];
@@ -252,7 +252,7 @@ static void bias(OpKind op, const Tensor *X, const Tensor *B, Tensor *out) {
 }
 
 int cpu_run_nn(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
-  if (op == OP_BIAS_ADD || op == OP_BIAS_MULTIPLY) { bias(op, in[0], in[1], out); return 0; }
+  if (op == OP_BIAS_ADD || op == OP_BIAS_MULTIPLY) { bias(be, op, in[0], in[1], out); return 0; }
   if (!p || !p->nn) return 1;
   const NnParams *g = p->nn;
   double *o = tensor_data(out);
@@ -260,9 +260,9 @@ int cpu_run_nn(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], co
   case OP_CONV2D: return conv2d(be, g, tensor_data(in[0]), tensor_data(in[1]), o);
   case OP_CONV2D_BWD_DATA: return conv2d_bwd_data(be, g, tensor_data(in[0]), tensor_data(in[1]), o);
   case OP_CONV2D_BWD_FILT: return conv2d_bwd_filter(be, g, tensor_data(in[0]), tensor_data(in[1]), o);
-  case OP_MAX_POOL: case OP_AVG_POOL: return pool(op, g, tensor_data(in[0]), NULL, o);
+  case OP_MAX_POOL: case OP_AVG_POOL: return pool(be, op, g, tensor_data(in[0]), NULL, o);
   case OP_MAX_POOL_BWD: case OP_MAX_POOL_GATHER: case OP_AVG_POOL_BWD:
-    return pool(op, g, tensor_data(in[0]), tensor_data(in[1]), o);
+    return pool(be, op, g, tensor_data(in[0]), tensor_data(in[1]), o);
   default: return 1;
   }
 }

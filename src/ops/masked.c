@@ -157,7 +157,7 @@ static MVal product(Walk *w, Value a, bool ta, Value b, bool tb, Span sp) {
   int64_t k = tensor_cols(A);
   r.vals = new_vals(w);
   if (!r.vals) { tmp_release_to(I, mark); return r; }
-  spk_sddmm(w->pat, tensor_data(A), k, tensor_data(Bt), k, k, r.vals);
+  spk_sddmm(w->I->cpu, w->pat, tensor_data(A), k, tensor_data(Bt), k, k, r.vals);
   if (I->interrupted) interp_check_interrupt(I, sp);
   double al, ah, bl, bh, pl, ph;              /* each of the k terms lies in [pl, ph] */
   min_max(A, &al, &ah);
