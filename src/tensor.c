@@ -125,7 +125,8 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
   st->csr_bytes = 0;
   st->dev = be->host_access != NULL;
   st->be = be;
-  be_hold(be);                               /* its frees go back to be (be_drop in storage_free) */
+  if (!st->embedded) be_hold(be);            /* its free goes back to be (be_drop in storage_free_data);
+                                             ** an embedded block's data is not be's */
   st->nbytes = nbytes;
   mem_stats.data_allocs++;
   mem_stats.data_bytes += nbytes;
@@ -367,6 +368,15 @@ static void csr_free(Storage *st) {
   st->sparse = false;
 }
 
+/* A storage's data back to the instance that allocated it, which the storage then lets go (apart,
+** so that freeing a small matrix's one block stays a few instructions). */
+__attribute__((noinline)) static void storage_free_data(Storage *st) {
+  const Backend *be = st->be;
+  be->free(be, st->data, st->nbytes);
+  mem_free(st);
+  be_drop(be);
+}
+
 static void storage_free(Storage *st) {
   if (st->sparse) {                          /* never densified: the CSR arrays are all it has */
     csr_free(st);
@@ -375,13 +385,8 @@ static void storage_free(Storage *st) {
     return;
   }
   mem_stats.data_bytes -= st->nbytes;
-  const Backend *be = st->be;
-  if (st->embedded) mem_free((char *)st - offsetof(SmallBlock, st));
-  else {
-    be->free(be, st->data, st->nbytes);
-    mem_free(st);
-  }
-  be_drop(be);
+  if (st->embedded) { mem_free((char *)st - offsetof(SmallBlock, st)); return; }
+  storage_free_data(st);
 }
 
 Tensor *tensor_view_rows(Tensor *t, int64_t r0, int64_t n) {

@@ -133,11 +133,15 @@ extern const Backend be_cpu;
 ** the state its init entry makes (none: ctx NULL). NULL when init fails or there is no memory;
 ** then *why (if not NULL) says why (the template's error entry, or "out of memory"). */
 Backend *be_new(const Backend *tmpl, char *why, size_t nwhy);
-/* One more holder of be (a storage of its memory, an interpreter, a simulated GPU running on a
+/* One more holder of be (a storage of memory be allocated, an interpreter, a simulated GPU on a
 ** CPU instance); be_drop lets one go, and the last one destroys the instance (its destroy
-** entry frees the state). Called on the interpreter's thread (as storages are made and freed). */
-void be_hold(const Backend *be);
-void be_drop(const Backend *be);
+** entry frees the state). Called on the interpreter's thread (as storages are made and freed).
+** (Inline: every matrix made and freed holds and lets go its instance.) */
+static inline void be_hold(const Backend *be) { ((Backend *)be)->refs++; }   /* (instances are malloc'd, never const objects) */
+void be_destroy(Backend *be);   /* be_drop's end: the destroy entry, then the instance freed */
+static inline void be_drop(const Backend *be) {
+  if (--((Backend *)be)->refs == 0) be_destroy((Backend *)be);
+}
 /* Whether be is a CPU instance (host memory, the CPU's kernels). */
 bool be_is_cpu(const Backend *be);
 

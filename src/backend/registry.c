@@ -34,13 +34,9 @@ Backend *be_new(const Backend *tmpl, char *why, size_t nwhy) {
   return be;
 }
 
-void be_hold(const Backend *be) { ((Backend *)be)->refs++; }   /* (instances are malloc'd, never const objects) */
-
-void be_drop(const Backend *be) {
-  Backend *b = (Backend *)be;
-  if (--b->refs > 0) return;
-  if (b->destroy) b->destroy(b);
-  free(b);
+void be_destroy(Backend *be) {
+  if (be->destroy) be->destroy(be);
+  free(be);
 }
 
 bool be_is_cpu(const Backend *be) { return be->run == be_cpu.run; }

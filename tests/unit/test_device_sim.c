@@ -195,6 +195,42 @@ static void test_replay(void **state) {
   graph_replay_mode(f->I, -1);
 }
 
+/* Each interpreter has its own backend instances (backend.h): its CPU instance (buffer cache,
+** threads) and its simulated GPU with counts of its own. A matrix held past the end of its
+** interpreter keeps the instance that allocated it (here the simulated GPU, which keeps its CPU
+** instance): it stays readable, and its free, after the interpreter's, goes back to it (ASan
+** checks the order). */
+static void test_instances(void **state) {
+  Fix *f = *state;
+  void *st2 = NULL;
+  assert_int_equal(fix_setup(&st2), 0);
+  Fix *g = st2;
+  const Backend *fs = sim_of(f), *gs = sim_of(g);
+  assert_ptr_not_equal(f->I->cpu, g->I->cpu);
+  assert_ptr_not_equal(fs, gs);
+  memset(sim_calls(fs), 0, sizeof(SimCalls));
+  memset(sim_calls(gs), 0, sizeof(SimCalls));
+  g->I->device = gs;
+  assert_int_equal(run_captured(g->I, "Y = rand(rows=300, cols=200, seed=2) * 2; y = Y[3, 4]", false, &g->out, &g->nout,
+                                &g->err, &g->nerr), 0);
+  g->I->device = g->I->cpu;
+  assert_int_equal(sim_calls(gs)->download, 1);     /* Y[3, 4]: g's device, g's count */
+  assert_int_equal(sim_calls(fs)->download, 0);
+  Value v = sym_intern(&g->I->syms, "Y", 1)->global;
+  assert_int_equal(v.t, VT_MAT);
+  assert_ptr_equal(v.u.m->st->be, gs);
+  val_retain(v);
+  fix_teardown(&st2);                                /* g, its backend set with it */
+  assert_int_equal(run_captured(f->I, "Z = rand(rows=300, cols=200, seed=2) * 2", false, &f->out, &f->nout, &f->err,
+                                &f->nerr), 0);
+  Value z = sym_intern(&f->I->syms, "Z", 1)->global;
+  assert_int_equal(z.t, VT_MAT);
+  assert_ptr_equal(z.u.m->st->be, f->I->cpu);
+  const double *yd = tensor_data(v.u.m), *zd = tensor_data(z.u.m);
+  for (int64_t i = 0; i < 300 * 200; i++) assert_true(yd[i] == zd[i]);
+  val_release(v);                                    /* the last holder of g's instances */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_indexing, fix_setup, teardown),
@@ -202,6 +238,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_solvers, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_solver_errors, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_replay, fix_setup, teardown),
+    cmocka_unit_test_setup_teardown(test_instances, fix_setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
