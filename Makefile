@@ -32,14 +32,16 @@ CFLAGS = -std=c11 $(OPT) -g $(WARN) $(WERROR) $(EXTRA_CFLAGS)
 GENFLAGS = -std=c11 $(OPT) -g -Wall -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
 LDLIBS = -lreadline -lz -lm -lpthread -ldl
-# OpenBLAS, LAPACKE and SuiteSparse's CHOLMOD (libopenblas-dev, liblapacke-dev,
+# OpenBLAS, LAPACKE and SuiteSparse's CHOLMOD and UMFPACK (libopenblas-dev, liblapacke-dev,
 # libsuitesparse-dev; CHOLMOD: sparse Cholesky for solve() and cholesky() of a sparse matrix,
-# docs/sparse.md) are loaded with dlopen on their first call (backend/dynlibs.c), by the sonames
+# UMFPACK: sparse LU for solve() of any other square sparse matrix, docs/sparse.md) are loaded
+# with dlopen on their first call (backend/dynlibs.c), by the sonames
 # of the libraries the linker finds here: loading OpenBLAS costs about 2 ms, which a run that
 # multiplies no matrix does not pay.
 soname = $(or $(shell readelf -d $$($(CC) -print-file-name=lib$(1).so) 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p'),lib$(1).so)
 $(BUILD)/src/backend/dynlibs.o: CPPFLAGS += -DMLS_SONAME_OPENBLAS='"$(call soname,openblas)"' \
-  -DMLS_SONAME_LAPACKE='"$(call soname,lapacke)"' -DMLS_SONAME_CHOLMOD='"$(call soname,cholmod)"'
+  -DMLS_SONAME_LAPACKE='"$(call soname,lapacke)"' -DMLS_SONAME_CHOLMOD='"$(call soname,cholmod)"' \
+  -DMLS_SONAME_UMFPACK='"$(call soname,umfpack)"'
 # glibc's vector math library (libc6-dev) gives exp and log four lanes at a time (backend/vmath.c)
 ifeq ($(shell uname -m),x86_64)
 CPPFLAGS += -DMLS_LIBMVEC

@@ -3,7 +3,8 @@
 # (global batches of 100) as one process and as 2 ranks under mpirun, best of BENCH_MPI_ROUNDS
 # processes each, with the per-step compute and allreduce times; then the paper estimate for
 # 64 machines (docs/mpi.md "Scaling to 64 machines") from the measured one-process compute time;
-# then bench/mpi_netns.sh: the allreduce and step measured with ranks in network namespaces (root only).
+# then bench/mpi_netns.sh: the allreduce and step measured with ranks in network namespaces against
+# the model (root only), and the model's 64-machine figure.
 # `make bench` runs it after bench/run.sh (`make bench-mpi` alone). Usage: bench/mpi.sh [./mls]
 #   BENCH_MPI_ROUNDS=3  BENCH_MPI_MLP_STEPS=200  BENCH_FASHION=/usr/share/datasets/fashion-mnist/
 #   BENCH_NET_GBPS=10 (link bandwidth, Gbit/s)  BENCH_NET_LAT_US=20 (latency per message, us)

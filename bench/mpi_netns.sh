@@ -4,7 +4,9 @@
 # its own, with its own orted (mpirun's rsh agent is `ip netns exec`; mpirun runs in the bridge's
 # namespace), the namespaces joined by veth pairs to a bridge, every veth end shaped with tc tbf to BENCH_NET_GBPS; Open MPI's TCP BTL
 # over those addresses only. Needs root and `ip netns`; says why it skips otherwise. Prints the
-# measured times with 2, 4 and 8 ranks (BENCH_NETNS_RANKS) beside the cost formula's.
+# measured allreduce and step times with 2, 4 and 8 ranks (BENCH_NETNS_RANKS; each the best of
+# BENCH_NETNS_ROUNDS=3 runs) beside the model's, with their ratio, and the model's 64-machine
+# weak-scaling figure.
 # Usage: bench/mpi_netns.sh [./mls]
 set -u
 export LC_ALL=C
@@ -13,6 +15,7 @@ MLS=${1:-./mls}
 [[ $MLS != /* ]] && MLS=$(cd "$(dirname "$MLS")" && pwd)/$(basename "$MLS")
 GBPS=${BENCH_NET_GBPS:-10}
 RANKS=${BENCH_NETNS_RANKS:-2 4 8}
+ROUNDS=${BENCH_NETNS_ROUNDS:-3}
 NET=10.77.0                              # addresses inside the namespaces only
 PFX=mlsb$$n
 echo "== (ii) allreduce over a shaped network: ranks in network namespaces, veth + bridge, tbf ${GBPS} Gbit/s"
@@ -63,20 +66,23 @@ host=\$1; shift
 exec ip netns exec "${PFX}\$(( \${host##*.} - 1 ))" /bin/sh -c "\$*"
 EOS
 chmod +x "$T/rsh"
-run() {   # run P: the line of bench/mpi_net.mls, best of 2 by step time
-  local P=$1 hosts="" k line best="" bt=""
+run() {   # run P: the line of bench/mpi_net.mls with each time the best of ROUNDS runs
+  local P=$1 hosts="" k line r lines=""
   for ((k = 1; k <= P; k++)); do hosts="$hosts${hosts:+,}$NET.$k"; done
-  for r in 1 2; do
+  for ((r = 1; r <= ROUNDS; r++)); do
     line=$(timeout 300 ip netns exec "${PFX}sw" mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$T/rsh" \
       --mca oob_tcp_if_include "$NET.0/24" --mca btl tcp,self --mca btl_tcp_if_include "$NET.0/24" \
       --host "$hosts" -np "$P" -x OPENBLAS_NUM_THREADS=1 -x MLS_PATH="$(dirname "$MLS")/stdlib" \
       "$MLS" --threads 1 "$HERE/mpi_net.mls" 2>"$T/err" | grep '^ranks')
-    [[ -z $line ]] && continue
-    local t; t=$(awk '{for (i = 1; i < NF; i++) if ($i == "big_ms") print $(i + 1)}' <<<"$line")
-    if [[ -z $bt ]] || awk -v a="$t" -v b="$bt" 'BEGIN { exit !(a < b) }'; then bt=$t; best=$line; fi
+    [[ -n $line ]] && lines="$lines$line"$'\n'
   done
-  [[ -z $best ]] && { echo "  FAILED with $P ranks:" >&2; tail -5 "$T/err" >&2; return 1; }
-  echo "$best"
+  [[ -z $lines ]] && { echo "  FAILED with $P ranks:" >&2; tail -5 "$T/err" >&2; return 1; }
+  # each time its minimum over the rounds; same_bits must hold in every round
+  awk '{ for (i = 1; i < NF; i++) { k = $i; v = $(i + 1)
+           if (k == "same_bits") { if (v != "TRUE") bad = 1; continue }
+           if (k ~ /_ms$/ && (!(k in m) || v + 0 < m[k] + 0)) m[k] = v; if (k == "n" || k == "ranks") m[k] = v } }
+       END { printf "ranks %s n %s", m["ranks"], m["n"]; for (k in m) if (k ~ /_ms$/) printf " %s %s", k, m[k]
+             printf " same_bits %s\n", bad ? "FALSE" : "TRUE" }' <<<"$lines"
 }
 field() { awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}' <<<"$1"; }
 declare -A L B S C
@@ -88,24 +94,46 @@ for P in $RANKS; do
 done
 first=""; for P in $RANKS; do [[ -n ${B[$P]:-} ]] && { first=$P; break; }; done
 [[ -z $first ]] && { echo "  no run succeeded"; exit 1; }
-echo "  V = 8 x $N bytes (the MLP 784-256-10 gradient); per step 100 rows per rank (weak scaling)"
-echo "  cost formula (docs/mpi.md): t(V) = (2 log2 P + 1) a + 2 (P-1)/P V/b  (+1: the header exchange;"
-echo "  P a power of two). a and b are fitted on the $first-rank run (a from the 1-number allreduce,"
-echo "  b from the V-byte one), then the formula predicts the other P:"
-awk -v P="$first" -v l="${L[$first]}" -v bb="${B[$first]}" -v n="$N" 'BEGIN {
+CORES=$(nproc)
+echo "  V = 8 x $N bytes (the MLP 784-256-10 gradient); per step 100 rows per rank (weak scaling); each time the"
+echo "  best of $ROUNDS runs. The model (docs/mpi.md \"Measured over a shaped network\"), fitted on the $first-rank run:"
+echo "    allreduce  t_V(P) = s(P) [(2 log2 P + 1) a + 2 (P-1)/P V/b]     (+1: the header exchange; P a power of two)"
+echo "    step       t(P)   = t_c(P) + s(P) o + t_V(P)                   (the MLP's gradient is reduced after its pass)"
+echo "    a from the 1-number allreduce, b from the V-byte one, o = the step's rest (shard, buckets) at P = $first;"
+echo "    s(P) = the CPU share: this run's compute of the same 100 rows with P ranks / with $first (measured, not fitted"
+echo "    to the allreduce: $CORES cores, so from $((CORES + 1)) ranks on the ranks queue for them, with other jobs' load)"
+awk -v P="$first" -v l="${L[$first]}" -v bb="${B[$first]}" -v n="$N" -v st="${S[$first]}" -v c="${C[$first]}" 'BEGIN {
   lg = log(P) / log(2); a = l / (2 * lg + 1); V = 8 * n
   b = 2 * (P - 1) / P * V / (bb - (2 * lg + 1) * a)
-  printf "  fitted: a = %.1f us per message, b = %.2f Gbit/s effective (shaped to the nominal, limited by the CPUs)\n", a * 1e3, b * 8 / 1e6 }'
-printf '  %5s %12s %9s %11s %8s %11s %9s %9s %13s\n' ranks "1-number ms" "V ms" "model V ms" "V/model" "compute ms" "slowdown" "step ms" "compute+V ms"
+  printf "  fitted: a = %.1f us per message, b = %.2f Gbit/s effective (shaped to %s, limited by the CPUs), o = %.2f ms\n",
+    a * 1e3, b * 8 / 1e6, "'"$GBPS"' Gbit/s", st - c - bb }'
+printf '  %5s %10s %7s %11s %12s %7s %12s %13s %7s %11s\n' ranks "ranks/core" "s(P)" "V ms meas" "V ms model" ratio \
+  "step ms meas" "step ms model" ratio "within 30%"
 for P in $RANKS; do
   [[ -z ${B[$P]:-} ]] && continue
-  awk -v P="$P" -v P0="$first" -v l0="${L[$first]}" -v b0="${B[$first]}" -v n="$N" -v l="${L[$P]}" -v bb="${B[$P]}" \
-      -v s="${S[$P]}" -v c="${C[$P]}" -v c0="${C[$first]}" 'BEGIN {
+  awk -v P="$P" -v P0="$first" -v l0="${L[$first]}" -v b0="${B[$first]}" -v s0="${S[$first]}" -v c0="${C[$first]}" -v n="$N" \
+      -v bb="${B[$P]}" -v st="${S[$P]}" -v c="${C[$P]}" -v cores="$CORES" 'BEGIN {
     lg0 = log(P0) / log(2); a = l0 / (2 * lg0 + 1); V = 8 * n
     b = 2 * (P0 - 1) / P0 * V / (b0 - (2 * lg0 + 1) * a)
-    lg = log(P) / log(2); m = (2 * lg + 1) * a + 2 * (P - 1) / P * V / b
-    printf "  %5d %12.3f %9.3f %11.3f %8.2f %11.3f %9.2f %9.3f %13.3f\n", P, l, bb, m, bb / m, c, c / c0, s, c + bb }'
+    o = s0 - c0 - b0
+    s = c / c0
+    lg = log(P) / log(2); mv = s * ((2 * lg + 1) * a + 2 * (P - 1) / P * V / b)
+    ms = c + s * o + mv
+    rv = bb / mv; rs = st / ms
+    ok = (rv >= 0.7 && rv <= 1.3 ? "V" : "") (rs >= 0.7 && rs <= 1.3 ? (rv >= 0.7 && rv <= 1.3 ? "+step" : "step") : "")
+    if (P == P0) ok = "(fitted)"; else if (ok == "") ok = "no"
+    printf "  %5d %10.1f %7.2f %11.3f %12.3f %7.2f %12.3f %13.3f %7.2f %11s\n", P, P / cores, s, bb, mv, rv, st, ms, rs, ok }'
 done
-echo "  (slowdown: the compute of the same 100 rows per rank against the $first-rank run. The ranks share"
-echo "   this machine's $(nproc) cores: with more ranks than cores the compute and the TCP stack's copies"
-echo "   queue for the CPUs, which the formula does not model; V/model then grows with the slowdown)"
+echo "  (ranks/core > 1: the ranks share cores. The model then holds only as far as the CPU share s(P), measured"
+echo "   on the compute, also describes the communication; waiting ranks poll, and a message needs both ranks on a"
+echo "   core, so the latency can grow faster than s(P). Only ranks/core <= 1 is a fair test of the network model.)"
+# the model at 64 machines with the nominal link (docs/mpi.md "The paper estimate"), from this run's compute
+awk -v tc="${C[$first]}" -v n="$N" -v g="$GBPS" -v lat="${BENCH_NET_LAT_US:-20}" 'BEGIN {
+  P = 64; V = 8 * n; b = g * 1e9 / 8 / 1e3; a = lat / 1e3; lg = log(P) / log(2)
+  t = 2 * lg * a + 2 * (P - 1) / P * V / b; sp = P * tc / (tc + t)
+  printf "  model at P = 64 machines, one rank each, %s Gbit/s and %s us per message: t_V = %.2f ms; with t_c = %.2f ms\n", g, lat, t, tc
+  printf "  (this run'"'"'s 100-row compute) the MLP step'"'"'s weak-scaling speedup is %.1f (0.8 x 64 = 51.2: %s); 0.8 x 64\n", sp,
+    (sp >= 51.2 ? "reached" : "not reached")
+  printf "  needs t_c >= 4 t_V, about %.0f rows per machine at this compute speed\n", 100 * 4 * t / tc }'
+echo "  (t_c is measured under this machine's load: a slower compute makes the same communication a smaller share,"
+echo "   so a loaded machine overstates the speedup; part (i)'s one-process t_c gives the figure to quote)"

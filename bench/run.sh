@@ -102,12 +102,13 @@ fmt()  { awk -v x="$2" "BEGIN { printf \"$1\", x }"; }  # fmt FORMAT VALUE
 ge()   { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
 
 # fmt_ns NS: human-readable duration
-fmt_ns() {
+fmt_ns() {   # (a negative time, such as a first call - steady below 0 in a noisy run, with its sign)
     awk -v t="$1" 'BEGIN {
-        if (t >= 1e9)      printf "%.3f s", t / 1e9
-        else if (t >= 1e6) printf "%.2f ms", t / 1e6
-        else if (t >= 1e3) printf "%.2f us", t / 1e3
-        else               printf "%.0f ns", t
+        s = ""; if (t < 0) { s = "-"; t = -t }
+        if (t >= 1e9)      printf "%s%.3f s", s, t / 1e9
+        else if (t >= 1e6) printf "%s%.2f ms", s, t / 1e6
+        else if (t >= 1e3) printf "%s%.2f us", s, t / 1e3
+        else               printf "%s%.0f ns", s, t
     }'
 }
 

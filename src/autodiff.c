@@ -487,7 +487,7 @@ static void backward_from(Interp *I, Tape *t, List *adj, int from, HookRun *hr) 
       AdCustom *c = t->nodes[nd->in[0]].cust;
       Value g = adj->items[i];
       int mark = I->ntmp;
-      if (adj_broadcast(nd->out, g)) g = adj_fill(I, nd->out, g, nd->span);   /* (the item's shape) */
+      if (adj_broadcast(nd->out, g) && !c->takes_broadcast) g = adj_fill(I, nd->out, g, nd->span);   /* (the item's shape) */
       if (g.t != VT_NULL && c->gout) add_into(I, &c->gout[nd->in[1]], g, nd->span);
       tmp_release_to(I, mark);
       Value used = adj->items[i];
@@ -940,7 +940,11 @@ Value bi_gradcheck(Interp *I, Args *a) {
 }
 
 /* ---- entry points for trace_grad (autodiff_trace.c): thin wrappers, nothing new ---- */
-Tape *ad_trace_tape(Interp *I) { return tape_begin(I); }
+Tape *ad_trace_tape(Interp *I) {
+  Tape *t = tape_begin(I);
+  t->teaching = true;
+  return t;
+}
 Tape *ad_stage_tape(Interp *I, struct Graph *g) {
   Tape *t = tape_begin(I);
   t->graph = g;

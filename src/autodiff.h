@@ -47,6 +47,8 @@ typedef struct AdCustom {
   void (*backward)(Interp *I, struct AdCustom *c, Value **slots);
   void (*release)(struct AdCustom *c);
   void (*free_fn)(struct AdCustom *c);
+  bool takes_broadcast;    /* an output's broadcast adjoint (a number standing for a matrix of its
+                           ** shape, ops/rules.h) reaches gout as the number, not made a matrix */
   /* for trace_grad and the tests (docs/staging.md): the loop's iterations, the checkpoints kept,
   ** the segments recomputed, the most carried states live at once (checkpoints + one segment),
   ** and each input's contribution to its adjoint when the backward pass ran (numbers only) */
@@ -84,6 +86,8 @@ typedef struct Tape {
   int32_t id;              /* nesting: a larger id is an inner grad */
   bool active;             /* recording; false once its grad call has finished */
   bool forward;            /* jvp: boxes carry tangents, nothing is recorded */
+  bool teaching;           /* trace_grad's tape (autodiff_trace.c): every op its own node, no
+                           ** custom node but checkpointed loops' */
   struct Graph *graph;     /* staging (jit, --staged): ops are recorded as graph nodes; a box's
                            ** node is then a node of this graph. Owned by the stager, not the tape. */
   int32_t capture_id;      /* a loop body's stage (staging/loop.c): the id of the stage whose reads

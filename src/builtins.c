@@ -38,7 +38,7 @@ const Builtin builtin_table[] = {
   { "all", bi_all, "all(..., na.rm=FALSE)", OP_NONE, BI_NODIFF,
     "TRUE when every element of every argument is TRUE (nonzero), as R. A NaN among TRUEs gives\nNaN (R's NA) unless na.rm=TRUE; all() of nothing is TRUE." },
   { "allreduce", bi_allreduce, "allreduce(X, op=\"sum\")", OP_NONE, DIFF | BI_AD,
-    "The elementwise sum (op=\"sum\"), max or min of X over the MPI ranks, on every rank (docs/mpi.md).\nEvery rank must call it with the same op and shape (a located error on every rank otherwise). The reduction is\nrecursive halving then doubling, whose tree of additions is fixed by the number of ranks: the same bits on every\nrank and on every run with the same number of ranks. One process (no mpirun): X itself. A number stays a number.\nUnder grad the adjoint of the sum is allreduce(adjoint) (the loss is the sum of the ranks'\nlosses); of max/min the same, kept where X holds the extreme. Not allowed in parfor(mode=REMOTE)." },
+    "The elementwise sum (op=\"sum\"), max or min of X over the MPI ranks, on every rank (docs/mpi.md).\nEvery rank must call it with the same op and shape (a located error on every rank otherwise). The reduction is\nrecursive halving then doubling, whose tree of additions is fixed by the number of ranks: the same bits on every\nrank and on every run with the same number of ranks. One process (no mpirun): X itself. A number stays a number.\nA GPU matrix's result stays on the GPU (device buffers to a CUDA-aware MPI, else staged through pinned host memory).\nUnder grad the adjoint of the sum is allreduce(adjoint) (the loss is the sum of the ranks'\nlosses); of max/min the same, kept where X holds the extreme. Not allowed in parfor(mode=REMOTE)." },
   { "any", bi_any, "any(..., na.rm=FALSE)", OP_NONE, BI_NODIFF,
     "TRUE when some element of some argument is TRUE (nonzero), as R. A NaN among FALSEs gives\nNaN (R's NA) unless na.rm=TRUE; any() of nothing is FALSE." },
   { "append", bi_append, "append(x, y)", OP_NONE, DIFF | BI_AD, "As SystemDS: a list x gets y as its last element (a list y of one element: that element,\nwith its name, so append(L, list(X=X)) adds X named X); two strings are joined with a newline\nbetween; matrices are cbind(x, y)." },
@@ -202,7 +202,8 @@ const Builtin builtin_table[] = {
     "(docs/mpi.md), as allreduce(weight * g) of each part would give it, bit for bit. The reduction runs in\n"
     "buckets of at most `bucket` numbers, each started during df's backward pass as soon as its parameters'\n"
     "gradients are final (nn::dp_grad uses it). A collective: every rank calls it with the same\n"
-    "parameter shapes and bucket (a located error on every rank otherwise). One process: weight * df(...)." },
+    "parameter shapes and bucket (a located error on every rank otherwise). Parameters all on the GPU: the\n"
+    "gradient is on the GPU too (the buckets as for allreduce). One process: weight * df(...)." },
   { "gradcheck", bi_gradcheck, "gradcheck(f, x)", OP_NONE, 0,
     "Compares grad(f)(x) with central finite differences; returns the largest relative error.\n"
     "Its result is not differentiable: under an outer grad, a traced x is an error." },
@@ -453,7 +454,8 @@ const Builtin builtin_table[] = {
   { "softmax", bi_softmax, "softmax(X)", OP_SOFTMAX, DIFF | BI_AD, "Row-wise softmax, computed stably (the row maximum is subtracted first).\n-Inf entries give 0; a row of only -Inf, or holding NaN or Inf, gives NaN." },
   { "softplus", bi_unary, "softplus(x)", OP_SOFTPLUS, DIFF | BI_AD, "log(1 + exp(x)), elementwise, computed without overflow for large x.\nIts derivative is sigmoid(x); the staged graph rewrites log(1 + exp(x)) into it." },
   { "solve", bi_solve, "solve(A, b)", OP_NONE, DIFF | BI_AD, "Solves A %*% x = b for square A (LAPACK LU); b is a vector or matrix with nrow(A) rows.\n"
-    "A singular A, or one with reciprocal condition number below machine epsilon, is an error (as R)." },
+    "A singular A, or one with reciprocal condition number below machine epsilon, is an error (as R).\n"
+    "A sparse A stays sparse: CHOLMOD's Cholesky when it is symmetric positive definite, else UMFPACK's LU." },
   { "sort", bi_sort, "sort(x, decreasing=FALSE)", OP_NONE, 0,
     "The elements of x sorted (increasing, or decreasing=TRUE) as a column vector, as R's sort of\na vector; NaN values are dropped (R's na.last=NA). Not differentiable: grad through it is an error." },
   { "source", bi_source, "source(path)", OP_NONE, INV | BI_EFFECT | BI_NODIFF,

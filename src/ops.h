@@ -109,5 +109,12 @@ int op_masked_emit(double *pl, int *n, int code, int a, int b, int fl);
 bool op_masked_sparse(Interp *I, int nin, const Value *in, Value plan, Value *r);
 /* The same, or where it does not apply e's ops one by one and W * e (OP_MASKED's node). */
 Value op_masked(Interp *I, int nin, const Value *in, Value plan, Span sp);
+/* The reverse rule of W * e (root MK_ROOT_MUL, no MK_MULZ, no transposed products) at W's stored
+** cells: gin[k] (owned; VT_NULL where nothing reaches input k, and always for W, in[0]) is the
+** adjoint of input k given g, the result's adjoint (a number standing for a matrix filled with
+** it, or a matrix of W's shape). Products take the sampled form (an n x k factor's adjoint is
+** S %*% V, S the sparse adjoint at W's cells); an input of the result's shape gets a sparse
+** adjoint with W's pattern. Plain values only; false (gin all VT_NULL) for another form. */
+bool op_masked_vjp(Interp *I, int nin, const Value *in, Value plan, Value g, Value *gin, Span sp);
 
 #endif

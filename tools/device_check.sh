@@ -16,13 +16,15 @@ mkdir -p "$out"
 use=build/devlibs/use
 rm -rf "$use"
 mkdir -p "$use"
-# (CHOLMOD is loaded with dlopen on first use, src/backend/dynlibs.c: the carried one when this
-# machine has none, and what it needs)
+# (CHOLMOD and UMFPACK are loaded with dlopen on first use, src/backend/dynlibs.c: the carried
+# ones when this machine has none, and what they need)
 dyn=
-if ! ldconfig -p | grep -q 'libcholmod\.so\.3 ' && [ -e build/devlibs/libcholmod.so.3 ]; then
-  ln -sf "$PWD/build/devlibs/libcholmod.so.3" "$use/libcholmod.so.3"
-  dyn=build/devlibs/libcholmod.so.3
-fi
+for lib in libcholmod.so.3 libumfpack.so.5; do
+  if ! ldconfig -p | grep -q "$(echo "$lib" | sed 's/\./\\./g') " && [ -e "build/devlibs/$lib" ]; then
+    ln -sf "$PWD/build/devlibs/$lib" "$use/$lib"
+    dyn="$dyn build/devlibs/$lib"
+  fi
+done
 for round in 1 2 3 4 5; do
   missing=$(LD_LIBRARY_PATH=$PWD/$use ldd ./mls build/libmls_cuda.so $dyn 2>/dev/null | awk '$3 == "not" { print $1 }' | sort -u)
   [ -z "$missing" ] && break

@@ -18,9 +18,9 @@ mkdir -p build/devlibs
 # OpenBLAS, LAPACK(E), readline and zlib, the large ones, which the GPU machines have
 # (device_check.sh reports any library still missing there)
 skip='^(libc|libm|libmvec|libpthread|libdl|librt|libresolv|ld-linux.*|libgcc_s|libstdc\+\+|libcu.*|libnv.*|libopenblas|liblapacke?|libblas|libtmglib|libgfortran|libquadmath|libreadline|libtinfo|libz)\.so'
-# mls loads CHOLMOD, LAPACKE and OpenBLAS with dlopen on first use (src/backend/dynlibs.c), so
-# ldd of mls does not list them: CHOLMOD itself and what they need are gathered too
-dyn=$(for s in libcholmod.so.3 liblapacke.so.3 libopenblas.so.0; do ldconfig -p | awk -v s="$s" '$1 == s { print $NF; exit }'; done)
+# mls loads CHOLMOD, UMFPACK, LAPACKE and OpenBLAS with dlopen on first use (src/backend/dynlibs.c),
+# so ldd of mls does not list them: CHOLMOD and UMFPACK themselves and what they need are gathered too
+dyn=$(for s in libcholmod.so.3 libumfpack.so.5 liblapacke.so.3 libopenblas.so.0; do ldconfig -p | awk -v s="$s" '$1 == s { print $NF; exit }'; done)
 { ldd mls build/libmls_cuda.so $dyn; for d in $dyn; do echo "$(basename "$d") => $d"; done; } |
   awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | sort -u |
   while read -r name path; do

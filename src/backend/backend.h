@@ -119,6 +119,18 @@ struct Backend {
   void *(*capture_end)(const Backend *be, char *why, size_t nwhy);
   int (*replay)(const Backend *be, void *r);
   void (*replay_free)(const Backend *be, void *r);
+  /* ---- the allreduce of device matrices (src/mpi/mpi.c, docs/mpi.md "GPU buffers"; optional) ----
+  ** pinned_alloc: nbytes of page-locked host memory, which copies to and from the device reach
+  ** at full speed without a bounce buffer (the staging buffer when MPI cannot take device
+  ** pointers), or NULL; pinned_free gives it back. */
+  double *(*pinned_alloc)(const Backend *be, size_t nbytes);
+  void (*pinned_free)(const Backend *be, double *p, size_t nbytes);
+  /* acc[i] = lo (+) hi over n doubles in this device's memory, for the allreduce's reduction
+  ** op (0 sum, 1 max, 2 min: MPI_RED_SUM, _MAX, _MIN of state.h): lo is acc and hi other when
+  ** acc_lower, else the other way round. Sum: lo + hi; max: lo when lo is NaN, else hi when
+  ** hi > lo or hi is NaN, else lo (min: the same with <), the host's formula bit for bit.
+  ** Finished when it returns (MPI reads acc next). */
+  int (*combine)(const Backend *be, int op, double *acc, const double *other, int64_t n, bool acc_lower);
   /* Frees the instance's state (ctx) when its last holder lets it go (be_drop; optional). */
   void (*destroy)(Backend *be);
   /* ---- the instance (not the interface): its state and its holders ---- */

@@ -396,7 +396,10 @@ const Backend be_cpu = {
   /* .capture_end = */ NULL,
   /* .replay      = */ NULL,
   /* .replay_free = */ NULL,
+  /* .pinned_alloc = */ NULL,
+  /* .pinned_free = */ NULL,
+  /* .combine     = */ NULL,
   /* .destroy     = */ cpu_destroy,
-  /* .ctx         = */ NULL,   /* (the template: an instance\'s, be_new) */
+  /* .ctx         = */ NULL,   /* (the template: an instance's, be_new) */
   /* .refs        = */ 0,
 };

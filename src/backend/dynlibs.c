@@ -1,5 +1,5 @@
 /*
-** dynlibs.c — loads OpenBLAS, LAPACKE and CHOLMOD on first use (dynlibs.h): each once per
+** dynlibs.c — loads OpenBLAS, LAPACKE, CHOLMOD and UMFPACK on first use (dynlibs.h): each once per
 ** process, under pthread_once, since the first call may come from any thread (a LAPACK worker,
 ** the CPU pool). The sonames come from the Makefile (the libraries it found at build time).
 */
@@ -19,14 +19,18 @@
 #ifndef MLS_SONAME_CHOLMOD
 #define MLS_SONAME_CHOLMOD "libcholmod.so.3"
 #endif
+#ifndef MLS_SONAME_UMFPACK
+#define MLS_SONAME_UMFPACK "libumfpack.so.5"
+#endif
 
 /* The libraries' tables: process-wide, as the libraries are; written once, under pthread_once. */
 static struct DynLibs {
-  pthread_once_t blas_once, lapack_once, cholmod_once;
+  pthread_once_t blas_once, lapack_once, cholmod_once, umfpack_once;
   DlBlas blas;
   DlLapack lapack;
   DlCholmod cholmod;
-} dl = { PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, { 0 }, { 0 }, { 0 } };
+  DlUmfpack umfpack;
+} dl = { PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, { 0 }, { 0 }, { 0 }, { 0 } };
 
 /* The library soname, or the end of the process with the reason (the program cannot go on
 ** without its BLAS, as it could not start without it when it was linked). */
@@ -49,7 +53,7 @@ static void *sym(void *h, const char *soname, const char *name) {
 }
 
 #define DL_LOAD(f) *(void **)&t->f = sym(h, so, #f);
-/* OpenBLAS in the global scope: LAPACKE's and CHOLMOD's LAPACK and BLAS calls then bind to it,
+/* OpenBLAS in the global scope: LAPACKE's, CHOLMOD's and UMFPACK's LAPACK and BLAS calls then bind to it,
 ** as when the three were linked into mls with OpenBLAS first, and not to whatever the system's
 ** liblapack.so.3 alternative names (Debian's reference LAPACK: slower, other rounding). */
 static void load_blas(void) {
@@ -74,8 +78,17 @@ static void load_cholmod(void) {
   DlCholmod *t = &dl.cholmod;
   DL_CHOLMOD(DL_LOAD)
 }
+
+static void load_umfpack(void) {
+  dl_blas();
+  const char *so = MLS_SONAME_UMFPACK;
+  void *h = open_lib(so, RTLD_LOCAL);
+  DlUmfpack *t = &dl.umfpack;
+  DL_UMFPACK(DL_LOAD)
+}
 #undef DL_LOAD
 
 const DlBlas *dl_blas(void) { pthread_once(&dl.blas_once, load_blas); return &dl.blas; }
 const DlLapack *dl_lapack(void) { pthread_once(&dl.lapack_once, load_lapack); return &dl.lapack; }
 const DlCholmod *dl_cholmod(void) { pthread_once(&dl.cholmod_once, load_cholmod); return &dl.cholmod; }
+const DlUmfpack *dl_umfpack(void) { pthread_once(&dl.umfpack_once, load_umfpack); return &dl.umfpack; }

@@ -1,8 +1,8 @@
 /*
-** dynlibs.h — OpenBLAS, LAPACKE and CHOLMOD loaded with dlopen on their first call (dynlibs.c),
+** dynlibs.h — OpenBLAS, LAPACKE, CHOLMOD and UMFPACK loaded with dlopen on their first call (dynlibs.c),
 ** not by the dynamic linker at start: OpenBLAS alone has some 14000 symbol relocations, about
 ** 2 ms of every start (issue 31). A file that calls them includes this header instead of
-** <cblas.h>, <lapacke.h> or <suitesparse/cholmod.h>: each name below becomes a call through the
+** <cblas.h>, <lapacke.h>, <suitesparse/cholmod.h> or <suitesparse/umfpack.h>: each name below becomes a call through the
 ** library's table, e.g. cblas_dgemm(...) is (dl_blas()->cblas_dgemm)(...), with the very
 ** prototype of the library's header (__typeof__), so the compiler checks every call as before.
 */
@@ -14,6 +14,7 @@
 #include <lapacke.h>
 #undef I
 #include <suitesparse/cholmod.h>
+#include <suitesparse/umfpack.h>
 
 /* OpenBLAS's own entry points, declared here because <cblas.h> may be another package's
 ** (Debian's reference libblas-dev ships one too); loading libopenblas by name (its soname, from
@@ -30,11 +31,14 @@ char *openblas_get_config(void);
 #define DL_CHOLMOD(X) X(cholmod_l_start) X(cholmod_l_finish) X(cholmod_l_allocate_sparse) X(cholmod_l_allocate_dense) \
   X(cholmod_l_analyze) X(cholmod_l_factorize) X(cholmod_l_solve) X(cholmod_l_factor_to_sparse) X(cholmod_l_free_dense) \
   X(cholmod_l_free_factor) X(cholmod_l_free_sparse)
+#define DL_UMFPACK(X) X(umfpack_dl_defaults) X(umfpack_dl_symbolic) X(umfpack_dl_numeric) X(umfpack_dl_solve) \
+  X(umfpack_dl_get_numeric) X(umfpack_dl_get_determinant) X(umfpack_dl_free_symbolic) X(umfpack_dl_free_numeric)
 
 #define DL_FIELD(f) __typeof__(&f) f;
 typedef struct DlBlas { DL_BLAS(DL_FIELD) } DlBlas;
 typedef struct DlLapack { DL_LAPACK(DL_FIELD) } DlLapack;
 typedef struct DlCholmod { DL_CHOLMOD(DL_FIELD) } DlCholmod;
+typedef struct DlUmfpack { DL_UMFPACK(DL_FIELD) } DlUmfpack;
 #undef DL_FIELD
 
 /* Each library's table, the library loaded on the first call (from any thread; once per
@@ -43,6 +47,7 @@ typedef struct DlCholmod { DL_CHOLMOD(DL_FIELD) } DlCholmod;
 const DlBlas *dl_blas(void);
 const DlLapack *dl_lapack(void);
 const DlCholmod *dl_cholmod(void);
+const DlUmfpack *dl_umfpack(void);
 
 #ifndef MLS_DYNLIBS_IMPL
 #define cblas_dgemm (dl_blas()->cblas_dgemm)
@@ -76,6 +81,14 @@ const DlCholmod *dl_cholmod(void);
 #define cholmod_l_free_dense (dl_cholmod()->cholmod_l_free_dense)
 #define cholmod_l_free_factor (dl_cholmod()->cholmod_l_free_factor)
 #define cholmod_l_free_sparse (dl_cholmod()->cholmod_l_free_sparse)
+#define umfpack_dl_defaults (dl_umfpack()->umfpack_dl_defaults)
+#define umfpack_dl_symbolic (dl_umfpack()->umfpack_dl_symbolic)
+#define umfpack_dl_numeric (dl_umfpack()->umfpack_dl_numeric)
+#define umfpack_dl_solve (dl_umfpack()->umfpack_dl_solve)
+#define umfpack_dl_get_numeric (dl_umfpack()->umfpack_dl_get_numeric)
+#define umfpack_dl_get_determinant (dl_umfpack()->umfpack_dl_get_determinant)
+#define umfpack_dl_free_symbolic (dl_umfpack()->umfpack_dl_free_symbolic)
+#define umfpack_dl_free_numeric (dl_umfpack()->umfpack_dl_free_numeric)
 #endif
 
 #endif

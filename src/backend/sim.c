@@ -4,7 +4,8 @@
 ** CUDA plugin: its memory is host memory treated as a device's (storages are dev, so the
 ** host reaches them through host_access as it does CUDA's managed memory), its kernels are
 ** the CPU's, and its device entries (copy2d, gather, scatter, getrf, getrs, download) are
-** reference loops and column-major LAPACK with the contracts of backend.h. The interpreter's
+** reference loops and column-major LAPACK with the contracts of backend.h (pinned host memory
+** and the allreduce's combine too, so that MPI's device path runs in make test). The interpreter's
 ** side of a device (placement, copies, indexing and solvers on the device, fallbacks) runs
 ** as with the GPU; only the CUDA kernels themselves are not checked here.
 **
@@ -319,6 +320,27 @@ static int sim_getrs(const Backend *be, const double *lu, int64_t n, const int32
   return LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)k, lu, (lapack_int)n, ipiv, b, (lapack_int)n) != 0;
 }
 
+/* Pinned host memory is host memory here (counted: the MPI tests check the staged path ran). */
+static double *sim_pinned_alloc(const Backend *be, size_t n) {
+  DEV(be)->calls.pinned++;
+  return malloc(n ? n : 1);
+}
+static void sim_pinned_free(const Backend *be, double *p, size_t n) { (void)be; (void)n; free(p); }
+
+/* The allreduce's combine on "device" memory: backend.h's formula, a reference loop. */
+static int sim_combine(const Backend *be, int op, double *acc, const double *other, int64_t n, bool acc_lower) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) { cap_break(dev, "an allreduce"); return 1; }
+  dev->calls.combine++;
+  for (int64_t i = 0; i < n; i++) {
+    double l = acc_lower ? acc[i] : other[i], u = acc_lower ? other[i] : acc[i];
+    if (op == 0) acc[i] = l + u;
+    else if (op == 1) acc[i] = l != l ? l : (u > l || u != u) ? u : l;
+    else acc[i] = l != l ? l : (u < l || u != u) ? u : l;
+  }
+  return 0;
+}
+
 static int sim_init(Backend *be) {
   be->ctx = calloc(1, sizeof(SimDevice));
   return be->ctx == NULL;
@@ -376,7 +398,10 @@ const Backend be_sim = {
   /* .capture_end = */ sim_capture_end,
   /* .replay      = */ sim_replay,
   /* .replay_free = */ sim_replay_free,
+  /* .pinned_alloc = */ sim_pinned_alloc,
+  /* .pinned_free = */ sim_pinned_free,
+  /* .combine     = */ sim_combine,
   /* .destroy     = */ sim_destroy,
-  /* .ctx         = */ NULL,   /* (the template: an instance\'s, be_new) */
+  /* .ctx         = */ NULL,   /* (the template: an instance's, be_new) */
   /* .refs        = */ 0,
 };

@@ -68,6 +68,19 @@ SpChol *spk_chol_factor(const SpCsr *A, int *status, int64_t *nnz);
 void spk_chol_take(SpChol *h, SpCsr *out);
 void spk_chol_free(SpChol *h);
 
+/* ---- sparse LU through UMFPACK (cpu_umfpack.c) ---- */
+/* The LU factors of the square A (n >= 1, A borrowed and kept alive by the caller while the handle
+** lives), or NULL with *status 1: A is singular (*zero_at: the 1-based position of a zero pivot on
+** the diagonal of the factor's U, in UMFPACK's pivot order), or -1: UMFPACK failed (memory). */
+typedef struct SpLu SpLu;
+SpLu *spk_lu_factor(const SpCsr *A, int *status, int64_t *zero_at);
+/* X (n x k, packed) = A^-1 B, B n x k at B[i * ldb + j]: 0, or -1 when UMFPACK failed. */
+int spk_lu_solve(SpLu *h, const double *B, int64_t ldb, int64_t k, double *X);
+/* A's reciprocal condition number in the 1-norm, estimated as LAPACK's dgecon estimates it (Hager
+** and Higham's method, a few solves); -1 when a solve failed. */
+double spk_lu_rcond(SpLu *h);
+void spk_lu_free(SpLu *h);
+
 /* ---- elementwise (cpu_sparse_ew.c) ---- */
 /* out (a's shape and pattern, room for a->nnz) = sc_unary(op, a) at a's stored entries. The
 ** caller checks that the op keeps zeros (sc_unary(op, 0) == 0). */

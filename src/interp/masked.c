@@ -8,6 +8,7 @@
 */
 #include <string.h>
 #include "builtins.h"
+#include "mem.h"
 #include "interp/interp.h"
 #include "staging/graph.h"
 #include "staging/stage.h"
@@ -105,6 +106,131 @@ static bool staged_or_plain(Value v) {
   return true;
 }
 
+/* ---- eager grad: the masked op as one tape node (autodiff.h AdCustom) ----
+** A tape node holds at most three operands, so W * e with e's leaves traced by a grad is recorded
+** as a custom node over the leaves: its forward pass is op_masked_sparse on their values, its
+** backward op_masked_vjp (ops/masked.c) at W's stored cells, and the sum of it takes the broadcast
+** adjoint as a number: the dense m x n product is made neither way (docs/sparse.md "grad"). */
+typedef struct MaskedNode {
+  AdCustom c;                        /* first: the tape's view of it */
+  int nin;                           /* W and the leaves */
+  Value in[MK_MAX];                  /* their values (retained until the backward pass has run) */
+  Value plan;
+  Span sp;                           /* the product's (W * e): where the backward pass reports */
+} MaskedNode;
+
+static void masked_release(AdCustom *c) {
+  MaskedNode *m = (MaskedNode *)c;
+  for (int k = 0; k < m->nin; k++) { val_release(m->in[k]); m->in[k] = val_null(); }
+  val_release(m->plan);
+  m->plan = val_null();
+  m->nin = 0;
+}
+
+static void masked_free(AdCustom *c) {
+  masked_release(c);
+  mem_free(c);
+}
+
+static void masked_discard(void *c) { ad_custom_discard(c); }
+
+/* gin[k] (owned) = the adjoint of input k by the ops one by one (op_masked's dense path) on a
+** tape of their own, seeded with g: the rule for an adjoint that an outer grad traces as a
+** matrix, whose backward ops that outer tape then records (dense, as without the node). */
+static void masked_dense_vjp(Interp *I, MaskedNode *m, Value g, Value *gin) {
+  int mark = I->ntmp;
+  Tape *t = ad_trace_tape(I);
+  Value bx[MK_MAX];
+  bx[0] = m->in[0];
+  gin[0] = val_null();
+  for (int k = 1; k < m->nin; k++) {
+    bx[k] = ad_trace_leaf(I, t, m->in[k], m->sp);
+    tmp_push(I, bx[k]);
+  }
+  Value r = op_masked(I, m->nin, bx, m->plan, m->sp);
+  tmp_push(I, r);
+  t->active = false;
+  int root = r.t == VT_BOX && r.u.box->tape == t ? r.u.box->node : -1;
+  List *adj = root >= 0 ? ad_trace_backward(I, t, root, g) : NULL;
+  for (int k = 1; k < m->nin; k++) gin[k] = adj ? ad_trace_collect(I, bx[k], adj, t) : val_null();
+  for (int k = 1; k < m->nin; k++) tmp_push(I, gin[k]);
+  for (int k = 1; k < m->nin; k++) val_retain(gin[k]);
+  tmp_release_to(I, mark);
+}
+
+/* The custom node's backward pass: slots[k] += the adjoint of leaf k. An adjoint traced by an
+** outer grad (a loss scaled by a value it differentiates) that is a number: the rule runs with 1
+** and its results are scaled by it through op_binary, so that the outer tape records the
+** scaling; a traced matrix: the ops one by one (masked_dense_vjp). */
+static void masked_backward(Interp *I, AdCustom *c, Value **slots) {
+  MaskedNode *m = (MaskedNode *)c;
+  Value g = c->gout[0];
+  Span sp = m->sp;
+  bool traced = ad_any_active(1, &g);
+  Value gp = ad_primal(g);
+  Value gin[MK_MAX];
+  int mark = I->ntmp;
+  if ((traced && gp.t != VT_NUM) || !op_masked_vjp(I, m->nin, m->in, m->plan, traced ? val_num(1) : gp, gin, sp)) {
+    masked_dense_vjp(I, m, traced ? g : gp, gin);
+    traced = false;
+  }
+  for (int k = 1; k < m->nin; k++) tmp_push(I, gin[k]);
+  for (int k = 1; k < m->nin; k++) {
+    if (gin[k].t == VT_NULL) continue;
+    Value d = gin[k];
+    if (traced) { d = op_binary(I, OP_MUL, gin[k], g, sp); tmp_push(I, d); }
+    Value *slot = slots[k - 1];
+    Value sum = slot->t == VT_NULL ? (val_retain(d), d) : op_binary(I, OP_ADD, *slot, d, sp);
+    val_release(*slot);
+    *slot = sum;
+  }
+  tmp_release_to(I, mark);
+}
+
+/* W * e recorded on the grad tape that traces e's leaves, or unbound: the leaves traced by one
+** active grad tape, whose boxes hold plain values (a grad of a grad records the ops one by one),
+** W plain, and e's values given by the sparse path. */
+static Value masked_grad(Interp *I, Front *f, Value plan, Value W, Span sp) {
+  Tape *t = NULL;
+  Value in[MK_MAX];
+  in[0] = W;
+  for (int k = 0; k < f->nleaf; k++) {
+    Value v = ad_finished(f->leaf[k]);
+    if (v.t == VT_BOX) {
+      Tape *bt = v.u.box->tape;
+      if (bt->kind != &grad_kind || bt->forward || bt->graph || bt->teaching || (t && bt != t)) return val_unbound();
+      t = bt;
+      v = ad_finished(v.u.box->v);
+      if (v.t == VT_BOX) return val_unbound();
+    }
+    in[1 + k] = v;
+  }
+  Value r;
+  if (!t || !op_masked_sparse(I, 1 + f->nleaf, in, plan, &r)) return val_unbound();
+  tmp_push(I, r);
+  MaskedNode *m = mem_calloc(1, sizeof *m);
+  m->c.nin = f->nleaf;
+  m->c.nout = 1;
+  m->c.in = mem_calloc((size_t)f->nleaf, sizeof(int32_t));
+  m->c.gout = mem_calloc(1, sizeof(Value));
+  m->c.gout[0] = val_null();
+  m->c.backward = masked_backward;
+  m->c.release = masked_release;
+  m->c.free_fn = masked_free;
+  m->c.takes_broadcast = true;
+  m->nin = 1 + f->nleaf;
+  for (int k = 0; k < m->nin; k++) { m->in[k] = in[k]; val_retain(in[k]); }
+  m->plan = plan;
+  val_retain(plan);
+  m->sp = sp;
+  for (int k = 0; k < f->nleaf; k++) m->c.in[k] = ad_node_on(t, f->leaf[k]);
+  mls_defer(I, masked_discard, m);
+  int32_t cn = ad_custom_node(I, t, &m->c, sp);
+  mls_undefer(I, m);
+  tmp_pop(I, 1);
+  return ad_custom_item(I, t, cn, 0, r);
+}
+
 Value eval_masked(Interp *I, AstNode *expr, Value Wv, Span sp) {
   Value W = ad_primal(Wv);
   int prods = 0;
@@ -132,6 +258,7 @@ Value eval_masked(Interp *I, AstNode *expr, Value Wv, Span sp) {
     }
     Value r;
     if (ok && op_masked_sparse(I, 1 + f.nleaf, in, pv, &r)) out = I->stage ? stage_record_nested(I, OP_MASKED, 1 + f.nleaf, boxed, r, pv, sp) : r;
+    else if (!ok && !I->stage && staged_or_plain(Wv)) out = masked_grad(I, &f, pv, W, sp);   /* traced by a grad */
   }
   tmp_release_to(I, mark);
   return out;

@@ -14,11 +14,17 @@
 #include "mpi/header.h"
 #include "mpi/mpi.h"
 #include "autodiff.h"
+#include "backend/backend.h"
 #include "mem.h"
 #include "plot/plot.h"
 #include "tensor.h"
 #ifdef MLS_MPI
 #include <mpi.h>
+#if defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>             /* Open MPI's extensions: MPIX_Query_cuda_support */
+#endif
+#endif
 #endif
 
 /* This process's place in MPI_COMM_WORLD: MPI is initialized once per process, so this is
@@ -33,6 +39,7 @@ static struct MpiWorld {
   bool timed_out;              /* the failure was --mpi-timeout: linger before MPI_Abort */
   void *orphan[2];             /* its buffers, which MPI may still write into: kept to the end */
   uint64_t jobs;               /* reductions started (their tags: every rank starts them in order) */
+  int cuda_aware;              /* MPI takes device pointers: 0 not asked yet, 1 no, 2 yes */
 #endif
 } world = { .rank = 0, .size = 1 };
 
@@ -271,6 +278,26 @@ static void describe_value(MpiHeader *h, Value x) {
   }
 }
 
+/* ---- matrices in device memory (docs/mpi.md "GPU buffers") ---- */
+/* The device address of t's first element (not tensor_data, which would bring the pages to the host). */
+static double *dev_ptr(const Tensor *t) { return t->st->data + t->offset; }
+
+static l_noret dev_fail(Interp *I, const Backend *be, const char *name, const char *what, Span sp) {
+  mls_throw(I, sp, "%s: %s failed on the %s device: %s", name, what, be->name, be->error ? be->error(be) : "unknown error");
+}
+
+/* A staging buffer of n doubles in host memory: pinned when the device gives it (*pinned). */
+static double *stage_alloc(const Backend *be, int64_t n, bool *pinned) {
+  size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
+  double *p = be->pinned_alloc ? be->pinned_alloc(be, bytes) : NULL;
+  *pinned = p != NULL;
+  return p ? p : mem_alloc(bytes);
+}
+static void stage_free(const Backend *be, double *p, int64_t n, bool pinned) {
+  if (pinned) be->pinned_free(be, p, (size_t)(n > 0 ? n : 1) * sizeof(double));
+  else mem_free(p);
+}
+
 /* ---- running a script ---- */
 
 /* The end of the script is a collective of its own: a rank that ends while another waits in a
@@ -395,6 +422,9 @@ typedef struct RedJob {
   RedStep step[RED_MAXSTEPS];
   MPI_Request *rq;            /* the step's requests (owned), nrq of cap */
   int nrq, cap;
+  const Backend *dev;         /* buf and tmp are this device's memory, handed to MPI as they are
+                              ** (CUDA-aware MPI) and combined there; NULL: host memory */
+  bool dev_failed;            /* dev's combine failed (red_progress then returns MPI_ERR_OTHER) */
 } RedJob;
 
 /* The plan of this rank's steps for n doubles over world.size ranks. */
@@ -492,7 +522,12 @@ static int red_progress(RedJob *j, bool *done) {
     int rc = MPI_Testall(j->nrq, j->rq, &flag, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return rc;
     if (!flag) { *done = false; return MPI_SUCCESS; }
-    if (s->combine) red_combine(j->op, j->buf + s->roff, j->tmp, s->rlen, s->lower);
+    if (s->combine && j->dev) {
+      if (j->dev->combine(j->dev, j->op, j->buf + s->roff, j->tmp, s->rlen, s->lower) != 0) {
+        j->dev_failed = true;
+        return MPI_ERR_OTHER;
+      }
+    } else if (s->combine) red_combine(j->op, j->buf + s->roff, j->tmp, s->rlen, s->lower);
     j->posted = false;
     j->at++;
   }
@@ -502,6 +537,15 @@ static int red_progress(RedJob *j, bool *done) {
 #endif
 
 #ifdef MLS_MPI
+/* Frees job j's scratch (its requests, and tmp: host memory, or its device's). */
+static void red_release(RedJob *j) {
+  mem_free(j->rq);
+  if (j->dev) j->dev->free(j->dev, j->tmp, (size_t)(j->n > 0 ? j->n : 1) * sizeof(double));
+  else mem_free(j->tmp);
+  j->rq = NULL;
+  j->tmp = NULL;
+}
+
 /* A job that cannot finish (an MPI error, Ctrl-C, SIGTERM, --mpi-timeout): MPI may still write
 ** into its buffers, so they are kept (leaked, with keep retained) until the job ends, and no
 ** collective runs after this one. */
@@ -521,7 +565,13 @@ static void red_wait(Interp *I, RedJob *j, const char *name, Span sp, Tensor *ke
   for (long spin = 0;; spin++) {
     bool done = false;
     int rc = red_progress(j, &done);
-    if (rc != MPI_SUCCESS) { red_abandon(j, keep); check(I, rc, name, sp); }
+    if (rc != MPI_SUCCESS) {
+      red_abandon(j, keep);
+      if (j->dev_failed)
+        mls_throw(I, sp, "%s: the reduction failed on the %s device: %s", name, j->dev->name,
+                  j->dev->error ? j->dev->error(j->dev) : "unknown error");
+      check(I, rc, name, sp);
+    }
     if (done) break;
     if (I->interrupted) {
       red_abandon(j, keep);
@@ -540,30 +590,98 @@ static void red_wait(Interp *I, RedJob *j, const char *name, Span sp, Tensor *ke
       else sched_yield();
     }
   }
-  mem_free(j->rq);
-  mem_free(j->tmp);
-  j->rq = NULL;
-  j->tmp = NULL;
+  red_release(j);
 }
 
 /* A job reducing the n doubles at buf (this rank's value, replaced by the reduction). Every
 ** rank starts its jobs in the same order (each after the header exchange), so the k-th job has
-** the same tag everywhere; jobs under way at once (nn::dp_grad's buckets) have different tags. */
-static void red_start(RedJob *j, double *buf, int64_t n, int op, uint64_t seq) {
+** the same tag everywhere; jobs under way at once (nn::dp_grad's buckets) have different tags.
+** dev: buf is that device's memory, given to MPI as it is (mpi_device_ptrs), its scratch too;
+** the device's queued work is waited for first, since MPI reads buf behind its back. */
+static void red_start(Interp *I, RedJob *j, double *buf, int64_t n, int op, uint64_t seq, const Backend *dev, Span sp) {
   memset(j, 0, sizeof *j);
   j->buf = buf;
   j->n = n;
   j->op = op;
   j->tag = 1 + (int)(seq % 16000);                /* below TAG_HEADER */
   red_plan(j);
-  j->tmp = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+  size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
+  if (dev) {
+    dev->sync(dev);
+    j->tmp = dev->alloc(dev, bytes);
+    if (!j->tmp)
+      mls_throw(I, sp, "allreduce: out of %s memory for the reduction's scratch (%zu bytes)", dev->name, bytes);
+    j->dev = dev;
+  } else j->tmp = mem_alloc(bytes);
 }
 
 /* buf = the reduction of every rank's n doubles at buf (docs/mpi.md "The allreduce"). */
 static void reduce_doubles(Interp *I, double *buf, int64_t n, int op, Span sp, Tensor *keep) {
   RedJob j;
-  red_start(&j, buf, n, op, world.jobs++);
+  red_start(I, &j, buf, n, op, world.jobs++, NULL, sp);
   red_wait(I, &j, "allreduce", sp, keep);
+}
+
+/* ---- matrices on a device (docs/mpi.md "GPU buffers") ---- */
+_Static_assert(MPI_RED_SUM == 0 && MPI_RED_MAX == 1 && MPI_RED_MIN == 2, "backend.h's combine numbers the reductions so");
+
+/* Whether MPI takes device pointers: $MLS_MPI_CUDA_AWARE (0 or 1) decides; else Open MPI's
+** MPIX_Query_cuda_support() (mpi-ext.h), asked once at run time, since the same build may run
+** over an Open MPI built with CUDA or without; without that extension, no. */
+static bool mpi_device_ptrs(void) {
+  if (world.cuda_aware == 0) {
+    const char *e = getenv("MLS_MPI_CUDA_AWARE");
+    bool yes = false;
+    if (e && *e) yes = strcmp(e, "0") != 0;
+    else {
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+      yes = MPIX_Query_cuda_support() == 1;
+#endif
+    }
+    world.cuda_aware = yes ? 2 : 1;
+  }
+  return world.cuda_aware == 2;
+}
+
+static void dev_log(Interp *I, const char *name, Span sp, int64_t n, const Backend *be, bool direct, bool pinned) {
+  if (!getenv("MLS_MPI_LOG")) return;
+  char w[MPI_HDR_WHERE];
+  where_of(I, sp, w);
+  fprintf(stderr, "%s at %s: %lld numbers on the %s device, %s\n", name, w, (long long)n, be->name,
+          direct ? "reduced in device buffers (CUDA-aware MPI)"
+                 : pinned ? "staged through pinned host memory" : "staged through host memory");
+}
+
+/* The allreduce of in (packed, in device memory; borrowed) into a new matrix on the same device
+** (+1): with a CUDA-aware MPI the device buffers go to MPI and the device adds; else the values
+** are copied to a (pinned) host buffer, reduced there and copied back. The same tree of
+** additions either way, so the same bits as the host's allreduce. */
+static Tensor *allreduce_on_device(Interp *I, Tensor *in, int op, Span sp) {
+  const Backend *be = in->st->be;
+  int64_t n = tensor_numel(in);
+  Tensor *out = tensor_new_on(I, be, tensor_rows(in), tensor_cols(in));
+  tmp_push(I, val_mat(out));
+  bool direct = be->combine && mpi_device_ptrs(), pinned = false;
+  if (direct) {
+    if (n && be->copy2d(be, out, in) != 0) dev_fail(I, be, "allreduce", "a copy", sp);
+    RedJob j;
+    red_start(I, &j, dev_ptr(out), n, op, world.jobs++, be, sp);
+    red_wait(I, &j, "allreduce", sp, out);
+  } else {
+    double *buf = stage_alloc(be, n, &pinned);
+    if (n && be->download(be, buf, dev_ptr(in), (size_t)n * sizeof(double)) != 0) {
+      stage_free(be, buf, n, pinned);
+      dev_fail(I, be, "allreduce", "the copy to host memory", sp);
+    }
+    reduce_doubles(I, buf, n, op, sp, NULL);          /* (a throw keeps buf: MPI may write into it) */
+    int rc = n ? be->upload(be, dev_ptr(out), buf, (size_t)n * sizeof(double)) : 0;
+    be->sync(be);                                       /* the upload reads buf until it is done */
+    stage_free(be, buf, n, pinned);
+    if (rc != 0) dev_fail(I, be, "allreduce", "the copy to the device", sp);
+  }
+  dev_log(I, "allreduce", sp, n, be, direct, pinned);
+  tmp_pop(I, 1);
+  return out;
 }
 #endif
 
@@ -595,6 +713,12 @@ Value mpi_allreduce_value(Interp *I, Value x, int op, Span sp) {
   }
   Tensor *in = tensor_contiguous(I, x.u.m);
   tmp_push(I, val_mat(in));
+  if (in->st->dev && !in->st->sparse && in->st->be->download && in->st->be->upload && in->st->be->copy2d) {
+    Tensor *out = allreduce_on_device(I, in, op, sp);   /* the result stays on the device */
+    tmp_pop(I, 1);
+    tensor_free_ref(in);
+    return val_mat(out);
+  }
   Tensor *out = tensor_new(I, tensor_rows(in), tensor_cols(in));
   tmp_push(I, val_mat(out));
   int64_t n = tensor_numel(in);
@@ -676,6 +800,11 @@ typedef struct GradRun {
   int nleaves, nb;
   GradBucket *b;
   double *data;               /* every leaf's weighted gradient, bucket after bucket */
+  const Backend *be;          /* the device every matrix parameter lives on (else NULL: host) */
+  bool direct;                /* data is be's memory (dt's), handed to MPI as it is (CUDA-aware) */
+  bool pinned;                /* else data is be's pinned host memory (a staging buffer) */
+  Tensor *dt;                 /* direct: data as a total x 1 matrix on be (owned) */
+  int64_t total;
   double w;
   uint64_t seq0;              /* the first bucket's job number (its tag) */
   Span sp;
@@ -702,6 +831,76 @@ static int grad_leaves(Interp *I, Value v, GradLeaf *out, int n, Span sp) {
             "matrices or lists of them; found %s)", val_describe(v, d, sizeof d));
 }
 
+/* The device every matrix of v lives on, or NULL (none does, or they are spread over several,
+** or some are in host memory): then grad_allreduce reduces in host memory as before. */
+static const Backend *grad_device_of(Value v, const Backend *be, bool *host) {
+  v = ad_primal(v);
+  if (v.t == VT_LIST) {
+    for (int i = 0; i < v.u.l->n; i++) be = grad_device_of(v.u.l->items[i], be, host);
+    return be;
+  }
+  if (v.t != VT_MAT) return be;
+  Storage *st = v.u.m->st;
+  if (!st->dev || st->sparse || !st->be->download || !st->be->upload || !st->be->copy2d) *host = true;
+  else if (be && be != st->be) *host = true;
+  else be = st->be;
+  return be;
+}
+static const Backend *grad_device(Value v) {
+  bool host = false;
+  const Backend *be = grad_device_of(v, NULL, &host);
+  return host ? NULL : be;
+}
+
+/* Leaf g's place in the device buffer (direct), as a packed rows x cols matrix there. */
+static Tensor grad_view(const GradRun *gr, const GradLeaf *g) {
+  Tensor v = *gr->dt;
+  v.refcount = 1;
+  v.offset = gr->dt->offset + (size_t)g->off;
+  v.shape[0] = g->rows;
+  v.shape[1] = g->cols;
+  v.stride[0] = g->cols;
+  v.stride[1] = 1;
+  v.names = NULL;
+  return v;
+}
+
+/* grad_leaf when the buckets are device memory (CUDA-aware MPI), for a gradient p of the
+** leaf's size or none: weight * p written into leaf lf's place there, by the device's multiply for a gradient on it (the host's
+** product, bit for bit: one rounded multiplication), else computed on the host and copied. */
+static void grad_leaf_direct(Interp *I, GradRun *gr, GradLeaf *lf, Value p) {
+  const Backend *be = gr->be;
+  int64_t n = lf->rows * lf->cols;
+  double *d = gr->data + lf->off;
+  if (p.t == VT_MAT && tensor_numel(p.u.m) == n && p.u.m->st->be == be && !p.u.m->st->sparse) {
+    Tensor *c = tensor_contiguous(I, p.u.m);
+    Tensor v = grad_view(gr, lf);
+    OpParams op;
+    memset(&op, 0, sizeof op);
+    op.bc[0] = BC_SCALAR;
+    op.bc[1] = BC_FULL;
+    op.scalar[0] = gr->w;
+    int rc = n ? be->run(be, OP_MUL, &v, (Tensor *const[]){ NULL, c }, &op) : 0;
+    tensor_free_ref(c);
+    if (rc != 0) dev_fail(I, be, GRAD_ALLREDUCE_NAME, "weighting a gradient", gr->sp);
+    return;
+  }
+  double *h = mem_calloc((size_t)(n > 0 ? n : 1), sizeof *h);
+  mls_defer(I, mem_free, h);
+  if (p.t == VT_NUM || p.t == VT_BOOL) {
+    if (n != 1) mls_throw(I, gr->sp, GRAD_ALLREDUCE_NAME ": the gradient of parameter %d is a number, the parameter has %lld numbers",
+                          (int)(lf - gr->leaf) + 1, (long long)n);
+    h[0] = gr->w * (p.t == VT_NUM ? p.u.n : p.u.b);
+  } else if (p.t == VT_MAT) {
+    for (int64_t i = 0; i < n; i++) h[i] = gr->w * tensor_at(p.u.m, i);
+  }
+  int rc = n ? be->upload(be, d, h, (size_t)n * sizeof(double)) : 0;
+  be->sync(be);                    /* the upload reads h until it is done */
+  mls_undefer(I, h);
+  mem_free(h);
+  if (rc != 0) dev_fail(I, be, GRAD_ALLREDUCE_NAME, "a copy to the device", gr->sp);
+}
+
 /* The value of v's structure with each leaf's numbers from the reduction (+1). */
 static Value grad_build(Interp *I, const GradRun *gr, Value v, int *k) {
   v = ad_primal(v);
@@ -714,9 +913,29 @@ static Value grad_build(Interp *I, const GradRun *gr, Value v, int *k) {
     return r;
   }
   const GradLeaf *g = &gr->leaf[(*k)++];
+  int64_t n = g->rows * g->cols;
+  if (gr->be) {                  /* parameters on a device: so is their gradient */
+    double x = 0;
+    if (g->num) {
+      if (!gr->direct) return val_num(gr->data[g->off]);
+      if (gr->be->download(gr->be, &x, gr->data + g->off, sizeof x) != 0) dev_fail(I, gr->be, GRAD_ALLREDUCE_NAME, "a copy", gr->sp);
+      return val_num(x);
+    }
+    Tensor *t = tensor_new_on(I, gr->be, g->rows, g->cols);
+    int rc = 0;
+    if (n > 0 && gr->direct) {
+      Tensor part = grad_view(gr, g);
+      rc = gr->be->copy2d(gr->be, t, &part);
+    } else if (n > 0) rc = gr->be->upload(gr->be, dev_ptr(t), gr->data + g->off, (size_t)n * sizeof(double));
+    if (rc != 0) {
+      tensor_free_ref(t);
+      dev_fail(I, gr->be, GRAD_ALLREDUCE_NAME, "a copy", gr->sp);
+    }
+    return val_mat(t);
+  }
   if (g->num) return val_num(gr->data[g->off]);
   Tensor *t = tensor_new(I, g->rows, g->cols);
-  if (g->rows * g->cols > 0) memcpy(tensor_data(t), gr->data + g->off, (size_t)(g->rows * g->cols) * sizeof(double));
+  if (n > 0) memcpy(tensor_data(t), gr->data + g->off, (size_t)n * sizeof(double));
   return val_mat(t);
 }
 
@@ -749,15 +968,25 @@ static void grad_leaf(Interp *I, AdHook *h, int k, Value g) {
   int64_t n = lf->rows * lf->cols;
   double *d = gr->data + lf->off;
   Value p = ad_primal(g);
-  if (p.t == VT_NULL) memset(d, 0, (size_t)n * sizeof(double));
+  if (gr->direct && (p.t == VT_NULL || p.t == VT_NUM || p.t == VT_BOOL || (p.t == VT_MAT && tensor_numel(p.u.m) == n)))
+    grad_leaf_direct(I, gr, lf, p);
+  else if (p.t == VT_NULL) memset(d, 0, (size_t)n * sizeof(double));
   else if (p.t == VT_NUM || p.t == VT_BOOL) {
     if (n != 1) mls_throw(I, gr->sp, GRAD_ALLREDUCE_NAME ": the gradient of parameter %d is a number, the parameter has %lld numbers", k + 1, (long long)n);
     d[0] = gr->w * (p.t == VT_NUM ? p.u.n : p.u.b);
   } else if (p.t == VT_MAT && tensor_numel(p.u.m) == n) {
     Tensor *c = tensor_contiguous(I, p.u.m);
-    const double *x = tensor_data(c);
-    for (int64_t i = 0; i < n; i++) d[i] = gr->w * x[i];
-    tensor_free_ref(c);
+    if (c->st->dev && !c->st->sparse && c->st->be->download) {   /* a device gradient: copied, then weighted */
+      int rc = n ? c->st->be->download(c->st->be, d, dev_ptr(c), (size_t)n * sizeof(double)) : 0;
+      const Backend *cb = c->st->be;
+      tensor_free_ref(c);
+      if (rc != 0) dev_fail(I, cb, GRAD_ALLREDUCE_NAME, "the copy to host memory", gr->sp);
+      for (int64_t i = 0; i < n; i++) d[i] = gr->w * d[i];
+    } else {
+      const double *x = tensor_data(c);
+      for (int64_t i = 0; i < n; i++) d[i] = gr->w * x[i];
+      tensor_free_ref(c);
+    }
   } else {
     char a[64];
     mls_throw(I, gr->sp, GRAD_ALLREDUCE_NAME ": the gradient of parameter %d is %s, the parameter has %lld numbers", k + 1,
@@ -766,7 +995,8 @@ static void grad_leaf(Interp *I, AdHook *h, int k, Value g) {
   GradBucket *bk = &gr->b[lf->bucket];
   if (--bk->pending > 0) return;
 #ifdef MLS_MPI
-  red_start(&bk->job, gr->data + bk->off, bk->n, MPI_RED_SUM, gr->seq0 + (uint64_t)lf->bucket);
+  red_start(I, &bk->job, gr->data + bk->off, bk->n, MPI_RED_SUM, gr->seq0 + (uint64_t)lf->bucket,
+            gr->direct ? gr->be : NULL, gr->sp);
   bk->started = true;
   grad_progress(I, gr);
 #endif
@@ -787,13 +1017,19 @@ static void grad_cleanup(void *p) {
   }
   for (int b = 0; b < gr->nb; b++) {
 #ifdef MLS_MPI
-    mem_free(gr->b[b].job.rq);
-    mem_free(gr->b[b].job.tmp);
+    red_release(&gr->b[b].job);
 #endif
   }
   mem_free(gr->b);
   mem_free(gr->leaf);
-  mem_free(gr->data);
+  if (gr->dt) tensor_free_ref(gr->dt);
+#ifdef MLS_MPI
+  else if (gr->be && gr->data) {
+    gr->be->sync(gr->be);              /* the uploads of grad_build read data until they are done */
+    stage_free(gr->be, gr->data, gr->total, gr->pinned);
+  }
+#endif
+  else mem_free(gr->data);
 }
 
 /* Hands the leaves of gradient g to grad_leaf, depth first (k counts them). */
@@ -887,7 +1123,17 @@ Value mpi_grad_allreduce(Interp *I, Value df, int nargs, Value *args, double wei
   h.cols = bucket;
   h.num = grad_fingerprint(gr->leaf, nl);
   agree(I, &h, val_null(), sp, NULL);
-  gr->data = mem_alloc((size_t)(total > 0 ? total : 1) * sizeof(double));
+  gr->total = total;
+#ifdef MLS_MPI
+  gr->be = grad_device(args[0]);
+  gr->direct = gr->be && gr->be->combine && mpi_device_ptrs();
+  if (gr->direct) {
+    gr->dt = tensor_new_on(I, gr->be, total > 0 ? total : 1, 1);
+    gr->data = dev_ptr(gr->dt);
+  } else if (gr->be) gr->data = stage_alloc(gr->be, total, &gr->pinned);
+  else
+#endif
+    gr->data = mem_alloc((size_t)(total > 0 ? total : 1) * sizeof(double));
 #ifdef MLS_MPI
   gr->seq0 = world.jobs;
   world.jobs += (uint64_t)gr->nb;
@@ -914,13 +1160,11 @@ Value mpi_grad_allreduce(Interp *I, Value df, int nargs, Value *args, double wei
   for (int b = 0; b < gr->nb; b++) {
     GradBucket *bk = &gr->b[b];
     if (!bk->started) {       /* (cannot happen: every leaf has arrived) */
-      red_start(&bk->job, gr->data + bk->off, bk->n, MPI_RED_SUM, gr->seq0 + (uint64_t)b);
+      red_start(I, &bk->job, gr->data + bk->off, bk->n, MPI_RED_SUM, gr->seq0 + (uint64_t)b, gr->direct ? gr->be : NULL, sp);
       bk->started = true;
     }
     if (!bk->done) red_wait(I, &bk->job, GRAD_ALLREDUCE_NAME, sp, NULL);
-    else { mem_free(bk->job.rq); mem_free(bk->job.tmp); }
-    bk->job.rq = NULL;
-    bk->job.tmp = NULL;
+    else red_release(&bk->job);
     bk->done = true;
   }
 #endif
@@ -929,8 +1173,10 @@ Value mpi_grad_allreduce(Interp *I, Value df, int nargs, Value *args, double wei
     for (int b = 0; b < gr->nb; b++) ov += gr->b[b].overlapped;
     char w[MPI_HDR_WHERE];
     where_of(I, sp, w);
-    fprintf(stderr, "grad_allreduce at %s: %lld numbers in %d buckets, %d under way during the backward pass\n", w,
-            (long long)total, gr->nb, ov);
+    fprintf(stderr, "grad_allreduce at %s: %lld numbers in %d buckets, %d under way during the backward pass%s%s%s\n", w,
+            (long long)total, gr->nb, ov, gr->be ? ", on the device " : "", gr->be ? gr->be->name : "",
+            !gr->be ? "" : gr->direct ? ": reduced in device buffers (CUDA-aware MPI)"
+                         : gr->pinned ? ": staged through pinned host memory" : ": staged through host memory");
   }
   int k = 0;
   Value r = grad_build(I, gr, args[0], &k);

@@ -30,7 +30,7 @@ typedef struct Walk {
   const SpCsr *pat;
   int64_t rows, cols;
   bool ok;
-  double *bufs[2 * MK_MAX + 1];   /* the scratch arrays made, freed newest first */
+  double *bufs[4 * MK_MAX + 4];   /* the scratch arrays made, freed newest first */
   int nbufs;
 } Walk;
 
@@ -81,7 +81,7 @@ static void min_max(const Tensor *t, double *lo, double *hi) {
 }
 
 static double *new_vals(Walk *w) {
-  if (w->nbufs == 2 * MK_MAX + 1) { w->ok = false; return NULL; }
+  if (w->nbufs == 4 * MK_MAX + 4) { w->ok = false; return NULL; }
   return w->bufs[w->nbufs++] = tensor_scratch(w->I, (size_t)(w->pat->nnz + 1) * sizeof(double));
 }
 
@@ -342,4 +342,159 @@ Value op_masked(Interp *I, int nin, const Value *in, Value plan, Span sp) {
   else r = op_binary(I, root == MK_ROOT_ZW ? OP_MULZ : OP_MUL, in[0], v[n - 1], sp);
   tmp_release_to(I, mark);
   return r;
+}
+
+/* ---- the derivative at W's stored cells (eager grad's tape node, interp/masked.c) ---- */
+
+/* A sparse matrix of the pattern holding vals (+1). */
+static Tensor *at_pattern(Interp *I, const SpCsr *p, const double *vals) {
+  Tensor *o = tensor_sparse_new(I, p->rows, p->cols, p->nnz);
+  SpCsr *c = tensor_csr(o);
+  memcpy(c->rowptr, p->rowptr, (size_t)(p->rows + 1) * sizeof(int64_t));
+  memcpy(c->col, p->col, (size_t)p->nnz * sizeof(int32_t));
+  memcpy(c->val, vals, (size_t)p->nnz * sizeof(double));
+  c->nnz = p->nnz;
+  return o;
+}
+
+/* slot (VT_NULL: none yet) += v (taken). */
+static void add_to(Interp *I, Value *slot, Value v, Span sp) {
+  if (slot->t == VT_NULL) { *slot = v; return; }
+  tmp_push(I, v);
+  Value s = op_binary(I, OP_ADD, *slot, v, sp);
+  tmp_pop(I, 1);
+  val_release(v);
+  val_release(*slot);
+  *slot = s;
+}
+
+/* The adjoint of input v read at the pattern (a number, a matrix of the result's shape, a row or
+** a column broadcast along it), from its adjoint ga at the stored cells (+1). */
+static Value leaf_adjoint(Interp *I, const SpCsr *p, Value v, const double *ga) {
+  if (v.t == VT_NUM || v.t == VT_BOOL || tensor_numel(v.u.m) == 1) {
+    double s = 0;
+    for (int64_t q = 0; q < p->nnz; q++) s += ga[q];
+    if (v.t != VT_MAT) return val_num(s);
+    Tensor *o = tensor_new_host(I, 1, 1);
+    tensor_data(o)[0] = s;
+    return val_mat(o);
+  }
+  int64_t mr = tensor_rows(v.u.m), mc = tensor_cols(v.u.m);
+  if (mr == p->rows && mc == p->cols) return val_mat(at_pattern(I, p, ga));
+  Tensor *o = tensor_new_host(I, mr, mc);
+  double *d = tensor_data(o);
+  memset(d, 0, (size_t)(mr * mc) * sizeof(double));
+  for (int64_t i = 0; i < p->rows; i++)
+    for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++) d[mr == 1 ? p->col[q] : i] += ga[q];
+  return val_mat(o);
+}
+
+bool op_masked_vjp(Interp *I, int nin, const Value *in, Value plan, Value g, Value *gin, Span sp) {
+  for (int k = 0; k < nin; k++) gin[k] = val_null();
+  if (in[0].t != VT_MAT || !tensor_is_sparse(in[0].u.m) || (int)tensor_data(plan.u.m)[0] != MK_ROOT_MUL) return false;
+  for (int k = 0; k < nin; k++)
+    if (!plain(in[k])) return false;
+  int n = plan_len(plan, nin);
+  const double *pl = tensor_data(plan.u.m) + 1;
+  for (int q = 0; q < n; q++) {
+    int code = (int)pl[4 * q], fl = (int)pl[4 * q + 3];
+    if (code == MK_MULZ || (code == MK_PROD && fl)) return false;
+  }
+  const SpCsr *p = tensor_csr(in[0].u.m);
+  Walk w = { .I = I, .pat = p, .rows = p->rows, .cols = p->cols, .ok = true };
+  MVal fv[MK_MAX];
+  double *ga[MK_MAX] = { NULL };
+  int mark = I->ntmp;
+  struct Tape *st = I->stage;
+  I->stage = NULL;
+  /* the values of every instruction at the pattern, each kept (the walk above overwrites) */
+  bool cellwise[MK_MAX] = { false };             /* leaves read at the cells (not only multiplied) */
+  for (int q = 0; q < n; q++) {
+    int code = (int)pl[4 * q], a = (int)pl[4 * q + 1], b = (int)pl[4 * q + 2];
+    if (code != MK_LEAF && code != MK_PROD) {
+      cellwise[a] = true;
+      if (code == MK_ADD || code == MK_SUB || code == MK_MUL) cellwise[b] = true;
+    }
+  }
+  cellwise[n - 1] = true;
+  for (int q = 0; q < n && w.ok; q++) {
+    int code = (int)pl[4 * q], a = (int)pl[4 * q + 1], b = (int)pl[4 * q + 2];
+    if (code == MK_LEAF) { fv[q] = cellwise[q] ? sample(&w, in[a]) : unknown; continue; }
+    if (code == MK_PROD) { fv[q] = product(&w, in[(int)pl[4 * a + 1]], false, in[(int)pl[4 * b + 1]], false, sp); continue; }
+    MVal x = fv[a], y = code == MK_NEG || code == MK_SQ || code == MK_LOG || code == MK_EXP ? fv[a] : fv[b];
+    MVal r = unknown;
+    if (x.is_const && y.is_const) {
+      r.is_const = true;
+      r.c = code == MK_NEG ? -x.c : code == MK_SQ ? x.c * x.c : code == MK_LOG ? log(x.c) : code == MK_EXP ? exp(x.c)
+          : cell(code, x.c, y.c);
+    } else if ((r.vals = new_vals(&w))) {
+      for (int64_t q2 = 0; q2 < p->nnz; q2++) {
+        double xv = x.is_const ? x.c : x.vals[q2], yv = y.is_const ? y.c : y.vals[q2];
+        r.vals[q2] = code == MK_NEG ? -xv : code == MK_SQ ? xv * xv : code == MK_LOG ? log(xv) : code == MK_EXP ? exp(xv)
+                   : cell(code, xv, yv);
+      }
+    }
+    fv[q] = r;
+  }
+  for (int q = 0; q < n && w.ok; q++) ga[q] = NULL;
+  /* the adjoint of e at the stored cells: W's value times g's (a number stands for a matrix filled with it) */
+  double gc = 0;
+  MVal gm = unknown;
+  if (w.ok) {
+    if (g.t == VT_NUM || g.t == VT_BOOL) gc = g.t == VT_NUM ? g.u.n : g.u.b;
+    else gm = sample(&w, g);
+  }
+  if (w.ok && (ga[n - 1] = new_vals(&w)))
+    for (int64_t q = 0; q < p->nnz; q++) ga[n - 1][q] = p->val[q] * (gm.vals ? gm.vals[q] : gm.is_const ? gm.c : gc);
+#define GA(x) (ga[x] ? ga[x] : (ga[x] = new_vals(&w)) ? memset(ga[x], 0, (size_t)(p->nnz + 1) * sizeof(double)) : NULL)
+#define V(m, q) ((m).is_const ? (m).c : (m).vals[q])
+  for (int q = n - 1; q >= 0 && w.ok; q--) {
+    double *gq = ga[q];
+    if (!gq) continue;
+    int code = (int)pl[4 * q], a = (int)pl[4 * q + 1], b = (int)pl[4 * q + 2];
+    if (code == MK_LEAF) {
+      add_to(I, &gin[a], leaf_adjoint(I, p, in[a], gq), sp);
+      continue;
+    }
+    if (code == MK_PROD) {                    /* P = A %*% B at the pattern: S = its adjoint there */
+      Value A = in[(int)pl[4 * a + 1]], B = in[(int)pl[4 * b + 1]];
+      Value S = val_mat(at_pattern(I, p, gq));
+      tmp_push(I, S);
+      Value tb = op_transpose(I, B, sp);
+      tmp_push(I, tb);
+      add_to(I, &gin[(int)pl[4 * a + 1]], op_binary(I, OP_MATMUL, S, tb, sp), sp);   /* S %*% t(B) */
+      Value ta = op_transpose(I, A, sp);
+      tmp_push(I, ta);
+      add_to(I, &gin[(int)pl[4 * b + 1]], op_binary(I, OP_MATMUL, ta, S, sp), sp);   /* t(A) %*% S */
+      tmp_pop(I, 3);
+      val_release(ta);
+      val_release(tb);
+      val_release(S);
+      continue;
+    }
+    double *gx = GA(a), *gy = code == MK_ADD || code == MK_SUB || code == MK_MUL ? GA(b) : NULL;
+    if (!gx || (!gy && (code == MK_ADD || code == MK_SUB || code == MK_MUL))) break;
+    for (int64_t k = 0; k < p->nnz; k++) {
+      double d = gq[k];
+      switch (code) {
+      case MK_ADD: gx[k] += d; gy[k] += d; break;
+      case MK_SUB: gx[k] += d; gy[k] -= d; break;
+      case MK_MUL: gx[k] += d * V(fv[b], k); gy[k] += d * V(fv[a], k); break;
+      case MK_NEG: gx[k] -= d; break;
+      case MK_SQ: gx[k] += 2 * V(fv[a], k) * d; break;
+      case MK_LOG: gx[k] += d / V(fv[a], k); break;
+      case MK_EXP: gx[k] += d * V(fv[q], k); break;
+      default: break;
+      }
+    }
+  }
+#undef GA
+#undef V
+  bool ok = w.ok;
+  tmp_release_to(I, mark);
+  while (w.nbufs > 0) tensor_scratch_free(I, w.bufs[--w.nbufs]);
+  I->stage = st;
+  if (!ok)
+    for (int k = 0; k < nin; k++) { val_release(gin[k]); gin[k] = val_null(); }
+  return ok;
 }

@@ -6,6 +6,7 @@
 ** the operands stay sparse) and the dense kernel runs. Either way the values are the dense
 ** op's. Arguments borrowed, results owned (+1), temporaries on the temp stack.
 */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include "backend/scalar.h"
@@ -325,13 +326,47 @@ static bool symmetric(Interp *I, const SpCsr *c) {
   return same;
 }
 
-/* solve(A, B) with a sparse symmetric positive definite A: CHOLMOD's solve, A never dense. Any
-** other A (not symmetric, not positive definite, not finite) takes the dense LU and its errors. */
-static bool sp_solve(Interp *I, Value a, Value b, Value *r) {
+static void lu_release(void *h) { spk_lu_free(h); }
+
+/* The largest n whose singular or ill-conditioned sparse A is handed to the dense LU (n x n
+** doubles: 128 MiB), so that its error is LAPACK's own, pivot for pivot and digit for digit. */
+#define SP_LU_DENSE_ERRORS 4096
+
+/* X = A^-1 B by UMFPACK's LU of the sparse A (a non-symmetric or indefinite one): true with X
+** filled, false when the dense LU should decide (a small singular or ill-conditioned A). A larger
+** singular or ill-conditioned A gets the dense path's errors, located at sp: the zero pivot is
+** the sparse factor's (UMFPACK's pivot order), the condition number its estimate (dgecon's method). */
+static bool sp_lu_solve(Interp *I, const SpCsr *A, const double *B, int64_t bc, double *X, Span sp) {
+  int st;
+  int64_t zero_at;
+  SpLu *h = spk_lu_factor(A, &st, &zero_at);
+  if (!h && st < 0) mem_oom(0);
+  bool small = A->rows <= SP_LU_DENSE_ERRORS;
+  if (!h) {
+    if (small) return false;
+    mls_throw(I, sp, "solve: the matrix is singular (U[%lld,%lld] is exactly zero)", (long long)zero_at, (long long)zero_at);
+  }
+  mls_defer(I, lu_release, h);
+  double rcond = spk_lu_rcond(h);
+  if (rcond < 0) mem_oom(0);
+  if (!(rcond >= DBL_EPSILON)) {
+    if (small) { mls_undefer(I, h); spk_lu_free(h); return false; }
+    mls_throw(I, sp, "solve: the matrix is computationally singular (reciprocal condition number %.3g)", rcond);
+  }
+  if (spk_lu_solve(h, B, bc, bc, X) != 0) mem_oom(0);
+  mls_undefer(I, h);
+  spk_lu_free(h);
+  return true;
+}
+
+/* solve(A, B) with a sparse square A: CHOLMOD's Cholesky when A is symmetric positive definite,
+** else UMFPACK's LU (sp_lu_solve); A is never dense. An A or B that is not finite takes the
+** dense path and its errors. */
+static bool sp_solve(Interp *I, Value a, Value b, Value *r, Span sp) {
   if (!is_sp(a) || !(is_dense_host(b) || is_sp(b) || is_numlike(b))) return false;
   const SpCsr *A = tensor_csr(a.u.m);
   int64_t n = A->rows, bc = b.t == VT_MAT ? tensor_cols(b.u.m) : 1, br = b.t == VT_MAT ? tensor_rows(b.u.m) : 1;
-  if (n == 0 || br != n || !all_finite_csr(A) || !symmetric(I, A)) return false;
+  if (n == 0 || A->cols != n || br != n || !all_finite_csr(A)) return false;
   int mark = I->ntmp;
   Tensor *B;
   if (b.t != VT_MAT) {
@@ -348,9 +383,12 @@ static bool sp_solve(Interp *I, Value a, Value b, Value *r) {
   Tensor *X = tensor_new_host(I, n, bc);
   tmp_push(I, val_mat(X));
   I->kernel_runs++;
-  int st = spk_chol_solve(A, tensor_data(B), bc, bc, tensor_data(X));
+  int st = symmetric(I, A) ? spk_chol_solve(A, tensor_data(B), bc, bc, tensor_data(X)) : 1;
   if (st < 0) mem_oom(0);
-  if (st > 0) { tmp_release_to(I, mark); return false; }   /* not positive definite: LU */
+  if (st > 0 && !sp_lu_solve(I, A, tensor_data(B), bc, tensor_data(X), sp)) {   /* not SPD: LU */
+    tmp_release_to(I, mark);
+    return false;
+  }
   X->refcount++;
   tmp_release_to(I, mark);
   *r = val_mat(X);
@@ -383,7 +421,7 @@ static bool sp_chol(Interp *I, Value a, Value *r) {
 
 bool sp_linalg(Interp *I, OpKind op, const Value *in, Value *r) {
   if (I->sparse_mode == SPARSE_EXACT) return false;      /* (CHOLMOD's bits are not LAPACK's) */
-  if (op == OP_SOLVE) return sp_solve(I, in[0], in[1], r);
+  if (op == OP_SOLVE) return sp_solve(I, in[0], in[1], r, I->call_span);
   if (op == OP_CHOL) return sp_chol(I, in[0], r);
   return false;
 }
@@ -468,7 +506,7 @@ static bool sp_try(Interp *I, OpKind op, const Value *in, int nextra, const Valu
     return true;
   case OP_DIAG: return sp_diag(I, in[0], r);
   case OP_IFELSE: return sp_ifelse(I, in[0], in[1], in[2], r);
-  case OP_SOLVE: return sp_solve(I, in[0], in[1], r);
+  case OP_SOLVE: return sp_solve(I, in[0], in[1], r, sp);
   case OP_CHOL: return sp_chol(I, in[0], r);
   case OP_TRANSPOSE: return sp_transpose(I, in[0], r);
   case OP_SUM: case OP_MAX: case OP_MIN: case OP_ROWSUMS: case OP_COLSUMS: case OP_ROWMAXS: case OP_ROWMINS:

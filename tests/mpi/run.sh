@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh — the MPI tests (issue 14, docs/mpi.md): the collectives, grad through allreduce against
 # finite differences, parfor (mode=REMOTE) against for (1, 2 and 3 ranks), determinism across
-# runs, the allreduce's tree of additions (1 to 5 ranks), nn::dp_grad's buckets, data-parallel Fashion-MNIST training (2 ranks against one process, to 1e-12), a
+# runs, the allreduce's tree of additions (1 to 5 ranks), nn::dp_grad's buckets, GPU matrices
+# (the simulated GPU: staged through pinned memory and as device buffers), data-parallel Fashion-MNIST training (2 ranks against one process, to 1e-12), a
 # failing rank ending the job with its rank and location, and ranks calling different
 # collectives, or not arriving within --mpi-timeout, ending it with a located error on each. Skipped, with the reason, when mpirun
 # is missing or mls was built without MPI. Usage: tests/mpi/run.sh [./mls] (set MLS_FLAGS to
@@ -64,6 +65,30 @@ for np in 1 2 3 4; do
     if [ $np = 1 ] || grep -q "in 8 buckets, [1-9] under way during the backward pass" "$T/err"; then ok
     else bad "buckets.mls with $np ranks: no bucket under way during the backward pass"; fi
   else bad "buckets.mls with $np ranks"; cat "$T/out"; fi
+done
+
+# matrices on the GPU (docs/mpi.md "GPU buffers"), on the simulated GPU (MLS_SIM_GPU=1): allreduce
+# and grad_allreduce of device matrices keep them on the device with the bits of the host's
+# reduction, staged through pinned host memory (MLS_MPI_CUDA_AWARE=0) and handed to MPI as device
+# buffers, the device adding (=1: the simulated GPU's memory is host memory, which any MPI reads);
+# unset, MPIX_Query_cuda_support() decides (either log line)
+staged="staged through pinned host memory" direct="reduced in device buffers (CUDA-aware MPI)"
+for np in 1 2 3 4; do
+  for aw in 0 1 auto; do
+    { [ $aw = auto ] && [ $np != 2 ]; } && continue
+    want=$staged; [ $aw = 1 ] && want=$direct; [ $aw = auto ] && want="\($staged\|$direct\)"
+    envs="MLS_SIM_GPU=1 MLS_MPI_LOG=1" xs="-x MLS_SIM_GPU -x MLS_MPI_LOG"
+    [ $aw = auto ] || { envs="$envs MLS_MPI_CUDA_AWARE=$aw"; xs="$xs -x MLS_MPI_CUDA_AWARE"; }
+    # shellcheck disable=SC2086
+    if env $envs timeout 120 $MPIRUN -np $np $xs "$mls" $flags --device gpu $D/device.mls >"$T/out" 2>"$T/err" &&
+       [ "$(grep -c "of $np: device ok" "$T/out")" = "$np" ] &&
+       [ "$(sed -n 's/.*device ok; //p' "$T/out" | sort -u | wc -l)" = 1 ]; then
+      if [ $np = 1 ] || { grep -q "^allreduce at .*: 3003 numbers on the sim device, $want" "$T/err" &&
+                          grep -q "in 6 buckets, [1-9] under way during the backward pass, on the device sim: $want" "$T/err"; }
+      then ok
+      else bad "device.mls with $np ranks, MLS_MPI_CUDA_AWARE=$aw: the log lacks '$want'"; fi
+    else bad "device.mls with $np ranks, MLS_MPI_CUDA_AWARE=$aw"; cat "$T/out"; fi
+  done
 done
 
 # determinism: the same bits on a second run (collectives prints its sums to 17 digits)

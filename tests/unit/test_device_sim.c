@@ -5,7 +5,8 @@
 ** same programs run with the CPU as the default device and with it must agree, and its
 ** device entries must be the ones that ran (sim_calls of the instance): block and element indexing, gathers
 ** and scatters by position vectors, left indexing with repeated positions (the host, in
-** order), and solve/inv/det through the LU entries, with the CPU's errors.
+** order), and solve/inv/det through the LU entries, with the CPU's errors; and the pinned
+** memory and combine entries of MPI's device path.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +126,41 @@ static void test_solver_errors(void **state) {
 ** recording on the addresses it saw). Its results must be the eager CPU run's, each call's
 ** result must stay as it was after later calls (a launch rewrites the recording's own
 ** matrices, not the ones handed out), and what cannot be captured must run plainly. */
+/* The entries MPI's device path uses (docs/mpi.md "GPU buffers"): pinned memory, and combine
+** with backend.h's formula, written out by hand here: the lower group's value first, a NaN of
+** the lower group wins, then a NaN or a larger (smaller) upper value, else the lower (so max(0,
+** -0) keeps the lower's zero). */
+static void test_mpi_entries(void **state) {
+  Fix *f = *state;
+  const Backend *sim = sim_of(f);
+  memset(sim_calls(sim), 0, sizeof(SimCalls));
+  double *p = sim->pinned_alloc(sim, 4 * sizeof(double));
+  assert_non_null(p);
+  assert_int_equal(sim_calls(sim)->pinned, 1);
+  sim->pinned_free(sim, p, 4 * sizeof(double));
+  double nan = 0.0 / 0.0;
+  const double lo[6] = { 1, 0.0, -0.0, nan, 2, 0.1 }, hi[6] = { 2, -0.0, 0.0, 3, nan, 0.2 };
+  /* acc holds lo (acc_lower) or hi (not): the same result either way */
+  for (int side = 0; side < 2; side++)
+    for (int op = 0; op < 3; op++) {
+      double acc[6], other[6];
+      memcpy(acc, side ? hi : lo, sizeof acc);
+      memcpy(other, side ? lo : hi, sizeof other);
+      assert_int_equal(sim->combine(sim, op, acc, other, 6, side == 0), 0);
+      if (op == 0) {
+        assert_true(acc[0] == 3 && acc[1] == 0 && !signbit(acc[1]) && acc[2] == 0 && !signbit(acc[2]));
+        assert_true(isnan(acc[3]) && isnan(acc[4]) && acc[5] == 0.1 + 0.2);
+      } else {
+        assert_true(acc[0] == (op == 1 ? 2 : 1));
+        assert_true(acc[1] == 0 && !signbit(acc[1]));          /* 0 vs -0: the lower's 0 */
+        assert_true(acc[2] == 0 && signbit(acc[2]));           /* -0 vs 0: the lower's -0 */
+        assert_true(isnan(acc[3]) && isnan(acc[4]));
+        assert_true(acc[5] == (op == 1 ? 0.2 : 0.1));
+      }
+    }
+  assert_int_equal(sim_calls(sim)->combine, 6);
+}
+
 static void test_replay(void **state) {
   Fix *f = *state;
   graph_replay_mode(f->I, 1 | 4);               /* these graphs are small: capture them anyway */
@@ -239,6 +276,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_solver_errors, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_replay, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_instances, fix_setup, teardown),
+    cmocka_unit_test_setup_teardown(test_mpi_entries, fix_setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,6 +175,12 @@ static int cu_scatter(const Backend *be, Tensor *out, const Tensor *r, int64_t r
                      in->stride[0], in->stride[1], tensor_rows(in), tensor_cols(in));
 }
 
+static double *cu_pinned_alloc(const Backend *be, size_t nbytes) { (void)be; return mcu_pinned_alloc(nbytes); }
+static void cu_pinned_free(const Backend *be, double *p, size_t nbytes) { (void)be; (void)nbytes; mcu_pinned_free(p); }
+static int cu_combine(const Backend *be, int op, double *acc, const double *other, int64_t n, bool acc_lower) {
+  return mcu_combine(CX(be), op, acc, other, n, acc_lower);
+}
+
 static void cu_sync(const Backend *be) { mcu_sync(CX(be)); }
 static void cu_trim(const Backend *be) { mcu_trim(CX(be)); }
 static int cu_host_access(const Backend *be, const double *base) { return mcu_host_access(CX(be), base); }
@@ -220,6 +226,9 @@ const Backend be_cuda = {
   /* .capture_end = */ cu_capture_end,
   /* .replay      = */ cu_replay,
   /* .replay_free = */ cu_replay_free,
+  /* .pinned_alloc = */ cu_pinned_alloc,
+  /* .pinned_free = */ cu_pinned_free,
+  /* .combine     = */ cu_combine,
   /* .destroy     = */ cu_destroy,
   /* .ctx         = */ NULL,   /* (the template: an instance's, be_new) */
   /* .refs        = */ 0,

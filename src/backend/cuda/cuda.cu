@@ -201,6 +201,19 @@ int mcu_device_access(McuContext *cx, const double *p) {
   return cuda_check(cx, cudaMemPrefetchAsync(p, b->second.size, loc, 0, cx->stream), "cudaMemPrefetchAsync");
 }
 
+double *mcu_pinned_alloc(size_t nbytes) {
+  double *p = NULL;
+  if (cudaHostAlloc((void **)&p, nbytes ? nbytes : 1, cudaHostAllocDefault) != cudaSuccess) {
+    cudaGetLastError();
+    return NULL;
+  }
+  return p;
+}
+
+void mcu_pinned_free(double *p) {
+  if (p) cudaFreeHost(p);
+}
+
 int mcu_upload(McuContext *cx, double *dst, const double *src, size_t nbytes) {
   if (nbytes == 0) return 0;
   if (cx->capturing) { cap_break(cx, "a copy from host memory"); return 0; }

@@ -43,6 +43,12 @@ int mcu_upload(McuContext *cx, double *dst, const double *src, size_t nbytes);
 int mcu_download(McuContext *cx, double *dst, const double *src, size_t nbytes);
 size_t mcu_bytes_in_use(McuContext *cx);
 size_t mcu_bytes_cached(McuContext *cx);
+/* Page-locked host memory (cudaHostAlloc): the MPI allreduce's staging buffer; NULL on failure. */
+double *mcu_pinned_alloc(size_t nbytes);
+void mcu_pinned_free(double *p);
+/* The allreduce's combine (backend.h "combine"): acc = lo (+) hi over n doubles, op 0 sum,
+** 1 max, 2 min; waits for the stream before returning (MPI reads acc next). */
+int mcu_combine(McuContext *cx, int op, double *acc, const double *other, int64_t n, bool acc_lower);
 
 /* ---- CUDA graphs (cuda.cu) ----
 ** capture_begin records the stream's work from now on instead of running it; capture_end

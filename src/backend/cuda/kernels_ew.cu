@@ -193,6 +193,24 @@ int mcu_copy2d(McuContext *cx, double *out, int64_t o0, int64_t o1, const double
   return mcu_launched(cx, "copy");
 }
 
+/* The allreduce's combine (mcu_combine): the host's formula of src/mpi/mpi.c red_combine. */
+__global__ void k_combine(int op, double *acc, const double *other, int64_t n, bool acc_lower) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    double l = acc_lower ? acc[i] : other[i], u = acc_lower ? other[i] : acc[i];
+    if (op == 0) acc[i] = __dadd_rn(l, u);
+    else if (op == 1) acc[i] = l != l ? l : (u > l || u != u) ? u : l;
+    else acc[i] = l != l ? l : (u < l || u != u) ? u : l;
+  }
+}
+
+int mcu_combine(McuContext *cx, int op, double *acc, const double *other, int64_t n, bool acc_lower) {
+  if (n == 0) return 0;
+  if (mcu_device_access(cx, acc) || mcu_device_access(cx, other)) return 1;
+  k_combine<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(op, acc, other, n, acc_lower);
+  if (mcu_launched(cx, "allreduce combine")) return 1;
+  return mcu_sync(cx);
+}
+
 __global__ void k_gather(double *o, const double *in, int64_t s0, int64_t s1, const double *r, int64_t r0,
                          const double *c, int64_t c0, int64_t n, int64_t cols) {
   for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) {
