@@ -265,10 +265,10 @@ Value ad_place(Interp *I, Value acc, Value v, int64_t rows, int64_t cols, int64_
   bool n;
   int64_t h, w;
   rl_shape(v, &n, &h, &w);
-  Tensor *ri = tensor_new_on(I, &be_cpu, h, 1), *ci;      /* index lists: host data */
+  Tensor *ri = tensor_new_on(I, I->cpu, h, 1), *ci;      /* index lists: host data */
   T(I, val_mat(ri));
   for (int64_t i = 0; i < h; i++) tensor_data(ri)[i] = (double)(r0 + i + 1);
-  ci = tensor_new_on(I, &be_cpu, w, 1);
+  ci = tensor_new_on(I, I->cpu, w, 1);
   T(I, val_mat(ci));
   for (int64_t j = 0; j < w; j++) tensor_data(ci)[j] = (double)(c0 + j + 1);
   Value ex[5] = { val_num((double)rows), val_num((double)cols), val_num(2), val_mat(ri), val_mat(ci) };

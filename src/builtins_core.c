@@ -141,7 +141,7 @@ Value bi_matrix(Interp *I, Args *a) {
   matrix_shape(I, a, n, !src, &rows, &cols);
   if (src && rows * cols != n)
     bi_error(I, "cannot shape %lld values into a %lldx%lld matrix", (long long)n, (long long)rows, (long long)cols);
-  if (!src && x == 0 && !signbit(x) && I->device == &be_cpu && tensor_prefer_sparse(I, rows, cols, 0))
+  if (!src && x == 0 && !signbit(x) && I->device == I->cpu && tensor_prefer_sparse(I, rows, cols, 0))
     return val_mat(tensor_sparse_new(I, rows, cols, 0));   /* all zeros: an empty sparse matrix (on
                                                             ** a GPU: dense there, as before) */
   Tensor *t = tensor_new(I, rows, cols);
@@ -665,7 +665,7 @@ Value bi_assert(Interp *I, Args *a) {
 
 Value bi_time(Interp *I, Args *a) {
   (void)I; (void)a;
-  be_sync_all();                               /* a GPU's queued work counts as elapsed */
+  be_sync_all(I->backends);                               /* a GPU's queued work counts as elapsed */
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return val_num((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);

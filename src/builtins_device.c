@@ -8,7 +8,7 @@
 #include "builtins.h"
 #include "err.h"
 
-static const char *device_name(const Backend *be) { return be == &be_cpu ? "cpu" : "gpu"; }
+static const char *device_name(const Backend *be) { return be_is_cpu(be) ? "cpu" : "gpu"; }
 
 /* v moved to be (+1): matrices copied unless already there, lists rebuilt, the rest kept. */
 static Value move_to(Interp *I, Value v, const Backend *be, const char *fn) {
@@ -31,16 +31,16 @@ static Value move_to(Interp *I, Value v, const Backend *be, const char *fn) {
 }
 
 static const Backend *gpu_or_throw(Interp *I) {
-  const Backend *be = be_find("gpu");
-  if (!be) bi_error(I, "%s", be_why());
+  const Backend *be = be_find(I->backends, "gpu");
+  if (!be) bi_error(I, "%s", be_why(I->backends));
   return be;
 }
 
 Value bi_gpu(Interp *I, Args *a) {
-  if (ad_any_grad_deep(1, a->v)) return move_to(I, a->v[0], &be_cpu, "gpu");   /* (its error first) */
+  if (ad_any_grad_deep(1, a->v)) return move_to(I, a->v[0], I->cpu, "gpu");   /* (its error first) */
   return move_to(I, a->v[0], gpu_or_throw(I), "gpu");
 }
-Value bi_cpu(Interp *I, Args *a) { return move_to(I, a->v[0], &be_cpu, "cpu"); }
+Value bi_cpu(Interp *I, Args *a) { return move_to(I, a->v[0], I->cpu, "cpu"); }
 
 Value bi_device(Interp *I, Args *a) {
   const char *was = device_name(I->device);
@@ -50,6 +50,6 @@ Value bi_device(Interp *I, Args *a) {
   if (v.t == VT_NUM || v.t == VT_BOOL) return val_cstr("cpu");
   const char *d = bi_str(I, a, 0);
   if (strcmp(d, "cpu") && strcmp(d, "gpu")) bi_argerror(I, 1, "\"cpu\" or \"gpu\" expected, got \"%s\"", d);
-  I->device = strcmp(d, "gpu") ? &be_cpu : gpu_or_throw(I);
+  I->device = strcmp(d, "gpu") ? I->cpu : gpu_or_throw(I);
   return val_cstr(was);
 }

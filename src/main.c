@@ -114,8 +114,8 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
     const char *v = argv[*i];
     if (!strcmp(a, "--device")) {
       if (strcmp(v, "cpu") && strcmp(v, "gpu")) return usage_error("--device takes cpu or gpu, got", v);
-      const Backend *be = be_find(v);
-      if (!be) { fprintf(stderr, "mls: %s\n", be_why()); return 2; }
+      const Backend *be = be_find(I->backends, v);
+      if (!be) { fprintf(stderr, "mls: %s\n", be_why(I->backends)); return 2; }
       I->device = be;
       return 1;
     }
@@ -126,7 +126,7 @@ static int run_option(Interp *I, int argc, char **argv, int *i) {
       if (n < 1 || n > 22) return usage_error(a, "takes 1 to 22");
       I->print_digits = (int)n;
     } else if (!strcmp(a, "--seed")) { I->seed = (uint64_t)n; I->seed_set = true; }
-    else { I->threads = (int)n; if (n > 0) be_cpu.set_threads((int)n); }
+    else { I->threads = (int)n; if (n > 0) I->cpu->set_threads(I->cpu, (int)n); }
     return 1;
   }
   if (!strcmp(a, "--sparse")) {
@@ -249,7 +249,7 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
     const char *a = argv[i];
     if (!strcmp(a, "--version")) {
       const Backend *be = I->device;
-      printf("mls %s\n%s backend: %s\n", MLS_VERSION, be->name, be->describe ? be->describe() : be->name);
+      printf("mls %s\n%s backend: %s\n", MLS_VERSION, be->name, be->describe ? be->describe(be) : be->name);
       interp_free(I);
       return 0;
     }
@@ -333,7 +333,7 @@ static int run_main(int argc, char **argv, bool *la_busy_out) {
   /* --max-memory also bounds the whole process (mem.h, docs/robustness.md "Memory"); not on a
   ** GPU, whose driver reserves more than any such bound allows (registry.c lifts it there) */
   uint64_t bound = 0;
-  if (mem_limit_is_set() && I->device == &be_cpu) {
+  if (mem_limit_is_set() && I->device == I->cpu) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);                    /* OpenBLAS's default pool */
     dl_blas();       /* OpenBLAS, loaded on first use (backend/dynlibs.h): its data and threads'
                      ** stacks are in what the bound starts from, as when it was linked */

@@ -198,6 +198,9 @@ struct Interp {
   Value (*comm_allreduce)(struct Interp *I, Value x, int op, Span sp);
   const struct Backend *device; /* the backend new matrices are made on: the CPU, or the GPU
                              ** after --device gpu or device("gpu") (backend/registry.c) */
+  const struct Backend *cpu; /* this interpreter's CPU instance (backends->cpu): host data */
+  struct BackendSet *backends; /* this interpreter's backend instances (backend.h): the CPU's
+                             ** buffer cache and threads, the GPU's context; freed by interp_free */
   int sparse_mode;           /* the format rule (tensor_prefer_sparse, docs/sparse.md): SPARSE_AUTO,
                              ** SPARSE_NEVER (every matrix dense), SPARSE_ALWAYS (every result an
                              ** op can keep sparse is: --sparse always, the test mode) */

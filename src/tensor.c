@@ -22,7 +22,7 @@ static l_noret tensor_oom_on(Interp *I, const Backend *be, int64_t rows, int64_t
   double bytes = (double)rows * (double)cols * 8.0;
   if (bytes >= 18446744073709551615.0) snprintf(size, sizeof size, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
   else mem_format_size(size, sizeof size, (uint64_t)bytes);
-  if (be != &be_cpu)
+  if (be != I->cpu)
     mls_throw(I, I->call_span, "out of GPU memory allocating a %lldx%lld matrix (%s)", (long long)rows, (long long)cols, size);
   if (!mem_limit_is_set())
     mls_throw(I, I->call_span, "out of memory allocating a %lldx%lld matrix (%s)", (long long)rows, (long long)cols, size);
@@ -41,7 +41,7 @@ void tensor_charge(Interp *I, uint64_t n, const char *what) {
             what, mem_format_size(lim, sizeof lim, mem_limit()), mem_format_size(used, sizeof used, mem_in_use()));
 }
 
-l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) { tensor_oom_on(I, &be_cpu, rows, cols); }
+l_noret tensor_oom(Interp *I, int64_t rows, int64_t cols) { tensor_oom_on(I, I->cpu, rows, cols); }
 
 /* A scratch block starts with its size (16 bytes, keeping the alignment of malloc's), so that
 ** its release gives back to --max-memory what it counted. */
@@ -78,7 +78,7 @@ static void storage_densify(Storage *st);
 
 void tensor_host_access(const Storage *st) {
   if (st->sparse) storage_densify((Storage *)st);    /* the one place a const storage changes form */
-  else st->be->host_access(st->data);
+  else st->be->host_access(st->be, st->data);
 }
 
 void tensor_host_touch(const Tensor *t) {
@@ -87,7 +87,7 @@ void tensor_host_touch(const Tensor *t) {
 }
 
 Tensor *tensor_new(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, I->device, rows, cols); }
-Tensor *tensor_new_host(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, &be_cpu, rows, cols); }
+Tensor *tensor_new_host(Interp *I, int64_t rows, int64_t cols) { return tensor_new_on(I, I->cpu, rows, cols); }
 
 Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0)
@@ -97,7 +97,7 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
   size_t nbytes = (size_t)rows * (size_t)cols * sizeof(double);
   Tensor *t;
   Storage *st;
-  if (rows * cols <= TENSOR_SMALL && be == &be_cpu) {
+  if (rows * cols <= TENSOR_SMALL && be == I->cpu) {
     SmallBlock *b = mem_try_alloc(sizeof *b + nbytes);
     if (!b) tensor_oom(I, rows, cols);
     t = &b->t;
@@ -106,11 +106,11 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
     st->data = b->data;
   } else {
     /* nothing is thrown until all three parts exist: a failure frees the others first */
-    double *data = mem_fail_now() ? NULL : be->alloc(nbytes);
+    double *data = mem_fail_now() ? NULL : be->alloc(be, nbytes);
     st = mem_try_alloc(sizeof *st);
     t = mem_try_alloc(sizeof *t);
     if (!data || !st || !t) {
-      if (data) be->free(data, nbytes);
+      if (data) be->free(be, data, nbytes);
       mem_free(st);
       mem_free(t);
       tensor_oom_on(I, be, rows, cols);
@@ -125,6 +125,8 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
   st->csr_bytes = 0;
   st->dev = be->host_access != NULL;
   st->be = be;
+  if (!st->embedded) be_hold(be);            /* its free goes back to be (be_drop in storage_free_data);
+                                             ** an embedded block's data is not be's */
   st->nbytes = nbytes;
   mem_stats.data_allocs++;
   mem_stats.data_bytes += nbytes;
@@ -175,7 +177,7 @@ double tensor_get1(const Tensor *t, int64_t i, int64_t j) {
   const Backend *be = t->st->be;
   double x;
   if (t->st->dev && be->download &&
-      be->download(&x, t->st->data + t->offset + i * t->stride[0] + j * t->stride[1], sizeof x) == 0)
+      be->download(be, &x, t->st->data + t->offset + i * t->stride[0] + j * t->stride[1], sizeof x) == 0)
     return x;
   return tensor_get(t, i, j);
 }
@@ -188,10 +190,10 @@ Tensor *tensor_block_on_device(Interp *I, const Tensor *m, int64_t r0, int64_t n
   v.shape[0] = nr;
   v.shape[1] = nc;
   Tensor *o = tensor_new_on(I, be, nr, nc);
-  if (be->copy2d(o, &v) != 0) {
+  if (be->copy2d(be, o, &v) != 0) {
     tensor_free_ref(o);
     mls_throw(I, sp, "indexing a %lldx%lld block failed on the %s backend: %s", (long long)nr, (long long)nc, be->name,
-              be->error ? be->error() : "unknown error");
+              be->error ? be->error(be) : "unknown error");
   }
   return o;
 }
@@ -201,9 +203,9 @@ static Tensor *positions_to(Interp *I, const Backend *be, Tensor *pos) {
   if (!pos) return NULL;
   Tensor *d = tensor_new_on(I, be, tensor_numel(pos), 1);
   tmp_push(I, val_mat(d));
-  if (be->upload(d->st->data + d->offset, pos->st->data + pos->offset, (size_t)tensor_numel(pos) * sizeof(double)) != 0)
+  if (be->upload(be, d->st->data + d->offset, pos->st->data + pos->offset, (size_t)tensor_numel(pos) * sizeof(double)) != 0)
     mls_throw(I, I->call_span, "moving index positions to the %s backend failed: %s", be->name,
-              be->error ? be->error() : "unknown error");
+              be->error ? be->error(be) : "unknown error");
   return d;
 }
 
@@ -214,9 +216,9 @@ Tensor *tensor_gather_on_device(Interp *I, const Tensor *m, Tensor *rpos, int64_
   int mark = I->ntmp;
   Tensor *r = positions_to(I, be, rpos), *c = positions_to(I, be, cpos);
   Tensor *o = tensor_new_on(I, be, nr, nc);
-  if (be->gather(o, m, r, r0, c, c0) != 0) {
+  if (be->gather(be, o, m, r, r0, c, c0) != 0) {
     tensor_free_ref(o);
-    mls_throw(I, sp, "indexing failed on the %s backend: %s", be->name, be->error ? be->error() : "unknown error");
+    mls_throw(I, sp, "indexing failed on the %s backend: %s", be->name, be->error ? be->error(be) : "unknown error");
   }
   tmp_release_to(I, mark);
   return o;
@@ -239,7 +241,7 @@ static bool write_source(Interp *I, const Tensor *m, int64_t nr, int64_t nc, con
     }
   } else {
     Tensor *o = tensor_new_on(I, be, 1, 1);
-    if (be->upload(o->st->data + o->offset, &fill, sizeof fill) != 0) {
+    if (be->upload(be, o->st->data + o->offset, &fill, sizeof fill) != 0) {
       tensor_free_ref(o);
       return false;
     }
@@ -262,11 +264,11 @@ bool tensor_write_block_on_device(Interp *I, Tensor *m, int64_t r0, int64_t nr, 
   out.offset += r0 * m->stride[0] + c0 * m->stride[1];
   out.shape[0] = nr;
   out.shape[1] = nc;
-  int rc = be->copy2d(&out, &in);
+  int rc = be->copy2d(be, &out, &in);
   if (one) tensor_free_ref(one);
   if (rc != 0)
     mls_throw(I, sp, "assigning a %lldx%lld block failed on the %s backend: %s", (long long)nr, (long long)nc, be->name,
-              be->error ? be->error() : "unknown error");
+              be->error ? be->error(be) : "unknown error");
   return true;
 }
 
@@ -279,9 +281,9 @@ bool tensor_scatter_on_device(Interp *I, Tensor *m, Tensor *rpos, int64_t nr, in
   if (!write_source(I, m, nr, nc, src, fill, &in, &one)) return false;
   if (one) tmp_push(I, val_mat(one));
   Tensor *r = positions_to(I, be, rpos), *c = positions_to(I, be, cpos);
-  if (be->scatter(m, r, r0, c, c0, &in) != 0)
+  if (be->scatter(be, m, r, r0, c, c0, &in) != 0)
     mls_throw(I, sp, "assigning into a %lldx%lld selection failed on the %s backend: %s", (long long)nr, (long long)nc,
-              be->name, be->error ? be->error() : "unknown error");
+              be->name, be->error ? be->error(be) : "unknown error");
   tmp_release_to(I, mark);
   return true;
 }
@@ -290,7 +292,7 @@ bool tensor_scatter_on_device(Interp *I, Tensor *m, Tensor *rpos, int64_t nr, in
 static Tensor *clone_on(Interp *I, const Tensor *t, const Backend *be) {
   int64_t r = tensor_rows(t), c = tensor_cols(t);
   if (tensor_is_sparse(t)) {                 /* a sparse copy; to a device, a dense one */
-    if (be != &be_cpu) {
+    if (be != I->cpu) {
       Tensor *d = tensor_densify(I, t);
       tmp_push(I, val_mat(d));
       Tensor *o = clone_on(I, d, be);
@@ -305,10 +307,10 @@ static Tensor *clone_on(Interp *I, const Tensor *t, const Backend *be) {
   }
   Tensor *o = tensor_new_on(I, be, r, c);
   if (be == t->st->be && be->copy2d) {
-    if (be->copy2d(o, t) != 0) {
+    if (be->copy2d(be, o, t) != 0) {
       tensor_free_ref(o);
       mls_throw(I, I->call_span, "copying a %lldx%lld matrix failed on the %s backend: %s", (long long)r, (long long)c,
-                be->name, be->error ? be->error() : "unknown error");
+                be->name, be->error ? be->error(be) : "unknown error");
     }
     return o;
   }
@@ -317,12 +319,12 @@ static Tensor *clone_on(Interp *I, const Tensor *t, const Backend *be) {
     size_t bytes = (size_t)(r * c) * sizeof(double);
     double *od = o->st->data + o->offset, *td = t->st->data + t->offset;
     int rc = -1;
-    if (from == &be_cpu && be->upload) rc = be->upload(od, td, bytes);
-    else if (be == &be_cpu && from->download) rc = from->download(od, td, bytes);
+    if (from == I->cpu && be->upload) rc = be->upload(be, od, td, bytes);
+    else if (be == I->cpu && from->download) rc = from->download(from, od, td, bytes);
     if (rc > 0) {
       tensor_free_ref(o);
       mls_throw(I, I->call_span, "copying a %lldx%lld matrix between devices failed: %s", (long long)r, (long long)c,
-                from->error ? from->error() : be->error ? be->error() : "unknown error");
+                from->error ? from->error(from) : be->error ? be->error(be) : "unknown error");
     }
     if (rc == 0) return o;
   }
@@ -366,16 +368,25 @@ static void csr_free(Storage *st) {
   st->sparse = false;
 }
 
+/* A storage's data back to the instance that allocated it, which the storage then lets go (apart,
+** so that freeing a small matrix's one block stays a few instructions). */
+__attribute__((noinline)) static void storage_free_data(Storage *st) {
+  const Backend *be = st->be;
+  be->free(be, st->data, st->nbytes);
+  mem_free(st);
+  be_drop(be);
+}
+
 static void storage_free(Storage *st) {
   if (st->sparse) {                          /* never densified: the CSR arrays are all it has */
     csr_free(st);
+    be_drop(st->be);
     mem_free(st);
     return;
   }
   mem_stats.data_bytes -= st->nbytes;
   if (st->embedded) { mem_free((char *)st - offsetof(SmallBlock, st)); return; }
-  st->be->free(st->data, st->nbytes);
-  mem_free(st);
+  storage_free_data(st);
 }
 
 Tensor *tensor_view_rows(Tensor *t, int64_t r0, int64_t n) {
@@ -473,7 +484,7 @@ static l_noret sparse_oom(Interp *I, int64_t rows, int64_t cols, int64_t cap) {
 
 /* A sparse storage of rows x cols with room for cap (>= 1) entries, none stored, counted in
 ** mem_stats; NULL (nothing allocated) when memory or --max-memory refuses it. */
-static Storage *csr_storage_try(int64_t rows, int64_t cols, int64_t cap) {
+static Storage *csr_storage_try(const Backend *cpu, int64_t rows, int64_t cols, int64_t cap) {
   if ((uint64_t)rows > (uint64_t)INT64_MAX / 16 || (uint64_t)cap > (uint64_t)INT64_MAX / 16 ||
       mem_over_limit(csr_bytes(rows, cap)))
     return NULL;
@@ -492,11 +503,12 @@ static Storage *csr_storage_try(int64_t rows, int64_t cols, int64_t cap) {
   }
   memset(rp, 0, (size_t)(rows + 1) * sizeof *rp);
   *c = (SpCsr){ rows, cols, 0, cap, rp, col, val };
-  *st = (Storage){ .refcount = 1, .be = &be_cpu, .sparse = true, .csr = c, .csr_bytes = csr_bytes(rows, cap) };
+  *st = (Storage){ .refcount = 1, .be = cpu, .sparse = true, .csr = c, .csr_bytes = csr_bytes(rows, cap) };
   mem_stats.data_allocs++;
   mem_stats.data_bytes += st->csr_bytes;
   if (mem_stats.data_bytes > mem_stats.data_peak) mem_stats.data_peak = mem_stats.data_bytes;
   if (mem_in_use() > mem_stats.counted_peak) mem_stats.counted_peak = mem_in_use();
+  be_hold(cpu);
   return st;
 }
 
@@ -507,7 +519,7 @@ Tensor *tensor_sparse_new(Interp *I, int64_t rows, int64_t cols, int64_t cap) {
     mls_throw(I, I->call_span, "a sparse matrix has at most %lld columns, not %lld", (long long)SP_MAX_COLS, (long long)cols);
   if (cap < 1) cap = 1;
   Tensor *t = mem_try_alloc(sizeof *t);
-  Storage *st = t ? csr_storage_try(rows, cols, cap) : NULL;
+  Storage *st = t ? csr_storage_try(I->cpu, rows, cols, cap) : NULL;
   if (!st) {
     mem_free(t);
     sparse_oom(I, rows, cols, cap);
@@ -519,7 +531,7 @@ Tensor *tensor_sparse_new(Interp *I, int64_t rows, int64_t cols, int64_t cap) {
 void tensor_sparse_settle(Tensor *t) {
   const SpCsr *c = t->st->csr;
   int64_t cap = c->nnz > 0 ? c->nnz : 1;
-  Storage *st = csr_storage_try(c->cols, c->rows, cap);
+  Storage *st = csr_storage_try(t->st->be, c->cols, c->rows, cap);
   if (!st) mem_oom(csr_bytes(c->cols, cap));
   spk_transpose(c, st->csr);
   if (--t->st->refcount == 0) storage_free(t->st);
@@ -557,7 +569,7 @@ static void storage_densify(Storage *st) {
   SpCsr *c = st->csr;
   size_t nbytes = (size_t)c->rows * (size_t)c->cols * sizeof(double);
   if (mem_over_limit(nbytes)) mem_oom(nbytes);          /* --max-memory counts it too */
-  double *d = nbytes ? be_cpu.alloc(nbytes) : NULL;
+  double *d = nbytes ? st->be->alloc(st->be, nbytes) : NULL;   /* (a sparse storage's is a CPU instance) */
   if (nbytes && !d) mem_oom(nbytes);
   spk_to_dense(c, d);
   csr_free(st);
@@ -637,7 +649,7 @@ Tensor *tensor_densify(Interp *I, const Tensor *t) {
 
 Tensor *tensor_sparsify(Interp *I, Tensor *t) {
   if (tensor_is_sparse(t)) { t->refcount++; return t; }
-  Tensor *h = t->st->dev ? tensor_to(I, t, &be_cpu) : t;
+  Tensor *h = t->st->dev ? tensor_to(I, t, I->cpu) : t;
   if (h != t) tmp_push(I, val_mat(h));
   const double *d = tensor_data(h);
   int64_t r = tensor_rows(h), c = tensor_cols(h);

@@ -30,13 +30,14 @@
 
 typedef struct BufCache { double *p[CACHE_SLOTS]; size_t n[CACHE_SLOTS]; size_t total; } BufCache;
 
-/* The CPU backend is one per process (be_cpu, whose entries take no context), and so is its
-** state (tools/globals_allow.txt): the buffer cache, which holds only free memory, like
-** malloc's own arenas, and the panel size of long products. */
-static struct CpuState {
+/* The state of a CPU instance (its ctx; one per interpreter, cpu.h): the buffer cache, which
+** holds only free memory, like malloc's own arenas, and the panel size of long products. */
+struct CpuCtx {
   BufCache cache;
   double gemm_panel_flops;     /* cpu_gemm_set_panel_flops */
-} cpu = { .gemm_panel_flops = 16e9 };
+  CpuPool *pool;               /* its worker threads (cpu_par.c), started by the first parallel job */
+};
+#define CPU(be) ((CpuCtx *)(be)->ctx)
 
 /* The cache holds memory that counts against nothing, so it is kept within what the counted
 ** peak and --max-memory leave: a buffer is cached only while the counted bytes and the cache
@@ -44,69 +45,72 @@ static struct CpuState {
 ** The resident memory then stays within the limit (docs/robustness.md "Memory"), and its peak
 ** where it would be without the cache. cache_over: whether the cache holding extra more bytes
 ** beside a fresh allocation of nbytes would go over either. */
-static bool cache_over(size_t extra, size_t nbytes) {
-  uint64_t with = (uint64_t)cpu.cache.total + extra;
+static bool cache_over(const CpuCtx *cpu, size_t extra, size_t nbytes) {
+  uint64_t with = (uint64_t)cpu->cache.total + extra;
   return with > 0 && (mem_over_limit(with + nbytes) || with + nbytes + mem_in_use() > mem_stats.counted_peak);
 }
 
-static void cache_evict_for(size_t nbytes) {
-  for (int i = 0; i < CACHE_SLOTS && cpu.cache.total > 0 && cache_over(0, nbytes); i++) {
-    if (!cpu.cache.p[i]) continue;
-    free(cpu.cache.p[i]);
-    cpu.cache.total -= cpu.cache.n[i];
-    cpu.cache.p[i] = NULL;
+static void cache_evict_for(CpuCtx *cpu, size_t nbytes) {
+  for (int i = 0; i < CACHE_SLOTS && cpu->cache.total > 0 && cache_over(cpu, 0, nbytes); i++) {
+    if (!cpu->cache.p[i]) continue;
+    free(cpu->cache.p[i]);
+    cpu->cache.total -= cpu->cache.n[i];
+    cpu->cache.p[i] = NULL;
   }
 }
 
-static double *cpu_alloc(size_t nbytes) {
+static double *cpu_alloc(const Backend *be, size_t nbytes) {
+  CpuCtx *cpu = CPU(be);
   if (nbytes == 0) nbytes = 8;
   for (int i = 0; i < CACHE_SLOTS; i++) {
-    if (cpu.cache.p[i] && cpu.cache.n[i] == nbytes) {
-      double *p = cpu.cache.p[i];
-      cpu.cache.p[i] = NULL;
-      cpu.cache.total -= nbytes;
+    if (cpu->cache.p[i] && cpu->cache.n[i] == nbytes) {
+      double *p = cpu->cache.p[i];
+      cpu->cache.p[i] = NULL;
+      cpu->cache.total -= nbytes;
       return p;
     }
   }
-  cache_evict_for(nbytes);
+  cache_evict_for(cpu, nbytes);
   void *p = NULL;
   if (posix_memalign(&p, 64, nbytes) != 0) return NULL;
   return p;
 }
 
-static void cpu_free(double *p, size_t nbytes) {
+static void cpu_free(const Backend *be, double *p, size_t nbytes) {
+  CpuCtx *cpu = CPU(be);
   if (!p) return;
   if (nbytes == 0) nbytes = 8;
-  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 2 && !cache_over(nbytes, 0)) {
+  if (nbytes >= 4096 && nbytes <= CACHE_MAX_BYTES / 2 && !cache_over(cpu, nbytes, 0)) {
     int slot = -1;
     for (int i = 0; i < CACHE_SLOTS; i++)
-      if (!cpu.cache.p[i]) { slot = i; break; }
-    while (slot < 0 || cpu.cache.total + nbytes > CACHE_MAX_BYTES) {   /* evict the first */
+      if (!cpu->cache.p[i]) { slot = i; break; }
+    while (slot < 0 || cpu->cache.total + nbytes > CACHE_MAX_BYTES) {   /* evict the first */
       int v = -1;
       for (int i = 0; i < CACHE_SLOTS; i++)
-        if (cpu.cache.p[i]) { v = i; break; }
+        if (cpu->cache.p[i]) { v = i; break; }
       if (v < 0) break;
-      free(cpu.cache.p[v]);
-      cpu.cache.total -= cpu.cache.n[v];
-      cpu.cache.p[v] = NULL;
+      free(cpu->cache.p[v]);
+      cpu->cache.total -= cpu->cache.n[v];
+      cpu->cache.p[v] = NULL;
       slot = v;
     }
-    if (slot >= 0 && cpu.cache.total + nbytes <= CACHE_MAX_BYTES) {
-      cpu.cache.p[slot] = p;
-      cpu.cache.n[slot] = nbytes;
-      cpu.cache.total += nbytes;
+    if (slot >= 0 && cpu->cache.total + nbytes <= CACHE_MAX_BYTES) {
+      cpu->cache.p[slot] = p;
+      cpu->cache.n[slot] = nbytes;
+      cpu->cache.total += nbytes;
       return;
     }
   }
   free(p);
 }
 
-static int cpu_copy(double *dst, const double *src, size_t nbytes) {
+static int cpu_copy(const Backend *be, double *dst, const double *src, size_t nbytes) {
+  (void)be;
   memcpy(dst, src, nbytes);
   return 0;
 }
 
-static bool cpu_supports(OpKind op) { (void)op; return true; }
+static bool cpu_supports(const Backend *be, OpKind op) { (void)be; (void)op; return true; }
 
 /* ---- elementwise binary ----
 ** Each kernel runs on a range [lo, hi): of elements, or of rows when an operand broadcasts
@@ -170,12 +174,12 @@ static bool binary_known(OpKind op) {
   return (op_info[op].flags & OPF_EW) && op_info[op].arity == 2;
 }
 
-static int run_binary(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+static int run_binary(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   if (!binary_known(op)) return 1;
   EwJob j = { op, in[0] ? tensor_data(in[0]) : &p->scalar[0], in[1] ? tensor_data(in[1]) : &p->scalar[1],
               tensor_data(out), p->bc[0], p->bc[1], tensor_rows(out), tensor_cols(out), 0 };
   int64_t n = j.rows * j.cols, span = by_rows(j.bc0, j.bc1) ? j.rows : n;
-  if (n >= PAR_MIN) cpu_parallel_for(span, binary_range, &j);
+  if (n >= PAR_MIN) cpu_parallel_for(be, span, binary_range, &j);
   else binary_range(&j, 0, span);
   return 0;
 }
@@ -213,11 +217,11 @@ static void unary_blocks(void *ctx, int64_t b0, int64_t b1) {
   unary_range(ctx, b0 * UN_BLOCK, b1 * UN_BLOCK < j->n ? b1 * UN_BLOCK : j->n);
 }
 
-static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
+static int run_unary(const Backend *be, OpKind op, Tensor *out, Tensor *const in[]) {
   if (!(op_info[op].flags & OPF_EW) || op_info[op].arity != 1) return 1;
   EwJob j = { op, tensor_data(in[0]), NULL, tensor_data(out), BC_FULL, BC_FULL, tensor_rows(out), tensor_cols(out), tensor_numel(out) };
   int64_t n = j.n;
-  if (n >= PAR_MIN) cpu_parallel_for((n + UN_BLOCK - 1) / UN_BLOCK, unary_blocks, &j);
+  if (n >= PAR_MIN) cpu_parallel_for(be, (n + UN_BLOCK - 1) / UN_BLOCK, unary_blocks, &j);
   else unary_range(&j, 0, n);
   return 0;
 }
@@ -225,27 +229,27 @@ static int run_unary(OpKind op, Tensor *out, Tensor *const in[]) {
 /* ---- layout and reductions ---- */
 /* OP_TRANSPOSE into a packed result: the backend's run of the op. Eager t() makes a view
 ** instead (tensor_view_t), which GEMM reads through its 'T' flag and tensor_clone packs. */
-static void transpose(const Tensor *in, Tensor *out) {
+static void transpose(const Backend *be, const Tensor *in, Tensor *out) {
   int64_t r = tensor_rows(in), c = tensor_cols(in);
   const double *a = tensor_data(in);
   double *o = tensor_data(out);
   const int64_t B = 32;                       /* cache blocks */
   int64_t budget = 0;
-  for (int64_t i0 = 0; i0 < r && !cpu_tick(&budget, B * c); i0 += B)
+  for (int64_t i0 = 0; i0 < r && !cpu_tick(be, &budget, B * c); i0 += B)
     for (int64_t j0 = 0; j0 < c; j0 += B)
       for (int64_t i = i0; i < r && i < i0 + B; i++)
         for (int64_t j = j0; j < c && j < j0 + B; j++)
           o[j * r + i] = a[i * c + j];
 }
 
-static int cpu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+static int cpu_run(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   int flags = op_info[op].flags;
-  if ((flags & OPF_EW) && op_info[op].arity == 2) return run_binary(op, out, in, p);
-  if (flags & OPF_EW) return run_unary(op, out, in);
-  if (flags & OPF_RED) return cpu_run_reduce(op, out, in, p);
-  if (flags & OPF_NN) return cpu_run_nn(op, out, in, p);
-  if (op == OP_TRANSPOSE) { transpose(in[0], out); return 0; }
-  return cpu_run_products(op, out, in, p);
+  if ((flags & OPF_EW) && op_info[op].arity == 2) return run_binary(be, op, out, in, p);
+  if (flags & OPF_EW) return run_unary(be, op, out, in);
+  if (flags & OPF_RED) return cpu_run_reduce(be, op, out, in, p);
+  if (flags & OPF_NN) return cpu_run_nn(be, op, out, in, p);
+  if (op == OP_TRANSPOSE) { transpose(be, in[0], out); return 0; }
+  return cpu_run_products(be, op, out, in, p);
 }
 
 /* The leading dimension of a GEMM operand stored row-major with unit column stride (ops.c
@@ -258,9 +262,10 @@ static int gemm_ld(const Tensor *t) {
 }
 
 #define GEMM_KSTEP 1536                         /* k-pieces are multiples of this (below) */
-void cpu_gemm_set_panel_flops(double flops) { cpu.gemm_panel_flops = flops; }
+void cpu_gemm_set_panel_flops(const Backend *be, double flops) { CPU(be)->gemm_panel_flops = flops; }
 
-static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
+static int cpu_gemm(const Backend *be, bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
+  const double panel = CPU(be)->gemm_panel_flops;
   int64_t m = tensor_rows(C), n = tensor_cols(C);
   int64_t k = ta ? tensor_rows(A) : tensor_cols(A);
   if (m == 0 || n == 0) return 0;
@@ -280,10 +285,10 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   ** it): Ctrl-C then ends a long product within a panel, about 0.3 s of one core. Each call
   ** packs op(B) again, so the panels are kept large: a 3000x3000 product is 2 of them, and
   ** costs about 1% more than one call. */
-  const volatile sig_atomic_t *stop = cpu_par_stop_flag();
+  const volatile sig_atomic_t *stop = cpu_par_stop_flag(be);
   int64_t along = m >= n ? m : n;
   double flops = 2.0 * (double)m * (double)n * (double)k;
-  int64_t pieces = flops < 2 * cpu.gemm_panel_flops || !stop ? 1 : (int64_t)(flops / cpu.gemm_panel_flops);
+  int64_t pieces = flops < 2 * panel || !stop ? 1 : (int64_t)(flops / panel);
   if (pieces > 16) pieces = 16;
   if (pieces > along / 512) pieces = along / 512 > 0 ? along / 512 : 1;
   /* A panel still past 2 gemm_panel_flops (a small result of a long inner dimension, such as
@@ -296,7 +301,7 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   ** test_interrupt.c compares with the unsplit product to 1e-12). The cut depends only on the
   ** shapes, never on the flag or the threads, so results are reproducible. */
   double pflops = flops / (double)pieces;
-  int64_t kpieces = pflops < 2 * cpu.gemm_panel_flops ? 1 : (int64_t)ceil(pflops / cpu.gemm_panel_flops);
+  int64_t kpieces = pflops < 2 * panel ? 1 : (int64_t)ceil(pflops / panel);
   if (kpieces > k / GEMM_KSTEP) kpieces = k / GEMM_KSTEP > 0 ? k / GEMM_KSTEP : 1;
   int64_t kstep = kpieces > 1 ? k / kpieces / GEMM_KSTEP * GEMM_KSTEP : k;
   for (int64_t p = 0; p < pieces; p++) {
@@ -320,23 +325,49 @@ static int cpu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tenso
   return 0;
 }
 
-static void cpu_sync(void) {}
+static void cpu_sync(const Backend *be) { (void)be; }
 
-static void cpu_trim(void) {
-  cpu_par_shutdown();
+CpuPool *cpu_pool(const Backend *be) { return CPU(be)->pool; }
+
+static void cpu_trim(const Backend *be) {
+  CpuCtx *cpu = CPU(be);
+  cpu_par_shutdown(be);
   for (int i = 0; i < CACHE_SLOTS; i++) {
-    free(cpu.cache.p[i]);
-    cpu.cache.p[i] = NULL;
+    free(cpu->cache.p[i]);
+    cpu->cache.p[i] = NULL;
   }
-  cpu.cache.total = 0;
+  cpu->cache.total = 0;
 }
 
-static void cpu_threads(int n) {
+static void cpu_threads(const Backend *be, int n) {
   openblas_set_num_threads(n);
-  cpu_par_set_threads(n);
+  cpu_par_set_threads(be, n);
 }
 
-static const char *cpu_describe(void) { return openblas_get_config(); }
+static const char *cpu_describe(const Backend *be) { (void)be; return openblas_get_config(); }
+
+static int cpu_init(Backend *be) {
+  CpuCtx *cpu = calloc(1, sizeof *cpu);
+  if (!cpu) return 1;
+  cpu->gemm_panel_flops = 16e9;
+  be->ctx = cpu;
+  cpu->pool = cpu_pool_new();
+  return cpu->pool == NULL;
+}
+
+static const char *cpu_error(const Backend *be) { (void)be; return "out of memory"; }
+
+static void cpu_destroy(Backend *be) {
+  if (!be->ctx) return;
+  if (CPU(be)->pool) cpu_trim(be);
+  cpu_pool_free(CPU(be)->pool);
+  free(be->ctx);
+  be->ctx = NULL;
+}
+
+static void cpu_set_stop(const Backend *be, const volatile sig_atomic_t *flag) {
+  cpu_par_set_stop(be, flag);
+}
 
 const Backend be_cpu = {
   /* .name        = */ "cpu",
@@ -354,9 +385,9 @@ const Backend be_cpu = {
   /* .describe    = */ cpu_describe,
   /* .host_access = */ NULL,
   /* .copy2d      = */ NULL,
-  /* .init        = */ NULL,
-  /* .error       = */ NULL,
-  /* .set_stop    = */ cpu_par_set_stop,
+  /* .init        = */ cpu_init,
+  /* .error       = */ cpu_error,
+  /* .set_stop    = */ cpu_set_stop,
   /* .getrf       = */ NULL,
   /* .getrs       = */ NULL,
   /* .gather      = */ NULL,
@@ -368,4 +399,7 @@ const Backend be_cpu = {
   /* .pinned_alloc = */ NULL,
   /* .pinned_free = */ NULL,
   /* .combine     = */ NULL,
+  /* .destroy     = */ cpu_destroy,
+  /* .ctx         = */ NULL,   /* (the template: an instance's, be_new) */
+  /* .refs        = */ 0,
 };

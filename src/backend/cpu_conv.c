@@ -65,17 +65,18 @@ static int64_t block_images(const NnParams *g) {
 
 /* The patch matrix and the block product, from the backend's buffer cache (a call per layer
 ** and batch reuses the same sizes, so they cost no page faults after the first). */
-typedef struct Scratch { double *col, *blk; size_t ncol, nblk; } Scratch;
+typedef struct Scratch { const Backend *be; double *col, *blk; size_t ncol, nblk; } Scratch;
 static void scratch_free(Scratch *sc) {
-  if (sc->col) be_cpu.free(sc->col, sc->ncol);
-  if (sc->blk) be_cpu.free(sc->blk, sc->nblk);
+  if (sc->col) sc->be->free(sc->be, sc->col, sc->ncol);
+  if (sc->blk) sc->be->free(sc->be, sc->blk, sc->nblk);
 }
 
-static int scratch(Scratch *sc, int64_t ncol, int64_t nblk) {
+static int scratch(const Backend *be, Scratch *sc, int64_t ncol, int64_t nblk) {
+  sc->be = be;
   sc->ncol = (size_t)ncol * sizeof(double);
   sc->nblk = (size_t)nblk * sizeof(double);
-  sc->col = be_cpu.alloc(sc->ncol);
-  sc->blk = nblk ? be_cpu.alloc(sc->nblk) : NULL;
+  sc->col = be->alloc(be, sc->ncol);
+  sc->blk = nblk ? be->alloc(be, sc->nblk) : NULL;
   if (!sc->col || (nblk && !sc->blk)) { scratch_free(sc); return 1; }
   return 0;
 }
@@ -96,13 +97,13 @@ static void pack_block(const NnParams *g, const double *rows, int64_t B, double 
 }
 
 /* out (N x F*P*Q) = conv2d(x (N x C*H*W), filt (F x C*R*S)): per block, filt %*% im2col(x). */
-static int conv2d(const NnParams *g, const double *x, const double *filt, double *out) {
+static int conv2d(const Backend *be, const NnParams *g, const double *x, const double *filt, double *out) {
   int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q, CHW = g->C * g->H * g->W, Bmax = block_images(g);
   Scratch sc;
-  if (scratch(&sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
+  if (scratch(be, &sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
   double *col = sc.col, *blk = sc.blk;
   int64_t budget = 0;
-  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(&budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
+  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(be, &budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
     int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
     for (int64_t b = 0; b < B; b++) im2col(g, x + (n0 + b) * CHW, col + b * PQ, B * PQ);
     double *dst = B > 1 ? blk : out + n0 * g->F * PQ;     /* one image: straight into its row */
@@ -115,14 +116,14 @@ static int conv2d(const NnParams *g, const double *x, const double *filt, double
 }
 
 /* dfilt (F x C*R*S) = the sum over blocks of dout_block (F x B*P*Q) %*% t(im2col(x_block)). */
-static int conv2d_bwd_filter(const NnParams *g, const double *x, const double *dout, double *dfilt) {
+static int conv2d_bwd_filter(const Backend *be, const NnParams *g, const double *x, const double *dout, double *dfilt) {
   int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q, CHW = g->C * g->H * g->W, Bmax = block_images(g);
   Scratch sc;
-  if (scratch(&sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
+  if (scratch(be, &sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
   double *col = sc.col, *blk = sc.blk;
   if (g->N == 0) memset(dfilt, 0, (size_t)(g->F * CRS) * sizeof(double));
   int64_t budget = 0;
-  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(&budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
+  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(be, &budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
     int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
     for (int64_t b = 0; b < B; b++) im2col(g, x + (n0 + b) * CHW, col + b * PQ, B * PQ);
     const double *d = dout + n0 * g->F * PQ;
@@ -135,14 +136,14 @@ static int conv2d_bwd_filter(const NnParams *g, const double *x, const double *d
 }
 
 /* dx (N x C*H*W) = per block col2im(t(filt) %*% dout_block). */
-static int conv2d_bwd_data(const NnParams *g, const double *filt, const double *dout, double *dx) {
+static int conv2d_bwd_data(const Backend *be, const NnParams *g, const double *filt, const double *dout, double *dx) {
   int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q, CHW = g->C * g->H * g->W, Bmax = block_images(g);
   Scratch sc;
-  if (scratch(&sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
+  if (scratch(be, &sc, CRS * Bmax * PQ, Bmax > 1 ? g->F * Bmax * PQ : 0) != 0) return 1;
   double *col = sc.col, *blk = sc.blk;
   memset(dx, 0, (size_t)(g->N * CHW) * sizeof(double));
   int64_t budget = 0;
-  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(&budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
+  for (int64_t n0 = 0; n0 < g->N && !cpu_tick(be, &budget, Bmax * PQ * g->F * CRS); n0 += Bmax) {
     int64_t B = g->N - n0 < Bmax ? g->N - n0 : Bmax;
     const double *d = dout + n0 * g->F * PQ;
     if (B > 1) { pack_block(g, d, B, blk); d = blk; }
@@ -226,22 +227,22 @@ static void pool_range(void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-static int pool(OpKind op, const NnParams *g, const double *x, const double *d, double *o) {
+static int pool(const Backend *be, OpKind op, const NnParams *g, const double *x, const double *d, double *o) {
   int64_t planes = g->N * g->C;
   if (op == OP_MAX_POOL_BWD || op == OP_AVG_POOL_BWD) memset(o, 0, (size_t)(planes * g->H * g->W) * sizeof(double));
   PoolJob j = { op, g, x, d, o };
-  if (planes > 1 && planes * g->H * g->W >= PAR_MIN) cpu_parallel_for(planes, pool_range, &j);
+  if (planes > 1 && planes * g->H * g->W >= PAR_MIN) cpu_parallel_for(be, planes, pool_range, &j);
   else pool_range(&j, 0, planes);
   return 0;
 }
 
 /* ---- bias: out[n, c*HW + k] = x[n, c*HW + k] (+ or *) b[c] ---- */
-static void bias(OpKind op, const Tensor *X, const Tensor *B, Tensor *out) {
+static void bias(const Backend *be, OpKind op, const Tensor *X, const Tensor *B, Tensor *out) {
   int64_t N = tensor_rows(X), K = tensor_cols(X), C = tensor_rows(B), HW = C ? K / C : 0;
   const double *x = tensor_data(X), *b = tensor_data(B);
   double *o = tensor_data(out);
   int64_t budget = 0;
-  for (int64_t n = 0; n < N && !cpu_tick(&budget, K); n++)
+  for (int64_t n = 0; n < N && !cpu_tick(be, &budget, K); n++)
     for (int64_t c = 0; c < C; c++) {
       const double *xr = x + n * K + c * HW;
       double *orow = o + n * K + c * HW, bc = b[c];
@@ -250,18 +251,18 @@ static void bias(OpKind op, const Tensor *X, const Tensor *B, Tensor *out) {
     }
 }
 
-int cpu_run_nn(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
-  if (op == OP_BIAS_ADD || op == OP_BIAS_MULTIPLY) { bias(op, in[0], in[1], out); return 0; }
+int cpu_run_nn(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+  if (op == OP_BIAS_ADD || op == OP_BIAS_MULTIPLY) { bias(be, op, in[0], in[1], out); return 0; }
   if (!p || !p->nn) return 1;
   const NnParams *g = p->nn;
   double *o = tensor_data(out);
   switch (op) {
-  case OP_CONV2D: return conv2d(g, tensor_data(in[0]), tensor_data(in[1]), o);
-  case OP_CONV2D_BWD_DATA: return conv2d_bwd_data(g, tensor_data(in[0]), tensor_data(in[1]), o);
-  case OP_CONV2D_BWD_FILT: return conv2d_bwd_filter(g, tensor_data(in[0]), tensor_data(in[1]), o);
-  case OP_MAX_POOL: case OP_AVG_POOL: return pool(op, g, tensor_data(in[0]), NULL, o);
+  case OP_CONV2D: return conv2d(be, g, tensor_data(in[0]), tensor_data(in[1]), o);
+  case OP_CONV2D_BWD_DATA: return conv2d_bwd_data(be, g, tensor_data(in[0]), tensor_data(in[1]), o);
+  case OP_CONV2D_BWD_FILT: return conv2d_bwd_filter(be, g, tensor_data(in[0]), tensor_data(in[1]), o);
+  case OP_MAX_POOL: case OP_AVG_POOL: return pool(be, op, g, tensor_data(in[0]), NULL, o);
   case OP_MAX_POOL_BWD: case OP_MAX_POOL_GATHER: case OP_AVG_POOL_BWD:
-    return pool(op, g, tensor_data(in[0]), tensor_data(in[1]), o);
+    return pool(be, op, g, tensor_data(in[0]), tensor_data(in[1]), o);
   default: return 1;
   }
 }

@@ -142,12 +142,12 @@ static void fused_rows(void *ctx, int64_t r0, int64_t r1) {
   }
 }
 
-int cpu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
+int cpu_run_fused(const Backend *be, const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
   if (p->nregs > MAX_REGS || p->nins == 0) return 1;
   if (p->red != OP_NONE && p->red != OP_SUM) {            /* a row aggregate */
     if (p->cols > FUSED_ROW_MAX || p->cols < FUSED_ROW_MIN) return 1;
     FusedJob j = { p, out, in, scalar, NULL, p->rows * p->cols, 0 };
-    if (j.n >= PAR_MIN) cpu_parallel_for(p->rows, fused_rows, &j);
+    if (j.n >= PAR_MIN) cpu_parallel_for(be, p->rows, fused_rows, &j);
     else fused_rows(&j, 0, p->rows);
     return 0;
   }
@@ -161,7 +161,7 @@ int cpu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const dou
     j.partial = mem_try_alloc((size_t)(nleaf > 0 ? nleaf : 1) * sizeof(double));
     if (!j.partial) return 2;
   }
-  if (n >= PAR_MIN) cpu_parallel_for(nblk, fused_range, &j);
+  if (n >= PAR_MIN) cpu_parallel_for(be, nblk, fused_range, &j);
   else fused_range(&j, 0, nblk);
   if (p->red == OP_SUM) {
     tensor_data(out)[0] = cpu_sum_leaves(j.partial, nleaf);

@@ -57,7 +57,7 @@ static bool packed(const Tensor *t) {
   return t->stride[1] == 1 && (tensor_rows(t) <= 1 || t->stride[0] == tensor_cols(t));
 }
 
-static int run_dot(Tensor *out, Tensor *const in[]) {
+static int run_dot(const Backend *be, Tensor *out, Tensor *const in[]) {
   const Tensor *X = in[0], *Y = in[1];
   const double *x = tensor_data(X), *y = tensor_data(Y);
   int64_t r = tensor_rows(X), c = tensor_cols(X);
@@ -69,7 +69,7 @@ static int run_dot(Tensor *out, Tensor *const in[]) {
       double *part = calloc((size_t)nb, sizeof(double));
       if (!part) return 1;
       DotJob j = { x, y, n, part };
-      cpu_parallel_for(nb, dot_blocks, &j);
+      cpu_parallel_for(be, nb, dot_blocks, &j);
       for (int64_t b = 0; b < nb; b++) cascade_add(&acc, part[b]);
       free(part);
     } else {
@@ -82,7 +82,7 @@ static int run_dot(Tensor *out, Tensor *const in[]) {
     int64_t xs = rows ? X->stride[0] : X->stride[1], ys = rows ? Y->stride[0] : Y->stride[1];
     int64_t xi = rows ? X->stride[1] : X->stride[0], yi = rows ? Y->stride[1] : Y->stride[0];
     for (int64_t l = 0; l < nl; l++) {
-      if (cpu_tick(&budget, len)) return 0;       /* (interrupted: the op raises it) */
+      if (cpu_tick(be, &budget, len)) return 0;       /* (interrupted: the op raises it) */
       for (int64_t at = 0; at < len; at += DOT_BLOCK)
         cascade_add(&acc, line_dot(x + l * xs + at * xi, xi, y + l * ys + at * yi, yi,
                                    len - at < DOT_BLOCK ? len - at : DOT_BLOCK));
@@ -116,15 +116,15 @@ static void diag_tiles(void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-static int run_diagprod(Tensor *out, Tensor *const in[]) {
+static int run_diagprod(const Backend *be, Tensor *out, Tensor *const in[]) {
   int64_t m = tensor_rows(in[0]), k = tensor_cols(in[0]), nt = (m + DP_ROWS - 1) / DP_ROWS;
   DiagJob j = { in[0], in[1], tensor_data(out) };
   if (m * k >= PAR_MIN) {
-    cpu_parallel_for(nt, diag_tiles, &j);
+    cpu_parallel_for(be, nt, diag_tiles, &j);
   } else {
     int64_t budget = 0;
     for (int64_t t = 0; t < nt; t++) {
-      if (cpu_tick(&budget, DP_ROWS * k)) return 0;
+      if (cpu_tick(be, &budget, DP_ROWS * k)) return 0;
       diag_tiles(&j, t, t + 1);
     }
   }
@@ -135,7 +135,7 @@ static int run_diagprod(Tensor *out, Tensor *const in[]) {
 #define SYRK_PIECE_FLOPS 16e9                     /* then a piece of the inner dimension, polled */
 #define SYRK_KSTEP 1536
 
-static int run_crossprod(Tensor *out, Tensor *const in[], const OpParams *p) {
+static int run_crossprod(const Backend *be, Tensor *out, Tensor *const in[], const OpParams *p) {
   const Tensor *A = in[0];
   bool tr = p && p->trans[0];
   int64_t n = tensor_rows(out), k = tr ? tensor_cols(A) : tensor_rows(A);
@@ -152,7 +152,7 @@ static int run_crossprod(Tensor *out, Tensor *const in[], const OpParams *p) {
   int64_t pieces = flops < 2 * SYRK_PIECE_FLOPS ? 1 : (int64_t)(flops / SYRK_PIECE_FLOPS);
   if (pieces > k / SYRK_KSTEP) pieces = k / SYRK_KSTEP > 0 ? k / SYRK_KSTEP : 1;
   int64_t step = pieces > 1 ? k / pieces / SYRK_KSTEP * SYRK_KSTEP : k;
-  const volatile sig_atomic_t *stop = cpu_par_stop_flag();
+  const volatile sig_atomic_t *stop = cpu_par_stop_flag(be);
   for (int64_t q = 0; q < pieces; q++) {
     if (stop && *stop) return 0;                  /* (the caller discards C) */
     int64_t k0 = q * step, k1 = q == pieces - 1 ? k : k0 + step;
@@ -206,7 +206,7 @@ static void xt_tree(double *part, int64_t n, int64_t l0, int64_t l1) {   /* into
   for (int64_t c = 0; c < n; c++) a[c] += b[c];
 }
 
-static int run_xtwxv(Tensor *out, Tensor *const in[]) {
+static int run_xtwxv(const Backend *be, Tensor *out, Tensor *const in[]) {
   int64_t m = tensor_rows(in[0]), n = tensor_cols(in[0]);
   double *o = tensor_data(out);
   if (n == 0) return 0;
@@ -217,11 +217,11 @@ static int run_xtwxv(Tensor *out, Tensor *const in[]) {
   if (!part) return 1;
   XtJob j = { in[0], in[1], in[2], ng, part };
   if (m * n >= PAR_MIN) {
-    cpu_parallel_for(ng, xt_groups, &j);
+    cpu_parallel_for(be, ng, xt_groups, &j);
   } else {
     int64_t budget = 0;
     for (int64_t gi = 0; gi < ng; gi++) {
-      if (cpu_tick(&budget, (m / ng + 1) * n)) break;
+      if (cpu_tick(be, &budget, (m / ng + 1) * n)) break;
       xt_groups(&j, gi, gi + 1);
     }
   }
@@ -231,12 +231,12 @@ static int run_xtwxv(Tensor *out, Tensor *const in[]) {
   return 0;
 }
 
-int cpu_run_products(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+int cpu_run_products(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   switch (op) {
-  case OP_DOT: return run_dot(out, in);
-  case OP_DIAGPROD: return run_diagprod(out, in);
-  case OP_CROSSPROD: return run_crossprod(out, in, p);
-  case OP_XTWXV: return run_xtwxv(out, in);
+  case OP_DOT: return run_dot(be, out, in);
+  case OP_DIAGPROD: return run_diagprod(be, out, in);
+  case OP_CROSSPROD: return run_crossprod(be, out, in, p);
+  case OP_XTWXV: return run_xtwxv(be, out, in);
   default: return 1;
   }
 }

@@ -54,11 +54,11 @@ static double leaves_tree(const double *leaf, int64_t l0, int64_t l1) {
 
 double cpu_sum_leaves(const double *leaf, int64_t nleaf) { return nleaf == 0 ? 0 : leaves_tree(leaf, 0, nleaf); }
 
-static double prod_all(const double *a, int64_t n) {       /* 1 for n = 0, as R */
+static double prod_all(const Backend *be, const double *a, int64_t n) {       /* 1 for n = 0, as R */
   double p0 = 1, p1 = 1, p2 = 1, p3 = 1;
   int64_t i = 0, budget = 0;
   while (i + 4 <= n) {                                     /* blocks of CPU_POLL (a multiple of 4) */
-    if (cpu_tick(&budget, CPU_POLL)) return NAN;
+    if (cpu_tick(be, &budget, CPU_POLL)) return NAN;
     int64_t end = n - i >= CPU_POLL ? i + CPU_POLL : i + (n - i) / 4 * 4;
     for (; i < end; i += 4) { p0 *= a[i]; p1 *= a[i + 1]; p2 *= a[i + 2]; p3 *= a[i + 3]; }
   }
@@ -95,7 +95,7 @@ static double extreme(const double *a, int64_t n, bool is_max) {
 }
 
 /* Column-wise max/min into o[0..c): the first row, then one vectorizable pass per row. */
-static void col_extreme(const double *a, int64_t r, int64_t c, double *o, bool is_max) {
+static void col_extreme(const Backend *be, const double *a, int64_t r, int64_t c, double *o, bool is_max) {
   if (r == 0) {
     for (int64_t j = 0; j < c; j++) o[j] = is_max ? -INFINITY : INFINITY;
     return;
@@ -103,7 +103,7 @@ static void col_extreme(const double *a, int64_t r, int64_t c, double *o, bool i
   memcpy(o, a, (size_t)c * sizeof(double));
   int64_t budget = 0;
   for (int64_t i = 1; i < r; i++) {
-    if (cpu_tick(&budget, c)) return;
+    if (cpu_tick(be, &budget, c)) return;
     const double *row = a + i * c;
     if (is_max) for (int64_t j = 0; j < c; j++) o[j] = MAX_STEP(o[j], row[j]);
     else for (int64_t j = 0; j < c; j++) o[j] = MIN_STEP(o[j], row[j]);
@@ -112,10 +112,10 @@ static void col_extreme(const double *a, int64_t r, int64_t c, double *o, bool i
 
 /* 1-based column of the first max (min) of each row; NaN for a row holding a NaN (R's max.col)
 ** or an empty row (op_reduce rejects those). */
-static void row_index(const double *a, int64_t r, int64_t c, double *o, bool is_max) {
+static void row_index(const Backend *be, const double *a, int64_t r, int64_t c, double *o, bool is_max) {
   int64_t budget = 0;
   for (int64_t i = 0; i < r; i++) {
-    if (cpu_tick(&budget, c)) return;
+    if (cpu_tick(be, &budget, c)) return;
     const double *row = a + i * c;
     double m = is_max ? -INFINITY : INFINITY;
     int64_t k = 0;                                       /* (a row of NaN only: 1) */
@@ -130,7 +130,7 @@ static void row_index(const double *a, int64_t r, int64_t c, double *o, bool is_
 /* cumsum / cumprod: down each column; a 1xn row vector along the row. A vector either way is
 ** one line of r * c elements, the same sums in the same order (a column's were one row at a
 ** time: 6 times slower). */
-static void scan(const double *a, int64_t r, int64_t c, double *o, bool is_sum) {
+static void scan(const Backend *be, const double *a, int64_t r, int64_t c, double *o, bool is_sum) {
   if (r * c == 0) return;
   int64_t budget = 0;
   if (r == 1 || c == 1) {
@@ -138,7 +138,7 @@ static void scan(const double *a, int64_t r, int64_t c, double *o, bool is_sum) 
     double s = a[0];
     o[0] = s;
     for (int64_t j0 = 1; j0 < n; j0 += CPU_POLL) {           /* in blocks, polling between */
-      if (cpu_tick(&budget, CPU_POLL)) return;
+      if (cpu_tick(be, &budget, CPU_POLL)) return;
       int64_t j1 = n - j0 > CPU_POLL ? j0 + CPU_POLL : n;
       if (is_sum) for (int64_t j = j0; j < j1; j++) { s += a[j]; o[j] = s; }
       else for (int64_t j = j0; j < j1; j++) { s *= a[j]; o[j] = s; }
@@ -147,7 +147,7 @@ static void scan(const double *a, int64_t r, int64_t c, double *o, bool is_sum) 
   }
   memcpy(o, a, (size_t)c * sizeof(double));
   for (int64_t i = 1; i < r; i++) {
-    if (cpu_tick(&budget, c)) return;
+    if (cpu_tick(be, &budget, c)) return;
     const double *prev = o + (i - 1) * c, *row = a + i * c;
     double *cur = o + i * c;
     if (is_sum) for (int64_t j = 0; j < c; j++) cur[j] = prev[j] + row[j];
@@ -174,43 +174,43 @@ void cpu_row_softmax(OpKind op, const double *row, int64_t c, double *orow) {
   }
 }
 
-static void logsoftmax(const double *a, int64_t r, int64_t c, double *o) {
+static void logsoftmax(const Backend *be, const double *a, int64_t r, int64_t c, double *o) {
   int64_t budget = 0;
   for (int64_t i = 0; i < r; i++) {
-    if (cpu_tick(&budget, 4 * c)) return;
+    if (cpu_tick(be, &budget, 4 * c)) return;
     cpu_row_softmax(OP_LOGSOFTMAX, a + i * c, c, o + i * c);
   }
 }
 
-static void softmax(const double *a, int64_t r, int64_t c, double *o) {
+static void softmax(const Backend *be, const double *a, int64_t r, int64_t c, double *o) {
   int64_t budget = 0;
   for (int64_t i = 0; i < r; i++) {
-    if (cpu_tick(&budget, 4 * c)) return;
+    if (cpu_tick(be, &budget, 4 * c)) return;
     cpu_row_softmax(OP_SOFTMAX, a + i * c, c, o + i * c);
   }
 }
 
 /* diag: out nx1 from a square in (its diagonal), else out nxn from a vector of n values. */
-static void diag(const double *a, int64_t r, int64_t c, double *o, int64_t orows, int64_t ocols) {
+static void diag(const Backend *be, const double *a, int64_t r, int64_t c, double *o, int64_t orows, int64_t ocols) {
   if (ocols == 1 && r == c) {
     for (int64_t i = 0; i < r; i++) o[i] = a[i * c + i];
     return;
   }
   int64_t budget = 0;
-  for (int64_t i = 0; i < orows && !cpu_tick(&budget, ocols); i++) {   /* n x n: up to gigabytes */
+  for (int64_t i = 0; i < orows && !cpu_tick(be, &budget, ocols); i++) {   /* n x n: up to gigabytes */
     memset(o + i * ocols, 0, (size_t)ocols * sizeof(double));
     o[i * ocols + i] = a[i];
   }
 }
 
 /* ifelse: o = t ? y : n elementwise, NaN where t is NaN; a 1-element input broadcasts (stride 0). */
-static void ifelse(Tensor *const in[], Tensor *out) {
+static void ifelse(const Backend *be, Tensor *const in[], Tensor *out) {
   int64_t n = tensor_numel(out);
   const double *t = tensor_data(in[0]), *y = tensor_data(in[1]), *f = tensor_data(in[2]);
   int64_t st = tensor_numel(in[0]) == n, sy = tensor_numel(in[1]) == n, sf = tensor_numel(in[2]) == n;
   double *o = tensor_data(out);
   for (int64_t i0 = 0, budget = 0; i0 < n; i0 += CPU_POLL) {
-    if (cpu_tick(&budget, CPU_POLL)) return;
+    if (cpu_tick(be, &budget, CPU_POLL)) return;
     int64_t i1 = n - i0 > CPU_POLL ? i0 + CPU_POLL : n;
     for (int64_t i = i0; i < i1; i++) {
       double c = t[i * st];
@@ -271,20 +271,20 @@ static double sum_combine(const SumJob *j, int64_t l0, int64_t l1, int depth, in
 }
 
 /* sum, max or min of n elements */
-static double whole(OpKind op, const double *a, int64_t n) {
+static double whole(const Backend *be, OpKind op, const double *a, int64_t n) {
   if (n < PAR_MIN) return op == OP_SUM ? sum_pairwise(a, n) : extreme(a, n, op == OP_MAX);
   if (op == OP_SUM) {
     int64_t nl = (n + SUM_LEAF - 1) / SUM_LEAF;
     SumJob j = { .a = a, .n = n };
     sum_nodes(&j, 0, nl, SUM_DEPTH);
-    cpu_parallel_for(j.nnode, nodes_range, &j);
+    cpu_parallel_for(be, j.nnode, nodes_range, &j);
     int k = 0;
     return sum_combine(&j, 0, nl, SUM_DEPTH, &k);
   }
   int64_t nc = (n + CHUNK - 1) / CHUNK;
   double part[nc];
   RedJob j = { op, a, part, n, 0, 0 };
-  cpu_parallel_for(nc, chunks_range, &j);
+  cpu_parallel_for(be, nc, chunks_range, &j);
   return extreme(part, nc, op == OP_MAX);
 }
 
@@ -305,42 +305,42 @@ static void rows_range(void *ctx, int64_t i0, int64_t i1) {      /* row reductio
 }
 
 /* Runs fn over [0, m) on the cores when the matrix (r x c) is large. */
-static void split(int64_t m, int64_t r, int64_t c, ParFn fn, RedJob *j) {
-  if (r * c >= PAR_MIN) cpu_parallel_for(m, fn, j);
+static void split(const Backend *be, int64_t m, int64_t r, int64_t c, ParFn fn, RedJob *j) {
+  if (r * c >= PAR_MIN) cpu_parallel_for(be, m, fn, j);
   else fn(j, 0, m);
 }
 
-int cpu_run_reduce(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+int cpu_run_reduce(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   (void)p;
   const double *a = tensor_data(in[0]);
   double *o = tensor_data(out);
   int64_t r = tensor_rows(in[0]), c = tensor_cols(in[0]);
   switch (op) {
-  case OP_SUM: o[0] = whole(OP_SUM, a, r * c); break;
+  case OP_SUM: o[0] = whole(be, OP_SUM, a, r * c); break;
   case OP_ROWSUMS: case OP_ROWMAXS: case OP_ROWMINS: {
     RedJob j = { op, a, o, r * c, r, c };
-    split(r, r, c, rows_range, &j);
+    split(be, r, r, c, rows_range, &j);
     break;
   }
   case OP_COLSUMS: {
     RedJob j = { op, a, o, r * c, r, c };
-    split(c, r, c, cols_range, &j);
+    split(be, c, r, c, cols_range, &j);
     break;
   }
-  case OP_PROD: o[0] = prod_all(a, r * c); break;
-  case OP_MAX: o[0] = whole(OP_MAX, a, r * c); break;
-  case OP_MIN: o[0] = whole(OP_MIN, a, r * c); break;
-  case OP_COLMAXS: col_extreme(a, r, c, o, true); break;
-  case OP_COLMINS: col_extreme(a, r, c, o, false); break;
-  case OP_ROWINDEXMAX: row_index(a, r, c, o, true); break;
-  case OP_ROWINDEXMIN: row_index(a, r, c, o, false); break;
-  case OP_CUMSUM: scan(a, r, c, o, true); break;
-  case OP_CUMPROD: scan(a, r, c, o, false); break;
-  case OP_SOFTMAX: softmax(a, r, c, o); break;
-  case OP_LOGSOFTMAX: logsoftmax(a, r, c, o); break;
-  case OP_DIAG: diag(a, r, c, o, tensor_rows(out), tensor_cols(out)); break;
-  case OP_IFELSE: ifelse(in, out); break;
-  default: return cpu_run_stats(op, out, in);      /* cpu_stats.c */
+  case OP_PROD: o[0] = prod_all(be, a, r * c); break;
+  case OP_MAX: o[0] = whole(be, OP_MAX, a, r * c); break;
+  case OP_MIN: o[0] = whole(be, OP_MIN, a, r * c); break;
+  case OP_COLMAXS: col_extreme(be, a, r, c, o, true); break;
+  case OP_COLMINS: col_extreme(be, a, r, c, o, false); break;
+  case OP_ROWINDEXMAX: row_index(be, a, r, c, o, true); break;
+  case OP_ROWINDEXMIN: row_index(be, a, r, c, o, false); break;
+  case OP_CUMSUM: scan(be, a, r, c, o, true); break;
+  case OP_CUMPROD: scan(be, a, r, c, o, false); break;
+  case OP_SOFTMAX: softmax(be, a, r, c, o); break;
+  case OP_LOGSOFTMAX: logsoftmax(be, a, r, c, o); break;
+  case OP_DIAG: diag(be, a, r, c, o, tensor_rows(out), tensor_cols(out)); break;
+  case OP_IFELSE: ifelse(be, in, out); break;
+  default: return cpu_run_stats(be, op, out, in);      /* cpu_stats.c */
   }
   return 0;
 }

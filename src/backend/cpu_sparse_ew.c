@@ -16,8 +16,8 @@
 ** leaves its output unfinished and the op raises the interrupt. */
 
 /* fn over [0, n), on the cores when work (elements touched) is large. */
-static void run_parts(int64_t n, int64_t work, ParFn fn, void *ctx) {
-  if (work >= PAR_MIN && n > 1) cpu_parallel_for(n, fn, ctx);
+static void run_parts(const Backend *be, int64_t n, int64_t work, ParFn fn, void *ctx) {
+  if (work >= PAR_MIN && n > 1) cpu_parallel_for(be, n, fn, ctx);
   else if (n > 0) fn(ctx, 0, n);
 }
 
@@ -68,10 +68,10 @@ __attribute__((target_clones("avx2", "default"))) static void spk_unary_range(vo
   }
 }
 
-void spk_unary(int op, const SpCsr *a, SpCsr *out) {
+void spk_unary(const Backend *be, int op, const SpCsr *a, SpCsr *out) {
   EwJob j = { .op = op, .a = a, .out = out };
   copy_pattern(a, out);
-  run_parts(a->nnz, a->nnz, spk_unary_range, &j);
+  run_parts(be, a->nnz, a->nnz, spk_unary_range, &j);
 }
 
 static inline __attribute__((always_inline)) void scalar_loop(int op, const double *x, double *o, int64_t lo, int64_t hi,
@@ -95,10 +95,10 @@ __attribute__((target_clones("avx2", "default"))) static void spk_scalar_range(v
   }
 }
 
-void spk_scalar(int op, const SpCsr *a, double s, bool s_left, SpCsr *out) {
+void spk_scalar(const Backend *be, int op, const SpCsr *a, double s, bool s_left, SpCsr *out) {
   EwJob j = { .op = op, .a = a, .out = out, .s = s, .left = s_left };
   copy_pattern(a, out);
-  run_parts(a->nnz, a->nnz, spk_scalar_range, &j);
+  run_parts(be, a->nnz, a->nnz, spk_scalar_range, &j);
 }
 
 /* Rows lo .. hi-1: the dense operand's row i is brow[col * sb] (sb 0: one value per row). */
@@ -130,10 +130,10 @@ static void dense_range(void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-void spk_dense_pattern(int op, const SpCsr *a, const double *B, int64_t ldb, BcastMode bc, bool b_left, SpCsr *out) {
+void spk_dense_pattern(const Backend *be, int op, const SpCsr *a, const double *B, int64_t ldb, BcastMode bc, bool b_left, SpCsr *out) {
   EwJob j = { .op = op, .a = a, .out = out, .B = B, .ldb = ldb, .bc = bc, .left = b_left };
   copy_pattern(a, out);
-  run_parts(a->rows, a->nnz + a->rows, dense_range, &j);
+  run_parts(be, a->rows, a->nnz + a->rows, dense_range, &j);
 }
 
 /* The size of the union of two sorted rows. */
@@ -158,11 +158,11 @@ static void union_count_range(void *ctx, int64_t lo, int64_t hi) {   /* rowptr[i
   }
 }
 
-int64_t spk_union_count(const SpCsr *a, const SpCsr *b, int64_t *rowptr) {
+int64_t spk_union_count(const Backend *be, const SpCsr *a, const SpCsr *b, int64_t *rowptr) {
   SpCsr view = { .rowptr = rowptr };
   EwJob j = { .a = a, .b = b, .out = &view };
   rowptr[0] = 0;
-  run_parts(a->rows, a->nnz + b->nnz + a->rows, union_count_range, &j);
+  run_parts(be, a->rows, a->nnz + b->nnz + a->rows, union_count_range, &j);
   for (int64_t i = 0; i < a->rows; i++) rowptr[i + 1] += rowptr[i];
   return rowptr[a->rows];
 }
@@ -197,9 +197,9 @@ static void union_range(void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-void spk_union(int op, const SpCsr *a, const SpCsr *b, SpCsr *out) {
+void spk_union(const Backend *be, int op, const SpCsr *a, const SpCsr *b, SpCsr *out) {
   EwJob j = { .op = op, .a = a, .b = b, .out = out };
-  run_parts(a->rows, a->nnz + b->nnz + a->rows, union_range, &j);
+  run_parts(be, a->rows, a->nnz + b->nnz + a->rows, union_range, &j);
   out->nnz = out->rowptr[a->rows];
 }
 
@@ -236,18 +236,18 @@ static double tree_sum(const double *v, int64_t l0, int64_t l1) {
 }
 
 /* op: OP_ROWSUMS (sum), OP_ROWMAXS, OP_ROWMINS over all stored values. */
-static double whole(int op, const SpCsr *a) {
+static double whole(const Backend *be, int op, const SpCsr *a) {
   if (a->nnz < PAR_MIN) return cpu_row_reduce((OpKind)op, a->val, a->nnz);
   double part[NCHUNK] = { 0 };          /* (an interrupt may skip chunks) */
   EwJob j = { .op = op, .a = a, .o = part };
-  cpu_parallel_for(NCHUNK, chunk_range, &j);
+  cpu_parallel_for(be, NCHUNK, chunk_range, &j);
   if (op == OP_ROWSUMS) return tree_sum(part, 0, NCHUNK);
   double m = part[0];
   for (int k = 1; k < NCHUNK; k++) m = op == OP_ROWMAXS ? sc_max(m, part[k]) : sc_min(m, part[k]);
   return m;
 }
 
-double spk_sum(const SpCsr *a) { return whole(OP_ROWSUMS, a); }
+double spk_sum(const Backend *be, const SpCsr *a) { return whole(be, OP_ROWSUMS, a); }
 
 static void rows_range(void *ctx, int64_t lo, int64_t hi) {   /* row aggregates lo .. hi-1 */
   const EwJob *j = ctx;
@@ -261,12 +261,12 @@ static void rows_range(void *ctx, int64_t lo, int64_t hi) {   /* row aggregates 
   }
 }
 
-static void row_aggregate(int op, const SpCsr *a, double *out) {
+static void row_aggregate(const Backend *be, int op, const SpCsr *a, double *out) {
   EwJob j = { .op = op, .a = a, .o = out };
-  run_parts(a->rows, a->nnz + a->rows, rows_range, &j);
+  run_parts(be, a->rows, a->nnz + a->rows, rows_range, &j);
 }
 
-void spk_row_sums(const SpCsr *a, double *out) { row_aggregate(OP_ROWSUMS, a, out); }
+void spk_row_sums(const Backend *be, const SpCsr *a, double *out) { row_aggregate(be, OP_ROWSUMS, a, out); }
 
 void spk_col_sums(const SpCsr *a, double *out) {
   for (int64_t j = 0; j < a->cols; j++) out[j] = 0;
@@ -278,7 +278,7 @@ void spk_col_sums(const SpCsr *a, double *out) {
 /* Column maxima (is_max) or minima into out, without scratch: out first counts each column's
 ** stored entries, then starts at 0 for a column with an unstored entry (else at -Inf / Inf),
 ** then takes in the stored values. */
-static void col_extreme(const SpCsr *a, double *out, bool is_max) {
+static void col_extreme(const Backend *be, const SpCsr *a, double *out, bool is_max) {
   double none = is_max ? -INFINITY : INFINITY;
   const int32_t *col = a->col;
   const double *val = a->val;
@@ -291,18 +291,18 @@ static void col_extreme(const SpCsr *a, double *out, bool is_max) {
   else for (int64_t k = 0; k < a->nnz; k++) out[col[k]] = sc_min(out[col[k]], val[k]);
 }
 
-void spk_extreme(int op, const SpCsr *a, double *out) {
+void spk_extreme(const Backend *be, int op, const SpCsr *a, double *out) {
   switch (op) {
   case OP_MAX: case OP_MIN: {
     bool is_max = op == OP_MAX;
-    double m = whole(is_max ? OP_ROWMAXS : OP_ROWMINS, a);   /* -Inf / Inf for none, as dense */
+    double m = whole(be, is_max ? OP_ROWMAXS : OP_ROWMINS, a);   /* -Inf / Inf for none, as dense */
     if (has_zeros(a->nnz, a->rows, a->cols)) m = is_max ? sc_max(m, 0.0) : sc_min(m, 0.0);
     out[0] = m;
     break;
   }
-  case OP_ROWMAXS: case OP_ROWMINS: row_aggregate(op, a, out); break;
-  case OP_COLMAXS: col_extreme(a, out, true); break;
-  case OP_COLMINS: col_extreme(a, out, false); break;
+  case OP_ROWMAXS: case OP_ROWMINS: row_aggregate(be, op, a, out); break;
+  case OP_COLMAXS: col_extreme(be, a, out, true); break;
+  case OP_COLMINS: col_extreme(be, a, out, false); break;
   default: break;
   }
 }

@@ -140,10 +140,10 @@ __attribute__((target_clones("avx2", "default"))) static void finite_range(void 
 }
 
 /* True when the rows x n matrix at B[k * ldb + j] holds no Inf or NaN. */
-static bool all_finite(const double *B, int64_t rows, int64_t n, int64_t ldb) {
+static bool all_finite(const Backend *be, const double *B, int64_t rows, int64_t n, int64_t ldb) {
   if (rows == 0 || n == 0) return true;
   FiniteJob f = { B, ldb, n, 0 };
-  if (rows > 1 && par_work((double)rows * (double)n)) cpu_parallel_for(rows, finite_range, &f);
+  if (rows > 1 && par_work((double)rows * (double)n)) cpu_parallel_for(be, rows, finite_range, &f);
   else finite_range(&f, 0, rows);
   return !atomic_load(&f.bad);
 }
@@ -199,15 +199,15 @@ static void spmm_nonfinite_range(void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-void spk_spmm(const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C) {
+void spk_spmm(const Backend *be, const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C) {
   int64_t rows = a->rows, units = a->nnz + rows;
   if (rows == 0 || n == 0) return;
   SpmmJob jb = { a, B, ldb, n, C };
-  if (rows > 1 && par_work((double)units * (double)n)) cpu_parallel_for(units, spmm_range, &jb);
+  if (rows > 1 && par_work((double)units * (double)n)) cpu_parallel_for(be, units, spmm_range, &jb);
   else spmm_range(&jb, 0, units);
-  if (all_finite(B, a->cols, n, ldb)) return;
+  if (all_finite(be, B, a->cols, n, ldb)) return;
   /* the rare case: a pass over each column of B (K values) and a's pattern, per column */
-  if (n > 1 && par_work((double)n * (double)(a->cols + units))) cpu_parallel_for(n, spmm_nonfinite_range, &jb);
+  if (n > 1 && par_work((double)n * (double)(a->cols + units))) cpu_parallel_for(be, n, spmm_nonfinite_range, &jb);
   else spmm_nonfinite_range(&jb, 0, n);
 }
 
@@ -243,7 +243,7 @@ static void spmm_t_nonfinite(const SpCsr *a, const double *B, int64_t ldb, int64
 ** threads writing one row of C); small ones, and an a whose rows do not fit t(a)'s int32_t
 ** columns, scatter on the calling thread. Both add each C[k, j]'s terms in the same order, so
 ** the bits do not depend on the path or the thread count. */
-int spk_spmm_t(const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C) {
+int spk_spmm_t(const Backend *be, const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C) {
   int64_t rows = a->rows, cols = a->cols;
   if (cols == 0 || n == 0) return 0;
   if (rows > 0 && rows <= SP_MAX_COLS && cols > 1 && par_work((double)(a->nnz + cols) * (double)n)) {
@@ -254,7 +254,7 @@ int spk_spmm_t(const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *
     int rc = -1;
     if (t.rowptr && t.col && t.val) {
       spk_transpose(a, &t);
-      spk_spmm(&t, B, ldb, n, C);
+      spk_spmm(be, &t, B, ldb, n, C);
       rc = 0;
     }
     mem_free(t.val);
@@ -263,7 +263,7 @@ int spk_spmm_t(const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *
     return rc;
   }
   memset(C, 0, (size_t)cols * (size_t)n * sizeof(double));
-  if (!all_finite(B, rows, n, ldb)) spmm_t_nonfinite(a, B, ldb, n, C);
+  if (!all_finite(be, B, rows, n, ldb)) spmm_t_nonfinite(a, B, ldb, n, C);
   spmm_t_scatter(a, B, ldb, n, C);
   return 0;
 }
@@ -307,10 +307,10 @@ static void dsmm_range(void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-void spk_dsmm(const double *A, int64_t lda, int64_t m, const SpCsr *b, double *C) {
+void spk_dsmm(const Backend *be, const double *A, int64_t lda, int64_t m, const SpCsr *b, double *C) {
   if (m == 0 || b->cols == 0) return;
   DsmmJob jb = { A, lda, b, C };
-  if (m > 1 && par_work((double)m * (double)(b->rows + b->nnz + b->cols))) cpu_parallel_for(m, dsmm_range, &jb);
+  if (m > 1 && par_work((double)m * (double)(b->rows + b->nnz + b->cols))) cpu_parallel_for(be, m, dsmm_range, &jb);
   else dsmm_range(&jb, 0, m);
 }
 
@@ -401,13 +401,13 @@ static void spg_count_range(void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-int64_t spk_spgemm_count(const SpCsr *a, const SpCsr *b, int64_t *rowptr) {
+int64_t spk_spgemm_count(const Backend *be, const SpCsr *a, const SpCsr *b, int64_t *rowptr) {
   SpgJob jb = { a, b, rowptr, NULL, NULL, NULL, { 0 } };
   int nc = spg_plan(&jb, false);
   if (nc == 0) return -1;
   /* zeroed first: rows of chunks an interrupt skipped count 0, a valid (unused) pattern */
   memset(rowptr, 0, (size_t)(a->rows + 1) * sizeof(int64_t));
-  if (nc > 1) cpu_parallel_for(nc, spg_count_range, &jb);
+  if (nc > 1) cpu_parallel_for(be, nc, spg_count_range, &jb);
   else spg_count_range(&jb, 0, 1);
   mem_free(jb.marker);
   for (int64_t i = 0; i < a->rows; i++) rowptr[i + 1] += rowptr[i];
@@ -485,11 +485,11 @@ static void spg_fill_range(void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-int spk_spgemm(const SpCsr *a, const SpCsr *b, SpCsr *out) {
+int spk_spgemm(const Backend *be, const SpCsr *a, const SpCsr *b, SpCsr *out) {
   SpgJob jb = { a, b, out->rowptr, out, NULL, NULL, { 0 } };
   int nc = spg_plan(&jb, true);
   if (nc == 0) return -1;
-  if (nc > 1) cpu_parallel_for(nc, spg_fill_range, &jb);
+  if (nc > 1) cpu_parallel_for(be, nc, spg_fill_range, &jb);
   else spg_fill_range(&jb, 0, 1);
   mem_free(jb.acc);
   mem_free(jb.marker);
@@ -519,8 +519,8 @@ static void sddmm_rows(void *ctx, int64_t i0, int64_t i1) {
   }
 }
 
-void spk_sddmm(const SpCsr *pat, const double *A, int64_t lda, const double *Bt, int64_t ldbt, int64_t k, double *out) {
+void spk_sddmm(const Backend *be, const SpCsr *pat, const double *A, int64_t lda, const double *Bt, int64_t ldbt, int64_t k, double *out) {
   SddmmJob j = { pat, A, Bt, lda, ldbt, k, out };
-  if ((pat->nnz + pat->rows) * (k + 1) >= PAR_MIN) cpu_parallel_for(pat->rows, sddmm_rows, &j);
+  if ((pat->nnz + pat->rows) * (k + 1) >= PAR_MIN) cpu_parallel_for(be, pat->rows, sddmm_rows, &j);
   else sddmm_rows(&j, 0, pat->rows);
 }

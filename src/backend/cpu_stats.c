@@ -13,7 +13,7 @@
 
 /* cummax / cummin: down each column; a 1xn row vector along the row (as cumsum: a vector is
 ** one line either way). */
-static void scan_ext(const double *a, int64_t r, int64_t c, double *o, bool is_max) {
+static void scan_ext(const Backend *be, const double *a, int64_t r, int64_t c, double *o, bool is_max) {
   if (r * c == 0) return;
   int64_t budget = 0;
   if (r == 1 || c == 1) {
@@ -21,7 +21,7 @@ static void scan_ext(const double *a, int64_t r, int64_t c, double *o, bool is_m
     double m = a[0];
     o[0] = m;
     for (int64_t j0 = 1; j0 < n; j0 += CPU_POLL) {           /* in blocks, polling between */
-      if (cpu_tick(&budget, CPU_POLL)) return;
+      if (cpu_tick(be, &budget, CPU_POLL)) return;
       int64_t j1 = n - j0 > CPU_POLL ? j0 + CPU_POLL : n;
       if (is_max) for (int64_t j = j0; j < j1; j++) { m = MAX_STEP(m, a[j]); o[j] = m; }
       else for (int64_t j = j0; j < j1; j++) { m = MIN_STEP(m, a[j]); o[j] = m; }
@@ -30,7 +30,7 @@ static void scan_ext(const double *a, int64_t r, int64_t c, double *o, bool is_m
   }
   memcpy(o, a, (size_t)c * sizeof(double));
   for (int64_t i = 1; i < r; i++) {
-    if (cpu_tick(&budget, c)) return;
+    if (cpu_tick(be, &budget, c)) return;
     const double *prev = o + (i - 1) * c, *row = a + i * c;
     double *cur = o + i * c;
     if (is_max) for (int64_t j = 0; j < c; j++) cur[j] = MAX_STEP(prev[j], row[j]);
@@ -60,7 +60,7 @@ static void ext_tan_line(const double *t, const double *x, const double *y, doub
   }
 }
 
-static void cumext_grad(Tensor *const in[], Tensor *out, bool tangent) {
+static void cumext_grad(const Backend *be, Tensor *const in[], Tensor *out, bool tangent) {
   void (*line)(const double *, const double *, const double *, double *, int64_t, int64_t) = tangent ? ext_tan_line : ext_grad_line;
   const double *g = tensor_data(in[0]), *x = tensor_data(in[1]), *y = tensor_data(in[2]);
   double *o = tensor_data(out);
@@ -69,7 +69,7 @@ static void cumext_grad(Tensor *const in[], Tensor *out, bool tangent) {
   if (r == 1) { line(g, x, y, o, c, 1); return; }
   int64_t budget = 0;
   for (int64_t j = 0; j < c; j++) {
-    if (cpu_tick(&budget, r)) return;
+    if (cpu_tick(be, &budget, r)) return;
     line(g + j, x + j, y + j, o + j, r, c);
   }
 }
@@ -91,14 +91,14 @@ static void prods_grad_line(double g, const double *x, double *o, int64_t n, int
 
 /* cumsumprod's adjoint: a[i] = g[i] + X[i+1,2] a[i+1] back to front; dX[i,1] = a[i],
 ** dX[i,2] = a[i] Y[i-1] (Y[0] = 0). */
-static void cumsumprod_grad(Tensor *const in[], Tensor *out) {
+static void cumsumprod_grad(const Backend *be, Tensor *const in[], Tensor *out) {
   const double *g = tensor_data(in[0]), *x = tensor_data(in[1]), *y = tensor_data(in[2]);
   double *o = tensor_data(out);
   int64_t n = tensor_rows(out);
   double a = 0;
   int64_t budget = 0;
   for (int64_t i = n - 1; i >= 0; i--) {
-    if (cpu_tick(&budget, 0)) return;
+    if (cpu_tick(be, &budget, 0)) return;
     a = g[i] + (i + 1 < n ? x[(i + 1) * 2 + 1] * a : 0);
     o[i * 2] = a;
     o[i * 2 + 1] = i > 0 ? a * y[i - 1] : 0;
@@ -120,33 +120,33 @@ double sc_qnorm(double p) {
   return lo + (hi - lo) / 2;
 }
 
-int cpu_run_stats(OpKind op, Tensor *out, Tensor *const in[]) {
+int cpu_run_stats(const Backend *be, OpKind op, Tensor *out, Tensor *const in[]) {
   const double *a = tensor_data(in[0]);
   double *o = tensor_data(out);
   int64_t r = tensor_rows(in[0]), c = tensor_cols(in[0]), budget = 0;
   switch (op) {
-  case OP_CUMMAX: scan_ext(a, r, c, o, true); break;
-  case OP_CUMMIN: scan_ext(a, r, c, o, false); break;
-  case OP_ROWPRODS: for (int64_t i = 0; i < r && !cpu_tick(&budget, c); i++) o[i] = prod_line(a + i * c, c, 1); break;
-  case OP_COLPRODS: for (int64_t j = 0; j < c && !cpu_tick(&budget, r); j++) o[j] = prod_line(a + j, r, c); break;
+  case OP_CUMMAX: scan_ext(be, a, r, c, o, true); break;
+  case OP_CUMMIN: scan_ext(be, a, r, c, o, false); break;
+  case OP_ROWPRODS: for (int64_t i = 0; i < r && !cpu_tick(be, &budget, c); i++) o[i] = prod_line(a + i * c, c, 1); break;
+  case OP_COLPRODS: for (int64_t j = 0; j < c && !cpu_tick(be, &budget, r); j++) o[j] = prod_line(a + j, r, c); break;
   case OP_CUMSUMPROD: {                          /* in[0] is n x 2 (ops.c checks) */
     double yv = 0;
-    for (int64_t i = 0; i < r && !cpu_tick(&budget, 1); i++) { yv = a[i * 2] + a[i * 2 + 1] * yv; o[i] = yv; }
+    for (int64_t i = 0; i < r && !cpu_tick(be, &budget, 1); i++) { yv = a[i * 2] + a[i * 2 + 1] * yv; o[i] = yv; }
     break;
   }
-  case OP_CUMSUMPROD_GRAD: cumsumprod_grad(in, out); break;
-  case OP_CUMEXT_GRAD: cumext_grad(in, out, false); break;
-  case OP_CUMEXT_TAN: cumext_grad(in, out, true); break;
+  case OP_CUMSUMPROD_GRAD: cumsumprod_grad(be, in, out); break;
+  case OP_CUMEXT_GRAD: cumext_grad(be, in, out, false); break;
+  case OP_CUMEXT_TAN: cumext_grad(be, in, out, true); break;
   case OP_ROWPRODS_GRAD: {                       /* in[0] = g (r x 1), in[1] = x */
     const double *x = tensor_data(in[1]);
     int64_t xr = tensor_rows(in[1]), xc = tensor_cols(in[1]);
-    for (int64_t i = 0; i < xr && !cpu_tick(&budget, 2 * xc); i++) prods_grad_line(a[i], x + i * xc, o + i * xc, xc, 1);
+    for (int64_t i = 0; i < xr && !cpu_tick(be, &budget, 2 * xc); i++) prods_grad_line(a[i], x + i * xc, o + i * xc, xc, 1);
     break;
   }
   case OP_COLPRODS_GRAD: {                       /* in[0] = g (1 x c), in[1] = x */
     const double *x = tensor_data(in[1]);
     int64_t xr = tensor_rows(in[1]), xc = tensor_cols(in[1]);
-    for (int64_t j = 0; j < xc && !cpu_tick(&budget, 2 * xr); j++) prods_grad_line(a[j], x + j, o + j, xr, xc);
+    for (int64_t j = 0; j < xc && !cpu_tick(be, &budget, 2 * xr); j++) prods_grad_line(a[j], x + j, o + j, xr, xc);
     break;
   }
   default: return 1;

@@ -24,8 +24,6 @@
 #include "backend/backend.h"
 #include "backend/sim.h"
 
-SimCalls sim_calls;
-
 /* ---- capture: a recording of kernel calls, and the blocks it owns ---- */
 typedef enum RecKind { R_RUN, R_GEMM, R_FUSED, R_COPY2D, R_GATHER, R_SCATTER } RecKind;
 typedef struct Rec {
@@ -53,15 +51,19 @@ typedef struct Capture {
   struct Capture *next;       /* every live replay (the blocks' owners) */
 } Capture;
 
-/* The simulated device is one per process (be_sim, whose entries take no context, as CUDA's),
-** and so is its state, as a GPU's is (tools/globals_allow.txt): the capture under way and the
-** live replays; sim_calls counts for the tests. */
-static struct SimDevice { Capture *capturing, *replays; } dev;
+/* The state of a simulated GPU (its instance's ctx): the capture under way, the live replays,
+** the counts the tests read, and the CPU instance whose kernels it runs. */
+typedef struct SimDevice {
+  Capture *capturing, *replays;
+  SimCalls calls;
+  const Backend *cpu;
+} SimDevice;
+#define DEV(be) ((SimDevice *)(be)->ctx)
 
-static void cap_break(const char *why) {
-  if (!dev.capturing || dev.capturing->broken) return;
-  dev.capturing->broken = true;
-  snprintf(dev.capturing->why, sizeof dev.capturing->why, "%s", why);
+static void cap_break(SimDevice *dev, const char *why) {
+  if (!dev->capturing || dev->capturing->broken) return;
+  dev->capturing->broken = true;
+  snprintf(dev->capturing->why, sizeof dev->capturing->why, "%s", why);
 }
 
 static Tensor *snap(const Tensor *t) {
@@ -75,8 +77,8 @@ static Tensor *snap(const Tensor *t) {
   return c;
 }
 
-static Rec *record(RecKind k) {
-  Capture *c = dev.capturing;
+static Rec *record(SimDevice *dev, RecKind k) {
+  Capture *c = dev->capturing;
   if (c->n == c->cap) {
     c->cap = c->cap ? 2 * c->cap : 16;
     c->rec = realloc(c->rec, (size_t)c->cap * sizeof *c->rec);
@@ -89,17 +91,18 @@ static Rec *record(RecKind k) {
 }
 
 /* The owner of block p among the capture and the live replays, and its entry. */
-static Owned *owned(double *p) {
-  for (Capture *c = dev.capturing ? dev.capturing : dev.replays; c; c = c == dev.capturing ? dev.replays : c->next)
+static Owned *owned(SimDevice *dev, double *p) {
+  for (Capture *c = dev->capturing ? dev->capturing : dev->replays; c; c = c == dev->capturing ? dev->replays : c->next)
     for (int i = 0; i < c->nown; i++)
       if (c->own[i].p == p) return &c->own[i];
   return NULL;
 }
 
-static double *sim_alloc(size_t n) {
+static double *sim_alloc(const Backend *be, size_t n) {
+  SimDevice *dev = DEV(be);
   double *p = malloc(n ? n : 1);
-  if (p && dev.capturing) {
-    Capture *c = dev.capturing;
+  if (p && dev->capturing) {
+    Capture *c = dev->capturing;
     if (c->nown == c->capown) {
       c->capown = c->capown ? 2 * c->capown : 16;
       c->own = realloc(c->own, (size_t)c->capown * sizeof *c->own);
@@ -110,17 +113,19 @@ static double *sim_alloc(size_t n) {
   return p;
 }
 
-static void sim_free(double *p, size_t n) {
+static void sim_free(const Backend *be, double *p, size_t n) {
+  SimDevice *dev = DEV(be);
   (void)n;
-  Owned *o = dev.capturing || dev.replays ? owned(p) : NULL;
+  Owned *o = dev->capturing || dev->replays ? owned(dev, p) : NULL;
   if (o) { o->alive = false; return; }       /* the recording writes it: kept until replay_free */
   free(p);
 }
 
-static int sim_capture_begin(void) {
-  if (dev.capturing) return 1;
-  dev.capturing = calloc(1, sizeof *dev.capturing);
-  return dev.capturing ? 0 : 1;
+static int sim_capture_begin(const Backend *be) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) return 1;
+  dev->capturing = calloc(1, sizeof *dev->capturing);
+  return dev->capturing ? 0 : 1;
 }
 
 /* Gives a capture's blocks back: the dead ones are freed, the live ones (results still held)
@@ -138,70 +143,77 @@ static void capture_release(Capture *c) {
   free(c);
 }
 
-static void *sim_capture_end(char *why, size_t nwhy) {
-  Capture *c = dev.capturing;
+static void *sim_capture_end(const Backend *be, char *why, size_t nwhy) {
+  SimDevice *dev = DEV(be);
+  Capture *c = dev->capturing;
   if (!c) return NULL;
-  dev.capturing = NULL;
+  dev->capturing = NULL;
   if (c->broken) {
-    sim_calls.capture_broken++;
+    dev->calls.capture_broken++;
     snprintf(why, nwhy, "%s", c->why);
     capture_release(c);
     return NULL;
   }
-  sim_calls.capture++;
-  c->next = dev.replays;
-  dev.replays = c;
+  dev->calls.capture++;
+  c->next = dev->replays;
+  dev->replays = c;
   return c;
 }
 
-static int sim_copy2d(Tensor *out, const Tensor *in);
-static int sim_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0);
-static int sim_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in);
+static int sim_copy2d(const Backend *be, Tensor *out, const Tensor *in);
+static int sim_gather(const Backend *be, Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0);
+static int sim_scatter(const Backend *be, Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in);
 
-static int sim_replay(void *h) {
+static int sim_replay(const Backend *be, void *h) {
+  SimDevice *dev = DEV(be);
+  const Backend *cpu = dev->cpu;
   Capture *c = h;
-  sim_calls.replay++;
+  dev->calls.replay++;
   for (int i = 0; i < c->n; i++) {
     Rec *r = &c->rec[i];
     int rc = 0;
     switch (r->kind) {
-    case R_RUN: rc = be_cpu.run(r->op, r->t[0], r->t + 1, r->hasp ? &r->p : NULL); break;
-    case R_GEMM: rc = be_cpu.gemm(r->ta, r->tb, r->alpha, r->t[1], r->t[2], r->beta, r->t[0]); break;
-    case R_FUSED: rc = be_cpu.run_fused(r->prog, r->t[0], r->t + 1, r->sc); break;
-    case R_COPY2D: rc = sim_copy2d(r->t[0], r->t[1]); break;
-    case R_GATHER: rc = sim_gather(r->t[0], r->t[1], r->t[2], r->r0, r->t[3], r->c0); break;
-    case R_SCATTER: rc = sim_scatter(r->t[0], r->t[2], r->r0, r->t[3], r->c0, r->t[1]); break;
+    case R_RUN: rc = cpu->run(cpu, r->op, r->t[0], r->t + 1, r->hasp ? &r->p : NULL); break;
+    case R_GEMM: rc = cpu->gemm(cpu, r->ta, r->tb, r->alpha, r->t[1], r->t[2], r->beta, r->t[0]); break;
+    case R_FUSED: rc = cpu->run_fused(cpu, r->prog, r->t[0], r->t + 1, r->sc); break;
+    case R_COPY2D: rc = sim_copy2d(be, r->t[0], r->t[1]); break;
+    case R_GATHER: rc = sim_gather(be, r->t[0], r->t[1], r->t[2], r->r0, r->t[3], r->c0); break;
+    case R_SCATTER: rc = sim_scatter(be, r->t[0], r->t[2], r->r0, r->t[3], r->c0, r->t[1]); break;
     }
     if (rc) return rc;
   }
   return 0;
 }
 
-static void sim_replay_free(void *h) {
-  Capture *c = h, **q = &dev.replays;
+static void sim_replay_free(const Backend *be, void *h) {
+  SimDevice *dev = DEV(be);
+  Capture *c = h, **q = &dev->replays;
   while (*q && *q != c) q = &(*q)->next;
   if (*q) *q = c->next;
   capture_release(c);
 }
 
-static int sim_upload(double *dst, const double *src, size_t n) {
-  if (dev.capturing) { cap_break("a copy from host memory"); return 0; }
+static int sim_upload(const Backend *be, double *dst, const double *src, size_t n) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) { cap_break(dev, "a copy from host memory"); return 0; }
   memcpy(dst, src, n);
   return 0;
 }
-static int sim_download(double *dst, const double *src, size_t n) {
-  if (dev.capturing) { cap_break("a copy to host memory"); return 0; }
-  sim_calls.download++;
+static int sim_download(const Backend *be, double *dst, const double *src, size_t n) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) { cap_break(dev, "a copy to host memory"); return 0; }
+  dev->calls.download++;
   memcpy(dst, src, n);
   return 0;
 }
-static bool sim_supports(OpKind op) { return be_cpu.supports_op(op); }
+static bool sim_supports(const Backend *be, OpKind op) { return DEV(be)->cpu->supports_op(DEV(be)->cpu, op); }
 
 /* Inputs of run(): as many as the op's arity. */
-static int sim_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
-  if (!dev.capturing) return be_cpu.run(op, out, in, p);
+static int sim_run(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+  SimDevice *dev = DEV(be);
+  if (!dev->capturing) return dev->cpu->run(dev->cpu, op, out, in, p);
   int nin = op_info[op].arity;
-  Rec *r = record(R_RUN);
+  Rec *r = record(dev, R_RUN);
   r->op = op;
   r->t[0] = snap(out);
   for (int k = 0; k < nin; k++) r->t[1 + k] = snap(in[k]);
@@ -210,18 +222,20 @@ static int sim_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p
   if (p && p->nn) { r->nn = *p->nn; r->p.nn = &r->nn; }
   return 0;
 }
-static int sim_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
-  if (!dev.capturing) return be_cpu.gemm(ta, tb, alpha, A, B, beta, C);
-  Rec *r = record(R_GEMM);
+static int sim_gemm(const Backend *be, bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
+  SimDevice *dev = DEV(be);
+  if (!dev->capturing) return dev->cpu->gemm(dev->cpu, ta, tb, alpha, A, B, beta, C);
+  Rec *r = record(dev, R_GEMM);
   r->ta = ta; r->tb = tb; r->alpha = alpha; r->beta = beta;
   r->t[0] = snap(C); r->t[1] = snap(A); r->t[2] = snap(B);
   return 0;
 }
-static void sim_sync(void) { cap_break("the host waited for the device"); }
-static int sim_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *sc) {
-  if (!dev.capturing) return be_cpu.run_fused(p, out, in, sc);
-  if (p->nin > 64) { cap_break("a fusion group of more than 64 inputs"); return 0; }
-  Rec *r = record(R_FUSED);
+static void sim_sync(const Backend *be) { cap_break(DEV(be), "the host waited for the device"); }
+static int sim_fused(const Backend *be, const FusedProg *p, Tensor *out, Tensor *const in[], const double *sc) {
+  SimDevice *dev = DEV(be);
+  if (!dev->capturing) return dev->cpu->run_fused(dev->cpu, p, out, in, sc);
+  if (p->nin > 64) { cap_break(dev, "a fusion group of more than 64 inputs"); return 0; }
+  Rec *r = record(dev, R_FUSED);
   r->prog = p;
   r->t[0] = snap(out);
   for (int k = 0; k < p->nin; k++) r->t[1 + k] = snap(in[k]);
@@ -230,22 +244,25 @@ static int sim_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const 
   memcpy(r->sc, sc, (size_t)p->nin * sizeof *sc);
   return 0;
 }
-static const char *sim_describe(void) { return "a simulated GPU ($MLS_SIM_GPU): host memory, the CPU's kernels"; }
-static int sim_host_access(const double *base) {
+static const char *sim_describe(const Backend *be) {
+  (void)be;
+  return "a simulated GPU ($MLS_SIM_GPU): host memory, the CPU's kernels"; }
+static int sim_host_access(const Backend *be, const double *base) {
   (void)base;
-  cap_break("the host read or wrote device memory");
+  cap_break(DEV(be), "the host read or wrote device memory");
   return 0;
 }
 static double *at(const Tensor *t) { return t->st->data + t->offset; }
 
-static int sim_copy2d(Tensor *out, const Tensor *in) {
-  if (dev.capturing) {
-    Rec *r = record(R_COPY2D);
+static int sim_copy2d(const Backend *be, Tensor *out, const Tensor *in) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) {
+    Rec *r = record(dev, R_COPY2D);
     r->t[0] = snap(out);
     r->t[1] = snap(in);
     return 0;
   }
-  sim_calls.copy2d++;
+  dev->calls.copy2d++;
   double *o = at(out);
   const double *s = at(in);
   for (int64_t i = 0; i < in->shape[0]; i++)
@@ -253,14 +270,15 @@ static int sim_copy2d(Tensor *out, const Tensor *in) {
   return 0;
 }
 
-static int sim_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0) {
-  if (dev.capturing) {
-    Rec *q = record(R_GATHER);
+static int sim_gather(const Backend *be, Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) {
+    Rec *q = record(dev, R_GATHER);
     q->t[0] = snap(out); q->t[1] = snap(in); q->t[2] = snap(r); q->t[3] = snap(c);
     q->r0 = r0; q->c0 = c0;
     return 0;
   }
-  sim_calls.gather++;
+  dev->calls.gather++;
   double *o = at(out);
   for (int64_t i = 0; i < out->shape[0]; i++)
     for (int64_t j = 0; j < out->shape[1]; j++) {
@@ -270,14 +288,15 @@ static int sim_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0
   return 0;
 }
 
-static int sim_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in) {
-  if (dev.capturing) {
-    Rec *q = record(R_SCATTER);
+static int sim_scatter(const Backend *be, Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) {
+    Rec *q = record(dev, R_SCATTER);
     q->t[0] = snap(out); q->t[1] = snap(in); q->t[2] = snap(r); q->t[3] = snap(c);
     q->r0 = r0; q->c0 = c0;
     return 0;
   }
-  sim_calls.scatter++;
+  dev->calls.scatter++;
   for (int64_t i = 0; i < in->shape[0]; i++)
     for (int64_t j = 0; j < in->shape[1]; j++) {
       int64_t ri = r ? (int64_t)at(r)[i] : r0 + i, cj = c ? (int64_t)at(c)[j] : c0 + j;
@@ -286,30 +305,33 @@ static int sim_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c
   return 0;
 }
 
-static int sim_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info) {
-  if (dev.capturing) { cap_break("the LU's pivots are read on the host"); return 1; }
-  sim_calls.getrf++;
+static int sim_getrf(const Backend *be, double *a, int64_t n, int32_t *ipiv, int64_t *info) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) { cap_break(dev, "the LU's pivots are read on the host"); return 1; }
+  dev->calls.getrf++;
   *info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, a, (lapack_int)n, ipiv);
   return *info < 0;
 }
 
-static int sim_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k) {
-  if (dev.capturing) { cap_break("the LU's pivots come from the host"); return 1; }
-  sim_calls.getrs++;
+static int sim_getrs(const Backend *be, const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) { cap_break(dev, "the LU's pivots come from the host"); return 1; }
+  dev->calls.getrs++;
   return LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)k, lu, (lapack_int)n, ipiv, b, (lapack_int)n) != 0;
 }
 
 /* Pinned host memory is host memory here (counted: the MPI tests check the staged path ran). */
-static double *sim_pinned_alloc(size_t n) {
-  sim_calls.pinned++;
+static double *sim_pinned_alloc(const Backend *be, size_t n) {
+  DEV(be)->calls.pinned++;
   return malloc(n ? n : 1);
 }
-static void sim_pinned_free(double *p, size_t n) { (void)n; free(p); }
+static void sim_pinned_free(const Backend *be, double *p, size_t n) { (void)be; (void)n; free(p); }
 
 /* The allreduce's combine on "device" memory: backend.h's formula, a reference loop. */
-static int sim_combine(int op, double *acc, const double *other, int64_t n, bool acc_lower) {
-  if (dev.capturing) { cap_break("an allreduce"); return 1; }
-  sim_calls.combine++;
+static int sim_combine(const Backend *be, int op, double *acc, const double *other, int64_t n, bool acc_lower) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) { cap_break(dev, "an allreduce"); return 1; }
+  dev->calls.combine++;
   for (int64_t i = 0; i < n; i++) {
     double l = acc_lower ? acc[i] : other[i], u = acc_lower ? other[i] : acc[i];
     if (op == 0) acc[i] = l + u;
@@ -319,8 +341,35 @@ static int sim_combine(int op, double *acc, const double *other, int64_t n, bool
   return 0;
 }
 
-static int sim_init(void) { return 0; }
-static const char *sim_error(void) { return "simulated GPU failure"; }
+static int sim_init(Backend *be) {
+  be->ctx = calloc(1, sizeof(SimDevice));
+  return be->ctx == NULL;
+}
+static const char *sim_error(const Backend *be) { (void)be; return "simulated GPU failure"; }
+
+static void sim_destroy(Backend *be) {
+  SimDevice *dev = DEV(be);
+  if (!dev) return;
+  if (dev->capturing) capture_release(dev->capturing);
+  while (dev->replays) {
+    Capture *c = dev->replays;
+    dev->replays = c->next;
+    capture_release(c);
+  }
+  if (dev->cpu) be_drop(dev->cpu);
+  free(dev);
+  be->ctx = NULL;
+}
+
+Backend *sim_new(const Backend *cpu) {
+  Backend *be = be_new(&be_sim, NULL, 0);
+  if (!be) return NULL;
+  DEV(be)->cpu = cpu;
+  be_hold(cpu);
+  return be;
+}
+
+SimCalls *sim_calls(const Backend *be) { return &DEV(be)->calls; }
 
 const Backend be_sim = {
   /* .name        = */ "sim",
@@ -352,4 +401,7 @@ const Backend be_sim = {
   /* .pinned_alloc = */ sim_pinned_alloc,
   /* .pinned_free = */ sim_pinned_free,
   /* .combine     = */ sim_combine,
+  /* .destroy     = */ sim_destroy,
+  /* .ctx         = */ NULL,   /* (the template: an instance's, be_new) */
+  /* .refs        = */ 0,
 };

@@ -35,25 +35,25 @@ void spk_copy(const SpCsr *a, SpCsr *out);
 
 /* ---- products (cpu_sparse_mm.c); parallel over result rows (cpu_parallel_for) ---- */
 /* C (a->rows x n, packed, overwritten) = a %*% B, B: a->cols x n at B[k * ldb + j]. */
-void spk_spmm(const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C);
+void spk_spmm(const Backend *be, const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C);
 /* C (a->cols x n, packed, overwritten) = t(a) %*% B, B: a->rows x n at B[i * ldb + j], without
 ** forming t(a) (the gradient of X %*% W with sparse X: t(X) %*% G). Returns -1 only when its
 ** scratch could not be allocated. */
-int spk_spmm_t(const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C);
+int spk_spmm_t(const Backend *be, const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C);
 /* C (m x b->cols, packed, overwritten) = A %*% b, A: m x b->rows at A[i * lda + k]. */
-void spk_dsmm(const double *A, int64_t lda, int64_t m, const SpCsr *b, double *C);
+void spk_dsmm(const Backend *be, const double *A, int64_t lda, int64_t m, const SpCsr *b, double *C);
 /* Sparse %*% sparse (Gustavson): the count pass fills rowptr (a->rows + 1) and returns nnz
 ** (-1: scratch not allocated); spk_spgemm fills out (rowptr as counted, room for nnz). */
-int64_t spk_spgemm_count(const SpCsr *a, const SpCsr *b, int64_t *rowptr);
+int64_t spk_spgemm_count(const Backend *be, const SpCsr *a, const SpCsr *b, int64_t *rowptr);
 /* (The caller checks that both operands' stored values are finite: a stored Inf or NaN times an
 ** unstored 0 is NaN densely, which spk_spgemm does not make.) spk_union and spk_select read
 ** out->rowptr as their count pass filled it; select positions are below SP_MAX_COLS. */
-int spk_spgemm(const SpCsr *a, const SpCsr *b, SpCsr *out);
+int spk_spgemm(const Backend *be, const SpCsr *a, const SpCsr *b, SpCsr *out);
 
 /* The sampled product (SDDMM): out[q] = sum_t A[i, t] * Bt[j, t] for each stored entry q = (i, j)
 ** of pat (its values unread): (A %*% t(Bt)) at pat's pattern only, A m x k (lda), Bt n x k (ldbt),
 ** summed in t order. Parallel over rows (docs/sparse.md "Sparse-safe expressions"). */
-void spk_sddmm(const SpCsr *pat, const double *A, int64_t lda, const double *Bt, int64_t ldbt, int64_t k, double *out);
+void spk_sddmm(const Backend *be, const SpCsr *pat, const double *A, int64_t lda, const double *Bt, int64_t ldbt, int64_t k, double *out);
 
 /* ---- sparse Cholesky through CHOLMOD (cpu_cholmod.c) ---- */
 /* X (n x k, packed) = A^-1 B for a symmetric positive definite A (n x n; B n x k at B[i * ldb + j]).
@@ -84,30 +84,30 @@ void spk_lu_free(SpLu *h);
 /* ---- elementwise (cpu_sparse_ew.c) ---- */
 /* out (a's shape and pattern, room for a->nnz) = sc_unary(op, a) at a's stored entries. The
 ** caller checks that the op keeps zeros (sc_unary(op, 0) == 0). */
-void spk_unary(int op, const SpCsr *a, SpCsr *out);
+void spk_unary(const Backend *be, int op, const SpCsr *a, SpCsr *out);
 /* out = sc_binary(op, a, s) (s_left: sc_binary(op, s, a)) at a's stored entries (the caller
 ** checks that sc_binary(op, 0, s) is 0). */
-void spk_scalar(int op, const SpCsr *a, double s, bool s_left, SpCsr *out);
+void spk_scalar(const Backend *be, int op, const SpCsr *a, double s, bool s_left, SpCsr *out);
 /* out (a's pattern) = sc_binary(op, a, B) (b_left: sc_binary(op, B, a)) at a's stored entries,
 ** B dense broadcast to a's shape as bc says (BC_FULL: a->rows x a->cols at B[i * ldb + j];
 ** BC_ROW: one row, B[j]; BC_COL: one column, B[i * ldb]; BC_SCALAR: B[0]). The caller checks
 ** that the op gives 0 wherever a is not stored (e.g. *, with B finite there). */
-void spk_dense_pattern(int op, const SpCsr *a, const double *B, int64_t ldb, BcastMode bc, bool b_left, SpCsr *out);
+void spk_dense_pattern(const Backend *be, int op, const SpCsr *a, const double *B, int64_t ldb, BcastMode bc, bool b_left, SpCsr *out);
 /* Union of the patterns of a and b (same shape): the count pass fills rowptr and returns nnz;
 ** spk_union fills out with sc_binary(op, x, y) at each position of the union, x and y 0 where
 ** not stored (the caller checks sc_binary(op, 0, 0) == 0). */
-int64_t spk_union_count(const SpCsr *a, const SpCsr *b, int64_t *rowptr);
-void spk_union(int op, const SpCsr *a, const SpCsr *b, SpCsr *out);
+int64_t spk_union_count(const Backend *be, const SpCsr *a, const SpCsr *b, int64_t *rowptr);
+void spk_union(const Backend *be, int op, const SpCsr *a, const SpCsr *b, SpCsr *out);
 
 /* ---- aggregates (cpu_sparse_ew.c): the dense op's value (NaN propagating as cpu_reduce.c
 ** does; a matrix with unstored entries has zeros among its values) ---- */
-double spk_sum(const SpCsr *a);
-void spk_row_sums(const SpCsr *a, double *out);           /* a->rows values */
+double spk_sum(const Backend *be, const SpCsr *a);
+void spk_row_sums(const Backend *be, const SpCsr *a, double *out);           /* a->rows values */
 void spk_col_sums(const SpCsr *a, double *out);           /* a->cols values */
 /* op: OP_MAX, OP_MIN (the whole matrix; an empty one: the dense op's value for 0x0 is the
 ** caller's business), OP_ROWMAXS, OP_ROWMINS (out: rows values), OP_COLMAXS, OP_COLMINS
 ** (out: cols values). */
-void spk_extreme(int op, const SpCsr *a, double *out);
+void spk_extreme(const Backend *be, int op, const SpCsr *a, double *out);
 
 /* ---- indexing and binding (cpu_sparse_ew.c) ---- */
 /* a[r, c]: r (nr 0-based row positions, any order, repeats allowed) and c (nc column

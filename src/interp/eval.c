@@ -1755,7 +1755,7 @@ static bool dml_row_index(const AstNode *n, Value x) {
 /* a:(a + len) as a + (0:len): the same values op_range makes (from + i), as a vector whose
 ** length is fixed while a is a staged value (stage_fixed_offset). Owned. */
 static Value fixed_range(Interp *I, Value a, int64_t len, Span sp) {
-  Tensor *t = tensor_new_on(I, &be_cpu, len + 1, 1);
+  Tensor *t = tensor_new_on(I, I->cpu, len + 1, 1);
   double *d = tensor_data(t);
   for (int64_t i = 0; i <= len; i++) d[i] = (double)i;
   tmp_push(I, val_mat(t));

@@ -64,13 +64,16 @@ Interp *interp_new(void) {
   I->replay_mode = -1;
   I->la_thread_flops = 1e9;                   /* about 0.1 s of one core */
   I->comm_allreduce = mpi_allreduce_value;
-  I->device = &be_cpu;
+  I->backends = mem_calloc(1, sizeof *I->backends);
+  if (be_set_init(I->backends) != 0) mem_oom(sizeof(Backend));   /* this interpreter's CPU instance */
+  I->cpu = I->backends->cpu;
+  I->device = I->cpu;
   const char *ex = getenv("MLS_EXACT_REWRITES");
   I->exact_rewrites = ex && *ex && strcmp(ex, "0") != 0;
   const char *lc = getenv("MLS_LOG_COMPILES");
   I->log_compiles = lc && *lc && strcmp(lc, "0") != 0;
   bi_open(I);
-  if (be_cpu.set_stop) be_cpu.set_stop(&I->interrupted);   /* the CPU's kernels poll Ctrl-C */
+  if (I->cpu->set_stop) I->cpu->set_stop(I->cpu, &I->interrupted);   /* the CPU's kernels poll Ctrl-C */
   return I;
 }
 
@@ -103,12 +106,14 @@ void interp_free(Interp *I) {
   mem_free(I->frames);
   mem_free(I->bi);
   uint64_t fallbacks = I->be_fallbacks;
+  BackendSet *backends = I->backends;
   mem_free(I);
   const char *stats = getenv("MLS_CUDA_STATS");
   if (stats && *stats && *stats != '0' && fallbacks)
     fprintf(stderr, "cuda: %llu ops ran on the CPU (no GPU kernel, or a CPU operand)\n", (unsigned long long)fallbacks);
-  if (be_cpu.set_stop) be_cpu.set_stop(NULL);
-  be_trim_all();
+  if (backends->cpu->set_stop) backends->cpu->set_stop(backends->cpu, NULL);
+  be_set_free(backends);                      /* (an instance a surviving storage holds lives on with it) */
+  mem_free(backends);
 }
 
 void interp_report_error(Interp *I) {

@@ -283,18 +283,18 @@ static void describe_value(MpiHeader *h, Value x) {
 static double *dev_ptr(const Tensor *t) { return t->st->data + t->offset; }
 
 static l_noret dev_fail(Interp *I, const Backend *be, const char *name, const char *what, Span sp) {
-  mls_throw(I, sp, "%s: %s failed on the %s device: %s", name, what, be->name, be->error ? be->error() : "unknown error");
+  mls_throw(I, sp, "%s: %s failed on the %s device: %s", name, what, be->name, be->error ? be->error(be) : "unknown error");
 }
 
 /* A staging buffer of n doubles in host memory: pinned when the device gives it (*pinned). */
 static double *stage_alloc(const Backend *be, int64_t n, bool *pinned) {
   size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
-  double *p = be->pinned_alloc ? be->pinned_alloc(bytes) : NULL;
+  double *p = be->pinned_alloc ? be->pinned_alloc(be, bytes) : NULL;
   *pinned = p != NULL;
   return p ? p : mem_alloc(bytes);
 }
 static void stage_free(const Backend *be, double *p, int64_t n, bool pinned) {
-  if (pinned) be->pinned_free(p, (size_t)(n > 0 ? n : 1) * sizeof(double));
+  if (pinned) be->pinned_free(be, p, (size_t)(n > 0 ? n : 1) * sizeof(double));
   else mem_free(p);
 }
 
@@ -523,7 +523,7 @@ static int red_progress(RedJob *j, bool *done) {
     if (rc != MPI_SUCCESS) return rc;
     if (!flag) { *done = false; return MPI_SUCCESS; }
     if (s->combine && j->dev) {
-      if (j->dev->combine(j->op, j->buf + s->roff, j->tmp, s->rlen, s->lower) != 0) {
+      if (j->dev->combine(j->dev, j->op, j->buf + s->roff, j->tmp, s->rlen, s->lower) != 0) {
         j->dev_failed = true;
         return MPI_ERR_OTHER;
       }
@@ -540,7 +540,7 @@ static int red_progress(RedJob *j, bool *done) {
 /* Frees job j's scratch (its requests, and tmp: host memory, or its device's). */
 static void red_release(RedJob *j) {
   mem_free(j->rq);
-  if (j->dev) j->dev->free(j->tmp, (size_t)(j->n > 0 ? j->n : 1) * sizeof(double));
+  if (j->dev) j->dev->free(j->dev, j->tmp, (size_t)(j->n > 0 ? j->n : 1) * sizeof(double));
   else mem_free(j->tmp);
   j->rq = NULL;
   j->tmp = NULL;
@@ -569,7 +569,7 @@ static void red_wait(Interp *I, RedJob *j, const char *name, Span sp, Tensor *ke
       red_abandon(j, keep);
       if (j->dev_failed)
         mls_throw(I, sp, "%s: the reduction failed on the %s device: %s", name, j->dev->name,
-                  j->dev->error ? j->dev->error() : "unknown error");
+                  j->dev->error ? j->dev->error(j->dev) : "unknown error");
       check(I, rc, name, sp);
     }
     if (done) break;
@@ -607,8 +607,8 @@ static void red_start(Interp *I, RedJob *j, double *buf, int64_t n, int op, uint
   red_plan(j);
   size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
   if (dev) {
-    dev->sync();
-    j->tmp = dev->alloc(bytes);
+    dev->sync(dev);
+    j->tmp = dev->alloc(dev, bytes);
     if (!j->tmp)
       mls_throw(I, sp, "allreduce: out of %s memory for the reduction's scratch (%zu bytes)", dev->name, bytes);
     j->dev = dev;
@@ -663,19 +663,19 @@ static Tensor *allreduce_on_device(Interp *I, Tensor *in, int op, Span sp) {
   tmp_push(I, val_mat(out));
   bool direct = be->combine && mpi_device_ptrs(), pinned = false;
   if (direct) {
-    if (n && be->copy2d(out, in) != 0) dev_fail(I, be, "allreduce", "a copy", sp);
+    if (n && be->copy2d(be, out, in) != 0) dev_fail(I, be, "allreduce", "a copy", sp);
     RedJob j;
     red_start(I, &j, dev_ptr(out), n, op, world.jobs++, be, sp);
     red_wait(I, &j, "allreduce", sp, out);
   } else {
     double *buf = stage_alloc(be, n, &pinned);
-    if (n && be->download(buf, dev_ptr(in), (size_t)n * sizeof(double)) != 0) {
+    if (n && be->download(be, buf, dev_ptr(in), (size_t)n * sizeof(double)) != 0) {
       stage_free(be, buf, n, pinned);
       dev_fail(I, be, "allreduce", "the copy to host memory", sp);
     }
     reduce_doubles(I, buf, n, op, sp, NULL);          /* (a throw keeps buf: MPI may write into it) */
-    int rc = n ? be->upload(dev_ptr(out), buf, (size_t)n * sizeof(double)) : 0;
-    be->sync();                                       /* the upload reads buf until it is done */
+    int rc = n ? be->upload(be, dev_ptr(out), buf, (size_t)n * sizeof(double)) : 0;
+    be->sync(be);                                       /* the upload reads buf until it is done */
     stage_free(be, buf, n, pinned);
     if (rc != 0) dev_fail(I, be, "allreduce", "the copy to the device", sp);
   }
@@ -880,7 +880,7 @@ static void grad_leaf_direct(Interp *I, GradRun *gr, GradLeaf *lf, Value p) {
     op.bc[0] = BC_SCALAR;
     op.bc[1] = BC_FULL;
     op.scalar[0] = gr->w;
-    int rc = n ? be->run(OP_MUL, &v, (Tensor *const[]){ NULL, c }, &op) : 0;
+    int rc = n ? be->run(be, OP_MUL, &v, (Tensor *const[]){ NULL, c }, &op) : 0;
     tensor_free_ref(c);
     if (rc != 0) dev_fail(I, be, GRAD_ALLREDUCE_NAME, "weighting a gradient", gr->sp);
     return;
@@ -894,8 +894,8 @@ static void grad_leaf_direct(Interp *I, GradRun *gr, GradLeaf *lf, Value p) {
   } else if (p.t == VT_MAT) {
     for (int64_t i = 0; i < n; i++) h[i] = gr->w * tensor_at(p.u.m, i);
   }
-  int rc = n ? be->upload(d, h, (size_t)n * sizeof(double)) : 0;
-  be->sync();                    /* the upload reads h until it is done */
+  int rc = n ? be->upload(be, d, h, (size_t)n * sizeof(double)) : 0;
+  be->sync(be);                    /* the upload reads h until it is done */
   mls_undefer(I, h);
   mem_free(h);
   if (rc != 0) dev_fail(I, be, GRAD_ALLREDUCE_NAME, "a copy to the device", gr->sp);
@@ -918,15 +918,15 @@ static Value grad_build(Interp *I, const GradRun *gr, Value v, int *k) {
     double x = 0;
     if (g->num) {
       if (!gr->direct) return val_num(gr->data[g->off]);
-      if (gr->be->download(&x, gr->data + g->off, sizeof x) != 0) dev_fail(I, gr->be, GRAD_ALLREDUCE_NAME, "a copy", gr->sp);
+      if (gr->be->download(gr->be, &x, gr->data + g->off, sizeof x) != 0) dev_fail(I, gr->be, GRAD_ALLREDUCE_NAME, "a copy", gr->sp);
       return val_num(x);
     }
     Tensor *t = tensor_new_on(I, gr->be, g->rows, g->cols);
     int rc = 0;
     if (n > 0 && gr->direct) {
       Tensor part = grad_view(gr, g);
-      rc = gr->be->copy2d(t, &part);
-    } else if (n > 0) rc = gr->be->upload(dev_ptr(t), gr->data + g->off, (size_t)n * sizeof(double));
+      rc = gr->be->copy2d(gr->be, t, &part);
+    } else if (n > 0) rc = gr->be->upload(gr->be, dev_ptr(t), gr->data + g->off, (size_t)n * sizeof(double));
     if (rc != 0) {
       tensor_free_ref(t);
       dev_fail(I, gr->be, GRAD_ALLREDUCE_NAME, "a copy", gr->sp);
@@ -977,7 +977,7 @@ static void grad_leaf(Interp *I, AdHook *h, int k, Value g) {
   } else if (p.t == VT_MAT && tensor_numel(p.u.m) == n) {
     Tensor *c = tensor_contiguous(I, p.u.m);
     if (c->st->dev && !c->st->sparse && c->st->be->download) {   /* a device gradient: copied, then weighted */
-      int rc = n ? c->st->be->download(d, dev_ptr(c), (size_t)n * sizeof(double)) : 0;
+      int rc = n ? c->st->be->download(c->st->be, d, dev_ptr(c), (size_t)n * sizeof(double)) : 0;
       const Backend *cb = c->st->be;
       tensor_free_ref(c);
       if (rc != 0) dev_fail(I, cb, GRAD_ALLREDUCE_NAME, "the copy to host memory", gr->sp);
@@ -1025,7 +1025,7 @@ static void grad_cleanup(void *p) {
   if (gr->dt) tensor_free_ref(gr->dt);
 #ifdef MLS_MPI
   else if (gr->be && gr->data) {
-    gr->be->sync();              /* the uploads of grad_build read data until they are done */
+    gr->be->sync(gr->be);              /* the uploads of grad_build read data until they are done */
     stage_free(gr->be, gr->data, gr->total, gr->pinned);
   }
 #endif

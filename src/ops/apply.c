@@ -70,15 +70,15 @@ void op_run_kernel(Interp *I, OpKind op, Tensor *out, Tensor *const in[], const 
   int nin = op_info[op].arity < 3 ? op_info[op].arity : 3;
   if (op_abstract_in(in, nin)) { tensor_free_ref(out); op_abstract_stop(I, op, sp); }
   I->kernel_runs++;
-  const Backend *be = be_runner(op, out, in, nin, &I->be_fallbacks);
+  const Backend *be = be_runner(I->cpu, op, out, in, nin, &I->be_fallbacks);
   bool over = false;                         /* out is an operand (an elementwise op written in place) */
   for (int k = 0; k < nin; k++) over |= in[k] == out;
-  if (over && be->set_stop) be->set_stop(NULL);   /* never left half written: Ctrl-C waits for its end */
-  int rc = be->run(op, out, in, p);
-  if (over && be->set_stop) be->set_stop(&I->interrupted);
+  if (over && be->set_stop) be->set_stop(be, NULL);   /* never left half written: Ctrl-C waits for its end */
+  int rc = be->run(be, op, out, in, p);
+  if (over && be->set_stop) be->set_stop(be, &I->interrupted);
   if (rc != 0) {
     tensor_free_ref(out);
-    if (be->error) mls_throw(I, sp, "the %s backend failed running '%s': %s", be->name, op_info[op].sym, be->error());
+    if (be->error) mls_throw(I, sp, "the %s backend failed running '%s': %s", be->name, op_info[op].sym, be->error(be));
     mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].name);
   }
   /* the kernel stopped early; one written in place ran to its end, and the interrupt is
@@ -107,10 +107,10 @@ Tensor *op_run1(Interp *I, OpKind op, Tensor *x, int64_t rows, int64_t cols, Spa
 void op_align_devices(Interp *I, Tensor *in[], int n) {
   const Backend *dev = NULL;
   for (int k = 0; k < n && !dev; k++)
-    if (in[k] && in[k]->st->be != &be_cpu) dev = in[k]->st->be;
+    if (in[k] && in[k]->st->be != I->cpu) dev = in[k]->st->be;
   if (!dev) return;
   for (int k = 0; k < n; k++)
-    if (in[k] && in[k]->st->be != dev && (in[k]->st->be != &be_cpu || tensor_numel(in[k]) > TENSOR_SMALL)) return;
+    if (in[k] && in[k]->st->be != dev && (in[k]->st->be != I->cpu || tensor_numel(in[k]) > TENSOR_SMALL)) return;
   for (int k = 0; k < n; k++)
     if (in[k] && in[k]->st->be != dev) {
       in[k] = tensor_to(I, in[k], dev);

@@ -111,7 +111,7 @@ Value ew_binary(Interp *I, OpKind op, Value a, Value b, bool lent, Span sp) {
   Tensor *out = NULL;
   for (int k = 0; k < 2 && !out; k++)       /* write into a temporary operand (NumPy does too) */
     if (lent && in[k] && cin[k] == in[k] && p.bc[k] == BC_FULL && reusable(I, in[k], rows, cols)) { out = in[k]; out->refcount++; }
-  if (!out) out = tensor_new_on(I, be_place(I->device, cin, 2), rows, cols);
+  if (!out) out = tensor_new_on(I, be_place(I->cpu, I->device, cin, 2), rows, cols);
   op_run_kernel(I, op, out, cin, &p, sp);
   tmp_release_to(I, mark);
   return val_mat(out);
@@ -167,7 +167,7 @@ Value ew_ifelse(Interp *I, Value test, Value yes, Value no, Span sp) {
     tmp_push(I, val_mat(in[k]));
   }
   op_align(I, in, 3);
-  Tensor *out = tensor_new_on(I, be_place(I->device, in, 3), r, c);
+  Tensor *out = tensor_new_on(I, be_place(I->cpu, I->device, in, 3), r, c);
   op_run_kernel(I, OP_IFELSE, out, in, NULL, sp);
   tmp_release_to(I, mark);
   return val_mat(out);

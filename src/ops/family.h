@@ -97,7 +97,7 @@ static inline Value op_enter(Interp *I, OpKind op, int nin, const Value *in, int
 ** here inline) when all are on the CPU. */
 static inline void op_align(Interp *I, Tensor *in[], int n) {
   for (int k = 0; k < n; k++)
-    if (in[k] && in[k]->st->be != &be_cpu) { op_align_devices(I, in, n); return; }
+    if (in[k] && in[k]->st->be != I->cpu) { op_align_devices(I, in, n); return; }
 }
 
 /* ---- each family's kernel entry (op_kernel dispatches to them) ---- */

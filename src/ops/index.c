@@ -397,7 +397,7 @@ static Value read_at(Interp *I, Value x, int nix, const Value *ivin, unsigned ra
 
 bool index_permute_rows(Interp *I, Tensor *x, Value perm, Span sp) {
   if (perm.t != VT_MAT || !tensor_is_unique(x) || !tensor_is_contiguous(x) || x->st->sparse || x->st->dev ||
-      x->st->abstract || x->st->be != &be_cpu)
+      x->st->abstract || x->st->be != I->cpu)
     return false;
   Tensor *p = perm.u.m;
   int64_t n = tensor_rows(x), cols = tensor_cols(x);

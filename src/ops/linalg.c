@@ -600,7 +600,7 @@ static Tensor *dev_transposed(Interp *I, const Tensor *M) {
 static double *dev_ptr(const Tensor *t) { return t->st->data + t->offset; }   /* no host access */
 
 static l_noret dev_fail(Interp *I, Span sp, const char *name, const Backend *be) {
-  la_error(I, sp, name, "failed on the %s backend: %s", be->name, be->error ? be->error() : "unknown error");
+  la_error(I, sp, name, "failed on the %s backend: %s", be->name, be->error ? be->error(be) : "unknown error");
 }
 
 /* LU of the n x n A (contiguous, on device be): the column-major factors (temp stack) and the
@@ -612,7 +612,7 @@ static Tensor *la_lu_dev(Interp *I, Span sp, const char *name, const Backend *be
   double anorm = cond ? LAPACKE_dlange(LAPACK_ROW_MAJOR, '1', n, n, tensor_data(A), n) : 0;
   Tensor *F = dev_transposed(I, A);
   int64_t info = 0;
-  if (be->getrf(dev_ptr(F), n, (int32_t *)ipiv, &info) != 0) dev_fail(I, sp, name, be);
+  if (be->getrf(be, dev_ptr(F), n, (int32_t *)ipiv, &info) != 0) dev_fail(I, sp, name, be);
   if (info > 0) {
     st->status = LA_SINGULAR;
     st->index = info;
@@ -647,7 +647,7 @@ static Value solve_dev(Interp *I, Span sp, const char *name, const Backend *be, 
   } else {
     X = dev_transposed(I, B);
   }
-  if (be->getrs(dev_ptr(F), n, (const int32_t *)ipiv, dev_ptr(X), k) != 0) dev_fail(I, sp, name, be);
+  if (be->getrs(be, dev_ptr(F), n, (const int32_t *)ipiv, dev_ptr(X), k) != 0) dev_fail(I, sp, name, be);
   tensor_scratch_free(I, ipiv);
   if (k != 1) X = dev_transposed(I, X);         /* k x n row-major is X column-major: back */
   X->refcount++;

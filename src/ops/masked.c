@@ -97,7 +97,7 @@ static MVal sample(Walk *w, Value v) {
   if (v.t != VT_MAT || v.u.m->st->abstract) { w->ok = false; return r; }
   const Tensor *m = v.u.m;
   if (m->st->dev) {                                 /* a device matrix: read on the host */
-    Tensor *h = tensor_to(w->I, v.u.m, &be_cpu);
+    Tensor *h = tensor_to(w->I, v.u.m, w->I->cpu);
     tmp_push(w->I, val_mat(h));
     m = h;
   }
@@ -133,7 +133,7 @@ static MVal sample(Walk *w, Value v) {
 ** what the sampled product reads, far less than the m x n product. */
 static Tensor *operand(Walk *w, Value v) {
   if (v.t != VT_MAT || v.u.m->st->abstract || v.u.m->st->sparse) return NULL;
-  Tensor *c = v.u.m->st->dev ? tensor_to(w->I, v.u.m, &be_cpu) : tensor_contiguous(w->I, v.u.m);
+  Tensor *c = v.u.m->st->dev ? tensor_to(w->I, v.u.m, w->I->cpu) : tensor_contiguous(w->I, v.u.m);
   tmp_push(w->I, val_mat(c));
   return c;
 }
@@ -157,7 +157,7 @@ static MVal product(Walk *w, Value a, bool ta, Value b, bool tb, Span sp) {
   int64_t k = tensor_cols(A);
   r.vals = new_vals(w);
   if (!r.vals) { tmp_release_to(I, mark); return r; }
-  spk_sddmm(w->pat, tensor_data(A), k, tensor_data(Bt), k, k, r.vals);
+  spk_sddmm(w->I->cpu, w->pat, tensor_data(A), k, tensor_data(Bt), k, k, r.vals);
   if (I->interrupted) interp_check_interrupt(I, sp);
   double al, ah, bl, bh, pl, ph;              /* each of the k terms lies in [pl, ph] */
   min_max(A, &al, &ah);

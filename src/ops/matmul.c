@@ -78,16 +78,16 @@ Tensor *op_gemm_new(Interp *I, bool ta, bool tb, Tensor *A, Tensor *B, Span sp) 
   int64_t k = ta ? tensor_rows(A) : tensor_cols(A);
   if (op_abstract_in((Tensor *[]){ A, B }, 2)) op_abstract_stop(I, OP_MATMUL, sp);
   I->kernel_runs++;
-  Tensor *C = tensor_new_on(I, be_place(I->device, (Tensor *[]){ A, B }, 2), m, n);
-  const Backend *be = be_runner(OP_MATMUL, C, (Tensor *[]){ A, B }, 2, &I->be_fallbacks);
+  Tensor *C = tensor_new_on(I, be_place(I->cpu, I->device, (Tensor *[]){ A, B }, 2), m, n);
+  const Backend *be = be_runner(I->cpu, OP_MATMUL, C, (Tensor *[]){ A, B }, 2, &I->be_fallbacks);
   Tensor va, vb;
   if (vector_view(A, ta, m, k, &va)) { A = &va; ta = false; }
   if (vector_view(B, tb, k, n, &vb)) { B = &vb; tb = false; }
-  int rc = be->gemm(ta, tb, 1.0, A, B, 0.0, C);
+  int rc = be->gemm(be, ta, tb, 1.0, A, B, 0.0, C);
   if (I->interrupted) { tensor_free_ref(C); interp_check_interrupt(I, sp); }   /* stopped between panels */
   if (rc != 0) {
     tensor_free_ref(C);
-    if (be->error) mls_throw(I, sp, "matrix product failed on the %s backend: %s", be->name, be->error());
+    if (be->error) mls_throw(I, sp, "matrix product failed on the %s backend: %s", be->name, be->error(be));
     mls_throw(I, sp, "matrix product failed on the %s backend", be->name);
   }
   return C;

@@ -145,12 +145,12 @@ Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp) {
     cin[k] = tensor_contiguous(I, in[k].u.m);
     tmp_push(I, val_mat(cin[k]));
   }
-  Tensor *out = tensor_new_on(I, be_place(I->device, cin, 2), rows, cols);
+  Tensor *out = tensor_new_on(I, be_place(I->cpu, I->device, cin, 2), rows, cols);
   tmp_push(I, val_mat(out));
   if (op_abstract_in(cin, nin)) op_abstract_stop(I, op, sp);   /* (out is held) */
   I->kernel_runs++;
-  const Backend *be = be_runner(op, out, cin, nin, &I->be_fallbacks);
-  if (be->run(op, out, cin, &p) != 0)
+  const Backend *be = be_runner(I->cpu, op, out, cin, nin, &I->be_fallbacks);
+  if (be->run(be, op, out, cin, &p) != 0)
     mls_throw(I, sp, "the %s backend cannot run '%s'", be->name, op_info[op].sym);
   if (I->interrupted) interp_check_interrupt(I, sp);  /* the kernel stopped early (out is held) */
   if (I->nan_check && !all_finite(out)) {          /* --nan-check: only when the inputs were finite */

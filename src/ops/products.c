@@ -17,7 +17,7 @@
 static Value TMP(Interp *I, Value v) { tmp_push(I, v); return v; }   /* owned temp, freed by the caller's mark */
 
 static bool has_kernel(const Backend *be, OpKind op) {
-  return be == &be_cpu || (be->supports_op && be->supports_op(op));
+  return be_is_cpu(be) || (be->supports_op && be->supports_op(be, op));
 }
 
 /* Is every element of v (a plain number or matrix) finite? A device matrix is asked through
@@ -30,7 +30,7 @@ static bool all_finite(Interp *I, Value v, Span sp) {
   if (v.t != VT_MAT) return true;
   const Tensor *m = v.u.m;
   int64_t r = tensor_rows(m), c = tensor_cols(m);
-  if (m->st->be == &be_cpu) {
+  if (m->st->be == I->cpu) {
     const double *d = tensor_data(m);
     for (int64_t i = 0; i < r; i++)
       for (int64_t j = 0; j < c; j++)
@@ -98,7 +98,7 @@ static Value eager_form(Interp *I, OpKind op, Value x, Value y, Span sp) {
 ** launch (replay.c), which reading the dot back to check it would break. */
 static Value dot(Interp *I, Value x, Value y, Span sp) {
   if (x.t != VT_MAT || y.t != VT_MAT || rows_of(x) != rows_of(y) || cols_of(x) != cols_of(y) ||
-      x.u.m->st->be != &be_cpu || y.u.m->st->be != &be_cpu)
+      x.u.m->st->be != I->cpu || y.u.m->st->be != I->cpu)
     return eager_form(I, OP_DOT, x, y, sp);
   Tensor *out = run_fast(I, OP_DOT, (Tensor *[]){ x.u.m, y.u.m }, 2, NULL, 1, 1, sp);
   if (out) {

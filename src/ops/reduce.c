@@ -89,7 +89,7 @@ Value red_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp) {
     t[k] = red_input(I, op, in[k], sp);
     tmp_push(I, val_mat(t[k]));
   }
-  Tensor *out = tensor_new_on(I, be_place(I->device, t, nin), tensor_rows(t[1]), tensor_cols(t[1]));   /* x's shape */
+  Tensor *out = tensor_new_on(I, be_place(I->cpu, I->device, t, nin), tensor_rows(t[1]), tensor_cols(t[1]));   /* x's shape */
   op_run_kernel(I, op, out, t, NULL, sp);
   tmp_release_to(I, mark);
   if (in[1].t == VT_MAT) return val_mat(out);

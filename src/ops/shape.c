@@ -18,7 +18,7 @@ Value shp_reshape(Interp *I, Value a, int64_t rows, int64_t cols, Span sp) {
   if (a.t == VT_MAT && tensor_is_contiguous(a.u.m) && a.u.m->st->be->copy2d) {   /* on the device */
     Tensor v = *a.u.m;
     v.shape[0] = rows; v.shape[1] = cols; v.stride[0] = cols; v.stride[1] = 1;
-    if (t->st->be->copy2d(t, &v) != 0) { tensor_free_ref(t); mls_throw(I, sp, "reshape failed on the %s backend", t->st->be->name); }
+    if (t->st->be->copy2d(t->st->be, t, &v) != 0) { tensor_free_ref(t); mls_throw(I, sp, "reshape failed on the %s backend", t->st->be->name); }
     return val_mat(t);
   }
   double *d = tensor_data(t);

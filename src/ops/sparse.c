@@ -83,7 +83,7 @@ static bool sp_unary(Interp *I, OpKind op, Value a, Value *r) {
   if (!zero_ok(I, z)) return false;          /* f(0) != 0: a dense result */
   const SpCsr *c = tensor_csr(a.u.m);
   Tensor *o = tensor_sparse_new(I, c->rows, c->cols, c->nnz);
-  spk_unary(op, c, tensor_csr(o));
+  spk_unary(I->cpu, op, c, tensor_csr(o));
   *r = sp_result(I, o, op);
   return true;
 }
@@ -96,7 +96,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
     if (!zero_ok(I, sc_binary(op, 0.0, s))) return false;
     const SpCsr *c = tensor_csr(a.u.m);
     Tensor *o = tensor_sparse_new(I, c->rows, c->cols, c->nnz);
-    spk_scalar(op, c, s, false, tensor_csr(o));
+    spk_scalar(I->cpu, op, c, s, false, tensor_csr(o));
     *r = sp_result(I, o, op);
     return true;
   }
@@ -104,7 +104,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
     if (!zero_ok(I, sc_binary(op, s, 0.0))) return false;
     const SpCsr *c = tensor_csr(b.u.m);
     Tensor *o = tensor_sparse_new(I, c->rows, c->cols, c->nnz);
-    spk_scalar(op, c, s, true, tensor_csr(o));
+    spk_scalar(I->cpu, op, c, s, true, tensor_csr(o));
     *r = sp_result(I, o, op);
     return true;
   }
@@ -113,9 +113,9 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
     if (x->rows != y->rows || x->cols != y->cols || !zero_ok(I, sc_binary(op, 0.0, 0.0))) return false;
     Tensor *o = tensor_sparse_new(I, x->rows, x->cols, 1);
     tmp_push(I, val_mat(o));
-    int64_t n = spk_union_count(x, y, tensor_csr(o)->rowptr);
+    int64_t n = spk_union_count(I->cpu, x, y, tensor_csr(o)->rowptr);
     tensor_sparse_reserve(I, o, n);
-    spk_union(op, x, y, tensor_csr(o));
+    spk_union(I->cpu, op, x, y, tensor_csr(o));
     tmp_pop(I, 1);
     *r = sp_result(I, o, op);
     return true;
@@ -135,7 +135,7 @@ static bool sp_binary(Interp *I, OpKind op, Value a, Value b, Value *r) {
   const double *dd = tensor_data(d);
   if (!zeros_stay(I, op, dd, tensor_numel(d), sa)) { tmp_release_to(I, mark); return false; }
   Tensor *o = tensor_sparse_new(I, x->rows, x->cols, x->nnz);
-  spk_dense_pattern(op, x, dd, dc, bc, !sa, tensor_csr(o));
+  spk_dense_pattern(I->cpu, op, x, dd, dc, bc, !sa, tensor_csr(o));
   tmp_release_to(I, mark);
   *r = sp_result(I, o, op);
   return true;
@@ -164,11 +164,11 @@ static bool sp_matmul(Interp *I, Value a, Value b, Value *r, Span sp) {
     if (!all_finite_csr(x) || !all_finite_csr(y)) return false;     /* 0 * Inf: the dense product's NaN */
     Tensor *o = tensor_sparse_new(I, ra, cb, 1);
     tmp_push(I, val_mat(o));
-    int64_t n = spk_spgemm_count(x, y, tensor_csr(o)->rowptr);
+    int64_t n = spk_spgemm_count(I->cpu, x, y, tensor_csr(o)->rowptr);
     if (n < 0) mem_oom(0);
     if (tensor_prefer_sparse(I, ra, cb, n)) {
       tensor_sparse_reserve(I, o, n);
-      if (spk_spgemm(x, y, tensor_csr(o)) != 0) mem_oom(0);
+      if (spk_spgemm(I->cpu, x, y, tensor_csr(o)) != 0) mem_oom(0);
       tmp_pop(I, 1);
       *r = sp_result(I, o, OP_MATMUL);
       I->kernel_runs++;
@@ -181,14 +181,14 @@ static bool sp_matmul(Interp *I, Value a, Value b, Value *r, Span sp) {
     Tensor *B = b.u.m;
     if (B->stride[1] != 1 && cb > 1) B = packed(I, B);
     Tensor *C = tensor_new_host(I, ra, cb);
-    spk_spmm(tensor_csr(a.u.m), tensor_data(B), B->stride[0], cb, tensor_data(C));
+    spk_spmm(I->cpu, tensor_csr(a.u.m), tensor_data(B), B->stride[0], cb, tensor_data(C));
     return product_done(I, C, mark, r);
   }
   if (sb && is_dense_host(a)) {
     Tensor *A = a.u.m;
     if (A->stride[1] != 1 && ca > 1) A = packed(I, A);
     Tensor *C = tensor_new_host(I, ra, cb);
-    spk_dsmm(tensor_data(A), A->stride[0], ra, tensor_csr(b.u.m), tensor_data(C));
+    spk_dsmm(I->cpu, tensor_data(A), A->stride[0], ra, tensor_csr(b.u.m), tensor_data(C));
     return product_done(I, C, mark, r);
   }
   return false;
@@ -206,7 +206,7 @@ static bool sp_matmul_tn(Interp *I, Value a, Value b, Value *r) {
   if (B->stride[1] != 1 && n > 1) B = packed(I, B);
   Tensor *C = tensor_new_host(I, c->cols, n);
   tmp_push(I, val_mat(C));                         /* (freed by a throw) */
-  if (spk_spmm_t(c, tensor_data(B), B->stride[0], n, tensor_data(C)) != 0) mem_oom(0);
+  if (spk_spmm_t(I->cpu, c, tensor_data(B), B->stride[0], n, tensor_data(C)) != 0) mem_oom(0);
   C->refcount++;
   return product_done(I, C, mark, r);
 }
@@ -236,18 +236,18 @@ static bool sp_reduce(Interp *I, OpKind op, Value a, Value *r) {
       if (c->val[q] == 0) return false;             /* which one max gives is the dense order's */
   Tensor *o;
   switch (op) {
-  case OP_SUM: *r = val_num(spk_sum(c)); sp_check(I, NULL); return true;
+  case OP_SUM: *r = val_num(spk_sum(I->cpu, c)); sp_check(I, NULL); return true;
   case OP_MAX: case OP_MIN: {
     double v;
-    spk_extreme(op, c, &v);
+    spk_extreme(I->cpu, op, c, &v);
     sp_check(I, NULL);
     *r = val_num(v);
     return true;
   }
-  case OP_ROWSUMS: o = tensor_new_host(I, c->rows, 1); spk_row_sums(c, tensor_data(o)); break;
+  case OP_ROWSUMS: o = tensor_new_host(I, c->rows, 1); spk_row_sums(I->cpu, c, tensor_data(o)); break;
   case OP_COLSUMS: o = tensor_new_host(I, 1, c->cols); spk_col_sums(c, tensor_data(o)); break;
-  case OP_ROWMAXS: case OP_ROWMINS: o = tensor_new_host(I, c->rows, 1); spk_extreme(op, c, tensor_data(o)); break;
-  case OP_COLMAXS: case OP_COLMINS: o = tensor_new_host(I, 1, c->cols); spk_extreme(op, c, tensor_data(o)); break;
+  case OP_ROWMAXS: case OP_ROWMINS: o = tensor_new_host(I, c->rows, 1); spk_extreme(I->cpu, op, c, tensor_data(o)); break;
+  case OP_COLMAXS: case OP_COLMINS: o = tensor_new_host(I, 1, c->cols); spk_extreme(I->cpu, op, c, tensor_data(o)); break;
   default: return false;
   }
   sp_check(I, o);

@@ -109,10 +109,10 @@ static void print_graph(Interp *I, const Graph *g, TextBuf *t, int indent, const
     tb_printf(t, "  : %s", sh);
     const Backend *be = I->device;              /* --device gpu: ops the GPU has no kernel for */
     bool fallback = false;
-    if (be != &be_cpu && be->supports_op) {
-      if (nd->kind == GN_OP) fallback = !be->supports_op((OpKind)nd->op);
+    if (be != I->cpu && be->supports_op) {
+      if (nd->kind == GN_OP) fallback = !be->supports_op(be, (OpKind)nd->op);
       if (nd->kind == GN_FUSED)
-        for (int q = 0; q < nd->fused->nins; q++) fallback = fallback || !be->supports_op((OpKind)nd->fused->ins[q].op);
+        for (int q = 0; q < nd->fused->nins; q++) fallback = fallback || !be->supports_op(be, (OpKind)nd->fused->ins[q].op);
     }
     if (fallback) tb_printf(t, "  [no %s kernel: runs on the CPU]", be->name);
     if (nd->src && nd->span.end > 0) {

@@ -380,7 +380,7 @@ static Value run_fused_prog(Interp *I, const GNode *nd, const Value *args, Tenso
     }
   }
   op_align_devices(I, in, p->nin);           /* a small CPU matrix joins GPU inputs */
-  const Backend *be = be_place(I->device, in, p->nin);  /* where the inputs live (mixed: the CPU) */
+  const Backend *be = be_place(I->cpu, I->device, in, p->nin);  /* where the inputs live (mixed: the CPU) */
   if (!be->run_fused) {
     tmp_release_to(I, mark);
     return fused_unfused(I, nd, args);
@@ -390,7 +390,7 @@ static Value run_fused_prog(Interp *I, const GNode *nd, const Value *args, Tenso
               : prod && in[0] == prod && be == &be_cpu ? (prod->refcount++, prod)   /* in place */
                                   : tensor_new_on(I, be, p->rows, p->cols);
   I->kernel_runs++;
-  if (be->run_fused(p, out, in, sc) != 0) {
+  if (be->run_fused(be, p, out, in, sc) != 0) {
     tensor_free_ref(out);
     tmp_release_to(I, mark);
     return fused_unfused(I, nd, args);
@@ -462,7 +462,7 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
   Value *vals = hold->items;
   double small[64], *rem = small;                        /* uses left (a loop body's: on the stack) */
   if (g->n > 64) {
-    Tensor *rt = tensor_new_on(I, &be_cpu, 1, g->n);     /* (held: freed on a throw) */
+    Tensor *rt = tensor_new_on(I, I->cpu, 1, g->n);     /* (held: freed on a throw) */
     tmp_push(I, val_mat(rt));
     rem = tensor_data(rt);
   }

@@ -841,7 +841,7 @@ static void la_rewrite(Interp *I, Graph *g) {
     where(nd, at, sizeof at);
     switch ((OpKind)nd->op) {
     case OP_SUM:                                 /* sum(X * Y) -> dot(X, Y); on a device, fusion's kernel */
-      if (I->device == &be_cpu && is_op(g, a, OP_MUL) && an->uses == 1 && an->vt == VT_MAT && an->rows * an->cols > 1) {
+      if (I->device == I->cpu && is_op(g, a, OP_MUL) && an->uses == 1 && an->vt == VT_MAT && an->rows * an->cols > 1) {
         int32_t x = an->in[0], y = an->in[1];
         const GNode *xs = &g->nodes[x], *ys = &g->nodes[y];
         if (xs->vt != VT_MAT || ys->vt != VT_MAT || xs->rows != an->rows || xs->cols != an->cols || ys->rows != an->rows ||

@@ -90,7 +90,7 @@ static void replay_drop(void *p) {
   Replay *R = p;
   if (!R) return;
   int32_t n = R->n;
-  if (R->h) R->be->replay_free(R->h);
+  if (R->h) R->be->replay_free(R->be, R->h);
   val_release(R->out);
   for (int32_t k = 0; k < R->nleaf; k++) val_release(R->leafv[k]);
   for (int32_t i = 0; R->capv && i < n; i++) val_release(R->capv[i]);
@@ -130,9 +130,9 @@ static Value copy_out(Interp *I, const Graph *g, const GOut *o, Value v, bool cl
 static void refresh(Interp *I, Value v, Value ours, Span sp) {
   if (v.t != VT_MAT) return;
   const Backend *be = ours.u.m->st->be;
-  if (be->copy2d(ours.u.m, v.u.m) != 0)
+  if (be->copy2d(be, ours.u.m, v.u.m) != 0)
     mls_throw(I, sp, "copying an input of a captured graph failed on the %s backend: %s", be->name,
-              be->error ? be->error() : "unknown error");
+              be->error ? be->error(be) : "unknown error");
 }
 
 typedef struct CapJob { Graph *g; const Value *leaves; const Value *capv; bool stale; Value r; } CapJob;
@@ -158,9 +158,9 @@ static Value launch(Interp *I, Graph *g, const Value *leaves) {
   for (int32_t i = 0; i < g->n; i++)
     if (R->capv[i].t == VT_MAT) refresh(I, *capture_place(I, g, &g->nodes[i]), R->capv[i], sp);
   I->kernel_runs++;
-  if (R->be->replay(R->h) != 0)
+  if (R->be->replay(R->be, R->h) != 0)
     mls_throw(I, sp, "launching a captured graph failed on the %s backend: %s", R->be->name,
-              R->be->error ? R->be->error() : "unknown error");
+              R->be->error ? R->be->error(R->be) : "unknown error");
   return copy_out(I, g, &g->out, R->out, true);
 }
 
@@ -273,7 +273,7 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
   for (int32_t i = 0; i < g->n; i++)
     if (g->nodes[i].kind == GN_CAPTURE && !(g->nodes[i].flags & GF_DEAD)) R->capv[i] = own_copy(I, *capture_place(I, g, &g->nodes[i]));
   mls_undefer(I, R);
-  if (be->capture_begin() != 0) {
+  if (be->capture_begin(be) != 0) {
     replay_drop(R);
     g->repok = -1;
     say(I, g, "not captured: the device could not start a capture");
@@ -283,7 +283,7 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
   int err = mls_pcall(I, cap_job, &j);
   I->dev_scalars = false;
   char why[160] = "";
-  R->h = be->capture_end(why, sizeof why);
+  R->h = be->capture_end(be, why, sizeof why);
   tmp_release_to(I, mark);
   if (err || j.stale || !R->h) {                          /* nothing ran: the run is made plain */
     bool broken = !R->h;                                  /* (then what the run saw means nothing) */
@@ -305,9 +305,9 @@ static bool capture(Interp *I, Graph *g, const Value *leaves, bool *stale, Value
   say(I, g, "captured as one device launch");
   *stale = false;
   I->kernel_runs++;
-  if (R->be->replay(R->h) != 0)
+  if (R->be->replay(R->be, R->h) != 0)
     mls_throw(I, graph_span(g), "launching a captured graph failed on the %s backend: %s", be->name,
-              be->error ? be->error() : "unknown error");
+              be->error ? be->error(be) : "unknown error");
   *res = copy_out(I, g, &g->out, R->out, true);
   return true;
 }

@@ -47,13 +47,12 @@ static void fuzz_on_timer(int sig) {
   (void)sig;
 }
 
-/* Once per process: output to /dev/null, standard input empty, one BLAS thread, the timer. */
+/* Once per process: output to /dev/null, standard input empty, the timer. */
 static void fuzz_init(void) {
   if (fuzz_null) return;
   fuzz_null = fopen("/dev/null", "w");
   int fd = open("/dev/null", O_RDONLY);
   if (fd >= 0) { dup2(fd, 0); close(fd); }
-  be_cpu.set_threads(1);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = fuzz_on_timer;
@@ -75,6 +74,7 @@ static Interp *fuzz_interp(FILE *out, FILE *err) {
   mem_set_limit(FUZZ_MAX_MEMORY);
   I->no_write = true;
   I->threads = 1;
+  I->cpu->set_threads(I->cpu, 1);               /* one BLAS thread, one of the CPU instance's own */
   if (!fuzz_stack) fuzz_stack = interp_thread_stack_budget();   /* every input on the same thread */
   I->stack_found = fuzz_stack;
   I->stack_thread = pthread_self();

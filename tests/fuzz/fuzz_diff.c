@@ -29,18 +29,14 @@ typedef struct Run { char *out, *err; size_t nout, nerr; int status; } Run;
 
 static void run_mode(const uint8_t *data, size_t size, bool staged, Run *r) {
 #ifdef FUZZ_DIFF_GPU
-  static const Backend *cpu, *gpu;
-  if (!cpu) {
-    setenv("MLS_SIM_GPU", "1", 1);
-    cpu = &be_cpu;
-    gpu = be_find("gpu");
-    if (!gpu) abort();
-  }
+  setenv("MLS_SIM_GPU", "1", 1);
 #endif
   FILE *out = open_memstream(&r->out, &r->nout), *err = open_memstream(&r->err, &r->nerr);
   Interp *I = fuzz_interp(out, err);
 #ifdef FUZZ_DIFF_GPU
-  I->device = staged ? gpu : cpu;
+  const Backend *gpu = be_find(I->backends, "gpu");   /* this interpreter's simulated GPU */
+  if (!gpu) abort();
+  I->device = staged ? gpu : I->cpu;
 #endif
   I->staged_mode = staged;
   I->print_digits = 17;

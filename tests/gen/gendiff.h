@@ -22,17 +22,13 @@ typedef struct GdRun { char *out, *err; size_t nout, nerr; int status; } GdRun;
 ** captured as one launch captured from its third run, as MLS_REPLAY=2). r's texts are owned
 ** by the caller (free). */
 static void gd_run(const char *prog, size_t n, GdMode m, GdRun *r) {
-  static const Backend *cpu, *gpu;
-  if (!cpu) {
-    setenv("MLS_SIM_GPU", "1", 1);
-    cpu = &be_cpu;
-    gpu = be_find("gpu");
-  }
+  setenv("MLS_SIM_GPU", "1", 1);
   bool ongpu = m == GD_GPU_STAGED || m == GD_GPU_JIT;
-  if (ongpu && !gpu) abort();
   FILE *out = open_memstream(&r->out, &r->nout), *err = open_memstream(&r->err, &r->nerr);
   Interp *I = fuzz_interp(out, err);
-  I->device = ongpu ? gpu : cpu;
+  const Backend *gpu = ongpu ? be_find(I->backends, "gpu") : NULL;   /* this interpreter's simulated GPU */
+  if (ongpu && !gpu) abort();
+  I->device = ongpu ? gpu : I->cpu;
   I->staged_mode = m == GD_STAGED || m == GD_GPU_STAGED || m == GD_SPARSE;
   I->sparse_mode = m == GD_SPARSE ? SPARSE_EXACT : SPARSE_AUTO;   /* sparse wherever that keeps the bits */
   I->jit_all = m == GD_JIT || m == GD_GPU_JIT;

@@ -3,7 +3,7 @@
 ** simulated GPU (src/backend/sim.c: host memory marked as a device's, the CPU's kernels,
 ** reference loops and column-major LAPACK behind copy2d, gather, scatter, getrf, getrs). The
 ** same programs run with the CPU as the default device and with it must agree, and its
-** device entries must be the ones that ran (sim_calls): block and element indexing, gathers
+** device entries must be the ones that ran (sim_calls of the instance): block and element indexing, gathers
 ** and scatters by position vectors, left indexing with repeated positions (the host, in
 ** order), and solve/inv/det through the LU entries, with the CPU's errors; and the pinned
 ** memory and combine entries of MPI's device path.
@@ -26,6 +26,15 @@
 #include "tensor.h"
 
 
+/* The interpreter's simulated GPU (sim.c; this test sets $MLS_SIM_GPU) and its counts. */
+static const Backend *sim_of(Fix *f) {
+  setenv("MLS_SIM_GPU", "1", 1);
+  const Backend *be = be_find(f->I->backends, "gpu");
+  assert_non_null(be);
+  return be;
+}
+#define CALLS (*sim_calls(sim_of(f)))
+
 static int teardown(void **state) {
   return fix_teardown(state);
 }
@@ -33,14 +42,14 @@ static int teardown(void **state) {
 /* Runs code with new matrices on the CPU (keeping its globals), then check with them on the
 ** simulated device; check must print only TRUE lines. */
 static void cpu_then_sim(Fix *f, const char *code, const char *check) {
-  f->I->device = &be_cpu;
+  f->I->device = f->I->cpu;
   int st = run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr);
   if (st != 0) print_error("cpu: %s\n", f->err);
   assert_int_equal(st, 0);
-  f->I->device = &be_sim;
-  memset(&sim_calls, 0, sizeof sim_calls);
+  f->I->device = sim_of(f);
+  memset(&CALLS, 0, sizeof CALLS);
   st = run_captured(f->I, check, false, &f->out, &f->nout, &f->err, &f->nerr);
-  f->I->device = &be_cpu;
+  f->I->device = f->I->cpu;
   if (st != 0) print_error("sim: %s\n", f->err);
   assert_int_equal(st, 0);
   for (const char *p = f->out; *p; p = strchr(p, '\n') + 1) {
@@ -59,9 +68,9 @@ static void test_indexing(void **state) {
                "print(sum(G[5:40, 7:30] != r1) == 0); print(sum(G[, 3:9] != r2) == 0); print(sum(G[7, 2:48] != r3) == 0)\n"
                "print(sum(t(G)[3:20, 10:50] != r4) == 0); print(G[3, 4] == r5)\n"
                "print(sum(G[p, 2:4] != r6) == 0); print(sum(G[5:9, [7; 2]] != r7) == 0)\n");
-  assert_true(sim_calls.copy2d >= 4);          /* the blocks (and the packed copy of t(G)[...]) */
-  assert_int_equal(sim_calls.gather, 2);
-  assert_true(sim_calls.download >= 1);        /* G[3, 4]: one element copied */
+  assert_true(CALLS.copy2d >= 4);          /* the blocks (and the packed copy of t(G)[...]) */
+  assert_int_equal(CALLS.gather, 2);
+  assert_true(CALLS.download >= 1);        /* G[3, 4]: one element copied */
 }
 
 static void test_left_indexing(void **state) {
@@ -74,8 +83,8 @@ static void test_left_indexing(void **state) {
                "G[2:6, 3:6] = GQ; G[, 1] = 0.5; G[4, ] = t(G[1:10, 2]); G[[9; 1; 11], [8; 2]] = GQ[1:3, 1:2]\n"
                "G[[4; 4], 9:10] = GQ[1:2, 1:2]\n"
                "print(sum(G != Z) == 0); print(sum(G0 != A) == 0)\n");
-  assert_true(sim_calls.copy2d >= 4);          /* the copy-on-write, the block, the column fill, the row */
-  assert_int_equal(sim_calls.scatter, 1);      /* [9; 1; 11], [8; 2]; the repeated 4 is the host's */
+  assert_true(CALLS.copy2d >= 4);          /* the copy-on-write, the block, the column fill, the row */
+  assert_int_equal(CALLS.scatter, 1);      /* [9; 1; 11], [8; 2]; the repeated 4 is the host's */
 }
 
 static void test_solvers(void **state) {
@@ -87,21 +96,21 @@ static void test_solvers(void **state) {
                "print(max(abs(solve(GS, GB) - x1)) < 1e-12); print(max(abs(solve(GS, GB[, 2]) - x2)) < 1e-12)\n"
                "print(max(abs(inv(GS) - xi)) < 1e-12); print(abs(det(GS) - d) < 1e-9 * abs(d))\n"
                "print(det(GS[1:2, 1:2] * 0) == 0)\n");
-  assert_int_equal(sim_calls.getrf, 5);
-  assert_int_equal(sim_calls.getrs, 3);
+  assert_int_equal(CALLS.getrf, 5);
+  assert_int_equal(CALLS.getrs, 3);
 }
 
 /* The same refusals as on the CPU, with the same messages: a singular matrix, an
 ** ill-conditioned one (the condition estimate is the CPU's). */
 static void same_error(Fix *f, const char *code) {
-  f->I->device = &be_cpu;
+  f->I->device = f->I->cpu;
   assert_int_equal(run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr), 1);
   char *want = strdup(f->err);
-  f->I->device = &be_sim;
-  memset(&sim_calls, 0, sizeof sim_calls);
+  f->I->device = sim_of(f);
+  memset(&CALLS, 0, sizeof CALLS);
   assert_int_equal(run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr), 1);
-  f->I->device = &be_cpu;
-  assert_int_equal(sim_calls.getrf, 1);
+  f->I->device = f->I->cpu;
+  assert_int_equal(CALLS.getrf, 1);
   assert_string_equal(f->err, want);
   free(want);
 }
@@ -122,12 +131,13 @@ static void test_solver_errors(void **state) {
 ** the lower group wins, then a NaN or a larger (smaller) upper value, else the lower (so max(0,
 ** -0) keeps the lower's zero). */
 static void test_mpi_entries(void **state) {
-  (void)state;
-  memset(&sim_calls, 0, sizeof sim_calls);
-  double *p = be_sim.pinned_alloc(4 * sizeof(double));
+  Fix *f = *state;
+  const Backend *sim = sim_of(f);
+  memset(sim_calls(sim), 0, sizeof(SimCalls));
+  double *p = sim->pinned_alloc(sim, 4 * sizeof(double));
   assert_non_null(p);
-  assert_int_equal(sim_calls.pinned, 1);
-  be_sim.pinned_free(p, 4 * sizeof(double));
+  assert_int_equal(sim_calls(sim)->pinned, 1);
+  sim->pinned_free(sim, p, 4 * sizeof(double));
   double nan = 0.0 / 0.0;
   const double lo[6] = { 1, 0.0, -0.0, nan, 2, 0.1 }, hi[6] = { 2, -0.0, 0.0, 3, nan, 0.2 };
   /* acc holds lo (acc_lower) or hi (not): the same result either way */
@@ -136,7 +146,7 @@ static void test_mpi_entries(void **state) {
       double acc[6], other[6];
       memcpy(acc, side ? hi : lo, sizeof acc);
       memcpy(other, side ? lo : hi, sizeof other);
-      assert_int_equal(be_sim.combine(op, acc, other, 6, side == 0), 0);
+      assert_int_equal(sim->combine(sim, op, acc, other, 6, side == 0), 0);
       if (op == 0) {
         assert_true(acc[0] == 3 && acc[1] == 0 && !signbit(acc[1]) && acc[2] == 0 && !signbit(acc[2]));
         assert_true(isnan(acc[3]) && isnan(acc[4]) && acc[5] == 0.1 + 0.2);
@@ -148,7 +158,7 @@ static void test_mpi_entries(void **state) {
         assert_true(acc[5] == (op == 1 ? 0.2 : 0.1));
       }
     }
-  assert_int_equal(sim_calls.combine, 6);
+  assert_int_equal(sim_calls(sim)->combine, 6);
 }
 
 static void test_replay(void **state) {
@@ -165,9 +175,9 @@ static void test_replay(void **state) {
                "  y = matrix(cos(seq(1, 15) * i), rows = 5, cols = 3); H[[i]] = jf(W, x, y); W = W - 0.5 * H[[i]] }\n"
                "for (i in 1:5) print(max(abs(H[[i]] - G[[i]])) < 1e-14)\n"
                "print(max(abs(W - Wc)) < 1e-14); print(device(H[[5]]) == \"gpu\")\n");
-  assert_int_equal(sim_calls.capture, 1);       /* at the third call (the second keeps numbers on the device) */
-  assert_int_equal(sim_calls.replay, 3);        /* that call's launch, then calls 4 and 5 */
-  assert_int_equal(sim_calls.capture_broken, 0);
+  assert_int_equal(CALLS.capture, 1);       /* at the third call (the second keeps numbers on the device) */
+  assert_int_equal(CALLS.replay, 3);        /* that call's launch, then calls 4 and 5 */
+  assert_int_equal(CALLS.capture_broken, 0);
 
   /* a number argument is baked into the recording: another number runs plainly */
   cpu_then_sim(f,
@@ -177,8 +187,8 @@ static void test_replay(void **state) {
                "a = jg(V, 0.5); b = jg(V, 0.5); c = jg(V, 0.5); d = jg(V, 0.25); e = jg(V, 0.5)\n"
                "print(max(abs(a - r1)) == 0); print(max(abs(b - r1)) == 0); print(max(abs(c - r1)) == 0)\n"
                "print(max(abs(d - r2)) == 0); print(max(abs(e - r1)) == 0)\n");
-  assert_int_equal(sim_calls.capture, 1);
-  assert_int_equal(sim_calls.replay, 2);        /* c and e; d ran plainly */
+  assert_int_equal(CALLS.capture, 1);
+  assert_int_equal(CALLS.replay, 2);        /* c and e; d ran plainly */
 
   /* a result that is a number is read after the launch (captured: h), while a gather whose
   ** positions are copied from the host breaks the capture (k: the run is made plainly, and the
@@ -188,9 +198,9 @@ static void test_replay(void **state) {
                "s1 = h(Wh); k1 = k(Wh)\n",
                "jh = jit(h); jk = jit(k); U = matrix(seq(1, 6), rows = 3, cols = 2)\n"
                "for (i in 1:4) { print(jh(U) == s1); print(sum(jk(U) != k1) == 0) }\n");
-  assert_int_equal(sim_calls.capture, 1);
-  assert_int_equal(sim_calls.replay, 2);
-  assert_int_equal(sim_calls.capture_broken, 1);
+  assert_int_equal(CALLS.capture, 1);
+  assert_int_equal(CALLS.replay, 2);
+  assert_int_equal(CALLS.capture_broken, 1);
 
   /* numbers made on the device inside the graph (a loss, a comparison, ops on them), used by
   ** later ops and returned: a list of a number, a logical and a matrix, as eagerly */
@@ -203,9 +213,9 @@ static void test_replay(void **state) {
                "for (i in 1:4) { print(is.numeric(F[[i]]$loss) & !is.matrix(F[[i]]$loss)); print(abs(F[[i]]$loss - E[[i]]$loss) < 1e-13)\n"
                "  print(F[[i]]$big == E[[i]]$big); print(max(abs(F[[i]]$W - E[[i]]$W)) < 1e-14) }\n"
                "print(E[[1]]$big != E[[4]]$big)\n");
-  assert_int_equal(sim_calls.capture, 1);
-  assert_int_equal(sim_calls.replay, 2);
-  assert_int_equal(sim_calls.capture_broken, 0);
+  assert_int_equal(CALLS.capture, 1);
+  assert_int_equal(CALLS.replay, 2);
+  assert_int_equal(CALLS.capture_broken, 0);
 
   /* by default, a capture must save more launches than its copies cost: not one fused kernel
   ** over 2e5 elements (3.2 MB to copy per call), but a step of 8 ops on small matrices */
@@ -217,9 +227,45 @@ static void test_replay(void **state) {
                "jc = jit(c); jm = jit(m); Xd = matrix(sin(seq(1, 200000)), rows = 400, cols = 500)\n"
                "for (i in 1:4) { print(max(abs(jc(Xd) - cm)) == 0); r = jm(Xd[1:3, 1:4], Xd[5:9, 1:3])\n"
                "  print(abs(r[[1]] - mm[[1]]) < 1e-14); print(max(abs(r[[2]] - mm[[2]])) < 1e-14) }\n");
-  assert_int_equal(sim_calls.capture, 1);       /* jm */
-  assert_int_equal(sim_calls.replay, 2);
+  assert_int_equal(CALLS.capture, 1);       /* jm */
+  assert_int_equal(CALLS.replay, 2);
   graph_replay_mode(f->I, -1);
+}
+
+/* Each interpreter has its own backend instances (backend.h): its CPU instance (buffer cache,
+** threads) and its simulated GPU with counts of its own. A matrix held past the end of its
+** interpreter keeps the instance that allocated it (here the simulated GPU, which keeps its CPU
+** instance): it stays readable, and its free, after the interpreter's, goes back to it (ASan
+** checks the order). */
+static void test_instances(void **state) {
+  Fix *f = *state;
+  void *st2 = NULL;
+  assert_int_equal(fix_setup(&st2), 0);
+  Fix *g = st2;
+  const Backend *fs = sim_of(f), *gs = sim_of(g);
+  assert_ptr_not_equal(f->I->cpu, g->I->cpu);
+  assert_ptr_not_equal(fs, gs);
+  memset(sim_calls(fs), 0, sizeof(SimCalls));
+  memset(sim_calls(gs), 0, sizeof(SimCalls));
+  g->I->device = gs;
+  assert_int_equal(run_captured(g->I, "Y = rand(rows=300, cols=200, seed=2) * 2; y = Y[3, 4]", false, &g->out, &g->nout,
+                                &g->err, &g->nerr), 0);
+  g->I->device = g->I->cpu;
+  assert_int_equal(sim_calls(gs)->download, 1);     /* Y[3, 4]: g's device, g's count */
+  assert_int_equal(sim_calls(fs)->download, 0);
+  Value v = sym_intern(&g->I->syms, "Y", 1)->global;
+  assert_int_equal(v.t, VT_MAT);
+  assert_ptr_equal(v.u.m->st->be, gs);
+  val_retain(v);
+  fix_teardown(&st2);                                /* g, its backend set with it */
+  assert_int_equal(run_captured(f->I, "Z = rand(rows=300, cols=200, seed=2) * 2", false, &f->out, &f->nout, &f->err,
+                                &f->nerr), 0);
+  Value z = sym_intern(&f->I->syms, "Z", 1)->global;
+  assert_int_equal(z.t, VT_MAT);
+  assert_ptr_equal(z.u.m->st->be, f->I->cpu);
+  const double *yd = tensor_data(v.u.m), *zd = tensor_data(z.u.m);
+  for (int64_t i = 0; i < 300 * 200; i++) assert_true(yd[i] == zd[i]);
+  val_release(v);                                    /* the last holder of g's instances */
 }
 
 int main(void) {
@@ -229,7 +275,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_solvers, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_solver_errors, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_replay, fix_setup, teardown),
-    cmocka_unit_test(test_mpi_entries),
+    cmocka_unit_test_setup_teardown(test_instances, fix_setup, teardown),
+    cmocka_unit_test_setup_teardown(test_mpi_entries, fix_setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,16 +73,16 @@ static void test_fused(void **state) {      /* jit: exp(A) * 2 + A and the sum r
 static void test_gemm(void **state) {
   Fix *f = *state;
   assert_int_equal(run_captured(f->I, "XT = t(X)", false, &f->out, &f->nout, &f->err, &f->nerr), 0);
-  cpu_gemm_set_panel_flops(1e6);
+  cpu_gemm_set_panel_flops(f->I->cpu, 1e6);
   expect_interrupted(f, "Y = X %*% XT", "t.mls:1:5: error:");   /* (t() would raise first: a builtin) */
-  cpu_gemm_set_panel_flops(16e9);
+  cpu_gemm_set_panel_flops(f->I->cpu, 16e9);
 }
 
 /* ... and every transpose form of the panels (rows of C when it has more rows, columns when it
 ** has more columns) gives the product: entries checked against sums of elementwise products */
 static void test_gemm_panels(void **state) {
   Fix *f = *state;
-  cpu_gemm_set_panel_flops(1e6);
+  cpu_gemm_set_panel_flops(f->I->cpu, 1e6);
   const char *prog =
     "chk = function(A, B, C) {\n"
     "  worst = 0\n"
@@ -103,7 +103,7 @@ static void test_gemm_panels(void **state) {
     "print(chk(A2, B2, A2 %*% B2)); print(chk(t(A2k), B2, t(A2k) %*% B2))\n"
     "print(chk(A2, t(B2k), A2 %*% t(B2k))); print(chk(t(A2k), t(B2k), t(A2k) %*% t(B2k)))\n";
   int st = run_captured(f->I, prog, false, &f->out, &f->nout, &f->err, &f->nerr);
-  cpu_gemm_set_panel_flops(16e9);
+  cpu_gemm_set_panel_flops(f->I->cpu, 16e9);
   if (st != 0) print_error("%s", f->err);
   assert_int_equal(st, 0);
   assert_string_equal(f->out, "TRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\n");
@@ -124,9 +124,9 @@ static void test_gemm_ksplit(void **state) {
     "exact = function(P, Q) { sum(P != Q) == 0 }\n";
   assert_int_equal(run_captured(f->I, setup_prog, false, &f->out, &f->nout, &f->err, &f->nerr), 0);
   assert_int_equal(run_captured(f->I, "Q = prods()", false, &f->out, &f->nout, &f->err, &f->nerr), 0);
-  cpu_gemm_set_panel_flops(1e6);
+  cpu_gemm_set_panel_flops(f->I->cpu, 1e6);
   int st = run_captured(f->I, "P = prods()", false, &f->out, &f->nout, &f->err, &f->nerr);
-  cpu_gemm_set_panel_flops(16e9);
+  cpu_gemm_set_panel_flops(f->I->cpu, 16e9);
   assert_int_equal(st, 0);
   st = run_captured(f->I, "for (i in 1:6) { print(near(P[i], Q[i])) }\n"
                           "e = TRUE; for (i in 1:6) { e = e & exact(P[i], Q[i]) }; cat(\"k-split exact:\", e, \"\\n\")",
@@ -137,10 +137,10 @@ static void test_gemm_ksplit(void **state) {
   *strstr(f->out, "k-split") = 0;
   assert_string_equal(f->out, "TRUE\nTRUE\nTRUE\nTRUE\nTRUE\nTRUE\n");
   /* interrupted, it stops between the pieces and leaves nothing */
-  cpu_gemm_set_panel_flops(1e6);
+  cpu_gemm_set_panel_flops(f->I->cpu, 1e6);
   assert_int_equal(run_captured(f->I, "At = t(A)", false, &f->out, &f->nout, &f->err, &f->nerr), 0);
   expect_interrupted(f, "C = At %*% B", "t.mls:1:5: error:");
-  cpu_gemm_set_panel_flops(16e9);
+  cpu_gemm_set_panel_flops(f->I->cpu, 16e9);
 }
 
 /* LAPACK on a worker thread (ops/linalg.c la_run): with the threshold at 0 every call takes

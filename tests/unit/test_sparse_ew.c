@@ -15,6 +15,9 @@
 #include "backend/sparse.h"
 #include "mem.h"
 
+/* The CPU instance whose threads the kernels run on (backend.h; made by main). */
+static Backend *cpu;
+
 /* ---- random matrices ---- */
 static uint64_t lcg_state = 12345;
 
@@ -173,13 +176,13 @@ static void test_unary(void **state) {
         for (int64_t k = 0; k < n; k++) want[k] = sc_unary(ops[oi], m.d[k]);
         SpCsr out;
         alloc_csr(&out, m.rows, m.cols, m.s.nnz);
-        spk_unary(ops[oi], &m.s, &out);
+        spk_unary(cpu, ops[oi], &m.s, &out);
         tol_ulps = ops[oi] == OP_SIN ? 2 : 0;
         check_equal(&out, want, m.stored);
         tol_ulps = 0;
         free_csr(&out);
       }
-      spk_unary(OP_NEG, &m.s, &m.s);             /* in place */
+      spk_unary(cpu, OP_NEG, &m.s, &m.s);             /* in place */
       for (int64_t k = 0; k < n; k++) want[k] = -m.d[k];
       check_equal(&m.s, want, m.stored);
       free(want);
@@ -207,7 +210,7 @@ static void test_scalar(void **state) {
           want[k] = !m.stored[k] ? 0.0 : left ? sc_binary(op, s, m.d[k]) : sc_binary(op, m.d[k], s);
         SpCsr out;
         alloc_csr(&out, m.rows, m.cols, m.s.nnz);
-        spk_scalar(op, &m.s, s, left, &out);
+        spk_scalar(cpu, op, &m.s, s, left, &out);
         check_equal(&out, want, m.stored);
         free_csr(&out);
       }
@@ -240,7 +243,7 @@ static void test_dense_pattern(void **state) {
               }
             SpCsr out;
             alloc_csr(&out, r, c, m.s.nnz);
-            spk_dense_pattern(ops[oi], &m.s, B, ld, bc, left, &out);
+            spk_dense_pattern(cpu, ops[oi], &m.s, B, ld, bc, left, &out);
             check_equal(&out, want, m.stored);
             free_csr(&out);
           }
@@ -266,13 +269,13 @@ static void test_union(void **state) {
           for (int64_t k = 0; k < n; k++) want[k] = st[k] ? sc_binary(ops[oi], a.d[k], b.d[k]) : 0.0;
           SpCsr out;
           alloc_csr(&out, a.rows, a.cols, 0);
-          int64_t nnz = spk_union_count(&a.s, &b.s, out.rowptr);
+          int64_t nnz = spk_union_count(cpu, &a.s, &b.s, out.rowptr);
           free(out.col);
           free(out.val);
           out.cap = nnz;
           out.col = xmalloc((size_t)nnz * sizeof(int32_t));
           out.val = xmalloc((size_t)nnz * sizeof(double));
-          spk_union(ops[oi], &a.s, &b.s, &out);
+          spk_union(cpu, ops[oi], &a.s, &b.s, &out);
           assert_int_equal(out.nnz, nnz);
           check_equal(&out, want, st);
           free_csr(&out);
@@ -301,8 +304,8 @@ static void check_aggregates(const Mat *m) {
   double *o = xmalloc((size_t)(r + c + 1) * sizeof(double));
   long double tot = 0, scale = 0;
   for (int64_t k = 0; k < r * c; k++) { tot += m->d[k]; scale += fabs(m->d[k]); }
-  check_close(spk_sum(s), (double)tot, (double)scale);
-  spk_row_sums(s, o);
+  check_close(spk_sum(cpu, s), (double)tot, (double)scale);
+  spk_row_sums(cpu, s, o);
   for (int64_t i = 0; i < r; i++) {
     long double t = 0, sc = 0;
     for (int64_t j = 0; j < c; j++) { t += m->d[i * c + j]; sc += fabs(m->d[i * c + j]); }
@@ -316,11 +319,11 @@ static void check_aggregates(const Mat *m) {
   }
   for (int mx = 0; mx < 2; mx++) {
     bool is_max = mx == 1;
-    spk_extreme(is_max ? OP_MAX : OP_MIN, s, o);
+    spk_extreme(cpu, is_max ? OP_MAX : OP_MIN, s, o);
     assert_true(same(o[0], ref_extreme(m->d, r * c, 1, is_max)));
-    spk_extreme(is_max ? OP_ROWMAXS : OP_ROWMINS, s, o);
+    spk_extreme(cpu, is_max ? OP_ROWMAXS : OP_ROWMINS, s, o);
     for (int64_t i = 0; i < r; i++) assert_true(same(o[i], ref_extreme(m->d + i * c, c, 1, is_max)));
-    spk_extreme(is_max ? OP_COLMAXS : OP_COLMINS, s, o);
+    spk_extreme(cpu, is_max ? OP_COLMAXS : OP_COLMINS, s, o);
     for (int64_t j = 0; j < c; j++) assert_true(same(o[j], ref_extreme(m->d + j, r, c, is_max)));
   }
   free(o);
@@ -343,16 +346,16 @@ static void test_aggregates(void **state) {
   build_csr(&m);
   check_aggregates(&m);
   double o[4];
-  spk_extreme(OP_COLMAXS, &m.s, o);
+  spk_extreme(cpu, OP_COLMAXS, &m.s, o);
   assert_true(o[2] == -1.0 && o[0] == 0.0);
-  spk_extreme(OP_ROWMAXS, &m.s, o);
+  spk_extreme(cpu, OP_ROWMAXS, &m.s, o);
   assert_true(o[3] == -3.0 && o[0] == 0.0);
   m.d[0] = NAN;
   m.stored[0] = true;
   free_csr(&m.s);
   build_csr(&m);
   check_aggregates(&m);
-  spk_extreme(OP_MIN, &m.s, o);
+  spk_extreme(cpu, OP_MIN, &m.s, o);
   assert_true(isnan(o[0]));
   free_mat(&m);
 }
@@ -511,17 +514,17 @@ static void test_large(void **state) {
   bool *st = xmalloc((size_t)n);
   SpCsr out;
   alloc_csr(&out, a.rows, a.cols, a.s.nnz + b.s.nnz);
-  spk_unary(OP_SQRT, &a.s, &out);
+  spk_unary(cpu, OP_SQRT, &a.s, &out);
   for (int64_t k = 0; k < n; k++) want[k] = sc_unary(OP_SQRT, a.d[k]);
   check_equal(&out, want, a.stored);
-  spk_scalar(OP_MUL, &a.s, -1.5, true, &out);
+  spk_scalar(cpu, OP_MUL, &a.s, -1.5, true, &out);
   for (int64_t k = 0; k < n; k++) want[k] = sc_binary(OP_MUL, -1.5, a.d[k]);
   check_equal(&out, want, a.stored);
-  spk_dense_pattern(OP_MUL, &a.s, b.d, a.cols, BC_FULL, false, &out);
+  spk_dense_pattern(cpu, OP_MUL, &a.s, b.d, a.cols, BC_FULL, false, &out);
   for (int64_t k = 0; k < n; k++) want[k] = a.stored[k] ? sc_binary(OP_MUL, a.d[k], b.d[k]) : 0.0;
   check_equal(&out, want, a.stored);
-  assert_true(spk_union_count(&a.s, &b.s, out.rowptr) <= out.cap);
-  spk_union(OP_SUB, &a.s, &b.s, &out);
+  assert_true(spk_union_count(cpu, &a.s, &b.s, out.rowptr) <= out.cap);
+  spk_union(cpu, OP_SUB, &a.s, &b.s, &out);
   for (int64_t k = 0; k < n; k++) {
     st[k] = a.stored[k] || b.stored[k];
     want[k] = st[k] ? sc_binary(OP_SUB, a.d[k], b.d[k]) : 0.0;
@@ -534,10 +537,12 @@ static void test_large(void **state) {
   free(st);
   free_mat(&a);
   free_mat(&b);
-  cpu_par_shutdown();
+  cpu_par_shutdown(cpu);
 }
 
 int main(void) {
+  cpu = be_new(&be_cpu, NULL, 0);
+  if (!cpu) return 1;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_unary),
     cmocka_unit_test(test_scalar),
@@ -549,5 +554,7 @@ int main(void) {
     cmocka_unit_test(test_bind_diag),
     cmocka_unit_test(test_large),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  be_drop(cpu);
+  return rc;
 }

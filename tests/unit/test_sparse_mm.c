@@ -14,6 +14,9 @@
 #include "backend/sparse.h"
 #include "mem.h"
 
+/* The CPU instance whose threads the kernels run on (backend.h; made by main). */
+static Backend *cpu;
+
 /* ---- helpers: a small LCG, dense matrices, CSR arrays (malloc, the test's own) ---- */
 
 static uint64_t rng = 1;
@@ -217,7 +220,7 @@ static void check_spmm(const double *d, int64_t r, int64_t c, const SpCsr *a, co
   double *want = naive_mm(d, c, r, c, B, ldb, n);
   double *C = malloc((size_t)(r * n > 0 ? r * n : 1) * sizeof(double));
   for (int64_t i = 0; i < r * n; i++) C[i] = -777;                  /* overwritten, not added to */
-  spk_spmm(a, B, ldb, n, C);
+  spk_spmm(cpu, a, B, ldb, n, C);
   check_close(C, want, r * n);
   free(C);
   free(want);
@@ -230,12 +233,12 @@ static void check_spmm(const double *d, int64_t r, int64_t c, const SpCsr *a, co
   double *want2 = naive_mm(dt, r, c, r, B2, ldb, n);
   double *C2 = malloc((size_t)(c * n > 0 ? c * n : 1) * sizeof(double));
   for (int64_t i = 0; i < c * n; i++) C2[i] = -777;
-  assert_int_equal(spk_spmm_t(a, B2, ldb, n, C2), 0);
+  assert_int_equal(spk_spmm_t(cpu, a, B2, ldb, n, C2), 0);
   check_close(C2, want2, c * n);
   SpCsr *t = csr_new(c, r, a->nnz);
   spk_transpose(a, t);
   double *C3 = malloc((size_t)(c * n > 0 ? c * n : 1) * sizeof(double));
-  spk_spmm(t, B2, ldb, n, C3);
+  spk_spmm(cpu, t, B2, ldb, n, C3);
   check_bits(C2, C3, c * n);
   free(C3);
   csr_free(t);
@@ -269,7 +272,7 @@ static void check_dsmm(const double *A, int64_t lda, int64_t m, const double *bd
   double *want = naive_mm(A, lda, m, k, bd, n, n);
   double *C = malloc((size_t)(m * n > 0 ? m * n : 1) * sizeof(double));
   for (int64_t i = 0; i < m * n; i++) C[i] = -777;
-  spk_dsmm(A, lda, m, b, C);
+  spk_dsmm(cpu, A, lda, m, b, C);
   check_close(C, want, m * n);
   free(C);
   free(want);
@@ -295,12 +298,12 @@ static void test_dsmm(void **state) {
 static SpCsr *check_spgemm(const double *ad, const double *bd, int64_t m, int64_t k, int64_t n) {
   SpCsr *a = csr_of(ad, m, k), *b = csr_of(bd, k, n);
   int64_t *rp = malloc((size_t)(m + 1) * sizeof(int64_t));
-  int64_t nnz = spk_spgemm_count(a, b, rp);
+  int64_t nnz = spk_spgemm_count(cpu, a, b, rp);
   assert_true(nnz >= 0);
   SpCsr *o = csr_new(m, n, nnz);
   memcpy(o->rowptr, rp, (size_t)(m + 1) * sizeof(int64_t));
   free(rp);
-  assert_int_equal(spk_spgemm(a, b, o), 0);
+  assert_int_equal(spk_spgemm(cpu, a, b, o), 0);
   assert_int_equal(o->nnz, nnz);
   check_valid(o);
   double *got = malloc((size_t)(m * n > 0 ? m * n : 1) * sizeof(double));
@@ -387,7 +390,7 @@ static void test_nonfinite(void **state) {
     SpCsr *b = csr_of(d, r, c);                        /* (values only; no stored 0 here) */
     double *want = naive_mm(A, lda, m, r, d, c, c);
     double *C = malloc((size_t)(m * c) * sizeof(double));
-    spk_dsmm(A, lda, m, b, C);
+    spk_dsmm(cpu, A, lda, m, b, C);
     check_close(C, want, m * c);
     free(C);
     free(want);
@@ -410,14 +413,14 @@ static void test_large(void **state) {
   B2[17 * n + 3] = INFINITY;                           /* spmm_t's (transpose path's) fix-up */
   double *C[2], *C2[2], *C3[2];
   for (int th = 0; th < 2; th++) {
-    cpu_par_set_threads(th ? 3 : 1);
+    cpu_par_set_threads(cpu, th ? 3 : 1);
     C[th] = malloc((size_t)(r * n) * sizeof(double));
-    spk_spmm(a, B, n, n, C[th]);
+    spk_spmm(cpu, a, B, n, n, C[th]);
     C2[th] = malloc((size_t)(c * n) * sizeof(double));
-    assert_int_equal(spk_spmm_t(a, B2, n, n, C2[th]), 0);
+    assert_int_equal(spk_spmm_t(cpu, a, B2, n, n, C2[th]), 0);
     C3[th] = malloc((size_t)(r * 1) * sizeof(double));     /* a matrix-vector product */
     double *x = rand_full(c);
-    spk_spmm(a, x, 1, 1, C3[th]);
+    spk_spmm(cpu, a, x, 1, 1, C3[th]);
     if (th) {
       double *want3 = naive_mm(d, c, r, c, x, 1, 1);
       check_close(C3[th], want3, r);
@@ -444,9 +447,9 @@ static void test_large(void **state) {
   B[9 * n + 8] = NAN;
   double *Cn[2];
   for (int th = 0; th < 2; th++) {
-    cpu_par_set_threads(th ? 3 : 1);
+    cpu_par_set_threads(cpu, th ? 3 : 1);
     Cn[th] = malloc((size_t)(r * n) * sizeof(double));
-    spk_spmm(a, B, n, n, Cn[th]);
+    spk_spmm(cpu, a, B, n, n, Cn[th]);
   }
   want = naive_mm(d, c, r, c, B, n, n);
   check_close(Cn[1], want, r * n);
@@ -461,9 +464,9 @@ static void test_large(void **state) {
   A[3 * r + 100] = NAN;
   double *D[2];
   for (int th = 0; th < 2; th++) {
-    cpu_par_set_threads(th ? 3 : 1);
+    cpu_par_set_threads(cpu, th ? 3 : 1);
     D[th] = malloc((size_t)(m * c) * sizeof(double));
-    spk_dsmm(A, r, m, a, D[th]);
+    spk_dsmm(cpu, A, r, m, a, D[th]);
   }
   want = naive_mm(A, r, m, r, d, c, c);
   check_close(D[1], want, m * c);
@@ -477,7 +480,7 @@ static void test_large(void **state) {
   double *bd = rand_dense(c, 400, 0.1, false);
   SpCsr *o[2];
   for (int th = 0; th < 2; th++) {
-    cpu_par_set_threads(th ? 3 : 1);
+    cpu_par_set_threads(cpu, th ? 3 : 1);
     o[th] = check_spgemm(d, bd, r, c, 400);
   }
   check_same_csr(o[0], o[1]);
@@ -490,7 +493,7 @@ static void test_large(void **state) {
   free(B);
   csr_free(a);
   free(d);
-  cpu_par_set_threads(2);
+  cpu_par_set_threads(cpu, 2);
 }
 
 /* ---- scratch that cannot be allocated: -1, nothing written ---- */
@@ -502,26 +505,26 @@ static void test_scratch_fail(void **state) {
   SpCsr *a = csr_of(d, r, c);
   double *B2 = rand_full(r * n), *C2 = malloc((size_t)(c * n) * sizeof(double));
   mem_fail_at(1);
-  assert_int_equal(spk_spmm_t(a, B2, n, n, C2), -1);             /* the transpose's scratch */
+  assert_int_equal(spk_spmm_t(cpu, a, B2, n, n, C2), -1);             /* the transpose's scratch */
   mem_fail_at(2);
-  assert_int_equal(spk_spmm_t(a, B2, n, n, C2), -1);
+  assert_int_equal(spk_spmm_t(cpu, a, B2, n, n, C2), -1);
   mem_fail_at(0);
   double *bd = rand_dense(5, 6, 0.5, false), *sd = rand_dense(4, 5, 0.5, false);
   SpCsr *s = csr_of(sd, 4, 5), *b = csr_of(bd, 5, 6);
   int64_t rp[5] = { 7, 7, 7, 7, 7 };
   mem_fail_at(1);
-  assert_int_equal(spk_spgemm_count(s, b, rp), -1);
+  assert_int_equal(spk_spgemm_count(cpu, s, b, rp), -1);
   for (int i = 0; i < 5; i++) assert_int_equal(rp[i], 7);
   mem_fail_at(0);
-  int64_t nnz = spk_spgemm_count(s, b, rp);
+  int64_t nnz = spk_spgemm_count(cpu, s, b, rp);
   SpCsr *o = csr_new(4, 6, nnz);
   memcpy(o->rowptr, rp, sizeof rp);
   mem_fail_at(1);                                                /* the markers */
-  assert_int_equal(spk_spgemm(s, b, o), -1);
+  assert_int_equal(spk_spgemm(cpu, s, b, o), -1);
   mem_fail_at(2);                                                /* the accumulators */
-  assert_int_equal(spk_spgemm(s, b, o), -1);
+  assert_int_equal(spk_spgemm(cpu, s, b, o), -1);
   mem_fail_at(0);
-  assert_int_equal(spk_spgemm(s, b, o), 0);
+  assert_int_equal(spk_spgemm(cpu, s, b, o), 0);
   check_valid(o);
   csr_free(o);
   csr_free(b);
@@ -535,6 +538,8 @@ static void test_scratch_fail(void **state) {
 }
 
 int main(void) {
+  cpu = be_new(&be_cpu, NULL, 0);
+  if (!cpu) return 1;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_convert),
     cmocka_unit_test(test_convert_special),
@@ -546,6 +551,6 @@ int main(void) {
     cmocka_unit_test(test_scratch_fail),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
-  cpu_par_shutdown();
+  be_drop(cpu);                           /* (joins its workers) */
   return rc;
 }

@@ -83,14 +83,14 @@ static void test_threads_same_bits(void **state) {
       "print(sum(jit(g)(X) != e))\n";
   char *want = NULL;
   for (int threads = 1; threads <= 2; threads++) {
-    be_cpu.set_threads(threads);
+    f->I->cpu->set_threads(f->I->cpu, threads);
     assert_int_equal(run_captured(f->I, code, false, &f->out, &f->nout, &f->err, &f->nerr), 0);
     assert_non_null(strstr(f->out, "\n0\n"));       /* the fused rows give eager's bits */
     if (!want) want = strdup(f->out);
     else assert_string_equal(f->out, want);
   }
   free(want);
-  be_cpu.set_threads(0);
+  f->I->cpu->set_threads(f->I->cpu, 0);
 }
 
 int main(void) {

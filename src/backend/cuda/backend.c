@@ -13,40 +13,42 @@
 #include "backend/cuda/cuda.h"
 
 static double *dptr(const Tensor *t) { return t->st->data + t->offset; }
+/* The instance's CUDA context (cuda.h; be_new made it through cu_init). */
+#define CX(be) ((McuContext *)(be)->ctx)
 
-static double *cu_alloc(size_t nbytes) { return mcu_alloc(nbytes); }
-static void cu_free(double *p, size_t nbytes) { (void)nbytes; mcu_free(p); }
+static double *cu_alloc(const Backend *be, size_t nbytes) { return mcu_alloc(CX(be), nbytes); }
+static void cu_free(const Backend *be, double *p, size_t nbytes) { (void)nbytes; mcu_free(CX(be), p); }
 
-static int cu_upload(double *dst, const double *src, size_t nbytes) { return mcu_upload(dst, src, nbytes); }
-static int cu_download(double *dst, const double *src, size_t nbytes) { return mcu_download(dst, src, nbytes); }
+static int cu_upload(const Backend *be, double *dst, const double *src, size_t nbytes) { return mcu_upload(CX(be), dst, src, nbytes); }
+static int cu_download(const Backend *be, double *dst, const double *src, size_t nbytes) { return mcu_download(CX(be), dst, src, nbytes); }
 
 /* t() is a view and a reshape a device copy (copy2d): neither needs run(), both stay here. */
-static bool cu_supports(OpKind op) {
+static bool cu_supports(const Backend *be, OpKind op) {
   return mcu_ew_arity(op) != 0 || mcu_reduce_supported(op) || op == OP_IFELSE || op == OP_MATMUL || op == OP_TRANSPOSE ||
          op == OP_RESHAPE;
 }
 
 /* Before a kernel touches a tensor: bring its pages back if the host had them. */
-static int to_device(const Tensor *t) { return t ? mcu_device_access(t->st->data) : 0; }
+static int to_device(const Backend *be, const Tensor *t) { return t ? mcu_device_access(CX(be), t->st->data) : 0; }
 
-static int cu_run(OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
+static int cu_run(const Backend *be, OpKind op, Tensor *out, Tensor *const in[], const OpParams *p) {
   int arity = mcu_ew_arity(op);               /* 0: not elementwise */
   int nin = op == OP_IFELSE ? 3 : arity == 2 ? 2 : 1;
   for (int k = 0; k < nin; k++)
-    if (to_device(in[k])) return 1;
-  if (to_device(out)) return 1;
+    if (to_device(be, in[k])) return 1;
+  if (to_device(be, out)) return 1;
   int64_t r = tensor_rows(out), c = tensor_cols(out);
   if (arity == 2) {
     McuArg a = { in[0] ? dptr(in[0]) : NULL, (int)p->bc[0], p->scalar[0] };
     McuArg b = { in[1] ? dptr(in[1]) : NULL, (int)p->bc[1], p->scalar[1] };
-    return mcu_binary(op, dptr(out), a, b, r, c);
+    return mcu_binary(CX(be), op, dptr(out), a, b, r, c);
   }
-  if (arity == 1) return mcu_unary(op, dptr(out), dptr(in[0]), r * c);
+  if (arity == 1) return mcu_unary(CX(be), op, dptr(out), dptr(in[0]), r * c);
   if (op == OP_IFELSE)
-    return mcu_ifelse(dptr(out), dptr(in[0]), tensor_numel(in[0]) == 1, dptr(in[1]), tensor_numel(in[1]) == 1,
+    return mcu_ifelse(CX(be), dptr(out), dptr(in[0]), tensor_numel(in[0]) == 1, dptr(in[1]), tensor_numel(in[1]) == 1,
                       dptr(in[2]), tensor_numel(in[2]) == 1, r * c);
   if (mcu_reduce_supported(op))
-    return mcu_reduce(op, dptr(out), dptr(in[0]), tensor_rows(in[0]), tensor_cols(in[0]), r, c);
+    return mcu_reduce(CX(be), op, dptr(out), dptr(in[0]), tensor_rows(in[0]), tensor_cols(in[0]), r, c);
   return 1;
 }
 
@@ -56,15 +58,15 @@ static int64_t ld_of(const Tensor *t) {
   return tensor_rows(t) <= 1 || ld < tensor_cols(t) ? (tensor_cols(t) > 0 ? tensor_cols(t) : 1) : ld;
 }
 
-static int cu_gemm(bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
-  if (to_device(A) || to_device(B) || to_device(C)) return 1;
+static int cu_gemm(const Backend *be, bool ta, bool tb, double alpha, const Tensor *A, const Tensor *B, double beta, Tensor *C) {
+  if (to_device(be, A) || to_device(be, B) || to_device(be, C)) return 1;
   int64_t m = tensor_rows(C), n = tensor_cols(C), k = ta ? tensor_rows(A) : tensor_cols(A);
-  return mcu_gemm(ta, tb, m, n, k, alpha, dptr(A), ld_of(A), dptr(B), ld_of(B), beta, dptr(C), n > 0 ? n : 1);
+  return mcu_gemm(CX(be), ta, tb, m, n, k, alpha, dptr(A), ld_of(A), dptr(B), ld_of(B), beta, dptr(C), n > 0 ? n : 1);
 }
 
-static int cu_copy2d(Tensor *out, const Tensor *in) {
-  if (to_device(in) || to_device(out)) return 1;
-  return mcu_copy2d(dptr(out), out->stride[0], out->stride[1], dptr(in), tensor_rows(in), tensor_cols(in), in->stride[0],
+static int cu_copy2d(const Backend *be, Tensor *out, const Tensor *in) {
+  if (to_device(be, in) || to_device(be, out)) return 1;
+  return mcu_copy2d(CX(be), dptr(out), out->stride[0], out->stride[1], dptr(in), tensor_rows(in), tensor_cols(in), in->stride[0],
                     in->stride[1]);
 }
 
@@ -91,14 +93,14 @@ static void put(Src *s, const char *fmt, ...) {
   }
 }
 
-static int cu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
+static int cu_run_fused(const Backend *be, const FusedProg *p, Tensor *out, Tensor *const in[], const double *scalar) {
   if (p->nins == 0 || p->nin > 64) return 1;
   if (p->red != OP_NONE && p->red != OP_SUM) return 1;   /* a row aggregate: op by op on the device */
   for (int q = 0; q < p->nins; q++)
     if (!mcu_ew_arity(p->ins[q].op)) return 1;           /* qnorm: op by op (CPU) */
   for (int k = 0; k < p->nin; k++)
-    if (to_device(in[k])) return 1;
-  if (to_device(out)) return 1;
+    if (to_device(be, in[k])) return 1;
+  if (to_device(be, out)) return 1;
   bool sum = p->red == OP_SUM;
   int64_t n = p->rows * p->cols;
   if (n == 0 && !sum) return 0;
@@ -136,7 +138,7 @@ static int cu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], con
   }
   if (s.oom) { free(s.p); return 1; }
   void *args[4 + 128];
-  double *o = dptr(out), *part = mcu_scratch_ptr();
+  double *o = dptr(out), *part = mcu_scratch_ptr(CX(be));
   long long nn = (long long)n, cols = (long long)(p->cols > 0 ? p->cols : 1);
   const double *ptr[64];
   args[0] = &o; args[1] = &part; args[2] = &nn; args[3] = &cols;
@@ -145,40 +147,57 @@ static int cu_run_fused(const FusedProg *p, Tensor *out, Tensor *const in[], con
     args[4 + 2 * k] = &ptr[k];
     args[5 + 2 * k] = (void *)&scalar[k];
   }
-  int rc = mcu_fused_run(s.p, nvrtc_header_src, nvrtc_header_names, NVRTC_NHEADERS, args, n, sum, o);
+  int rc = mcu_fused_run(CX(be), s.p, nvrtc_header_src, nvrtc_header_names, NVRTC_NHEADERS, args, n, sum, o);
   free(s.p);
   return rc;
 }
 
 /* cuSOLVER's LU (solver.cu); the matrices are moved to the device first if the host had them */
-static int cu_getrf(double *a, int64_t n, int32_t *ipiv, int64_t *info) {
-  if (mcu_device_access(a)) return 1;
-  return mcu_getrf(a, n, ipiv, info);
+static int cu_getrf(const Backend *be, double *a, int64_t n, int32_t *ipiv, int64_t *info) {
+  if (mcu_device_access(CX(be), a)) return 1;
+  return mcu_getrf(CX(be), a, n, ipiv, info);
 }
 
-static int cu_getrs(const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k) {
-  if (mcu_device_access(lu) || mcu_device_access(b)) return 1;
-  return mcu_getrs(lu, n, ipiv, b, k);
+static int cu_getrs(const Backend *be, const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k) {
+  if (mcu_device_access(CX(be), lu) || mcu_device_access(CX(be), b)) return 1;
+  return mcu_getrs(CX(be), lu, n, ipiv, b, k);
 }
 
-static int cu_gather(Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0) {
-  if (to_device(in) || to_device(out) || to_device(r) || to_device(c)) return 1;
-  return mcu_gather(dptr(out), dptr(in), in->stride[0], in->stride[1], r ? dptr(r) : NULL, r0, c ? dptr(c) : NULL, c0,
+static int cu_gather(const Backend *be, Tensor *out, const Tensor *in, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0) {
+  if (to_device(be, in) || to_device(be, out) || to_device(be, r) || to_device(be, c)) return 1;
+  return mcu_gather(CX(be), dptr(out), dptr(in), in->stride[0], in->stride[1], r ? dptr(r) : NULL, r0, c ? dptr(c) : NULL, c0,
                     tensor_rows(out), tensor_cols(out));
 }
 
-static int cu_scatter(Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in) {
-  if (to_device(in) || to_device(out) || to_device(r) || to_device(c)) return 1;
-  return mcu_scatter(dptr(out), out->stride[0], out->stride[1], r ? dptr(r) : NULL, r0, c ? dptr(c) : NULL, c0, dptr(in),
+static int cu_scatter(const Backend *be, Tensor *out, const Tensor *r, int64_t r0, const Tensor *c, int64_t c0, const Tensor *in) {
+  if (to_device(be, in) || to_device(be, out) || to_device(be, r) || to_device(be, c)) return 1;
+  return mcu_scatter(CX(be), dptr(out), out->stride[0], out->stride[1], r ? dptr(r) : NULL, r0, c ? dptr(c) : NULL, c0, dptr(in),
                      in->stride[0], in->stride[1], tensor_rows(in), tensor_cols(in));
 }
 
-static double *cu_pinned_alloc(size_t nbytes) { return mcu_pinned_alloc(nbytes); }
-static void cu_pinned_free(double *p, size_t nbytes) { (void)nbytes; mcu_pinned_free(p); }
+static double *cu_pinned_alloc(const Backend *be, size_t nbytes) { (void)be; return mcu_pinned_alloc(nbytes); }
+static void cu_pinned_free(const Backend *be, double *p, size_t nbytes) { (void)be; (void)nbytes; mcu_pinned_free(p); }
+static int cu_combine(const Backend *be, int op, double *acc, const double *other, int64_t n, bool acc_lower) {
+  return mcu_combine(CX(be), op, acc, other, n, acc_lower);
+}
 
-static void cu_sync(void) { mcu_sync(); }
-static void cu_trim(void) { mcu_trim(); }
-static int cu_host_access(const double *base) { return mcu_host_access(base); }
+static void cu_sync(const Backend *be) { mcu_sync(CX(be)); }
+static void cu_trim(const Backend *be) { mcu_trim(CX(be)); }
+static int cu_host_access(const Backend *be, const double *base) { return mcu_host_access(CX(be), base); }
+static const char *cu_describe(const Backend *be) { return mcu_describe(CX(be)); }
+static int cu_init(Backend *be) {
+  be->ctx = mcu_new();
+  return be->ctx ? mcu_init(CX(be)) : 1;
+}
+static const char *cu_error(const Backend *be) { return be->ctx ? mcu_error(CX(be)) : "out of memory"; }
+static void cu_destroy(Backend *be) {
+  mcu_delete(CX(be));
+  be->ctx = NULL;
+}
+static int cu_capture_begin(const Backend *be) { return mcu_capture_begin(CX(be)); }
+static void *cu_capture_end(const Backend *be, char *why, size_t nwhy) { return mcu_capture_end(CX(be), why, nwhy); }
+static int cu_replay(const Backend *be, void *r) { return mcu_replay(CX(be), r); }
+static void cu_replay_free(const Backend *be, void *r) { mcu_replay_free(CX(be), r); }
 
 const Backend be_cuda = {
   /* .name        = */ "cuda",
@@ -193,21 +212,24 @@ const Backend be_cuda = {
   /* .set_threads = */ NULL,
   /* .trim        = */ cu_trim,
   /* .run_fused   = */ cu_run_fused,
-  /* .describe    = */ mcu_describe,
+  /* .describe    = */ cu_describe,
   /* .host_access = */ cu_host_access,
   /* .copy2d      = */ cu_copy2d,
-  /* .init        = */ mcu_init,
-  /* .error       = */ mcu_error,
+  /* .init        = */ cu_init,
+  /* .error       = */ cu_error,
   /* .set_stop    = */ NULL,
   /* .getrf       = */ cu_getrf,
   /* .getrs       = */ cu_getrs,
   /* .gather      = */ cu_gather,
   /* .scatter     = */ cu_scatter,
-  /* .capture_begin = */ mcu_capture_begin,
-  /* .capture_end = */ mcu_capture_end,
-  /* .replay      = */ mcu_replay,
-  /* .replay_free = */ mcu_replay_free,
+  /* .capture_begin = */ cu_capture_begin,
+  /* .capture_end = */ cu_capture_end,
+  /* .replay      = */ cu_replay,
+  /* .replay_free = */ cu_replay_free,
   /* .pinned_alloc = */ cu_pinned_alloc,
   /* .pinned_free = */ cu_pinned_free,
-  /* .combine     = */ mcu_combine,
+  /* .combine     = */ cu_combine,
+  /* .destroy     = */ cu_destroy,
+  /* .ctx         = */ NULL,   /* (the template: an instance's, be_new) */
+  /* .refs        = */ 0,
 };

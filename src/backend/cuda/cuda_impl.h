@@ -28,10 +28,9 @@ struct Capture;                               /* cuda.cu: a stream capture and i
 ** last, whether a tensor holds it, and the capture it belongs to (or NULL). */
 typedef struct Block { size_t size; bool host, alive; Capture *owner; } Block;
 
-/* The CUDA plugin's state. A process holds one CUDA context, and the plugin is loaded once per
-** process with entries that take no context (backend.h's Backend, shared with the CPU backend
-** and the simulated GPU): so one instance, mcu (cuda.cu), like cpu.c's cpu
-** (tools/globals_allow.txt). Zero-initialized: the device untried, no handle started. */
+/* The state of one instance of the CUDA backend (backend.h's Backend.ctx: each interpreter
+** makes its own, mcu_new, and every function of cuda.h takes it). Zero-initialized: the device
+** untried, no handle started. */
 struct McuContext {
   cudaStream_t stream;                        /* the stream every kernel is queued on */
   double *scratch;                            /* MCU_SCRATCH doubles of device memory */
@@ -41,6 +40,7 @@ struct McuContext {
   bool busy;                                  /* work was queued since the last wait */
   Capture *capturing;                         /* the stream capture in progress, or NULL */
   cublasHandle_t blas;                        /* started on the first product */
+  void *blas_ws;                              /* its workspace */
   char errbuf[256];                           /* the last failure's text (mcu_error) */
   /* MLS_CUDA_STATS=1: counts printed when the interpreter ends (docs/gpu.md, reading them) */
   struct { unsigned long long launches, waits, prefetches, mallocs, reuses, uploads, downloads, captures, replays; } st;
@@ -54,12 +54,11 @@ struct McuContext {
   char arch[32];
   cusolverDnHandle_t solver;                  /* solver.cu: started on the first factorization */
 };
-extern McuContext mcu;
 
 /* Records a failure (printf-style) for mcu_error(); returns 1 (the failing status). */
-int mcu_fail(const char *fmt, ...);
+int mcu_fail(McuContext *cx, const char *fmt, ...);
 /* After a launch: 0, or 1 with the CUDA error recorded. Marks the stream as busy. */
-int mcu_launched(const char *kernel);
+int mcu_launched(McuContext *cx, const char *kernel);
 
 #define MCU_THREADS 256
 /* Blocks for a grid-stride loop over n items (capped: the loop covers the rest). */

@@ -59,25 +59,25 @@ __global__ void k_binary(int op, double *o, McuArg a, McuArg b, int64_t n, int64
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
 template <int OP>
-static void launch_fast(double *o, McuArg a, McuArg b, int64_t n) {
+static void launch_fast(McuContext *cx, double *o, McuArg a, McuArg b, int64_t n) {
   int64_t n2 = n / 2;
   bool odd = n & 1;
   if (a.p && b.p && a.bc == 0 && b.bc == 0) {
     if (aligned16(o) && aligned16(a.p) && aligned16(b.p) && n2 > 0)
-      k_binary_full2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(
+      k_binary_full2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(
           (double2 *)o, (const double2 *)a.p, (const double2 *)b.p, n2, odd ? o + n - 1 : NULL, a.p + n - 1, b.p + n - 1);
     else
-      k_binary_full<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(o, a.p, b.p, n);
+      k_binary_full<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(o, a.p, b.p, n);
     return;
   }
   bool swap = !(a.p && a.bc == 0);
   const double *x = swap ? b.p : a.p;
   double y = swap ? a.s : b.s;
   if (aligned16(o) && aligned16(x) && n2 > 0)
-    k_binary_scalar2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(
+    k_binary_scalar2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(
         (double2 *)o, (const double2 *)x, y, n2, swap, odd ? o + n - 1 : NULL, x + n - 1);
   else
-    k_binary_scalar<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(o, x, y, n, swap);
+    k_binary_scalar<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(o, x, y, n, swap);
 }
 
 /* The elementwise ops with a kernel, from ops.def: every binary row and the unary rows not
@@ -96,7 +96,7 @@ int mcu_ew_arity(int op) {
   }
 }
 
-int mcu_binary(int op, double *out, McuArg a, McuArg b, int64_t rows, int64_t cols) {
+int mcu_binary(McuContext *cx, int op, double *out, McuArg a, McuArg b, int64_t rows, int64_t cols) {
   int64_t n = rows * cols;
   if (n == 0) return 0;
   /* a scalar operand held in a 1-element buffer: read it through the pointer (no sync) */
@@ -106,7 +106,7 @@ int mcu_binary(int op, double *out, McuArg a, McuArg b, int64_t rows, int64_t co
 #define OP(NAME, SYM, ARITY, FLAGS)
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND)
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y) \
-    case OP_##NAME: launch_fast<OP_##NAME>(out, a, b, n); return mcu_launched("binary");
+    case OP_##NAME: launch_fast<OP_##NAME>(cx, out, a, b, n); return mcu_launched(cx, "binary");
 #include "ops/ops.def"
 #undef OP
 #undef EW1
@@ -114,8 +114,8 @@ int mcu_binary(int op, double *out, McuArg a, McuArg b, int64_t rows, int64_t co
     default: break;
     }
   }
-  k_binary<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(op, out, a, b, n, cols);
-  return mcu_launched("binary");
+  k_binary<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(op, out, a, b, n, cols);
+  return mcu_launched(cx, "binary");
 }
 
 template <int OP>
@@ -133,29 +133,29 @@ __global__ void k_unary2(double2 *o, const double2 *x, int64_t n2, double *ot, c
 }
 
 template <int OP>
-static void launch_unary(double *o, const double *x, int64_t n) {
+static void launch_unary(McuContext *cx, double *o, const double *x, int64_t n) {
   int64_t n2 = n / 2;
   if (aligned16(o) && aligned16(x) && n2 > 0)
-    k_unary2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>((double2 *)o, (const double2 *)x, n2,
+    k_unary2<OP><<<mcu_blocks(n2, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>((double2 *)o, (const double2 *)x, n2,
                                                                             (n & 1) ? o + n - 1 : NULL, x + n - 1);
   else
-    k_unary<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(o, x, n);
+    k_unary<OP><<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(o, x, n);
 }
 
-int mcu_unary(int op, double *out, const double *x, int64_t n) {
+int mcu_unary(McuContext *cx, int op, double *out, const double *x, int64_t n) {
   if (n == 0) return 0;
   switch (op) {                              /* one instantiation per op: the switch folds away */
 #define OP(NAME, SYM, ARITY, FLAGS)
 #define EW1(NAME, SYM, FLAGS, WHERE, F, VEC, RULE, TXT, KIND) \
-  MLS_WHERE_##WHERE(case OP_##NAME: launch_unary<OP_##NAME>(out, x, n); break;)
+  MLS_WHERE_##WHERE(case OP_##NAME: launch_unary<OP_##NAME>(cx, out, x, n); break;)
 #define EW2(NAME, SYM, FLAGS, F, RULE_X, RULE_Y, TXT_X, KIND_X, TXT_Y, KIND_Y)
 #include "ops/ops.def"
 #undef OP
 #undef EW1
 #undef EW2
-  default: return mcu_fail("no CUDA kernel for op %d", op);
+  default: return mcu_fail(cx, "no CUDA kernel for op %d", op);
   }
-  return mcu_launched("unary");
+  return mcu_launched(cx, "unary");
 }
 
 /* A transpose through shared memory: 32x32 tiles, both sides coalesced. */
@@ -181,16 +181,16 @@ __global__ void k_copy2d(double *o, int64_t o0, int64_t o1, const double *in, in
   }
 }
 
-int mcu_copy2d(double *out, int64_t o0, int64_t o1, const double *in, int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
+int mcu_copy2d(McuContext *cx, double *out, int64_t o0, int64_t o1, const double *in, int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
   int64_t n = rows * cols;
   if (n == 0) return 0;
   if (s0 == 1 && s1 != 0 && o1 == 1 && rows > 1 && cols > 1 && (cols + 31) / 32 < 65536 * 1024 && (rows + 31) / 32 < 65536) {
     dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32)), block(32, 8);
-    k_transpose<<<grid, block, 0, mcu.stream>>>(out, o0, in, rows, cols, s1);
+    k_transpose<<<grid, block, 0, cx->stream>>>(out, o0, in, rows, cols, s1);
   } else {
-    k_copy2d<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, o0, o1, in, n, cols, s0, s1);
+    k_copy2d<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(out, o0, o1, in, n, cols, s0, s1);
   }
-  return mcu_launched("copy");
+  return mcu_launched(cx, "copy");
 }
 
 /* The allreduce's combine (mcu_combine): the host's formula of src/mpi/mpi.c red_combine. */
@@ -203,12 +203,12 @@ __global__ void k_combine(int op, double *acc, const double *other, int64_t n, b
   }
 }
 
-int mcu_combine(int op, double *acc, const double *other, int64_t n, bool acc_lower) {
+int mcu_combine(McuContext *cx, int op, double *acc, const double *other, int64_t n, bool acc_lower) {
   if (n == 0) return 0;
-  if (mcu_device_access(acc) || mcu_device_access(other)) return 1;
-  k_combine<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(op, acc, other, n, acc_lower);
-  if (mcu_launched("allreduce combine")) return 1;
-  return mcu_sync();
+  if (mcu_device_access(cx, acc) || mcu_device_access(cx, other)) return 1;
+  k_combine<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(op, acc, other, n, acc_lower);
+  if (mcu_launched(cx, "allreduce combine")) return 1;
+  return mcu_sync(cx);
 }
 
 __global__ void k_gather(double *o, const double *in, int64_t s0, int64_t s1, const double *r, int64_t r0,
@@ -220,12 +220,12 @@ __global__ void k_gather(double *o, const double *in, int64_t s0, int64_t s1, co
   }
 }
 
-int mcu_gather(double *out, const double *in, int64_t s0, int64_t s1, const double *r, int64_t r0, const double *c,
+int mcu_gather(McuContext *cx, double *out, const double *in, int64_t s0, int64_t s1, const double *r, int64_t r0, const double *c,
                int64_t c0, int64_t rows, int64_t cols) {
   int64_t n = rows * cols;
   if (n == 0) return 0;
-  k_gather<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, in, s0, s1, r, r0, c, c0, n, cols);
-  return mcu_launched("gather");
+  k_gather<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(out, in, s0, s1, r, r0, c, c0, n, cols);
+  return mcu_launched(cx, "gather");
 }
 
 __global__ void k_scatter(double *o, int64_t o0, int64_t o1, const double *r, int64_t r0, const double *c, int64_t c0,
@@ -237,12 +237,12 @@ __global__ void k_scatter(double *o, int64_t o0, int64_t o1, const double *r, in
   }
 }
 
-int mcu_scatter(double *out, int64_t o0, int64_t o1, const double *r, int64_t r0, const double *c, int64_t c0,
+int mcu_scatter(McuContext *cx, double *out, int64_t o0, int64_t o1, const double *r, int64_t r0, const double *c, int64_t c0,
                 const double *in, int64_t s0, int64_t s1, int64_t rows, int64_t cols) {
   int64_t n = rows * cols;
   if (n == 0) return 0;
-  k_scatter<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, o0, o1, r, r0, c, c0, in, s0, s1, n, cols);
-  return mcu_launched("scatter");
+  k_scatter<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(out, o0, o1, r, r0, c, c0, in, s0, s1, n, cols);
+  return mcu_launched(cx, "scatter");
 }
 
 __global__ void k_ifelse(double *o, const double *t, int64_t st, const double *y, int64_t sy, const double *f,
@@ -253,8 +253,8 @@ __global__ void k_ifelse(double *o, const double *t, int64_t st, const double *y
   }
 }
 
-int mcu_ifelse(double *out, const double *t, bool t1, const double *y, bool y1, const double *f, bool f1, int64_t n) {
+int mcu_ifelse(McuContext *cx, double *out, const double *t, bool t1, const double *y, bool y1, const double *f, bool f1, int64_t n) {
   if (n == 0) return 0;
-  k_ifelse<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, t, !t1, y, !y1, f, !f1, n);
-  return mcu_launched("ifelse");
+  k_ifelse<<<mcu_blocks(n, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(out, t, !t1, y, !y1, f, !f1, n);
+  return mcu_launched(cx, "ifelse");
 }

@@ -56,17 +56,17 @@ template <class R> __global__ void k_all_final(double *out, const double *part, 
   if (threadIdx.x == 0) out[0] = v;
 }
 
-template <class R> static int reduce_all(double *out, const double *x, int64_t n) {
+template <class R> static int reduce_all(McuContext *cx, double *out, const double *x, int64_t n) {
   int64_t nb = (n + 4 * 256 - 1) / (4 * 256);            /* about 4 elements per thread */
   int np = (int)(nb < 1 ? 1 : nb > 1024 ? 1024 : nb);
-  k_all_partial<R><<<np, 256, 0, mcu.stream>>>(mcu.scratch, x, n);
-  k_all_final<R><<<1, 1024, 0, mcu.stream>>>(out, mcu.scratch, np);
-  return mcu_launched("reduce");
+  k_all_partial<R><<<np, 256, 0, cx->stream>>>(cx->scratch, x, n);
+  k_all_final<R><<<1, 1024, 0, cx->stream>>>(out, cx->scratch, np);
+  return mcu_launched(cx, "reduce");
 }
 
-int mcu_sum_partials(double *out, const double *part, int np) {
-  k_all_final<Sum><<<1, 1024, 0, mcu.stream>>>(out, part, np);
-  return mcu_launched("fused sum");
+int mcu_sum_partials(McuContext *cx, double *out, const double *part, int np) {
+  k_all_final<Sum><<<1, 1024, 0, cx->stream>>>(out, part, np);
+  return mcu_launched(cx, "fused sum");
 }
 
 /* ---- rows: a warp per row (narrow rows) or a block per row (wide ones) ---- */
@@ -89,11 +89,11 @@ template <class R> __global__ void k_rows_block(double *out, const double *x, in
   if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
 
-template <class R> static int reduce_rows(double *out, const double *x, int64_t rows, int64_t cols) {
+template <class R> static int reduce_rows(McuContext *cx, double *out, const double *x, int64_t rows, int64_t cols) {
   if (rows == 0) return 0;
-  if (cols > 1024 && rows < (1 << 30)) k_rows_block<R><<<(unsigned)rows, 256, 0, mcu.stream>>>(out, x, cols);
-  else k_rows_warp<R><<<mcu_blocks(rows, 8), 256, 0, mcu.stream>>>(out, x, rows, cols);
-  return mcu_launched("row reduce");
+  if (cols > 1024 && rows < (1 << 30)) k_rows_block<R><<<(unsigned)rows, 256, 0, cx->stream>>>(out, x, cols);
+  else k_rows_warp<R><<<mcu_blocks(rows, 8), 256, 0, cx->stream>>>(out, x, rows, cols);
+  return mcu_launched(cx, "row reduce");
 }
 
 /* ---- columns: a thread per column walks down it (coalesced across the threads) ---- */
@@ -105,10 +105,10 @@ template <class R> __global__ void k_cols(double *out, const double *x, int64_t 
   }
 }
 
-template <class R> static int reduce_cols(double *out, const double *x, int64_t rows, int64_t cols) {
+template <class R> static int reduce_cols(McuContext *cx, double *out, const double *x, int64_t rows, int64_t cols) {
   if (cols == 0) return 0;
-  k_cols<R><<<mcu_blocks(cols, 128), 128, 0, mcu.stream>>>(out, x, rows, cols);
-  return mcu_launched("column reduce");
+  k_cols<R><<<mcu_blocks(cols, 128), 128, 0, cx->stream>>>(out, x, rows, cols);
+  return mcu_launched(cx, "column reduce");
 }
 
 /* ---- the 1-based column of each row's max (min): ties to the last, NaN rows give NaN ---- */
@@ -212,44 +212,44 @@ bool mcu_reduce_supported(int op) {
   }
 }
 
-int mcu_reduce(int op, double *out, const double *x, int64_t r, int64_t c, int64_t orows, int64_t ocols) {
+int mcu_reduce(McuContext *cx, int op, double *out, const double *x, int64_t r, int64_t c, int64_t orows, int64_t ocols) {
   int64_t n = r * c;
   switch (op) {
-  case OP_SUM: return reduce_all<Sum>(out, x, n);
-  case OP_PROD: return reduce_all<Prod>(out, x, n);
-  case OP_MAX: return reduce_all<Max>(out, x, n);
-  case OP_MIN: return reduce_all<Min>(out, x, n);
-  case OP_ROWSUMS: return reduce_rows<Sum>(out, x, r, c);
-  case OP_ROWPRODS: return reduce_rows<Prod>(out, x, r, c);
-  case OP_ROWMAXS: return reduce_rows<Max>(out, x, r, c);
-  case OP_ROWMINS: return reduce_rows<Min>(out, x, r, c);
-  case OP_COLSUMS: return reduce_cols<Sum>(out, x, r, c);
-  case OP_COLPRODS: return reduce_cols<Prod>(out, x, r, c);
-  case OP_COLMAXS: return reduce_cols<Max>(out, x, r, c);
-  case OP_COLMINS: return reduce_cols<Min>(out, x, r, c);
+  case OP_SUM: return reduce_all<Sum>(cx, out, x, n);
+  case OP_PROD: return reduce_all<Prod>(cx, out, x, n);
+  case OP_MAX: return reduce_all<Max>(cx, out, x, n);
+  case OP_MIN: return reduce_all<Min>(cx, out, x, n);
+  case OP_ROWSUMS: return reduce_rows<Sum>(cx, out, x, r, c);
+  case OP_ROWPRODS: return reduce_rows<Prod>(cx, out, x, r, c);
+  case OP_ROWMAXS: return reduce_rows<Max>(cx, out, x, r, c);
+  case OP_ROWMINS: return reduce_rows<Min>(cx, out, x, r, c);
+  case OP_COLSUMS: return reduce_cols<Sum>(cx, out, x, r, c);
+  case OP_COLPRODS: return reduce_cols<Prod>(cx, out, x, r, c);
+  case OP_COLMAXS: return reduce_cols<Max>(cx, out, x, r, c);
+  case OP_COLMINS: return reduce_cols<Min>(cx, out, x, r, c);
   case OP_ROWINDEXMAX: case OP_ROWINDEXMIN:
     if (r == 0) return 0;
-    k_row_index<<<mcu_blocks(r, 8), 256, 0, mcu.stream>>>(out, x, r, c, op == OP_ROWINDEXMAX);
-    return mcu_launched("rowIndexMax");
+    k_row_index<<<mcu_blocks(r, 8), 256, 0, cx->stream>>>(out, x, r, c, op == OP_ROWINDEXMAX);
+    return mcu_launched(cx, "rowIndexMax");
   case OP_CUMSUM: case OP_CUMPROD: case OP_CUMMAX: case OP_CUMMIN:
     if (n == 0) return 0;
-    if (r == 1) k_scan_row<<<1, 1, 0, mcu.stream>>>(out, x, c, op);
-    else k_scan_cols<<<mcu_blocks(c, 128), 128, 0, mcu.stream>>>(out, x, r, c, op);
-    return mcu_launched("scan");
+    if (r == 1) k_scan_row<<<1, 1, 0, cx->stream>>>(out, x, c, op);
+    else k_scan_cols<<<mcu_blocks(c, 128), 128, 0, cx->stream>>>(out, x, r, c, op);
+    return mcu_launched(cx, "scan");
   case OP_SOFTMAX: case OP_LOGSOFTMAX:
     if (r == 0) return 0;
-    k_softmax<<<mcu_blocks(r, 8), 256, 0, mcu.stream>>>(out, x, r, c, op == OP_LOGSOFTMAX);
-    return mcu_launched("softmax");
+    k_softmax<<<mcu_blocks(r, 8), 256, 0, cx->stream>>>(out, x, r, c, op == OP_LOGSOFTMAX);
+    return mcu_launched(cx, "softmax");
   case OP_DIAG:
     if (ocols == 1 && r == c) {
       if (r == 0) return 0;
-      k_diag_get<<<mcu_blocks(r, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, x, r);
+      k_diag_get<<<mcu_blocks(r, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(out, x, r);
     } else {
       if (orows == 0) return 0;
-      k_diag_put<<<mcu_blocks(orows * orows, MCU_THREADS), MCU_THREADS, 0, mcu.stream>>>(out, x, orows);
+      k_diag_put<<<mcu_blocks(orows * orows, MCU_THREADS), MCU_THREADS, 0, cx->stream>>>(out, x, orows);
     }
-    return mcu_launched("diag");
+    return mcu_launched(cx, "diag");
   default:
-    return mcu_fail("no CUDA kernel for op %d", op);
+    return mcu_fail(cx, "no CUDA kernel for op %d", op);
   }
 }
