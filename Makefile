@@ -466,12 +466,13 @@ FUZZ_SMOKE_RUNS_read_ckpt = 300000
 # issue 29: frames (three scripts a run) and transform specs
 FUZZ_SMOKE_RUNS_read_frame = 20000
 FUZZ_SMOKE_RUNS_read_spec = 20000
+FUZZ_SMOKE_RUNS_read_tfmeta = 20000
 # issue 25: the kernel's message parser, the MPI collective header, the plot builtins
 FUZZ_SMOKE_RUNS_kernel_msg = 1300000
 FUZZ_SMOKE_RUNS_mpi_header = 4000000
 FUZZ_SMOKE_RUNS_plot = 12000
 FUZZ_JOBS ?= 2
-FUZZ_READERS := csv text mm libsvm npy idx ckpt mtd gz frame spec
+FUZZ_READERS := csv text mm libsvm npy idx ckpt mtd gz frame spec tfmeta
 FUZZERS := parse eval diff gpu prog $(addprefix read_,$(FUZZ_READERS)) kernel_msg mpi_header plot
 FUZZ_BINS = $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZERS))
 # FUZZ_SAN=-fsanitize=undefined FUZZ_BUILD=build/fuzz-ub: a build without ASan, 3-5 times faster

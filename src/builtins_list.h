@@ -47,7 +47,7 @@ BI_DECL(c) BI_DECL(rep) BI_DECL(seq_len) BI_DECL(which) BI_DECL(nchar) BI_DECL(c
 BI_DECL(progress)
 /* frame/: SystemDS frames (issue 29) */
 BI_DECL(as_frame) BI_DECL(frame) BI_DECL(colnames) BI_DECL(detectSchema) BI_DECL(applySchema) BI_DECL(map)
-BI_DECL(read_csv) BI_DECL(transformencode) BI_DECL(transformapply) BI_DECL(transformdecode) BI_DECL(transformcolmap)
+BI_DECL(read_csv) BI_DECL(transformencode) BI_DECL(transformapply) BI_DECL(transformdecode) BI_DECL(transformcolmap) BI_DECL(transformmeta)
 /* mpi/builtins_mpi.c (issue 14) */
 BI_DECL(mpi_rank) BI_DECL(mpi_size) BI_DECL(allreduce) BI_DECL(bcast) BI_DECL(barrier) BI_DECL(grad_allreduce)
 /* builtins_rbase.c: the R basics (issue 30) */

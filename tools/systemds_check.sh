@@ -11,6 +11,10 @@
 #      counted apart as "needs harness");
 #   4. gradients: src/test/scripts/applications/nn/run_tests_gradients.dml runs to its end with
 #      no "ERROR" line (its WARNING lines are counted).
+#   5. DML/R pairs: each src/test/scripts/functions/**/X.dml with an X.R beside it whose scripts
+#      take only inputs and outputs is run by MLS and by Rscript on the same generated inputs,
+#      and the outputs must agree (tools/systemds_pairs.py, which says how; skipped with a
+#      note when Rscript is not installed, or when SDS_CHECK_PAIRS=0).
 # Then it prints the counts.
 #   tools/systemds_check.sh DIR [MLS]
 # DIR is SystemDS's root (the directory that holds scripts/ and src/); MLS defaults to ./mls.
@@ -140,7 +144,21 @@ else
   echo "run_tests_gradients.dml: not in this checkout"
 fi
 
-echo "summary: builtins $bp/$((bp + bf)) load; algorithms $ap/$((ap + af)) run ($ax not runnable in SystemDS either); nn components $cp/$((cp + cf)) pass ($cs need the harness); run_tests_gradients.dml ${g:-absent}"
+# ---- 5. DML/R test pairs ----
+echo "== DML/R pairs: src/test/scripts/functions/**/X.dml beside X.R"
+pr="not measured"
+if [ "${SDS_CHECK_PAIRS:-1}" = 0 ]; then echo "pairs: not measured (SDS_CHECK_PAIRS=0)"
+elif ! command -v Rscript >/dev/null 2>&1; then echo "pairs: not measured (no Rscript: apt-get install r-base-core r-cran-matrix)"
+elif [ ! -d "$dir/src/test/scripts/functions" ]; then echo "pairs: not in this checkout"
+else
+  python3 "$(dirname "$self")/systemds_pairs.py" "$dir" "$mls" >"$T/pairs" 2>&1
+  prc=$?
+  grep -v '^  pass ' "$T/pairs"
+  pr=$(sed -n 's/^pairs: \([0-9]* of [0-9]*\) agree.*/\1 agree/p' "$T/pairs")
+  [ $prc -eq 0 ] || fails=1
+fi
+
+echo "summary: builtins $bp/$((bp + bf)) load; algorithms $ap/$((ap + af)) run ($ax not runnable in SystemDS either); nn components $cp/$((cp + cf)) pass ($cs need the harness); run_tests_gradients.dml ${g:-absent}; DML/R pairs ${pr:-not measured}"
 [ $bf -eq 0 ] && [ $af -eq 0 ] && [ $cf -eq 0 ] && [ $fails -eq 0 ]
 exit $?
 

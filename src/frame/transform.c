@@ -7,11 +7,13 @@
 ** one (SystemDS's separator, which UtilFunctions.splitRecodeEntry splits in map()); an imputed
 ** value is kept in the column's metadata (FrameCol.mv), as SystemDS keeps it.
 */
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "autodiff.h"
 #include "builtins.h"
 #include "err.h"
@@ -105,11 +107,16 @@ static void spec_parse(Interp *I, Tx *t, const char *spec, const FrameBlock *f, 
   for (int q = 0; q < 6; q++) {
     json_t *a = json_object_get(t->root, kinds[q]);
     if (!a) continue;
+    bool gids = ids;
+    if (q != 2 && q != 5 && json_is_object(a) && json_is_array(json_object_get(a, "attributes"))) {
+      a = json_object_get(a, "attributes");      /* SystemML's {"recode": {"attributes": [1, 2]}}: ids */
+      gids = true;
+    }
     if (!json_is_array(a)) spec_error(I, kinds[q], " must be a list");
     size_t i;
     json_t *e;
     json_array_foreach(a, i, e) {
-      int64_t c = spec_col(I, t, f, ids, e, kinds[q]);
+      int64_t c = spec_col(I, t, f, gids, e, kinds[q]);
       TxCol *x = &t->cols[c];
       switch (q) {
       case 0: case 1:
@@ -576,4 +583,284 @@ Value bi_transformcolmap(Interp *I, Args *a) {
   mls_undefer(I, &t);
   tx_free(&t);
   return val_mat(m);
+}
+
+/* ---- transformmeta: a meta frame from SystemML's directory of metadata files ----
+** DIR/column.names holds the column names, split by sep; for a column NAME,
+** DIR/Recode/NAME.map holds "value",code,count lines (and NAME.ndistinct their number),
+** DIR/Bin/NAME.bin the line colid,min,max,binwidth,numbins, and DIR/Impute/NAME.impute the
+** line colid,value. Every file is read whole (at most TM_MAX bytes) and checked line by line:
+** a bad one is an error naming the file and line, never a crash. */
+
+#define TM_MAX ((size_t)1 << 28)
+
+typedef struct TmFile { char *text; size_t len; const char *path; } TmFile;
+
+/* Reads path whole into f (scratch memory, NUL-terminated, a trailing "\n" or "\r\n" per line
+** kept); false when there is no such file. */
+static bool tm_slurp(Interp *I, const char *path, TmFile *f) {
+  struct stat st;
+  f->text = NULL;
+  f->len = 0;
+  f->path = path;
+  if (stat(path, &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return false;
+    bi_error(I, "cannot read '%s': %s", path, strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) bi_error(I, "cannot read '%s': it is a directory", path);
+  FILE *fp = fopen(path, "rb");
+  if (!fp) bi_error(I, "cannot read '%s': %s", path, strerror(errno));
+  size_t cap = S_ISREG(st.st_mode) && (uint64_t)st.st_size < TM_MAX ? (size_t)st.st_size + 1 : 4096;
+  char *buf = mem_try_alloc(cap);
+  size_t n = 0;
+  bool big = false;
+  while (buf) {
+    if (n + 1 >= cap) {
+      if (cap >= TM_MAX) { big = true; break; }
+      char *p = mem_try_realloc(buf, cap * 2);
+      if (!p) { mem_free(buf); buf = NULL; break; }
+      buf = p;
+      cap *= 2;
+    }
+    size_t m = fread(buf + n, 1, cap - 1 - n, fp);
+    n += m;
+    if (m == 0) break;
+  }
+  bool bad = buf && ferror(fp);
+  fclose(fp);
+  if (!buf) mem_oom(cap);
+  if (big || bad) {
+    mem_free(buf);
+    if (big) bi_error(I, "'%s' is larger than %zu MiB", path, TM_MAX >> 20);
+    bi_error(I, "cannot read '%s'", path);
+  }
+  f->text = bi_scratch(I, n + 1);
+  memcpy(f->text, buf, n);
+  f->text[n] = 0;
+  f->len = n;
+  mem_free(buf);
+  if (strlen(f->text) != n) bi_error(I, "'%s' holds a NUL byte", path);
+  return true;
+}
+
+static void tm_drop(Interp *I, TmFile *f) { if (f->text) bi_scratch_free(I, f->text); f->text = NULL; }
+
+/* The next line of f from *pos (its "\n" and a "\r" before it cut off, in place), or NULL at
+** the end; *lineno counts lines. */
+static char *tm_line(TmFile *f, size_t *pos, int64_t *lineno) {
+  if (*pos >= f->len) return NULL;
+  char *s = f->text + *pos, *e = strchr(s, '\n');
+  size_t n = e ? (size_t)(e - s) : strlen(s);
+  *pos += n + (e != NULL);
+  if (n && s[n - 1] == '\r') n--;
+  s[n] = 0;
+  ++*lineno;
+  return s;
+}
+
+/* s without blanks at its ends (Java's trim), in place. */
+static char *tm_trim(char *s) {
+  while (*s && (unsigned char)*s <= ' ') s++;
+  size_t n = strlen(s);
+  while (n && (unsigned char)s[n - 1] <= ' ') s[--n] = 0;
+  return s;
+}
+
+/* A whole number in [lo, hi] from all of s (blanks around allowed), else -1. */
+static int64_t tm_int(const char *s, int64_t lo, int64_t hi) {
+  char *end;
+  errno = 0;
+  while (*s == ' ' || *s == '\t') s++;
+  if (!(*s >= '0' && *s <= '9') && *s != '+' && *s != '-') return -1;
+  long long v = strtoll(s, &end, 10);
+  while (*end == ' ' || *end == '\t') end++;
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
+  return (int64_t)v;
+}
+
+/* A finite number from all of s, else false. */
+static bool tm_num(const char *s, double *x) {
+  char *end;
+  *x = strtod(s, &end);
+  while (*end == ' ' || *end == '\t') end++;
+  return end != s && !*end && isfinite(*x);
+}
+
+/* Reads DIR/Recode/NAME.map (and .ndistinct): its number of entries, or -1 when absent. With m,
+** writes the entries "value·code" into column c of m, in the file's order. */
+static int64_t tm_recode(Interp *I, const char *dir, const char *name, FrameBlock *m, int64_t c, Span sp) {
+  size_t plen = strlen(dir) + strlen(name) + 32;
+  char *path = bi_scratch(I, plen);
+  snprintf(path, plen, "%s/Recode/%s.map", dir, name);
+  TmFile f;
+  if (!tm_slurp(I, path, &f)) { bi_scratch_free(I, path); return -1; }
+  size_t pos = 0;
+  int64_t ln = 0, n = 0;
+  for (const char *s = f.text; *s;) {          /* the entries: the lines that are not empty */
+    const char *e = strchr(s, '\n');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    n += len > 1 || (len == 1 && s[0] != '\r');
+    s += len + (e != NULL);
+  }
+  uint8_t *seen = bi_scratch(I, (size_t)(n ? n : 1));
+  memset(seen, 0, (size_t)(n ? n : 1));
+  int64_t k = 0;
+  ln = 0;
+  for (char *s; (s = tm_line(&f, &pos, &ln));) {
+    if (!*s) continue;
+    char *q = strrchr(s, '"');
+    if (s[0] != '"' || q == s || q[1] != ',')
+      bi_error(I, "%s:%lld: expected \"value\",code,count, got '%.60s'", path, (long long)ln, s);
+    char *code = q + 2, *comma = strchr(code, ',');
+    if (comma) *comma = 0;
+    int64_t v = tm_int(code, 1, n);
+    if (v < 0)
+      bi_error(I, "%s:%lld: code '%.30s' is not a whole number from 1 to %lld (the number of entries)", path, (long long)ln, code, (long long)n);
+    if (seen[v - 1]) bi_error(I, "%s:%lld: code %lld is given twice", path, (long long)ln, (long long)v);
+    seen[v - 1] = 1;
+    if (m) {
+      *q = 0;
+      size_t el = strlen(s + 1) + 32;
+      char *e = bi_scratch(I, el);
+      snprintf(e, el, "%s" SEP "%lld", s + 1, (long long)v);
+      frame_set_text(I, m, k, c, e, sp);
+      bi_scratch_free(I, e);
+    }
+    k++;
+  }
+  bi_scratch_free(I, seen);
+  tm_drop(I, &f);
+  snprintf(path, plen, "%s/Recode/%s.ndistinct", dir, name);
+  if (tm_slurp(I, path, &f)) {
+    int64_t d = tm_int(tm_trim(f.text), 0, INT64_MAX);
+    if (d < 0) bi_error(I, "%s:1: expected the number of distinct values, got '%.30s'", path, tm_trim(f.text));
+    if (d != n) bi_error(I, "%s says %lld distinct values, %s.map has %lld entries", path, (long long)d, name, (long long)n);
+    tm_drop(I, &f);
+  }
+  bi_scratch_free(I, path);
+  return n;
+}
+
+/* Reads DIR/Bin/NAME.bin: its number of bins, or -1 when absent. With m, writes the bins
+** "lo·hi" (lo = min + i * binwidth, hi = lo + binwidth) into column c of m. */
+static int64_t tm_bin(Interp *I, const char *dir, const char *name, FrameBlock *m, int64_t c, Span sp) {
+  size_t plen = strlen(dir) + strlen(name) + 32;
+  char *path = bi_scratch(I, plen);
+  snprintf(path, plen, "%s/Bin/%s.bin", dir, name);
+  TmFile f;
+  if (!tm_slurp(I, path, &f)) { bi_scratch_free(I, path); return -1; }
+  char *s = tm_trim(f.text), *fld[6];
+  int nf = 0;
+  for (char *p = s; nf < 6;) {
+    fld[nf++] = p;
+    char *e = strchr(p, ',');
+    if (!e) break;
+    *e = 0;
+    p = e + 1;
+  }
+  double x[5];
+  bool ok = nf == 5 && !strchr(fld[4], '\n');
+  for (int i = 0; ok && i < 4; i++) ok = tm_num(fld[i], &x[i]);
+  int64_t nb = ok ? tm_int(fld[4], 1, 1000000) : -1;
+  if (!ok || nb < 0 || x[3] < 0)
+    bi_error(I, "%s:1: expected colid,min,max,binwidth,numbins (numbers, binwidth >= 0, numbins a whole number from 1 to 1e6)", path);
+  for (int64_t i = 0; m && i < nb; i++) {
+    char a[48], b[48], e[100];
+    fmt_num(a, sizeof a, x[1] + (double)i * x[3], 15);
+    fmt_num(b, sizeof b, x[1] + (double)(i + 1) * x[3], 15);
+    snprintf(e, sizeof e, "%s" SEP "%s", a, b);
+    frame_set_text(I, m, i, c, e, sp);
+  }
+  tm_drop(I, &f);
+  bi_scratch_free(I, path);
+  return nb;
+}
+
+/* Reads DIR/Impute/NAME.impute into column c's imputed value (m non-NULL), checking it. */
+static void tm_impute(Interp *I, const char *dir, const char *name, FrameBlock *m, int64_t c, Span sp) {
+  size_t plen = strlen(dir) + strlen(name) + 32;
+  char *path = bi_scratch(I, plen);
+  snprintf(path, plen, "%s/Impute/%s.impute", dir, name);
+  TmFile f;
+  if (tm_slurp(I, path, &f)) {
+    size_t pos = 0;
+    int64_t ln = 0;
+    char *s = tm_line(&f, &pos, &ln), *comma = s ? strchr(s, ',') : NULL;
+    if (!comma) bi_error(I, "%s:1: expected colid,value", path);
+    char *v = comma + 1, *e = strchr(v, ',');
+    if (e) *e = 0;                               /* SystemDS takes the second field */
+    if (m) frame_set_mv(I, m, c, v, sp);
+    tm_drop(I, &f);
+  }
+  bi_scratch_free(I, path);
+}
+
+/* transformmeta(spec=, transformPath=, sep=","): the meta frame of the files in transformPath. */
+Value bi_transformmeta(Interp *I, Args *a) {
+  const char *spec = spec_of(I, a, 0);
+  if (!bi_given(a, 1)) bi_argerror(I, 2, "transformPath= is required (the directory of the metadata files)");
+  const char *dir = bi_str(I, a, 1);
+  const char *sep = bi_given(a, 2) ? bi_str(I, a, 2) : ",";
+  if (!*sep) bi_argerror(I, 3, "sep must not be empty");
+  size_t plen = strlen(dir) + 32;
+  char *path = bi_scratch(I, plen);
+  snprintf(path, plen, "%s/column.names", dir);
+  TmFile f;
+  if (!tm_slurp(I, path, &f)) bi_error(I, "cannot read '%s': no such file", path);
+  char *s = tm_trim(f.text);
+  if (!*s) bi_error(I, "%s is empty (it lists the column names)", path);
+  int64_t ncol = 1;
+  for (char *p = strstr(s, sep); p; p = strstr(p + strlen(sep), sep)) ncol++;
+  int mark = I->ntmp;
+  FrameBlock *nm = frame_held(I, 0, ncol, NULL, a->span);
+  char *p = s;
+  for (int64_t c = 0; c < ncol; c++) {
+    char *e = strstr(p, sep);
+    if (e) *e = 0;
+    if (!*p) bi_error(I, "%s: column %lld has no name", path, (long long)c + 1);
+    if (strchr(p, '\n')) bi_error(I, "%s: the names must be on one line", path);
+    for (int64_t d = 0; d < c; d++)
+      if (!strcmp(nm->cols[d].name, p)) bi_error(I, "%s: column name '%.60s' is given twice", path, p);
+    frame_set_name(I, nm, c, p, a->span);
+    p = e ? e + strlen(sep) : p;
+  }
+  tm_drop(I, &f);
+  Tx t;
+  memset(&t, 0, sizeof t);
+  mls_defer(I, tx_free, &t);
+  spec_parse(I, &t, spec, nm, ncol);
+  /* pass 1: check every file and find the longest map; pass 2: fill the frame */
+  int64_t rows = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    FrameBlock *m = NULL;
+    if (pass) {
+      m = frame_held(I, rows, ncol, NULL, a->span);
+      for (int64_t c = 0; c < ncol; c++) frame_set_name(I, m, c, nm->cols[c].name, a->span);
+    }
+    for (int64_t c = 0; c < ncol; c++) {
+      const char *name = nm->cols[c].name;
+      const TxCol *x = &t.cols[c];
+      bool rc = x->kind == TX_RECODE || (x->kind == TX_PASS && x->dummy), bn = x->kind == TX_BIN;
+      bool files = !strchr(name, '/');
+      int64_t n = files ? tm_recode(I, dir, name, rc ? m : NULL, c, a->span) : -1;
+      if (rc && n < 0)
+        bi_error(I, "no recode map %s/Recode/%s.map for column '%s' (id %lld), which the spec %s", dir, name, name, (long long)c + 1, x->dummy ? "dummycodes" : "recodes");
+      if (n > rows) rows = n;
+      n = files ? tm_bin(I, dir, name, bn ? m : NULL, c, a->span) : -1;
+      if (bn && n < 0)
+        bi_error(I, "no bin file %s/Bin/%s.bin for column '%s' (id %lld), which the spec bins", dir, name, name, (long long)c + 1);
+      if (n > rows) rows = n;
+      if (files) tm_impute(I, dir, name, m, c, a->span);
+    }
+    if (pass) {
+      Value v = val_frame(m);
+      val_retain(v);
+      tmp_release_to(I, mark);
+      mls_undefer(I, &t);
+      tx_free(&t);
+      bi_scratch_free(I, path);
+      return v;
+    }
+  }
+  return val_null();
 }

@@ -201,11 +201,11 @@ err_case "outlierBySd: max_iterations has no default" 'Y = outlierBySd([1; 2])' 
 err_case "cvlm: one fold" 'P = cvlm([1; 2; 3], [1; 2; 3], 1)' \
   "STDLIB/builtin/cvlm.mls:16:5: error: cvlm: k must be between 2 and nrow(X) = 3, got 1
   in cvlm() at -e:1:5"
-err_case "knn: feature selection is not written" 'N = knn([1; 2], [1], [1; 2], select_feature = 1, k_value = 1)' \
-  "STDLIB/builtin/knn.mls:41:5: error: knn: select_feature (SystemDS's feature selection) is not supported
+err_case "knn: a START_SELECTED of the wrong width" 'N = knn([1; 2], [1], [1; 2], select_feature = 1, k_value = 1, START_SELECTED = [1, 1])' \
+  "STDLIB/builtin/knn.mls:84:7: error: knn: START_SELECTED must be 1x1 of 0 and 1, got 1x2
   in knn() at -e:1:5"
 err_case "knn: k selection with k_min >= k_max" 'N = knn([1; 2; 3; 4], [1], [1; 2; 1; 2], select_k = 1, k_min = 3, k_max = 3)' \
-  "STDLIB/builtin/knn.mls:57:7: error: k_min >= k_max
+  "STDLIB/builtin/knn.mls:66:7: error: k_min >= k_max
   in knn() at -e:1:5"
 err_case "lasso: y of the wrong length" 'w = lasso([1; 2], [1])' \
   "STDLIB/builtin/lasso.mls:20:5: error: lasso: y must be a column with one row per row of X (X is 2x1, y is 1x1)

@@ -14,6 +14,9 @@
 **                         and without a header and a schema, read.csv, printed, written back
 **   spec                  the bytes as a transform spec (JSON) of transformencode, apply, decode
 **                         and colmap on a small frame
+**   tfmeta                the bytes, cut at NUL bytes, as the files transformmeta reads (docs/frames.md):
+**                         Recode/a.map, Recode/a.ndistinct, Bin/b.bin, Impute/c.impute and
+**                         column.names (default "a,b,c"); the meta frame printed and applied
 */
 #include <stdarg.h>
 #include "fuzz.h"
@@ -115,6 +118,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Source *src = source_new("fuzz.mls", prog, strlen(prog));
     fuzz_run(I, src);
     source_release(src);
+  } else if (!strcmp(f, "tfmeta")) {
+    static const char *const names[] = { "m/Recode/a.map", "m/Recode/a.ndistinct", "m/Bin/b.bin", "m/Impute/c.impute", "m/column.names" };
+    static const uint8_t dflt[] = "a,b,c";
+    char sub[128];
+    snprintf(sub, sizeof sub, "rm -rf '%s/m' && mkdir -p '%s/m/Recode' '%s/m/Bin' '%s/m/Impute'", dir, dir, dir, dir);
+    if (system(sub) != 0) abort();
+    size_t beg = 0;
+    int k = 0;
+    for (size_t i = 0; i <= size && k < 5; i++)
+      if (i == size || data[i] == 0) { put(names[k++], data + beg, i - beg); beg = i + 1; }
+    if (k < 5) put(names[4], dflt, sizeof dflt - 1);
+    run("S = \"{\\\"recode\\\": [\\\"a\\\"], \\\"bin\\\": [{\\\"name\\\": \\\"b\\\"}], \\\"impute\\\": [{\\\"name\\\": \\\"c\\\", "
+        "\\\"method\\\": \\\"global_mode\\\"}]}\"; M = transformmeta(spec=S, transformPath=\"%s/m\"); print(M); "
+        "F = frame(list(\"x\", 1.5, \"\", \"y\", 20, \"z\"), rows=2, cols=3, colnames=list(\"a\", \"b\", \"c\")); "
+        "print(transformapply(target=F, spec=S, meta=M))");
   } else if (!strcmp(f, "gz")) {
     /* (the order of make_corpus.py's FORMATS, whose seeds start with these bytes; libsvm last) */
     static const char *const fmts[] = { "csv", "text", "mm", "npy", "idx", "libsvm" };

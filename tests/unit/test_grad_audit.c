@@ -318,6 +318,7 @@ static const Audit audits[] = {
   { "transformcolmap", NONUM, NULL, "takes a spec and frames" },
   { "transformdecode", ZERO, "transformdecode(target=X, spec=\"{}\", meta=frame(0, rows=0, cols=3))", "a frame of codes: not differentiable" },
   { "transformencode", NONUM, NULL, "takes a frame and a spec" },
+  { "transformmeta", NONUM, NULL, "takes a spec and a directory of files" },
   { "tryCatch", NONUM, NULL, "takes unevaluated expressions; its value is differentiated as written" },
   { "typeof", ZERO, "typeof(X)", "a type query" },
   { "unique", ERROR, "unique(X)", NULL },
