@@ -123,8 +123,8 @@ expr(A) ::= expr(L) MINUS expr(R).           { A = ast_binary(P, AST_BINARY, OP_
 expr(A) ::= expr(L) STAR expr(R).            { A = ast_binary(P, AST_BINARY, OP_MUL, L, R); }
 expr(A) ::= expr(L) SLASH expr(R).           { A = ast_binary(P, AST_BINARY, OP_DIV, L, R); }
 expr(A) ::= expr(L) MATMUL expr(R).          { A = ast_binary(P, AST_BINARY, OP_MATMUL, L, R); }
-expr(A) ::= expr(L) MOD expr(R).             { A = ast_binary(P, AST_BINARY, OP_MOD, L, R); }
-expr(A) ::= expr(L) INTDIV expr(R).          { A = ast_binary(P, AST_BINARY, OP_INTDIV, L, R); }
+expr(A) ::= expr(L) MOD expr(R).             { A = ast_binary(P, AST_BINARY, P->dml ? OP_MODDML : OP_MOD, L, R); }
+expr(A) ::= expr(L) INTDIV expr(R).          { A = ast_binary(P, AST_BINARY, P->dml ? OP_INTDIVDML : OP_INTDIV, L, R); }
 expr(A) ::= expr(L) COLON expr(R).           { A = ast_binary(P, AST_BINARY, OP_RANGE, L, R); }
 expr(A) ::= MINUS(T) expr(E). [UMINUS]       { A = ast_unary(P, T, OP_NEG, E); }
 expr(A) ::= PLUS(T) expr(E). [UMINUS]        { A = ast_unary(P, T, OP_NONE, E); }

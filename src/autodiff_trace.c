@@ -156,7 +156,7 @@ static void op_text(const Ctx *c, int i, bool numeric, char *buf, size_t n) {
   buf[0] = '\0';
   if (numeric && identity_op(op)) return;
   switch (op) {
-  case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD: case OP_MULZ:
+  case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_MOD: case OP_MODDML: case OP_MULZ:
   case OP_MATMUL:
     ref(c, i, 0, numeric, true, a, sizeof a);
     ref(c, i, 1, numeric, true, b, sizeof b);

@@ -244,6 +244,9 @@ def main():
         print("systemds_pairs.py: no src/test/scripts/functions under %s" % root, file=sys.stderr); return 2
     if not shutil.which("Rscript"):
         print("systemds_pairs.py: Rscript is not installed (apt-get install r-base-core r-cran-matrix)", file=sys.stderr); return 2
+    # a builtin MLS lacks resolves from the checkout's scripts/builtin, as SystemDS resolves its
+    # own (docs/dml.md --dml-builtins; lmpredict calls glmPredict)
+    os.environ.setdefault("MLS_DML_BUILTINS", os.path.join(root, "scripts/builtin"))
     pairs = []
     for d, _, files in os.walk(fdir):
         for f in files:

@@ -21,6 +21,21 @@ SC_FN double sc_mod(double x, double y) {     /* R's %%: the sign of the divisor
   if (r != 0 && ((r < 0) != (y < 0))) r += y;
   return r;
 }
+/* SystemDS's %/% (IntegerDivide): x / y, NaN and +-Inf as they are, else truncated toward 0
+** after 2^-53 is added to its magnitude (UtilFunctions.toLong; Java's long cast saturates at
+** +-2^63). Its %% (Modulus): NaN for y = 0, else x - (x %/% y) * y, so the result has the sign
+** of the dividend and 5 %% Inf is NaN (0 * Inf). docs/dml.md, "Where DML and R differ". */
+SC_FN double sc_intdiv_dml(double x, double y) {
+  double r = x / y;
+  if (r != r || isinf(r)) return r;
+  double t = floor(fabs(r) + 1.1102230246251565e-16);
+  if (t >= 9223372036854775808.0) t = 9223372036854775808.0;
+  return (r < 0 ? -t : t) + 0.0;              /* (+ 0.0: a long has no -0) */
+}
+SC_FN double sc_mod_dml(double x, double y) {
+  if (y == 0) return NAN;
+  return x - sc_intdiv_dml(x, y) * y;
+}
 SC_FN double sc_max(double x, double y) { return isnan(x) || isnan(y) ? NAN : x > y ? x : y; }
 SC_FN double sc_min(double x, double y) { return isnan(x) || isnan(y) ? NAN : x < y ? x : y; }
 SC_FN double sc_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
