@@ -61,7 +61,8 @@ static const char doc_arith[] =
   "Elementwise arithmetic with broadcasting (LANGUAGE.md §5): a matrix with a number, a row\n"
   "vector or a column vector of matching length. ^ is right-associative and binds tighter\n"
   "than unary minus (-2^2 is -4). %% is the remainder with the divisor's sign, %/% the\n"
-  "floored quotient (as R). + with a string operand concatenates (\"loss \" + 0.5), as DML.";
+  "floored quotient (as R); in code of a .dml file both follow SystemDS (the dividend's sign:\n"
+  "-7 %% 3 is -1, -7 %/% 3 is -2). + with a string operand concatenates (\"loss \" + 0.5), as DML.";
 static const char doc_matmul[] =
   "A %*% B\n\n"
   "The matrix product (OpenBLAS's dgemm): A is n x k and B is k x m, giving n x m; other\n"
