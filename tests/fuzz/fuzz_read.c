@@ -18,7 +18,9 @@
 **                         Recode/a.map, Recode/a.ndistinct, Bin/b.bin, Impute/c.impute and
 **                         column.names (default "a,b,c"); the meta frame printed and applied
 */
+#include <errno.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include "fuzz.h"
 
 #define STR2(x) #x
@@ -121,9 +123,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else if (!strcmp(f, "tfmeta")) {
     static const char *const names[] = { "m/Recode/a.map", "m/Recode/a.ndistinct", "m/Bin/b.bin", "m/Impute/c.impute", "m/column.names" };
     static const uint8_t dflt[] = "a,b,c";
-    char sub[128];
-    snprintf(sub, sizeof sub, "rm -rf '%s/m' && mkdir -p '%s/m/Recode' '%s/m/Bin' '%s/m/Impute'", dir, dir, dir, dir);
-    if (system(sub) != 0) abort();
+    /* the directories once, each file written anew below (no shell: a command line of four
+    ** paths outgrew a fixed buffer, and a fork per input is slow) */
+    static const char *const subs[] = { "m", "m/Recode", "m/Bin", "m/Impute" };
+    for (int i = 0; i < 4; i++) {
+      char path[128];
+      snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
+      if (mkdir(path, 0700) != 0 && errno != EEXIST) abort();
+    }
+    for (int i = 0; i < 5; i++) {               /* no file of the input before */
+      char path[128];
+      snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+      if (unlink(path) != 0 && errno != ENOENT) abort();
+    }
     size_t beg = 0;
     int k = 0;
     for (size_t i = 0; i <= size && k < 5; i++)
