@@ -92,6 +92,20 @@ static Value body_value(const LoopTrace *lt, Value v) {
   return p;
 }
 
+/* The place of box v (the same tape node) in the list (*a)[0..*n), appended (retained) when it is
+** not there yet. */
+static int32_t box_index(Value **a, int32_t *n, int32_t *cap, Value v) {
+  for (int32_t k = 0; k < *n; k++)
+    if ((*a)[k].u.box->tape == v.u.box->tape && (*a)[k].u.box->node == v.u.box->node) return k;
+  if (*n == *cap) {
+    *cap = *cap ? 2 * *cap : 8;
+    *a = mem_realloc(*a, (size_t)*cap * sizeof(Value));
+  }
+  val_retain(v);
+  (*a)[*n] = v;
+  return (*n)++;
+}
+
 bool loop_grad_value(Interp *I, Graph *g, Value v, Value *inner) {
   (void)I;
   v = ad_finished(v);
@@ -102,17 +116,7 @@ bool loop_grad_value(Interp *I, Graph *g, Value v, Value *inner) {
     if (!gt) continue;
     if (lt->gt != gt && (lt->gt || lt->effects)) return false;   /* (another grad; an effect ran) */
     lt->gt = gt;
-    int k = 0;
-    for (; k < lt->ngv; k++)
-      if (lt->gv[k].u.box->tape == v.u.box->tape && lt->gv[k].u.box->node == v.u.box->node) break;
-    if (k == lt->ngv) {
-      if (lt->ngv == lt->gcap) {
-        lt->gcap = lt->gcap ? 2 * lt->gcap : 8;
-        lt->gv = mem_realloc(lt->gv, (size_t)lt->gcap * sizeof(Value));
-      }
-      val_retain(v);
-      lt->gv[lt->ngv++] = v;
-    }
+    box_index(&lt->gv, &lt->ngv, &lt->gcap, v);
     *inner = ad_finished(v.u.box->v);
     return true;
   }
@@ -300,17 +304,7 @@ int32_t loop_outer_param(Interp *I, Graph *g, Value v) {
     graph_node_shape(nd, tv);
     return id;
   }
-  int k = 0;
-  for (; k < lt->nov; k++)
-    if (lt->ov[k].u.box->tape == v.u.box->tape && lt->ov[k].u.box->node == v.u.box->node) break;
-  if (k == lt->nov) {
-    if (lt->nov == lt->cap) {
-      lt->cap = lt->cap ? 2 * lt->cap : 8;
-      lt->ov = mem_realloc(lt->ov, (size_t)lt->cap * sizeof(Value));
-    }
-    val_retain(v);
-    lt->ov[lt->nov++] = v;
-  }
+  int32_t k = box_index(&lt->ov, &lt->nov, &lt->cap, v);
   for (int32_t i = 0; i < g->n; i++)
     if (g->nodes[i].kind == GN_PARAM && g->nodes[i].param == lt->base + k) return i;
   int32_t id = graph_add(g, GN_PARAM, (Span){ 0, 0 }, NULL);
