@@ -95,10 +95,16 @@ def control_request(km, kc, msg_type, content):
     return r
 
 
-km = KernelManager(kernel_name="mls")
-km.start_kernel()
-kc = km.client()
-kc.start_channels()
+def started_kernel():
+    """A kernel of ours started by a KernelManager, and its client with channels open."""
+    km = KernelManager(kernel_name="mls")
+    km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    return km, kc
+
+
+km, kc = started_kernel()
 try:
     kc.wait_for_ready(timeout=max(30, T))
 
@@ -366,10 +372,7 @@ finally:
 def ends_kernel(code, status, what):
     """Runs code in a fresh kernel: the reply asks the front end to exit (IPython's ask_exit
     payload) and the kernel process ends with status."""
-    km = KernelManager(kernel_name="mls")
-    km.start_kernel()
-    kc = km.client()
-    kc.start_channels()
+    km, kc = started_kernel()
     try:
         kc.wait_for_ready(timeout=max(30, T))
         r = kc.execute(code, reply=True, timeout=T)["content"]
