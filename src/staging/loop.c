@@ -830,6 +830,23 @@ static void ckpt_release(AdCustom *c) {      /* what the backward pass needed */
   loop_free(lp);
 }
 
+/* The header of a custom tape node standing for a run of loop lp (autodiff.h AdCustom): its
+** entries, its inputs the carried values then the outer ones (in[] zeroed: the caller fills
+** it), its outputs the carried values (their adjoints gout[] all VT_NULL so far). */
+static void loop_custom(AdCustom *c, const Loop *lp, void (*backward)(Interp *, AdCustom *, Value **),
+                        void (*release)(AdCustom *), void (*free_fn)(AdCustom *)) {
+  int n = lp->ncarry, ni = n + lp->nouter;
+  c->backward = backward;
+  c->release = release;
+  c->free_fn = free_fn;
+  c->nin = ni;
+  c->nout = n;
+  c->is_while = lp->is_while;
+  c->in = mem_calloc((size_t)(ni > 0 ? ni : 1), sizeof(int32_t));
+  c->gout = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(Value));
+  for (int k = 0; k < n; k++) c->gout[k] = val_null();
+}
+
 static void ckpt_free(AdCustom *c) {
   mem_free((void *)c->names);
   mem_free(c);
@@ -1006,15 +1023,7 @@ static bool run_ckpt(Interp *I, const Loop *lp, Tape *T, Value *leaves, int64_t 
   int n = lp->ncarry, no = lp->nouter, nl = n + 1 + no;
   if (n + no > LOOP_MAX_CARRY + 64) return false;
   Ckpt *ck = mem_calloc(1, sizeof *ck);
-  ck->c.free_fn = ckpt_free;
-  ck->c.release = ckpt_release;
-  ck->c.backward = ckpt_backward;
-  ck->c.nin = n + no;
-  ck->c.nout = n;
-  ck->c.is_while = lp->is_while;
-  ck->c.in = mem_calloc((size_t)(n + no > 0 ? n + no : 1), sizeof(int32_t));
-  ck->c.gout = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(Value));
-  for (int k = 0; k < n; k++) ck->c.gout[k] = val_null();
+  loop_custom(&ck->c, lp, ckpt_backward, ckpt_release, ckpt_free);
   ck->lp = (Loop *)lp;
   ck->lp->refs++;
   ck->n = n;
@@ -1116,15 +1125,8 @@ static List *rev_compute(Interp *I, const Loop *lp, const int32_t *gid, const Va
   *stale = false;
   List *res = list_held_nulls(I, ni);
   Ckpt *ck = mem_calloc(1, sizeof *ck);
-  ck->c.free_fn = ckpt_free;
-  ck->c.release = ckpt_release;
-  ck->c.backward = ckpt_backward;
-  ck->c.nin = ni;
-  ck->c.nout = n;
-  ck->c.is_while = lp->is_while;
-  ck->c.in = mem_calloc((size_t)(ni > 0 ? ni : 1), sizeof(int32_t));
+  loop_custom(&ck->c, lp, ckpt_backward, ckpt_release, ckpt_free);
   memcpy(ck->c.in, gid, (size_t)ni * sizeof(int32_t));
-  ck->c.gout = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(Value));
   for (int k = 0; k < n; k++) { ck->c.gout[k] = a[ni + k]; val_retain(a[ni + k]); }
   ck->lp = (Loop *)lp;
   ck->lp->refs++;
@@ -1331,15 +1333,7 @@ static void rev_record(Interp *I, LoopStage *L, Loop *lp) {
   Tape *G = L->lt.gt;
   int n = lp->ncarry, no = lp->nouter, ni = n + no;
   RevCk *rc = mem_calloc(1, sizeof *rc);
-  rc->c.free_fn = rev_free;
-  rc->c.release = rev_release;
-  rc->c.backward = rev_backward;
-  rc->c.nin = ni;
-  rc->c.nout = n;
-  rc->c.is_while = lp->is_while;
-  rc->c.in = mem_calloc((size_t)(ni > 0 ? ni : 1), sizeof(int32_t));
-  rc->c.gout = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(Value));
-  for (int k = 0; k < n; k++) rc->c.gout[k] = val_null();
+  loop_custom(&rc->c, lp, rev_backward, rev_release, rev_free);
   rc->c.names = mem_calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
   for (int k = 0; k < n; k++) rc->c.names[k] = lp->names[k] ? lp->names[k]->name : "?";
   rc->lp = lp;
