@@ -156,7 +156,7 @@ $(BUILD)/nvrtc_check: tests/gpu/nvrtc_check.c src/backend/cuda/nvrtc_headers.h s
 
 $(CUDA_PLUGIN): $(CUDA_OBJS)
 	$(say) LINK $@
-	$(Q)$(NVCC) -shared -o $@ $^ -lcublas -lcusolver -lnvrtc -lcudart -Xlinker -rpath=$(CUDA_HOME)/lib64 -Xlinker -z -Xlinker defs
+	$(Q)$(NVCC) -shared -o $@ $^ -lcublas -lcusolver -lcusparse -lnvrtc -lcudart -Xlinker -rpath=$(CUDA_HOME)/lib64 -Xlinker -z -Xlinker defs
 endif
 
 # (a plugin left out is removed, so that a stale one is not loaded; the binary exports what the

@@ -123,6 +123,8 @@ Tensor *tensor_new_on(Interp *I, const Backend *be, int64_t rows, int64_t cols) 
   st->sparse = false;
   st->csr = NULL;
   st->csr_bytes = 0;
+  st->csr_dev = NULL;
+  st->csr_dev_be = NULL;
   st->dev = be->host_access != NULL;
   st->be = be;
   if (!st->embedded) be_hold(be);            /* its free goes back to be (be_drop in storage_free_data);
@@ -355,8 +357,18 @@ Tensor *tensor_contiguous(Interp *I, Tensor *t) {
   return tensor_clone(I, t);
 }
 
+void tensor_csr_dev_free(Storage *st) {
+  if (!st->csr_dev) return;
+  const Backend *be = st->csr_dev_be;
+  be->spmm_free(be, st->csr_dev);
+  st->csr_dev = NULL;
+  st->csr_dev_be = NULL;
+  be_drop(be);
+}
+
 /* The storage's last reference went: free the data (and, if embedded, the whole block). */
 static void csr_free(Storage *st) {
+  tensor_csr_dev_free(st);
   SpCsr *c = st->csr;
   mem_free(c->rowptr);
   mem_free(c->col);
@@ -544,6 +556,7 @@ void tensor_sparse_reserve(Interp *I, Tensor *t, int64_t cap) {
   Storage *st = t->st;
   SpCsr *c = st->csr;
   if (cap <= c->cap) return;
+  tensor_csr_dev_free(st);                   /* (the arrays move: a device copy is stale) */
   size_t nb = csr_bytes(c->rows, cap);
   if ((uint64_t)cap > (uint64_t)INT64_MAX / 16 || mem_over_limit(nb - st->csr_bytes)) sparse_oom(I, c->rows, c->cols, cap);
   int32_t *col = mem_try_alloc((size_t)cap * sizeof *col);

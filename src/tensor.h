@@ -38,6 +38,10 @@ typedef struct Storage {
   size_t nbytes;                  /* of data; a sparse storage's arrays are counted in csr_bytes */
   SpCsr *csr;                     /* sparse: the matrix; else NULL */
   size_t csr_bytes;
+  void *csr_dev;                  /* sparse: a device's copy of csr (Backend spmm, made on a product
+                                  ** with a matrix of that device), or NULL; freed with csr, or when
+                                  ** csr changes (tensor_sparse_reserve) */
+  const struct Backend *csr_dev_be;   /* the instance that made csr_dev (held while it lives) */
 } Storage;
 
 /* R's names of a vector's elements (docs/language.md §16, "Named elements"): one string per
@@ -182,6 +186,8 @@ static inline bool tensor_is_sparse(const Tensor *t) {
          (t->stride[1] == 1 || t->shape[1] <= 1) && (t->stride[0] == t->shape[1] || t->shape[0] <= 1);
 }
 static inline SpCsr *tensor_csr(const Tensor *t) { return t->st->csr; }
+/* Gives back st's device copy of its CSR (csr_dev), if it has one, letting its instance go. */
+void tensor_csr_dev_free(Storage *st);
 /* Element (i, j) of t read without changing its form: a sparse matrix's by a binary search in
 ** its row (tensor_get1), else tensor_get's. */
 static inline double tensor_cell(const Tensor *t, int64_t i, int64_t j) {

@@ -62,6 +62,9 @@ typedef struct FusedProg {
   bool mm, mm_ta, mm_tb;
 } FusedProg;
 
+/* The forms of a product with a sparse operand S (Backend.spmm): S %*% B, t(S) %*% B, B %*% S. */
+enum { SPMM_SB, SPMM_TB, SPMM_BS };
+
 typedef struct Backend Backend;
 struct Backend {
   const char *name;
@@ -140,6 +143,17 @@ struct Backend {
   ** hi > lo or hi is NaN, else lo (min: the same with <), the host's formula bit for bit.
   ** Finished when it returns (MPI reads acc next). */
   int (*combine)(const Backend *be, int op, double *acc, const double *other, int64_t n, bool acc_lower);
+  /* ---- products with a sparse operand (docs/sparse.md "On the GPU"; optional: NULL, and such a
+  ** product runs on the CPU) ----
+  ** spmm: C = S %*% B (form SPMM_SB), t(S) %*% B (SPMM_TB) or B %*% S (SPMM_BS), S a CSR matrix
+  ** in host memory (tensor.h's SpCsr, borrowed, unchanged), B a dense matrix of this device with
+  ** unit column stride and rows stride[0] apart, C packed on this device with the product's
+  ** shape, overwritten. *dev is this device's copy of S (its arrays uploaded): NULL on the first
+  ** call, when spmm makes it and sets *dev (also when it then fails: NULL or a copy), and passed
+  ** back by later calls for the same, unchanged S, which then upload nothing. The caller owns
+  ** the copy: spmm_free gives it back (tensor.c, when S's storage is freed or changed). */
+  int (*spmm)(const Backend *be, void **dev, const SpCsr *s, int form, const Tensor *B, Tensor *C);
+  void (*spmm_free)(const Backend *be, void *dev);
   /* Frees the instance's state (ctx) when its last holder lets it go (be_drop; optional). */
   void (*destroy)(Backend *be);
   /* ---- the instance (not the interface): its state and its holders ---- */

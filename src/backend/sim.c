@@ -23,6 +23,7 @@
 #include <string.h>
 #include "backend/backend.h"
 #include "backend/sim.h"
+#include "backend/sparse.h"
 
 /* ---- capture: a recording of kernel calls, and the blocks it owns ---- */
 typedef enum RecKind { R_RUN, R_GEMM, R_FUSED, R_COPY2D, R_GATHER, R_SCATTER } RecKind;
@@ -320,6 +321,66 @@ static int sim_getrs(const Backend *be, const double *lu, int64_t n, const int32
   return LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)k, lu, (lapack_int)n, ipiv, b, (lapack_int)n) != 0;
 }
 
+/* ---- products with a sparse operand (backend.h spmm): cuSPARSE's contract, the CPU's CSR
+** kernels. The device copy of S is a copy of its arrays made here (counted: a loop over the
+** same S must copy once), and each call checks that the copy it is handed still equals S, so
+** that a caller keeping a stale copy (S changed or freed) fails the tests here. ---- */
+static void csr_copy_free(SpCsr *d) {
+  if (!d) return;
+  free(d->rowptr);
+  free(d->col);
+  free(d->val);
+  free(d);
+}
+
+static SpCsr *csr_copy(const SpCsr *s) {
+  SpCsr *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  *d = (SpCsr){ s->rows, s->cols, s->nnz, s->nnz, NULL, NULL, NULL };
+  d->rowptr = malloc((size_t)(s->rows + 1) * sizeof *d->rowptr);
+  d->col = malloc((size_t)(s->nnz > 0 ? s->nnz : 1) * sizeof *d->col);
+  d->val = malloc((size_t)(s->nnz > 0 ? s->nnz : 1) * sizeof *d->val);
+  if (!d->rowptr || !d->col || !d->val) { csr_copy_free(d); return NULL; }
+  memcpy(d->rowptr, s->rowptr, (size_t)(s->rows + 1) * sizeof *d->rowptr);
+  memcpy(d->col, s->col, (size_t)s->nnz * sizeof *d->col);
+  memcpy(d->val, s->val, (size_t)s->nnz * sizeof *d->val);
+  return d;
+}
+
+static bool csr_same(const SpCsr *d, const SpCsr *s) {
+  return d->rows == s->rows && d->cols == s->cols && d->nnz == s->nnz &&
+         !memcmp(d->rowptr, s->rowptr, (size_t)(s->rows + 1) * sizeof *d->rowptr) &&
+         !memcmp(d->col, s->col, (size_t)s->nnz * sizeof *d->col) && !memcmp(d->val, s->val, (size_t)s->nnz * sizeof *d->val);
+}
+
+static int sim_spmm(const Backend *be, void **devp, const SpCsr *s, int form, const Tensor *B, Tensor *C) {
+  SimDevice *dev = DEV(be);
+  if (dev->capturing) { cap_break(dev, "a sparse product (its matrix comes from the host)"); return 1; }
+  SpCsr *d = *devp;
+  if (!d) {
+    if (!(d = csr_copy(s))) return 1;
+    *devp = d;
+    dev->calls.spmm_upload++;
+  } else if (!csr_same(d, s)) {
+    return 1;                                  /* a stale copy: the caller's bug */
+  }
+  if (form < SPMM_SB || form > SPMM_BS) return 1;
+  dev->calls.spmm[form]++;
+  const double *b = at(B);
+  double *c = at(C);
+  int64_t ldb = B->stride[0];
+  switch (form) {
+  case SPMM_SB: spk_spmm(dev->cpu, d, b, ldb, C->shape[1], c); return 0;
+  case SPMM_TB: return spk_spmm_t(dev->cpu, d, b, ldb, C->shape[1], c) != 0;
+  default: spk_dsmm(dev->cpu, b, ldb, C->shape[0], d, c); return 0;
+  }
+}
+
+static void sim_spmm_free(const Backend *be, void *devp) {
+  DEV(be)->calls.spmm_free++;
+  csr_copy_free(devp);
+}
+
 /* Pinned host memory is host memory here (counted: the MPI tests check the staged path ran). */
 static double *sim_pinned_alloc(const Backend *be, size_t n) {
   DEV(be)->calls.pinned++;
@@ -401,6 +462,8 @@ const Backend be_sim = {
   /* .pinned_alloc = */ sim_pinned_alloc,
   /* .pinned_free = */ sim_pinned_free,
   /* .combine     = */ sim_combine,
+  /* .spmm        = */ sim_spmm,
+  /* .spmm_free   = */ sim_spmm_free,
   /* .destroy     = */ sim_destroy,
   /* .ctx         = */ NULL,   /* (the template: an instance's, be_new) */
   /* .refs        = */ 0,

@@ -8,7 +8,10 @@
 
 #include "backend/backend.h"
 
-typedef struct SimCalls { int copy2d, gather, scatter, getrf, getrs, download, capture, capture_broken, replay, pinned, combine; } SimCalls;
+typedef struct SimCalls {
+  int copy2d, gather, scatter, getrf, getrs, download, capture, capture_broken, replay, pinned, combine;
+  int spmm[3], spmm_upload, spmm_free;   /* sparse products by form (backend.h SPMM_*), CSR copies made and freed */
+} SimCalls;
 extern const Backend be_sim;
 /* A simulated GPU (+1) whose kernels run on the CPU instance cpu (held while it lives); NULL
 ** when out of memory. */

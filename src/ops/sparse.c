@@ -151,6 +151,63 @@ static bool product_done(Interp *I, Tensor *C, int mark, Value *r) {
   return true;
 }
 
+/* ---- on a device (Backend spmm: cuSPARSE, the simulated GPU; docs/sparse.md "On the GPU") ---- */
+/* The device of d, a dense matrix there, when that device runs products with a sparse operand;
+** else NULL (the CPU kernels run, reading d where it lives). */
+static const Backend *sp_device(Value d) {
+  if (d.t != VT_MAT || d.u.m->st->sparse || d.u.m->st->abstract || !d.u.m->st->dev) return NULL;
+  const Backend *be = d.u.m->st->be;
+  return be->spmm && be->spmm_free ? be : NULL;
+}
+
+/* The product of form (backend.h SPMM_*) of the sparse matrix of storage st (borrowed) and the
+** dense D on its device be, rows x cols, run there into *r (+1, on be). false, nothing done, when
+** D holds an Inf or a NaN (or its sum overflows): the CPU kernels then give the dense product's
+** NaN where an unstored 0 meets one, which cuSPARSE, adding the stored products only, does not.
+** The device copy of st's CSR is kept on st (csr_dev), so a loop over the same matrix uploads it
+** once. A device failure is a located error. */
+static bool sp_dev_matmul(Interp *I, const Backend *be, Storage *st, int form, Tensor *D, int64_t rows, int64_t cols,
+                          Value *r) {
+  int mark = I->ntmp;
+  Tensor *B = D;
+  if (B->stride[1] != 1 && tensor_cols(B) > 1) {   /* a transposed view: packed on the device */
+    B = tensor_contiguous(I, B);
+    tmp_push(I, val_mat(B));
+  }
+  if (tensor_numel(B) > 0) {                       /* one reduction on the device, one number read */
+    Tensor *s = op_run1(I, OP_SUM, B, 1, 1, I->call_span);
+    double v = tensor_get1(s, 0, 0);           /* (8 bytes copied, not the page moved) */
+    tensor_free_ref(s);
+    if (!isfinite(v)) { tmp_release_to(I, mark); return false; }
+  }
+  Tensor *C = tensor_new_on(I, be, rows, cols);
+  tmp_push(I, val_mat(C));
+  if (st->csr_dev && st->csr_dev_be != be) tensor_csr_dev_free(st);
+  void *dev = st->csr_dev;
+  int rc = be->spmm(be, &dev, st->csr, form, B, C);
+  if (dev && !st->csr_dev) {                       /* made by this call: st keeps it, holding be */
+    st->csr_dev = dev;
+    st->csr_dev_be = be;
+    be_hold(be);
+  }
+  if (rc != 0)
+    mls_throw(I, I->call_span, "the %s backend failed running '%%*%%' with a sparse operand: %s", be->name,
+              be->error ? be->error(be) : "unknown error");
+  C->refcount++;
+  return product_done(I, C, mark, r);
+}
+
+/* The CPU product C (owned) when its dense operand lives on a device be: moved there (+1), so that
+** a product's result lives where its dense operand does, whichever kernel ran. */
+static Tensor *sp_to_device(Interp *I, Tensor *C, const Backend *be) {
+  if (!be) return C;
+  tmp_push(I, val_mat(C));
+  Tensor *o = tensor_to(I, C, be);
+  tmp_pop(I, 1);
+  tensor_free_ref(C);
+  return o;
+}
+
 static bool sp_matmul(Interp *I, Value a, Value b, Value *r, Span sp) {
   bool sa = is_sp(a), sb = is_sp(b);
   if (a.t != VT_MAT || b.t != VT_MAT) return false;
@@ -177,19 +234,22 @@ static bool sp_matmul(Interp *I, Value a, Value b, Value *r, Span sp) {
     b = val_mat(tensor_densify(I, b.u.m));         /* a dense result: X %*% dense(Y), no CSR of it */
     tmp_push(I, b);
   }
+  const Backend *dev = sa && !sb ? sp_device(b) : sb && !sa ? sp_device(a) : NULL;
+  if (dev && sa && sp_dev_matmul(I, dev, a.u.m->st, SPMM_SB, b.u.m, ra, cb, r)) return true;
+  if (dev && sb && sp_dev_matmul(I, dev, b.u.m->st, SPMM_BS, a.u.m, ra, cb, r)) return true;
   if (sa && is_dense_host(b)) {
     Tensor *B = b.u.m;
     if (B->stride[1] != 1 && cb > 1) B = packed(I, B);
     Tensor *C = tensor_new_host(I, ra, cb);
     spk_spmm(I->cpu, tensor_csr(a.u.m), tensor_data(B), B->stride[0], cb, tensor_data(C));
-    return product_done(I, C, mark, r);
+    return product_done(I, sp_to_device(I, C, dev), mark, r);
   }
   if (sb && is_dense_host(a)) {
     Tensor *A = a.u.m;
     if (A->stride[1] != 1 && ca > 1) A = packed(I, A);
     Tensor *C = tensor_new_host(I, ra, cb);
     spk_dsmm(I->cpu, tensor_data(A), A->stride[0], ra, tensor_csr(b.u.m), tensor_data(C));
-    return product_done(I, C, mark, r);
+    return product_done(I, sp_to_device(I, C, dev), mark, r);
   }
   return false;
 }
@@ -203,12 +263,14 @@ static bool sp_matmul_tn(Interp *I, Value a, Value b, Value *r) {
   if (tensor_rows(B) != c->rows) return false;     /* the dense path's error */
   int mark = I->ntmp;
   int64_t n = tensor_cols(B);
+  const Backend *dev = sp_device(b);
+  if (dev && sp_dev_matmul(I, dev, a.u.m->st, SPMM_TB, B, c->cols, n, r)) return true;
   if (B->stride[1] != 1 && n > 1) B = packed(I, B);
   Tensor *C = tensor_new_host(I, c->cols, n);
   tmp_push(I, val_mat(C));                         /* (freed by a throw) */
   if (spk_spmm_t(I->cpu, c, tensor_data(B), B->stride[0], n, tensor_data(C)) != 0) mem_oom(0);
-  C->refcount++;
-  return product_done(I, C, mark, r);
+  tmp_pop(I, 1);
+  return product_done(I, sp_to_device(I, C, dev), mark, r);
 }
 
 /* ---- shape and reductions ---- */

@@ -268,6 +268,74 @@ static void test_instances(void **state) {
   val_release(v);                                    /* the last holder of g's instances */
 }
 
+/* Products with a sparse operand on the device (backend.h spmm: cuSPARSE on a GPU; sim.c runs
+** the CPU's CSR kernels on its copy of the matrix). The sparse operands are made on the CPU with
+** every matrix sparse (--sparse always: densities 0, 1e-3, 0.1 and 0.5, empty rows and columns, 1 x N
+** and N x 1), then multiplied in the default mode with dense matrices of the device: S %*% W,
+** A %*% S and t(S) %*% G, each against the dense CPU product (BLAS on as.matrix(S)) to 1e-12
+** relative, the result on the device; the counts show the sparse entry ran (not a densified
+** product), that a loop over the same S copies it to the device once, and that the copy is
+** freed with S. */
+static void test_sparse_products(void **state) {
+  Fix *f = *state;
+  f->I->sparse_mode = SPARSE_ALWAYS;
+  assert_int_equal(run_captured(f->I,
+                                "S0 = matrix(0, rows=60, cols=40); S1 = rand(rows=300, cols=200, min=-1, max=1, sparsity=0.001, seed=1)\n"
+                                "S2 = rand(rows=60, cols=40, min=-1, max=1, sparsity=0.1, seed=2)\n"
+                                "S3 = rand(rows=60, cols=40, min=-1, max=1, sparsity=0.5, seed=3) * 1\n"   /* (rand keeps 0.5 dense) */
+                                "S4 = table(round(rand(rows=200, cols=1, min=21, max=50, seed=4)), round(rand(rows=200, cols=1, min=10, max=40, seed=5)),\n"
+                                "           weights=rand(rows=200, cols=1, min=-1, max=1, seed=6), odim1=60, odim2=40)\n"
+                                "S5 = rand(rows=1, cols=40, min=-1, max=1, sparsity=0.2, seed=7); S6 = rand(rows=60, cols=1, min=-1, max=1, sparsity=0.2, seed=8)\n",
+                                false, &f->out, &f->nout, &f->err, &f->nerr), 0);
+  f->I->sparse_mode = SPARSE_AUTO;
+  cpu_then_sim(f,
+               "L = list(S0, S1, S2, S3, S4, S5, S6)\n"
+               "rel = function(want, got) max(abs(want - got)) / max(1, max(abs(want)))\n"
+               "ok = function(want, got) device(got) == \"cpu\" & rel(want, cpu(got)) <= 1e-12\n",
+               "ok = function(want, got) device(got) == \"gpu\" & rel(want, cpu(got)) <= 1e-12\n"
+               "print(!ok([1, 2], gpu([1, 2 + 3e-12])))\n"                 /* (the check can fail) */
+               "for (k in 1:7) { S = L[[k]]; D = as.matrix(S); r = nrow(S); c = ncol(S)\n"
+               "  W = rand(rows=c, cols=3, min=-1, max=1, seed=10 + k); A = rand(rows=4, cols=r, min=-1, max=1, seed=20 + k)\n"
+               "  G = rand(rows=r, cols=2, min=-1, max=1, seed=30 + k)\n"
+               "  print(ok(cpu(D) %*% cpu(W), S %*% W)); print(ok(cpu(A) %*% cpu(D), A %*% S))\n"
+               "  print(ok(t(cpu(D)) %*% cpu(G), t(S) %*% G)) }\n");
+  /* each product through the sparse entry: the 2-D ones in their forms, and a sparse row or
+  ** column's t() is a CSR of its own (S5, S6: their t(S) %*% G is an S %*% G) */
+  assert_int_equal(CALLS.spmm[SPMM_SB], 7 + 2);
+  assert_int_equal(CALLS.spmm[SPMM_BS], 7);
+  assert_int_equal(CALLS.spmm[SPMM_TB], 5);
+  assert_int_equal(CALLS.spmm_upload, 7 + 2);        /* once per matrix (S and t(S) views share it) */
+
+  /* a loop over the same S copies it once; a transposed W is packed on the device first; a W
+  ** with an Inf or NaN takes the CPU kernel (the dense product's NaN where an unstored 0 meets
+  ** it), its result moved to the device; reassigning S frees its device copy */
+  cpu_then_sim(f,
+               "T = S2 * 2; W = rand(rows=40, cols=5, min=-1, max=1, seed=40); V = rand(rows=5, cols=40, min=-1, max=1, seed=41)\n"
+               "Wi = W; Wi[3, 2] = 1 / 0; Wn = W; Wn[7, 4] = 0 / 0; D = as.matrix(T)\n"
+               "Ci = D %*% Wi; Cn = D %*% Wn; inf = function(x) abs(x) == 1 / 0\n",
+               "gW = gpu(W); for (i in 1:5) C = T %*% gW\n"
+               "print(ok(D %*% W, C)); print(ok(D %*% t(V), T %*% t(gpu(V))))\n"
+               "Gi = T %*% gpu(Wi); Gn = T %*% gpu(Wn); print(device(Gi) == \"gpu\" & device(Gn) == \"gpu\")\n"
+               "Hi = cpu(Gi); Hn = cpu(Gn)\n"
+               "print(sum(is.nan(Hi) != is.nan(Ci)) == 0 & sum(is.nan(Hn) != is.nan(Cn)) == 0 & sum(is.nan(Ci)) > 0)\n"
+               "print(sum(inf(Hi) != inf(Ci)) == 0 & sum(inf(Ci)) > 0)\n"
+               "print(max(abs(ifelse(is.nan(Ci) | inf(Ci), 0, Ci - Hi))) <= 1e-12)\n"
+               "T = 0\n");
+  assert_int_equal(CALLS.spmm[SPMM_SB], 6);
+  assert_int_equal(CALLS.spmm_upload, 1);
+  assert_int_equal(CALLS.spmm_free, 1);
+
+  /* grad of sum((S %*% W)^2) in W on the device: S %*% W forward, t(S) %*% G backward, both
+  ** sparse entries; against the CPU's gradient and the hand derivation 2 t(S) S W */
+  cpu_then_sim(f,
+               "W = rand(rows=40, cols=3, min=-1, max=1, seed=50); D = as.matrix(S3)\n"
+               "g = grad(function(w) sum((S3 %*% w)^2))(W); h = 2 * t(D) %*% (D %*% W)\n",
+               "gg = grad(function(w) sum((S3 %*% w)^2))(gpu(W))\n"
+               "print(ok(g, gg)); print(ok(h, gg))\n");
+  assert_int_equal(CALLS.spmm[SPMM_SB], 1);
+  assert_int_equal(CALLS.spmm[SPMM_TB], 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_indexing, fix_setup, teardown),
@@ -277,6 +345,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_replay, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_instances, fix_setup, teardown),
     cmocka_unit_test_setup_teardown(test_mpi_entries, fix_setup, teardown),
+    cmocka_unit_test_setup_teardown(test_sparse_products, fix_setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,6 +175,18 @@ static int cu_scatter(const Backend *be, Tensor *out, const Tensor *r, int64_t r
                      in->stride[0], in->stride[1], tensor_rows(in), tensor_cols(in));
 }
 
+/* cuSPARSE (sparse.cu): the forms are backend.h's, numbered as cuda.h takes them */
+_Static_assert(SPMM_SB == 0 && SPMM_TB == 1 && SPMM_BS == 2, "cuda.h numbers the sparse product forms so");
+static int cu_spmm(const Backend *be, void **dev, const SpCsr *s, int form, const Tensor *B, Tensor *C) {
+  if (to_device(be, B) || to_device(be, C)) return 1;
+  McuCsr *m = *dev;
+  int rc = mcu_spmm(CX(be), &m, s->rows, s->cols, s->nnz, s->rowptr, s->col, s->val, form, dptr(B), ld_of(B), dptr(C),
+                    tensor_rows(C), tensor_cols(C));
+  *dev = m;
+  return rc;
+}
+static void cu_spmm_free(const Backend *be, void *dev) { mcu_csr_free(CX(be), dev); }
+
 static double *cu_pinned_alloc(const Backend *be, size_t nbytes) { (void)be; return mcu_pinned_alloc(nbytes); }
 static void cu_pinned_free(const Backend *be, double *p, size_t nbytes) { (void)be; (void)nbytes; mcu_pinned_free(p); }
 static int cu_combine(const Backend *be, int op, double *acc, const double *other, int64_t n, bool acc_lower) {
@@ -229,6 +241,8 @@ const Backend be_cuda = {
   /* .pinned_alloc = */ cu_pinned_alloc,
   /* .pinned_free = */ cu_pinned_free,
   /* .combine     = */ cu_combine,
+  /* .spmm        = */ cu_spmm,
+  /* .spmm_free   = */ cu_spmm_free,
   /* .destroy     = */ cu_destroy,
   /* .ctx         = */ NULL,   /* (the template: an instance's, be_new) */
   /* .refs        = */ 0,

@@ -25,6 +25,7 @@ void mcu_delete(McuContext *cx) {
   if (cx->blas) cublasDestroy(cx->blas);
   if (cx->blas_ws) cudaFree(cx->blas_ws);
   if (cx->solver) cusolverDnDestroy(cx->solver);
+  if (cx->sparse) cusparseDestroy(cx->sparse);
   if (cx->scratch) cudaFree(cx->scratch);
   if (cx->stream) cudaStreamDestroy(cx->stream);
   cudaGetLastError();

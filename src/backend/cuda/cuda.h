@@ -75,6 +75,18 @@ int mcu_gemm(McuContext *cx, bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
 int mcu_getrf(McuContext *cx, double *a, int64_t n, int32_t *ipiv, int64_t *info);
 int mcu_getrs(McuContext *cx, const double *lu, int64_t n, const int32_t *ipiv, double *b, int64_t k);
 
+/* ---- sparse.cu: products with a sparse operand through cuSPARSE (cusparseSpMM on CSR) ----
+** C (crows x ccols, row-major, packed) = S B (form 0), t(S) B (form 1) or B S (form 2: backend.h's
+** SPMM_SB, SPMM_TB, SPMM_BS), S the host's rows x cols CSR matrix of nnz entries (rowptr,
+** col, val), B row-major on the device with rows ldb apart. *m is S's copy on the device: NULL
+** the first time, when it is made (S uploaded; the CSR of t(S) too, made on the host, the
+** first time a form needs it) and left in *m even when the product then fails; later calls
+** for the same S pass it back. mcu_csr_free gives it back. */
+typedef struct McuCsr McuCsr;
+int mcu_spmm(McuContext *cx, McuCsr **m, int64_t rows, int64_t cols, int64_t nnz, const int64_t *rowptr, const int32_t *col,
+             const double *val, int form, const double *B, int64_t ldb, double *C, int64_t crows, int64_t ccols);
+void mcu_csr_free(McuContext *cx, McuCsr *m);
+
 /* ---- kernels_ew.cu: elementwise ----
 ** An operand of a binary op: a pointer read as bc says (0 full, 1 scalar, 2 row, 3 column:
 ** backend.h's BcastMode), or, when p is NULL, the number s. */

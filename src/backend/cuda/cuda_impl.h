@@ -1,7 +1,7 @@
 /*
 ** cuda_impl.h — what the CUDA translation units share (never included by C files): the
 ** plugin's one context (the stream every kernel runs on, the reduction scratch, the device
-** memory pool, the library handles), launch checking and failure text.
+** memory pool, the library handles: cuBLAS, cuSOLVER, cuSPARSE), launch checking and failure text.
 */
 #ifndef MLS_CUDA_IMPL_H
 #define MLS_CUDA_IMPL_H
@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
 #include <cusolverDn.h>
+#include <cusparse.h>
 #include "cuda.h"
 
 /* The op codes of ops.def, as ops.h numbers them (ops.h itself is C, not for nvcc). */
@@ -53,6 +54,7 @@ struct McuContext {
   std::unordered_map<std::string, cudaKernel_t> kernels;
   char arch[32];
   cusolverDnHandle_t solver;                  /* solver.cu: started on the first factorization */
+  cusparseHandle_t sparse;                    /* sparse.cu: started on the first product with a sparse operand */
 };
 
 /* Records a failure (printf-style) for mcu_error(); returns 1 (the failing status). */
