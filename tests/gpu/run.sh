@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/gpu/run.sh — the GPU suites (`make test-gpu`; LANGUAGE.md §13, docs/gpu.md):
 #   1. tests/gpu/parity.mls: every op with a GPU kernel and gradients through them, GPU
-#      against CPU to 1e-10 relative;
+#      against CPU to 1e-10 relative; tests/gpu/sparse.mls: products of sparse matrices with
+#      GPU matrices (cuSPARSE) against the dense CPU product to 1e-12 relative;
 #   2. tests/lang with --device gpu against the expected output (every case: the same text);
 #   3. tests/lang staged on the GPU (--staged, --jit-all), each case against the eager CPU
 #      run at 17 digits, numbers equal to 1e-12 relative (MLS_TEST_COMPARE); --jit-all with
@@ -41,6 +42,8 @@ fail=0
 echo "== GPU: $("$mls" --device gpu --version | tail -1)"
 echo "== parity (tests/gpu/parity.mls)"
 "$mls" tests/gpu/parity.mls || fail=1
+echo "== sparse products (tests/gpu/sparse.mls)"
+"$mls" tests/gpu/sparse.mls || fail=1
 echo "== out of GPU memory is a located error naming the size"
 e=$("$mls" --device gpu --max-memory 1T -e 'x = 1
 X = matrix(0, rows = 200000, cols = 200000)' 2>&1); st=$?
