@@ -5,7 +5,7 @@
 # dgemm >= 90% of torch's TFLOP/s; the eager chain no slower than torch eager; the jit chain
 # within 2x of the memory-bandwidth floor; the jit MLP step and jit softmax regression at most
 # a third of torch eager's time. A missed goal prints MISS; the exit status is 1 only when a
-# program fails.
+# program fails. Last, bench/gpu_sparse.sh: sparse x GPU products against torch.sparse.mm.
 set -u
 export LC_ALL=C
 MLS=${1:-./mls}
@@ -58,4 +58,6 @@ if [ -e "$DATA/train-images-idx3-ubyte.gz" ]; then
 else
   echo "softmax regression: skipped (no Fashion-MNIST at $DATA)"
 fi
+# the product of a sparse matrix and a GPU matrix (cuSPARSE) against torch.sparse.mm
+"$HERE/gpu_sparse.sh" "$MLS" || status=1
 exit $status
