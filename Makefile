@@ -426,7 +426,8 @@ conformance: mls
 	../shared/conformance/run.py --mls ./mls
 
 # ASan + UBSan build in build/asan, running the unit and golden suites with it; the staged
-# suites also on the simulated GPU (captured graph launches, src/staging/replay.c).
+# suites also on the simulated GPU (captured graph launches, src/staging/replay.c), and the
+# sparse x GPU products (tests/gpu/sparse.mls) there.
 sanitize: deps-install
 	$(MAKE) sanitize-run
 
@@ -443,7 +444,8 @@ sanitize-run:
 	  for m in "--device gpu --jit-all" "--device gpu --staged"; do \
 	    ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_SIM_GPU=1 MLS_REPLAY=2 MLS_PATH=$(CURDIR)/stdlib MLS_TEST_COMPARE="$$m" build/asan/mls --run-tests \
 	      tests/lang/staging.test tests/lang/grad.test tests/lang/functions.test tests/lang/control.test tests/lang/matrices.test \
-	      tests/lang/indexing.test tests/lang/broadcast.test || fail=1; done; exit $$fail
+	      tests/lang/indexing.test tests/lang/broadcast.test || fail=1; done; \
+	  ASAN_OPTIONS=detect_leaks=1 MLS_SIM_GPU=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls tests/gpu/sparse.mls || fail=1; exit $$fail
 	ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib /usr/bin/python3 tests/kernel/test_kernel.py build/asan/mls
 
 # ---- fuzzing (tests/fuzz, docs/robustness.md): libFuzzer harnesses built by clang with ASan
