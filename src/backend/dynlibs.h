@@ -48,6 +48,10 @@ const DlBlas *dl_blas(void);
 const DlLapack *dl_lapack(void);
 const DlCholmod *dl_cholmod(void);
 const DlUmfpack *dl_umfpack(void);
+/* The libxsmm plugin's table (backend/xsmm.h), loaded on the first call; NULL when the plugin
+** is not there (built without libxsmm-dev, or hidden by MLS_PLUGIN_DIR) or MLS_XSMM=0 is set:
+** then every product is OpenBLAS's. Never ends the process. */
+const struct XsmmPlugin *dl_xsmm(void);
 
 #ifndef MLS_DYNLIBS_IMPL
 #define cblas_dgemm (dl_blas()->cblas_dgemm)
