@@ -576,7 +576,7 @@ install: mls
 	for d in syntax ftdetect ftplugin; do install -m 644 editors/vim/$$d/mls.vim $(DESTDIR)$(PREFIX)/share/vim/vimfiles/$$d/; done
 	install -m 644 editors/emacs/mls-mode.el $(DESTDIR)$(PREFIX)/share/emacs/site-lisp/
 	cp -r editors/vscode $(DESTDIR)$(PREFIX)/share/mls/editors/
-	for p in cuda plot kernel mpi; do if [ -e $(BUILD)/libmls_$$p.so ]; then \
+	for p in cuda plot kernel mpi xsmm; do if [ -e $(BUILD)/libmls_$$p.so ]; then \
 	  install -D -m 755 $(BUILD)/libmls_$$p.so $(DESTDIR)$(PREFIX)/lib/mls/libmls_$$p.so; fi; done
 	install -d $(DESTDIR)$(PREFIX)/share/jupyter/kernels/mls
 	install -m 644 src/kernel/kernel.json $(DESTDIR)$(PREFIX)/share/jupyter/kernels/mls/kernel.json
