@@ -37,7 +37,7 @@ typedef struct BufCache { double *p[CACHE_SLOTS]; size_t n[CACHE_SLOTS]; size_t 
 struct CpuCtx {
   BufCache cache;
   double gemm_panel_flops;     /* cpu_gemm_set_panel_flops */
-  char desc[256];              /* cpu_describe's text */
+  char desc[640];              /* cpu_describe's text */
   CpuPool *pool;               /* its worker threads (cpu_par.c), started by the first parallel job */
 };
 #define CPU(be) ((CpuCtx *)(be)->ctx)
@@ -402,12 +402,15 @@ static void cpu_threads(const Backend *be, int n) {
   cpu_par_set_threads(be, n);
 }
 
-/* OpenBLAS's configuration, and libxsmm's version where the plugin is there (backend/xsmm.h) */
+/* OpenBLAS's configuration, and libxsmm's version where the plugin is there (backend/xsmm.h), or
+** why it is not used when it is there but could not be loaded */
 static const char *cpu_describe(const Backend *be) {
   const XsmmPlugin *x = dl_xsmm();
-  if (!x) return openblas_get_config();
+  const char *why = dl_xsmm_why();
   char *d = CPU(be)->desc;
-  snprintf(d, sizeof CPU(be)->desc, "%s; small products: %s (%s kernels)", openblas_get_config(), x->version, x->arch());
+  if (x) snprintf(d, sizeof CPU(be)->desc, "%s; small products: %s (%s kernels)", openblas_get_config(), x->version, x->arch());
+  else if (why) snprintf(d, sizeof CPU(be)->desc, "%s; small products: OpenBLAS (%s)", openblas_get_config(), why);
+  else return openblas_get_config();
   return d;
 }
 

@@ -107,3 +107,4 @@ const DlLapack *dl_lapack(void) { pthread_once(&dl.lapack_once, load_lapack); re
 const DlCholmod *dl_cholmod(void) { pthread_once(&dl.cholmod_once, load_cholmod); return &dl.cholmod; }
 const DlUmfpack *dl_umfpack(void) { pthread_once(&dl.umfpack_once, load_umfpack); return &dl.umfpack; }
 const XsmmPlugin *dl_xsmm(void) { pthread_once(&dl.xsmm_once, load_xsmm); return dl.xsmm; }
+const char *dl_xsmm_why(void) { return dl_xsmm() || !dl.xsmm_lib.found ? NULL : dl.xsmm_lib.why; }

@@ -102,6 +102,15 @@ if [ -e "$bdir/libmls_xsmm.so" ]; then
 else
   echo "plugins-test: $bdir/libmls_xsmm.so was not built (no libxsmm-dev): the checks with it visible are left out"
 fi
+# a libmls_xsmm.so that is there but does not load: the products are OpenBLAS's, and --version
+# says why
+echo "not a library" >"$T/broken/libmls_xsmm.so"
+MLS_PLUGIN_DIR=$T/broken "$mls" -e 'print(sum([1, 2; 3, 4] %*% [1, 0; 0, 1]))' >"$T/out" 2>"$T/err"
+st=$?
+MLS_PLUGIN_DIR=$T/broken "$mls" --version >"$T/ver" 2>>"$T/err"
+if [ $st -eq 0 ] && [ "$(cat "$T/out")" = "10" ] &&
+   grep -q "; small products: OpenBLAS (libxsmm kernels: libmls_xsmm.so could not be loaded ($T/broken/libmls_xsmm.so: .*))$" "$T/ver"; then ok
+else bad "a broken libmls_xsmm.so: status $st, $(cat "$T/out"), $(cat "$T/ver")"; fi
 
 echo "plugins-test: $pass passed, $fail failed"
 [ $fail -eq 0 ]
