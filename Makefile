@@ -108,8 +108,17 @@ endif
 MPI_CPPFLAGS := -DMLS_MPI $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
 endif
+# libxsmm (docs/architecture.md "Small products"): XSMM=1 builds the plugin $(BUILD)/libmls_xsmm.so,
+# src/backend/xsmm/xsmm.c linked with the static libxsmm of libxsmm-dev (Debian ships no shared
+# one), whose JIT-made kernels compute the small and skinny products; the CPU backend loads it on
+# the first product that fits (backend/dynlibs.c dl_xsmm). The default is 1 when libxsmm.a is
+# found; XSMM=0 builds no plugin, and every product is OpenBLAS's.
+XSMM_LIB ?= $(firstword $(wildcard /usr/lib/libxsmm.a /usr/lib/$(shell $(CC) -dumpmachine 2>/dev/null)/libxsmm.a))
+XSMM ?= $(if $(XSMM_LIB),1,0)
+XSMM_LIBS = $(XSMM_LIB) $(dir $(XSMM_LIB))libxsmmnoblas.a -lpthread -lm -ldl
+XSMM_PLUGIN_OBJS = $(BUILD)/src/backend/xsmm/xsmm.pic.o
 PLUGIN_LIBS := $(if $(filter 1,$(PLOT)),$(BUILD)/libmls_plot.so) $(if $(filter 1,$(KERNEL)),$(BUILD)/libmls_kernel.so) \
-  $(if $(filter 1,$(MPI)),$(BUILD)/libmls_mpi.so)
+  $(if $(filter 1,$(MPI)),$(BUILD)/libmls_mpi.so) $(if $(filter 1,$(XSMM)),$(BUILD)/libmls_xsmm.so)
 PLUGIN_OBJS := $(if $(filter 1,$(PLOT)),$(PLOT_PLUGIN_OBJS)) $(if $(filter 1,$(KERNEL)),$(KERNEL_PLUGIN_OBJS)) \
   $(if $(filter 1,$(MPI)),$(MPI_PLUGIN_OBJS))
 LIBSRCS := $(filter-out src/main.c src/plot/render.c src/kernel/kernel.c src/kernel/wire.c,$(SRCS))
@@ -163,7 +172,7 @@ endif
 # plugins' objects call, and -u pulls those functions out of libmls.a)
 $(BUILD)/mls: $(BUILD)/src/main.o $(BUILD)/libmls.a $(BUILD)/plugin.syms | $(PLUGIN_LIBS)
 	$(say) LINK $@
-	$(Q)rm -f $(filter-out $(PLUGIN_LIBS),$(addprefix $(BUILD)/libmls_,plot.so kernel.so mpi.so))
+	$(Q)rm -f $(filter-out $(PLUGIN_LIBS),$(addprefix $(BUILD)/libmls_,plot.so kernel.so mpi.so xsmm.so))
 	$(Q)$(CC) $(LDFLAGS) -Wl,--dynamic-list=$(BUILD)/plugin.syms @$(BUILD)/plugin.undef -o $@ $(BUILD)/src/main.o $(BUILD)/libmls.a $(LDLIBS)
 
 $(BUILD)/plugin.syms: $(PLUGIN_OBJS) $(BUILD)/libmls.a
@@ -184,6 +193,10 @@ $(BUILD)/libmls_kernel.so: $(KERNEL_PLUGIN_OBJS)
 $(BUILD)/libmls_mpi.so: $(MPI_PLUGIN_OBJS)
 	$(say) LINK $@
 	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(MPI_LIBS)
+# (libxsmm's own symbols stay inside: --exclude-libs; -z defs: nothing left for mls to provide)
+$(BUILD)/libmls_xsmm.so: $(XSMM_PLUGIN_OBJS)
+	$(say) LINK $@
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,--exclude-libs,ALL -Wl,-z,defs -o $@ $^ $(XSMM_LIBS)
 
 $(BUILD)/src/%.pic.o: src/%.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
@@ -565,7 +578,7 @@ install: mls
 	for d in syntax ftdetect ftplugin; do install -m 644 editors/vim/$$d/mls.vim $(DESTDIR)$(PREFIX)/share/vim/vimfiles/$$d/; done
 	install -m 644 editors/emacs/mls-mode.el $(DESTDIR)$(PREFIX)/share/emacs/site-lisp/
 	cp -r editors/vscode $(DESTDIR)$(PREFIX)/share/mls/editors/
-	for p in cuda plot kernel mpi; do if [ -e $(BUILD)/libmls_$$p.so ]; then \
+	for p in cuda plot kernel mpi xsmm; do if [ -e $(BUILD)/libmls_$$p.so ]; then \
 	  install -D -m 755 $(BUILD)/libmls_$$p.so $(DESTDIR)$(PREFIX)/lib/mls/libmls_$$p.so; fi; done
 	install -d $(DESTDIR)$(PREFIX)/share/jupyter/kernels/mls
 	install -m 644 src/kernel/kernel.json $(DESTDIR)$(PREFIX)/share/jupyter/kernels/mls/kernel.json

@@ -142,6 +142,12 @@ st_skips() {  # sets ST_MLS_NOTE and ST_NP_NOTE, and ST_DATA_NOTE for the Fashio
     ST_NP_NOTE=; (( NP_OK )) || ST_NP_NOTE=$NP_SKIP
     ST_DATA_NOTE=
     [[ -r $LR_DATA/train-images-idx3-ubyte.gz ]] || ST_DATA_NOTE="skipped: Fashion-MNIST not found in $LR_DATA (set BENCH_FASHION)"
+    # the rows that turn libxsmm's products off (MLS_XSMM=0) show what they buy; without the plugin
+    # every row already runs on OpenBLAS
+    ST_XSMM_NOTE=
+    if (( MLS_OK )) && ! "$MLS" --version 2>/dev/null | grep -q 'small products: libxsmm'; then
+        ST_XSMM_NOTE="skipped: this mls has no libxsmm (build/libmls_xsmm.so): the rows above are OpenBLAS's"
+    fi
 }
 
 # ---------------------------------------------------------------- (s1) softmax regression
@@ -153,23 +159,27 @@ st_logreg() {
     st_add eager "MLS eager, train(W, X, Y) (grad)" "$mnote"
     st_add jit "MLS jit(train): 1000 steps in one graph" "$mnote"
     st_add np "NumPy seed loop (bench/logreg.py)" "$nnote"
+    st_add jitblas "MLS jit(train), OpenBLAS products (MLS_XSMM=0)" "${mnote:-$ST_XSMM_NOTE}"
     st_cmd() {
         case $1 in
             eager) st_mls staging_logreg.mls mode=eager "reps=$ST_REPS" "data=$LR_DATA" ;;
             jit)   st_mls staging_logreg.mls mode=jit "reps=$ST_REPS" "data=$LR_DATA" ;;
+            jitblas) st_mls staging_logreg.mls mode=jit "reps=$ST_REPS" "data=$LR_DATA"; ST_CMD=(env MLS_XSMM=0 "${ST_CMD[@]}") ;;
             np)    ST_CMD=("$PYTHON" "$HERE/logreg.py" 1000 "$LR_DATA" $(( ST_REPS + 1 ))) ;;
         esac
     }
     st_measure
     local checks=()
     st_check jit eager w_ss w10_ss w10_ws; [[ -n $ST_CHECKED ]] && checks+=("jit = eager: W after 10 and 1000 steps")
+    st_check jitblas eager w10_ss w10_ws
     local ref=eager; [[ -n ${ST_T[eager]:-} ]] || ref=jit
     st_check np "$ref" w10_ss w10_ws; [[ -n $ST_CHECKED ]] && checks+=("NumPy = MLS: W after 10 steps")
     st_table eager np
     if (( ${#checks[@]} )); then
         local joined=${checks[0]}; (( ${#checks[@]} > 1 )) && joined="$joined; ${checks[1]}"
         echo "  (check, to 1e-9: $joined; after 1000 steps at this learning"
-        echo "   rate, W differs between grad's and NumPy's hand-derived gradient by rounding, so not checked)"
+        echo "   rate, W differs between grad's and NumPy's hand-derived gradient by rounding, so not checked;"
+        echo "   the same holds between libxsmm's and OpenBLAS's products: the OpenBLAS row is checked after 10 steps)"
     fi
     echo "  (steady: the whole 1000-step loop, reading the data not timed; NumPy's first loop counts too)"
     st_first_line jit
@@ -186,9 +196,19 @@ st_mlp() {
     local mnote=${ST_DATA_NOTE:-$ST_MLS_NOTE}
     st_add eager "MLS eager, epoch(p, X, Y) (grad + nn::sgd)" "$mnote"
     st_add jit "MLS jit(epoch): the epoch in one graph" "$mnote"
-    st_cmd() { st_mls staging_mlp.mls "mode=$1" "reps=$ST_REPS" "rows=$ST_MLP_ROWS" "data=$LR_DATA"; }
+    st_add eagerblas "MLS eager, OpenBLAS products (MLS_XSMM=0)" "${mnote:-$ST_XSMM_NOTE}"
+    st_add jitblas "MLS jit(epoch), OpenBLAS products (MLS_XSMM=0)" "${mnote:-$ST_XSMM_NOTE}"
+    st_cmd() {
+        case $1 in
+            eager|jit) st_mls staging_mlp.mls "mode=$1" "reps=$ST_REPS" "rows=$ST_MLP_ROWS" "data=$LR_DATA" ;;
+            *) st_mls staging_mlp.mls "mode=${1%blas}" "reps=$ST_REPS" "rows=$ST_MLP_ROWS" "data=$LR_DATA"
+               ST_CMD=(env MLS_XSMM=0 "${ST_CMD[@]}") ;;
+        esac
+    }
     st_measure
     st_check jit eager p_ss
+    st_check eagerblas eager p_ss
+    st_check jitblas eager p_ss
     st_table eager ""
     [[ -n $ST_CHECKED ]] && echo "  (check: jit = eager to 1e-9: the parameters after the epoch, sum of squares $(lastkey p_ss "$(st_file eager)"))"
     st_first_line jit

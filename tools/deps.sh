@@ -10,11 +10,12 @@ set -u
 # (tests/fuzz: clang is Debian 12's clang-14, whose runtimes are libclang-rt-14-dev); plots
 # (cairo), the Jupyter kernel (ZeroMQ, jansson; jupyter_client and nbconvert drive its test;
 # jupyter-client and jupyter-console give `jupyter kernelspec list` and `jupyter console`),
-# MPI (OpenMPI: optional to build, installed so the tests run), coverage (lcov)
+# MPI (OpenMPI: optional to build, installed so the tests run), coverage (lcov), libxsmm's
+# kernels for small products (optional to build, as MPI)
 PKGS="gcc make re2c lemon libopenblas-dev liblapacke-dev libreadline-dev zlib1g-dev graphviz \
 libcmocka-dev python3 man-db dataset-fashion-mnist clang libclang-rt-14-dev pkg-config \
 libcairo2-dev libzmq3-dev libjansson-dev python3-jupyter-client jupyter-client jupyter-console \
-jupyter-nbconvert libopenmpi-dev openmpi-bin lcov libssl-dev libsuitesparse-dev"
+jupyter-nbconvert libopenmpi-dev openmpi-bin lcov libssl-dev libsuitesparse-dev libxsmm-dev"
 PKGS=${DEPS_PKGS:-$PKGS}
 # installed: unpacked and configured; a package whose triggers (man-db's index, ...) are still
 # to run ("triggers-pending", "triggers-awaited") works already

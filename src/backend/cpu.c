@@ -7,11 +7,13 @@
 */
 #include "backend/dynlibs.h"   /* OpenBLAS, LAPACKE, CHOLMOD: loaded on first use */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend.h"
 #include "backend/scalar.h"
 #include "backend/vmath.h"
+#include "backend/xsmm.h"
 #include "backend/cpu.h"
 #include "mem.h"
 
@@ -35,6 +37,7 @@ typedef struct BufCache { double *p[CACHE_SLOTS]; size_t n[CACHE_SLOTS]; size_t 
 struct CpuCtx {
   BufCache cache;
   double gemm_panel_flops;     /* cpu_gemm_set_panel_flops */
+  char desc[640];              /* cpu_describe's text */
   CpuPool *pool;               /* its worker threads (cpu_par.c), started by the first parallel job */
 };
 #define CPU(be) ((CpuCtx *)(be)->ctx)
@@ -261,6 +264,60 @@ static int gemm_ld(const Tensor *t) {
   return tensor_cols(t) > 1 ? (int)tensor_cols(t) : 1;
 }
 
+/* ---- libxsmm's kernels (backend/xsmm.h) for the small and skinny products: the rule of
+** docs/architecture.md "Small products". A product of at most XSMM_MAX_MNK multiply-adds, alpha 1
+** and beta 0, that is not a matrix-vector product (dgemv stays), runs libxsmm's kernel for its
+** shape when the plugin is there and libxsmm makes one (not for a transposed right operand,
+** 'T' on B: libxsmm has no kernel with its first, column-major operand transposed). A product of
+** (A product OpenBLAS would make in panels, polling the interrupt flag between them, below, never
+** does: only when a unit test lowers gemm_panel_flops.) A product of
+** at least XSMM_PAR_MNK multiply-adds and 2 * XSMM_PANEL rows runs as panels of XSMM_PANEL rows
+** of C (the last one the rest) on every core; the cut depends on the shapes alone, so the
+** result does not depend on the thread count. Each cell is then libxsmm's sum over k in order
+** (fused multiply-adds; OpenBLAS's differs in the last bits), the same in eager and staged runs,
+** which share this function. */
+#define XSMM_MAX_MNK ((double)(1 << 27))
+#define XSMM_PAR_MNK ((double)(1 << 20))
+#define XSMM_PANEL ((int64_t)64)
+
+typedef struct XsmmJob {
+  XsmmKernel full, last;          /* the kernel of a panel, of the last panel */
+  const double *a, *b;
+  double *c;
+  int64_t n, lda, panel, np;
+  bool ta;
+} XsmmJob;
+
+static void xsmm_panels(void *ctx, int64_t lo, int64_t hi) {
+  const XsmmJob *j = ctx;
+  for (int64_t p = lo; p < hi; p++) {
+    int64_t r0 = p * j->panel;      /* rows r0.. of C: those of op(A), columns of A under 'T' */
+    (p == j->np - 1 ? j->last : j->full)(j->b, j->ta ? j->a + r0 : j->a + r0 * j->lda, j->c + r0 * j->n);
+  }
+}
+
+/* The product by libxsmm where the rule above takes it (false: OpenBLAS's, C untouched). The
+** row-major C = op(A) op(B) is the column-major t(C) = t(op(B)) t(op(A)): libxsmm's first
+** operand is B's storage, transposed when B is, its second A's. */
+static bool gemm_xsmm(const Backend *be, bool ta, bool tb, const Tensor *A, const Tensor *B, Tensor *C,
+                      int64_t m, int64_t n, int64_t k) {
+  double mnk = (double)m * (double)n * (double)k;
+  if (mnk > XSMM_MAX_MNK || 2 * mnk >= 2 * CPU(be)->gemm_panel_flops || tb) return false;
+  const XsmmPlugin *x = dl_xsmm();
+  if (!x) return false;
+  int lda = gemm_ld(A), ldb = gemm_ld(B);
+  int64_t panel = mnk >= XSMM_PAR_MNK && m >= 2 * XSMM_PANEL ? XSMM_PANEL : m;
+  int64_t np = (m + panel - 1) / panel, rest = m - (np - 1) * panel;
+  XsmmJob j = { x->dispatch((int)n, (int)panel, (int)k, ldb, lda, (int)n, tb, ta), NULL,
+                tensor_data(A), tensor_data(B), tensor_data(C), n, lda, panel, np, ta };
+  if (!j.full) return false;
+  j.last = rest == panel ? j.full : x->dispatch((int)n, (int)rest, (int)k, ldb, lda, (int)n, tb, ta);
+  if (!j.last) return false;
+  if (np > 1) cpu_parallel_for(be, np, xsmm_panels, &j);
+  else xsmm_panels(&j, 0, 1);
+  return true;
+}
+
 #define GEMM_KSTEP 1536                         /* k-pieces are multiples of this (below) */
 void cpu_gemm_set_panel_flops(const Backend *be, double flops) { CPU(be)->gemm_panel_flops = flops; }
 
@@ -276,6 +333,7 @@ static int cpu_gemm(const Backend *be, bool ta, bool tb, double alpha, const Ten
                 alpha, tensor_data(A), gemm_ld(A), tensor_data(B), incx, beta, tensor_data(C), 1);
     return 0;
   }
+  if (alpha == 1 && beta == 0 && gemm_xsmm(be, ta, tb, A, B, C, m, n, k)) return 0;
   const double *a = tensor_data(A), *b = tensor_data(B);
   double *c = tensor_data(C);
   int lda = gemm_ld(A), ldb = gemm_ld(B);
@@ -344,7 +402,17 @@ static void cpu_threads(const Backend *be, int n) {
   cpu_par_set_threads(be, n);
 }
 
-static const char *cpu_describe(const Backend *be) { (void)be; return openblas_get_config(); }
+/* OpenBLAS's configuration, and libxsmm's version where the plugin is there (backend/xsmm.h), or
+** why it is not used when it is there but could not be loaded */
+static const char *cpu_describe(const Backend *be) {
+  const XsmmPlugin *x = dl_xsmm();
+  const char *why = dl_xsmm_why();
+  char *d = CPU(be)->desc;
+  if (x) snprintf(d, sizeof CPU(be)->desc, "%s; small products: %s (%s kernels)", openblas_get_config(), x->version, x->arch());
+  else if (why) snprintf(d, sizeof CPU(be)->desc, "%s; small products: OpenBLAS (%s)", openblas_get_config(), why);
+  else return openblas_get_config();
+  return d;
+}
 
 static int cpu_init(Backend *be) {
   CpuCtx *cpu = calloc(1, sizeof *cpu);

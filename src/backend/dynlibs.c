@@ -1,5 +1,6 @@
 /*
-** dynlibs.c — loads OpenBLAS, LAPACKE, CHOLMOD and UMFPACK on first use (dynlibs.h): each once per
+** dynlibs.c — loads OpenBLAS, LAPACKE, CHOLMOD and UMFPACK on first use (dynlibs.h), and the
+** optional libxsmm plugin (backend/xsmm.h): each once per
 ** process, under pthread_once, since the first call may come from any thread (a LAPACK worker,
 ** the CPU pool). The sonames come from the Makefile (the libraries it found at build time).
 */
@@ -8,7 +9,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "backend/dynlibs.h"
+#include "backend/xsmm.h"
+#include "plugin.h"
 
 #ifndef MLS_SONAME_OPENBLAS
 #define MLS_SONAME_OPENBLAS "libopenblas.so.0"
@@ -25,12 +29,15 @@
 
 /* The libraries' tables: process-wide, as the libraries are; written once, under pthread_once. */
 static struct DynLibs {
-  pthread_once_t blas_once, lapack_once, cholmod_once, umfpack_once;
+  pthread_once_t blas_once, lapack_once, cholmod_once, umfpack_once, xsmm_once;
   DlBlas blas;
   DlLapack lapack;
   DlCholmod cholmod;
   DlUmfpack umfpack;
-} dl = { PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, { 0 }, { 0 }, { 0 }, { 0 } };
+  Plugin xsmm_lib;
+  const XsmmPlugin *xsmm;
+} dl = { PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, { 0 }, { 0 }, { 0 }, { 0 },
+         { .file = "libmls_xsmm.so", .entry = "mls_xsmm_plugin", .needs = "libxsmm kernels", .env = "MLS_XSMM_PLUGIN" }, NULL };
 
 /* The library soname, or the end of the process with the reason (the program cannot go on
 ** without its BLAS, as it could not start without it when it was linked). */
@@ -88,7 +95,16 @@ static void load_umfpack(void) {
 }
 #undef DL_LOAD
 
+/* The plugin where it is there, unless MLS_XSMM=0 (bench/staging.sh compares both ways) */
+static void load_xsmm(void) {
+  const char *off = getenv("MLS_XSMM");
+  if (off && strcmp(off, "0") == 0) return;
+  dl.xsmm = plugin_get(&dl.xsmm_lib);
+}
+
 const DlBlas *dl_blas(void) { pthread_once(&dl.blas_once, load_blas); return &dl.blas; }
 const DlLapack *dl_lapack(void) { pthread_once(&dl.lapack_once, load_lapack); return &dl.lapack; }
 const DlCholmod *dl_cholmod(void) { pthread_once(&dl.cholmod_once, load_cholmod); return &dl.cholmod; }
 const DlUmfpack *dl_umfpack(void) { pthread_once(&dl.umfpack_once, load_umfpack); return &dl.umfpack; }
+const XsmmPlugin *dl_xsmm(void) { pthread_once(&dl.xsmm_once, load_xsmm); return dl.xsmm; }
+const char *dl_xsmm_why(void) { return dl_xsmm() || !dl.xsmm_lib.found ? NULL : dl.xsmm_lib.why; }

@@ -48,6 +48,13 @@ const DlBlas *dl_blas(void);
 const DlLapack *dl_lapack(void);
 const DlCholmod *dl_cholmod(void);
 const DlUmfpack *dl_umfpack(void);
+/* The libxsmm plugin's table (backend/xsmm.h), loaded on the first call; NULL when the plugin
+** is not there (built without libxsmm-dev, or hidden by MLS_PLUGIN_DIR) or MLS_XSMM=0 is set:
+** then every product is OpenBLAS's. Never ends the process. */
+const struct XsmmPlugin *dl_xsmm(void);
+/* After dl_xsmm returned NULL: why, when the plugin was there but could not be loaded (dlopen's
+** reason), else NULL (not there, or MLS_XSMM=0). */
+const char *dl_xsmm_why(void);
 
 #ifndef MLS_DYNLIBS_IMPL
 #define cblas_dgemm (dl_blas()->cblas_dgemm)

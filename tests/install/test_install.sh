@@ -28,9 +28,13 @@ cp "$p/bin/mls" "$q/mls"
 out=$(cd / && env -u MLS_PATH "$q/mls" -e 'source("nn.mls") as nn; print(nn::relu([-1, 2]))' 2>&1)
 check "a copy of the binary finds PREFIX's stdlib (got: $out)" '[ "$out" = "0 2" ]'
 # the plugins built go to PREFIX/lib/mls, where the copy finds them (docs/architecture.md "Plugins")
-for k in plot kernel mpi; do
+for k in plot kernel mpi xsmm; do
   [ -e "$top/build/libmls_$k.so" ] && check "libmls_$k.so installed in PREFIX/lib/mls" 'cmp -s "$top/build/libmls_$k.so" "$p/lib/mls/libmls_$k.so"'
 done
+if [ -e "$top/build/libmls_xsmm.so" ]; then   # and the copy's products use libxsmm's
+  out=$(cd / && "$q/mls" --version 2>&1)
+  check "a copy of the binary loads PREFIX/lib/mls/libmls_xsmm.so (got: $out)" 'echo "$out" | grep -q "small products: libxsmm"'
+fi
 if [ -e "$top/build/libmls_plot.so" ]; then
   out=$(cd "$q" && env -u MLS_PLUGIN_DIR "$q/mls" -e 'plot([1, 2], file="f.png")' 2>&1)
   check "a copy of the binary draws with PREFIX/lib/mls/libmls_plot.so (got: $out)" '[ -z "$out" ] && [ -s "$q/f.png" ]'

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh — mls without its optional libraries (issue 31, docs/architecture.md "Plugins"): with
 # MLS_PLUGIN_DIR naming an empty directory, the plugins (libmls_plot.so, libmls_kernel.so,
-# libmls_mpi.so) are hidden, as on a machine without cairo, ZeroMQ or OpenMPI. plot() and the
+# libmls_mpi.so, libmls_xsmm.so) are hidden, as on a machine without cairo, ZeroMQ or OpenMPI. plot() and the
 # Jupyter kernel must then fail with their located error, a plugin that is there but cannot be
 # loaded must say why, mpi_size() must be 1 under mpirun's environment, and every golden suite
 # but the plots' must still pass; with the plugins visible the same plot() writes its PNG. The
@@ -74,6 +74,43 @@ if [ -e "$bdir/libmls_plot.so" ]; then
 else
   echo "plugins-test: $bdir/libmls_plot.so was not built (no cairo): the check with the plugin visible is left out"
 fi
+
+# libxsmm (libmls_xsmm.so, docs/architecture.md "Small products"): hidden, the products are
+# OpenBLAS's and --version names no libxsmm; visible, --version names it, a product its rule takes
+# gives the same bits on one thread and on four (the panels are cut by the shapes alone), and
+# MLS_XSMM=0 turns it off, its values within 1e-13 of libxsmm's
+xprog='X = rand(rows=300, cols=784, seed=1, min=-1, max=1); W = rand(rows=784, cols=256, seed=2, min=-1, max=1)
+G = rand(rows=128, cols=256, seed=3, min=-1, max=1); V = rand(rows=784, cols=10, seed=4, min=-1, max=1)
+xb = X[101:228, ]
+P = list(xb %*% W, t(xb) %*% G, X[1:100, ] %*% V, t(X[1:100, ]) %*% (X[1:100, ] %*% V))
+for (i in 1:4) print(sum(P[i] * P[i]))'
+MLS_PLUGIN_DIR=$T/none "$mls" --version >"$T/out" 2>"$T/err"
+if [ $? -eq 0 ] && grep -q '^cpu backend: OpenBLAS' "$T/out" && ! grep -q libxsmm "$T/out"; then ok
+else bad "--version with the plugins hidden: $(cat "$T/out")"; fi
+if [ -e "$bdir/libmls_xsmm.so" ]; then
+  MLS_PLUGIN_DIR=$bdir "$mls" --version >"$T/out" 2>"$T/err"
+  if grep -q '; small products: libxsmm 1\.[0-9]* (.* kernels)$' "$T/out"; then ok
+  else bad "--version with libmls_xsmm.so: $(cat "$T/out")"; fi
+  MLS_PLUGIN_DIR=$bdir "$mls" --threads 1 --digits 17 -e "$xprog" >"$T/x1" 2>"$T/err" &&
+  MLS_PLUGIN_DIR=$bdir "$mls" --threads 4 --digits 17 -e "$xprog" >"$T/x4" 2>>"$T/err" &&
+  MLS_XSMM=0 MLS_PLUGIN_DIR=$bdir "$mls" --digits 17 -e "$xprog" >"$T/x0" 2>>"$T/err"
+  st=$?
+  MLS_XSMM=0 MLS_PLUGIN_DIR=$bdir "$mls" --version >"$T/out" 2>>"$T/err"
+  if [ $st -eq 0 ] && [ "$(wc -l <"$T/x1")" -eq 4 ] && cmp -s "$T/x1" "$T/x4" && ! grep -q libxsmm "$T/out" &&
+     paste "$T/x1" "$T/x0" | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-13 * $2) bad = 1 } END { exit bad }'; then ok
+  else bad "libxsmm products: threads 1 $(tr '\n' ' ' <"$T/x1"), threads 4 $(tr '\n' ' ' <"$T/x4"), OpenBLAS $(tr '\n' ' ' <"$T/x0")"; fi
+else
+  echo "plugins-test: $bdir/libmls_xsmm.so was not built (no libxsmm-dev): the checks with it visible are left out"
+fi
+# a libmls_xsmm.so that is there but does not load: the products are OpenBLAS's, and --version
+# says why
+echo "not a library" >"$T/broken/libmls_xsmm.so"
+MLS_PLUGIN_DIR=$T/broken "$mls" -e 'print(sum([1, 2; 3, 4] %*% [1, 0; 0, 1]))' >"$T/out" 2>"$T/err"
+st=$?
+MLS_PLUGIN_DIR=$T/broken "$mls" --version >"$T/ver" 2>>"$T/err"
+if [ $st -eq 0 ] && [ "$(cat "$T/out")" = "10" ] &&
+   grep -q "; small products: OpenBLAS (libxsmm kernels: libmls_xsmm.so could not be loaded ($T/broken/libmls_xsmm.so: .*))$" "$T/ver"; then ok
+else bad "a broken libmls_xsmm.so: status $st, $(cat "$T/out"), $(cat "$T/ver")"; fi
 
 echo "plugins-test: $pass passed, $fail failed"
 [ $fail -eq 0 ]
