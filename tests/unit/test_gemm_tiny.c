@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,7 @@ static void check_shape(Interp *I, bool ta, bool tb, int m, int n, int k, uint64
       }
       ref[i * n + j] = acc + 0.0;
       assert_true(bits(c[i * n + j]) == bits(ref[i * n + j]));
-      assert_true(fabs(c[i * n + j] - blas[i * n + j]) <= 1e-15 * mag);
+      assert_true(fabs(c[i * n + j] - blas[i * n + j]) <= 2 * k * DBL_EPSILON * mag);   /* (both within k u mag) */
       same = same && bits(c[i * n + j]) == bits(blas[i * n + j]);
     }
   *same_blas += same;
