@@ -236,14 +236,18 @@ bool lean_fits(Interp *I, const LeanProg *p, const Loop *lp, const Value *leaves
 }
 
 /* Node i's buffer, rows x cols, held by nothing but the runner (hold's item i): the one it has,
-** or a fresh one when a carried value still holds that. */
-static Tensor *buffer(Interp *I, List *hold, int32_t i, int64_t rows, int64_t cols) {
+** or a fresh one when a carried value still holds that (out of memory: located at the node, as
+** op_apply locates its op's). */
+static Tensor *buffer(Interp *I, List *hold, int32_t i, int64_t rows, int64_t cols, Span sp) {
   Value *h = &hold->items[i];
   if (h->t == VT_MAT && h->u.m->refcount == 1 && h->u.m->st->refcount == 1) return h->u.m;
   Value d = *h;
   *h = val_null();
   val_release(d);
+  Span saved = I->call_span;
+  I->call_span = sp;
   Tensor *t = tensor_new_on(I, I->cpu, rows, cols);
+  I->call_span = saved;
   *h = val_mat(t);
   return t;
 }
@@ -262,7 +266,7 @@ bool lean_step(Interp *I, const LeanProg *p, const Loop *lp, Value *leaves, List
     case LK_EW2: {
       Value a = v[st->a], b = v[st->b];
       if (!st->mat) { v[i] = val_num(sc_binary(st->op, a.u.n, b.u.n)); continue; }
-      Tensor *o = buffer(I, hold, i, st->rows, st->cols);
+      Tensor *o = buffer(I, hold, i, st->rows, st->cols, nd->span);
       OpParams pr;
       memset(&pr, 0, sizeof pr);
       pr.bc[0] = st->bc[0];
@@ -280,7 +284,7 @@ bool lean_step(Interp *I, const LeanProg *p, const Loop *lp, Value *leaves, List
     case LK_EW1: {
       Value a = v[st->a];
       if (!st->mat) { v[i] = val_num(sc_unary(st->op, a.u.n)); continue; }
-      Tensor *o = buffer(I, hold, i, st->rows, st->cols);
+      Tensor *o = buffer(I, hold, i, st->rows, st->cols, nd->span);
       Tensor *in[1] = { a.u.m };
       I->kernel_runs++;
       if (be->run(be, (OpKind)st->op, o, in, NULL) != 0) return false;
@@ -290,7 +294,7 @@ bool lean_step(Interp *I, const LeanProg *p, const Loop *lp, Value *leaves, List
       break;
     }
     case LK_MM: {
-      Tensor *o = buffer(I, hold, i, st->rows, st->cols);
+      Tensor *o = buffer(I, hold, i, st->rows, st->cols, nd->span);
       const Backend *ran;
       I->kernel_runs++;
       if (op_gemm_into(I, st->ta, st->tb, v[st->a].u.m, v[st->b].u.m, o, &ran) != 0) return false;
@@ -306,9 +310,9 @@ bool lean_step(Interp *I, const LeanProg *p, const Loop *lp, Value *leaves, List
       int off = fp->mm ? 1 : 0;
       Tensor *o;
       if (st->mat) {
-        o = buffer(I, hold, i, st->rows, st->cols);
+        o = buffer(I, hold, i, st->rows, st->cols, nd->span);
       } else {                                   /* a sum: its 1x1 scratch */
-        o = buffer(I, hold, i, 1, 1);
+        o = buffer(I, hold, i, 1, 1, nd->span);
       }
       if (fp->mm) {                              /* the product into the result, the program over it */
         const Backend *ran;
