@@ -536,7 +536,13 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
       break;
     }
     case GN_CALL: r = bi_call(I, nd->bi, nin, args, nd->names, nd->span); break;
-    case GN_FUSED: r = run_fused(I, nd, args); break;
+    case GN_FUSED: {                         /* (out of memory for its result: located at the group, */
+      Span saved_call = I->call_span;        /* as op_apply locates an op's) */
+      I->call_span = nd->span;
+      r = run_fused(I, nd, args);
+      I->call_span = saved_call;
+      break;
+    }
     case GN_LOOP:
       r = loop_run(I, nd, args, stale);
       if (*stale) {
