@@ -59,6 +59,12 @@ Value op_mmchain(Interp *I, int n, const Value *leaves, Value plan, Span sp);
 /* A new C = op(A) op(B) (+1), where A and B live (be_place), computed by the backend that can
 ** (be_runner); a failure is a located error. */
 struct Tensor *op_gemm_new(Interp *I, bool ta, bool tb, struct Tensor *A, struct Tensor *B, Span sp);
+/* op_gemm_new's product into C (m x n, packed; borrowed, as A and B): the backend call alone,
+** the one both op_gemm_new and a loop body's lean runner (staging/lean.c) make, so their bits
+** are the same. Returns the backend's status and sets *ran to the backend that ran it; a product
+** the interrupt flag stopped (I->interrupted) left C unfinished: the caller raises it. */
+struct Backend;
+int op_gemm_into(Interp *I, bool ta, bool tb, struct Tensor *A, struct Tensor *B, struct Tensor *C, const struct Backend **ran);
 /* A reduction (OPF_RED without OPF_KEEP, not DIAG or IFELSE): sum, prod, max and min of all elements
 ** give a number; row* ops an nrow x 1 and col* ops a 1 x ncol matrix. A number is a 1x1
 ** matrix. Empty rows/columns have no max/min/index: "bad argument #1 to 'rowMaxs' (...)". */

@@ -318,6 +318,54 @@ static bool gemm_xsmm(const Backend *be, bool ta, bool tb, const Tensor *A, cons
   return true;
 }
 
+/* Tiny products (m, n <= TINY_MN, k <= TINY_K: the 4x4 products of a small recurrence, bench
+** (s6)) skip OpenBLAS: its driver, a mutex in its buffer allocator and the packing cost about 1400
+** instructions for a 4x4 product whose arithmetic is 64 multiply-adds. Each element is computed as
+** OpenBLAS's Haswell kernels compute it for such a k: one accumulator from +0, a fused
+** multiply-add per term in the order of k, then C = acc + 0 (alpha 1, beta 0). Checked against
+** OpenBLAS 0.3.21 on this machine's kernels (random operands of mixed magnitudes, every m, n <= 16,
+** k <= 7, both transpose flags: identical to the last bit; from k = 8 on, some tiles' kernels
+** split the sum, hence the bound). On a CPU whose OpenBLAS kernel sums otherwise, the last bits
+** of such a product may differ from OpenBLAS's there, but eager code and staged graphs (the graph
+** runner, the lean loop runner) both come here, so they agree with each other by construction.
+** libxsmm's kernels (above) take a tiny product first where the plugin is there; this kernel then
+** runs the tiny products libxsmm has no kernel for (a transposed right operand, A %*% t(B)) and
+** every tiny product when the plugin is absent (XSMM=0, MLS_XSMM=0). */
+#define TINY_MN 16
+#define TINY_K 7
+__attribute__((target_clones("fma", "default"))) static void gemm_tiny(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                                                                     const double *a, int64_t lda, const double *b,
+                                                                     int64_t ldb, double *c) {
+  int64_t sap = ta ? lda : 1, sbp = tb ? 1 : ldb, sbj = tb ? ldb : 1;   /* steps along k, and along C's row */
+  for (int64_t i = 0; i < m; i++) {
+    const double *ai = ta ? a + i : a + i * lda;
+    double *cr = c + i * n;
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {               /* four elements' chains side by side */
+      const double *bj = b + j * sbj;
+      double c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;
+      for (int64_t p = 0; p < k; p++) {
+        double x = ai[p * sap];
+        const double *bp = bj + p * sbp;
+        c0 = fma(x, bp[0], c0);
+        c1 = fma(x, bp[sbj], c1);
+        c2 = fma(x, bp[2 * sbj], c2);
+        c3 = fma(x, bp[3 * sbj], c3);
+      }
+      cr[j] = c0 + 0.0;                        /* (-0 is +0, as alpha * acc + 0) */
+      cr[j + 1] = c1 + 0.0;
+      cr[j + 2] = c2 + 0.0;
+      cr[j + 3] = c3 + 0.0;
+    }
+    for (; j < n; j++) {
+      const double *bj = b + j * sbj;
+      double acc = 0.0;
+      for (int64_t p = 0; p < k; p++) acc = fma(ai[p * sap], bj[p * sbp], acc);
+      cr[j] = acc + 0.0;
+    }
+  }
+}
+
 #define GEMM_KSTEP 1536                         /* k-pieces are multiples of this (below) */
 void cpu_gemm_set_panel_flops(const Backend *be, double flops) { CPU(be)->gemm_panel_flops = flops; }
 
@@ -337,6 +385,10 @@ static int cpu_gemm(const Backend *be, bool ta, bool tb, double alpha, const Ten
   const double *a = tensor_data(A), *b = tensor_data(B);
   double *c = tensor_data(C);
   int lda = gemm_ld(A), ldb = gemm_ld(B);
+  if (m <= TINY_MN && n <= TINY_MN && k <= TINY_K && alpha == 1.0 && beta == 0.0) {
+    gemm_tiny(ta, tb, m, n, k, a, lda, b, ldb, c);
+    return 0;
+  }
   /* One OpenBLAS call cannot be stopped, so a product of more than 2 gemm_panel_flops (16e9) runs as
   ** panels of C's rows (or columns, when it has fewer rows), one per gemm_panel_flops (at most
   ** 16, each at least 512 rows), polling the interrupt flag between them (the caller raises

@@ -75,15 +75,11 @@ static bool vector_view(const Tensor *X, bool t, int64_t r, int64_t c, Tensor *v
 
 Tensor *op_gemm_new(Interp *I, bool ta, bool tb, Tensor *A, Tensor *B, Span sp) {
   int64_t m = ta ? tensor_cols(A) : tensor_rows(A), n = tb ? tensor_rows(B) : tensor_cols(B);
-  int64_t k = ta ? tensor_rows(A) : tensor_cols(A);
   if (op_abstract_in((Tensor *[]){ A, B }, 2)) op_abstract_stop(I, OP_MATMUL, sp);
   I->kernel_runs++;
   Tensor *C = tensor_new_on(I, be_place(I->cpu, I->device, (Tensor *[]){ A, B }, 2), m, n);
-  const Backend *be = be_runner(I->cpu, OP_MATMUL, C, (Tensor *[]){ A, B }, 2, &I->be_fallbacks);
-  Tensor va, vb;
-  if (vector_view(A, ta, m, k, &va)) { A = &va; ta = false; }
-  if (vector_view(B, tb, k, n, &vb)) { B = &vb; tb = false; }
-  int rc = be->gemm(be, ta, tb, 1.0, A, B, 0.0, C);
+  const Backend *be = NULL;
+  int rc = op_gemm_into(I, ta, tb, A, B, C, &be);
   if (I->interrupted) { tensor_free_ref(C); interp_check_interrupt(I, sp); }   /* stopped between panels */
   if (rc != 0) {
     tensor_free_ref(C);
@@ -91,6 +87,17 @@ Tensor *op_gemm_new(Interp *I, bool ta, bool tb, Tensor *A, Tensor *B, Span sp) 
     mls_throw(I, sp, "matrix product failed on the %s backend", be->name);
   }
   return C;
+}
+
+int op_gemm_into(Interp *I, bool ta, bool tb, Tensor *A, Tensor *B, Tensor *C, const Backend **ran) {
+  int64_t m = ta ? tensor_cols(A) : tensor_rows(A), n = tb ? tensor_rows(B) : tensor_cols(B);
+  int64_t k = ta ? tensor_rows(A) : tensor_cols(A);
+  const Backend *be = be_runner(I->cpu, OP_MATMUL, C, (Tensor *[]){ A, B }, 2, &I->be_fallbacks);
+  *ran = be;
+  Tensor va, vb;
+  if (vector_view(A, ta, m, k, &va)) { A = &va; ta = false; }
+  if (vector_view(B, tb, k, n, &vb)) { B = &vb; tb = false; }
+  return be->gemm(be, ta, tb, 1.0, A, B, 0.0, C);
 }
 
 /* OP_SUMPROD: sum(X %*% Y) without the product, sum(t(colSums(X)) * rowSums(Y)) (staging's

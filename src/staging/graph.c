@@ -347,7 +347,7 @@ static Value run_fused_mm(Interp *I, const GNode *nd, const Value *args) {
   pa[0] = prod;
   for (int k = 1; k < p->nin; k++) pa[k] = args[k + 1];
   bool own = prod.t == VT_MAT && prod.u.m->refcount == 1 && prod.u.m->st->refcount == 1 && !prod.u.m->st->sparse &&
-             prod.u.m->st->be == &be_cpu && p->red == OP_NONE && tensor_is_contiguous(prod.u.m);
+             be_is_cpu(prod.u.m->st->be) && p->red == OP_NONE && tensor_is_contiguous(prod.u.m);
   Value r = run_fused_prog(I, nd, pa, own ? prod.u.m : NULL);
   tmp_release_to(I, mark);
   return r;
@@ -387,7 +387,7 @@ static Value run_fused_prog(Interp *I, const GNode *nd, const Value *args, Tenso
   }
   Tensor *out = p->red == OP_SUM ? tensor_new_on(I, be, 1, 1)
               : p->red != OP_NONE && !fused_row_map(p->red) ? tensor_new_on(I, be, p->rows, 1)   /* a row aggregate */
-              : prod && in[0] == prod && be == &be_cpu ? (prod->refcount++, prod)   /* in place */
+              : prod && in[0] == prod && be_is_cpu(be) ? (prod->refcount++, prod)   /* in place */
                                   : tensor_new_on(I, be, p->rows, p->cols);
   I->kernel_runs++;
   if (be->run_fused(be, p, out, in, sc) != 0) {
@@ -536,7 +536,13 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
       break;
     }
     case GN_CALL: r = bi_call(I, nd->bi, nin, args, nd->names, nd->span); break;
-    case GN_FUSED: r = run_fused(I, nd, args); break;
+    case GN_FUSED: {                         /* (out of memory for its result: located at the group, */
+      Span saved_call = I->call_span;        /* as op_apply locates an op's) */
+      I->call_span = nd->span;
+      r = run_fused(I, nd, args);
+      I->call_span = saved_call;
+      break;
+    }
     case GN_LOOP:
       r = loop_run(I, nd, args, stale);
       if (*stale) {

@@ -70,6 +70,7 @@ typedef struct Loop {
   bool *temp;               /* per carried: unbound before the loop (assigned before read in the body) */
   Span span;                /* the loop statement */
   Source *src;              /* retained */
+  struct LeanProg *lean;    /* the body as a lean program (staging/lean.c; owned), or NULL */
 } Loop;
 
 /* GF_CONSTANT: the value depends on no argument, capture or effect (known while staging);

@@ -20,6 +20,7 @@
 #include "err.h"
 #include "mem.h"
 #include "staging/graph.h"
+#include "staging/lean.h"
 #include "staging/loop.h"
 #include "staging/stage.h"
 #include "tensor.h"
@@ -451,6 +452,8 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
   int mark = I->ntmp;                            /* the runs' node values, one list for all */
   int32_t most = lp->body->n > (lp->cond ? lp->cond->n : 0) ? lp->body->n : lp->cond->n;
   List *hold = list_held_nulls(I, most);
+  List *lean = NULL;                             /* the lean runner's buffers (lean.c), kept across iterations */
+  if (lp->lean && lean_fits(I, lp->lean, lp, leaves)) lean = list_held_nulls(I, lp->body->n);
   Value outv[LOOP_MAX_CARRY];
   for (int64_t i = from;; i++) {
     if (I->interrupted) interp_check_interrupt(I, lp->span);
@@ -467,6 +470,14 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
     } else {
       val_release(leaves[n]);
       leaves[n] = lp->range.on ? val_num(r0 + rstep * (double)i) : seq_at(lp->seq, i);
+    }
+    if (lean) {
+      if (lean_step(I, lp->lean, lp, leaves, lean)) {
+        ++*iters;
+        if (ck) ckpt_note(I, ck, leaves, i + 1);
+        continue;
+      }
+      lean = NULL;                               /* (declined: the graph runner from here) */
     }
     graph_run_into(I, lp->body, leaves, &stale, hold, outv);
     if (stale) { snprintf(why, nwhy, "%s", lp->body->stale_why); tmp_release_to(I, mark); return false; }
@@ -592,6 +603,8 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
   lp->span = L->sp;
   lp->src = I->src;
   if (lp->src) source_retain(lp->src);
+  const char *ls = getenv("MLS_LOOP_LEAN");       /* (0: the graph runner only, to compare) */
+  if (!(ls && strcmp(ls, "0") == 0)) lp->lean = lean_compile(lp);
   L->bg->lt = NULL;
   if (L->cg) L->cg->lt = NULL;
   L->bg = L->cg = NULL;                          /* (now the Loop's) */
@@ -738,6 +751,7 @@ void stage_select_abandon(Interp *I, Span sp, const char *why) {
 
 void loop_free(Loop *lp) {
   if (!lp || --lp->refs > 0) return;          /* (a checkpointed run on a tape holds it too) */
+  lean_free(lp->lean);
   graph_free(lp->body);
   graph_free(lp->cond);
   val_release(lp->seq);

@@ -84,6 +84,10 @@ has "toString" && one INT "toString of 5*10^6 numbers" 0.3 's = toString(1:5e6);
 has "sample" && one TERM "sample of 3*10^7 from 10^15 (no repeats)" 0.3 'x = sample(1e15, 3e7, seed=1); print("done")' 5
 has "paste" && one INT "paste of 5*10^6 numbers" 0.3 's = paste("a", 1:5e6); print("done")' 5
 has "sprintf" && one INT "sprintf %s of 5*10^6 numbers" 0.3 's = sprintf("%s", 1:5e6); print("done")' 5
+# a loop node whose body the lean runner runs (src/staging/lean.c): the interrupt is raised between
+# iterations, located at the loop or at the op that saw it
+has "lean" && both "a lean loop node of 2*10^7 iterations of 4x4 ops" 0.4 \
+  'f = function(x, a) { s = x; for (i in 1:20000000) { x = tanh(x %*% a + 0.1); s = s + x }; s }; y = jit(f)(rand(rows=4, cols=4, seed=1), rand(rows=4, cols=4, seed=2) / 4); print("done")' '[0-9]+'
 has "ranges" && one INT "a loop of ranges" 0.3 'for (i in 1:2500) { x = 1:2e6 }; print("done")' '1|25'
 has "seq" && one TERM "a loop of seq" 0.3 'for (i in 1:2500) { x = seq(1, 2e6) }; print("done")' '1|25'
 has "4000x4000" && one INT "a 4000x4000 matrix product" 0.5 'A = rand(rows=4000, cols=4000, seed=1); B = A %*% A; print("done")' 45
