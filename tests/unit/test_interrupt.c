@@ -3,8 +3,8 @@
 ** already set, one op on a matrix big enough to go through cpu_parallel_for skips its work and
 ** the op raises "interrupted" at its own span, freeing its unfinished result; once the run has
 ** ended the flag is clear and the next program runs normally. Products in panels and cut along
-** k, and LAPACK on its worker thread. (tests/robustness/test_interrupt.sh sends real signals
-** to long builtins.)
+** k, LAPACK on its worker thread, and the sparse factorizations (CHOLMOD, UMFPACK) on the same.
+** (tests/robustness/test_interrupt.sh sends real signals to long builtins.)
 */
 #include <stdarg.h>
 #include <stddef.h>
