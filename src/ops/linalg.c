@@ -464,12 +464,12 @@ static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0
   return s;
 }
 
-void la_call(Interp *I, Span sp, void (*call)(void *ctx), void (*drop)(void *ctx), void *ctx, Tensor *hold0,
-             Tensor *hold1) {
+void la_call(Interp *I, Span sp, double flops, void (*call)(void *ctx), void (*drop)(void *ctx), void *ctx,
+             Tensor *hold0, Tensor *hold1) {
   la_reap_jobs(I, false);
   mls_defer(I, drop, ctx);                      /* (la_start's allocation may throw) */
   LaJob here = { .kind = LJ_CALL, .t = { hold0, hold1 }, .call = call, .drop = drop, .ctx = ctx };
-  LaJob *j = la_start(&here);
+  LaJob *j = flops >= I->la_thread_flops ? la_start(&here) : NULL;
   mls_undefer(I, ctx);
   if (!j) { call(ctx); return; }                /* no thread: here, to its end */
   la_wait(I, sp, j);                            /* (interrupted: the job keeps ctx, and drops it) */

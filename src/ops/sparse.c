@@ -328,9 +328,11 @@ static bool symmetric(Interp *I, const SpCsr *c) {
 }
 
 /* The factorizations run on a worker thread (la_call, ops/linalg.c): CHOLMOD and UMFPACK cannot
-** be stopped part-way and their cost is not known before their own analysis, so every one runs
-** there, and Ctrl-C ends the op at once while the worker finishes alone (its memory is held until
-** then). The worker reads a private copy of A's CSR, not A's storage, which code written for
+** be stopped part-way and their cost is not known before their own analysis (the factor's fill),
+** so every one that could pass la_call's threshold runs there, bounded by the dense LU's
+** (2/3) n^3 flops (full fill), and Ctrl-C ends the op at once while the worker finishes alone
+** (its memory is held until then). Below it (n < 1145 at the default 1e9 flops) a thread would
+** cost more than the factorization (about 100 us a call). The worker reads a private copy of A's CSR, not A's storage, which code written for
 ** dense matrices may turn dense in place (tensor_host_access) once the interrupted op has unwound;
 ** the copy and what the factorization made belong to the SpFact, freed with it (sp_fact_free) by
 ** the op, or by the job when the op was interrupted. */
@@ -406,7 +408,8 @@ static SpFact *sp_factor(Interp *I, Span sp, SpFactKind kind, const SpCsr *A, co
   memcpy(f->A.val, A->val, (size_t)A->nnz * sizeof(double));
   mls_undefer(I, f);
   I->kernel_runs++;
-  la_call(I, sp, sp_fact_run, sp_fact_free, f, hold0, hold1);
+  double dn = (double)n;
+  la_call(I, sp, 2 * dn * dn * dn / 3, sp_fact_run, sp_fact_free, f, hold0, hold1);
   mls_defer(I, sp_fact_free, f);
   return f;
 }
