@@ -144,7 +144,8 @@ const Builtin builtin_table[] = {
   { "cumprod", bi_cumprod, "cumprod(X)", OP_CUMPROD, DIFF | BI_AD, "Cumulative products down each column (a row vector: along it), as DML's colCumprod.\nA number gives itself; NaN propagates down its column." },
   { "cumsum", bi_cumsum, "cumsum(X)", OP_CUMSUM, DIFF | BI_AD, "Cumulative sums down each column (a row vector: along it), as DML's colCumsum.\nA number gives itself; NaN propagates down its column." },
   { "cumsumprod", bi_cumsumprod, "cumsumprod(X)", OP_CUMSUMPROD, DIFF | BI_AD, "DML's cumulative sum-product of an n x 2 matrix: the n x 1 Y with Y[i] = X[i,1] + X[i,2] * Y[i-1],\nY[0] = 0 (a linear recurrence: X[,2] are the decay factors)." },
-  { "det", bi_det, "det(A)", OP_NONE, DIFF | BI_AD, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0." },
+  { "det", bi_det, "det(A)", OP_NONE, DIFF | BI_AD, "Determinant of a square matrix (LU factorization); 0 for a singular A, 1 for 0x0.\n"
+    "A sparse A stays sparse: UMFPACK's LU (never a dense copy)." },
   { "detectSchema", bi_detectSchema, "detectSchema(F)", OP_NONE, BI_NODIFF,
     "The value types F's cells suggest, as a 1 x ncol(F) frame of type names: BOOLEAN (true/false),\nINT32 or INT64 (whole numbers), FP64 (other numbers, NaN, Inf), else STRING; NA cells say\nnothing, and a column of only NA is STRING." },
   { "dev.off", bi_dev_off, "dev.off()", OP_NONE, INV | BI_EFFECT | BI_NODIFF,
@@ -240,7 +241,9 @@ const Builtin builtin_table[] = {
     "(a list; default R's hcl.colors(12, \"YlOrRd\", rev=TRUE)) evenly over zlim (default: the range);\n"
     "NaN and values outside zlim are not drawn. key=TRUE adds a colour key right of the plot." },
   { "interQuartileMean", bi_interQuartileMean, "interQuartileMean(X, W=)", OP_NONE, DIFF | BI_AD, "DML's interquartile mean of column vector X: the mean of the values at positions\nceil(n/4)+1 .. ceil(3n/4) of sorted X (n = sum(W) with weights W, counts); 0 when n < 2\nleaves that range empty. Its derivative is each element's share of that mean." },
-  { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error." },
+  { "inv", bi_inv, "inv(A)", OP_NONE, DIFF | BI_AD, "Inverse of a square matrix (LAPACK LU); a singular or computationally singular A is an error.\n"
+    "A sparse A stays sparse: UMFPACK's LU, one solve a row; the result is sparse when its nonzeros\n"
+    "are few enough (the format rule), else dense." },
   { "inverse", bi_inv, "inverse(A)", OP_NONE, DIFF | BI_AD, "DML's other name of inv: the inverse of a square matrix." },
   { "is.character", bi_is_type, "is.character(x)", OP_NONE, BI_SHAPE, "TRUE when x is a string." },
   { "is.frame", bi_is_type, "is.frame(x)", OP_NONE, BI_SHAPE, "TRUE when x is a frame." },

@@ -16,6 +16,8 @@ struct SpLu {
   void *num;                   /* UMFPACK's numeric factorization */
   double control[UMFPACK_CONTROL];
   double *x, *b;               /* one column each of scratch */
+  SuiteSparse_long *wi;        /* umfpack_dl_wsolve's workspace (n, 5 n), made once: umfpack_dl_solve */
+  double *w;                   /* would allocate it at each solve (mapped and unmapped when large) */
 };
 
 void spk_lu_free(SpLu *h) {
@@ -24,6 +26,8 @@ void spk_lu_free(SpLu *h) {
   mem_free(h->ai);
   mem_free(h->x);
   mem_free(h->b);
+  mem_free(h->wi);
+  mem_free(h->w);
   mem_free(h);
 }
 
@@ -38,7 +42,9 @@ SpLu *spk_lu_factor(const SpCsr *A, int *status, int64_t *zero_at) {
   h->ai = mem_try_alloc((size_t)(A->nnz > 0 ? A->nnz : 1) * sizeof(SuiteSparse_long));
   h->x = mem_try_alloc((size_t)n * sizeof(double));
   h->b = mem_try_alloc((size_t)n * sizeof(double));
-  if (!h->ai || !h->x || !h->b) { spk_lu_free(h); return NULL; }
+  h->wi = mem_try_alloc((size_t)n * sizeof(SuiteSparse_long));
+  h->w = mem_try_alloc((size_t)n * 5 * sizeof(double));
+  if (!h->ai || !h->x || !h->b || !h->wi || !h->w) { spk_lu_free(h); return NULL; }
   for (int64_t q = 0; q < A->nnz; q++) h->ai[q] = A->col[q];
   umfpack_dl_defaults(h->control);
   h->control[UMFPACK_PRL] = 0;
@@ -69,16 +75,69 @@ SpLu *spk_lu_factor(const SpCsr *A, int *status, int64_t *zero_at) {
 static int col_solve(SpLu *h, int sys) {
   double info[UMFPACK_INFO];
   const SuiteSparse_long *ap = (const SuiteSparse_long *)h->A->rowptr;
-  SuiteSparse_long st = umfpack_dl_solve(sys, ap, h->ai, h->A->val, h->x, h->b, h->num, h->control, info);
+  SuiteSparse_long st = umfpack_dl_wsolve(sys, ap, h->ai, h->A->val, h->x, h->b, h->num, h->control, info, h->wi, h->w);
   return st == UMFPACK_OK ? 0 : -1;
 }
 
-int spk_lu_solve(SpLu *h, const double *B, int64_t ldb, int64_t k, double *X) {
+int spk_lu_inv_row(SpLu *h, int64_t i, double *x) {
+  int64_t n = h->A->rows;
+  memset(h->b, 0, (size_t)n * sizeof(double));
+  h->b[i] = 1;                                  /* row i of A^-1 is t(A)^-1 e_i: the factor's own system */
+  if (col_solve(h, UMFPACK_A) != 0) return -1;
+  memcpy(x, h->x, (size_t)n * sizeof(double));
+  return 0;
+}
+
+/* The parity of the permutation p of 0..n-1 (destroyed): 1 even, -1 odd, from its cycles. */
+static double perm_sign(SuiteSparse_long *p, int64_t n) {
+  double s = 1;
+  for (int64_t i = 0; i < n; i++) {
+    if (p[i] < 0) continue;
+    int64_t len = 0;
+    for (int64_t j = i; p[j] >= 0; len++) {     /* walk the cycle, marking its members */
+      int64_t next = p[j];
+      p[j] = -1;
+      j = next;
+    }
+    if (len % 2 == 0) s = -s;                   /* a cycle of even length is an odd permutation */
+  }
+  return s;
+}
+
+int spk_lu_det(SpLu *h, double *det) {
+  int64_t n = h->A->rows;
+  SuiteSparse_long *p = mem_try_alloc((size_t)n * 2 * sizeof *p), *q = p ? p + n : NULL, recip = 0;
+  double *rs = mem_try_alloc((size_t)n * sizeof *rs), *u = h->x;
+  int rc = -1;
+  if (p && rs && umfpack_dl_get_numeric(NULL, NULL, NULL, NULL, NULL, NULL, p, q, u, &recip, rs, h->num) == UMFPACK_OK) {
+    /* P R t(A) Q = L U, L unit lower, R = diag(rs) (recip) or diag(1 / rs): det(A) = det(t(A)) =
+    ** sign(P) sign(Q) prod(diag(U)) / det(R), kept as mantissa and exponent as lu_det keeps it
+    ** (ops/linalg.c), so that it overflows or underflows only when the determinant does */
+    double m = perm_sign(p, n) * perm_sign(q, n);
+    long e = 0;
+    for (int64_t i = 0; i < n; i++) {
+      int ex;
+      m = frexp(m * u[i], &ex);
+      e += ex;
+      m = frexp(recip ? m / rs[i] : m * rs[i], &ex);
+      e += ex;
+    }
+    if (e > 100000) e = 100000;                 /* ldexp saturates to Inf or 0 anyway */
+    if (e < -100000) e = -100000;
+    *det = ldexp(m, (int)e);
+    rc = 0;
+  }
+  mem_free(p);
+  mem_free(rs);
+  return rc;
+}
+
+int spk_lu_solve(SpLu *h, const double *B, int64_t ldb, int64_t k, double *X, int64_t ldx) {
   int64_t n = h->A->rows;
   for (int64_t j = 0; j < k; j++) {
     for (int64_t i = 0; i < n; i++) h->b[i] = B[i * ldb + j];
     if (col_solve(h, UMFPACK_At) != 0) return -1;
-    for (int64_t i = 0; i < n; i++) X[i * k + j] = h->x[i];
+    for (int64_t i = 0; i < n; i++) X[i * ldx + j] = h->x[i];
   }
   return 0;
 }

@@ -31,7 +31,7 @@ char *openblas_get_config(void);
 #define DL_CHOLMOD(X) X(cholmod_l_start) X(cholmod_l_finish) X(cholmod_l_allocate_sparse) X(cholmod_l_allocate_dense) \
   X(cholmod_l_analyze) X(cholmod_l_factorize) X(cholmod_l_solve) X(cholmod_l_factor_to_sparse) X(cholmod_l_free_dense) \
   X(cholmod_l_free_factor) X(cholmod_l_free_sparse)
-#define DL_UMFPACK(X) X(umfpack_dl_defaults) X(umfpack_dl_symbolic) X(umfpack_dl_numeric) X(umfpack_dl_solve) \
+#define DL_UMFPACK(X) X(umfpack_dl_defaults) X(umfpack_dl_symbolic) X(umfpack_dl_numeric) X(umfpack_dl_wsolve) \
   X(umfpack_dl_get_numeric) X(umfpack_dl_get_determinant) X(umfpack_dl_free_symbolic) X(umfpack_dl_free_numeric)
 
 #define DL_FIELD(f) __typeof__(&f) f;
@@ -91,7 +91,7 @@ const char *dl_xsmm_why(void);
 #define umfpack_dl_defaults (dl_umfpack()->umfpack_dl_defaults)
 #define umfpack_dl_symbolic (dl_umfpack()->umfpack_dl_symbolic)
 #define umfpack_dl_numeric (dl_umfpack()->umfpack_dl_numeric)
-#define umfpack_dl_solve (dl_umfpack()->umfpack_dl_solve)
+#define umfpack_dl_wsolve (dl_umfpack()->umfpack_dl_wsolve)
 #define umfpack_dl_get_numeric (dl_umfpack()->umfpack_dl_get_numeric)
 #define umfpack_dl_get_determinant (dl_umfpack()->umfpack_dl_get_determinant)
 #define umfpack_dl_free_symbolic (dl_umfpack()->umfpack_dl_free_symbolic)

@@ -74,8 +74,14 @@ void spk_chol_free(SpChol *h);
 ** the diagonal of the factor's U, in UMFPACK's pivot order), or -1: UMFPACK failed (memory). */
 typedef struct SpLu SpLu;
 SpLu *spk_lu_factor(const SpCsr *A, int *status, int64_t *zero_at);
-/* X (n x k, packed) = A^-1 B, B n x k at B[i * ldb + j]: 0, or -1 when UMFPACK failed. */
-int spk_lu_solve(SpLu *h, const double *B, int64_t ldb, int64_t k, double *X);
+/* X (n x k at X[i * ldx + j]) = A^-1 B, B n x k at B[i * ldb + j]: 0, or -1 when UMFPACK failed. */
+int spk_lu_solve(SpLu *h, const double *B, int64_t ldb, int64_t k, double *X, int64_t ldx);
+/* x (n values) = row i (0-based) of A^-1: one solve with the factor. 0, or -1 when UMFPACK failed. */
+int spk_lu_inv_row(SpLu *h, int64_t i, double *x);
+/* *det = det(A) from the factor's pivots, row scaling and permutations, accumulated as mantissa and
+** exponent (Inf or 0 only when det(A) itself overflows or underflows). 0, or -1 when memory or
+** UMFPACK failed. */
+int spk_lu_det(SpLu *h, double *det);
 /* A's reciprocal condition number in the 1-norm, estimated as LAPACK's dgecon estimates it (Hager
 ** and Higham's method, a few solves); -1 when a solve failed. */
 double spk_lu_rcond(SpLu *h);

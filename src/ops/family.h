@@ -56,10 +56,11 @@ static inline bool sp_involved(const Interp *I, int nin, const Value *in) {
 /* op on operands of which one is sparse: its sparse kernel when it has one for them, else the
 ** dense kernel on dense copies of the sparse operands. */
 Value sp_kernel(Interp *I, OpKind op, bool lent, int nin, const Value *in, int nextra, const Value *x, Span sp);
-/* solve(A, B), cholesky(A) (op OP_SOLVE, OP_CHOL) of a sparse symmetric positive definite A
-** through CHOLMOD into *r (+1): true; false (nothing made) for any other operands, which take
-** LAPACK's path and its errors. */
-bool sp_linalg(Interp *I, OpKind op, const Value *in, Value *r);
+/* solve(A, B), cholesky(A), inv(A), det(A) (op OP_SOLVE, OP_CHOL, OP_INV, OP_DET) of a sparse
+** square A through CHOLMOD (symmetric positive definite: solve, cholesky) or UMFPACK (solve, inv,
+** det) into *r (+1): true; false (nothing made) for any other operands, which take LAPACK's path
+** and its errors. name: the builtin called, for inv's errors ("inv", "inverse"). */
+bool sp_linalg(Interp *I, OpKind op, const Value *in, const char *name, Value *r);
 
 /* op_apply as the entry points of the families call it: its eager case (no stage, no box)
 ** inline, straight to the kernel, as op_apply's own first test does (the per-op cost of a small

@@ -253,8 +253,9 @@ static LaStatus la_svd(Tensor *A, Tensor *U, Tensor *S, Tensor *V, LaInfo *st) {
 ** (la_busy: main() then skips the library destructors that would free OpenBLAS's buffers under
 ** the worker; interp_free leaves the job to it, la_detach_abandoned). A worker allocates only
 ** its la_* scratch, through mem_alloc, with an OOM hook of its own: a failure there is LA_NOMEM,
-** never the interpreter's error. */
-typedef enum LaKind { LJ_SOLVE, LJ_INV, LJ_DET, LJ_CHOL, LJ_EIGEN, LJ_QR, LJ_SVD } LaKind;
+** never the interpreter's error. The sparse factorizations (CHOLMOD, UMFPACK: ops/sparse.c) take
+** the same worker through la_call (LJ_CALL): a function of their own and its context. */
+typedef enum LaKind { LJ_SOLVE, LJ_INV, LJ_DET, LJ_CHOL, LJ_EIGEN, LJ_QR, LJ_SVD, LJ_CALL } LaKind;
 
 typedef struct LaJob {
   LaKind kind;
@@ -268,6 +269,9 @@ typedef struct LaJob {
   pthread_cond_t cv;
   pthread_t th;
   jmp_buf oom;
+  void (*call)(void *ctx);      /* LJ_CALL: call(ctx) is the job; drop(ctx) frees a context whose */
+  void (*drop)(void *ctx);      /* caller is gone (ctx non-NULL when the job is freed: abandoned) */
+  void *ctx;
   struct LaJob *next;           /* in I->la_abandoned */
 } LaJob;
 
@@ -307,6 +311,7 @@ static uint64_t la_work_bytes(LaKind kind, Tensor *const t[4]) {
   case LJ_SVD:                                 /* la_svd's block; copies of A, U, Vt; work */
     return d * (2 * k + k * n + m * n) + d * (m * n + m * k + k * n) + d * la_svd_lwork((lapack_int)m, (lapack_int)n) +
            4 * 8 * k;
+  case LJ_CALL: return 0;                      /* (la_call: the caller counts its own) */
   }
   return 0;
 }
@@ -322,6 +327,7 @@ static LaStatus la_job_body(LaJob *j) {
   case LJ_EIGEN: return la_eigen_sym(j->t[0], j->t[1], &j->st);
   case LJ_QR: return la_qr(j->t[0], j->t[1], j->t[2], &j->st);
   case LJ_SVD: return la_svd(j->t[0], j->t[1], j->t[2], j->t[3], &j->st);
+  case LJ_CALL: j->call(j->ctx); return LA_OK;
   }
   return LA_INTERNAL;
 }
@@ -347,6 +353,7 @@ static void *la_worker(void *p) {
 
 static void la_job_free(LaJob *j) {
   pthread_join(j->th, NULL);
+  if (j->ctx) j->drop(j->ctx);                 /* an abandoned la_call's context and results */
   mem_uncharge(j->work);
   for (int i = 0; i < 4; i++)
     if (j->t[i]) tensor_free_ref(j->t[i]);
@@ -401,30 +408,10 @@ static LaJob *la_start(const LaJob *job) {
   return NULL;
 }
 
-/* Runs la_* kind on t[0..3] (at most 4, NULL-padded): on this thread when it is estimated at
-** under I->la_thread_flops or no thread starts, else on a worker (above). det gets la_det's result. */
-static void la_uncharge(void *p) { mem_uncharge(((LaJob *)p)->work); }
-
-static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0, Tensor *t1, Tensor *t2,
-                       Tensor *t3, double *det, LaInfo *st) {
-  static const char *const names[] = { "solve", "inv", "det", "cholesky", "eigen", "qr", "svd" };   /* ORDER LaKind */
-  la_reap_jobs(I, false);
-  LaJob here = { .kind = kind, .t = { t0, t1, t2, t3 } };   /* (its scratch may throw: not on the heap) */
-  here.work = la_work_bytes(kind, here.t);
-  char what[48];
-  snprintf(what, sizeof what, "LAPACK workspace for %s", names[kind]);
-  tensor_charge(I, here.work, what);
-  mls_defer(I, la_uncharge, &here);
-  LaJob *j = flops >= I->la_thread_flops ? la_start(&here) : NULL;
-  if (!j) {
-    LaStatus s = la_job_body(&here);
-    mls_undefer(I, &here);
-    mem_uncharge(here.work);
-    *st = here.st;
-    if (det) *det = here.det;
-    return s;
-  }
-  mls_undefer(I, &here);                        /* the job gives the count back (la_job_free) */
+/* Waits for the started job j, polling I's interrupt flag every 10 ms: on a signal the job is
+** abandoned to its worker (I->la_abandoned) and "interrupted" raised at sp. The tensors of j->t
+** get a reference of the worker's, which la_job_free drops. */
+static void la_wait(Interp *I, Span sp, LaJob *j) {
   for (int i = 0; i < 4; i++)
     if (j->t[i]) j->t[i]->refcount++;           /* the worker's: they outlive an unwinding */
   pthread_mutex_lock(&j->mu);
@@ -443,11 +430,51 @@ static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0
     pthread_cond_timedwait(&j->cv, &j->mu, &until);
   }
   pthread_mutex_unlock(&j->mu);
+}
+
+/* Runs la_* kind on t[0..3] (at most 4, NULL-padded): on this thread when it is estimated at
+** under I->la_thread_flops or no thread starts, else on a worker (above). det gets la_det's result. */
+static void la_uncharge(void *p) { mem_uncharge(((LaJob *)p)->work); }
+
+static LaStatus la_run(Interp *I, Span sp, LaKind kind, double flops, Tensor *t0, Tensor *t1, Tensor *t2,
+                       Tensor *t3, double *det, LaInfo *st) {
+  static const char *const names[] = { "solve", "inv", "det", "cholesky", "eigen", "qr", "svd", "" };   /* ORDER LaKind */
+  la_reap_jobs(I, false);
+  LaJob here = { .kind = kind, .t = { t0, t1, t2, t3 } };   /* (its scratch may throw: not on the heap) */
+  here.work = la_work_bytes(kind, here.t);
+  char what[48];
+  snprintf(what, sizeof what, "LAPACK workspace for %s", names[kind]);
+  tensor_charge(I, here.work, what);
+  mls_defer(I, la_uncharge, &here);
+  LaJob *j = flops >= I->la_thread_flops ? la_start(&here) : NULL;
+  if (!j) {
+    LaStatus s = la_job_body(&here);
+    mls_undefer(I, &here);
+    mem_uncharge(here.work);
+    *st = here.st;
+    if (det) *det = here.det;
+    return s;
+  }
+  mls_undefer(I, &here);                        /* the job gives the count back (la_job_free) */
+  la_wait(I, sp, j);
   LaStatus s = j->status;
   *st = j->st;
   if (det) *det = j->det;
   la_job_free(j);                               /* the caller's references remain */
   return s;
+}
+
+void la_call(Interp *I, Span sp, double flops, void (*call)(void *ctx), void (*drop)(void *ctx), void *ctx,
+             Tensor *hold0, Tensor *hold1) {
+  la_reap_jobs(I, false);
+  mls_defer(I, drop, ctx);                      /* (la_start's allocation may throw) */
+  LaJob here = { .kind = LJ_CALL, .t = { hold0, hold1 }, .call = call, .drop = drop, .ctx = ctx };
+  LaJob *j = flops >= I->la_thread_flops ? la_start(&here) : NULL;
+  mls_undefer(I, ctx);
+  if (!j) { call(ctx); return; }                /* no thread: here, to its end */
+  la_wait(I, sp, j);                            /* (interrupted: the job keeps ctx, and drops it) */
+  j->ctx = NULL;                                /* the caller's again */
+  la_job_free(j);
 }
 
 
@@ -786,7 +813,7 @@ int linalg_factor(Interp *I, LinalgFactor f, Value A, Value out[3], Span sp) {
   Span saved = I->call_span;                   /* an out-of-memory inside is located here */
   I->call_span = sp;
   int n;
-  if (f == LF_CHOLESKY && sp_linalg(I, OP_CHOL, &A, &out[0])) n = 1;   /* sparse: CHOLMOD */
+  if (f == LF_CHOLESKY && sp_linalg(I, OP_CHOL, &A, "cholesky", &out[0])) n = 1;   /* sparse: CHOLMOD */
   else n = factor_at(I, sp, f, A, out);
   I->call_span = saved;
   return n;
@@ -805,10 +832,10 @@ Value linalg_apply_as(Interp *I, OpKind op, const Value *in, const char *name, S
     if (I->interrupted) { val_release(r); interp_check_interrupt(I, sp); }
     return r;
   }
-  if (op == OP_SOLVE || op == OP_CHOL) {       /* a sparse matrix: CHOLMOD (ops/sparse.c) */
-    Span saved = I->call_span;
+  if (op == OP_SOLVE || op == OP_CHOL || op == OP_INV || op == OP_DET) {   /* sparse: CHOLMOD, UMFPACK */
+    Span saved = I->call_span;                 /* (ops/sparse.c) */
     I->call_span = sp;
-    bool done = sp_linalg(I, op, v, &r);
+    bool done = sp_linalg(I, op, v, name, &r);
     I->call_span = saved;
     if (done) return r;
   }

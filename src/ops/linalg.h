@@ -40,6 +40,15 @@ int linalg_factor(Interp *I, LinalgFactor f, Value A, Value out[3], Span sp);
 ** and frees what they held (tests); la_detach_abandoned (interp_free) frees those that ended and
 ** leaves the others running with what they hold, never freed: the process is about to end. */
 void la_set_thread_flops(Interp *I, double flops);
+/* Runs call(ctx), estimated at `flops` at most, on such a worker (on this thread when under
+** I->la_thread_flops or when none starts) and returns when it has ended; on Ctrl-C raises
+** "interrupted" at sp at once, and the worker runs on alone, then drop(ctx) frees the context
+** with whatever call made in it (when I reaps the job). ctx: heap memory that passes to the job
+** for the call (the caller's again when la_call returns; dropped if la_call throws before the
+** worker starts); call must not throw nor touch the interpreter. hold0, hold1 (or NULL): tensors
+** call reads or writes, held by the job while it runs. */
+void la_call(Interp *I, Span sp, double flops, void (*call)(void *ctx), void (*drop)(void *ctx), void *ctx,
+             Tensor *hold0, Tensor *hold1);
 bool la_busy(Interp *I);
 void la_wait_abandoned(Interp *I);
 void la_detach_abandoned(Interp *I);

@@ -14,6 +14,7 @@
 #include "backend/vmath.h"
 #include "mem.h"
 #include "ops/family.h"
+#include "ops/linalg.h"
 
 static bool is_sp(Value v) { return v.t == VT_MAT && tensor_is_sparse(v.u.m); }
 /* A dense matrix the host can read: on the CPU, or a device's managed memory (a mixed op runs on
@@ -372,7 +373,7 @@ static bool sp_ifelse(Interp *I, Value test, Value yes, Value no, Value *r) {
   return true;
 }
 
-/* ---- linear algebra through CHOLMOD ---- */
+/* ---- linear algebra through CHOLMOD and UMFPACK ---- */
 /* Whether the sparse square c equals its transpose exactly (a scratch transpose). */
 static bool symmetric(Interp *I, const SpCsr *c) {
   if (c->rows != c->cols) return false;
@@ -388,36 +389,135 @@ static bool symmetric(Interp *I, const SpCsr *c) {
   return same;
 }
 
-static void lu_release(void *h) { spk_lu_free(h); }
+/* The factorizations run on a worker thread (la_call, ops/linalg.c): CHOLMOD and UMFPACK cannot
+** be stopped part-way and their cost is not known before their own analysis (the factor's fill),
+** so every one that could pass la_call's threshold runs there, bounded by the dense LU's
+** (2/3) n^3 flops (full fill), and Ctrl-C ends the op at once while the worker finishes alone
+** (its memory is held until then). Below it (n < 1145 at the default 1e9 flops) a thread would
+** cost more than the factorization (about 100 us a call). The worker reads a private copy of A's CSR, not A's storage, which code written for
+** dense matrices may turn dense in place (tensor_host_access) once the interrupted op has unwound;
+** the copy and what the factorization made belong to the SpFact, freed with it (sp_fact_free) by
+** the op, or by the job when the op was interrupted. */
+typedef enum SpFactKind { SF_LU, SF_LU_DET, SF_CHOL_SOLVE, SF_CHOL } SpFactKind;
+
+typedef struct SpFact {
+  SpFactKind kind;
+  SpCsr A;                      /* the copy: rowptr, col, val of its own */
+  uint64_t charged;             /* the copy's bytes, counted against --max-memory */
+  const double *B;              /* SF_CHOL_SOLVE: X (n x k) = A^-1 B (B: ldb), in tensors the job holds */
+  double *X;
+  int64_t ldb, k;
+  int status;                   /* 0; 1 singular (LU) or not positive definite (CHOL); -1 out of memory */
+  int64_t zero_at;              /* SF_LU, status 1: the zero pivot (spk_lu_factor) */
+  double rcond;                 /* SF_LU: spk_lu_rcond (< 0: a solve failed) */
+  double det;                   /* SF_LU_DET */
+  int64_t nnz;                  /* SF_CHOL: the factor's entries */
+  SpLu *lu;                     /* SF_LU: the factor, for the op's solves */
+  SpChol *chol;                 /* SF_CHOL */
+} SpFact;
+
+static void sp_fact_free(void *p) {
+  SpFact *f = p;
+  spk_lu_free(f->lu);
+  spk_chol_free(f->chol);
+  mem_free(f->A.rowptr);
+  mem_free(f->A.col);
+  mem_free(f->A.val);
+  mem_uncharge(f->charged);
+  mem_free(f);
+}
+
+/* The worker's part (no throw, no interpreter). */
+static void sp_fact_run(void *p) {
+  SpFact *f = p;
+  switch (f->kind) {
+  case SF_LU:
+    f->lu = spk_lu_factor(&f->A, &f->status, &f->zero_at);
+    if (f->lu) f->rcond = spk_lu_rcond(f->lu);
+    break;
+  case SF_LU_DET: {
+    SpLu *h = spk_lu_factor(&f->A, &f->status, &f->zero_at);
+    f->det = 0;                                 /* singular (a zero pivot): exactly 0, as dgetrf's */
+    if (f->status == 1) f->status = 0;
+    else if (h && spk_lu_det(h, &f->det) != 0) f->status = -1;
+    spk_lu_free(h);
+    break;
+  }
+  case SF_CHOL_SOLVE: f->status = spk_chol_solve(&f->A, f->B, f->ldb, f->k, f->X); break;
+  case SF_CHOL: f->chol = spk_chol_factor(&f->A, &f->status, &f->nnz); break;
+  }
+}
+
+/* Factorization kind of A (sparse, square, finite) on the worker, with f's other inputs set by
+** init (NULL: none); hold0, hold1: the tensors they point into. The SpFact comes back deferred
+** (a throw frees it): the caller ends with sp_fact_done. */
+static SpFact *sp_factor(Interp *I, Span sp, SpFactKind kind, const SpCsr *A, const SpFact *init, Tensor *hold0,
+                         Tensor *hold1) {
+  SpFact *f = mem_calloc(1, sizeof *f);
+  if (init) *f = *init;
+  f->kind = kind;
+  mls_defer(I, sp_fact_free, f);
+  int64_t n = A->rows, nz = A->nnz > 0 ? A->nnz : 1;
+  uint64_t bytes = (uint64_t)(n + 1) * sizeof(int64_t) + (uint64_t)nz * (sizeof(int32_t) + sizeof(double));
+  tensor_charge(I, bytes, "a sparse factorization's copy of its matrix");
+  f->charged = bytes;
+  f->A = (SpCsr){ .rows = n, .cols = A->cols, .nnz = A->nnz, .cap = nz };
+  f->A.rowptr = mem_alloc((size_t)(n + 1) * sizeof(int64_t));
+  f->A.col = mem_alloc((size_t)nz * sizeof(int32_t));
+  f->A.val = mem_alloc((size_t)nz * sizeof(double));
+  memcpy(f->A.rowptr, A->rowptr, (size_t)(n + 1) * sizeof(int64_t));
+  memcpy(f->A.col, A->col, (size_t)A->nnz * sizeof(int32_t));
+  memcpy(f->A.val, A->val, (size_t)A->nnz * sizeof(double));
+  mls_undefer(I, f);
+  I->kernel_runs++;
+  double dn = (double)n;
+  la_call(I, sp, 2 * dn * dn * dn / 3, sp_fact_run, sp_fact_free, f, hold0, hold1);
+  mls_defer(I, sp_fact_free, f);
+  return f;
+}
+
+static void sp_fact_done(Interp *I, SpFact *f) {
+  mls_undefer(I, f);
+  sp_fact_free(f);
+}
 
 /* The largest n whose singular or ill-conditioned sparse A is handed to the dense LU (n x n
 ** doubles: 128 MiB), so that its error is LAPACK's own, pivot for pivot and digit for digit. */
 #define SP_LU_DENSE_ERRORS 4096
 
-/* X = A^-1 B by UMFPACK's LU of the sparse A (a non-symmetric or indefinite one): true with X
-** filled, false when the dense LU should decide (a small singular or ill-conditioned A). A larger
-** singular or ill-conditioned A gets the dense path's errors, located at sp: the zero pivot is
-** the sparse factor's (UMFPACK's pivot order), the condition number its estimate (dgecon's method). */
-static bool sp_lu_solve(Interp *I, const SpCsr *A, const double *B, int64_t bc, double *X, Span sp) {
-  int st;
-  int64_t zero_at;
-  SpLu *h = spk_lu_factor(A, &st, &zero_at);
-  if (!h && st < 0) mem_oom(0);
+/* UMFPACK's LU of the sparse square A for solve and inv (name: the builtin called): its SpFact
+** (deferred, as sp_factor's) when A is regular; NULL when the dense LU should decide (a small
+** singular or ill-conditioned A). A larger singular or ill-conditioned A gets the dense path's
+** errors, located at sp: the zero pivot is the sparse factor's (UMFPACK's pivot order), the
+** condition number its estimate (dgecon's method). */
+static SpFact *sp_lu(Interp *I, const SpCsr *A, const char *name, Span sp) {
+  SpFact *f = sp_factor(I, sp, SF_LU, A, NULL, NULL, NULL);
+  if (f->status < 0) mem_oom(0);
   bool small = A->rows <= SP_LU_DENSE_ERRORS;
-  if (!h) {
-    if (small) return false;
-    mls_throw(I, sp, "solve: the matrix is singular (U[%lld,%lld] is exactly zero)", (long long)zero_at, (long long)zero_at);
+  if (!f->lu) {
+    if (small) { sp_fact_done(I, f); return NULL; }
+    mls_throw(I, sp, "%s: the matrix is singular (U[%lld,%lld] is exactly zero)", name, (long long)f->zero_at,
+              (long long)f->zero_at);
   }
-  mls_defer(I, lu_release, h);
-  double rcond = spk_lu_rcond(h);
-  if (rcond < 0) mem_oom(0);
-  if (!(rcond >= DBL_EPSILON)) {
-    if (small) { mls_undefer(I, h); spk_lu_free(h); return false; }
-    mls_throw(I, sp, "solve: the matrix is computationally singular (reciprocal condition number %.3g)", rcond);
+  if (f->rcond < 0) mem_oom(0);
+  if (!(f->rcond >= DBL_EPSILON)) {
+    if (small) { sp_fact_done(I, f); return NULL; }
+    mls_throw(I, sp, "%s: the matrix is computationally singular (reciprocal condition number %.3g)", name, f->rcond);
   }
-  if (spk_lu_solve(h, B, bc, bc, X) != 0) mem_oom(0);
-  mls_undefer(I, h);
-  spk_lu_free(h);
+  return f;
+}
+
+/* X = A^-1 B by UMFPACK's LU of the sparse A (a non-symmetric or indefinite one): true with X
+** filled, false when the dense LU should decide (sp_lu). The solves run here, one column at a
+** time, Ctrl-C seen between columns. */
+static bool sp_lu_solve(Interp *I, const SpCsr *A, const double *B, int64_t bc, double *X, Span sp) {
+  SpFact *f = sp_lu(I, A, "solve", sp);
+  if (!f) return false;
+  for (int64_t j = 0; j < bc; j++) {
+    if (I->interrupted) interp_check_interrupt(I, sp);
+    if (spk_lu_solve(f->lu, B + j, bc, 1, X + j, bc) != 0) mem_oom(0);
+  }
+  sp_fact_done(I, f);
   return true;
 }
 
@@ -444,8 +544,13 @@ static bool sp_solve(Interp *I, Value a, Value b, Value *r, Span sp) {
     if (!isfinite(bd[q])) { tmp_release_to(I, mark); return false; }   /* LAPACK's path gives the error */
   Tensor *X = tensor_new_host(I, n, bc);
   tmp_push(I, val_mat(X));
-  I->kernel_runs++;
-  int st = symmetric(I, A) ? spk_chol_solve(A, tensor_data(B), bc, bc, tensor_data(X)) : 1;
+  int st = 1;
+  if (symmetric(I, A)) {                         /* the job holds B and X (an interrupt leaves them to it) */
+    SpFact in = { .B = bd, .X = tensor_data(X), .ldb = bc, .k = bc };
+    SpFact *f = sp_factor(I, sp, SF_CHOL_SOLVE, A, &in, B, X);
+    st = f->status;
+    sp_fact_done(I, f);
+  }
   if (st < 0) mem_oom(0);
   if (st > 0 && !sp_lu_solve(I, A, tensor_data(B), bc, tensor_data(X), sp)) {   /* not SPD: LU */
     tmp_release_to(I, mark);
@@ -457,35 +562,106 @@ static bool sp_solve(Interp *I, Value a, Value b, Value *r, Span sp) {
   return true;
 }
 
-static void chol_release(void *h) { spk_chol_free(h); }
+/* inv(A) of a sparse square finite A through UMFPACK's LU, row by row (row i of A^-1 is one solve,
+** Ctrl-C seen between rows), into a sparse result while the rule keeps it sparse, else (from the
+** row where its nonzeros pass the rule) a dense one. A is never dense; errors as sp_lu's. */
+static bool sp_inv(Interp *I, Value a, const char *name, Value *r, Span sp) {
+  if (!is_sp(a)) return false;
+  const SpCsr *A = tensor_csr(a.u.m);
+  int64_t n = A->rows;
+  if (n == 0 || A->cols != n || !all_finite_csr(A)) return false;
+  int mark = I->ntmp;
+  SpFact *f = sp_lu(I, A, name, sp);
+  if (!f) return false;
+  double *x = tensor_scratch(I, (size_t)n * sizeof(double));
+  Tensor *S = tensor_sparse_new(I, n, n, n), *D = NULL;
+  tmp_push(I, val_mat(S));
+  double *d = NULL;
+  int64_t w = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (I->interrupted) interp_check_interrupt(I, sp);
+    if (spk_lu_inv_row(f->lu, i, x) != 0) mem_oom(0);
+    if (d) { memcpy(d + i * n, x, (size_t)n * sizeof(double)); continue; }
+    int64_t cnt = 0;
+    for (int64_t j = 0; j < n; j++) cnt += x[j] != 0 || signbit(x[j]);   /* (as spk_count_dense) */
+    SpCsr *c = tensor_csr(S);
+    if (!tensor_prefer_sparse(I, n, n, w + cnt)) {   /* dense from here: the rows so far copied */
+      D = tensor_new_host(I, n, n);
+      tmp_push(I, val_mat(D));
+      d = tensor_data(D);
+      memset(d, 0, (size_t)(i * n) * sizeof(double));
+      for (int64_t k = 0; k < i; k++)
+        for (int64_t q = c->rowptr[k]; q < c->rowptr[k + 1]; q++) d[k * n + c->col[q]] = c->val[q];
+      memcpy(d + i * n, x, (size_t)n * sizeof(double));
+      continue;
+    }
+    if (w + cnt > c->cap) {
+      tensor_sparse_reserve(I, S, w + cnt > 2 * c->cap ? w + cnt : 2 * c->cap);
+      c = tensor_csr(S);
+    }
+    for (int64_t j = 0; j < n; j++)
+      if (x[j] != 0 || signbit(x[j])) { c->col[w] = (int32_t)j; c->val[w++] = x[j]; }
+    c->rowptr[i + 1] = w;
+    c->nnz = w;                                 /* (what tensor_sparse_reserve keeps) */
+  }
+  tensor_scratch_free(I, x);
+  sp_fact_done(I, f);
+  if (D) {
+    D->refcount++;
+    tmp_release_to(I, mark);
+    *r = val_mat(D);
+    return true;
+  }
+  S->refcount++;
+  tmp_release_to(I, mark);
+  *r = sp_result(I, S, OP_INV);
+  return true;
+}
+
+/* det(A) of a sparse square finite A from UMFPACK's LU: the dense det's value (0 when a pivot is
+** exactly zero, Inf or 0 only when it overflows or underflows); A is never dense. */
+static bool sp_det(Interp *I, Value a, Value *r, Span sp) {
+  if (!is_sp(a)) return false;
+  const SpCsr *A = tensor_csr(a.u.m);
+  if (A->rows == 0 || A->cols != A->rows || !all_finite_csr(A)) return false;
+  SpFact *f = sp_factor(I, sp, SF_LU_DET, A, NULL, NULL, NULL);
+  if (f->status < 0) mem_oom(0);
+  double det = f->det;
+  sp_fact_done(I, f);
+  *r = val_num(det);
+  return true;
+}
 
 /* cholesky(A) of a sparse symmetric positive definite A: CHOLMOD's L in the natural ordering
 ** (LAPACK's), sparse by the rule. Else the dense op and its errors. */
-static bool sp_chol(Interp *I, Value a, Value *r) {
+static bool sp_chol(Interp *I, Value a, Value *r, Span sp) {
   if (!is_sp(a)) return false;
   const SpCsr *A = tensor_csr(a.u.m);
   if (A->rows == 0 || !all_finite_csr(A) || !symmetric(I, A)) return false;
-  int st;
-  int64_t nnz = 0;
-  I->kernel_runs++;
-  SpChol *h = spk_chol_factor(A, &st, &nnz);
-  if (!h) {
+  SpFact *f = sp_factor(I, sp, SF_CHOL, A, NULL, NULL, NULL);
+  if (!f->chol) {
+    int st = f->status;
+    sp_fact_done(I, f);
     if (st < 0) mem_oom(0);
     return false;                              /* not positive definite: the dense op's error */
   }
-  mls_defer(I, chol_release, h);
-  Tensor *o = tensor_sparse_new(I, A->rows, A->cols, nnz);
-  mls_undefer(I, h);
-  spk_chol_take(h, tensor_csr(o));
+  Tensor *o = tensor_sparse_new(I, A->rows, A->cols, f->nnz);
+  spk_chol_take(f->chol, tensor_csr(o));       /* (frees the handle) */
+  f->chol = NULL;
+  sp_fact_done(I, f);
   *r = sp_result(I, o, OP_CHOL);
   return true;
 }
 
-bool sp_linalg(Interp *I, OpKind op, const Value *in, Value *r) {
+bool sp_linalg(Interp *I, OpKind op, const Value *in, const char *name, Value *r) {
   if (I->sparse_mode == SPARSE_EXACT) return false;      /* (CHOLMOD's bits are not LAPACK's) */
-  if (op == OP_SOLVE) return sp_solve(I, in[0], in[1], r, I->call_span);
-  if (op == OP_CHOL) return sp_chol(I, in[0], r);
-  return false;
+  switch (op) {
+  case OP_SOLVE: return sp_solve(I, in[0], in[1], r, I->call_span);
+  case OP_CHOL: return sp_chol(I, in[0], r, I->call_span);
+  case OP_INV: return sp_inv(I, in[0], name, r, I->call_span);
+  case OP_DET: return sp_det(I, in[0], r, I->call_span);
+  default: return false;
+  }
 }
 
 /* Whether op has a sparse kernel that --sparse always should exercise on dense operands. */
@@ -495,9 +671,9 @@ static bool sp_has_kernel(OpKind op) {
   switch (op) {
   case OP_MATMUL: case OP_TRANSPOSE: case OP_SUM: case OP_MAX: case OP_MIN: case OP_ROWSUMS: case OP_COLSUMS:
   case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: case OP_IFELSE: case OP_DIAG:
-    return true;                       /* (not solve, cholesky: a factorization in another order
-                                       ** differs in the last bits, which 1 / x of a value near 0
-                                       ** amplifies past any tolerance; sparse.test checks them) */
+    return true;                       /* (not solve, cholesky, inv, det: a factorization in another
+                                       ** order differs in the last bits, which 1 / x of a value near
+                                       ** 0 amplifies past any tolerance; sparse.test checks them) */
   default:
     return false;
   }
@@ -569,7 +745,9 @@ static bool sp_try(Interp *I, OpKind op, const Value *in, int nextra, const Valu
   case OP_DIAG: return sp_diag(I, in[0], r);
   case OP_IFELSE: return sp_ifelse(I, in[0], in[1], in[2], r);
   case OP_SOLVE: return sp_solve(I, in[0], in[1], r, sp);
-  case OP_CHOL: return sp_chol(I, in[0], r);
+  case OP_CHOL: return sp_chol(I, in[0], r, sp);
+  case OP_INV: return sp_inv(I, in[0], op_info[op].sym, r, sp);
+  case OP_DET: return sp_det(I, in[0], r, sp);
   case OP_TRANSPOSE: return sp_transpose(I, in[0], r);
   case OP_SUM: case OP_MAX: case OP_MIN: case OP_ROWSUMS: case OP_COLSUMS: case OP_ROWMAXS: case OP_ROWMINS:
   case OP_COLMAXS: case OP_COLMINS:

@@ -286,6 +286,35 @@ def run_checks(home):
           m is not None and re.search(r"^after the fill$", seen, re.M) is None and re.search(r"^FALSE$", out, re.M) is not None
           and re.search(r"^5$", out, re.M) is not None, seen + "\n" + out)
 
+    # Ctrl-C in a sparse factorization (UMFPACK's LU of a 3-D convection-diffusion matrix, 64000
+    # rows, seconds of work; issue 28): CHOLMOD and UMFPACK cannot be stopped, so it runs on a worker
+    # thread and the op ends at once: back at the prompt within 0.5 s, nothing after it ran, and the
+    # next sparse solves (CHOLMOD's and UMFPACK's, while the abandoned worker may still run) give
+    # their values: sum(solve(2 I, 1)) = 600, and 1200 rows of [4 2] over [0 4] blocks sum to 225
+    out = s.run("k = 40; n = k^3; i = seq(1, n); x = (i - 1) %% k; y = floor((i - 1) / k) %% k; "
+                "a = i[x < k - 1]; b = i[y < k - 1]; c = i[i <= n - k * k]; "
+                "N = table(c(i, a, a + 1, b, b + k, c, c + k * k), c(i, a + 1, a, b + k, b, c + k * k, c), "
+                "c(rep(6.5, n), rep(-1.3, length(a)), rep(-0.7, length(a)), rep(-1, 2 * length(b) + 2 * length(c))), n, n); "
+                "nnz(N)", 60)
+    ok0 = re.search(r"^438400$", out, re.M) is not None
+    s.settle()
+    s.pos = len(s.text())
+    s.send('xs = solve(N, matrix(1, n, 1)); print("after the solve")\r')
+    time.sleep(1.0)
+    t0 = time.time()
+    s.send("\x03")
+    m = s.expect(r"interrupted(.*\n)*?> ", 3)
+    dt = time.time() - t0
+    seen = s.text()[-400:]
+    out = s.run('exists("xs"); T = table(1:1200, 1:1200, rep(2, 1200), 1200, 1200); sum(solve(T, matrix(1, 1200, 1)))', 30)
+    out2 = s.run('j = seq(1, 1200, 2); U = table(c(1:1200, j), c(1:1200, j + 1), c(rep(4, 1200), rep(2, 600)), 1200, 1200); '
+                 'sum(solve(U, matrix(1, 1200, 1)))', 30)
+    check("Ctrl-C in a sparse LU returns to the prompt within 0.5 s; nothing after it ran; later sparse solves work",
+          ok0 and m is not None and dt < 0.5 and re.search(r"^after the solve$", seen, re.M) is None
+          and re.search(r"^FALSE$", out, re.M) is not None and re.search(r"^600$", out, re.M) is not None
+          and re.search(r"^225$", out2, re.M) is not None,
+          "%.3f s\n%s\n%s\n%s" % (dt, seen, out, out2))
+
     # 5. Ctrl-C at the prompt clears the line; at '+ ' it drops the chunk
     s.settle()
     s.pos = len(s.text())

@@ -95,4 +95,15 @@ has "4000x4000" && one INT "a 4000x4000 matrix product" 0.5 'A = rand(rows=4000,
 has "eigen" && one INT "eigen of 2500x2500" 0.4 'A = rand(rows=2500, cols=2500, seed=1); S = A + t(A); E = eigen(S); print("done")' 59
 has "svd" && one TERM "svd of 2000x2000" 0.4 'A = rand(rows=2000, cols=2000, seed=1); D = svd(A); print("done")' 45
 has "solve" && one INT "solve with 3000 right-hand sides" 0.4 'A = rand(rows=3000, cols=3000, seed=1); x = solve(A, A); print("done")' 45
+# sparse factorizations (issue 28): CHOLMOD and UMFPACK cannot be stopped either, so each runs on
+# such a worker: 3-D 7-point Laplacians (k^3 rows, a factor with much fill), symmetric positive
+# definite (CHOLMOD) and with a convection term (UMFPACK's LU: solve and det). COL: the call's column.
+lap() {   # lap K: the code that makes A (SPD) and N (not symmetric), n = K^3, ending in "; "
+  echo "k = $1; n = k^3; i = seq(1, n); x = (i - 1) %% k; y = floor((i - 1) / k) %% k; a = i[x < k - 1]; b = i[y < k - 1]; c = i[i <= n - k * k]; p = c(i, a, a + 1, b, b + k, c, c + k * k); q = c(i, a + 1, a, b + k, b, c + k * k, c); o = rep(-1, 2 * length(b) + 2 * length(c)); A = table(p, q, c(rep(6.5, n), rep(-1, 2 * length(a)), o), n, n); N = table(p, q, c(rep(6.5, n), rep(-1.3, length(a)), rep(-0.7, length(a)), o), n, n); "
+}
+L=$(lap 44)
+has "CHOLMOD" && one INT "sparse solve (CHOLMOD) of a 3-D Laplacian, 85184 rows" 0.5 "${L}s = solve(A, matrix(1, n, 1)); print(\"done\")" $(( ${#L} + 5 ))
+L=$(lap 36)
+has "UMFPACK" && one TERM "sparse solve (UMFPACK) of a 3-D convection-diffusion matrix, 46656 rows" 0.5 "${L}s = solve(N, matrix(1, n, 1)); print(\"done\")" $(( ${#L} + 5 ))
+has "sparse det" && one INT "sparse det (UMFPACK) of the same" 0.5 "${L}d = det(N); print(\"done\")" $(( ${#L} + 5 ))
 exit $fail

@@ -3,8 +3,8 @@
 ** already set, one op on a matrix big enough to go through cpu_parallel_for skips its work and
 ** the op raises "interrupted" at its own span, freeing its unfinished result; once the run has
 ** ended the flag is clear and the next program runs normally. Products in panels and cut along
-** k, and LAPACK on its worker thread. (tests/robustness/test_interrupt.sh sends real signals
-** to long builtins.)
+** k, LAPACK on its worker thread, and the sparse factorizations (CHOLMOD, UMFPACK) on the same.
+** (tests/robustness/test_interrupt.sh sends real signals to long builtins.)
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -209,6 +209,42 @@ static void test_lapack_threaded(void **state) {
   }
 }
 
+/* Sparse factorizations (CHOLMOD, UMFPACK: ops/sparse.c) run on a worker (la_call) past the
+** threshold, on a copy of the matrix: the same bits as on this thread; interrupted, each op
+** raises at its own span at once and, once its worker has ended, the copy, the factor and the
+** matrices the job held are freed (nothing left); run to the end afterwards, each gives its value. */
+static void test_sparse_interrupted(void **state) {
+  Fix *f = *state;
+  const char *setup_prog =
+    "n = 3000; i = seq(1, n)\n"
+    "SA = table(c(i, i[2:n], i[1:(n-1)]), c(i, i[1:(n-1)], i[2:n]), c(rep(4, n), rep(-1, n - 1), rep(-1, n - 1)), n, n)\n"
+    "NS = table(c(i, i[2:n], i[1:(n-1)]), c(i, i[1:(n-1)], i[2:n]), c(rep(4, n), rep(-1, n - 1), rep(2, n - 1)), n, n)\n"
+    "B = rand(rows=n, cols=2, seed=3); NI = NS[1:300, 1:300]\n";
+  assert_int_equal(run_captured(f->I, setup_prog, false, &f->out, &f->nout, &f->err, &f->nerr), 0);
+  /* under the threshold (n = 300: (2/3) n^3 < 1e9) on this thread, at 0 on the worker: the same bits */
+  const char *small = "SI = NI + t(NI) + diag(matrix(2, 300, 1)); p = function(M) { print(sprintf(\"%.17g\", sum(M * M))) }\n"
+                      "p(solve(NI, B[1:300, ])); p(solve(SI, B[1:300, ])); p(inv(NI)); p(cholesky(SI)); p(det(NI))\n";
+  assert_int_equal(run_captured(f->I, small, false, &f->out, &f->nout, &f->err, &f->nerr), 0);
+  char *here = strdup(f->out);
+  la_set_thread_flops(f->I, 0);
+  int st = run_captured(f->I, small, false, &f->out, &f->nout, &f->err, &f->nerr);
+  if (st != 0) print_error("%s", f->err);
+  assert_int_equal(st, 0);
+  assert_string_equal(f->out, here);
+  free(here);
+  expect_interrupted(f, "x = solve(SA, B)", "t.mls:1:5: error:");     /* CHOLMOD */
+  expect_interrupted(f, "x = cholesky(SA)", "t.mls:1:5: error:");
+  expect_interrupted(f, "x = solve(NS, B)", "t.mls:1:5: error:");     /* UMFPACK */
+  expect_interrupted(f, "x = inv(NI)", "t.mls:1:5: error:");
+  expect_interrupted(f, "x = det(NS)", "t.mls:1:5: error:");
+  expect_interrupted(f, "x = 1 + det(SA)", "t.mls:1:9: error:");
+  la_set_thread_flops(f->I, 1e9);
+  assert_int_equal(run_captured(f->I, "print(max(abs(SA %*% solve(SA, B) - B)) < 1e-12)\n"
+                                      "print(max(abs(NS %*% solve(NS, B) - B)) < 1e-12)\n",
+                                false, &f->out, &f->nout, &f->err, &f->nerr), 0);
+  assert_string_equal(f->out, "TRUE\nTRUE\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_elementwise, setup, fix_teardown),
@@ -221,6 +257,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_gemm_ksplit, setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_lapack_interrupted, setup, fix_teardown),
     cmocka_unit_test_setup_teardown(test_lapack_threaded, setup, fix_teardown),
+    cmocka_unit_test_setup_teardown(test_sparse_interrupted, setup, fix_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
