@@ -157,7 +157,8 @@ struct Interp {
                              ** sum(X %*% Y)), so staged results equal eager ones bit for bit */
   bool jit_bypass;           /* the next call_value of a user function runs it as it is */
   int block_frame;           /* > 0: the body of the call at this frame depth runs as staged blocks
-                             ** (a jit function whose control flow depends on traced values) */
+                             ** (a jit function whose control flow depends on traced values), and
+                             ** so do the bodies of the calls deeper (eval.c staging_blocks) */
   struct StagedBlocks *blocks;
   struct LibFn *libfns;      /* builtins written in MLS (stdlib/builtin/NAME.mls), once loaded */
   int nlibfns;
