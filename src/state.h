@@ -202,6 +202,9 @@ struct Interp {
   const struct Backend *cpu; /* this interpreter's CPU instance (backends->cpu): host data */
   struct BackendSet *backends; /* this interpreter's backend instances (backend.h): the CPU's
                              ** buffer cache and threads, the GPU's context; freed by interp_free */
+  struct Tensor *mask_dense, *mask_sparse;   /* ops/masked.c: the last dense W a staged masked
+                             ** node read as sparse (retained, so never changed in place while
+                             ** kept) and its sparse copy (NULL: W had too many nonzeros) */
   int sparse_mode;           /* the format rule (tensor_prefer_sparse, docs/sparse.md): SPARSE_AUTO,
                              ** SPARSE_NEVER (every matrix dense), SPARSE_ALWAYS (every result an
                              ** op can keep sparse is: --sparse always, the test mode) */
