@@ -265,7 +265,7 @@ void op_masked_forget(Interp *I) {
 }
 
 /* The sparse copy of dense W (a program flagged MK_DENSE_W, staging's rewrite), or NULL when W
-** has more than 40% nonzeros. The last one is kept with W (retained): a staged loop reads the
+** has more than MK_DENSE_W_MAX of its cells nonzero. The last one is kept with W (retained): a staged loop reads the
 ** same W at every iteration and converts it once. A kept W that nothing else holds any more
 ** is dropped at the next call. */
 static const Tensor *dense_w_sparse(Interp *I, Tensor *W) {
@@ -277,7 +277,7 @@ static const Tensor *dense_w_sparse(Interp *I, Tensor *W) {
   const double *d = tensor_data(W);
   int64_t nnz = spk_count_dense(d, tensor_rows(W), tensor_cols(W), W->stride[0], W->stride[1]);
   Tensor *s = NULL;
-  if ((double)nnz <= 0.4 * (double)cells) {
+  if ((double)nnz <= MK_DENSE_W_MAX * (double)cells) {
     s = tensor_sparse_new(I, tensor_rows(W), tensor_cols(W), nnz);
     spk_from_dense(d, tensor_rows(W), tensor_cols(W), W->stride[0], W->stride[1], tensor_csr(s));
   }

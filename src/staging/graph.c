@@ -106,11 +106,11 @@ bool graph_mostly_zeros(const Tensor *t) {
     int64_t at = q * (n / 1024);
     nz += d[(at / c) * s0 + (at % c) * s1] != 0;
   }
-  if (nz > 512) return false;                    /* clearly dense: no count */
+  if (nz > 2 * MK_DENSE_W_MAX * 1024) return false;   /* clearly too dense: no count */
   nz = 0;
   for (int64_t i = 0; i < r; i++)
     for (int64_t j = 0; j < c; j++) nz += d[i * s0 + j * s1] != 0;
-  return (double)nz <= 0.4 * (double)n;
+  return (double)nz <= MK_DENSE_W_MAX * (double)n;
 }
 
 void graph_node_shape(GNode *nd, Value v) {
