@@ -8,7 +8,9 @@
 ** staging/optimize.c), whose OP_MASKED node runs op_masked.
 ** Only where it gives exactly the dense values: a bound on |e| over every cell shows that e is
 ** finite where W is not stored (0 * Inf would be NaN densely); otherwise, and for a dense W,
-** op_masked computes the program's ops one by one, as the unrewritten code would.
+** op_masked computes the program's ops one by one, as the unrewritten code would. Except a
+** program staging flagged MK_DENSE_W (a mostly-zero dense W whose W * e only products and sums
+** read): such a W is read through a sparse copy (dense_w_sparse) when it has few nonzeros.
 */
 #include <math.h>
 #include <string.h>
@@ -265,9 +267,9 @@ void op_masked_forget(Interp *I) {
 }
 
 /* The sparse copy of dense W (a program flagged MK_DENSE_W, staging's rewrite), or NULL when W
-** has more than MK_DENSE_W_MAX of its cells nonzero. The last one is kept with W (retained): a staged loop reads the
-** same W at every iteration and converts it once. A kept W that nothing else holds any more
-** is dropped at the next call. */
+** has more than MK_DENSE_W_MAX of its cells nonzero. The last one is kept with W (retained, so
+** never changed in place while kept): a staged loop reads the same W at every iteration and
+** converts it once. A kept W that nothing else holds any more is dropped at the next call. */
 static const Tensor *dense_w_sparse(Interp *I, Tensor *W) {
   if (I->mask_dense == W) return I->mask_sparse;
   op_masked_forget(I);
