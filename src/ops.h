@@ -105,6 +105,15 @@ Value op_nn(Interp *I, OpKind op, const Value *in, Value prm, Span sp);
 enum { MK_LEAF, MK_PROD, MK_ADD, MK_SUB, MK_MUL, MK_MULZ, MK_NEG, MK_SQ, MK_LOG, MK_EXP };
 enum { MK_TA = 1, MK_TB = 2 };
 enum { MK_ROOT_MUL, MK_ROOT_ZW, MK_ROOT_ZE };     /* W * e, W *0 e, e *0 W (OP_MULZ) */
+/* Added to the root: W may be dense (staging's rewrite of a mostly-zero dense W, GF_ZEROS): at
+** run time a dense W with at most MK_DENSE_W_MAX nonzeros is read through a sparse copy, made once and
+** kept while W lives (Interp.mask_dense); the result is then sparse too. */
+#define MK_DENSE_W 8
+/* The most nonzeros (a fraction of the cells) a dense W may have to be read as sparse: the
+** sampled products cost about 8 times a GEMM's time a multiply-add here (OpenBLAS, AVX2, one
+** thread, k = 10: 2000 x 1000 at 15% nonzero 5.3 ms masked against 4.2 ms dense, at 10% 3.5
+** against 4.2, at 5% 1.7 against 4.8), so they pay below about 12% (docs/staging.md). */
+#define MK_DENSE_W_MAX 0.1
 #define MK_MAX 64
 /* Appends instruction (code, a, b, flags) to the program pl of *n instructions (room for
 ** MK_MAX): its index, or -1 when the program is full. For the front ends. */
@@ -113,6 +122,8 @@ int op_masked_emit(double *pl, int *n, int code, int a, int b, int fl);
 ** inputs are plain values (not traced) and bounds show e finite at every cell, or the root is
 ** W *0 e (so that the dense values are exactly these); false, nothing made, otherwise. */
 bool op_masked_sparse(Interp *I, int nin, const Value *in, Value plan, Value *r);
+/* Releases the sparse copy of a dense W that op_masked_sparse keeps (Interp.mask_dense). */
+void op_masked_forget(Interp *I);
 /* The same, or where it does not apply e's ops one by one and W * e (OP_MASKED's node). */
 Value op_masked(Interp *I, int nin, const Value *in, Value plan, Span sp);
 /* The reverse rule of W * e (root MK_ROOT_MUL, no MK_MULZ, no transposed products) at W's stored

@@ -157,7 +157,8 @@ struct Interp {
                              ** sum(X %*% Y)), so staged results equal eager ones bit for bit */
   bool jit_bypass;           /* the next call_value of a user function runs it as it is */
   int block_frame;           /* > 0: the body of the call at this frame depth runs as staged blocks
-                             ** (a jit function whose control flow depends on traced values) */
+                             ** (a jit function whose control flow depends on traced values), and
+                             ** so do the bodies of the calls deeper (eval.c staging_blocks) */
   struct StagedBlocks *blocks;
   struct LibFn *libfns;      /* builtins written in MLS (stdlib/builtin/NAME.mls), once loaded */
   int nlibfns;
@@ -201,6 +202,9 @@ struct Interp {
   const struct Backend *cpu; /* this interpreter's CPU instance (backends->cpu): host data */
   struct BackendSet *backends; /* this interpreter's backend instances (backend.h): the CPU's
                              ** buffer cache and threads, the GPU's context; freed by interp_free */
+  struct Tensor *mask_dense, *mask_sparse;   /* ops/masked.c: the last dense W a staged masked
+                             ** node read as sparse (retained, so never changed in place while
+                             ** kept) and its sparse copy (NULL: W had too many nonzeros) */
   int sparse_mode;           /* the format rule (tensor_prefer_sparse, docs/sparse.md): SPARSE_AUTO,
                              ** SPARSE_NEVER (every matrix dense), SPARSE_ALWAYS (every result an
                              ** op can keep sparse is: --sparse always, the test mode) */

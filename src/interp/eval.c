@@ -1289,10 +1289,11 @@ static bool stageable(Interp *I, const AstNode *s) {
   }
 }
 
-/* --staged at top level, or the body of a function jit runs as staged blocks (block_frame). */
+/* --staged at top level, or the body of a function jit runs as staged blocks (block_frame) and
+** the body of every function it calls outside a trace (docs/staging.md "Control flow"). */
 static inline bool staging_blocks(const Interp *I) {
   if (I->stage) return false;
-  if (I->block_frame) return I->block_frame == I->nframes && I->env;
+  if (I->block_frame) return I->block_frame <= I->nframes && I->env;
   return I->staged_mode && !I->env && I->nframes == 0;
 }
 

@@ -80,6 +80,7 @@ Interp *interp_new(void) {
 void interp_free(Interp *I) {
   if (!I) return;
   tmp_release_to(I, 0);
+  op_masked_forget(I);
   stage_blocks_free(I);
   val_release(I->retval);
   val_release(I->last);

@@ -8,7 +8,9 @@
 ** staging/optimize.c), whose OP_MASKED node runs op_masked.
 ** Only where it gives exactly the dense values: a bound on |e| over every cell shows that e is
 ** finite where W is not stored (0 * Inf would be NaN densely); otherwise, and for a dense W,
-** op_masked computes the program's ops one by one, as the unrewritten code would.
+** op_masked computes the program's ops one by one, as the unrewritten code would. Except a
+** program staging flagged MK_DENSE_W (a mostly-zero dense W whose W * e only products and sums
+** read): such a W is read through a sparse copy (dense_w_sparse) when it has few nonzeros.
 */
 #include <math.h>
 #include <string.h>
@@ -258,14 +260,47 @@ int op_masked_emit(double *pl, int *n, int code, int a, int b, int fl) {
 
 static bool plain(Value v) { return v.t == VT_NUM || v.t == VT_BOOL || v.t == VT_MAT; }
 
+void op_masked_forget(Interp *I) {
+  if (I->mask_sparse) tensor_free_ref(I->mask_sparse);
+  if (I->mask_dense) tensor_free_ref(I->mask_dense);
+  I->mask_sparse = I->mask_dense = NULL;
+}
+
+/* The sparse copy of dense W (a program flagged MK_DENSE_W, staging's rewrite), or NULL when W
+** has more than MK_DENSE_W_MAX of its cells nonzero. The last one is kept with W (retained, so
+** never changed in place while kept): a staged loop reads the same W at every iteration and
+** converts it once. A kept W that nothing else holds any more is dropped at the next call. */
+static const Tensor *dense_w_sparse(Interp *I, Tensor *W) {
+  if (I->mask_dense == W) return I->mask_sparse;
+  op_masked_forget(I);
+  if (W->st->abstract || W->st->dev) return NULL;
+  int64_t cells = tensor_rows(W) * tensor_cols(W);
+  if (cells < 4096 || tensor_cols(W) > SP_MAX_COLS) return NULL;
+  const double *d = tensor_data(W);
+  int64_t nnz = spk_count_dense(d, tensor_rows(W), tensor_cols(W), W->stride[0], W->stride[1]);
+  Tensor *s = NULL;
+  if ((double)nnz <= MK_DENSE_W_MAX * (double)cells) {
+    s = tensor_sparse_new(I, tensor_rows(W), tensor_cols(W), nnz);
+    spk_from_dense(d, tensor_rows(W), tensor_cols(W), W->stride[0], W->stride[1], tensor_csr(s));
+  }
+  W->refcount++;
+  I->mask_dense = W;
+  I->mask_sparse = s;
+  return s;
+}
+
 bool op_masked_sparse(Interp *I, int nin, const Value *in, Value plan, Value *r) {
-  if (in[0].t != VT_MAT || !in[0].u.m->st->sparse || I->sparse_mode == SPARSE_EXACT || I->nan_check) return false;
+  int root = (int)tensor_data(plan.u.m)[0];
+  bool dense_w = root & MK_DENSE_W;
+  root &= ~MK_DENSE_W;
+  if (I->mask_dense && I->mask_dense->refcount == 1 && I->mask_dense->st->refcount == 1) op_masked_forget(I);
+  if (in[0].t != VT_MAT || !(in[0].u.m->st->sparse || dense_w) || I->sparse_mode == SPARSE_EXACT || I->nan_check) return false;
   for (int k = 0; k < nin; k++)
     if (!plain(in[k])) return false;                 /* a traced value: the ops record it */
   const Tensor *W = in[0].u.m;
+  if (!W->st->sparse && !(W = dense_w_sparse(I, in[0].u.m))) return false;
   if (!tensor_is_sparse(W)) return false;
   int n = plan_len(plan, nin);
-  int root = (int)tensor_data(plan.u.m)[0];
   const double *pl = tensor_data(plan.u.m) + 1;
   const SpCsr *p = tensor_csr(W);
   Walk w = { .I = I, .pat = p, .rows = p->rows, .cols = p->cols, .ok = true };
@@ -318,7 +353,7 @@ Value op_masked(Interp *I, int nin, const Value *in, Value plan, Span sp) {
   I->call_span = saved;
   if (done) return r;
   int n = plan_len(plan, nin), mark = I->ntmp;      /* the ops one by one, as written */
-  int root = (int)tensor_data(plan.u.m)[0];
+  int root = (int)tensor_data(plan.u.m)[0] & ~MK_DENSE_W;
   const double *pl = tensor_data(plan.u.m) + 1;
   Value v[MK_MAX];
   for (int q = 0; q < n; q++) {

@@ -96,11 +96,29 @@ void graph_children(const Graph *g, GcVisit fn, void *ctx) {   /* what graph_fre
   gout_children(&g->out, fn, ctx);
 }
 
+bool graph_mostly_zeros(const Tensor *t) {
+  if (t->st->sparse || t->st->abstract || t->st->dev) return false;
+  int64_t r = tensor_rows(t), c = tensor_cols(t), n = r * c;
+  if (n < 4096) return false;
+  const double *d = tensor_data(t);
+  int64_t s0 = t->stride[0], s1 = t->stride[1], nz = 0;
+  for (int64_t q = 0; q < 1024; q++) {           /* a sample of evenly spaced cells */
+    int64_t at = q * (n / 1024);
+    nz += d[(at / c) * s0 + (at % c) * s1] != 0;
+  }
+  if (nz > 2 * MK_DENSE_W_MAX * 1024) return false;   /* clearly too dense: no count */
+  nz = 0;
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < c; j++) nz += d[i * s0 + j * s1] != 0;
+  return (double)nz <= MK_DENSE_W_MAX * (double)n;
+}
+
 void graph_node_shape(GNode *nd, Value v) {
   Value p = ad_primal(v);
   nd->vt = p.t;
   if (p.t == VT_MAT) { nd->rows = tensor_rows(p.u.m); nd->cols = tensor_cols(p.u.m); }
   if (p.t == VT_MAT && p.u.m->st->sparse && !p.u.m->st->abstract) nd->flags |= GF_SPARSE;
+  if (p.t == VT_MAT && (nd->kind == GN_PARAM || nd->kind == GN_CAPTURE) && graph_mostly_zeros(p.u.m)) nd->flags |= GF_ZEROS;
   if (p.t == VT_LIST) nd->rows = p.u.l->n;          /* a captured list: its length is checked */
 }
 

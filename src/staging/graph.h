@@ -74,8 +74,10 @@ typedef struct Loop {
 } Loop;
 
 /* GF_CONSTANT: the value depends on no argument, capture or effect (known while staging);
-** GF_SPARSE: the value was a sparse matrix while staging (the masked rewrite, optimize.c) */
-enum { GF_EFFECT = 1, GF_TA = 2, GF_TB = 4, GF_DEAD = 8, GF_CONSTANT = 16, GF_SPARSE = 32 };
+** GF_SPARSE: the value was a sparse matrix while staging (the masked rewrite, optimize.c);
+** GF_ZEROS: an argument or capture that was a dense matrix with few nonzeros (MK_DENSE_W_MAX)
+** while staging (graph_mostly_zeros: the masked rewrite may read it as sparse) */
+enum { GF_EFFECT = 1, GF_TA = 2, GF_TB = 4, GF_DEAD = 8, GF_CONSTANT = 16, GF_SPARSE = 32, GF_ZEROS = 64 };
 
 typedef struct GNode {
   uint8_t kind;             /* GKind */
@@ -195,6 +197,9 @@ void graph_children(const Graph *g, GcVisit fn, void *ctx);
 void gout_clear(Graph *g);
 /* Sets nd's type and shape (vt, rows, cols; a list's length in rows) from v's (through boxes). */
 void graph_node_shape(GNode *nd, Value v);
+/* Whether t is a dense CPU matrix of at least 4096 cells, at most MK_DENSE_W_MAX of them
+** nonzero (NaN counts as nonzero): a cheap sample of 1024 cells first, then the count. */
+bool graph_mostly_zeros(const Tensor *t);
 /* Appends a node of kind k (returned index); the node's fields are set by the caller. */
 int32_t graph_add(Graph *g, GKind k, Span sp, Source *src);
 /* The calls frames[g->fbase..] the trace is inside now, as an index of g->chains (-1: none). */

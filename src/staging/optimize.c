@@ -982,6 +982,29 @@ static bool sparse_node(const Graph *g, int32_t x, int depth) {
   return false;
 }
 
+/* May W * e (node i) read W, dense while staging with few nonzeros (GF_ZEROS), as sparse? Only
+** where the sparse result this gives cannot be seen: a graph result or a variable would print
+** as sparse where eager code has a dense matrix, so every consumer must be a product or a sum
+** (whose results are dense either way), and the additions' order may change (not under
+** MLS_EXACT_REWRITES). On the CPU only: a sparse matrix lives there. */
+static bool masked_dense_w(const Interp *I, const Graph *g, int32_t i, int32_t w) {
+  if (I->exact_rewrites || I->device != I->cpu || !(g->nodes[w].flags & GF_ZEROS) || g->nodes[i].uses < 1) return false;
+  for (int k = 0; k < g->nout; k++)
+    if (g->outs[k] == i) return false;
+  int found = 0;
+  for (int32_t j = i + 1; j < g->n; j++) {
+    const GNode *c = &g->nodes[j];
+    bool reads = false;
+    for (int k = 0; k < c->nin; k++) reads = reads || c->in[k] == i;
+    if (!reads || !LIVE(c)) continue;
+    if (c->kind != GN_OP || !(c->op == OP_MATMUL || c->op == OP_SUM || c->op == OP_ROWSUMS || c->op == OP_COLSUMS) ||
+        c->nextra)
+      return false;
+    for (int k = 0; k < c->nin; k++) found += c->in[k] == i;
+  }
+  return found == g->nodes[i].uses;
+}
+
 /* W * e with W sparse while staging and e built of products and arithmetic only it reads: one
 ** masked node, which computes e at W's stored cells (sampled products) instead of densely. */
 static bool masked_rewrite(Interp *I, Graph *g) {
@@ -993,7 +1016,9 @@ static bool masked_rewrite(Interp *I, Graph *g) {
     if (!(z || is_op(g, i, OP_MUL)) || nd->vt != VT_MAT || nd->in[0] == nd->in[1]) continue;
     for (int s = 0; s < 2; s++) {
       const GNode *w = &g->nodes[nd->in[s]];
-      if (w->vt != VT_MAT || w->rows != nd->rows || w->cols != nd->cols || !sparse_node(g, nd->in[s], 0)) continue;
+      if (w->vt != VT_MAT || w->rows != nd->rows || w->cols != nd->cols) continue;
+      bool dense = !sparse_node(g, nd->in[s], 0);
+      if (dense && !masked_dense_w(I, g, i, nd->in[s])) continue;
       MaskProg m;
       m.n = m.nleaf = m.ninner = m.prods = 0;
       m.rows = nd->rows;
@@ -1003,7 +1028,7 @@ static bool masked_rewrite(Interp *I, Graph *g) {
       ins[0] = nd->in[s];
       memcpy(ins + 1, m.leaf, (size_t)m.nleaf * sizeof(int32_t));
       Tensor *plan = tensor_new_host(I, 1, 1 + 4 * m.n);
-      tensor_data(plan)[0] = !z ? MK_ROOT_MUL : s == 0 ? MK_ROOT_ZW : MK_ROOT_ZE;
+      tensor_data(plan)[0] = (!z ? MK_ROOT_MUL : s == 0 ? MK_ROOT_ZW : MK_ROOT_ZE) + (dense ? MK_DENSE_W : 0);
       memcpy(tensor_data(plan) + 1, m.pl, (size_t)(4 * m.n) * sizeof(double));
       tmp_push(I, val_mat(plan));
       GNode *mn = &g->nodes[i];
@@ -1013,8 +1038,9 @@ static bool masked_rewrite(Interp *I, Graph *g) {
       for (int k = 0; k < m.ninner; k++) { g->nodes[m.inner[k]].uses = 0; drop_node(g, m.inner[k]); }
       char at[48];
       where(mn, at, sizeof at);
-      graph_log(g, "  rewrite: W * (%d product%s and %d op%s) -> masked: at sparse W's stored cells only%s", m.prods,
-                m.prods == 1 ? "" : "s", m.ninner - m.prods, m.ninner - m.prods == 1 ? "" : "s", at);
+      graph_log(g, "  rewrite: W * (%d product%s and %d op%s) -> masked: at %s W's stored cells only%s", m.prods,
+                m.prods == 1 ? "" : "s", m.ninner - m.prods, m.ninner - m.prods == 1 ? "" : "s",
+                dense ? "mostly-zero dense (read as sparse)" : "sparse", at);
       any = true;
       break;
     }

@@ -984,13 +984,20 @@ Value bi_jit(Interp *I, Args *a) {
   return ad_derived_jit(I, f, j);
 }
 
-/* explain's listing of a jit function's cache: each graph's key, nodes and runs. */
-static void explain_cache(const Jit *j, TextBuf *t) {
+static void explain_fn_blocks(const Interp *I, TextBuf *t);
+
+/* explain's listing of a jit function's cache: each graph's key, nodes and runs; where a body
+** runs as staged blocks, the blocks of function bodies staged so far. */
+static void explain_cache(const Interp *I, const Jit *j, TextBuf *t) {
   tb_printf(t, "jit cache: %d graph%s (at most %d), most recently used first\n", j->n, j->n == 1 ? "" : "s",
             j->max > 0 ? j->max : JIT_DEFAULT_ENTRIES);
-  for (const JitEntry *e = j->entries; e; e = e->next)
+  bool blocks = false;
+  for (const JitEntry *e = j->entries; e; e = e->next) {
     tb_printf(t, "  for (%s): %s, %lld run%s after its trace\n", e->desc ? e->desc : "?",
               e->g->dynamic ? "runs its body as staged blocks" : "one graph", (long long)e->runs, e->runs == 1 ? "" : "s");
+    blocks = blocks || e->g->dynamic;
+  }
+  if (blocks) explain_fn_blocks(I, t);
 }
 
 /* The arguments after f (positional and named "...") described, as explain prints them. */
@@ -1043,7 +1050,7 @@ Value bi_explain(Interp *I, Args *a) {
   tb_open(I, &t);
   int mark = I->ntmp;
   const Jit *jc = ad_jit_of(f);
-  if (jc) explain_cache(jc, &t);
+  if (jc) explain_cache(I, jc, &t);
   if (jc && a->ndots == 0) {                       /* explain(jf): the cache alone */
     fputs(t.p, I->out);
     fflush(I->out);
@@ -1154,6 +1161,8 @@ typedef struct StagedBlock {
   Graph *g;
   int64_t runs;
   bool busy;                 /* being traced or run: a use inside itself (recursion) runs eagerly */
+  bool in_fn;                /* in a function's body (not the script's top level) */
+  Source *src;               /* where it is (retained), for explain */
 } StagedBlock;
 
 typedef struct RunJob { Graph *g; Value r; bool stale; } RunJob;
@@ -1167,10 +1176,38 @@ struct StagedBlocks { StagedBlock *b; int n, cap; };
 void stage_blocks_free(Interp *I) {
   struct StagedBlocks *sb = I->blocks;
   if (!sb) return;
-  for (int i = 0; i < sb->n; i++) graph_free(sb->b[i].g);
+  for (int i = 0; i < sb->n; i++) {
+    graph_free(sb->b[i].g);
+    if (sb->b[i].src) source_release(sb->b[i].src);
+  }
   mem_free(sb->b);
   mem_free(sb);
   I->blocks = NULL;
+}
+
+/* explain(jf): each block of a function's body staged so far (any function's: a jit body and
+** the functions it calls), where it is, its nodes after optimization, and whether its graph ran
+** after its trace (not how often: --jit-all gives a called function a trace of its own). */
+static void explain_fn_blocks(const Interp *I, TextBuf *t) {
+  const struct StagedBlocks *sb = I->blocks;
+  int n = 0;
+  for (int i = 0; sb && i < sb->n; i++) n += sb->b[i].in_fn;
+  if (n == 0) return;
+  tb_printf(t, "staged blocks of function bodies, so far: %d\n", n);
+  for (int i = 0; i < sb->n; i++) {
+    const StagedBlock *b = &sb->b[i];
+    if (!b->in_fn) continue;
+    uint32_t l0 = 0, l1 = 0, c;
+    if (b->src) {
+      diag_locate(b->src, b->s0.start, &l0, &c);
+      diag_locate(b->src, b->s1.end > 0 ? b->s1.end - 1 : 0, &l1, &c);
+    }
+    tb_printf(t, "  %s:%u-%u: ", b->src ? b->src->name : "?", l0, l1);
+    if (!b->g) tb_puts(t, "being traced\n");
+    else if (b->g->dynamic) tb_printf(t, "runs eagerly: %s\n", b->g->why);
+    else tb_printf(t, "a graph of %d node%s, %s\n", b->g->after, b->g->after == 1 ? "" : "s",
+                   b->runs > 0 ? "replayed" : "not replayed yet");
+  }
 }
 
 void stage_assigned(Interp *I, Value *place, Symbol *sym, Env *env) {
@@ -1311,6 +1348,9 @@ Value stage_block(Interp *I, AstNode **s, int n) {
     b->n = n;
     b->s0 = s[0]->span;
     b->s1 = s[n - 1]->span;
+    b->in_fn = I->env != NULL;
+    b->src = I->src;
+    if (b->src) source_retain(b->src);
   }
   sb->b[bi].busy = true;
   int mark = I->ntmp;
