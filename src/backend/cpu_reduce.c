@@ -209,6 +209,18 @@ static void ifelse(const Backend *be, Tensor *const in[], Tensor *out) {
   const double *t = tensor_data(in[0]), *y = tensor_data(in[1]), *f = tensor_data(in[2]);
   int64_t st = tensor_numel(in[0]) == n, sy = tensor_numel(in[1]) == n, sf = tensor_numel(in[2]) == n;
   double *o = tensor_data(out);
+  if (!st) {                                   /* one test for all (a staged if's select): a copy */
+    double c = t[0];
+    const double *src = c != c ? NULL : c != 0 ? y : f;
+    int64_t ss = c != 0 ? sy : sf;
+    for (int64_t i0 = 0, budget = 0; i0 < n; i0 += CPU_POLL) {
+      if (cpu_tick(be, &budget, CPU_POLL)) return;
+      int64_t i1 = n - i0 > CPU_POLL ? i0 + CPU_POLL : n;
+      if (src && ss) memcpy(o + i0, src + i0, (size_t)(i1 - i0) * sizeof(double));
+      else for (int64_t i = i0; i < i1; i++) o[i] = src ? src[0] : NAN;
+    }
+    return;
+  }
   for (int64_t i0 = 0, budget = 0; i0 < n; i0 += CPU_POLL) {
     if (cpu_tick(be, &budget, CPU_POLL)) return;
     int64_t i1 = n - i0 > CPU_POLL ? i0 + CPU_POLL : n;
