@@ -4,13 +4,7 @@
 # each a graph replayed at later calls, and the caller's block that reaches the data-dependent
 # loop runs eagerly. Plain mode only (under --staged the top-level script inlines jf into its
 # own block, under --jit-all newton gets a jit of its own), so not a golden case.
-set -u
-mls=${1:-./mls}
-case $mls in /*) ;; *) mls=$PWD/$mls ;; esac   # (the programs run in $tmp)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$(dirname "$0")/lib.sh"
 cat > "$tmp/t.mls" <<'M'
 newton = function(a) {
   x = a

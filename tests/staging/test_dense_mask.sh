@@ -4,13 +4,7 @@
 # product or a sum, not where W * e is a result (eager code's dense matrix would print as
 # sparse), not under MLS_EXACT_REWRITES=1 (it changes the order of additions), and not for a
 # W with more than 10% nonzeros. The values are checked in tests/lang/sparse.test.
-set -u
-mls=${1:-./mls}
-case $mls in /*) ;; *) mls=$PWD/$mls ;; esac   # (the programs run in $tmp)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$(dirname "$0")/lib.sh"
 cat > "$tmp/t.mls" <<'M'
 W = rand(rows = 100, cols = 80, seed = 3) < 0.08
 W6 = rand(rows = 100, cols = 80, seed = 9) < 0.15

@@ -1,12 +1,7 @@
 #!/bin/sh
 # test_dot.sh — dot(f, ..., file=) writes Graphviz text that graphviz itself accepts: the file
 # is rendered with `dot -Tsvg`, and the SVG must show the graph's ops and both clusters.
-set -u
-mls=${1:-./mls}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$(dirname "$0")/lib.sh"
 cat > "$tmp/g.mls" <<M
 loss = function(W, X) { sum(log(1 + exp(X %*% W))) }
 dot(loss, [1; 2], [1, 2; 3, 4], file = "$tmp/loss.dot")

@@ -2,12 +2,7 @@
 # test_exact_rewrites.sh — MLS_EXACT_REWRITES=1 (the generated-program tests' mode) leaves out
 # the linear-algebra rewrites, which change the order of additions (docs/staging.md): explain
 # shows none of them, and the staged results are the eager ones to the last bit.
-set -u
-mls=${1:-./mls}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$(dirname "$0")/lib.sh"
 cat > "$tmp/la.mls" <<'M'
 X = matrix(sin(seq(1, 12)), rows = 4, cols = 3)
 Y = matrix(cos(seq(1, 15)), rows = 3, cols = 5)

@@ -4,12 +4,7 @@
 # W * (...) as a broadcast number (ops/rules.h), not as a 3 GB matrix of ones. Run in the
 # default mode only: a --staged script traces its top level with values, and grad's tape then
 # sees the dense product (docs/sparse.md "grad").
-set -u
-mls=${1:-./mls}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$(dirname "$0")/lib.sh"
 cat > "$tmp/g.mls" <<'M'
 i = seq(1, 20000, 7)
 X = table(i, rev(i), i / 7)
