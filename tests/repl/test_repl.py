@@ -165,6 +165,19 @@ class Session:
             pass
 
 
+def interrupt_line(s, line, wait, limit):
+    """Sends line to session s at a fresh prompt, Ctrl-C wait seconds later; returns the match of
+    "interrupted ... >" within limit seconds (None if none) and the seconds it took."""
+    s.settle()
+    s.pos = len(s.text())
+    s.send(line + "\r")
+    time.sleep(wait)
+    t0 = time.time()
+    s.send("\x03")
+    m = s.expect(r"interrupted(.*\n)*?> ", limit)
+    return m, time.time() - t0
+
+
 def start(home, **kw):
     s = Session(home, **kw)
     ok = s.expect(r"MLS .*\n(.*\n)*?> ", 10) is not None
@@ -263,14 +276,7 @@ def run_checks(home):
           m is not None and dt < 0.5, "%.3f s\n%s" % (dt, s.text()[-300:]))
     out = s.run("x > 0 && keep == 7")
     check("variables survive Ctrl-C (x counted, keep kept)", re.search(r"^TRUE$", out, re.M) is not None, out)
-    s.settle()
-    s.pos = len(s.text())
-    s.send("for (i in 1:100000000) { q = i }\r")
-    time.sleep(0.3)
-    t0 = time.time()
-    s.send("\x03")
-    m = s.expect(r"interrupted(.*\n)*?> ", 3)
-    dt = time.time() - t0
+    m, dt = interrupt_line(s, "for (i in 1:100000000) { q = i }", 0.3, 3)
     check("Ctrl-C stops a for loop too", m is not None and dt < 0.5, "%.3f s\n%s" % (dt, s.text()[-300:]))
     # Ctrl-C in a builtin filling a large matrix (issue 25): back at the prompt, nothing after
     # it in the line ran, nothing was assigned, and the next input runs (the flag was cleared)
@@ -297,14 +303,7 @@ def run_checks(home):
                 "c(rep(6.5, n), rep(-1.3, length(a)), rep(-0.7, length(a)), rep(-1, 2 * length(b) + 2 * length(c))), n, n); "
                 "nnz(N)", 60)
     ok0 = re.search(r"^438400$", out, re.M) is not None
-    s.settle()
-    s.pos = len(s.text())
-    s.send('xs = solve(N, matrix(1, n, 1)); print("after the solve")\r')
-    time.sleep(1.0)
-    t0 = time.time()
-    s.send("\x03")
-    m = s.expect(r"interrupted(.*\n)*?> ", 3)
-    dt = time.time() - t0
+    m, dt = interrupt_line(s, 'xs = solve(N, matrix(1, n, 1)); print("after the solve")', 1.0, 3)
     seen = s.text()[-400:]
     out = s.run('exists("xs"); T = table(1:1200, 1:1200, rep(2, 1200), 1200, 1200); sum(solve(T, matrix(1, 1200, 1)))', 30)
     out2 = s.run('j = seq(1, 1200, 2); U = table(c(1:1200, j), c(1:1200, j + 1), c(rep(4, 1200), rep(2, 600)), 1200, 1200); '
