@@ -1120,6 +1120,11 @@ static void masks(Chk *k, Shape x, int nix, Iv *iv, Span sp, bool *whole) {
       }
       continue;
     }
+    if (iv[i].kind == IV_UNKNOWN && nix == 1 && rows >= 0 && cols >= 0 && rows != 1 && cols != 1) {
+      k->sure = false;                               /* X[M], M of a shape not known (is.nan(X)): */
+      *whole = true;                                 /* a mask of X's shape, or not */
+      continue;
+    }
     if (iv[i].kind != IV_RANGE) continue;
     if (nix == 1 && (rows < 0 || cols < 0)) { k->sure = false; iv[i].kind = IV_UNKNOWN; continue; }
     if (nix == 1 && rows != 1 && cols != 1) continue;   /* X[M] needs M of X's (non-vector) shape */
