@@ -246,6 +246,7 @@ const Builtin builtin_table[] = {
     "are few enough (the format rule), else dense." },
   { "inverse", bi_inv, "inverse(A)", OP_NONE, DIFF | BI_AD, "DML's other name of inv: the inverse of a square matrix." },
   { "is.character", bi_is_type, "is.character(x)", OP_NONE, BI_SHAPE, "TRUE when x is a string." },
+  { "is.finite", bi_is_inf, "is.finite(x)", OP_NONE, BI_NODIFF, "1 where x is neither Inf, -Inf, NaN nor NA, else 0 (elementwise; TRUE/FALSE for a number), as R." },
   { "is.frame", bi_is_type, "is.frame(x)", OP_NONE, BI_SHAPE, "TRUE when x is a frame." },
   { "is.function", bi_is_type, "is.function(x)", OP_NONE, BI_SHAPE, "TRUE when x is a function or builtin." },
   { "is.infinite", bi_is_inf, "is.infinite(x)", OP_NONE, BI_NODIFF, "1 where x is Inf or -Inf, else 0 (elementwise; TRUE/FALSE for a number)." },

@@ -405,15 +405,23 @@ Value bi_lower_tri(Interp *I, Args *a) { return tri(I, a, true); }
 Value bi_upper_tri(Interp *I, Args *a) { return tri(I, a, false); }
 
 /* ---- elementwise tests ---- */
+/* is.infinite(x) (DML's isInf), and is.finite(x) (R's: neither Inf, -Inf, NaN nor NA): a logical
+** matrix of 0/1 (a mask, docs/language.md "Logical masks"), TRUE/FALSE for a number. */
 Value bi_is_inf(Interp *I, Args *a) {
   Value v = a->v[0];
+  bool fin = !strcmp(I->cur_bi->name, "is.finite");
   if (v.t == VT_MAT) {
     Tensor *t = tensor_new(I, tensor_rows(v.u.m), tensor_cols(v.u.m));
-    for (int64_t i = 0; i < tensor_numel(v.u.m); i++) { bi_poll(I, i, t); tensor_data(t)[i] = isinf(tensor_at(v.u.m, i)) ? 1 : 0; }
+    for (int64_t i = 0; i < tensor_numel(v.u.m); i++) {
+      bi_poll(I, i, t);
+      double x = tensor_at(v.u.m, i);
+      tensor_data(t)[i] = (fin ? isfinite(x) : isinf(x)) ? 1 : 0;   /* (isinf(-Inf) is -1 in glibc) */
+    }
+    t->logical = true;
     return val_mat(t);
   }
-  if (v.t == VT_NUM) return val_bool(isinf(v.u.n));
-  if (v.t == VT_BOOL) return val_bool(false);
+  if (v.t == VT_NUM) return val_bool((fin ? isfinite(v.u.n) : isinf(v.u.n)) != 0);
+  if (v.t == VT_BOOL) return val_bool(fin);
   char d[64];
   bi_argerror(I, 1, "number or matrix expected, got %s", val_describe(v, d, sizeof d));
 }
