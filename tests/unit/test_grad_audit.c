@@ -165,6 +165,7 @@ static const Audit audits[] = {
   { "is.character", ZERO, "is.character(X)", "a type query" },
   { "is.frame", ZERO, "is.frame(X)", "a type query" },
   { "is.function", ZERO, "is.function(X)", "a type query" },
+  { "is.finite", ZERO, "is.finite(X)", "0/1" },
   { "is.infinite", ZERO, "is.infinite(X)", "0/1" },
   { "is.list", ZERO, "is.list(X)", "a type query" },
   { "is.logical", ZERO, "is.logical(X)", "a type query" },
