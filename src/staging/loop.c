@@ -1033,6 +1033,36 @@ static void ckpt_backward(Interp *I, AdCustom *c, Value **slots) {
 /* The checkpointed run of iterations from .. on leaves traced by T (ckpt_tape): true, the
 ** leaves then hold the carried values' results, boxed as the custom node's outputs on T; false:
 ** a run was stale, nothing changed (the caller runs the iterations as before, which finds it). */
+/* Sets ck up for a run of lp's body from iteration from on the loop's values items (carried,
+** counter, outer): the body's captures as they are now (ck->capb, retained), the range, and the
+** checkpoint stride (MLS_LOOP_CHECKPOINT = k > 0: every k-th state; else a for loop's
+** ceil(sqrt(n)), a while loop's 1, doubling as it runs), keeping the state at from. NULL, or the
+** capture node whose variable is gone (then nothing is kept: the caller drops ck). The
+** checkpointed runs come here only with MLS_LOOP_CHECKPOINT not 0 (ckpt_tape, grad_over). */
+static const GNode *ckpt_start(Interp *I, Ckpt *ck, const Loop *lp, Value *items, int64_t from) {
+  const Graph *bg = lp->body;
+  ck->capb = mem_calloc((size_t)(bg->n > 0 ? bg->n : 1), sizeof(Value));
+  for (int32_t i = 0; i < bg->n; i++) {
+    ck->capb[i] = val_null();
+    const GNode *nd = &bg->nodes[i];
+    if (nd->kind != GN_CAPTURE || (nd->flags & GF_DEAD)) continue;
+    Value *at = bg->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
+    if (!at) return nd;
+    ck->capb[i] = *at;
+    val_retain(*at);
+  }
+  int64_t count = lp->count;
+  ck->r0 = 0;
+  ck->rstep = 1;
+  if (lp->range.on) range_of(I, lp, items, &ck->r0, &ck->rstep, &count);
+  int64_t k0 = ckpt_setting();
+  ck->adaptive = k0 <= 0 && lp->is_while;
+  ck->stride = k0 > 0 ? k0 : lp->is_while ? 1 : (int64_t)ceil(sqrt((double)(count > from ? count - from : 1)));
+  if (ck->stride < 1) ck->stride = 1;
+  ckpt_keep(ck, items, from);
+  return NULL;
+}
+
 static bool run_ckpt(Interp *I, const Loop *lp, Tape *T, Value *leaves, int64_t from, int64_t *iters) {
   int n = lp->ncarry, no = lp->nouter, nl = n + 1 + no;
   if (n + no > LOOP_MAX_CARRY + 64) return false;
@@ -1056,26 +1086,12 @@ static bool run_ckpt(Interp *I, const Loop *lp, Tape *T, Value *leaves, int64_t 
   }
   ck->outer = mem_calloc((size_t)(no > 0 ? no : 1), sizeof(Value));
   for (int k = 0; k < no; k++) { ck->outer[k] = P->items[n + 1 + k]; val_retain(ck->outer[k]); }
-  const Graph *bg = lp->body;
-  ck->capb = mem_calloc((size_t)(bg->n > 0 ? bg->n : 1), sizeof(Value));
-  for (int32_t i = 0; i < bg->n; i++) {
-    ck->capb[i] = val_null();
-    const GNode *nd = &bg->nodes[i];
-    if (nd->kind != GN_CAPTURE || (nd->flags & GF_DEAD)) continue;
-    Value *at = bg->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
-    if (!at) { tmp_release_to(I, mark); mls_undefer(I, ck); ad_custom_discard(&ck->c); return false; }
-    ck->capb[i] = *at;
-    val_retain(*at);
+  if (ckpt_start(I, ck, lp, P->items, from)) {  /* a captured variable is gone */
+    tmp_release_to(I, mark);
+    mls_undefer(I, ck);
+    ad_custom_discard(&ck->c);
+    return false;
   }
-  int64_t count = lp->count;
-  ck->r0 = 0;
-  ck->rstep = 1;
-  if (lp->range.on) range_of(I, lp, P->items, &ck->r0, &ck->rstep, &count);
-  int64_t k0 = ckpt_setting();
-  ck->adaptive = k0 < 0 && lp->is_while;
-  ck->stride = k0 > 0 ? k0 : lp->is_while ? 1 : (int64_t)ceil(sqrt((double)(count > from ? count - from : 1)));
-  if (ck->stride < 1) ck->stride = 1;
-  ckpt_keep(ck, P->items, from);
   int64_t ran = 0, at = 0;
   char why[160];
   bool ok = run_iterations(I, lp, P->items, from, &ran, &at, why, sizeof why, ck);
@@ -1153,30 +1169,12 @@ static List *rev_compute(Interp *I, const Loop *lp, const int32_t *gid, const Va
   for (int q = 0; q < no; q++) { P->items[n + 1 + q] = a[n + q]; val_retain(a[n + q]); }
   ck->outer = mem_calloc((size_t)(no > 0 ? no : 1), sizeof(Value));
   for (int q = 0; q < no; q++) { ck->outer[q] = a[n + q]; val_retain(a[n + q]); }
-  const Graph *bg = lp->body;
-  ck->capb = mem_calloc((size_t)(bg->n > 0 ? bg->n : 1), sizeof(Value));
-  for (int32_t i = 0; i < bg->n; i++) {
-    ck->capb[i] = val_null();
-    const GNode *nd = &bg->nodes[i];
-    if (nd->kind != GN_CAPTURE || (nd->flags & GF_DEAD)) continue;
-    Value *at = bg->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
-    if (!at) {
-      snprintf(why, nwhy, "the captured variable '%s' is gone", nd->sym ? nd->sym->name : "?");
-      *stale = true;
-      goto out;
-    }
-    ck->capb[i] = *at;
-    val_retain(*at);
+  const GNode *gone = ckpt_start(I, ck, lp, P->items, 0);
+  if (gone) {
+    snprintf(why, nwhy, "the captured variable '%s' is gone", gone->sym ? gone->sym->name : "?");
+    *stale = true;
+    goto out;
   }
-  int64_t count = lp->count;
-  ck->r0 = 0;
-  ck->rstep = 1;
-  if (lp->range.on) range_of(I, lp, P->items, &ck->r0, &ck->rstep, &count);
-  int64_t k0 = ckpt_setting();
-  ck->adaptive = k0 <= 0 && lp->is_while;
-  ck->stride = k0 > 0 ? k0 : lp->is_while ? 1 : (int64_t)ceil(sqrt((double)(count > 0 ? count : 1)));
-  if (ck->stride < 1) ck->stride = 1;
-  ckpt_keep(ck, P->items, 0);
   int64_t ran = 0, at = 0;
   if (!run_iterations(I, lp, P->items, 0, &ran, &at, why, nwhy, ck)) {
     *stale = true;
