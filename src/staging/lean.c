@@ -314,12 +314,14 @@ bool lean_step(Interp *I, const LeanProg *p, const Loop *lp, Value *leaves, List
       } else {                                   /* a sum: its 1x1 scratch */
         o = buffer(I, hold, i, 1, 1, nd->span);
       }
-      if (fp->mm) {                              /* the product into the result, the program over it */
+      if (fp->mm) {                              /* the product into the result (a sum's: into the
+                                                 ** node's second buffer), the program over it */
+        Tensor *pm = st->mat ? o : buffer(I, hold, g->n + i, st->rows, st->cols, nd->span);
         const Backend *ran;
         I->kernel_runs++;
-        if (op_gemm_into(I, st->ta, st->tb, v[nd->in[0]].u.m, v[nd->in[1]].u.m, o, &ran) != 0) return false;
+        if (op_gemm_into(I, st->ta, st->tb, v[nd->in[0]].u.m, v[nd->in[1]].u.m, pm, &ran) != 0) return false;
         if (I->interrupted) interp_check_interrupt(I, nd->span);
-        in[0] = o;
+        in[0] = pm;
         sc[0] = 0;
       }
       for (int k = off; k < fp->nin; k++) {

@@ -23,13 +23,14 @@ void lean_free(LeanProg *p);
 ** Checked once per run: the lean steps keep the carried values' types and shapes. */
 bool lean_fits(Interp *I, const LeanProg *p, const Loop *lp, const Value *leaves);
 
-/* One iteration: the body computed into the buffers held in hold (a list of at least the body's
-** node count of NULL items on the temp stack, kept across the run's iterations: the lean
-** runner's buffers), then the carried leaves[0 .. ncarry-1] replaced by the new values (a
-** buffer a carried value no longer needs becomes its node's buffer again, so a run of a
-** fixed-shape body allocates nothing after its first iterations). False (nothing changed): a
-** kernel declined (a fusion group a backend cannot run); the caller runs this iteration and
-** the rest of the run through graph_run_into. Interrupts are raised before the leaves change. */
+/* One iteration: the body computed into the buffers held in hold (a list of 2n NULL items on
+** the temp stack, n the body's node count: node i's buffer at i, the product under a summed
+** fusion group i at n + i; kept across the run's iterations), then the carried
+** leaves[0 .. ncarry-1] replaced by the new values (a buffer a carried value no longer needs
+** becomes its node's buffer again, so a run of a fixed-shape body allocates nothing after its
+** first iterations). False (nothing changed): a kernel declined (a fusion group a backend
+** cannot run); the caller runs this iteration and the rest of the run through graph_run_into.
+** Interrupts are raised before the leaves change. */
 bool lean_step(Interp *I, const LeanProg *p, const Loop *lp, Value *leaves, List *hold);
 
 #endif

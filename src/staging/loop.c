@@ -453,7 +453,7 @@ static bool run_iterations(Interp *I, const Loop *lp, Value *leaves, int64_t fro
   int32_t most = lp->body->n > (lp->cond ? lp->cond->n : 0) ? lp->body->n : lp->cond->n;
   List *hold = list_held_nulls(I, most);
   List *lean = NULL;                             /* the lean runner's buffers (lean.c), kept across iterations */
-  if (lp->lean && lean_fits(I, lp->lean, lp, leaves)) lean = list_held_nulls(I, lp->body->n);
+  if (lp->lean && lean_fits(I, lp->lean, lp, leaves)) lean = list_held_nulls(I, 2 * lp->body->n);
   Value outv[LOOP_MAX_CARRY];
   for (int64_t i = from;; i++) {
     if (I->interrupted) interp_check_interrupt(I, lp->span);
