@@ -387,6 +387,7 @@ static void *thread_main(void *p) {
 }
 
 int main(int argc, char **argv) {
+  mem_tune_malloc();                                     /* before any thread's arena */
   mpi_start(&argc, &argv);                               /* only under mpirun (src/mpi/) */
   Job j = { argc, argv, 0, false };
   pthread_attr_t attr;

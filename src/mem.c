@@ -124,6 +124,13 @@ uint64_t mem_bound_process(uint64_t limit, int blas_threads) {
 #endif
 }
 
+void mem_tune_malloc(void) {
+  /* (setting either fixes both: glibc's sliding thresholds would give back what a free at the
+  ** heap's top leaves past 2x the largest block freed so far) */
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+
 uint64_t mem_process_bound(void) { return (uint64_t)proc.data_bound; }
 
 void mem_unbound_process(void) {

@@ -58,6 +58,11 @@ void mem_uncharge(uint64_t n);
 ** 0 when none was (a sanitizer build, or the call failed). mem_unbound_process lifts it again
 ** (before CUDA loads: it reserves more address space than any bound could allow). */
 uint64_t mem_bound_process(uint64_t limit, int blas_threads);
+/* The process's malloc policy, set once at start (main): blocks of 4 MiB and more are mapped
+** and unmapped, and up to 64 MiB freed below that stays with the process instead of going back
+** to the kernel at each free, so a loop that makes and frees a few MiB per iteration (a
+** staged loop's sparse results and scratch) does not fault its pages in again each time. */
+void mem_tune_malloc(void);
 void mem_unbound_process(void);
 uint64_t mem_process_bound(void);   /* the bound in force, 0 when none */
 /* The process's peak resident memory (VmHWM of /proc/self/status) in bytes; 0 if unknown. */

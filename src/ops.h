@@ -109,11 +109,11 @@ enum { MK_ROOT_MUL, MK_ROOT_ZW, MK_ROOT_ZE };     /* W * e, W *0 e, e *0 W (OP_M
 ** run time a dense W with at most MK_DENSE_W_MAX nonzeros is read through a sparse copy, made once and
 ** kept while W lives (Interp.mask_dense); the result is then sparse too. */
 #define MK_DENSE_W 8
-/* The most nonzeros (a fraction of the cells) a dense W may have to be read as sparse: the
-** sampled products cost about 8 times a GEMM's time a multiply-add here (OpenBLAS, AVX2, one
-** thread, k = 10: 2000 x 1000 at 15% nonzero 5.3 ms masked against 4.2 ms dense, at 10% 3.5
-** against 4.2, at 5% 1.7 against 4.8), so they pay below about 12% (docs/staging.md). */
-#define MK_DENSE_W_MAX 0.1
+/* The most nonzeros (a fraction of the cells) a dense W may have to be read as sparse. Measured
+** (2026-11-28, one thread, a staged CG loop of (W * (S %*% t(V))) %*% V, 2000 x 1000, k = 10,
+** against the GEMMs): 0.72x the dense loop's time at 15% nonzero, 0.96x at 20%, 0.99x at 25%,
+** 2.3x at 30% (its arrays pass 4 MiB, which malloc maps afresh each time); so up to 20%. */
+#define MK_DENSE_W_MAX 0.2
 #define MK_MAX 64
 /* Appends instruction (code, a, b, flags) to the program pl of *n instructions (room for
 ** MK_MAX): its index, or -1 when the program is full. For the front ends. */

@@ -45,6 +45,7 @@ static inline bool cpu_tick(const Backend *be, int64_t *budget, int64_t w) {
 ** (cpu.c; 16e9 by default). The unit tests lower it to check the panels on small products. */
 void cpu_gemm_set_panel_flops(const Backend *be, double flops);
 void cpu_par_set_threads(const Backend *be, int n);
+int cpu_par_threads(const Backend *be);   /* the threads cpu_parallel_for uses (the caller's included) */
 /* Stops and joins be's workers (a trim, interp_free); a later job starts them again. */
 void cpu_par_shutdown(const Backend *be);
 

@@ -123,6 +123,15 @@ void cpu_par_set_threads(const Backend *be, int n) {
   pthread_mutex_unlock(&pool->mu);
 }
 
+int cpu_par_threads(const Backend *be) {
+  CpuPool *pool = cpu_pool(be);
+  if (pool->nthreads == 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_par_set_threads(be, cpus > 0 ? (int)cpus : 1);
+  }
+  return pool->nthreads;
+}
+
 void cpu_parallel_for(const Backend *be, int64_t n, ParFn fn, void *ctx) {
   CpuPool *pool = cpu_pool(be);
   if (pool->nthreads == 0) {

@@ -157,6 +157,34 @@ typedef struct SpmmJob {
   double *C;
 } SpmmJob;
 
+/* C's row c of n = N columns (a constant: the sums stay in registers, where axpy's go through
+** memory, one store-to-load chain a stored entry): the same sums in the same order. */
+static inline __attribute__((always_inline)) void spmm_row_small(double *c, const int64_t *rp, const int32_t *col, const double *val,
+                                                                 const double *B, int64_t ldb, int64_t i, int N) {
+  V4 a0 = { 0, 0, 0, 0 }, a1 = a0, a2 = a0, a3 = a0;   /* columns 0-15 by fours, the rest alone */
+  double r0 = 0, r1 = 0, r2 = 0;
+  const int Q = N / 4, R = N % 4;
+  for (int64_t p = rp[i]; p < rp[i + 1]; p++) {
+    const double *b = B + (int64_t)col[p] * ldb;
+    double v = val[p];
+    V4 vv = { v, v, v, v }, x;
+    if (Q > 0) { memcpy(&x, b, sizeof x); a0 += vv * x; }
+    if (Q > 1) { memcpy(&x, b + 4, sizeof x); a1 += vv * x; }
+    if (Q > 2) { memcpy(&x, b + 8, sizeof x); a2 += vv * x; }
+    if (Q > 3) { memcpy(&x, b + 12, sizeof x); a3 += vv * x; }
+    if (R > 0) r0 += v * b[4 * Q];
+    if (R > 1) r1 += v * b[4 * Q + 1];
+    if (R > 2) r2 += v * b[4 * Q + 2];
+  }
+  if (Q > 0) memcpy(c, &a0, sizeof a0);
+  if (Q > 1) memcpy(c + 4, &a1, sizeof a1);
+  if (Q > 2) memcpy(c + 8, &a2, sizeof a2);
+  if (Q > 3) memcpy(c + 12, &a3, sizeof a3);
+  if (R > 0) c[4 * Q] = r0;
+  if (R > 1) c[4 * Q + 1] = r1;
+  if (R > 2) c[4 * Q + 2] = r2;
+}
+
 /* Rows of C for the units [lo, hi) (row_at): C[i, ] = sum over row i's entries (k, v), in
 ** order, of v * B[k, ], from +0. */
 __attribute__((target_clones("avx2", "default"))) static void spmm_range(void *ctx, int64_t lo, int64_t hi) {
@@ -174,6 +202,13 @@ __attribute__((target_clones("avx2", "default"))) static void spmm_range(void *c
       for (int64_t p = rp[i]; p < rp[i + 1]; p++) s += val[p] * B[(int64_t)col[p] * ldb];
       c[0] = s;
       continue;
+    }
+    switch (n) {                                    /* a few columns: each its own loop */
+#define SMALL(N) case N: spmm_row_small(c, rp, col, val, B, ldb, i, N); continue;
+    SMALL(2) SMALL(3) SMALL(4) SMALL(5) SMALL(6) SMALL(7) SMALL(8) SMALL(9) SMALL(10) SMALL(11) SMALL(12)
+    SMALL(13) SMALL(14) SMALL(15) SMALL(16)
+#undef SMALL
+    default: break;
     }
     memset(c, 0, (size_t)n * sizeof(double));
     for (int64_t p = rp[i]; p < rp[i + 1]; p++) axpy(c, B + (int64_t)col[p] * ldb, val[p], n);
@@ -239,14 +274,44 @@ static void spmm_t_nonfinite(const SpCsr *a, const double *B, int64_t ldb, int64
   }
 }
 
-/* Large products run as spk_spmm on t(a) built in scratch (parallel over t(a)'s rows, no two
-** threads writing one row of C); small ones, and an a whose rows do not fit t(a)'s int32_t
-** columns, scatter on the calling thread. Both add each C[k, j]'s terms in the same order, so
-** the bits do not depend on the path or the thread count. */
+/* The scatter of the columns of a in slabs [s0, s1) of nslab equal ranges: each thread adds
+** into rows of C no other writes (a row's entries found by a binary search in each row of a),
+** in the order of the one-thread scatter. */
+typedef struct SpmmTJob {
+  const SpCsr *a;
+  const double *B;
+  int64_t ldb, n, nslab;
+  double *C;
+} SpmmTJob;
+
+__attribute__((target_clones("avx2", "default"))) static void spmm_t_slabs(void *ctx, int64_t s0, int64_t s1) {
+  const SpmmTJob *jb = ctx;
+  const SpCsr *a = jb->a;
+  int64_t j0 = a->cols * s0 / jb->nslab, j1 = a->cols * s1 / jb->nslab, n = jb->n;
+  for (int64_t i = 0; i < a->rows; i++) {
+    int64_t lo = a->rowptr[i], hi = a->rowptr[i + 1];
+    while (lo < hi) {                            /* the first entry of column >= j0 */
+      int64_t mid = lo + (hi - lo) / 2;
+      if (a->col[mid] < j0) lo = mid + 1;
+      else hi = mid;
+    }
+    const double *b = jb->B + i * jb->ldb;
+    for (int64_t p = lo; p < a->rowptr[i + 1] && a->col[p] < j1; p++) axpy(jb->C + (int64_t)a->col[p] * n, b, a->val[p], n);
+  }
+}
+
+/* Small products, and any on one thread, scatter on the calling thread; large ones scatter in
+** column slabs, one a thread, when a's rows are few beside its entries (each slab searches
+** every row), else run as spk_spmm on t(a) built in scratch (parallel over t(a)'s rows, no two
+** threads writing one row of C; also an a whose rows do not fit t(a)'s int32_t columns
+** scatters). All add each C[k, j]'s terms in the same order, so the bits do not depend on the
+** path or the thread count. */
 int spk_spmm_t(const Backend *be, const SpCsr *a, const double *B, int64_t ldb, int64_t n, double *C) {
   int64_t rows = a->rows, cols = a->cols;
   if (cols == 0 || n == 0) return 0;
-  if (rows > 0 && rows <= SP_MAX_COLS && cols > 1 && par_work((double)(a->nnz + cols) * (double)n)) {
+  int nt = cpu_par_threads(be);
+  bool par = nt > 1 && cols > 1 && par_work((double)(a->nnz + cols) * (double)n);
+  if (par && rows > 0 && rows <= SP_MAX_COLS && (double)rows * nt * 4 > (double)a->nnz) {
     SpCsr t = { cols, rows, a->nnz, a->nnz, NULL, NULL, NULL };
     t.rowptr = mem_try_alloc((size_t)(cols + 1) * sizeof(int64_t));
     t.col = mem_try_alloc((size_t)a->nnz * sizeof(int32_t));
@@ -264,7 +329,13 @@ int spk_spmm_t(const Backend *be, const SpCsr *a, const double *B, int64_t ldb, 
   }
   memset(C, 0, (size_t)cols * (size_t)n * sizeof(double));
   if (!all_finite(be, B, rows, n, ldb)) spmm_t_nonfinite(a, B, ldb, n, C);
-  spmm_t_scatter(a, B, ldb, n, C);
+  if (par) {
+    int64_t nslab = nt < cols ? nt : cols;
+    SpmmTJob jb = { a, B, ldb, n, nslab, C };
+    cpu_parallel_for(be, nslab, spmm_t_slabs, &jb);
+  } else {
+    spmm_t_scatter(a, B, ldb, n, C);
+  }
   return 0;
 }
 
@@ -505,16 +576,35 @@ typedef struct SddmmJob {
   double *out;
 } SddmmJob;
 
-static void sddmm_rows(void *ctx, int64_t i0, int64_t i1) {
+/* Each cell's dot adds its k products in order from 0; four cells of a row at a time, four
+** independent chains (one chain is bound by the adder's latency: k = 10 took 40 cycles a cell),
+** each the one cell's sum in the same order, so the same bits. */
+__attribute__((target_clones("avx2", "default"))) static void sddmm_rows(void *ctx, int64_t i0, int64_t i1) {
   const SddmmJob *j = ctx;
   const SpCsr *p = j->pat;
+  const int32_t *col = p->col;
+  const double *Bt = j->Bt;
+  int64_t k = j->k, ldbt = j->ldbt;
+  double *out = j->out;
   for (int64_t i = i0; i < i1; i++) {
     const double *a = j->A + i * j->lda;
-    for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++) {
-      const double *b = j->Bt + (int64_t)p->col[q] * j->ldbt;
+    int64_t q = p->rowptr[i], e = p->rowptr[i + 1];
+    for (; q + 4 <= e; q += 4) {
+      const double *b0 = Bt + (int64_t)col[q] * ldbt, *b1 = Bt + (int64_t)col[q + 1] * ldbt;
+      const double *b2 = Bt + (int64_t)col[q + 2] * ldbt, *b3 = Bt + (int64_t)col[q + 3] * ldbt;
+      V4 acc = { 0, 0, 0, 0 };
+      for (int64_t t = 0; t < k; t++) {
+        double x = a[t];
+        V4 xv = { x, x, x, x }, bv = { b0[t], b1[t], b2[t], b3[t] };
+        acc += xv * bv;
+      }
+      memcpy(out + q, &acc, sizeof acc);
+    }
+    for (; q < e; q++) {
+      const double *b = Bt + (int64_t)col[q] * ldbt;
       double s = 0;
-      for (int64_t t = 0; t < j->k; t++) s += a[t] * b[t];
-      j->out[q] = s;
+      for (int64_t t = 0; t < k; t++) s += a[t] * b[t];
+      out[q] = s;
     }
   }
 }

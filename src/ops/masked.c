@@ -56,27 +56,34 @@ static void mul_range(double a, double b, double c, double d, double *lo, double
   }
 }
 
+/* The smallest and largest of x[0 .. n) (stride s) into *a, *b, a NaN into *nan (comparisons,
+** not fmin/fmax calls: a NaN is flagged, not compared). */
+static void min_max_run(const double *x, int64_t n, int64_t s, double *a, double *b, bool *nan) {
+  double lo = *a, hi = *b;
+  bool bad = false;
+  for (int64_t k = 0; k < n; k++) {
+    double v = x[k * s];
+    bad |= v != v;
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  *a = lo;
+  *b = hi;
+  *nan |= bad;
+}
+
 /* t's smallest and largest element (a sparse one's unstored zeros among them; a NaN: unknown). */
 static void min_max(const Tensor *t, double *lo, double *hi) {
   double a = INFINITY, b = -INFINITY;
   bool nan = false;
   if (tensor_is_sparse(t)) {
     const SpCsr *c = tensor_csr(t);
-    for (int64_t q = 0; q < c->nnz; q++) {
-      double x = c->val[q];
-      nan |= isnan(x);
-      a = fmin(a, x);
-      b = fmax(b, x);
-    }
+    min_max_run(c->val, c->nnz, 1, &a, &b, &nan);
     if (c->nnz < c->rows * c->cols) { a = fmin(a, 0); b = fmax(b, 0); }
   } else {
+    const double *d = tensor_data(t);
     for (int64_t i = 0; i < tensor_rows(t); i++)
-      for (int64_t j = 0; j < tensor_cols(t); j++) {
-        double x = tensor_get(t, i, j);
-        nan |= isnan(x);
-        a = fmin(a, x);
-        b = fmax(b, x);
-      }
+      min_max_run(d + i * t->stride[0], tensor_cols(t), t->stride[1], &a, &b, &nan);
   }
   *lo = nan ? -INFINITY : a;
   *hi = nan ? INFINITY : b;
@@ -318,9 +325,17 @@ bool op_masked_sparse(Interp *I, int nin, const Value *in, Value plan, Value *r)
     SpCsr *c = tensor_csr(o);
     memcpy(c->rowptr, p->rowptr, (size_t)(p->rows + 1) * sizeof(int64_t));
     memcpy(c->col, p->col, (size_t)p->nnz * sizeof(int32_t));
-    for (int64_t q = 0; q < p->nnz; q++) {
-      double x = p->val[q], y = e.is_const ? e.c : e.vals[q];
-      c->val[q] = root == MK_ROOT_ZW ? cell(MK_MULZ, x, y) : root == MK_ROOT_ZE ? cell(MK_MULZ, y, x) : x * y;
+    const double *pv = p->val;
+    double *cv = c->val;
+    if (e.is_const) {
+      for (int64_t q = 0; q < p->nnz; q++)
+        cv[q] = root == MK_ROOT_ZW ? cell(MK_MULZ, pv[q], e.c) : root == MK_ROOT_ZE ? cell(MK_MULZ, e.c, pv[q]) : pv[q] * e.c;
+    } else if (root == MK_ROOT_MUL) {             /* (the common case: its own loop) */
+      const double *ev = e.vals;
+      for (int64_t q = 0; q < p->nnz; q++) cv[q] = pv[q] * ev[q];
+    } else {
+      for (int64_t q = 0; q < p->nnz; q++)
+        cv[q] = root == MK_ROOT_ZW ? cell(MK_MULZ, pv[q], e.vals[q]) : cell(MK_MULZ, e.vals[q], pv[q]);
     }
     c->nnz = p->nnz;
     *r = val_mat(o);

@@ -250,7 +250,7 @@ static void check_spmm(const double *d, int64_t r, int64_t c, const SpCsr *a, co
 
 static void test_spmm(void **state) {
   (void)state;
-  static const int64_t ns[] = { 0, 1, 3, 4, 17 };
+  static const int64_t ns[] = { 0, 1, 2, 3, 4, 5, 10, 16, 17 };   /* (2-16: spmm's rows in registers) */
   for (size_t s = 0; s < NSHAPES; s++)
     for (size_t di = 0; di < NDENS; di++)
       for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
@@ -496,6 +496,75 @@ static void test_large(void **state) {
   cpu_par_set_threads(cpu, 2);
 }
 
+/* spmm_t's column slabs (rows few beside the entries: 200 x 3000 at 20%) with 1, 2 and 3
+** threads: the scatter's bits, and the naive product's values; an Inf in B2 (the fix-up pass
+** before the slabs). */
+static void test_spmm_t_slabs(void **state) {
+  (void)state;
+  int64_t r = 200, c = 3000, n = 10;
+  double *d = rand_dense(r, c, 0.2, true);
+  SpCsr *a = csr_of(d, r, c);
+  double *B2 = rand_full(r * n);
+  B2[17 * n + 3] = INFINITY;
+  double *C2[3];
+  for (int th = 0; th < 3; th++) {
+    cpu_par_set_threads(cpu, th + 1);
+    C2[th] = malloc((size_t)(c * n) * sizeof(double));
+    for (int64_t i = 0; i < c * n; i++) C2[th][i] = -777;
+    assert_int_equal(spk_spmm_t(cpu, a, B2, n, n, C2[th]), 0);
+  }
+  double *dt = dense_t(d, r, c);
+  double *want = naive_mm(dt, r, c, r, B2, n, n);
+  check_close(C2[0], want, c * n);
+  int nanc = 0;
+  for (int64_t i = 0; i < c * n; i++) nanc += isnan(C2[0][i]);
+  assert_true(nanc > 0);
+  check_bits(C2[0], C2[1], c * n);
+  check_bits(C2[0], C2[2], c * n);
+  for (int th = 0; th < 3; th++) free(C2[th]);
+  free(want);
+  free(dt);
+  free(B2);
+  csr_free(a);
+  free(d);
+  cpu_par_set_threads(cpu, 2);
+}
+
+/* The sampled product: each stored cell's dot of A's row and Bt's row, its k products added in
+** order from +0 (the bits of that loop: four cells at a time keep each cell's order), for k
+** from 1 to 17 and rows of 0 to 7 entries (the blocks of four and the rest), 1 and 3 threads. */
+static void test_sddmm(void **state) {
+  (void)state;
+  static const int64_t ks[] = { 1, 2, 3, 4, 5, 9, 10, 16, 17 };
+  int64_t r = 300, c = 200;
+  double *d = rand_dense(r, c, 0.02, true);
+  SpCsr *p = csr_of(d, r, c);
+  for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+    int64_t k = ks[ki];
+    double *A = rand_full(r * k), *Bt = rand_full(c * k);
+    double *want = malloc((size_t)(p->nnz + 1) * sizeof(double));
+    for (int64_t i = 0; i < r; i++)
+      for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++) {
+        double sum = 0;
+        for (int64_t t = 0; t < k; t++) sum += A[i * k + t] * Bt[(int64_t)p->col[q] * k + t];
+        want[q] = sum;
+      }
+    for (int th = 0; th < 2; th++) {
+      cpu_par_set_threads(cpu, th ? 3 : 1);
+      double *got = malloc((size_t)(p->nnz + 1) * sizeof(double));
+      spk_sddmm(cpu, p, A, k, Bt, k, k, got);
+      check_bits(got, want, p->nnz);
+      free(got);
+    }
+    free(want);
+    free(A);
+    free(Bt);
+  }
+  csr_free(p);
+  free(d);
+  cpu_par_set_threads(cpu, 2);
+}
+
 /* ---- scratch that cannot be allocated: -1, nothing written ---- */
 
 static void test_scratch_fail(void **state) {
@@ -548,6 +617,8 @@ int main(void) {
     cmocka_unit_test(test_spgemm),
     cmocka_unit_test(test_nonfinite),
     cmocka_unit_test(test_large),
+    cmocka_unit_test(test_spmm_t_slabs),
+    cmocka_unit_test(test_sddmm),
     cmocka_unit_test(test_scratch_fail),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
