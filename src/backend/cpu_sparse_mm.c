@@ -41,6 +41,7 @@ static int64_t row_at(const int64_t *rowptr, int64_t rows, int64_t w) {
 ** one ymm operation in the callers' avx2 clones, two xmm ones in the default clone, each lane a
 ** multiply then an add (no FMA), so every clone gives the same bits. */
 typedef double V4 __attribute__((vector_size(32)));
+typedef int64_t V4i __attribute__((vector_size(32)));
 
 static inline void axpy(double *restrict c, const double *restrict b, double v, int64_t n) {
   V4 vv = { v, v, v, v };
@@ -250,9 +251,44 @@ void spk_spmm(const Backend *be, const SpCsr *a, const double *B, int64_t ldb, i
 
 /* C (zeroed) += t(a) %*% B by scatter: row i of a adds v * B[i, ] to C[k, ] for each entry
 ** (k, v), i increasing: the order spk_spmm on t(a) (rows stable, i increasing) adds in. */
+/* Row i of B (N columns, a constant: held in registers) scattered into C's rows at row i's
+** entries of a whose columns lie in [j0, j1) (entries p0 on): axpy's sums, unrolled. */
+static inline __attribute__((always_inline)) void scatter_row_small(const SpCsr *a, const double *b, int64_t p0, int64_t j0, int64_t j1,
+                                                                   int64_t i, double *C, int N) {
+  const int Q = N / 4, R = N % 4;
+  V4 b0 = { 0 }, b1 = b0, b2 = b0, b3 = b0;
+  if (Q > 0) memcpy(&b0, b, sizeof b0);
+  if (Q > 1) memcpy(&b1, b + 4, sizeof b1);
+  if (Q > 2) memcpy(&b2, b + 8, sizeof b2);
+  if (Q > 3) memcpy(&b3, b + 12, sizeof b3);
+  for (int64_t p = p0; p < a->rowptr[i + 1] && a->col[p] < j1; p++) {
+    double v = a->val[p], *c = C + (int64_t)a->col[p] * N;
+    V4 vv = { v, v, v, v }, y;
+    if (Q > 0) { memcpy(&y, c, sizeof y); y += vv * b0; memcpy(c, &y, sizeof y); }
+    if (Q > 1) { memcpy(&y, c + 4, sizeof y); y += vv * b1; memcpy(c + 4, &y, sizeof y); }
+    if (Q > 2) { memcpy(&y, c + 8, sizeof y); y += vv * b2; memcpy(c + 8, &y, sizeof y); }
+    if (Q > 3) { memcpy(&y, c + 12, sizeof y); y += vv * b3; memcpy(c + 12, &y, sizeof y); }
+    for (int r = 0; r < R; r++) c[4 * Q + r] += v * b[4 * Q + r];
+  }
+  (void)j0;
+}
+
+/* The scatter of row i's entries from p0 on with columns below j1 (n columns of B): true when
+** n has its unrolled form. */
+static inline __attribute__((always_inline)) bool scatter_small(const SpCsr *a, const double *b, int64_t p0, int64_t j1, int64_t i, double *C, int64_t n) {
+  switch (n) {
+#define SMALL(N) case N: scatter_row_small(a, b, p0, 0, j1, i, C, N); return true;
+  SMALL(2) SMALL(3) SMALL(4) SMALL(5) SMALL(6) SMALL(7) SMALL(8) SMALL(9) SMALL(10) SMALL(11) SMALL(12)
+  SMALL(13) SMALL(14) SMALL(15) SMALL(16)
+#undef SMALL
+  default: return false;
+  }
+}
+
 __attribute__((target_clones("avx2", "default"))) static void spmm_t_scatter(const SpCsr *a, const double *B, int64_t ldb,
                                                                               int64_t n, double *C) {
   for (int64_t i = 0; i < a->rows; i++) {
+    if (scatter_small(a, B + i * ldb, a->rowptr[i], a->cols, i, C, n)) continue;
     const double *b = B + i * ldb;
     for (int64_t p = a->rowptr[i]; p < a->rowptr[i + 1]; p++) axpy(C + (int64_t)a->col[p] * n, b, a->val[p], n);
   }
@@ -296,6 +332,7 @@ __attribute__((target_clones("avx2", "default"))) static void spmm_t_slabs(void 
       else hi = mid;
     }
     const double *b = jb->B + i * jb->ldb;
+    if (scatter_small(a, b, lo, j1, i, jb->C, n)) continue;
     for (int64_t p = lo; p < a->rowptr[i + 1] && a->col[p] < j1; p++) axpy(jb->C + (int64_t)a->col[p] * n, b, a->val[p], n);
   }
 }
@@ -593,7 +630,25 @@ __attribute__((target_clones("avx2", "default"))) static void sddmm_rows(void *c
       const double *b0 = Bt + (int64_t)col[q] * ldbt, *b1 = Bt + (int64_t)col[q + 1] * ldbt;
       const double *b2 = Bt + (int64_t)col[q + 2] * ldbt, *b3 = Bt + (int64_t)col[q + 3] * ldbt;
       V4 acc = { 0, 0, 0, 0 };
-      for (int64_t t = 0; t < k; t++) {
+      int64_t t = 0;
+      for (; t + 4 <= k; t += 4) {                 /* b0..b3[t .. t+3] transposed in registers */
+        V4 r0, r1, r2, r3;
+        memcpy(&r0, b0 + t, sizeof r0);
+        memcpy(&r1, b1 + t, sizeof r1);
+        memcpy(&r2, b2 + t, sizeof r2);
+        memcpy(&r3, b3 + t, sizeof r3);
+        V4 u0 = __builtin_shuffle(r0, r1, (V4i){ 0, 4, 2, 6 }), u1 = __builtin_shuffle(r0, r1, (V4i){ 1, 5, 3, 7 });
+        V4 u2 = __builtin_shuffle(r2, r3, (V4i){ 0, 4, 2, 6 }), u3 = __builtin_shuffle(r2, r3, (V4i){ 1, 5, 3, 7 });
+        V4 c0 = __builtin_shuffle(u0, u2, (V4i){ 0, 1, 4, 5 }), c1 = __builtin_shuffle(u1, u3, (V4i){ 0, 1, 4, 5 });
+        V4 c2 = __builtin_shuffle(u0, u2, (V4i){ 2, 3, 6, 7 }), c3 = __builtin_shuffle(u1, u3, (V4i){ 2, 3, 6, 7 });
+        V4 x0 = { a[t], a[t], a[t], a[t] }, x1 = { a[t + 1], a[t + 1], a[t + 1], a[t + 1] };
+        V4 x2 = { a[t + 2], a[t + 2], a[t + 2], a[t + 2] }, x3 = { a[t + 3], a[t + 3], a[t + 3], a[t + 3] };
+        acc += x0 * c0;
+        acc += x1 * c1;
+        acc += x2 * c2;
+        acc += x3 * c3;
+      }
+      for (; t < k; t++) {
         double x = a[t];
         V4 xv = { x, x, x, x }, bv = { b0[t], b1[t], b2[t], b3[t] };
         acc += xv * bv;
