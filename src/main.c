@@ -388,6 +388,11 @@ static void *thread_main(void *p) {
 
 int main(int argc, char **argv) {
   mem_tune_malloc();                                     /* before any thread's arena */
+  /* OpenBLAS's idle workers spin (sched_yield) for 2^28 cycles after each call, about 0.1 s,
+  ** on the cores MLS's own kernels (cpu_par.c) then want: a staged loop that mixes a GEMM with
+  ** sparse or elementwise kernels lost its second core to them (docs/architecture.md). 2^4:
+  ** they sleep at once (no slower for back-to-back products here); a value the user set stays. */
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
   mpi_start(&argc, &argv);                               /* only under mpirun (src/mpi/) */
   Job j = { argc, argv, 0, false };
   pthread_attr_t attr;

@@ -664,6 +664,32 @@ __attribute__((target_clones("avx2", "default"))) static void sddmm_rows(void *c
   }
 }
 
+typedef struct MulAtJob {
+  const SpCsr *pat;
+  const double *e;
+  SpCsr *out;
+} MulAtJob;
+
+static void mul_at_range(void *ctx, int64_t lo, int64_t hi) {
+  const MulAtJob *j = ctx;
+  const SpCsr *p = j->pat;
+  int64_t r0 = row_at(p->rowptr, p->rows, lo), r1 = row_at(p->rowptr, p->rows, hi);
+  int64_t q0 = p->rowptr[r0], q1 = p->rowptr[r1];
+  memcpy(j->out->col + q0, p->col + q0, (size_t)(q1 - q0) * sizeof(int32_t));
+  const double *pv = p->val, *e = j->e;
+  double *ov = j->out->val;
+  for (int64_t q = q0; q < q1; q++) ov[q] = pv[q] * e[q];
+}
+
+void spk_mul_at(const Backend *be, const SpCsr *pat, const double *e, SpCsr *out) {
+  memcpy(out->rowptr, pat->rowptr, (size_t)(pat->rows + 1) * sizeof(int64_t));
+  MulAtJob j = { pat, e, out };
+  int64_t units = pat->nnz + pat->rows;
+  if (pat->rows > 1 && par_work((double)units)) cpu_parallel_for(be, units, mul_at_range, &j);
+  else mul_at_range(&j, 0, units);
+  out->nnz = pat->nnz;
+}
+
 void spk_sddmm(const Backend *be, const SpCsr *pat, const double *A, int64_t lda, const double *Bt, int64_t ldbt, int64_t k, double *out) {
   SddmmJob j = { pat, A, Bt, lda, ldbt, k, out };
   if ((pat->nnz + pat->rows) * (k + 1) >= PAR_MIN) cpu_parallel_for(be, pat->rows, sddmm_rows, &j);

@@ -55,6 +55,11 @@ int spk_spgemm(const Backend *be, const SpCsr *a, const SpCsr *b, SpCsr *out);
 ** summed in t order. Parallel over rows (docs/sparse.md "Sparse-safe expressions"). */
 void spk_sddmm(const Backend *be, const SpCsr *pat, const double *A, int64_t lda, const double *Bt, int64_t ldbt, int64_t k, double *out);
 
+/* out = pat * e at pat's pattern: out's rowptr and columns pat's, out->val[q] = pat->val[q] *
+** e[q] (out allocated for pat->nnz entries). Parallel over rows: the masked products' result
+** (ops/masked.c) at every CG step of a staged ALS, which one thread copied alone. */
+void spk_mul_at(const Backend *be, const SpCsr *pat, const double *e, SpCsr *out);
+
 /* ---- sparse Cholesky through CHOLMOD (cpu_cholmod.c) ---- */
 /* X (n x k, packed) = A^-1 B for a symmetric positive definite A (n x n; B n x k at B[i * ldb + j]).
 ** 0, 1 when A is not positive definite, -1 when CHOLMOD failed (out of memory). */

@@ -323,16 +323,18 @@ bool op_masked_sparse(Interp *I, int nin, const Value *in, Value plan, Value *r)
   if (w.ok && (root == MK_ROOT_ZW || (e.lo > -1e300 && e.hi < 1e300))) {
     Tensor *o = tensor_sparse_new(I, p->rows, p->cols, p->nnz);
     SpCsr *c = tensor_csr(o);
-    memcpy(c->rowptr, p->rowptr, (size_t)(p->rows + 1) * sizeof(int64_t));
-    memcpy(c->col, p->col, (size_t)p->nnz * sizeof(int32_t));
     const double *pv = p->val;
     double *cv = c->val;
+    if (!e.is_const && root == MK_ROOT_MUL) {     /* (the common case: in parallel) */
+      spk_mul_at(I->cpu, p, e.vals, c);
+    } else {
+      memcpy(c->rowptr, p->rowptr, (size_t)(p->rows + 1) * sizeof(int64_t));
+      memcpy(c->col, p->col, (size_t)p->nnz * sizeof(int32_t));
+    }
     if (e.is_const) {
       for (int64_t q = 0; q < p->nnz; q++)
         cv[q] = root == MK_ROOT_ZW ? cell(MK_MULZ, pv[q], e.c) : root == MK_ROOT_ZE ? cell(MK_MULZ, e.c, pv[q]) : pv[q] * e.c;
-    } else if (root == MK_ROOT_MUL) {             /* (the common case: its own loop) */
-      const double *ev = e.vals;
-      for (int64_t q = 0; q < p->nnz; q++) cv[q] = pv[q] * ev[q];
+    } else if (root == MK_ROOT_MUL) {             /* (done above) */
     } else {
       for (int64_t q = 0; q < p->nnz; q++)
         cv[q] = root == MK_ROOT_ZW ? cell(MK_MULZ, pv[q], e.vals[q]) : cell(MK_MULZ, e.vals[q], pv[q]);

@@ -565,6 +565,30 @@ static void test_sddmm(void **state) {
   cpu_par_set_threads(cpu, 2);
 }
 
+/* spk_mul_at: W's pattern and W * e at it, on one thread and in parallel (2000 x 1000 at 15%,
+** past the parallel threshold), with empty rows among them. */
+static void test_mul_at(void **state) {
+  (void)state;
+  int64_t r = 2000, c = 1000;
+  double *d = rand_dense(r, c, 0.15, true);
+  SpCsr *p = csr_of(d, r, c);
+  double *e = rand_full(p->nnz > 0 ? p->nnz : 1);
+  for (int th = 0; th < 2; th++) {
+    cpu_par_set_threads(cpu, th ? 3 : 1);
+    SpCsr *o = csr_new(r, c, p->nnz);
+    spk_mul_at(cpu, p, e, o);
+    assert_int_equal(o->nnz, p->nnz);
+    assert_memory_equal(o->rowptr, p->rowptr, (size_t)(r + 1) * sizeof(int64_t));
+    assert_memory_equal(o->col, p->col, (size_t)p->nnz * sizeof(int32_t));
+    for (int64_t q = 0; q < p->nnz; q++) assert_true(o->val[q] == p->val[q] * e[q]);
+    csr_free(o);
+  }
+  free(e);
+  csr_free(p);
+  free(d);
+  cpu_par_set_threads(cpu, 2);
+}
+
 /* ---- scratch that cannot be allocated: -1, nothing written ---- */
 
 static void test_scratch_fail(void **state) {
@@ -619,6 +643,7 @@ int main(void) {
     cmocka_unit_test(test_large),
     cmocka_unit_test(test_spmm_t_slabs),
     cmocka_unit_test(test_sddmm),
+    cmocka_unit_test(test_mul_at),
     cmocka_unit_test(test_scratch_fail),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
