@@ -666,9 +666,12 @@ Tensor *tensor_sparsify(Interp *I, Tensor *t) {
   if (h != t) tmp_push(I, val_mat(h));
   const double *d = tensor_data(h);
   int64_t r = tensor_rows(h), c = tensor_cols(h);
-  int64_t nnz = spk_count_dense(d, r, c, h->stride[0], h->stride[1]);
-  Tensor *o = tensor_sparse_new(I, r, c, nnz);
-  spk_from_dense(d, r, c, h->stride[0], h->stride[1], tensor_csr(o));
+  Tensor *o = tensor_sparse_new(I, r, c, 1);      /* (the rows counted into its row pointers) */
+  tmp_push(I, val_mat(o));
+  int64_t nnz = spk_count_dense_rows(I->cpu, d, r, c, h->stride[0], h->stride[1], tensor_csr(o)->rowptr);
+  tensor_sparse_reserve(I, o, nnz);
+  spk_from_dense_rows(I->cpu, d, r, c, h->stride[0], h->stride[1], tensor_csr(o)->rowptr, tensor_csr(o));
+  tmp_pop(I, 1);                                  /* (its reference: the result's) */
   o->logical = t->logical;
   if (h != t) { tmp_pop(I, 1); tensor_free_ref(h); }
   return o;

@@ -77,6 +77,54 @@ int64_t spk_count_dense(const double *d, int64_t rows, int64_t cols, int64_t s0,
   return n;
 }
 
+typedef struct DenseRowsJob {
+  const double *d;
+  int64_t cols, s0, s1;
+  int64_t *rp;
+  const int64_t *crp;
+  SpCsr *out;
+} DenseRowsJob;
+
+static void count_rows(void *ctx, int64_t lo, int64_t hi) {
+  const DenseRowsJob *j = ctx;
+  for (int64_t i = lo; i < hi; i++) {
+    const double *r = j->d + i * j->s0;
+    int64_t n = 0;
+    for (int64_t c = 0; c < j->cols; c++) n += r[c * j->s1] != 0 || signbit(r[c * j->s1]);
+    j->rp[i + 1] = n;
+  }
+}
+
+int64_t spk_count_dense_rows(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, int64_t *rp) {
+  DenseRowsJob j = { d, cols, s0, s1, rp, NULL, NULL };
+  if (rows > 1 && par_work((double)rows * (double)cols)) cpu_parallel_for(be, rows, count_rows, &j);
+  else count_rows(&j, 0, rows);
+  rp[0] = 0;
+  for (int64_t i = 0; i < rows; i++) rp[i + 1] += rp[i];
+  return rp[rows];
+}
+
+static void fill_rows(void *ctx, int64_t lo, int64_t hi) {
+  const DenseRowsJob *j = ctx;
+  for (int64_t i = lo; i < hi; i++) {
+    const double *r = j->d + i * j->s0;
+    int64_t q = j->crp[i];
+    for (int64_t c = 0; c < j->cols; c++) {
+      double x = r[c * j->s1];
+      if (x != 0 || signbit(x)) { j->out->col[q] = (int32_t)c; j->out->val[q] = x; q++; }
+    }
+  }
+}
+
+void spk_from_dense_rows(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, const int64_t *rp,
+                         SpCsr *out) {
+  if (out->rowptr != rp) memcpy(out->rowptr, rp, (size_t)(rows + 1) * sizeof(int64_t));
+  DenseRowsJob j = { d, cols, s0, s1, NULL, rp, out };
+  if (rows > 1 && par_work((double)rows * (double)cols)) cpu_parallel_for(be, rows, fill_rows, &j);
+  else fill_rows(&j, 0, rows);
+  out->nnz = rp[rows];
+}
+
 void spk_from_dense(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, SpCsr *out) {
   int64_t q = 0;
   out->rowptr[0] = 0;

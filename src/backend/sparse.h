@@ -26,6 +26,12 @@ void spk_to_dense(const SpCsr *a, double *d);
 /* The values to store of the rows x cols dense matrix read at d[i * s0 + j * s1]: those != 0,
 ** NaN, and -0 (stored so that its sign survives: 1 / -0 is -Inf; an unstored cell is +0). */
 int64_t spk_count_dense(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1);
+/* The same two steps by rows on be's threads: rp[0 .. rows] becomes the row pointers of d's
+** entries (counted as spk_count_dense counts them), their number returned; then out (room for
+** them) gets rp (which may be out->rowptr itself) and the entries, as spk_from_dense gives them. */
+int64_t spk_count_dense_rows(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, int64_t *rp);
+void spk_from_dense_rows(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, const int64_t *rp,
+                         SpCsr *out);
 /* out (room for spk_count_dense entries; rows/cols set by the caller) = those values of d. */
 void spk_from_dense(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, SpCsr *out);
 /* out (a->cols x a->rows, room for a->nnz) = t(a). O(nnz + rows + cols), stable. */

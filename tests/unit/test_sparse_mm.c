@@ -565,6 +565,35 @@ static void test_sddmm(void **state) {
   cpu_par_set_threads(cpu, 2);
 }
 
+/* The conversion by rows gives spk_from_dense's CSR (-0 and NaN kept, empty rows), on one
+** thread and three, past the parallel threshold; a strided (transposed) view too. */
+static void test_from_dense_rows(void **state) {
+  (void)state;
+  int64_t r = 1200, c = 700;
+  double *d = rand_dense(r, c, 0.1, true);
+  d[5] = -0.0;
+  d[c + 3] = NAN;
+  for (int tr = 0; tr < 2; tr++) {
+    int64_t rr = tr ? c : r, cc = tr ? r : c, s0 = tr ? 1 : c, s1 = tr ? c : 1;
+    int64_t n = spk_count_dense(d, rr, cc, s0, s1);
+    SpCsr *want = csr_new(rr, cc, n);
+    spk_from_dense(d, rr, cc, s0, s1, want);
+    for (int th = 0; th < 2; th++) {
+      cpu_par_set_threads(cpu, th ? 3 : 1);
+      int64_t *rp = malloc((size_t)(rr + 1) * sizeof(int64_t));
+      assert_int_equal(spk_count_dense_rows(cpu, d, rr, cc, s0, s1, rp), n);
+      SpCsr *o = csr_new(rr, cc, n);
+      spk_from_dense_rows(cpu, d, rr, cc, s0, s1, rp, o);
+      check_same_csr(o, want);
+      csr_free(o);
+      free(rp);
+    }
+    csr_free(want);
+  }
+  free(d);
+  cpu_par_set_threads(cpu, 2);
+}
+
 /* spk_mul_at: W's pattern and W * e at it, on one thread and in parallel (2000 x 1000 at 15%,
 ** past the parallel threshold), with empty rows among them. */
 static void test_mul_at(void **state) {
@@ -644,6 +673,7 @@ int main(void) {
     cmocka_unit_test(test_spmm_t_slabs),
     cmocka_unit_test(test_sddmm),
     cmocka_unit_test(test_mul_at),
+    cmocka_unit_test(test_from_dense_rows),
     cmocka_unit_test(test_scratch_fail),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
