@@ -299,6 +299,7 @@ staged-test: mls
 	tests/staging/test_sparse_grad.sh ./mls
 	tests/staging/test_callee_blocks.sh ./mls
 	tests/staging/test_dense_mask.sh ./mls
+	tests/staging/test_masked_faults.sh ./mls
 
 # Sparse storage (docs/sparse.md): every case eagerly and with --sparse always (every matrix an
 # op can keep sparse is kept sparse) at 17 digits, numbers equal to 1e-12 relative; the sparse

@@ -126,7 +126,10 @@ uint64_t mem_bound_process(uint64_t limit, int blas_threads) {
 
 void mem_tune_malloc(void) {
   /* (setting either fixes both: glibc's sliding thresholds would give back what a free at the
-  ** heap's top leaves past 2x the largest block freed so far) */
+  ** heap's top leaves past 2x the largest block freed so far; MLS_MALLOC_TUNE=0 keeps glibc's,
+  ** for tests/staging/test_masked_faults.sh to compare) */
+  const char *e = getenv("MLS_MALLOC_TUNE");
+  if (e && strcmp(e, "0") == 0) return;
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }

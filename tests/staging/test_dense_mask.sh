@@ -3,7 +3,7 @@
 # (docs/staging.md "Linear-algebra rewrites"): explain names it where every use of W * e is a
 # product or a sum, not where W * e is a result (eager code's dense matrix would print as
 # sparse), not under MLS_EXACT_REWRITES=1 (it changes the order of additions), and not for a
-# W with more than 10% nonzeros. The values are checked in tests/lang/sparse.test.
+# W with more than 20% nonzeros (MK_DENSE_W_MAX). The values are checked in tests/lang/sparse.test.
 . "$(dirname "$0")/lib.sh"
 cat > "$tmp/t.mls" <<'M'
 W = rand(rows = 100, cols = 80, seed = 3) < 0.08
