@@ -297,12 +297,10 @@ void spk_spmm(const Backend *be, const SpCsr *a, const double *B, int64_t ldb, i
 
 /* ---- t(sparse) %*% dense ---- */
 
-/* C (zeroed) += t(a) %*% B by scatter: row i of a adds v * B[i, ] to C[k, ] for each entry
-** (k, v), i increasing: the order spk_spmm on t(a) (rows stable, i increasing) adds in. */
 /* Row i of B (N columns, a constant: held in registers) scattered into C's rows at row i's
-** entries of a whose columns lie in [j0, j1) (entries p0 on): axpy's sums, unrolled. */
-static inline __attribute__((always_inline)) void scatter_row_small(const SpCsr *a, const double *b, int64_t p0, int64_t j0, int64_t j1,
-                                                                   int64_t i, double *C, int N) {
+** entries from p0 on whose columns lie below j1: axpy's sums, unrolled. */
+static inline __attribute__((always_inline)) void scatter_row_small(const SpCsr *a, const double *b, int64_t p0, int64_t j1, int64_t i,
+                                                                   double *C, int N) {
   const int Q = N / 4, R = N % 4;
   V4 b0 = { 0 }, b1 = b0, b2 = b0, b3 = b0;
   if (Q > 0) memcpy(&b0, b, sizeof b0);
@@ -318,14 +316,13 @@ static inline __attribute__((always_inline)) void scatter_row_small(const SpCsr 
     if (Q > 3) { memcpy(&y, c + 12, sizeof y); y += vv * b3; memcpy(c + 12, &y, sizeof y); }
     for (int r = 0; r < R; r++) c[4 * Q + r] += v * b[4 * Q + r];
   }
-  (void)j0;
 }
 
 /* The scatter of row i's entries from p0 on with columns below j1 (n columns of B): true when
 ** n has its unrolled form. */
 static inline __attribute__((always_inline)) bool scatter_small(const SpCsr *a, const double *b, int64_t p0, int64_t j1, int64_t i, double *C, int64_t n) {
   switch (n) {
-#define SMALL(N) case N: scatter_row_small(a, b, p0, 0, j1, i, C, N); return true;
+#define SMALL(N) case N: scatter_row_small(a, b, p0, j1, i, C, N); return true;
   SMALL(2) SMALL(3) SMALL(4) SMALL(5) SMALL(6) SMALL(7) SMALL(8) SMALL(9) SMALL(10) SMALL(11) SMALL(12)
   SMALL(13) SMALL(14) SMALL(15) SMALL(16)
 #undef SMALL
@@ -333,6 +330,8 @@ static inline __attribute__((always_inline)) bool scatter_small(const SpCsr *a, 
   }
 }
 
+/* C (zeroed) += t(a) %*% B by scatter: row i of a adds v * B[i, ] to C[k, ] for each entry
+** (k, v), i increasing: the order spk_spmm on t(a) (rows stable, i increasing) adds in. */
 __attribute__((target_clones("avx2", "default"))) static void spmm_t_scatter(const SpCsr *a, const double *B, int64_t ldb,
                                                                               int64_t n, double *C) {
   for (int64_t i = 0; i < a->rows; i++) {
