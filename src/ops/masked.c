@@ -283,6 +283,7 @@ static const Tensor *dense_w_sparse(Interp *I, Tensor *W) {
   if (W->st->abstract || W->st->dev) return NULL;
   int64_t cells = tensor_rows(W) * tensor_cols(W);
   if (cells < 4096 || tensor_cols(W) > SP_MAX_COLS) return NULL;
+  if (mem_over_limit((uint64_t)(tensor_rows(W) + 2) * sizeof(int64_t) + 64)) return NULL;   /* (the dense ops, then) */
   const double *d = tensor_data(W);
   Tensor *s = tensor_sparse_new(I, tensor_rows(W), tensor_cols(W), 1);   /* (rows counted into its row pointers) */
   tmp_push(I, val_mat(s));
