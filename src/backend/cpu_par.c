@@ -134,11 +134,7 @@ int cpu_par_threads(const Backend *be) {
 
 void cpu_parallel_for(const Backend *be, int64_t n, ParFn fn, void *ctx) {
   CpuPool *pool = cpu_pool(be);
-  if (pool->nthreads == 0) {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    cpu_par_set_threads(be, cpus > 0 ? (int)cpus : 1);
-  }
-  int nt = pool->nthreads;
+  int nt = cpu_par_threads(be);
   if (nt > n) nt = (int)n;
   if (nt <= 1) { run_part(pool->stop, fn, ctx, 0, n); return; }
   pthread_mutex_lock(&pool->mu);

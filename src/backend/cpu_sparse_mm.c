@@ -660,9 +660,10 @@ typedef struct SddmmJob {
   double *out;
 } SddmmJob;
 
-/* Each cell's dot adds its k products in order from 0; four cells of a row at a time, four
-** independent chains (one chain is bound by the adder's latency: k = 10 took 40 cycles a cell),
-** each the one cell's sum in the same order, so the same bits. */
+/* Each cell's dot adds its k products in order from 0. Four cells of a row at a time, one lane
+** each (one cell alone is a chain bound by the adder's latency: k = 10 took 40 cycles a cell),
+** their rows of Bt read four columns at a time and transposed in registers, so that lane c
+** adds cell c's products in t order: the same bits as one cell at a time. */
 __attribute__((target_clones("avx2", "default"))) static void sddmm_rows(void *ctx, int64_t i0, int64_t i1) {
   const SddmmJob *j = ctx;
   const SpCsr *p = j->pat;
