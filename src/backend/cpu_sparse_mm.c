@@ -41,7 +41,6 @@ static int64_t row_at(const int64_t *rowptr, int64_t rows, int64_t w) {
 ** one ymm operation in the callers' avx2 clones, two xmm ones in the default clone, each lane a
 ** multiply then an add (no FMA), so every clone gives the same bits. */
 typedef double V4 __attribute__((vector_size(32)));
-typedef int64_t V4i __attribute__((vector_size(32)));
 
 static inline void axpy(double *restrict c, const double *restrict b, double v, int64_t n) {
   V4 vv = { v, v, v, v };
@@ -685,10 +684,10 @@ __attribute__((target_clones("avx2", "default"))) static void sddmm_rows(void *c
         memcpy(&r1, b1 + t, sizeof r1);
         memcpy(&r2, b2 + t, sizeof r2);
         memcpy(&r3, b3 + t, sizeof r3);
-        V4 u0 = __builtin_shuffle(r0, r1, (V4i){ 0, 4, 2, 6 }), u1 = __builtin_shuffle(r0, r1, (V4i){ 1, 5, 3, 7 });
-        V4 u2 = __builtin_shuffle(r2, r3, (V4i){ 0, 4, 2, 6 }), u3 = __builtin_shuffle(r2, r3, (V4i){ 1, 5, 3, 7 });
-        V4 c0 = __builtin_shuffle(u0, u2, (V4i){ 0, 1, 4, 5 }), c1 = __builtin_shuffle(u1, u3, (V4i){ 0, 1, 4, 5 });
-        V4 c2 = __builtin_shuffle(u0, u2, (V4i){ 2, 3, 6, 7 }), c3 = __builtin_shuffle(u1, u3, (V4i){ 2, 3, 6, 7 });
+        V4 u0 = __builtin_shufflevector(r0, r1, 0, 4, 2, 6), u1 = __builtin_shufflevector(r0, r1, 1, 5, 3, 7);
+        V4 u2 = __builtin_shufflevector(r2, r3, 0, 4, 2, 6), u3 = __builtin_shufflevector(r2, r3, 1, 5, 3, 7);
+        V4 c0 = __builtin_shufflevector(u0, u2, 0, 1, 4, 5), c1 = __builtin_shufflevector(u1, u3, 0, 1, 4, 5);
+        V4 c2 = __builtin_shufflevector(u0, u2, 2, 3, 6, 7), c3 = __builtin_shufflevector(u1, u3, 2, 3, 6, 7);
         V4 x0 = { a[t], a[t], a[t], a[t] }, x1 = { a[t + 1], a[t + 1], a[t + 1], a[t + 1] };
         V4 x2 = { a[t + 2], a[t + 2], a[t + 2], a[t + 2] }, x3 = { a[t + 3], a[t + 3], a[t + 3], a[t + 3] };
         acc += x0 * c0;
