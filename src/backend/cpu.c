@@ -463,10 +463,14 @@ static void cpu_threads(const Backend *be, int n) {
 static const char *cpu_describe(const Backend *be) {
   const XsmmPlugin *x = dl_xsmm();
   const char *why = dl_xsmm_why();
-  char *d = CPU(be)->desc;
-  if (x) snprintf(d, sizeof CPU(be)->desc, "%s; small products: %s (%s kernels)", openblas_get_config(), x->version, x->arch());
-  else if (why) snprintf(d, sizeof CPU(be)->desc, "%s; small products: OpenBLAS (%s)", openblas_get_config(), why);
-  else return openblas_get_config();
+  char *d = CPU(be)->desc, ob[320];
+  /* (how long OpenBLAS's idle threads spin: main sets 2^4 cycles unless the user set another) */
+  const char *to = getenv("OPENBLAS_THREAD_TIMEOUT");
+  if (to && *to) snprintf(ob, sizeof ob, "%s (idle threads spin 2^%s cycles)", openblas_get_config(), to);
+  else snprintf(ob, sizeof ob, "%s", openblas_get_config());
+  if (x) snprintf(d, sizeof CPU(be)->desc, "%s; small products: %s (%s kernels)", ob, x->version, x->arch());
+  else if (why) snprintf(d, sizeof CPU(be)->desc, "%s; small products: OpenBLAS (%s)", ob, why);
+  else snprintf(d, sizeof CPU(be)->desc, "%s", ob);
   return d;
 }
 

@@ -87,6 +87,13 @@ for (i in 1:4) print(sum(P[i] * P[i]))'
 MLS_PLUGIN_DIR=$T/none "$mls" --version >"$T/out" 2>"$T/err"
 if [ $? -eq 0 ] && grep -q '^cpu backend: OpenBLAS' "$T/out" && ! grep -q libxsmm "$T/out"; then ok
 else bad "--version with the plugins hidden: $(cat "$T/out")"; fi
+# main lets OpenBLAS's idle threads sleep at once (docs/architecture.md), unless the user chose
+env -u OPENBLAS_THREAD_TIMEOUT "$mls" --version >"$T/out" 2>"$T/err"
+if grep -q '(idle threads spin 2^4 cycles)' "$T/out"; then ok
+else bad "--version names OPENBLAS_THREAD_TIMEOUT=4 by default: $(cat "$T/out")"; fi
+OPENBLAS_THREAD_TIMEOUT=20 "$mls" --version >"$T/out" 2>"$T/err"
+if grep -q '(idle threads spin 2^20 cycles)' "$T/out"; then ok
+else bad "--version keeps the user's OPENBLAS_THREAD_TIMEOUT=20: $(cat "$T/out")"; fi
 if [ -e "$bdir/libmls_xsmm.so" ]; then
   MLS_PLUGIN_DIR=$bdir "$mls" --version >"$T/out" 2>"$T/err"
   if grep -q '; small products: libxsmm 1\.[0-9]* (.* kernels)$' "$T/out"; then ok
