@@ -338,14 +338,10 @@ bool op_masked_sparse(Interp *I, int nin, const Value *in, Value plan, Value *r)
     } else {
       memcpy(c->rowptr, p->rowptr, (size_t)(p->rows + 1) * sizeof(int64_t));
       memcpy(c->col, p->col, (size_t)p->nnz * sizeof(int32_t));
-    }
-    if (e.is_const) {
-      for (int64_t q = 0; q < p->nnz; q++)
-        cv[q] = root == MK_ROOT_ZW ? cell(MK_MULZ, pv[q], e.c) : root == MK_ROOT_ZE ? cell(MK_MULZ, e.c, pv[q]) : pv[q] * e.c;
-    } else if (root == MK_ROOT_MUL) {             /* (done above) */
-    } else {
-      for (int64_t q = 0; q < p->nnz; q++)
-        cv[q] = root == MK_ROOT_ZW ? cell(MK_MULZ, pv[q], e.vals[q]) : cell(MK_MULZ, e.vals[q], pv[q]);
+      for (int64_t q = 0; q < p->nnz; q++) {
+        double y = e.is_const ? e.c : e.vals[q];
+        cv[q] = root == MK_ROOT_ZW ? cell(MK_MULZ, pv[q], y) : root == MK_ROOT_ZE ? cell(MK_MULZ, y, pv[q]) : pv[q] * y;
+      }
     }
     c->nnz = p->nnz;
     *r = val_mat(o);
