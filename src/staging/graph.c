@@ -464,6 +464,39 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
   return graph_run_nodes(I, g, leaves, NULL, stale);
 }
 
+/* Do the variables the bodies and conditions of g's loop nodes capture (at any depth) still
+** have their traced types and shapes? A body checks its captures when it runs, but that is after
+** the nodes before the loop, whose effects (a print) a stale run would then run twice: the
+** block is traced again and run from its start (a fuzz_prog case: a variable read in a while
+** loop's body changed type between two runs of its block). False: g->stale_why says which. */
+static bool loop_captures_hold(Interp *I, Graph *g) {
+  for (int i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if ((nd->flags & GF_DEAD) || nd->kind != GN_LOOP || !nd->loop) continue;
+    Graph *sub[2] = { nd->loop->body, nd->loop->cond };
+    for (int k = 0; k < 2; k++) {
+      Graph *b = sub[k];
+      if (!b) continue;
+      for (int j = 0; j < b->n; j++) {
+        const GNode *c = &b->nodes[j];
+        if (c->kind != GN_CAPTURE) continue;
+        Value *at = b->relative ? graph_place(I, c->place, c->pdepth, c->pslot) : c->place;
+        if (!at || !same_shape(c, *at)) {
+          char d[64] = "unbound";
+          if (at) val_describe(ad_primal(*at), d, sizeof d);
+          snprintf(g->stale_why, sizeof g->stale_why, "the captured variable '%s' is now %s", c->sym ? c->sym->name : "?", d);
+          return false;
+        }
+      }
+      if (!loop_captures_hold(I, b)) {
+        snprintf(g->stale_why, sizeof g->stale_why, "%s", b->stale_why);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 /* graph_run_nodes's work. hold: NULL, or the caller's list for the node values (at least g->n
 ** items, NULL, on the temp stack: a loop's runs reuse it); outv: NULL, or where the result's
 ** items go (g->out a list of nodes; owned), instead of a list made for them. */
@@ -504,6 +537,10 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
       *stale = true;
       goto done;
     }
+  }
+  if (!fixed && !loop_captures_hold(I, g)) {   /* (a loop node's body reads it: before any effect) */
+    *stale = true;
+    goto done;
   }
   I->gchain_at = I->nframes;
   for (int i = 0; i < g->n; i++) {
