@@ -464,6 +464,23 @@ Value graph_run(Interp *I, Graph *g, const Value *leaves, bool *stale) {
   return graph_run_nodes(I, g, leaves, NULL, stale);
 }
 
+/* Do the variables g captures still have their traced types and shapes? False: report's
+** stale_why names the first that does not. */
+static bool captures_hold(Interp *I, const Graph *g, Graph *report) {
+  for (int i = 0; i < g->n; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (nd->kind != GN_CAPTURE) continue;
+    Value *at = g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
+    if (!at || !same_shape(nd, *at)) {
+      char d[64] = "unbound";
+      if (at) val_describe(ad_primal(*at), d, sizeof d);
+      snprintf(report->stale_why, sizeof report->stale_why, "the captured variable '%s' is now %s", nd->sym ? nd->sym->name : "?", d);
+      return false;
+    }
+  }
+  return true;
+}
+
 /* Do the variables the bodies and conditions of g's loop nodes capture (at any depth) still
 ** have their traced types and shapes? A body checks its captures when it runs, but that is after
 ** the nodes before the loop, whose effects (a print) a stale run would then run twice: the
@@ -477,18 +494,7 @@ static bool loop_captures_hold(Interp *I, Graph *g) {
     for (int k = 0; k < 2; k++) {
       Graph *b = sub[k];
       if (!b) continue;
-      for (int j = 0; j < b->n; j++) {
-        const GNode *c = &b->nodes[j];
-        if (c->kind != GN_CAPTURE) continue;
-        Value *at = b->relative ? graph_place(I, c->place, c->pdepth, c->pslot) : c->place;
-        if (!at || !same_shape(c, *at)) {
-          char d[64] = "unbound";
-          if (at) val_describe(ad_primal(*at), d, sizeof d);
-          snprintf(g->stale_why, sizeof g->stale_why, "the captured variable '%s' is now %s", c->sym ? c->sym->name : "?", d);
-          return false;
-        }
-      }
-      if (!loop_captures_hold(I, b)) {
+      if (!captures_hold(I, b, b) || !loop_captures_hold(I, b)) {   /* (b says why) */
         snprintf(g->stale_why, sizeof g->stale_why, "%s", b->stale_why);
         return false;
       }
@@ -526,17 +532,9 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
     *stale = true;
     goto done;
   }
-  for (int i = 0; i < g->n && !fixed; i++) {   /* (fixed: capv holds values read earlier) */
-    const GNode *nd = &g->nodes[i];
-    if (nd->kind != GN_CAPTURE) continue;
-    Value *at = g->relative ? graph_place(I, nd->place, nd->pdepth, nd->pslot) : nd->place;
-    if (!at || !same_shape(nd, *at)) {
-      char d[64] = "unbound";
-      if (at) val_describe(ad_primal(*at), d, sizeof d);
-      snprintf(g->stale_why, sizeof g->stale_why, "the captured variable '%s' is now %s", nd->sym ? nd->sym->name : "?", d);
-      *stale = true;
-      goto done;
-    }
+  if (!fixed && !captures_hold(I, g, g)) {     /* (fixed: capv holds values read earlier) */
+    *stale = true;
+    goto done;
   }
   if (!fixed && !loop_captures_hold(I, g)) {   /* (a loop node's body reads it: before any effect) */
     *stale = true;
