@@ -668,9 +668,9 @@ Tensor *tensor_sparsify(Interp *I, Tensor *t) {
   int64_t r = tensor_rows(h), c = tensor_cols(h);
   Tensor *o = tensor_sparse_new(I, r, c, 1);      /* (the rows counted into its row pointers) */
   tmp_push(I, val_mat(o));
-  int64_t nnz = spk_count_dense_rows(I->cpu, d, r, c, h->stride[0], h->stride[1], tensor_csr(o)->rowptr);
+  int64_t nnz = spk_count_dense(I->cpu, d, r, c, h->stride[0], h->stride[1], tensor_csr(o)->rowptr);
   tensor_sparse_reserve(I, o, nnz);
-  spk_from_dense_rows(I->cpu, d, r, c, h->stride[0], h->stride[1], tensor_csr(o)->rowptr, tensor_csr(o));
+  spk_from_dense(I->cpu, d, r, c, h->stride[0], h->stride[1], tensor_csr(o)->rowptr, tensor_csr(o));
   tmp_pop(I, 1);                                  /* (its reference: the result's) */
   o->logical = t->logical;
   if (h != t) { tmp_pop(I, 1); tensor_free_ref(h); }

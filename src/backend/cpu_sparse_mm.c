@@ -67,15 +67,6 @@ void spk_to_dense(const SpCsr *a, double *d) {
   }
 }
 
-int64_t spk_count_dense(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
-  int64_t n = 0;
-  for (int64_t i = 0; i < rows; i++) {
-    const double *r = d + i * s0;
-    for (int64_t j = 0; j < cols; j++) n += r[j * s1] != 0 || signbit(r[j * s1]);   /* NaN and -0 count */
-  }
-  return n;
-}
-
 typedef struct DenseRowsJob {
   const double *d;
   int64_t cols, s0, s1;
@@ -89,12 +80,12 @@ static void count_rows(void *ctx, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) {
     const double *r = j->d + i * j->s0;
     int64_t n = 0;
-    for (int64_t c = 0; c < j->cols; c++) n += r[c * j->s1] != 0 || signbit(r[c * j->s1]);
+    for (int64_t c = 0; c < j->cols; c++) n += spk_stored(r[c * j->s1]);
     j->rp[i + 1] = n;
   }
 }
 
-int64_t spk_count_dense_rows(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, int64_t *rp) {
+int64_t spk_count_dense(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, int64_t *rp) {
   DenseRowsJob j = { d, cols, s0, s1, rp, NULL, NULL };
   if (rows > 1 && par_work((double)rows * (double)cols)) cpu_parallel_for(be, rows, count_rows, &j);
   else count_rows(&j, 0, rows);
@@ -110,32 +101,18 @@ static void fill_rows(void *ctx, int64_t lo, int64_t hi) {
     int64_t q = j->crp[i];
     for (int64_t c = 0; c < j->cols; c++) {
       double x = r[c * j->s1];
-      if (x != 0 || signbit(x)) { j->out->col[q] = (int32_t)c; j->out->val[q] = x; q++; }
+      if (spk_stored(x)) { j->out->col[q] = (int32_t)c; j->out->val[q] = x; q++; }
     }
   }
 }
 
-void spk_from_dense_rows(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, const int64_t *rp,
+void spk_from_dense(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, const int64_t *rp,
                          SpCsr *out) {
   if (out->rowptr != rp) memcpy(out->rowptr, rp, (size_t)(rows + 1) * sizeof(int64_t));
   DenseRowsJob j = { d, cols, s0, s1, NULL, rp, out };
   if (rows > 1 && par_work((double)rows * (double)cols)) cpu_parallel_for(be, rows, fill_rows, &j);
   else fill_rows(&j, 0, rows);
   out->nnz = rp[rows];
-}
-
-void spk_from_dense(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, SpCsr *out) {
-  int64_t q = 0;
-  out->rowptr[0] = 0;
-  for (int64_t i = 0; i < rows; i++) {
-    const double *r = d + i * s0;
-    for (int64_t j = 0; j < cols; j++) {
-      double x = r[j * s1];
-      if (x != 0 || signbit(x)) { out->col[q] = (int32_t)j; out->val[q] = x; q++; }   /* -0 kept: 1/x */
-    }
-    out->rowptr[i + 1] = q;
-  }
-  out->nnz = q;
 }
 
 /* Counting sort by column: out's rowptr counts the columns, then serves as each column's
@@ -205,6 +182,9 @@ typedef struct SpmmJob {
   double *C;
 } SpmmJob;
 
+/* The row widths the sparse products unroll (their rows held in registers: 2 to 16 columns). */
+#define SMALL_WIDTHS(X) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16)
+
 /* C's row c of n = N columns (a constant: the sums stay in registers, where axpy's go through
 ** memory, one store-to-load chain a stored entry): the same sums in the same order. */
 static inline __attribute__((always_inline)) void spmm_row_small(double *c, const int64_t *rp, const int32_t *col, const double *val,
@@ -253,8 +233,7 @@ __attribute__((target_clones("avx2", "default"))) static void spmm_range(void *c
     }
     switch (n) {                                    /* a few columns: each its own loop */
 #define SMALL(N) case N: spmm_row_small(c, rp, col, val, B, ldb, i, N); continue;
-    SMALL(2) SMALL(3) SMALL(4) SMALL(5) SMALL(6) SMALL(7) SMALL(8) SMALL(9) SMALL(10) SMALL(11) SMALL(12)
-    SMALL(13) SMALL(14) SMALL(15) SMALL(16)
+    SMALL_WIDTHS(SMALL)
 #undef SMALL
     default: break;
     }
@@ -322,8 +301,7 @@ static inline __attribute__((always_inline)) void scatter_row_small(const SpCsr 
 static inline __attribute__((always_inline)) bool scatter_small(const SpCsr *a, const double *b, int64_t p0, int64_t j1, int64_t i, double *C, int64_t n) {
   switch (n) {
 #define SMALL(N) case N: scatter_row_small(a, b, p0, j1, i, C, N); return true;
-  SMALL(2) SMALL(3) SMALL(4) SMALL(5) SMALL(6) SMALL(7) SMALL(8) SMALL(9) SMALL(10) SMALL(11) SMALL(12)
-  SMALL(13) SMALL(14) SMALL(15) SMALL(16)
+  SMALL_WIDTHS(SMALL)
 #undef SMALL
   default: return false;
   }

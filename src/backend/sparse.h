@@ -17,23 +17,24 @@
 #ifndef MLS_BACKEND_SPARSE_H
 #define MLS_BACKEND_SPARSE_H
 
+#include <math.h>
+#include <stdbool.h>
 #include "backend/backend.h"
 #include "tensor.h"
 
 /* ---- conversions and structure (cpu_sparse_mm.c) ---- */
 /* d (a->rows x a->cols, packed) = a: zero-filled, then the stored values written. */
 void spk_to_dense(const SpCsr *a, double *d);
-/* The values to store of the rows x cols dense matrix read at d[i * s0 + j * s1]: those != 0,
-** NaN, and -0 (stored so that its sign survives: 1 / -0 is -Inf; an unstored cell is +0). */
-int64_t spk_count_dense(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1);
-/* The same two steps by rows on be's threads: rp[0 .. rows] becomes the row pointers of d's
-** entries (counted as spk_count_dense counts them), their number returned; then out (room for
-** them) gets rp (which may be out->rowptr itself) and the entries, as spk_from_dense gives them. */
-int64_t spk_count_dense_rows(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, int64_t *rp);
-void spk_from_dense_rows(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, const int64_t *rp,
-                         SpCsr *out);
-/* out (room for spk_count_dense entries; rows/cols set by the caller) = those values of d. */
-void spk_from_dense(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, SpCsr *out);
+/* Whether a dense value is stored in CSR: != 0, NaN, and -0 (stored so that its sign
+** survives: 1 / -0 is -Inf; an unstored cell is +0). */
+static inline bool spk_stored(double x) { return x != 0 || signbit(x); }
+/* The rows x cols dense matrix read at d[i * s0 + j * s1] as CSR, in two steps by rows on be's
+** threads: spk_count_dense makes rp[0 .. rows] the row pointers of its stored values and
+** returns their number; spk_from_dense gives out (room for them; rows/cols set by the caller)
+** rp (which may be out->rowptr itself) and those values. */
+int64_t spk_count_dense(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, int64_t *rp);
+void spk_from_dense(const Backend *be, const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1, const int64_t *rp,
+                    SpCsr *out);
 /* out (a->cols x a->rows, room for a->nnz) = t(a). O(nnz + rows + cols), stable. */
 void spk_transpose(const SpCsr *a, SpCsr *out);
 /* Copies a into out (room for a->nnz; same shape). */

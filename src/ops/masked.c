@@ -287,11 +287,11 @@ static const Tensor *dense_w_sparse(Interp *I, Tensor *W) {
   const double *d = tensor_data(W);
   Tensor *s = tensor_sparse_new(I, tensor_rows(W), tensor_cols(W), 1);   /* (rows counted into its row pointers) */
   tmp_push(I, val_mat(s));
-  int64_t nnz = spk_count_dense_rows(I->cpu, d, tensor_rows(W), tensor_cols(W), W->stride[0], W->stride[1], tensor_csr(s)->rowptr);
+  int64_t nnz = spk_count_dense(I->cpu, d, tensor_rows(W), tensor_cols(W), W->stride[0], W->stride[1], tensor_csr(s)->rowptr);
   bool keep = (double)nnz <= MK_DENSE_W_MAX * (double)cells;
   if (keep) {
     tensor_sparse_reserve(I, s, nnz);
-    spk_from_dense_rows(I->cpu, d, tensor_rows(W), tensor_cols(W), W->stride[0], W->stride[1], tensor_csr(s)->rowptr, tensor_csr(s));
+    spk_from_dense(I->cpu, d, tensor_rows(W), tensor_cols(W), W->stride[0], W->stride[1], tensor_csr(s)->rowptr, tensor_csr(s));
   }
   tmp_pop(I, 1);                                  /* (its reference: kept, or dropped) */
   if (!keep) {

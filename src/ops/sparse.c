@@ -583,7 +583,7 @@ static bool sp_inv(Interp *I, Value a, const char *name, Value *r, Span sp) {
     if (spk_lu_inv_row(f->lu, i, x) != 0) mem_oom(0);
     if (d) { memcpy(d + i * n, x, (size_t)n * sizeof(double)); continue; }
     int64_t cnt = 0;
-    for (int64_t j = 0; j < n; j++) cnt += x[j] != 0 || signbit(x[j]);   /* (as spk_count_dense) */
+    for (int64_t j = 0; j < n; j++) cnt += spk_stored(x[j]);
     SpCsr *c = tensor_csr(S);
     if (!tensor_prefer_sparse(I, n, n, w + cnt)) {   /* dense from here: the rows so far copied */
       D = tensor_new_host(I, n, n);
@@ -600,7 +600,7 @@ static bool sp_inv(Interp *I, Value a, const char *name, Value *r, Span sp) {
       c = tensor_csr(S);
     }
     for (int64_t j = 0; j < n; j++)
-      if (x[j] != 0 || signbit(x[j])) { c->col[w] = (int32_t)j; c->val[w++] = x[j]; }
+      if (spk_stored(x[j])) { c->col[w] = (int32_t)j; c->val[w++] = x[j]; }
     c->rowptr[i + 1] = w;
     c->nnz = w;                                 /* (what tensor_sparse_reserve keeps) */
   }

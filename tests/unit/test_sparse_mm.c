@@ -67,14 +67,25 @@ static void csr_free(SpCsr *s) {
   free(s);
 }
 
-/* The CSR of the packed dense d (rows x cols). */
-static SpCsr *csr_of(const double *d, int64_t rows, int64_t cols) {
-  int64_t n = spk_count_dense(d, rows, cols, cols, 1);
-  SpCsr *s = csr_new(rows, cols, n);
-  spk_from_dense(d, rows, cols, cols, 1, s);
+/* spk_count_dense's number of d's stored values (its row pointers made in scratch). */
+static int64_t count_dense(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
+  int64_t *rp = malloc((size_t)(rows + 1) * sizeof(int64_t));
+  int64_t n = spk_count_dense(cpu, d, rows, cols, s0, s1, rp);
+  free(rp);
+  return n;
+}
+
+/* The CSR of d read at d[i * s0 + j * s1] (rows x cols), both steps into its own rowptr. */
+static SpCsr *csr_of_strided(const double *d, int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
+  SpCsr *s = csr_new(rows, cols, count_dense(d, rows, cols, s0, s1));
+  int64_t n = spk_count_dense(cpu, d, rows, cols, s0, s1, s->rowptr);
+  spk_from_dense(cpu, d, rows, cols, s0, s1, s->rowptr, s);
   assert_int_equal(s->nnz, n);
   return s;
 }
+
+/* The CSR of the packed dense d (rows x cols). */
+static SpCsr *csr_of(const double *d, int64_t rows, int64_t cols) { return csr_of_strided(d, rows, cols, cols, 1); }
 
 /* rowptr from 0 to nnz, nondecreasing; columns in range and strictly increasing in a row. */
 static void check_valid(const SpCsr *s) {
@@ -160,9 +171,8 @@ static void test_convert(void **state) {
         spk_to_dense(a, back);
         if (r * c > 0) assert_memory_equal(back, d, (size_t)(r * c) * sizeof(double));
         /* read through strides: t(d) as a c x r matrix equals spk_transpose(a) */
-        assert_int_equal(spk_count_dense(d, c, r, 1, c), n);
-        SpCsr *ts = csr_new(c, r, n);
-        spk_from_dense(d, c, r, 1, c, ts);
+        assert_int_equal(count_dense(d, c, r, 1, c), n);
+        SpCsr *ts = csr_of_strided(d, c, r, 1, c);
         SpCsr *t = csr_new(c, r, n);
         spk_transpose(a, t);
         check_valid(t);
@@ -191,7 +201,7 @@ static void test_convert(void **state) {
 static void test_convert_special(void **state) {
   (void)state;
   double d[] = { 0, NAN, -0.0, INFINITY, 1e-310, 0, -INFINITY, 0, 2 };   /* 3 x 3 */
-  assert_int_equal(spk_count_dense(d, 3, 3, 3, 1), 6);      /* +0 is not stored; NaN and -0 are */
+  assert_int_equal(count_dense(d, 3, 3, 3, 1), 6);          /* +0 is not stored; NaN and -0 are */
   SpCsr *a = csr_of(d, 3, 3);
   check_valid(a);
   int64_t rp[] = { 0, 2, 4, 6 };
@@ -565,8 +575,9 @@ static void test_sddmm(void **state) {
   cpu_par_set_threads(cpu, 2);
 }
 
-/* The conversion by rows gives spk_from_dense's CSR (-0 and NaN kept, empty rows), on one
-** thread and three, past the parallel threshold; a strided (transposed) view too. */
+/* The conversion by rows, on one thread and three (past the parallel threshold), gives the CSR
+** a plain loop over the cells makes (-0 and NaN stored, empty rows); a strided (transposed) view
+** too. */
 static void test_from_dense_rows(void **state) {
   (void)state;
   int64_t r = 1200, c = 700;
@@ -575,15 +586,22 @@ static void test_from_dense_rows(void **state) {
   d[c + 3] = NAN;
   for (int tr = 0; tr < 2; tr++) {
     int64_t rr = tr ? c : r, cc = tr ? r : c, s0 = tr ? 1 : c, s1 = tr ? c : 1;
-    int64_t n = spk_count_dense(d, rr, cc, s0, s1);
-    SpCsr *want = csr_new(rr, cc, n);
-    spk_from_dense(d, rr, cc, s0, s1, want);
+    SpCsr *want = csr_new(rr, cc, r * c);
+    int64_t q = 0;
+    for (int64_t i = 0; i < rr; i++) {
+      want->rowptr[i] = q;
+      for (int64_t j = 0; j < cc; j++) {
+        double x = d[i * s0 + j * s1];
+        if (x != 0 || signbit(x)) { want->col[q] = (int32_t)j; want->val[q++] = x; }
+      }
+    }
+    want->rowptr[rr] = want->nnz = q;
     for (int th = 0; th < 2; th++) {
       cpu_par_set_threads(cpu, th ? 3 : 1);
       int64_t *rp = malloc((size_t)(rr + 1) * sizeof(int64_t));
-      assert_int_equal(spk_count_dense_rows(cpu, d, rr, cc, s0, s1, rp), n);
-      SpCsr *o = csr_new(rr, cc, n);
-      spk_from_dense_rows(cpu, d, rr, cc, s0, s1, rp, o);
+      assert_int_equal(spk_count_dense(cpu, d, rr, cc, s0, s1, rp), q);
+      SpCsr *o = csr_new(rr, cc, q);
+      spk_from_dense(cpu, d, rr, cc, s0, s1, rp, o);
       check_same_csr(o, want);
       csr_free(o);
       free(rp);
