@@ -532,11 +532,8 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
     *stale = true;
     goto done;
   }
-  if (!fixed && !captures_hold(I, g, g)) {     /* (fixed: capv holds values read earlier) */
-    *stale = true;
-    goto done;
-  }
-  if (!fixed && !loop_captures_hold(I, g)) {   /* (a loop node's body reads it: before any effect) */
+  /* its captures and its loop nodes' (fixed: capv holds values read earlier) */
+  if (!fixed && (!captures_hold(I, g, g) || !loop_captures_hold(I, g))) {
     *stale = true;
     goto done;
   }

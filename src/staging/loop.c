@@ -1030,9 +1030,6 @@ static void ckpt_backward(Interp *I, AdCustom *c, Value **slots) {
   tmp_release_to(I, mark);
 }
 
-/* The checkpointed run of iterations from .. on leaves traced by T (ckpt_tape): true, the
-** leaves then hold the carried values' results, boxed as the custom node's outputs on T; false:
-** a run was stale, nothing changed (the caller runs the iterations as before, which finds it). */
 /* Sets ck up for a run of lp's body from iteration from on the loop's values items (carried,
 ** counter, outer): the body's captures as they are now (ck->capb, retained), the range, and the
 ** checkpoint stride (MLS_LOOP_CHECKPOINT = k > 0: every k-th state; else a for loop's
@@ -1063,6 +1060,9 @@ static const GNode *ckpt_start(Interp *I, Ckpt *ck, const Loop *lp, Value *items
   return NULL;
 }
 
+/* The checkpointed run of iterations from .. on leaves traced by T (ckpt_tape): true, the
+** leaves then hold the carried values' results, boxed as the custom node's outputs on T; false:
+** a run was stale, nothing changed (the caller runs the iterations as before, which finds it). */
 static bool run_ckpt(Interp *I, const Loop *lp, Tape *T, Value *leaves, int64_t from, int64_t *iters) {
   int n = lp->ncarry, no = lp->nouter, nl = n + 1 + no;
   if (n + no > LOOP_MAX_CARRY + 64) return false;
