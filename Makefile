@@ -298,6 +298,7 @@ staged-test: mls
 	tests/staging/test_exact_rewrites.sh ./mls
 	tests/staging/test_sparse_grad.sh ./mls
 	tests/staging/test_callee_blocks.sh ./mls
+	tests/staging/test_branch_blocks.sh ./mls
 	tests/staging/test_dense_mask.sh ./mls
 	tests/staging/test_masked_faults.sh ./mls
 

@@ -812,6 +812,7 @@ __attribute__((noinline)) static Value eval_matrix(Interp *I, AstNode *n) {
 
 /* ---- control flow ---- */
 static inline bool staging_blocks(const Interp *I);
+static Value eval_branch(Interp *I, AstNode *s);
 /* Runs one iteration's body; false when the loop must stop (break, or a return in flight). */
 static inline __attribute__((always_inline)) bool loop_body(Interp *I, AstNode *body, Span sp) {
   if (body->kind == AST_BLOCK && body->nkids > 0 && !staging_blocks(I)) {
@@ -823,7 +824,7 @@ static inline __attribute__((always_inline)) bool loop_body(Interp *I, AstNode *
       if (I->ctl || i == last) break;
       if (I->interrupted) interp_check_interrupt(I, k->span);
     }
-  } else val_release(eval(I, body));
+  } else val_release(eval_branch(I, body));
   interp_burn(I);
   if (I->interrupted) interp_check_interrupt(I, sp);
   interp_abstract_poll(I, sp);
@@ -1307,6 +1308,14 @@ static Value run_staged(Interp *I, AstNode **kids, uint32_t n, uint32_t *i) {
   return v;
 }
 
+/* A branch of an if or a loop's body: a block as eval_block runs it; under staged blocks a
+** single statement without braces (`if (u) G = A %*% V else G = ...`) is a staged block of
+** its own, as the same statement in braces is. */
+static Value eval_branch(Interp *I, AstNode *s) {
+  if (s->kind != AST_BLOCK && staging_blocks(I) && stageable(I, s)) return stage_block(I, &s, 1);
+  return eval(I, s);
+}
+
 static Value eval_block(Interp *I, AstNode *n) {
   uint32_t last = n->nkids;
   if (last == 0) return val_null();
@@ -1414,8 +1423,8 @@ static Value eval_any(Interp *I, AstNode *n) {
   case AST_IF: {
     bool t;
     if (evn_truth(I, n->kids[0], &t)) {
-      if (t) return eval(I, n->kids[1]);
-      return n->nkids > 2 ? eval(I, n->kids[2]) : val_null();
+      if (t) return eval_branch(I, n->kids[1]);
+      return n->nkids > 2 ? eval_branch(I, n->kids[2]) : val_null();
     }
     Value c = eval_operand(I, n->kids[0]);
     if (c.t == VT_BOX && I->stage && (n->flags & AST_F_VOID) && stage_select_ok(I, c)) {   /* (value unread) */
@@ -1431,8 +1440,8 @@ static Value eval_any(Interp *I, AstNode *n) {
       tmp_pop(I, 1);
       val_release(c);
     }
-    if (t) return eval(I, n->kids[1]);
-    return n->nkids > 2 ? eval(I, n->kids[2]) : val_null();
+    if (t) return eval_branch(I, n->kids[1]);
+    return n->nkids > 2 ? eval_branch(I, n->kids[2]) : val_null();
   }
   default: return eval_misc(I, n);
   }
