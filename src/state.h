@@ -205,6 +205,11 @@ struct Interp {
   struct Tensor *mask_dense, *mask_sparse;   /* ops/masked.c: the last dense W a staged masked
                              ** node read as sparse (retained, so never changed in place while
                              ** kept) and its sparse copy (NULL: W had too many nonzeros) */
+  struct Tensor *mask_leaf;  /* ops/masked.c: the last full-size leaf whose bounds it computed
+                             ** (retained: unchanged while kept), those bounds, and its values at
+                             ** mask_sparse's cells (NULL: not kept) */
+  double mask_leaf_lo, mask_leaf_hi;
+  double *mask_leaf_vals;
   int sparse_mode;           /* the format rule (tensor_prefer_sparse, docs/sparse.md): SPARSE_AUTO,
                              ** SPARSE_NEVER (every matrix dense), SPARSE_ALWAYS (every result an
                              ** op can keep sparse is: --sparse always, the test mode) */

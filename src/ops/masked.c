@@ -94,6 +94,39 @@ static double *new_vals(Walk *w) {
   return w->bufs[w->nbufs++] = tensor_scratch(w->I, (size_t)(w->pat->nnz + 1) * sizeof(double));
 }
 
+/* A leaf matrix's bounds (min_max of m, the host copy of v). Those of a full-size leaf are kept
+** with it (Interp.mask_leaf, retained, so never changed in place while kept): a staged loop
+** reads the same X at every iteration (ALS's W * (U %*% t(V) - X)) and bounds it once. */
+static void leaf_forget(Interp *I) {
+  if (I->mask_leaf) tensor_free_ref(I->mask_leaf);
+  mem_free(I->mask_leaf_vals);
+  I->mask_leaf = NULL;
+  I->mask_leaf_vals = NULL;
+}
+
+static void leaf_bounds(Interp *I, Tensor *v, const Tensor *m, bool full, double *lo, double *hi) {
+  if (I->mask_leaf == v) {
+    *lo = I->mask_leaf_lo;
+    *hi = I->mask_leaf_hi;
+    return;
+  }
+  min_max(m, lo, hi);
+  if (!full || v->st->dev || tensor_rows(m) * tensor_cols(m) < 4096) return;
+  leaf_forget(I);
+  v->refcount++;
+  I->mask_leaf = v;
+  I->mask_leaf_lo = *lo;
+  I->mask_leaf_hi = *hi;
+}
+
+/* The kept values of leaf v at the pattern, when the pattern is the kept sparse copy of a dense
+** W (whose change forgets them: op_masked_forget), else NULL. */
+static const double *leaf_vals(Walk *w, const Tensor *v) {
+  Interp *I = w->I;
+  return I->mask_leaf == v && I->mask_leaf_vals && I->mask_sparse && w->pat == tensor_csr(I->mask_sparse)
+         ? I->mask_leaf_vals : NULL;
+}
+
 /* v (borrowed) read at the pattern: a number, or a matrix of the result's shape, a row or a
 ** column broadcast along it. */
 static MVal sample(Walk *w, Value v) {
@@ -116,24 +149,39 @@ static MVal sample(Walk *w, Value v) {
   r.vals = new_vals(w);
   if (!r.vals) return r;
   const SpCsr *p = w->pat;
+  const double *kept = full ? leaf_vals(w, v.u.m) : NULL;
+  if (kept) {                                       /* (the same leaf at the same cells) */
+    memcpy(r.vals, kept, (size_t)p->nnz * sizeof(double));
+    return range(r, w->I->mask_leaf_lo, w->I->mask_leaf_hi);
+  }
   bool sp = tensor_is_sparse(m);
-  for (int64_t i = 0; i < p->rows; i++) {
-    int64_t mi = row ? 0 : i, q2 = sp ? tensor_csr(m)->rowptr[mi] : 0;
+  if (!sp) {                                        /* (dense: each row's cells by its strides) */
+    const double *d = tensor_data(m);
+    int64_t s0 = row ? 0 : m->stride[0], s1 = col ? 0 : m->stride[1];
+    for (int64_t i = 0; i < p->rows; i++) {
+      const double *di = d + i * s0;
+      for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++) r.vals[q] = di[p->col[q] * s1];
+    }
+  }
+  for (int64_t i = 0; i < p->rows && sp; i++) {
+    int64_t mi = row ? 0 : i, q2 = tensor_csr(m)->rowptr[mi];
     for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++) {
       int64_t j = p->col[q], mj = col ? 0 : j;
-      if (sp) {                                 /* merge along the row (its columns sorted) */
-        const SpCsr *c = tensor_csr(m);
-        if (col) r.vals[q] = tensor_get1(m, mi, 0);
-        else {
-          while (q2 < c->rowptr[mi + 1] && c->col[q2] < mj) q2++;
-          r.vals[q] = q2 < c->rowptr[mi + 1] && c->col[q2] == mj ? c->val[q2] : 0.0;
-        }
-      } else {
-        r.vals[q] = tensor_get(m, mi, mj);
+      const SpCsr *c = tensor_csr(m);           /* merge along the row (its columns sorted) */
+      if (col) r.vals[q] = tensor_get1(m, mi, 0);
+      else {
+        while (q2 < c->rowptr[mi + 1] && c->col[q2] < mj) q2++;
+        r.vals[q] = q2 < c->rowptr[mi + 1] && c->col[q2] == mj ? c->val[q2] : 0.0;
       }
     }
   }
-  min_max(m, &r.lo, &r.hi);
+  leaf_bounds(w->I, v.u.m, m, full, &r.lo, &r.hi);
+  Interp *I = w->I;
+  if (full && I->mask_leaf == v.u.m && I->mask_sparse && p == tensor_csr(I->mask_sparse)) {
+    size_t nb = (size_t)(p->nnz + 1) * sizeof(double);   /* (kept for the next run, where memory allows) */
+    if (!mem_over_limit(nb) && (I->mask_leaf_vals = mem_try_alloc(nb)))
+      memcpy(I->mask_leaf_vals, r.vals, (size_t)p->nnz * sizeof(double));
+  }
   return r;
 }
 
@@ -271,6 +319,7 @@ void op_masked_forget(Interp *I) {
   if (I->mask_sparse) tensor_free_ref(I->mask_sparse);
   if (I->mask_dense) tensor_free_ref(I->mask_dense);
   I->mask_sparse = I->mask_dense = NULL;
+  leaf_forget(I);
 }
 
 /* The sparse copy of dense W (a program flagged MK_DENSE_W, staging's rewrite), or NULL when W
@@ -309,6 +358,7 @@ bool op_masked_sparse(Interp *I, int nin, const Value *in, Value plan, Value *r)
   bool dense_w = root & MK_DENSE_W;
   root &= ~MK_DENSE_W;
   if (I->mask_dense && I->mask_dense->refcount == 1 && I->mask_dense->st->refcount == 1) op_masked_forget(I);
+  if (I->mask_leaf && I->mask_leaf->refcount == 1 && I->mask_leaf->st->refcount == 1) leaf_forget(I);   /* (nothing else holds it) */
   if (in[0].t != VT_MAT || !(in[0].u.m->st->sparse || dense_w) || I->sparse_mode == SPARSE_EXACT || I->nan_check) return false;
   for (int k = 0; k < nin; k++)
     if (!plain(in[k])) return false;                 /* a traced value: the ops record it */
