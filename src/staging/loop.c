@@ -55,16 +55,20 @@ Value stage_strip(Value v) {
 
 static bool plain_kind(Value p) { return p.t == VT_NUM || p.t == VT_BOOL || p.t == VT_MAT; }
 
-/* Whether v's boxes of active traces leave the loop a node: a grad's box only inside the
-** stages' (grad(jit(f)): the node's runs are what the grad differentiates, checkpointed below),
-** never a stage's inside a grad's (jit(grad(f))) nor a jvp's. */
-static bool grad_inside(Value v) {
+/* Whether v's boxes of active traces leave the loop of stage s a node: a grad's box only inside
+** the stages' (grad(jit(f)): the node's runs are what the grad differentiates, checkpointed
+** below), never a stage's inside a grad's (jit(grad(f))) nor a jvp's, and never a grad begun
+** inside s (a larger id) around a value s does not trace (a capture): its box would end up
+** inside the loop node's, the wrong way round for the nesting (op_apply would meet the grad's
+** box again after stripping it: found by gen_diff, a loop node's body calling a grad of a
+** function with a loop). grad_over takes that grad where v is s's value. */
+static bool grad_inside(Value v, const Tape *s) {
   bool grad = false;
   for (Value x = v; x.t == VT_BOX; x = x.u.box->v) {
     const Tape *t = x.u.box->tape;
     if (!t->active) continue;
     if (t->graph) { if (grad) return false; }
-    else if (t->forward) return false;
+    else if (t->forward || t->id > s->id) return false;
     else grad = true;
   }
   return true;
@@ -208,7 +212,7 @@ LoopStage *stage_loop_begin(Interp *I, bool is_while, int n, Value **places, Sym
     if (v.t == VT_UNBOUND) continue;
     Tape *g1 = o->graph->block || ckpt_setting() == 0 ? NULL : grad_over(v, o);
     if (g1 && (!gt || gt == g1) && plain_kind(ad_primal(v))) { gt = g1; continue; }
-    if (!grad_inside(v) || !plain_kind(ad_primal(v))) return NULL;   /* (jvp traces it, a grad of grad ...) */
+    if (!grad_inside(v, o) || !plain_kind(ad_primal(v))) return NULL;   /* (jvp traces it, a grad of grad ...) */
   }
   LoopStage *L = mem_calloc(1, sizeof *L);
   L->is_while = is_while;
@@ -559,7 +563,7 @@ int64_t stage_loop_end(Interp *I, LoopStage *L, Value seq, int64_t count) {
     if (v.t == VT_UNBOUND) continue;
     Value p = ad_primal(v), ip = ad_primal(L->init[k]);
     char d0[64], d1[64];
-    if (!plain_kind(p) || (!grad_inside(v) && !(L->lt.gt && grad_over(v, L->outer) == L->lt.gt)))
+    if (!plain_kind(p) || (!grad_inside(v, L->outer) && !(L->lt.gt && grad_over(v, L->outer) == L->lt.gt)))
       snprintf(why, sizeof why, "'%s' is %s after the body", L->syms[k]->name, val_describe(p, d0, sizeof d0));
     else if (L->init[k].t != VT_UNBOUND &&
              (ip.t != p.t || (p.t == VT_MAT && (tensor_rows(p.u.m) != tensor_rows(ip.u.m) || tensor_cols(p.u.m) != tensor_cols(ip.u.m)))))
