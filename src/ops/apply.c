@@ -271,7 +271,12 @@ Value op_apply_lent(Interp *I, OpKind op, bool lent, int nin, const Value *in, i
   } else {
     Tape *st = I->stage;                     /* a staging run gone eager: plain ops from here */
     if (st && !st->active) I->stage = NULL;
-    r = op_kernel(I, op, lent, un, nextra, ux, sp);   /* (a trace never gets lent: its ops are its own) */
+    /* Not lent where an operand was a box (of a finished trace): the matrix inside has one
+    ** reference, the box's, but the box may be shared (a list item, a variable), so the kernel
+    ** must not write over it (a staged block gone eager wrote X[[k]] != Y[[k]] into X's item).
+    ** A trace never gets lent either: its ops are its own. */
+    for (int k = 0; k < nin && lent; k++) lent = in[k].t != VT_BOX;
+    r = op_kernel(I, op, lent, un, nextra, ux, sp);
     I->stage = st;
   }
   I->call_span = saved;
