@@ -348,6 +348,7 @@ static void cond(Gen *g) {
 }
 
 static void block(Gen *g, int n);
+static void unbrace(Gen *g, size_t open);
 
 /* a variable that may be assigned (not a loop variable or counter) */
 static Var *target(Gen *g) { return &g->vars[P((unsigned)g->nvars)]; }
@@ -406,10 +407,13 @@ static void stmt(Gen *g) {
       break;
     default: put(&g->b, "1:nrow("); expr(g, (int)P(SH_N), 2); put(&g->b, ")"); break;
     }
-    put(&g->b, ") {\n");
+    put(&g->b, ") ");
+    size_t open = g->b.n;
+    put(&g->b, "{\n");
     block(g, 1 + (int)P(4));
     ind(g);
     put(&g->b, "}");
+    unbrace(g, open);
     g->loops--;
     break;
   }
@@ -430,20 +434,27 @@ static void stmt(Gen *g) {
     g->loops--;
     break;
   }
-  case 12: case 13: case 14:                /* if, maybe else */
+  case 12: case 13: case 14: {              /* if, maybe else */
     put(&g->b, "if (");
     cond(g);
-    put(&g->b, ") {\n");
+    put(&g->b, ") ");
+    size_t open = g->b.n;
+    put(&g->b, "{\n");
     block(g, (int)P(3));
     ind(g);
     put(&g->b, "}");
+    unbrace(g, open);
     if (P(2)) {
-      put(&g->b, " else {\n");
+      put(&g->b, " else ");
+      open = g->b.n;
+      put(&g->b, "{\n");
       block(g, (int)P(3));
       ind(g);
       put(&g->b, "}");
+      unbrace(g, open);
     }
     break;
+  }
   case 15:                                  /* an error, usually in a branch not taken */
     put(&g->b, "if (");
     if (P(2)) put(&g->b, "FALSE");
@@ -480,6 +491,23 @@ static void stmt(Gen *g) {
     break;
   }
   put(&g->b, "\n");
+}
+
+/* The braced block put from offset open (its "{") to the end, a single statement written
+** without braces when it is one line that is not an if (whose else could then bind to it), for
+** about a third of them: a branch or loop body without braces is a block of its own under
+** staging. Decided from the text so far, consuming no choice, so an input's program is the
+** same but for braces. */
+static void unbrace(Gen *g, size_t open) {
+  if (g->b.oom || g->b.n <= open + 2 || (g->b.n + (size_t)g->stmts) % 3 != 0) return;
+  char *s = g->b.p + open + 2, *e = g->b.p + g->b.n;   /* after "{\n" .. the end ("}") */
+  while (s < e && *s == ' ') s++;
+  char *nl = memchr(s, '\n', (size_t)(e - s));
+  if (!nl || nl == s || memchr(nl + 1, '\n', (size_t)(e - nl - 1)) || !strncmp(s, "if", 2)) return;
+  size_t len = (size_t)(nl - s);
+  memmove(g->b.p + open, s, len);
+  g->b.n = open + len;
+  g->b.p[g->b.n] = 0;
 }
 
 static void block(Gen *g, int n) {
