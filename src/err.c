@@ -15,14 +15,17 @@ static void record_trace(Interp *I) {
   size_t k = 0;
   I->err.trace[0] = '\0';
   for (int i = I->nframes - 1; i >= -1 && k + 200 < sizeof I->err.trace; i--) {
-    if (I->gchain && i == I->gchain_at - 1)      /* a graph node: the calls it was inlined through */
-      for (int c = I->gchain->n - 1; c >= 0 && k + 200 < sizeof I->err.trace; c--) {
-        const InlineFrame *q = &I->gchain->f[c];
-        char where[512];
-        if (q->call_src) diag_where(where, sizeof where, q->call_src, q->call_site.start);
-        else snprintf(where, sizeof where, "?");
-        k += (size_t)snprintf(I->err.trace + k, sizeof I->err.trace - k, "  in %s() at %s\n", q->name, where);
-      }
+    if ((I->gchain || I->gchain_up) && i == I->gchain_at - 1) {  /* a graph node: the calls it was */
+      ChainLink self = { I->gchain, I->gchain_up };                /* inlined through, then its loop nodes' */
+      for (const ChainLink *l = &self; l; l = l->up)
+        for (int c = l->c ? l->c->n - 1 : -1; c >= 0 && k + 200 < sizeof I->err.trace; c--) {
+          const InlineFrame *q = &l->c->f[c];
+          char where[512];
+          if (q->call_src) diag_where(where, sizeof where, q->call_src, q->call_site.start);
+          else snprintf(where, sizeof where, "?");
+          k += (size_t)snprintf(I->err.trace + k, sizeof I->err.trace - k, "  in %s() at %s\n", q->name, where);
+        }
+    }
     if (i < 0) break;
     const Frame *f = &I->frames[i];
     if (!f->entered) continue;             /* failed while binding its arguments */
@@ -109,6 +112,7 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
   Span call_span = I->call_span;
   const InlineChain *gchain = I->gchain;
   int gchain_at = I->gchain_at;
+  const ChainLink *gchain_up = I->gchain_up;
   struct Tape *stage = I->stage;             /* (an op that threw while a stage set it aside) */
   j.prev = I->errjmp;
   j.defer_mark = I->ndefers;
@@ -128,6 +132,7 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
     I->call_span = call_span;
     I->gchain = gchain;
     I->gchain_at = gchain_at;
+    I->gchain_up = gchain_up;
     I->stage = stage;
     I->ad_backward_of = backward_of;
     I->eval_depth = depth;

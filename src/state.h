@@ -56,6 +56,10 @@ typedef struct Frame {
 ** (record_trace, err.c). Owned by the graph. */
 typedef struct InlineFrame { char name[48]; Source *call_src; Span call_site; } InlineFrame;
 typedef struct InlineChain { int32_t n; InlineFrame *f; } InlineChain;
+/* The chains of the loop nodes whose bodies are running around a node (run_nodes, on the C
+** stack), innermost first: a body's node was inlined through its own calls inside the body,
+** then through the loop node's. */
+typedef struct ChainLink { const InlineChain *c; const struct ChainLink *up; } ChainLink;
 
 typedef struct Defer { CleanupFn fn; void *p; } Defer;
 
@@ -129,6 +133,7 @@ struct Interp {
   const struct TraceMark *traces;   /* the functions being traced for jit, innermost first (stage.c) */
   const InlineChain *gchain; /* a graph node running (graph_run_nodes): its inlined calls, shown */
   int gchain_at;             /* in a call stack above frames[0..gchain_at) */
+  const ChainLink *gchain_up; /* the enclosing loop nodes' chains, shown after gchain's */
   int64_t fuel;              /* fuzz builds (MLS_FUZZ): loop iterations and calls left, then as
                              ** Ctrl-C; a budget that, unlike a timer, stops a run at the same
                              ** place every time (0: none) */

@@ -511,6 +511,9 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
   *stale = false;
   const InlineChain *saved_chain = I->gchain;
   int saved_at = I->gchain_at;
+  const ChainLink *saved_up = I->gchain_up;
+  ChainLink link = { saved_chain, saved_up };       /* a loop node's body: its nodes' chains go on */
+  bool nested = (saved_chain || saved_up) && saved_at == I->nframes;   /* from the loop node's */
   int mark = I->ntmp;
   if (!hold) {
     hold = list_held_nulls(I, g->n);                     /* node values: released on a throw */
@@ -538,6 +541,7 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
     goto done;
   }
   I->gchain_at = I->nframes;
+  if (nested) I->gchain_up = &link;
   for (int i = 0; i < g->n; i++) {
     const GNode *nd = &g->nodes[i];
     if (nd->flags & GF_DEAD) continue;
@@ -643,6 +647,7 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
 done:
   I->gchain = saved_chain;
   I->gchain_at = saved_at;
+  I->gchain_up = saved_up;
   I->src = saved_src;
   Value res = val_unbound();
   if (!*stale && outv) {
