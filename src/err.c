@@ -21,7 +21,8 @@ static void record_trace(Interp *I) {
         for (int c = l->c ? l->c->n - 1 : -1; c >= 0 && k + 200 < sizeof I->err.trace; c--) {
           const InlineFrame *q = &l->c->f[c];
           char where[512];
-          if (q->call_src) diag_where(where, sizeof where, q->call_src, q->call_site.start);
+          if (q->entry && I->gentry_src) diag_where(where, sizeof where, I->gentry_src, I->gentry_sp.start);
+          else if (q->call_src) diag_where(where, sizeof where, q->call_src, q->call_site.start);
           else snprintf(where, sizeof where, "?");
           k += (size_t)snprintf(I->err.trace + k, sizeof I->err.trace - k, "  in %s() at %s\n", q->name, where);
         }
@@ -113,6 +114,8 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
   const InlineChain *gchain = I->gchain;
   int gchain_at = I->gchain_at;
   const ChainLink *gchain_up = I->gchain_up;
+  Source *gentry_src = I->gentry_src;
+  Span gentry_sp = I->gentry_sp;
   struct Tape *stage = I->stage;             /* (an op that threw while a stage set it aside) */
   j.prev = I->errjmp;
   j.defer_mark = I->ndefers;
@@ -133,6 +136,8 @@ int mls_pcall(Interp *I, void (*f)(Interp *I, void *ud), void *ud) {
     I->gchain = gchain;
     I->gchain_at = gchain_at;
     I->gchain_up = gchain_up;
+    I->gentry_src = gentry_src;
+    I->gentry_sp = gentry_sp;
     I->stage = stage;
     I->ad_backward_of = backward_of;
     I->eval_depth = depth;

@@ -54,7 +54,12 @@ typedef struct Frame {
 /* The calls a staged graph's node was inlined through while tracing, outermost first: a run of
 ** the node reports them in an error's call stack as the frames eager code would have had
 ** (record_trace, err.c). Owned by the graph. */
-typedef struct InlineFrame { char name[48]; Source *call_src; Span call_site; } InlineFrame;
+typedef struct InlineFrame {
+  char name[48];
+  Source *call_src;
+  Span call_site;
+  bool entry;                /* called where the traced jit call was: a run names its own call's place */
+} InlineFrame;
 typedef struct InlineChain { int32_t n; InlineFrame *f; } InlineChain;
 /* The chains of the loop nodes whose bodies are running around a node (run_nodes, on the C
 ** stack), innermost first: a body's node was inlined through its own calls inside the body,
@@ -134,6 +139,8 @@ struct Interp {
   const InlineChain *gchain; /* a graph node running (graph_run_nodes): its inlined calls, shown */
   int gchain_at;             /* in a call stack above frames[0..gchain_at) */
   const ChainLink *gchain_up; /* the enclosing loop nodes' chains, shown after gchain's */
+  Source *gentry_src;        /* a jit call's graph running: where it was called (an entry frame's */
+  Span gentry_sp;            /* call site), else NULL */
   int64_t fuel;              /* fuzz builds (MLS_FUZZ): loop iterations and calls left, then as
                              ** Ctrl-C; a budget that, unlike a timer, stops a run at the same
                              ** place every time (0: none) */

@@ -152,14 +152,17 @@ int32_t graph_chain(Interp *I, Graph *g) {
     if (!fr->entered) continue;
     snprintf(f[m].name, sizeof f[m].name, "%s", !fr->fi ? "source" : fr->fi->name ? fr->fi->name->name : "<anonymous>");
     f[m].call_src = fr->call_src;
-    f[m++].call_site = fr->call_site;
+    f[m].call_site = fr->call_site;
+    f[m].entry = m == 0 && g->entry_src && fr->call_src == g->entry_src && fr->call_site.start == g->entry_sp.start &&
+                   fr->call_site.end == g->entry_sp.end;
+    m++;
   }
   if (g->nchains > 0) {                      /* the same as the last one (nodes come in runs) */
     const InlineChain *c = &g->chains[g->nchains - 1];
     bool same = c->n == m;
     for (int k = 0; k < m && same; k++)
       same = c->f[k].call_src == f[k].call_src && c->f[k].call_site.start == f[k].call_site.start &&
-             c->f[k].call_site.end == f[k].call_site.end && strcmp(c->f[k].name, f[k].name) == 0;
+             c->f[k].call_site.end == f[k].call_site.end && c->f[k].entry == f[k].entry && strcmp(c->f[k].name, f[k].name) == 0;
     if (same) return g->nchains - 1;
   }
   InlineFrame *copy = mem_alloc((size_t)m * sizeof *copy);

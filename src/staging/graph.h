@@ -166,6 +166,8 @@ typedef struct Graph {
   /* the calls nodes were inlined through (GNode.chain); frames[fbase..] while tracing */
   InlineChain *chains;
   int32_t nchains, fbase;
+  Source *entry_src;        /* a jit call's trace: where it was called (not retained; NULL: none), */
+  Span entry_sp;            /* so that a frame called from there is marked InlineFrame.entry */
   /* staging found something that cannot be staged: the calls run eagerly */
   bool dynamic;
   bool effects;             /* an effect was recorded (stage_call) */

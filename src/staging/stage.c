@@ -680,6 +680,8 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   mls_defer(I, graph_free_cb, g);
   g->abstract = abstract;
   g->fbase = I->nframes + (f.t == VT_FUNC && f.u.f->fi ? 1 : 0);   /* (a run pushes f's frame) */
+  g->entry_src = I->src;
+  g->entry_sp = sp;
   Tape *t = ad_stage_tape(I, g);
   List *boxed = list_new(I, nargs > 0 ? nargs : 1);
   tmp_push(I, val_list(boxed));
@@ -868,7 +870,13 @@ static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol
   if (e) {
     bool stale;
     bool framed = frame_push_staged(I, f, sp);
+    Source *es = I->gentry_src;
+    Span esp = I->gentry_sp;
+    I->gentry_src = I->src;                        /* (an entry frame of its chains: called here) */
+    I->gentry_sp = sp;
     Value r = graph_run(I, e->g, lv->items, &stale);
+    I->gentry_src = es;
+    I->gentry_sp = esp;
     if (framed) I->nframes--;
     if (!stale) {
       e->runs++;
@@ -944,7 +952,13 @@ static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol
   if (pure && j->entries == e) {   /* the first call's result comes from the optimized graph, as later ones */
     bool stale;
     bool framed = frame_push_staged(I, f, sp);    /* (as a later call: errors name f's frame) */
+    Source *es = I->gentry_src;
+    Span esp = I->gentry_sp;
+    I->gentry_src = I->src;
+    I->gentry_sp = sp;
     Value r2 = graph_run(I, g, lv->items, &stale);
+    I->gentry_src = es;
+    I->gentry_sp = esp;
     if (framed) I->nframes--;
     if (!stale) { tmp_release_to(I, mark); return r2; }   /* (the trace's r is released there) */
   }
