@@ -1281,9 +1281,9 @@ static void rev_backward(Interp *I, AdCustom *c, Value **slots) {
   for (int i = 0; i < na; i++) {
     Value p = ad_finished(a[i]);
     if (p.t == VT_BOX && p.u.box->tape == S) p = ad_finished(p.u.box->v);
-    while (p.t == VT_BOX && S->graph && S->graph->lt && p.u.box->tape->active && p.u.box->tape->graph &&
-           p.u.box->tape->id < S->id)             /* an enclosing stage's value, read by S's loop body */
-      p = ad_finished(p.u.box->v);                /* (node_of makes it an outer value: loop_outer_param) */
+    while (p.t == VT_BOX && p.u.box->tape->active && p.u.box->tape->graph && p.u.box->tape->id < S->id)
+      p = ad_finished(p.u.box->v);                /* an enclosing stage's value: node_of below makes it an */
+                                                  /* outer value of S's loop body, or S's graph dynamic */
     if (p.t == VT_BOX)
       mls_throw(I, rc->sp, "%s", "grad: the reverse of this loop meets a value another trace follows (not supported)");
     val_retain(p);
