@@ -700,6 +700,7 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   I->abstract = abstract;
   if (abstract) I->abstract_frames = I->nframes;
   int err = mls_pcall(I, job_run, &job);
+  g->entry_src = NULL;                           /* (not retained: for graph_chain while tracing) */
   I->abstract = was_abstract;
   I->abstract_frames = was_frames;
   I->traces = mark_fn.up;
@@ -800,6 +801,21 @@ static int abstract_attempt(Interp *I, AbsJob *job, TextBuf *desc, bool to_run) 
   return err;
 }
 
+/* A run of jit graph g for a call of f at sp: f's frame pushed (errors name it) and sp the place
+** of the chains' entry frames (InlineFrame.entry: f's callee called where the trace's call was). */
+static Value run_called(Interp *I, Graph *g, const Value *leaves, bool *stale, Value f, Span sp) {
+  bool framed = frame_push_staged(I, f, sp);
+  Source *es = I->gentry_src;
+  Span esp = I->gentry_sp;
+  I->gentry_src = I->src;
+  I->gentry_sp = sp;
+  Value r = graph_run(I, g, leaves, stale);
+  I->gentry_src = es;
+  I->gentry_sp = esp;
+  if (framed) I->nframes--;
+  return r;
+}
+
 /* The first call's trace for a key, abstract (no kernel runs: the graph's run gives the result,
 ** docs/staging.md "What a first call returns"): the graph (deferred, as stage_trace's) with
 ** *result, or NULL where it stopped (something needed values: the call traces with values) or
@@ -869,15 +885,7 @@ static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol
   char reason[200];
   if (e) {
     bool stale;
-    bool framed = frame_push_staged(I, f, sp);
-    Source *es = I->gentry_src;
-    Span esp = I->gentry_sp;
-    I->gentry_src = I->src;                        /* (an entry frame of its chains: called here) */
-    I->gentry_sp = sp;
-    Value r = graph_run(I, e->g, lv->items, &stale);
-    I->gentry_src = es;
-    I->gentry_sp = esp;
-    if (framed) I->nframes--;
+    Value r = run_called(I, e->g, lv->items, &stale, f, sp);
     if (!stale) {
       e->runs++;
       if (pe != &j->entries) {                     /* the most recently used first */
@@ -951,15 +959,7 @@ static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol
   for (int i = 0; i < g->n && pure; i++) pure = !(g->nodes[i].flags & GF_EFFECT);
   if (pure && j->entries == e) {   /* the first call's result comes from the optimized graph, as later ones */
     bool stale;
-    bool framed = frame_push_staged(I, f, sp);    /* (as a later call: errors name f's frame) */
-    Source *es = I->gentry_src;
-    Span esp = I->gentry_sp;
-    I->gentry_src = I->src;
-    I->gentry_sp = sp;
-    Value r2 = graph_run(I, g, lv->items, &stale);
-    I->gentry_src = es;
-    I->gentry_sp = esp;
-    if (framed) I->nframes--;
+    Value r2 = run_called(I, g, lv->items, &stale, f, sp);   /* (as a later call) */
     if (!stale) { tmp_release_to(I, mark); return r2; }   /* (the trace's r is released there) */
   }
   if (abstract) {                                  /* its run did not fit: traced again with values */
