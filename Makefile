@@ -288,8 +288,8 @@ examples: mls
 # The same suites on the staged path (LANGUAGE.md §12): every top-level block staged, then
 # every user function called as jit(f), against the expected output; then each case eagerly
 # and staged at 17 digits, numbers equal to 1e-12 relative (again with MLS_LOOP_UNROLL=0: every
-# loop a loop node, which found a crash and a wrong result that unrolled loops hid); and the examples
-# with --staged.
+# loop a loop node, which found a crash and a wrong result that unrolled loops hid; the staging
+# cases also against their expected output in that setting); and the examples with --staged.
 staged-test: mls
 	MLS_TEST_FLAGS=--staged ./mls --run-tests tests/lang/*.test
 	MLS_TEST_FLAGS=--jit-all ./mls --run-tests tests/lang/*.test
@@ -297,6 +297,7 @@ staged-test: mls
 	MLS_TEST_COMPARE=--jit-all ./mls --run-tests tests/lang/*.test
 	MLS_LOOP_UNROLL=0 MLS_TEST_COMPARE=--staged ./mls --run-tests tests/lang/*.test
 	MLS_LOOP_UNROLL=0 MLS_TEST_COMPARE=--jit-all ./mls --run-tests tests/lang/*.test
+	for f in "" --staged --jit-all; do MLS_LOOP_UNROLL=0 MLS_TEST_FLAGS=$$f ./mls --run-tests tests/lang/staging.test tests/lang/staging_loops.test || exit 1; done
 	@MLS_FLAGS=--staged tools/run_examples.sh ./mls
 	tests/staging/test_dot.sh ./mls
 	tests/staging/test_exact_rewrites.sh ./mls

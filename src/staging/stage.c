@@ -301,6 +301,8 @@ bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args)
     I->loop_restart = true;                       /* gone eager: before it happens (loop.h) */
     mls_throw(I, I->call_span, "'%s' is an effect in the body of a loop a grad traces (the loop runs again as before)", b->name);
   }
+  if ((b->flags & BI_EFFECT) && lg && lg->lt) loop_note_effect(lg);   /* (ran, recorded or not: a grad met */
+                                                  /* later in the body must not run the loop again, loop.c) */
   if (I->stage->active && I->stage->graph->abstract && (b->flags & BI_LAZY))   /* system.time: runs and prints */
     interp_abstract_stop(I, I->call_span, "'%s' runs its expression and prints", b->name);
   if (!I->stage->active || (b->flags & (BI_SHAPE | BI_LAZY))) return false;
