@@ -94,9 +94,7 @@ static double *new_vals(Walk *w) {
   return w->bufs[w->nbufs++] = tensor_scratch(w->I, (size_t)(w->pat->nnz + 1) * sizeof(double));
 }
 
-/* A leaf matrix's bounds (min_max of m, the host copy of v). Those of a full-size leaf are kept
-** with it (Interp.mask_leaf, retained, so never changed in place while kept): a staged loop
-** reads the same X at every iteration (ALS's W * (U %*% t(V) - X)) and bounds it once. */
+/* Drops the kept leaf (Interp.mask_leaf) and its values. */
 static void leaf_forget(Interp *I) {
   if (I->mask_leaf) tensor_free_ref(I->mask_leaf);
   mem_free(I->mask_leaf_vals);
@@ -104,6 +102,9 @@ static void leaf_forget(Interp *I) {
   I->mask_leaf_vals = NULL;
 }
 
+/* A leaf matrix's bounds (min_max of m, the host copy of v). Those of a full-size leaf are kept
+** with it (Interp.mask_leaf, retained, so never changed in place while kept): a staged loop
+** reads the same X at every iteration (ALS's W * (U %*% t(V) - X)) and bounds it once. */
 static void leaf_bounds(Interp *I, Tensor *v, const Tensor *m, bool full, double *lo, double *hi) {
   if (I->mask_leaf == v) {
     *lo = I->mask_leaf_lo;

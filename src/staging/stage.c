@@ -301,8 +301,8 @@ bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args)
     I->loop_restart = true;                       /* gone eager: before it happens (loop.h) */
     mls_throw(I, I->call_span, "'%s' is an effect in the body of a loop a grad traces (the loop runs again as before)", b->name);
   }
-  if ((b->flags & BI_EFFECT) && lg && lg->lt) loop_note_effect(lg);   /* (ran, recorded or not: a grad met */
-                                                  /* later in the body must not run the loop again, loop.c) */
+  if (b->flags & BI_EFFECT) loop_note_effect(lg);  /* (runs, recorded or not: a grad met later in a */
+                                                  /* loop's body must not run the loop again, loop.c) */
   if (I->stage->active && I->stage->graph->abstract && (b->flags & BI_LAZY))   /* system.time: runs and prints */
     interp_abstract_stop(I, I->call_span, "'%s' runs its expression and prints", b->name);
   if (!I->stage->active || (b->flags & (BI_SHAPE | BI_LAZY))) return false;
@@ -344,8 +344,7 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
       if (holds_box(args[k], NULL) && (!graph_constant(args[k], t) || args[k].t == VT_LIST))
         interp_abstract_stop(I, sp, "'%s' is a builtin that needs the values of its arguments", b->name);
   }
-  if (b->flags & BI_EFFECT) loop_note_effect(g);
-  int mark = I->ntmp;
+  int mark = I->ntmp;                              /* (an effect: noted by stage_wants_call) */
   int32_t *ins = mem_alloc((size_t)(nargs > 0 ? nargs : 1) * sizeof(int32_t));
   for (int k = 0; k < nargs; k++) ins[k] = node_of(I, t, args[k], sp);
   int32_t id = graph_add(g, GN_CALL, sp, I->src);
