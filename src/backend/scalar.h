@@ -21,6 +21,17 @@ SC_FN double sc_mod(double x, double y) {     /* R's %%: the sign of the divisor
   if (r != 0 && ((r < 0) != (y < 0))) r += y;
   return r;
 }
+/* R's %/%: the integer k with x == k * y + x %% y, the quotient that sc_mod's exact remainder
+** implies (25 %/% 0.2 is 124 and 25 %% 0.2 is 0.2 - 1.4e-15, as in R; floor(25 / 0.2) is 125,
+** the rounded quotient's floor). So x %% y's derivative in y, -(x %/% y), is its slope. |x / y|
+** < 1: 0, or -1 where x and y differ in sign (-5 %/% Inf is -1, as R); from 2^51 on, where
+** the remainder no longer tells k apart, and for y = 0 or an infinite quotient, floor(x / y). */
+SC_FN double sc_intdiv(double x, double y) {
+  double q = x / y;
+  if (y == 0 || !(fabs(q) < 2251799813685248.0)) return floor(q);
+  if (fabs(q) < 1) return (x < 0) != (y < 0) && x != 0 ? -1.0 : 0.0;
+  return nearbyint((x - sc_mod(x, y)) / y);
+}
 /* SystemDS's %/% (IntegerDivide): x / y, NaN and +-Inf as they are, else truncated toward 0
 ** after 2^-53 is added to its magnitude (UtilFunctions.toLong; Java's long cast saturates at
 ** +-2^63). Its %% (Modulus): NaN for y = 0, else x - (x %/% y) * y, so the result has the sign
