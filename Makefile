@@ -405,10 +405,12 @@ endif
 # Generated programs (tests/gen, docs/robustness.md): GEN_COUNT programs of a fixed seed, each
 # run eagerly, --staged, --jit-all and staged on the simulated GPU, which must agree.
 GEN_COUNT ?= 20000
+GEN_GRAD_COUNT ?= 5000
 .PHONY: gen-test
 gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --seed 1 --count $(GEN_COUNT)
 	MLS_LOOP_UNROLL=0 $(BUILD)/gen_diff --seed 5 --count $(GEN_COUNT)   # every staged loop a loop node
+	$(BUILD)/gen_diff --grad --seed 1 --count $(GEN_GRAD_COUNT)   # gradients against finite differences
 
 # No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
 # symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.

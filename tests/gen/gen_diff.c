@@ -2,8 +2,10 @@
 ** gen_diff.c — generated programs (progen.c) run eagerly and in every staged and device mode,
 ** compared (gendiff.h). make test runs a fixed count from a fixed seed; campaigns run more.
 **   gen_diff [--seed S] [--count N] [--from K] [--modes staged,jit,gpu-staged,gpu-jit,sparse]
-**            [--keep-going] [--save DIR] [--show K]
+**            [--keep-going] [--save DIR] [--show K] [--grad]
 ** Program k of seed S is the same on every machine. Exit status 1 when any mode differs.
+** --grad writes progen_grad's programs instead: a gradient checked against finite differences
+** (a line "FDMISMATCH" in the eager run's output counts as a difference), then the modes.
 */
 #include <inttypes.h>
 #include <sys/stat.h>
@@ -32,14 +34,14 @@ static void on_crash(int sig) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K]\n");
+  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad]\n");
   exit(2);
 }
 
 int main(int argc, char **argv) {
   uint64_t seed = 1, count = 1000, from = 0;
   int64_t show = -1;
-  bool keep = false, want[GD_NMODES] = { false, true, true, true, true, true };
+  bool keep = false, grad = false, want[GD_NMODES] = { false, true, true, true, true, true };
   const char *save = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -49,6 +51,7 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && !strcmp(a, "--show")) show = strtoll(argv[++i], NULL, 10);
     else if (i + 1 < argc && !strcmp(a, "--save")) save = argv[++i];
     else if (!strcmp(a, "--keep-going")) keep = true;
+    else if (!strcmp(a, "--grad")) grad = true;
     else if (i + 1 < argc && !strcmp(a, "--modes")) {
       const char *m = argv[++i];
       for (int k = 1; k < GD_NMODES; k++) want[k] = false;
@@ -63,13 +66,13 @@ int main(int argc, char **argv) {
     Pick p;
     pick_seed(&p, seed * 1000003u + (uint64_t)show);
     size_t n;
-    char *prog = progen(&p, &n);
+    char *prog = grad ? progen_grad(&p, &n) : progen(&p, &n);
     if (!prog) return 2;
     fwrite(prog, 1, n, stdout);
     free(prog);
     return 0;
   }
-  uint64_t diffs = 0, errs = 0, limits = 0, ran = 0;
+  uint64_t diffs = 0, errs = 0, limits = 0, ran = 0, fdbad = 0;
   signal(SIGABRT, on_crash);
   signal(SIGSEGV, on_crash);
   signal(SIGBUS, on_crash);
@@ -79,7 +82,7 @@ int main(int argc, char **argv) {
     Pick p;
     pick_seed(&p, seed * 1000003u + k);
     size_t n;
-    char *prog = progen(&p, &n);
+    char *prog = grad ? progen_grad(&p, &n) : progen(&p, &n);
     if (!prog) { fprintf(stderr, "gen_diff: out of memory\n"); return 2; }
     cur_prog = prog;
     cur_len = n;
@@ -89,6 +92,12 @@ int main(int argc, char **argv) {
     ran++;
     if (e.status) errs++;
     if (gd_hit_limit(e.err)) limits++;
+    if (grad && strstr(e.out, "FDMISMATCH")) {
+      fdbad++;
+      fprintf(stderr, "gen_diff: program %" PRIu64 " of seed %" PRIu64 ": the gradient and finite differences differ\n", k, seed);
+      fprintf(stderr, "--- program\n%.*s--- eager (status %d)\n%s%s", (int)n, prog, e.status, e.out, e.err);
+      if (!keep) { gd_free(&e); free(prog); goto end; }
+    }
     for (int m = 1; m < GD_NMODES; m++) {
       if (!want[m]) continue;
       GdRun s;
@@ -115,6 +124,8 @@ int main(int argc, char **argv) {
   }
 end:
   printf("gen_diff: seed %" PRIu64 ", %" PRIu64 " programs (%" PRIu64 " ended in an error, %" PRIu64
-         " reached a limit), %" PRIu64 " differ%s\n", seed, ran, errs, limits, diffs, diffs == 1 ? "s" : "");
-  return diffs ? 1 : 0;
+         " reached a limit), %" PRIu64 " differ%s", seed, ran, errs, limits, diffs, diffs == 1 ? "s" : "");
+  if (grad) printf(", %" PRIu64 " with a gradient unlike finite differences", fdbad);
+  printf("\n");
+  return diffs || fdbad ? 1 : 0;
 }

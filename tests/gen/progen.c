@@ -89,6 +89,8 @@ typedef struct Gen {
   int loops;          /* loops around the statement being written (loop variables i1.., k1..) */
   int depth;          /* statement nesting */
   bool in_fn;
+  bool calls;         /* the function being written may call f1.. and grad or jit (progen_grad's F) */
+  bool fd;            /* progen_grad's program: the same values at every call (rand seeded) */
   bool closure;       /* h = function(w) ... is defined in the function being written */
   int stmts;          /* statements written so far: a bound on the program's size */
 } Gen;
@@ -108,6 +110,10 @@ static void lit(Gen *g) { put(&g->b, "%s", lits[P(sizeof lits / sizeof *lits)]);
 
 /* a variable of shape sh if there is one (else a literal of that shape) */
 static bool var_of(Gen *g, int sh) {
+  if (g->calls && g->in_fn && g->vars[0].sh == sh && P(2)) {   /* progen_grad's F: x, often */
+    put(&g->b, "%s", g->vars[0].name);
+    return true;
+  }
   int c[16], n = 0;
   for (int i = 0; i < g->nvars; i++)
     if (g->vars[i].sh == sh) c[n++] = i;
@@ -199,7 +205,7 @@ static bool call_fn(Gen *g, int sh, int d) {
   int c[3], n = 0;
   for (int i = 0; i < g->nfns; i++)
     if (g->fns[i].ressh == sh || (g->fns[i].grad && g->fns[i].argsh[0] == sh)) c[n++] = i;
-  if (!n || g->in_fn) return false;
+  if (!n || (g->in_fn && !g->calls)) return false;
   Fn *f = &g->fns[c[P((unsigned)n)]];
   unsigned k = P(3);
   if (f->ressh != sh) k = 2;
@@ -245,7 +251,7 @@ static void expr(Gen *g, int sh, int d) {
     put(&g->b, ")");
     return;
   }
-  if (k == 15 && !g->in_fn) {               /* an anonymous jit or grad on the spot */
+  if (k == 15 && (!g->in_fn || g->calls)) { /* an anonymous jit or grad on the spot */
     if (P(2)) {
       put(&g->b, "jit(function(x) ");
       g->vars[g->nvars++] = (Var){ "x", sh };
@@ -269,7 +275,7 @@ static void expr(Gen *g, int sh, int d) {
     if (g->closure) { put(&g->b, "h("); expr(g, sh, d + 1); put(&g->b, ")"); return; }
     if (sh == SH_S && !g->in_fn) { put(&g->b, "L$a"); return; }
     if (sh == SH_V && !g->in_fn) { put(&g->b, "L$b"); return; }
-    if (sh == SH_V) { put(&g->b, "rand(rows = 3, cols = 1%s)", P(2) ? ", seed = 5" : ""); return; }
+    if (sh == SH_V) { put(&g->b, "rand(rows = 3, cols = 1%s)", P(2) || g->fd ? ", seed = 5" : ""); return; }
   }
   switch (sh) {
   case SH_S:
@@ -545,7 +551,11 @@ static void function(Gen *g, Fn *f) {
   block(g, 1 + (int)P(4));
   g->indent++;
   ind(g);
-  expr(g, f->ressh, 1);
+  if (g->calls && P(3)) {                  /* progen_grad's F: a result that most often reads x */
+    put(&g->b, "%s(x) * ", P(2) ? "sum" : "mean");
+    expr(g, f->ressh, 1);
+  } else
+    expr(g, f->ressh, 1);
   put(&g->b, "\n");
   g->indent--;
   put(&g->b, "}\n");
@@ -564,11 +574,8 @@ static void function(Gen *g, Fn *f) {
   }
 }
 
-char *progen(Pick *p, size_t *len) {
-  Gen G;
-  memset(&G, 0, sizeof G);
-  Gen *g = &G;
-  g->p = p;
+/* the globals every program starts with, and nfns functions f1.. */
+static void preamble(Gen *g, int nfns) {
   static const Var globals[] = { { "a", SH_S }, { "b", SH_S }, { "u", SH_V }, { "v", SH_V },
                                  { "r", SH_R }, { "M", SH_M }, { "N", SH_M } };
   put(&g->b, "a = 1.5\nb = -2\nu = [1; 2; 3]\nv = [0.5; -1; 2]\nr = [1, -1, 2]\n"
@@ -576,14 +583,99 @@ char *progen(Pick *p, size_t *len) {
              "L = list(a = 1, b = [1; 2; 3])\n");
   g->nglobals = g->nvars = (int)(sizeof globals / sizeof *globals);
   memcpy(g->vars, globals, sizeof globals);
-  g->nfns = (int)P(3);
+  g->nfns = nfns;
   for (int i = 0; i < g->nfns; i++) {
     snprintf(g->fns[i].name, sizeof g->fns[i].name, "f%d", (i + 1) % 1000);
     function(g, &g->fns[i]);
   }
+}
+
+char *progen(Pick *p, size_t *len) {
+  Gen G;
+  memset(&G, 0, sizeof G);
+  Gen *g = &G;
+  g->p = p;
+  preamble(g, (int)P(3));
   int n = 1 + (int)P(10);
   for (int i = 0; i < n && g->stmts < MAX_STMTS; i++) stmt(g);
   put(&g->b, "print(a)\nprint(b)\nprint(u)\nprint(v)\nprint(r)\nprint(M)\nprint(N)\nprint(L$a)\nprint(L$b)\n");
+  if (g->b.oom) { free(g->b.p); return NULL; }
+  *len = g->b.n;
+  return g->b.p;
+}
+
+/* ---- gradients against finite differences (progen_grad) ---- */
+
+/* values of the point where a gradient is checked: none an integer, a half or another program
+** literal, so no kink of abs, floor, round, %%, min or max sits at the point by construction;
+** x's entries are distinct and y's come from another list, so no two tie (min(y, max(x, y))
+** at x == y is flat in x, but its gradient there is one of the arguments'). */
+static const char *xpts[] = { "0.37", "-1.21", "0.83", "1.46", "-0.62", "0.19", "-0.48", "2.13", "-1.74", "0.71", "-0.93" };
+static const char *ypts[] = { "0.53", "-1.37", "1.12", "-0.29", "0.91", "-0.77", "1.63", "-0.11", "0.67", "-2.03" };
+
+static void point(Gen *g, int sh, const char *const *pts, unsigned np) {   /* np >= 9 */
+  int n = sh == SH_S ? 1 : sh == SH_M ? 9 : 3;
+  unsigned used = 0;
+  put(&g->b, "%s", sh == SH_S ? "" : "[");
+  for (int i = 0; i < n; i++) {
+    unsigned k = P(np);
+    while (used >> k & 1) k = (k + 1) % np;  /* distinct */
+    used |= 1u << k;
+    put(&g->b, "%s%s", pts[k], i == n - 1 ? "" : sh == SH_V || (sh == SH_M && i % 3 == 2) ? "; " : ", ");
+  }
+  put(&g->b, "%s", sh == SH_S ? "" : "]");
+}
+
+/* fd_one compares gk, the gradient's entry k, with central differences of f at x0 along the
+** steps xp, xm (h) and xp2, xm2 (0.29 h: not a divisor of h, so x %% c with a period c that
+** divides h is not taken for flat). An entry is checked only where f is finite and smooth at
+** that scale: the two central differences agree (a kink or a jump between the points, or
+** rounding noise, makes them differ) and so do the one-sided ones (a kink at x0 itself gives
+** equal central differences, the mean of the two slopes). Not compared: a gradient entry that
+** is not finite (a zero adjoint meeting an infinite partial derivative, max(-Inf from a
+** division by zero, y) at y, gives NaN here as in JAX and PyTorch where the derivative is
+** finite); f, its differences or the gradient beyond 1e8 (round and floor then step many times
+** between the points, a staircase whose differences look smooth; x %% y with y tiny has a
+** period far below h and a derivative -floor(x / y) in y); a nonzero f below 1e-20 (the same); and an f that did not change at all at either step
+** (flat, or its change lost to rounding inside: (-2.5e28 + x) + 2.5e28). */
+static const char fd_harness[] =
+    "fd_one = function(f, x0, xp, xm, xp2, xm2, h, h2, gk, k) {\n"
+    "  f0 = f(x0)\n  fp = f(xp)\n  fm = f(xm)\n  fp2 = f(xp2)\n  fm2 = f(xm2)\n"
+    "  if (is.finite(f0) & is.finite(fp) & is.finite(fm) & is.finite(fp2) & is.finite(fm2)) {\n"
+    "    noise = 1e3 * 2.2e-16 * (abs(f0) + abs(fp) + abs(fm)) / h2\n"
+    "    c1 = (fp - fm) / (2 * h)\n    c2 = (fp2 - fm2) / (2 * h2)\n"
+    "    dr = (fp - f0) / h\n    dl = (f0 - fm) / h\n"
+    "    tol = 1e-4 * (1 + abs(c2)) + noise\n"
+    "    smooth = abs(c1 - c2) < 0.1 * tol & abs(dr - dl) < tol\n"
+    "    sane = abs(f0) < 1e8 & abs(c2) < 1e8 & abs(gk) < 1e8 & (f0 == 0 | abs(f0) > 1e-20) & (fp != fm | fp2 != fm2)\n"
+    "    if (smooth & sane & is.finite(gk) & !(abs(gk - c2) <= tol)) print(paste(\"FDMISMATCH entry\", k, \"grad\", gk, \"differences\", c2))\n"
+    "  }\n}\n";
+
+char *progen_grad(Pick *p, size_t *len) {
+  Gen G;
+  memset(&G, 0, sizeof G);
+  Gen *g = &G;
+  g->p = p;
+  g->fd = true;
+  preamble(g, (int)P(3));
+  Fn F = { .name = "F" };
+  g->calls = true;
+  function(g, &F);
+  g->calls = false;
+  put(&g->b, "x0 = ");
+  point(g, F.argsh[0], xpts, sizeof xpts / sizeof *xpts);
+  put(&g->b, "\ny0 = ");
+  point(g, F.argsh[1], ypts, sizeof ypts / sizeof *ypts);
+  put(&g->b, "\nfs = function(x) sum(%s(x, y0))\n", F.jit && P(2) ? "jF" : "F");
+  put(&g->b, "gr = grad(fs)(x0)\nprint(gr)\n%s", fd_harness);
+  if (F.argsh[0] == SH_S)
+    put(&g->b, "h = 1e-6 * max(1, abs(x0))\nfd_one(fs, x0, x0 + h, x0 - h, x0 + 0.29 * h, x0 - 0.29 * h, h, 0.29 * h, gr, 1)\n");
+  else
+    put(&g->b, "if (nrow(gr) != nrow(x0) | ncol(gr) != ncol(x0)) print(\"FDMISMATCH shape\")\n"
+               "for (j in 1:ncol(x0)) {\n  for (i in 1:nrow(x0)) {\n"
+               "    h = 1e-6 * max(1, abs(x0[i, j]))\n    e = x0 * 0\n    e[i, j] = 1\n"
+               "    fd_one(fs, x0, x0 + h * e, x0 - h * e, x0 + 0.29 * h * e, x0 - 0.29 * h * e, h, 0.29 * h, gr[i, j], 10 * i + j)\n"
+               "  }\n}\n");
   if (g->b.oom) { free(g->b.p); return NULL; }
   *len = g->b.n;
   return g->b.p;

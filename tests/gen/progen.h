@@ -27,4 +27,9 @@ void pick_seed(Pick *p, uint64_t seed);
 ** in *len. NULL only when out of memory. */
 char *progen(Pick *p, size_t *len);
 
+/* Writes a program whose function F(x, y) (a body of the same grammar, calling f1.. and grad
+** and jit) has its gradient in x at a point checked against finite differences: a line
+** "FDMISMATCH ..." on stdout where they disagree (gen_diff --grad). */
+char *progen_grad(Pick *p, size_t *len);
+
 #endif
