@@ -885,10 +885,9 @@ void index_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
   }
   if (r->op == OP_SCATTER) {                /* read g at the places written */
     Value rd = T(I, op_apply(I, OP_INDEX, 1, &g, 3, r->prm + 2, sp));
-    bool rn;
-    int64_t rr, rc;
-    rl_shape(rd, &rn, &rr, &rc);
-    gin[0] = n && !rn ? T(I, op_reduce(I, OP_SUM, rd, sp)) : rd;
+    /* one value written at every place (a number or a 1x1 matrix, at any count of places,
+    ** none included: w[w > 9] = v selecting nothing) takes their sum, in its own shape */
+    gin[0] = n || (ar == 1 && ac == 1) ? rl_sum_to(I, rd, r->in[0], sp) : rd;
     return;
   }
   rl_no_rule(I, r->op, false, sp);
