@@ -885,9 +885,16 @@ void index_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
   }
   if (r->op == OP_SCATTER) {                /* read g at the places written */
     Value rd = T(I, op_apply(I, OP_INDEX, 1, &g, 3, r->prm + 2, sp));
+    bool rn;
+    int64_t rr, rc;
+    rl_shape(rd, &rn, &rr, &rc);
     /* one value written at every place (a number or a 1x1 matrix, at any count of places,
-    ** none included: w[w > 9] = v selecting nothing) takes their sum, in its own shape */
-    gin[0] = n || (ar == 1 && ac == 1) ? rl_sum_to(I, rd, r->in[0], sp) : rd;
+    ** none included: w[w > 9] = v selecting nothing) takes their sum, in its own shape; a
+    ** matrix of another shape than the places (a 1 x 2 row at the two cells a mask selects)
+    ** was written element k at place k, both in row-major order: g's are put back in v's shape */
+    if (n || (ar == 1 && ac == 1)) gin[0] = rl_sum_to(I, rd, r->in[0], sp);
+    else if (rr != ar || rc != ac) gin[0] = T(I, op_reshape(I, rd, ar, ac, sp));
+    else gin[0] = rd;
     return;
   }
   rl_no_rule(I, r->op, false, sp);

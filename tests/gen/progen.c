@@ -627,7 +627,7 @@ static void point(Gen *g, int sh, const char *const *pts, unsigned np) {   /* np
 }
 
 /* fd_one compares gk, the gradient's entry k, with central differences of f at x0 along the
-** steps xp, xm (h) and xp2, xm2 (0.29 h: not a divisor of h, so x %% c with a period c that
+** unit step e, of lengths h and 0.29 h (not a divisor of h, so x %% c with a period c that
 ** divides h is not taken for flat). An entry is checked only where f is finite and smooth at
 ** that scale: the two central differences agree (a kink or a jump between the points, or
 ** rounding noise, makes them differ) and so do the one-sided ones (a kink at x0 itself gives
@@ -637,10 +637,13 @@ static void point(Gen *g, int sh, const char *const *pts, unsigned np) {   /* np
 ** finite); f, its differences or the gradient beyond 1e8 (round and floor then step many times
 ** between the points, a staircase whose differences look smooth; x %% y with y tiny has a
 ** period far below h and a derivative -floor(x / y) in y); a nonzero f below 1e-20 (the same); and an f that did not change at all at either step
-** (flat, or its change lost to rounding inside: (-2.5e28 + x) + 2.5e28). */
+** (flat, or its change lost to rounding inside: (-2.5e28 + x) + 2.5e28). Forward mode is checked
+** against the gradient at every entry, finite differences or not: jvp along the entry's unit
+** step equals gk to 1e-6 relative where both are finite. */
 static const char fd_harness[] =
-    "fd_one = function(f, x0, xp, xm, xp2, xm2, h, h2, gk, k) {\n"
-    "  f0 = f(x0)\n  fp = f(xp)\n  fm = f(xm)\n  fp2 = f(xp2)\n  fm2 = f(xm2)\n"
+    "fd_one = function(f, x0, e, h, gk, k) {\n"
+    "  h2 = 0.29 * h\n"
+    "  f0 = f(x0)\n  fp = f(x0 + h * e)\n  fm = f(x0 - h * e)\n  fp2 = f(x0 + h2 * e)\n  fm2 = f(x0 - h2 * e)\n"
     "  if (is.finite(f0) & is.finite(fp) & is.finite(fm) & is.finite(fp2) & is.finite(fm2)) {\n"
     "    noise = 1e3 * 2.2e-16 * (abs(f0) + abs(fp) + abs(fm)) / h2\n"
     "    c1 = (fp - fm) / (2 * h)\n    c2 = (fp2 - fm2) / (2 * h2)\n"
@@ -649,7 +652,10 @@ static const char fd_harness[] =
     "    smooth = abs(c1 - c2) < 0.1 * tol & abs(dr - dl) < tol\n"
     "    sane = abs(f0) < 1e8 & abs(c2) < 1e8 & abs(gk) < 1e8 & (f0 == 0 | abs(f0) > 1e-20) & (fp != fm | fp2 != fm2)\n"
     "    if (smooth & sane & is.finite(gk) & !(abs(gk - c2) <= tol)) print(paste(\"FDMISMATCH entry\", k, \"grad\", gk, \"differences\", c2))\n"
-    "  }\n}\n";
+    "  }\n"
+    "  tk = jvp(f, x0, e)[[2]]\n"
+    "  if (is.finite(gk) & is.finite(tk) & abs(gk) < 1e8 & !(abs(tk - gk) <= 1e-6 * (1 + abs(gk)))) print(paste(\"FDMISMATCH entry\", k, \"grad\", gk, \"jvp\", tk))\n"
+    "}\n";
 
 char *progen_grad(Pick *p, size_t *len) {
   Gen G;
@@ -669,12 +675,12 @@ char *progen_grad(Pick *p, size_t *len) {
   put(&g->b, "\nfs = function(x) sum(%s(x, y0))\n", F.jit && P(2) ? "jF" : "F");
   put(&g->b, "gr = grad(fs)(x0)\nprint(gr)\n%s", fd_harness);
   if (F.argsh[0] == SH_S)
-    put(&g->b, "h = 1e-6 * max(1, abs(x0))\nfd_one(fs, x0, x0 + h, x0 - h, x0 + 0.29 * h, x0 - 0.29 * h, h, 0.29 * h, gr, 1)\n");
+    put(&g->b, "fd_one(fs, x0, 1, 1e-6 * max(1, abs(x0)), gr, 1)\n");
   else
     put(&g->b, "if (nrow(gr) != nrow(x0) | ncol(gr) != ncol(x0)) print(\"FDMISMATCH shape\")\n"
                "for (j in 1:ncol(x0)) {\n  for (i in 1:nrow(x0)) {\n"
-               "    h = 1e-6 * max(1, abs(x0[i, j]))\n    e = x0 * 0\n    e[i, j] = 1\n"
-               "    fd_one(fs, x0, x0 + h * e, x0 - h * e, x0 + 0.29 * h * e, x0 - 0.29 * h * e, h, 0.29 * h, gr[i, j], 10 * i + j)\n"
+               "    e = x0 * 0\n    e[i, j] = 1\n"
+               "    fd_one(fs, x0, e, 1e-6 * max(1, abs(x0[i, j])), gr[i, j], 10 * i + j)\n"
                "  }\n}\n");
   if (g->b.oom) { free(g->b.p); return NULL; }
   *len = g->b.n;
