@@ -657,6 +657,23 @@ static const char fd_harness[] =
     "  if (is.finite(gk) & is.finite(tk) & abs(gk) < 1e8 & !(abs(tk - gk) <= 1e-6 * (1 + abs(gk)))) print(paste(\"FDMISMATCH entry\", k, \"grad\", gk, \"jvp\", tk))\n"
     "}\n";
 
+/* hd_one does the same for the Hessian's column Hk (a column x only): central differences of
+** the gradient, each entry compared where it is smooth at the step's scale, as in fd_one; and
+** forward over reverse, jvp of the gradient along e, to 1e-6 relative. */
+static const char hd_harness[] =
+    "hd_one = function(f, x0, e, h, Hk, k) {\n"
+    "  h2 = 0.29 * h\n"
+    "  gf = grad(f)\n"
+    "  g0 = gf(x0)\n  gp = gf(x0 + h * e)\n  gm = gf(x0 - h * e)\n  gp2 = gf(x0 + h2 * e)\n  gm2 = gf(x0 - h2 * e)\n"
+    "  c1 = (gp - gm) / (2 * h)\n  c2 = (gp2 - gm2) / (2 * h2)\n"
+    "  dr = (gp - g0) / h\n  dl = (g0 - gm) / h\n"
+    "  tol = 1e-4 * (1 + abs(c2)) + 1e3 * 2.2e-16 * (abs(g0) + abs(gp) + abs(gm)) / h2\n"
+    "  ok = is.finite(c1) & is.finite(c2) & is.finite(Hk) & abs(c1 - c2) < 0.1 * tol & abs(dr - dl) < tol & abs(g0) < 1e8 & abs(c2) < 1e8 & abs(Hk) < 1e8 & (gp != gm | gp2 != gm2)\n"
+    "  if (sum(ok & !(abs(Hk - c2) <= tol)) > 0) print(paste(\"FDMISMATCH Hessian column\", k, \"differs from the gradient's differences\"))\n"
+    "  tk = jvp(gf, x0, e)[[2]]\n"
+    "  if (sum(is.finite(Hk) & is.finite(tk) & abs(Hk) < 1e8 & !(abs(tk - Hk) <= 1e-6 * (1 + abs(Hk)))) > 0) print(paste(\"FDMISMATCH Hessian column\", k, \"differs from jvp of the gradient\"))\n"
+    "}\n";
+
 char *progen_grad(Pick *p, size_t *len) {
   Gen G;
   memset(&G, 0, sizeof G);
@@ -682,6 +699,9 @@ char *progen_grad(Pick *p, size_t *len) {
                "    e = x0 * 0\n    e[i, j] = 1\n"
                "    fd_one(fs, x0, e, 1e-6 * max(1, abs(x0[i, j])), gr[i, j], 10 * i + j)\n"
                "  }\n}\n");
+  if (F.argsh[0] == SH_V)                   /* second order: the Hessian, column by column */
+    put(&g->b, "%sH = hessian(fs)(x0)\nprint(H)\n"
+               "for (j in 1:3) {\n  e = x0 * 0\n  e[j] = 1\n  hd_one(fs, x0, e, 1e-6 * max(1, abs(x0[j])), H[, j], j)\n}\n", hd_harness);
   if (g->b.oom) { free(g->b.p); return NULL; }
   *len = g->b.n;
   return g->b.p;
