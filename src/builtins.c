@@ -675,6 +675,10 @@ Value bi_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **name
 
 Value bi_call_lent(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, bool lent, Span sp) {
   interp_abstract_poll(I, sp);               /* (an abstract trace that needed a value: before any effect) */
+  if (b->flags & BI_EFFECT) {
+    if (I->abstract) interp_abstract_stop(I, sp, "'%s' is an effect", b->name);   /* (also where no stage */
+    I->effects++;                                                              /* sees it: jvp's f) */
+  }
   if ((b->flags & BI_NARM) && !I->stage)
     for (int i = 0; i < nargs; i++)
       if (names[i] && !strcmp(names[i]->name, "na.rm")) {   /* R's na.rm: taken off, applied to x */
@@ -699,8 +703,10 @@ Value bi_call_lent(Interp *I, const Builtin *b, int nargs, Value *args, Symbol *
     if (stage_wants_call(I, b, nargs, args)) return stage_call(I, b, nargs, args, names, sp);
     struct Tape *st = I->stage;              /* staged arguments are still recorded through their */
     I->stage = NULL;                         /* boxes; what it computes from constants is constant */
+    uint64_t e0 = I->effects;
     Value r = bi_call(I, b, nargs, args, names, sp);   /* (a throw ends the staging, which restores it) */
     I->stage = st;
+    if (I->effects != e0) stage_effect_unrecorded(I, b->name, sp);   /* (jvp(f, x, v), f printing) */
     return r;
   }
   const BiInfo *info = &I->bi[b - builtin_table];

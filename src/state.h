@@ -239,6 +239,9 @@ struct Interp {
   bool abstract_pending;     /* a stop noted where a throw could leak (interp_abstract_note) */
   bool loop_restart;         /* the body of a loop a grad traces inside a stage met an effect before
                              ** running it: the loop runs again as before (staging/loop.h) */
+  uint64_t effects;          /* calls of BI_EFFECT builtins so far: a builtin that calls a function
+                             ** it is given (jvp) runs with no stage, and one that met an effect
+                             ** there makes its block eager (builtins.c, bi_call_lent) */
   int abstract_frames;       /* nframes when the abstract trace began: a recursion more than
                              ** ABSTRACT_DEPTH calls deeper stops it (call.c), so that it never
                              ** unwinds from deep in the C stack only to descend again */

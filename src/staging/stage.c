@@ -328,6 +328,18 @@ bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args)
   return staged;
 }
 
+/* Builtin name, run with no stage (builtins.c: what it computes from constants is constant),
+** called a function it was given whose effects ran (jvp(f, x, v) with a print or rand in f):
+** not recorded, so a replay would skip them. The block goes on eagerly from here (its runs
+** run them), and an enclosing loop notes the effect (stage_wants_call). */
+void stage_effect_unrecorded(Interp *I, const char *name, Span sp) {
+  Tape *t = I->stage;
+  loop_note_effect(t->graph);
+  if (!t->active) return;
+  graph_mark_dynamic(t->graph, I, sp, "'%s' calls a function with an effect", name);
+  t->active = false;
+}
+
 void stage_eager_here(Interp *I, const char *what, Span sp) {
   if (!I->stage || !I->stage->active) return;
   if (I->stage->graph->abstract) interp_abstract_stop(I, sp, "%s", what);

@@ -33,6 +33,9 @@ bool stage_wants_call(Interp *I, const Builtin *b, int nargs, const Value *args)
 ** graph; a vector's names, which graphs do not carry); an abstract trace stops. what: the reason
 ** explain gives ("'tryCatch' catches errors"). Nothing when no stage is active. */
 void stage_eager_here(Interp *I, const char *what, Span sp);
+/* A builtin run with no stage (builtins.c) called a function whose effects ran unrecorded
+** (jvp(f, x, v) with a print in f): the block runs eagerly from here, so they run at every run. */
+void stage_effect_unrecorded(Interp *I, const char *name, Span sp);
 /* Records the call and runs it on the staged values' current values. Result owned. */
 Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **names, Span sp);
 /* A variable read while staging (*place holds its value; env is the Env holding place, NULL for
