@@ -2,10 +2,11 @@
 ** gen_diff.c — generated programs (progen.c) run eagerly and in every staged and device mode,
 ** compared (gendiff.h). make test runs a fixed count from a fixed seed; campaigns run more.
 **   gen_diff [--seed S] [--count N] [--from K] [--modes staged,jit,gpu-staged,gpu-jit,sparse]
-**            [--keep-going] [--save DIR] [--show K] [--grad]
+**            [--keep-going] [--save DIR] [--show K] [--grad] [--dim N]
 ** Program k of seed S is the same on every machine. Exit status 1 when any mode differs.
 ** --grad writes progen_grad's programs instead: a gradient checked against finite differences
 ** (a line "FDMISMATCH" in the eager run's output counts as a difference), then the modes.
+** --dim N writes progen_dim's programs: vectors of N and N x N matrices instead of 3.
 */
 #include <inttypes.h>
 #include <sys/stat.h>
@@ -34,13 +35,14 @@ static void on_crash(int sig) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad]\n");
+  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--dim N]\n");
   exit(2);
 }
 
 int main(int argc, char **argv) {
   uint64_t seed = 1, count = 1000, from = 0;
   int64_t show = -1;
+  int dim = 3;
   bool keep = false, grad = false, want[GD_NMODES] = { false, true, true, true, true, true };
   const char *save = NULL;
   for (int i = 1; i < argc; i++) {
@@ -52,6 +54,7 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && !strcmp(a, "--save")) save = argv[++i];
     else if (!strcmp(a, "--keep-going")) keep = true;
     else if (!strcmp(a, "--grad")) grad = true;
+    else if (i + 1 < argc && !strcmp(a, "--dim")) dim = atoi(argv[++i]);
     else if (i + 1 < argc && !strcmp(a, "--modes")) {
       const char *m = argv[++i];
       for (int k = 1; k < GD_NMODES; k++) want[k] = false;
@@ -66,7 +69,7 @@ int main(int argc, char **argv) {
     Pick p;
     pick_seed(&p, seed * 1000003u + (uint64_t)show);
     size_t n;
-    char *prog = grad ? progen_grad(&p, &n) : progen(&p, &n);
+    char *prog = grad ? progen_grad(&p, &n) : progen_dim(&p, &n, dim);
     if (!prog) return 2;
     fwrite(prog, 1, n, stdout);
     free(prog);
@@ -82,7 +85,7 @@ int main(int argc, char **argv) {
     Pick p;
     pick_seed(&p, seed * 1000003u + k);
     size_t n;
-    char *prog = grad ? progen_grad(&p, &n) : progen(&p, &n);
+    char *prog = grad ? progen_grad(&p, &n) : progen_dim(&p, &n, dim);
     if (!prog) { fprintf(stderr, "gen_diff: out of memory\n"); return 2; }
     cur_prog = prog;
     cur_len = n;

@@ -91,6 +91,7 @@ typedef struct Gen {
   bool in_fn;
   bool calls;         /* the function being written may call f1.. and grad or jit (progen_grad's F) */
   bool fd;            /* progen_grad's program: the same values at every call (rand seeded) */
+  int dim;            /* n of the n x 1, 1 x n and n x n shapes (3: the literals of progen) */
   bool closure;       /* h = function(w) ... is defined in the function being written */
   int stmts;          /* statements written so far: a bound on the program's size */
 } Gen;
@@ -131,7 +132,35 @@ static void index1(Gen *g) {
   else put(&g->b, "%s", P(2) ? "1:2" : "c(3, 1)");
 }
 
+/* a column of n values from the literal s: constant, a ramp or a wave (dim != 3) */
+static void big_col(Gen *g) {
+  unsigned k = P(3);
+  if (k == 0) { put(&g->b, "matrix("); lit(g); put(&g->b, ", rows = %d, cols = 1)", g->dim); return; }
+  put(&g->b, k == 1 ? "(seq(1, %d) / %d * " : "(sin(seq(1, %d) * %d) * ", g->dim, k == 1 ? g->dim : 7);
+  lit(g);
+  put(&g->b, ")");
+}
+
+/* an n x n matrix (dim != 3): constant, the identity, dense waves, or sparse (1 cell in 7 nonzero) */
+static void big_mat(Gen *g) {
+  int n = g->dim;
+  switch (P(4)) {
+  case 0: put(&g->b, "matrix("); lit(g); put(&g->b, ", rows = %d, cols = %d)", n, n); return;
+  case 1: put(&g->b, "diag(matrix(1, rows = %d, cols = 1))", n); return;
+  case 2: put(&g->b, "matrix(cos(seq(1, %d) * 0.37), rows = %d, cols = %d)", n * n, n, n); return;
+  default: put(&g->b, "(matrix(seq(1, %d) %%%% 7 == 0, rows = %d, cols = %d) * ", n * n, n, n); lit(g); put(&g->b, ")"); return;
+  }
+}
+
 static void leaf(Gen *g, int sh) {
+  if (g->dim != 3 && sh != SH_S) {
+    if (P(4) == 0 || !var_of(g, sh)) {
+      if (sh == SH_M) big_mat(g);
+      else if (sh == SH_V) big_col(g);
+      else { put(&g->b, "t("); big_col(g); put(&g->b, ")"); }
+    }
+    return;
+  }
   switch (sh) {
   case SH_S:
     if (P(3) == 0 || !var_of(g, SH_S)) lit(g);
@@ -275,7 +304,7 @@ static void expr(Gen *g, int sh, int d) {
     if (g->closure) { put(&g->b, "h("); expr(g, sh, d + 1); put(&g->b, ")"); return; }
     if (sh == SH_S && !g->in_fn) { put(&g->b, "L$a"); return; }
     if (sh == SH_V && !g->in_fn) { put(&g->b, "L$b"); return; }
-    if (sh == SH_V) { put(&g->b, "rand(rows = 3, cols = 1%s)", P(2) || g->fd ? ", seed = 5" : ""); return; }
+    if (sh == SH_V) { put(&g->b, "rand(rows = %d, cols = 1%s)", g->dim, P(2) || g->fd ? ", seed = 5" : ""); return; }
   }
   switch (sh) {
   case SH_S:
@@ -304,9 +333,11 @@ static void expr(Gen *g, int sh, int d) {
     case 3: put(&g->b, "cumsum("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
     case 4: indexable(g, SH_M); put(&g->b, "[, "); put(&g->b, "%u", 1 + P(3)); put(&g->b, "]"); return;
     case 5: put(&g->b, "rev("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
-    case 6: put(&g->b, "matrix("); expr(g, SH_S, d + 1); put(&g->b, ", rows = 3, cols = 1)"); return;
+    case 6: put(&g->b, "matrix("); expr(g, SH_S, d + 1); put(&g->b, ", rows = %d, cols = 1)", g->dim); return;
     case 7: put(&g->b, "diag("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    default: put(&g->b, "["); expr(g, SH_S, d + 1); put(&g->b, "; "); expr(g, SH_S, d + 1); put(&g->b, "; "); expr(g, SH_S, d + 1); put(&g->b, "]"); return;
+    default:
+      if (g->dim != 3) { put(&g->b, "(seq(1, %d) * ", g->dim); expr(g, SH_S, d + 1); put(&g->b, " - "); expr(g, SH_S, d + 1); put(&g->b, ")"); return; }
+      put(&g->b, "["); expr(g, SH_S, d + 1); put(&g->b, "; "); expr(g, SH_S, d + 1); put(&g->b, "; "); expr(g, SH_S, d + 1); put(&g->b, "]"); return;
     }
   case SH_R:
     switch (P(7)) {
@@ -326,13 +357,20 @@ static void expr(Gen *g, int sh, int d) {
     case 1: put(&g->b, "t("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
     case 2: put(&g->b, "("); expr(g, SH_V, d + 1); put(&g->b, " %%*%% "); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
     case 3: put(&g->b, "diag("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
-    case 4: put(&g->b, "cbind("); expr(g, SH_V, d + 1); put(&g->b, ", "); expr(g, SH_V, d + 1); put(&g->b, ", "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
-    case 5: put(&g->b, "rbind("); expr(g, SH_R, d + 1); put(&g->b, ", "); expr(g, SH_R, d + 1); put(&g->b, ", "); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    case 4:
+      if (g->dim != 3) { put(&g->b, "cbind("); expr(g, SH_V, d + 1); put(&g->b, ", "); expr(g, SH_M, d + 1); put(&g->b, ")[, 1:%d]", g->dim); return; }
+      put(&g->b, "cbind("); expr(g, SH_V, d + 1); put(&g->b, ", "); expr(g, SH_V, d + 1); put(&g->b, ", "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 5:
+      if (g->dim != 3) { put(&g->b, "rbind("); expr(g, SH_M, d + 1); put(&g->b, ", "); expr(g, SH_R, d + 1); put(&g->b, ")[2:%d, ]", g->dim + 1); return; }
+      put(&g->b, "rbind("); expr(g, SH_R, d + 1); put(&g->b, ", "); expr(g, SH_R, d + 1); put(&g->b, ", "); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
     case 6:
       if (P(3)) { put(&g->b, "abs("); expr(g, SH_M, d + 1); put(&g->b, ")"); return; }
-      put(&g->b, "solve("); expr(g, SH_M, d + 1); put(&g->b, " + diag(3) * 4, "); expr(g, SH_M, d + 1); put(&g->b, ")");
+      put(&g->b, "solve("); expr(g, SH_M, d + 1);
+      if (g->dim != 3) put(&g->b, " + diag(matrix(%d, rows = %d, cols = 1)), ", 4 * g->dim, g->dim);
+      else put(&g->b, " + diag(3) * 4, ");
+      expr(g, SH_M, d + 1); put(&g->b, ")");
       return;
-    default: put(&g->b, "matrix("); expr(g, SH_S, d + 1); put(&g->b, ", rows = 3, cols = 3)"); return;
+    default: put(&g->b, "matrix("); expr(g, SH_S, d + 1); put(&g->b, ", rows = %d, cols = %d)", g->dim, g->dim); return;
     }
   }
 }
@@ -389,11 +427,13 @@ static void stmt(Gen *g) {
     put(&g->b, "] = ");
     expr(g, SH_S, 1);
     break;
-  case 6:
-    put(&g->b, "print(");
-    expr(g, (int)P(SH_N), 1);
-    put(&g->b, ")");
+  case 6: {
+    int ps = (int)P(SH_N);
+    put(&g->b, g->dim > 9 && ps == SH_M ? "print(colSums(" : "print(");   /* (n x n printed: its column sums) */
+    expr(g, ps, 1);
+    put(&g->b, g->dim > 9 && ps == SH_M ? "))" : ")");
     break;
+  }
   case 7:                                   /* a shape change */
     put(&g->b, "%s = ", t->name);
     t->sh = (int)P(SH_N);
@@ -411,7 +451,11 @@ static void stmt(Gen *g) {
       expr(g, (int)P(SH_N), 2);
       put(&g->b, ") > 0))");
       break;
-    default: put(&g->b, "1:nrow("); expr(g, (int)P(SH_N), 2); put(&g->b, ")"); break;
+    default:                                /* (n iterations: at most 3 for another n) */
+      put(&g->b, g->dim != 3 ? "1:min(3, nrow(" : "1:nrow(");
+      expr(g, (int)P(SH_N), 2);
+      put(&g->b, g->dim != 3 ? "))" : ")");
+      break;
     }
     put(&g->b, ") ");
     size_t open = g->b.n;
@@ -541,7 +585,8 @@ static void function(Gen *g, Fn *f) {
   g->in_fn = true;
   g->indent++;
   ind(g);
-  put(&g->b, "z = diag(3)\n");
+  if (g->dim != 3) put(&g->b, "z = diag(matrix(1, rows = %d, cols = 1))\n", g->dim);
+  else put(&g->b, "z = diag(3)\n");
   if (P(2)) {
     ind(g);
     put(&g->b, "h = function(w) { w * %s + z[1, 1] }\n", f->argsh[1] == SH_S ? "y" : "2");
@@ -578,9 +623,16 @@ static void function(Gen *g, Fn *f) {
 static void preamble(Gen *g, int nfns) {
   static const Var globals[] = { { "a", SH_S }, { "b", SH_S }, { "u", SH_V }, { "v", SH_V },
                                  { "r", SH_R }, { "M", SH_M }, { "N", SH_M } };
-  put(&g->b, "a = 1.5\nb = -2\nu = [1; 2; 3]\nv = [0.5; -1; 2]\nr = [1, -1, 2]\n"
-             "M = [2, 1, 0; 1, 3, 1; 0, 1, 4]\nN = [1, 0, 2; 0, 1, 0; -1, 2, 1]\ndead = 0\n"
-             "L = list(a = 1, b = [1; 2; 3])\n");
+  if (g->dim != 3) {                        /* the same roles at n: M diagonally dominant, N 1 cell in 5 */
+    int n = g->dim;
+    put(&g->b, "a = 1.5\nb = -2\nu = seq(1, %d)\nv = sin(seq(1, %d))\nr = t(cos(seq(1, %d) * 2))\n"
+               "M = matrix(seq(1, %d) %%%% 3, rows = %d, cols = %d) + diag(matrix(%d, rows = %d, cols = 1))\n"
+               "N = matrix((seq(1, %d) %%%% 5 == 1) * (seq(1, %d) %%%% 4 - 1.5), rows = %d, cols = %d)\ndead = 0\n"
+               "L = list(a = 1, b = seq(1, %d))\n", n, n, n, n * n, n, n, 2 * n, n, n * n, n * n, n, n, n);
+  } else
+    put(&g->b, "a = 1.5\nb = -2\nu = [1; 2; 3]\nv = [0.5; -1; 2]\nr = [1, -1, 2]\n"
+               "M = [2, 1, 0; 1, 3, 1; 0, 1, 4]\nN = [1, 0, 2; 0, 1, 0; -1, 2, 1]\ndead = 0\n"
+               "L = list(a = 1, b = [1; 2; 3])\n");
   g->nglobals = g->nvars = (int)(sizeof globals / sizeof *globals);
   memcpy(g->vars, globals, sizeof globals);
   g->nfns = nfns;
@@ -590,15 +642,22 @@ static void preamble(Gen *g, int nfns) {
   }
 }
 
-char *progen(Pick *p, size_t *len) {
+char *progen(Pick *p, size_t *len) { return progen_dim(p, len, 3); }
+
+char *progen_dim(Pick *p, size_t *len, int dim) {
   Gen G;
   memset(&G, 0, sizeof G);
   Gen *g = &G;
   g->p = p;
+  g->dim = dim;
   preamble(g, (int)P(3));
   int n = 1 + (int)P(10);
   for (int i = 0; i < n && g->stmts < MAX_STMTS; i++) stmt(g);
-  put(&g->b, "print(a)\nprint(b)\nprint(u)\nprint(v)\nprint(r)\nprint(M)\nprint(N)\nprint(L$a)\nprint(L$b)\n");
+  if (dim > 9)                              /* n x n printed: column sums, and sums of squares by row */
+    put(&g->b, "print(a)\nprint(b)\nprint(u)\nprint(v)\nprint(r)\nprint(colSums(M))\nprint(rowSums(M * M))\n"
+               "print(colSums(N))\nprint(rowSums(N * N))\nprint(L$a)\nprint(L$b)\n");
+  else
+    put(&g->b, "print(a)\nprint(b)\nprint(u)\nprint(v)\nprint(r)\nprint(M)\nprint(N)\nprint(L$a)\nprint(L$b)\n");
   if (g->b.oom) { free(g->b.p); return NULL; }
   *len = g->b.n;
   return g->b.p;
@@ -680,6 +739,7 @@ char *progen_grad(Pick *p, size_t *len) {
   Gen *g = &G;
   g->p = p;
   g->fd = true;
+  g->dim = 3;
   preamble(g, (int)P(3));
   Fn F = { .name = "F" };
   g->calls = true;

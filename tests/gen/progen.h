@@ -27,6 +27,12 @@ void pick_seed(Pick *p, uint64_t seed);
 ** in *len. NULL only when out of memory. */
 char *progen(Pick *p, size_t *len);
 
+/* The same grammar at another size: column vectors n x 1, rows 1 x n, matrices n x n (progen
+** is n = 3), built from ramps, waves, constants and sparse patterns instead of literals; a
+** loop over nrow() runs at most 3 times, and an n x n value above 9 x 9 is printed as sums
+** (gen_diff --dim N: the kernels' paths for larger operands, threads, sparse storage). */
+char *progen_dim(Pick *p, size_t *len, int dim);
+
 /* Writes a program whose function F(x, y) (a body of the same grammar, calling f1.. and grad
 ** and jit) has its gradient in x at a point checked against finite differences: a line
 ** "FDMISMATCH ..." on stdout where they disagree (gen_diff --grad). */
