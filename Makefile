@@ -411,6 +411,8 @@ gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --seed 1 --count $(GEN_COUNT)
 	MLS_LOOP_UNROLL=0 $(BUILD)/gen_diff --seed 5 --count $(GEN_COUNT)   # every staged loop a loop node
 	$(BUILD)/gen_diff --grad --seed 1 --count $(GEN_GRAD_COUNT)   # gradients against finite differences
+	$(BUILD)/gen_diff --dim 40 --seed 1 --count 1000   # 40 x 40 operands: larger kernels, sparse storage
+	$(BUILD)/gen_diff --dim 2 --seed 1 --count 2000
 
 # No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
 # symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.

@@ -241,7 +241,27 @@ Value red_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
                                     (Value[]){ rl_ones(I, op == OP_ROWPRODS ? ar : 1, op == OP_ROWPRODS ? 1 : ac), a }, sp));
     return T(I, op_reduce(I, op == OP_ROWPRODS ? OP_ROWSUMS : OP_COLSUMS, B2(OP_MUL, rl_tzero(ta), others), sp));
   }
-  /* no forward rule yet: jvp through them is the located error */
+  case OP_PROD: {                           /* the tangent times the product of the others, summed */
+    if (ta.t == VT_NULL) return ta;
+    Value p = ad_rule_values(I, a, sp, "the derivative of prod");
+    bool zero = p.t == VT_NUM ? p.u.n == 0 : false;
+    for (int64_t i = 0; p.t == VT_MAT && i < tensor_numel(p.u.m) && !zero; i++) zero = tensor_at(p.u.m, i) == 0;
+    Value others = !zero ? B2(OP_DIV, y, a) : p.t != VT_MAT ? val_num(1) : prod_others(I, p, sp);
+    return T(I, op_reduce(I, OP_SUM, B2(OP_MULZ, ta, others), sp));
+  }
+  case OP_CUMPROD: {                        /* y * cumsum(t / a), as the reverse rule (no zeros) */
+    if (ta.t == VT_NULL) return ta;
+    bool n;
+    int64_t ar, ac;
+    rl_shape(a, &n, &ar, &ac);
+    if (n) return ta;
+    Value p = ad_rule_values(I, a, sp, "the derivative of cumprod");
+    for (int64_t i = 0; i < tensor_numel(p.u.m); i++)
+      if (tensor_at(p.u.m, i) == 0) mls_throw(I, sp, "jvp: the derivative of cumprod at a zero element is not supported");
+    return B2(OP_MUL, y, T(I, op_scan(I, OP_CUMSUM, B2(OP_DIV, ta, a), sp)));
+  }
+  /* no forward rule yet (cumsumprod and the auxiliary ops of second derivatives): jvp through
+  ** them is the located error */
   default: break;
   }
   rl_no_rule(I, op, true, sp);
