@@ -462,6 +462,8 @@ sanitize-run:
 	  EXTRA_LDFLAGS='-fsanitize=address,undefined' build/asan/mls build/asan/gen_diff $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS))
 	@fail=0; for t in $(patsubst $(BUILD)/%,build/asan/%,$(UNIT_TESTS)); do ASAN_OPTIONS=detect_leaks=1 MLS_PLUGIN_DIR=$(CURDIR)/build/asan $$t || fail=1; done; \
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --seed 2 --count 1500 || fail=1; \
+	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --grad --seed 2 --count 500 || fail=1; \
+	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --dim 40 --seed 2 --count 200 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests \
 	    $(filter-out tests/lang/gc.test,$(wildcard tests/lang/*.test)) || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/gc.test || fail=1; \

@@ -2,11 +2,13 @@
 ** gen_diff.c — generated programs (progen.c) run eagerly and in every staged and device mode,
 ** compared (gendiff.h). make test runs a fixed count from a fixed seed; campaigns run more.
 **   gen_diff [--seed S] [--count N] [--from K] [--modes staged,jit,gpu-staged,gpu-jit,sparse]
-**            [--keep-going] [--save DIR] [--show K] [--grad] [--dim N]
+**            [--keep-going] [--save DIR] [--show K] [--grad] [--dim N] [--file PROG]
 ** Program k of seed S is the same on every machine. Exit status 1 when any mode differs.
 ** --grad writes progen_grad's programs instead: a gradient checked against finite differences
 ** (a line "FDMISMATCH" in the eager run's output counts as a difference), then the modes.
 ** --dim N writes progen_dim's programs: vectors of N and N x N matrices instead of 3.
+** --file PROG runs that program instead, in each mode (exit status 1 when one differs; with
+** --keep-going the outputs are shown): for reducing a generated program by hand.
 */
 #include <inttypes.h>
 #include <sys/stat.h>
@@ -35,7 +37,7 @@ static void on_crash(int sig) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--dim N]\n");
+  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--dim N] [--file PROG]\n");
   exit(2);
 }
 
@@ -43,6 +45,7 @@ int main(int argc, char **argv) {
   uint64_t seed = 1, count = 1000, from = 0;
   int64_t show = -1;
   int dim = 3;
+  const char *file = NULL;
   bool keep = false, grad = false, want[GD_NMODES] = { false, true, true, true, true, true };
   const char *save = NULL;
   for (int i = 1; i < argc; i++) {
@@ -55,6 +58,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--keep-going")) keep = true;
     else if (!strcmp(a, "--grad")) grad = true;
     else if (i + 1 < argc && !strcmp(a, "--dim")) dim = atoi(argv[++i]);
+    else if (i + 1 < argc && !strcmp(a, "--file")) file = argv[++i];
     else if (i + 1 < argc && !strcmp(a, "--modes")) {
       const char *m = argv[++i];
       for (int k = 1; k < GD_NMODES; k++) want[k] = false;
@@ -74,6 +78,33 @@ int main(int argc, char **argv) {
     fwrite(prog, 1, n, stdout);
     free(prog);
     return 0;
+  }
+  if (file) {                                /* one program from a file, in each mode */
+    FILE *fp = fopen(file, "rb");
+    if (!fp) { perror(file); return 2; }
+    char *prog = NULL;
+    size_t n = 0;
+    FILE *mem = open_memstream(&prog, &n);
+    for (int c; (c = fgetc(fp)) != EOF;) fputc(c, mem);
+    fclose(fp);
+    fclose(mem);
+    GdRun e;
+    gd_run(prog, n, GD_EAGER, &e);
+    int bad = 0;
+    for (int m = 1; m < GD_NMODES; m++) {
+      if (!want[m]) continue;
+      GdRun r;
+      gd_run(prog, n, (GdMode)m, &r);
+      if (!gd_same(&e, &r, (GdMode)m, prog)) {
+        bad = 1;
+        fprintf(stderr, "gen_diff: %s: eager and %s differ\n", file, gd_mode_name[m]);
+        if (keep) gd_report(stderr, prog, n, (GdMode)m, &e, &r);
+      }
+      gd_free(&r);
+    }
+    gd_free(&e);
+    free(prog);
+    return bad;
   }
   uint64_t diffs = 0, errs = 0, limits = 0, ran = 0, fdbad = 0;
   signal(SIGABRT, on_crash);
