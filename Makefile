@@ -413,6 +413,7 @@ gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --grad --seed 1 --count $(GEN_GRAD_COUNT)   # gradients against finite differences
 	$(BUILD)/gen_diff --dim 40 --seed 1 --count 1000   # 40 x 40 operands: larger kernels, sparse storage
 	$(BUILD)/gen_diff --dim 2 --seed 1 --count 2000
+	$(BUILD)/gen_diff --grad --dim 40 --seed 1 --count 500
 
 # No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
 # symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.

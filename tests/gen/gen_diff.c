@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
     Pick p;
     pick_seed(&p, seed * 1000003u + (uint64_t)show);
     size_t n;
-    char *prog = grad ? progen_grad(&p, &n) : progen_dim(&p, &n, dim);
+    char *prog = grad ? progen_grad_dim(&p, &n, dim) : progen_dim(&p, &n, dim);
     if (!prog) return 2;
     fwrite(prog, 1, n, stdout);
     free(prog);
@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
     Pick p;
     pick_seed(&p, seed * 1000003u + k);
     size_t n;
-    char *prog = grad ? progen_grad(&p, &n) : progen_dim(&p, &n, dim);
+    char *prog = grad ? progen_grad_dim(&p, &n, dim) : progen_dim(&p, &n, dim);
     if (!prog) { fprintf(stderr, "gen_diff: out of memory\n"); return 2; }
     cur_prog = prog;
     cur_len = n;

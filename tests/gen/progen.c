@@ -734,25 +734,42 @@ static const char hd_harness[] =
     "  if (sum(is.finite(Hk) & is.finite(tk) & abs(Hk) < 1e8 & !(abs(tk - Hk) <= 1e-6 * (1 + abs(Hk)))) > 0) print(paste(\"FDMISMATCH Hessian column\", k, \"differs from jvp of the gradient\"))\n"
     "}\n";
 
-char *progen_grad(Pick *p, size_t *len) {
+/* a value of shape sh at n (dim != 3): a wave around c, no entry an integer or a half */
+static void big_point(Gen *g, int sh, double c, double w) {
+  int n = g->dim, r = sh == SH_S ? 1 : sh == SH_R ? 1 : n, k = sh == SH_S ? 1 : sh == SH_V ? 1 : n;
+  if (sh == SH_S) { put(&g->b, "%.2f", c + 0.013); return; }
+  put(&g->b, "matrix(%.2f + 0.9 * sin(seq(1, %d) * %.2f), rows = %d, cols = %d)", c, r * k, w, r, k);
+}
+
+char *progen_grad(Pick *p, size_t *len) { return progen_grad_dim(p, len, 3); }
+
+char *progen_grad_dim(Pick *p, size_t *len, int dim) {
   Gen G;
   memset(&G, 0, sizeof G);
   Gen *g = &G;
   g->p = p;
   g->fd = true;
-  g->dim = 3;
+  g->dim = dim;
   preamble(g, (int)P(3));
   Fn F = { .name = "F" };
   g->calls = true;
   function(g, &F);
   g->calls = false;
   put(&g->b, "x0 = ");
-  point(g, F.argsh[0], xpts, sizeof xpts / sizeof *xpts);
+  if (dim != 3) big_point(g, F.argsh[0], 0.37, 1.73);
+  else point(g, F.argsh[0], xpts, sizeof xpts / sizeof *xpts);
   put(&g->b, "\ny0 = ");
-  point(g, F.argsh[1], ypts, sizeof ypts / sizeof *ypts);
+  if (dim != 3) big_point(g, F.argsh[1], -0.29, 0.61);
+  else point(g, F.argsh[1], ypts, sizeof ypts / sizeof *ypts);
   put(&g->b, "\nfs = function(x) sum(%s(x, y0))\n", F.jit && P(2) ? "jF" : "F");
   put(&g->b, "gr = grad(fs)(x0)\nprint(gr)\n%s", fd_harness);
-  if (F.argsh[0] == SH_S)
+  if (dim != 3)                             /* n x n entries: two directions, not every entry */
+    put(&g->b, "if (nrow(gr) != nrow(x0) | ncol(gr) != ncol(x0)) print(\"FDMISMATCH shape\")\n"
+               "for (t in 1:2) {\n"
+               "  e = x0 * 0 + cos(matrix(seq(1, length(x0)), rows = nrow(x0), cols = ncol(x0)) * (t + 0.41))\n"
+               "  fd_one(fs, x0, e, 1e-6 * max(1, max(abs(x0))), sum(gr * e), t)\n"
+               "}\n");
+  else if (F.argsh[0] == SH_S)
     put(&g->b, "fd_one(fs, x0, 1, 1e-6 * max(1, abs(x0)), gr, 1)\n");
   else
     put(&g->b, "if (nrow(gr) != nrow(x0) | ncol(gr) != ncol(x0)) print(\"FDMISMATCH shape\")\n"
@@ -760,7 +777,7 @@ char *progen_grad(Pick *p, size_t *len) {
                "    e = x0 * 0\n    e[i, j] = 1\n"
                "    fd_one(fs, x0, e, 1e-6 * max(1, abs(x0[i, j])), gr[i, j], 10 * i + j)\n"
                "  }\n}\n");
-  if (F.argsh[0] == SH_V)                   /* second order: the Hessian, column by column */
+  if (F.argsh[0] == SH_V && dim == 3)       /* second order: the Hessian, column by column */
     put(&g->b, "%sH = hessian(fs)(x0)\nprint(H)\n"
                "for (j in 1:3) {\n  e = x0 * 0\n  e[j] = 1\n  hd_one(fs, x0, e, 1e-6 * max(1, abs(x0[j])), H[, j], j)\n}\n", hd_harness);
   if (g->b.oom) { free(g->b.p); return NULL; }
