@@ -642,15 +642,20 @@ static void preamble(Gen *g, int nfns) {
   }
 }
 
+/* a generator of programs at size dim (fd: progen_grad's), its preamble written */
+static void gen_begin(Gen *g, Pick *p, int dim, bool fd) {
+  memset(g, 0, sizeof *g);
+  g->p = p;
+  g->dim = dim;
+  g->fd = fd;
+  preamble(g, (int)P(3));
+}
+
 char *progen(Pick *p, size_t *len) { return progen_dim(p, len, 3); }
 
 char *progen_dim(Pick *p, size_t *len, int dim) {
-  Gen G;
-  memset(&G, 0, sizeof G);
-  Gen *g = &G;
-  g->p = p;
-  g->dim = dim;
-  preamble(g, (int)P(3));
+  Gen G, *g = &G;
+  gen_begin(g, p, dim, false);
   int n = 1 + (int)P(10);
   for (int i = 0; i < n && g->stmts < MAX_STMTS; i++) stmt(g);
   if (dim > 9)                              /* n x n printed: column sums, and sums of squares by row */
@@ -744,13 +749,8 @@ static void big_point(Gen *g, int sh, double c, double w) {
 char *progen_grad(Pick *p, size_t *len) { return progen_grad_dim(p, len, 3); }
 
 char *progen_grad_dim(Pick *p, size_t *len, int dim) {
-  Gen G;
-  memset(&G, 0, sizeof G);
-  Gen *g = &G;
-  g->p = p;
-  g->fd = true;
-  g->dim = dim;
-  preamble(g, (int)P(3));
+  Gen G, *g = &G;
+  gen_begin(g, p, dim, true);
   Fn F = { .name = "F" };
   g->calls = true;
   function(g, &F);
