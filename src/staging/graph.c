@@ -297,11 +297,12 @@ static Value matmul_flags(Interp *I, Value a, bool ta, Value b, bool tb, Span sp
     tmp_release_to(I, mark);
     return r;
   }
-  Tensor *A = tensor_contiguous(I, a.u.m);
-  tmp_push(I, val_mat(A));
-  Tensor *B = tensor_contiguous(I, b.u.m);
+  bool fa, fb;                             /* a transposed view (a folded t(X)): X read with */
+  Tensor *A = op_gemm_operand(I, a, &fa);  /* the transpose flag, as the eager product reads it */
+  tmp_push(I, val_mat(A));                 /* (a packed copy would take another BLAS path and */
+  Tensor *B = op_gemm_operand(I, b, &fb);  /* give other last bits) */
   tmp_push(I, val_mat(B));
-  Tensor *C = op_gemm_new(I, ta, tb, A, B, sp);
+  Tensor *C = op_gemm_new(I, ta != fa, tb != fb, A, B, sp);
   tmp_pop(I, 2);
   tensor_free_ref(B);
   tensor_free_ref(A);
