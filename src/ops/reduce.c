@@ -133,6 +133,23 @@ static Value prod_others(Interp *I, Value p, Span sp) {
   return val_mat(o);
 }
 
+/* prod's operand a by value in *p, and whether an element is zero (then y / a is not the
+** product of the others): both of prod's rules. */
+static bool prod_has_zero(Interp *I, Value a, Span sp, Value *p) {
+  *p = ad_rule_values(I, a, sp, "the derivative of prod");
+  if (p->t != VT_MAT) return p->t == VT_NUM && p->u.n == 0;
+  for (int64_t i = 0; i < tensor_numel(p->u.m); i++)
+    if (tensor_at(p->u.m, i) == 0) return true;
+  return false;
+}
+
+/* cumprod's rules divide by a: a zero element is the located error (mode: "grad" or "jvp"). */
+static void cumprod_no_zero(Interp *I, Value a, Span sp, const char *mode) {
+  Value p = ad_rule_values(I, a, sp, "the derivative of cumprod");
+  for (int64_t i = 0; i < tensor_numel(p.u.m); i++)
+    if (tensor_at(p.u.m, i) == 0) mls_throw(I, sp, "%s: the derivative of cumprod at a zero element is not supported", mode);
+}
+
 void red_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
   Span sp = r->sp;
   OpKind op = r->op;
@@ -155,9 +172,8 @@ void red_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
     return;
   }
   case OP_PROD: {                           /* the product of the others */
-    Value p = ad_rule_values(I, a, sp, "the derivative of prod");
-    bool zero = p.t == VT_NUM ? p.u.n == 0 : false;
-    for (int64_t i = 0; p.t == VT_MAT && i < tensor_numel(p.u.m) && !zero; i++) zero = tensor_at(p.u.m, i) == 0;
+    Value p;
+    bool zero = prod_has_zero(I, a, sp, &p);
     if (!zero) gin[0] = B2(OP_MULZ, g, B2(OP_DIV, y, a));
     else if (p.t != VT_MAT) gin[0] = B2(OP_MUL, g, val_num(1));
     else gin[0] = B2(OP_MULZ, g, prod_others(I, p, sp));
@@ -174,9 +190,7 @@ void red_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
     Value z = B2(OP_MUL, g, y);
     Value tot = T(I, op_reduce(I, ar == 1 && ac > 1 ? OP_ROWSUMS : OP_COLSUMS, z, sp));
     Value rev = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, z, sp))), z);
-    Value p = ad_rule_values(I, a, sp, "the derivative of cumprod");
-    for (int64_t i = 0; i < tensor_numel(p.u.m); i++)
-      if (tensor_at(p.u.m, i) == 0) mls_throw(I, sp, "grad: the derivative of cumprod at a zero element is not supported");
+    cumprod_no_zero(I, a, sp, "grad");
     gin[0] = B2(OP_DIV, rev, a);
     return;
   }
@@ -243,9 +257,8 @@ Value red_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
   }
   case OP_PROD: {                           /* the tangent times the product of the others, summed */
     if (ta.t == VT_NULL) return ta;
-    Value p = ad_rule_values(I, a, sp, "the derivative of prod");
-    bool zero = p.t == VT_NUM ? p.u.n == 0 : false;
-    for (int64_t i = 0; p.t == VT_MAT && i < tensor_numel(p.u.m) && !zero; i++) zero = tensor_at(p.u.m, i) == 0;
+    Value p;
+    bool zero = prod_has_zero(I, a, sp, &p);
     Value others = !zero ? B2(OP_DIV, y, a) : p.t != VT_MAT ? val_num(1) : prod_others(I, p, sp);
     return T(I, op_reduce(I, OP_SUM, B2(OP_MULZ, ta, others), sp));
   }
@@ -255,9 +268,7 @@ Value red_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
     int64_t ar, ac;
     rl_shape(a, &n, &ar, &ac);
     if (n) return ta;
-    Value p = ad_rule_values(I, a, sp, "the derivative of cumprod");
-    for (int64_t i = 0; i < tensor_numel(p.u.m); i++)
-      if (tensor_at(p.u.m, i) == 0) mls_throw(I, sp, "jvp: the derivative of cumprod at a zero element is not supported");
+    cumprod_no_zero(I, a, sp, "jvp");
     return B2(OP_MUL, y, T(I, op_scan(I, OP_CUMSUM, B2(OP_DIV, ta, a), sp)));
   }
   /* no forward rule yet (cumsumprod and the auxiliary ops of second derivatives): jvp through
