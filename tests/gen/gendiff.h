@@ -53,17 +53,6 @@ static bool gd_hit_limit(const char *err) {
          strstr(err, "too deeply nested") || strstr(err, "stack overflow");
 }
 
-/* Do runs a (eager) and b (mode m) of program prog agree? Runs that reached a limit count as
-** agreeing. On the CPU, with the rewrites that change last bits left out (exact_rewrites),
-** staged code gives eager's bits, so the outputs must be the same text: a rounding difference
-** that a program amplifies (x %% y, floor, a comparison) cannot pass as a wrong result or
-** hide one. (The sparse mode keeps a matrix sparse only through the kernels that give the dense
-** bits, SPARSE_EXACT: its output must be eager's text too.) Two exceptions compare numbers to
-** 1e-12 relative: the simulated GPU, whose linear algebra differs in the last bits (inv is
-** getrf + getrs), and a program calling grad, whose
-** adjoints through a graph may be summed in another order (CSE makes one node of equal ones,
-** and its adjoint is then the sum of their uses' adjoints: 9 * g where eager adds g nine
-** times). */
 /* out without its storage lines, "[r x c sparse matrix, n nonzeros]" above a sparse matrix and
 ** "[r x c matrix]" below an elided dense one (malloc'd; NULL when out of memory): a staged graph
 ** may keep dense what the eager ops made sparse (matrix(0, ...) is stored sparse), or the other
@@ -87,6 +76,17 @@ static char *gd_values(const char *out) {
   return r;
 }
 
+/* Do runs a (eager) and b (mode m) of program prog agree? Runs that reached a limit count as
+** agreeing. On the CPU, with the rewrites that change last bits left out (exact_rewrites),
+** staged code gives eager's bits, so the outputs must be the same text: a rounding difference
+** that a program amplifies (x %% y, floor, a comparison) cannot pass as a wrong result or
+** hide one. (The sparse mode keeps a matrix sparse only through the kernels that give the dense
+** bits, SPARSE_EXACT: its output must be eager's text too.) Two exceptions compare numbers to
+** 1e-12 relative: the simulated GPU, whose linear algebra differs in the last bits (inv is
+** getrf + getrs), and a program calling grad, whose
+** adjoints through a graph may be summed in another order (CSE makes one node of equal ones,
+** and its adjoint is then the sum of their uses' adjoints: 9 * g where eager adds g nine
+** times). The storage lines of printed matrices are left out of both (gd_values). */
 static bool gd_same(const GdRun *a, const GdRun *b, GdMode m, const char *prog) {
   if (gd_hit_limit(a->err) || gd_hit_limit(b->err)) return true;
   if (a->status != b->status || strcmp(a->err, b->err) != 0) return false;
