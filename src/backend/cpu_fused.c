@@ -71,8 +71,16 @@ static void run_block(const FusedJob *j, int64_t lo, int64_t n, double (*buf)[FB
       }
       break;
     case BC_SCALAR: break;
-    case BC_ROW: for (int64_t i = 0; i < n; i++) buf[k][i] = d[(lo + i) % cols]; r[k] = buf[k]; break;
-    case BC_COL: for (int64_t i = 0; i < n; i++) buf[k][i] = d[(lo + i) / cols]; r[k] = buf[k]; break;
+    case BC_ROW:                 /* the block by runs along a row: position lo + i is (row, c) */
+    case BC_COL:                 /* (no division per element) */
+      for (int64_t i = 0, row = lo / cols, c = lo % cols; i < n; row++, c = 0) {
+        int64_t e = i + (cols - c < n - i ? cols - c : n - i);
+        if (p->bc[k] == BC_ROW) memcpy(buf[k] + i, d + c, (size_t)(e - i) * sizeof(double));
+        else for (double v = d[row]; i < e; i++) buf[k][i] = v;
+        i = e;
+      }
+      r[k] = buf[k];
+      break;
     }
   }
   for (int q = 0; q < p->nins; q++) {
