@@ -560,7 +560,10 @@ static void key_of(TextBuf *k, Value v, List *lv, List *statics) {
     tb_printf(k, "m%lldx%lld%s;", (long long)tensor_rows(p.u.m), (long long)tensor_cols(p.u.m), p.u.m->st->sparse ? "s" : "");
     if (lv) { val_retain(v); list_push(lv, v, NULL); }
     break;
-  case VT_BOOL: tb_printf(k, "b%d;", p.u.b); break;
+  case VT_BOOL:                                  /* (one a grad traces: a leaf too, box_leaves) */
+    tb_printf(k, "%s%d;", v.t == VT_BOX ? "B" : "b", p.u.b);
+    if (lv && v.t == VT_BOX) { val_retain(v); list_push(lv, v, NULL); }
+    break;
   case VT_STR: tb_printf(k, "s%zu:", p.u.s->len); tb_putn(k, p.u.s->s, p.u.s->len); tb_puts(k, ";"); break;
   case VT_LIST:
     tb_printf(k, "l%d(", p.u.l->n);
@@ -578,11 +581,14 @@ static void key_of(TextBuf *k, Value v, List *lv, List *statics) {
   }
 }
 
-/* v with its traced leaves replaced by boxes of t (param nodes), lists rebuilt (owned). */
+/* v with its traced leaves replaced by boxes of t (param nodes), lists rebuilt (owned). A
+** boolean is static (key_of keys its value), but one an outer grad traces is a leaf as well: its
+** box must sit inside t's, as every traced value's does, or an op on it goes to the grad first,
+** whose op then lands on t, outside the grad's box (grad(jit(f))(TRUE) recursed without end). */
 static Value box_leaves(Interp *I, Tape *t, Value v, int *pi) {
   Value p = ad_primal(v);
   Graph *g = t->graph;
-  if (p.t == VT_NUM || p.t == VT_MAT) {
+  if (p.t == VT_NUM || p.t == VT_MAT || (p.t == VT_BOOL && v.t == VT_BOX)) {
     int32_t id = graph_add(g, GN_PARAM, (Span){ 0, 0 }, NULL);
     g->nodes[id].param = (*pi)++;
     graph_node_shape(&g->nodes[id], v);
