@@ -89,19 +89,23 @@ static void prods_grad_line(double g, const double *x, double *o, int64_t n, int
   for (int64_t i = n - 1; i >= 0; i--) { o[i * d] = g == 0 ? 0 : g * o[i * d] * right; right *= x[i * d]; }
 }
 
-/* cumsumprod's adjoint: a[i] = g[i] + X[i+1,2] a[i+1] back to front; dX[i,1] = a[i],
-** dX[i,2] = a[i] Y[i-1] (Y[0] = 0). */
-static void cumsumprod_grad(const Backend *be, Tensor *const in[], Tensor *out) {
-  const double *g = tensor_data(in[0]), *x = tensor_data(in[1]), *y = tensor_data(in[2]);
+/* LINREC (rev false): x[i] = a[i] x[i-1] + s[i] from the start; RLINREC (rev true): x[i] = s[i] +
+** a[i+1] x[i+1] from the end (ops.def); the first step is s alone. Down each column, a row at a
+** time; a row vector along it. */
+static void linrec(const Backend *be, Tensor *const in[], Tensor *out, bool rev) {
+  const double *s = tensor_data(in[0]), *a = tensor_data(in[1]);
   double *o = tensor_data(out);
-  int64_t n = tensor_rows(out);
-  double a = 0;
-  int64_t budget = 0;
-  for (int64_t i = n - 1; i >= 0; i--) {
-    if (cpu_tick(be, &budget, 0)) return;
-    a = g[i] + (i + 1 < n ? x[(i + 1) * 2 + 1] * a : 0);
-    o[i * 2] = a;
-    o[i * 2 + 1] = i > 0 ? a * y[i - 1] : 0;
+  int64_t r = tensor_rows(out), c = tensor_cols(out), budget = 0;
+  int64_t n = r == 1 ? c : r, w = r == 1 ? 1 : c;       /* steps and the lines run side by side */
+  if (n == 0) return;
+  int64_t d = r == 1 ? 1 : c, i0 = rev ? n - 1 : 0, step = rev ? -d : d;
+  memcpy(o + i0 * d, s + i0 * d, (size_t)w * sizeof(double));   /* the first step: s alone */
+  for (int64_t k = 1; k < n; k++) {
+    if (cpu_tick(be, &budget, w)) return;
+    int64_t at = (i0 + (rev ? -k : k)) * d;          /* this step's line; the previous one is at - step */
+    const double *si = s + at, *ai = a + (rev ? at - step : at), *prev = o + at - step;
+    double *oi = o + at;
+    for (int64_t j = 0; j < w; j++) oi[j] = ai[j] * prev[j] + si[j];
   }
 }
 
@@ -134,7 +138,7 @@ int cpu_run_stats(const Backend *be, OpKind op, Tensor *out, Tensor *const in[])
     for (int64_t i = 0; i < r && !cpu_tick(be, &budget, 1); i++) { yv = a[i * 2] + a[i * 2 + 1] * yv; o[i] = yv; }
     break;
   }
-  case OP_CUMSUMPROD_GRAD: cumsumprod_grad(be, in, out); break;
+  case OP_LINREC: case OP_RLINREC: linrec(be, in, out, op == OP_RLINREC); break;
   case OP_CUMEXT_GRAD: cumext_grad(be, in, out, false); break;
   case OP_CUMEXT_TAN: cumext_grad(be, in, out, true); break;
   case OP_ROWPRODS_GRAD: {                       /* in[0] = g (r x 1), in[1] = x */

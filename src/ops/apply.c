@@ -142,8 +142,8 @@ Value op_kernel_dense(Interp *I, OpKind op, bool lent, const Value *in, int next
     return linalg_apply(I, op, in, sp);
   case OP_IFELSE: return ew_ifelse(I, in[0], in[1], in[2], sp);
   case OP_ALLREDUCE: return comm_allreduce(I, in[0], (int)x[0].u.n, sp);
-  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: case OP_CUMSUMPROD_GRAD: return red_grad_aux(I, op, 3, in, sp);
-  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: return red_grad_aux(I, op, 2, in, sp);
+  case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN: return red_grad_aux(I, op, 3, in, sp);
+  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: case OP_LINREC: case OP_RLINREC: return red_grad_aux(I, op, 2, in, sp);
   case OP_INDEX: return index_read(I, in[0], (int)x[0].u.n, x + 1, sp);
   case OP_SCATTER: return index_scatter(I, in[0], (int64_t)x[0].u.n, (int64_t)x[1].u.n, (int)x[2].u.n, x + 3, sp);
   default:
@@ -176,7 +176,7 @@ static OpFamily op_family(OpKind op) {
   case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: case OP_ROWINDEXMAX: case OP_ROWINDEXMIN: case OP_ROWPRODS:
   case OP_COLPRODS: case OP_CUMSUM: case OP_CUMPROD: case OP_CUMMAX: case OP_CUMMIN: case OP_CUMSUMPROD:
   case OP_SOFTMAX: case OP_LOGSOFTMAX: case OP_DIAG: case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:
-  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: case OP_CUMSUMPROD_GRAD:
+  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: case OP_LINREC: case OP_RLINREC:
     return FAM_RED;
   case OP_MATMUL: case OP_SUMPROD: return FAM_MATMUL;
   case OP_DOT: case OP_ROWSUMSPROD: case OP_COLSUMSPROD: case OP_DIAGPROD: case OP_CROSSPROD: case OP_TCROSSPROD:

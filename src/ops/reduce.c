@@ -82,7 +82,8 @@ Value red_scan(Interp *I, OpKind op, Value a, Span sp) {
 }
 
 Value red_grad_aux(Interp *I, OpKind op, int nin, const Value *in, Span sp) {
-  MLS_ASSERT(op == OP_CUMEXT_GRAD || op == OP_CUMEXT_TAN || op == OP_CUMSUMPROD_GRAD || op == OP_ROWPRODS_GRAD || op == OP_COLPRODS_GRAD);
+  MLS_ASSERT(op == OP_CUMEXT_GRAD || op == OP_CUMEXT_TAN || op == OP_ROWPRODS_GRAD || op == OP_COLPRODS_GRAD ||
+             op == OP_LINREC || op == OP_RLINREC);
   int mark = I->ntmp;
   Tensor *t[3];
   for (int k = 0; k < nin; k++) {
@@ -118,36 +119,54 @@ static OpKind count_of(OpKind op) {
   return op == OP_MAX || op == OP_MIN ? OP_SUM : op == OP_ROWMAXS || op == OP_ROWMINS ? OP_ROWSUMS : OP_COLSUMS;
 }
 
-/* The product of the others (prod's adjoint where an element is zero): n^2, interruptible. */
-static Value prod_others(Interp *I, Value p, Span sp) {
-  int64_t n = tensor_numel(p.u.m);
-  Tensor *o = tensor_new(I, tensor_rows(p.u.m), tensor_cols(p.u.m));
-  T(I, val_mat(o));
-  int64_t budget = 0;
+/* prod's and cumprod's rules are built from ops alone, the same ops whatever the values, so a
+** staged gradient replayed at a zero is right (rules that chose their formula by the values they
+** were traced with gave NaN there) and a second derivative goes through them. */
+#define IFE(c, yes, no) T(I, op_ifelse(I, c, yes, no, sp))
+
+/* prod's partial derivatives, the product of the others: y / a where a_i is not zero (to the bit
+** what it was); where a_i is zero, the product of the nonzero elements if it is the only zero,
+** times the other zero's value if there are two (0, but its derivative is the product of the
+** rest: the Hessian), else 0. n: a is a number. */
+static Value prod_others(Interp *I, Value a, Value y, bool n, Span sp) {
+  Value z = B2(OP_EQ, a, val_num(0));
+  Value a1 = IFE(z, val_num(1), a);
+  if (n) return IFE(z, val_num(1), B2(OP_DIV, y, a1));   /* a number: 1 (y / a, unless a is not finite) */
+  Value nz = T(I, op_reduce(I, OP_SUM, z, sp));
+  Value other = B2(OP_SUB, T(I, op_reduce(I, OP_SUM, IFE(z, a, val_num(0)), sp)), a);   /* the other zero */
+  Value k = B2(OP_ADD, B2(OP_EQ, nz, val_num(1)), B2(OP_MUL, B2(OP_EQ, nz, val_num(2)), other));
+  return IFE(z, B2(OP_MUL, T(I, op_reduce(I, OP_PROD, a1, sp)), k), B2(OP_DIV, y, a1));
+}
+
+/* v shifted one step along the scan direction (down each column; along a row vector): by 1,
+** v[i-1] at i and fill at the first; by -1, v[i+1] at i and fill at the last. A gather and a
+** choice, so it is differentiated as they are. */
+static Value shift_scan(Interp *I, Value v, int by, double fill, int64_t ar, int64_t ac, Span sp) {
+  bool row = ar == 1 && ac > 1;
+  int64_t n = row ? ac : ar;
+  Tensor *ix = tensor_new(I, row ? 1 : n, row ? n : 1), *keep = tensor_new(I, ar, ac);
+  T(I, val_mat(ix));
+  T(I, val_mat(keep));
   for (int64_t i = 0; i < n; i++) {
-    if (interp_tick(I, &budget, n)) interp_check_interrupt(I, sp);   /* (o is on the temp stack) */
-    double q = 1;
-    for (int64_t j = 0; j < n; j++) if (j != i) q *= tensor_at(p.u.m, j);   /* p may be a view */
-    tensor_data(o)[i] = q;
+    int64_t j = i - by;
+    tensor_data(ix)[i] = (double)(j < 0 ? 0 : j >= n ? n - 1 : j) + 1;
   }
-  return val_mat(o);
+  for (int64_t i = 0; i < ar; i++)
+    for (int64_t j = 0; j < ac; j++) {
+      int64_t at = row ? j : i;
+      tensor_data(keep)[i * ac + j] = by > 0 ? at > 0 : at < n - 1;
+    }
+  keep->logical = true;
+  Value idx[2] = { row ? val_unbound() : val_mat(ix), row ? val_mat(ix) : val_unbound() };
+  return IFE(val_mat(keep), T(I, ad_index(I, v, 2, idx, sp)), val_num(fill));
 }
 
-/* prod's operand a by value in *p, and whether an element is zero (then y / a is not the
-** product of the others): both of prod's rules. */
-static bool prod_has_zero(Interp *I, Value a, Span sp, Value *p) {
-  *p = ad_rule_values(I, a, sp, "the derivative of prod");
-  if (p->t != VT_MAT) return p->t == VT_NUM && p->u.n == 0;
-  for (int64_t i = 0; i < tensor_numel(p->u.m); i++)
-    if (tensor_at(p->u.m, i) == 0) return true;
-  return false;
-}
-
-/* cumprod's rules divide by a: a zero element is the located error (mode: "grad" or "jvp"). */
-static void cumprod_no_zero(Interp *I, Value a, Span sp, const char *mode) {
-  Value p = ad_rule_values(I, a, sp, "the derivative of cumprod");
-  for (int64_t i = 0; i < tensor_numel(p.u.m); i++)
-    if (tensor_at(p.u.m, i) == 0) mls_throw(I, sp, "%s: the derivative of cumprod at a zero element is not supported", mode);
+/* v as an ar x ac matrix: a broadcast adjoint (a number, rules.h) filled out, for the
+** recurrences' kernels, which read their operands cell by cell */
+static Value full_of(Interp *I, Value v, int64_t ar, int64_t ac, Span sp) {
+  Value p = ad_primal(v);
+  if (ar * ac == 1 || (p.t == VT_MAT && tensor_rows(p.u.m) == ar && tensor_cols(p.u.m) == ac)) return v;
+  return B2(OP_MUL, rl_ones(I, ar, ac), v);
 }
 
 void red_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
@@ -171,27 +190,24 @@ void red_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
     gin[0] = rl_sum_to(I, B2(OP_MULZ, g, w), a, sp);
     return;
   }
-  case OP_PROD: {                           /* the product of the others */
-    Value p;
-    bool zero = prod_has_zero(I, a, sp, &p);
-    if (!zero) gin[0] = B2(OP_MULZ, g, B2(OP_DIV, y, a));
-    else if (p.t != VT_MAT) gin[0] = B2(OP_MUL, g, val_num(1));
-    else gin[0] = B2(OP_MULZ, g, prod_others(I, p, sp));
+  case OP_PROD:                             /* the product of the others */
+    gin[0] = B2(OP_MULZ, g, prod_others(I, a, y, n, sp));
     return;
-  }
   case OP_CUMSUM: {                         /* reversed cumulative sum: total - cumsum + g */
     if (n) { gin[0] = g; return; }
     Value tot = T(I, op_reduce(I, ar == 1 && ac > 1 ? OP_ROWSUMS : OP_COLSUMS, g, sp));
     gin[0] = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, g, sp))), g);
     return;
   }
-  case OP_CUMPROD: {                        /* reversed cumulative sum of g*y, over a */
-    if (n) { gin[0] = g; return; }
-    Value z = B2(OP_MUL, g, y);
-    Value tot = T(I, op_reduce(I, ar == 1 && ac > 1 ? OP_ROWSUMS : OP_COLSUMS, z, sp));
-    Value rev = B2(OP_ADD, B2(OP_SUB, tot, T(I, op_scan(I, OP_CUMSUM, z, sp))), z);
-    cumprod_no_zero(I, a, sp, "grad");
-    gin[0] = B2(OP_DIV, rev, a);
+  case OP_CUMPROD:                          /* rlinrec(g, a) times the products before each element */
+    gin[0] = n ? g : B2(OP_MULZ, T(I, op_grad_aux(I, OP_RLINREC, 2, (Value[]){ full_of(I, g, ar, ac, sp), a }, sp)),
+                         shift_scan(I, y, 1, 1, ar, ac, sp));
+    return;
+  case OP_LINREC: case OP_RLINREC: {        /* linear in s, the other recurrence its adjoint; for a: */
+    Value q = T(I, op_grad_aux(I, op == OP_LINREC ? OP_RLINREC : OP_LINREC, 2, (Value[]){ full_of(I, g, ar, ac, sp), r->in[1] }, sp));
+    if (r->want[0]) gin[0] = q;               /* x's previous step times q, q's previous step times r */
+    if (r->want[1])
+      gin[1] = op == OP_LINREC ? B2(OP_MULZ, shift_scan(I, y, 1, 0, ar, ac, sp), q) : B2(OP_MULZ, shift_scan(I, q, 1, 0, ar, ac, sp), y);
     return;
   }
   case OP_CUMMAX: case OP_CUMMIN:           /* each g to the element the running value came from */
@@ -204,12 +220,16 @@ void red_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
     if (r->want[0])
       gin[0] = T(I, op_grad_aux(I, op == OP_CUMEXT_GRAD ? OP_CUMEXT_TAN : OP_CUMEXT_GRAD, 3, (Value[]){ g, r->in[1], r->in[2] }, sp));
     return;
-  case OP_CUMSUMPROD:                       /* the adjoint recursion (cpu_stats.c) */
-    gin[0] = T(I, op_grad_aux(I, OP_CUMSUMPROD_GRAD, 3, (Value[]){ g, a, y }, sp));
+  case OP_CUMSUMPROD: {                     /* Y = linrec(X[, 1], X[, 2]): X[, 1]'s adjoint is q = */
+    Value c2 = T(I, ad_index(I, a, 2, (Value[]){ val_unbound(), val_num(2) }, sp));   /* rlinrec(g, X[, 2]) */
+    Value q = T(I, op_grad_aux(I, OP_RLINREC, 2, (Value[]){ full_of(I, g, ar, 1, sp), c2 }, sp));
+    Value q2 = B2(OP_MULZ, shift_scan(I, y, 1, 0, ar, 1, sp), q);        /* X[, 2]'s: q times Y's previous step */
+    Value gx = T(I, ad_set_index(I, B2(OP_MUL, rl_ones(I, ar, 2), val_num(0)), 2, (Value[]){ val_unbound(), val_num(1) }, q, sp));
+    gin[0] = T(I, ad_set_index(I, gx, 2, (Value[]){ val_unbound(), val_num(2) }, q2, sp));
     return;
-  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD: case OP_CUMSUMPROD_GRAD:
-    mls_throw(I, sp, "grad: the second derivative of %s is not supported",
-              op == OP_ROWPRODS_GRAD ? "rowProds" : op == OP_COLPRODS_GRAD ? "colProds" : "cumsumprod");
+  }
+  case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD:
+    mls_throw(I, sp, "grad: the second derivative of %s is not supported", op == OP_ROWPRODS_GRAD ? "rowProds" : "colProds");
   case OP_LOGSOFTMAX:                       /* g - exp(y) * rowSums(g) */
     gin[0] = B2(OP_SUB, g, B2(OP_MUL, U1(OP_EXP, y), T(I, op_reduce(I, OP_ROWSUMS, g, sp))));
     return;
@@ -257,21 +277,44 @@ Value red_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
   }
   case OP_PROD: {                           /* the tangent times the product of the others, summed */
     if (ta.t == VT_NULL) return ta;
-    Value p;
-    bool zero = prod_has_zero(I, a, sp, &p);
-    Value others = !zero ? B2(OP_DIV, y, a) : p.t != VT_MAT ? val_num(1) : prod_others(I, p, sp);
+    bool n;
+    int64_t ar, ac;
+    rl_shape(a, &n, &ar, &ac);
+    Value others = prod_others(I, a, y, n, sp);
     return T(I, op_reduce(I, OP_SUM, B2(OP_MULZ, ta, others), sp));
   }
-  case OP_CUMPROD: {                        /* y * cumsum(t / a), as the reverse rule (no zeros) */
+  case OP_CUMPROD: {                        /* linrec(t times the products before each element, a) */
     if (ta.t == VT_NULL) return ta;
     bool n;
     int64_t ar, ac;
     rl_shape(a, &n, &ar, &ac);
     if (n) return ta;
-    cumprod_no_zero(I, a, sp, "jvp");
-    return B2(OP_MUL, y, T(I, op_scan(I, OP_CUMSUM, B2(OP_DIV, ta, a), sp)));
+    Value src = full_of(I, B2(OP_MUL, shift_scan(I, y, 1, 1, ar, ac, sp), ta), ar, ac, sp);
+    return T(I, op_grad_aux(I, OP_LINREC, 2, (Value[]){ src, a }, sp));
   }
-  /* no forward rule yet (cumsumprod and the auxiliary ops of second derivatives): jvp through
+  case OP_LINREC: case OP_RLINREC: {        /* the same recurrence of t_s plus a's part */
+    if (ta.t == VT_NULL && tin[1].t == VT_NULL) return ta;
+    bool n;
+    int64_t ar, ac;
+    rl_shape(a, &n, &ar, &ac);
+    Value src = rl_tzero(ta);
+    if (tin[1].t != VT_NULL)                 /* t_a times x's previous step; the next step's t_a times r */
+      src = B2(OP_ADD, src, op == OP_LINREC ? B2(OP_MUL, tin[1], shift_scan(I, y, 1, 0, ar, ac, sp))
+                                            : shift_scan(I, B2(OP_MUL, tin[1], y), -1, 0, ar, ac, sp));
+    return T(I, op_grad_aux(I, op, 2, (Value[]){ full_of(I, src, ar, ac, sp), r->in[1] }, sp));
+  }
+  case OP_CUMSUMPROD: {                     /* linrec(T[, 1] + T[, 2] times Y's previous step, X[, 2]) */
+    if (ta.t == VT_NULL) return ta;
+    bool n;
+    int64_t ar, ac;
+    rl_shape(a, &n, &ar, &ac);
+    Value t1 = T(I, ad_index(I, ta, 2, (Value[]){ val_unbound(), val_num(1) }, sp));
+    Value t2 = T(I, ad_index(I, ta, 2, (Value[]){ val_unbound(), val_num(2) }, sp));
+    Value c2 = T(I, ad_index(I, a, 2, (Value[]){ val_unbound(), val_num(2) }, sp));
+    Value src = B2(OP_ADD, t1, B2(OP_MUL, t2, shift_scan(I, y, 1, 0, ar, 1, sp)));
+    return T(I, op_grad_aux(I, OP_LINREC, 2, (Value[]){ full_of(I, src, ar, 1, sp), c2 }, sp));
+  }
+  /* no forward rule yet (the auxiliary ops of second derivatives): jvp through
   ** them is the located error */
   default: break;
   }

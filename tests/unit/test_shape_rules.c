@@ -288,7 +288,7 @@ static void test_reductions(void **state) {
   for (int op = 1; op < OP_COUNT; op++) {
     int f = op_info[op].flags;
     if (!(f & OPF_RED) || op == OP_IFELSE || op == OP_CUMEXT_GRAD || op == OP_CUMEXT_TAN || op == OP_ROWPRODS_GRAD ||
-        op == OP_COLPRODS_GRAD || op == OP_CUMSUMPROD_GRAD)
+        op == OP_COLPRODS_GRAD || op == OP_LINREC || op == OP_RLINREC)
       continue;
     EagerKind k = op == OP_DIAG ? E_DIAG : (f & OPF_KEEP) ? E_SCAN : E_REDUCE;
     for (int i = 0; i < noperands; i++) one(I, k, (OpKind)op, 1, &operands[i], NULL, NULL);
@@ -328,8 +328,11 @@ static void test_grad_aux(void **state) {
       one(I, E_AUX, OP_ROWPRODS_GRAD, 2, rp[k], NULL, NULL);
       one(I, E_AUX, OP_COLPRODS_GRAD, 2, cp[k], NULL, NULL);
     }
-    Shape csp[][3] = { { sh_mat(r, 1), sh_mat(r, 2), sh_mat(r, 1) }, { s, sh_mat(r, 2), sh_mat(r, 1) }, { sh_mat(r, 1), s, sh_mat(r, 1) } };
-    for (size_t k = 0; k < 3; k++) one(I, E_AUX, OP_CUMSUMPROD_GRAD, 3, csp[k], NULL, NULL);
+    Shape lr[][2] = { { m, m }, { s, m }, { m, s } };
+    for (size_t k = 0; k < 3; k++) {
+      one(I, E_AUX, OP_LINREC, 2, lr[k], NULL, NULL);
+      one(I, E_AUX, OP_RLINREC, 2, lr[k], NULL, NULL);
+    }
   }
   Shape nums[3] = { sh_num(2), sh_num(3), sh_num(1) };
   one(I, E_AUX, OP_CUMEXT_GRAD, 3, nums, NULL, NULL);
