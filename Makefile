@@ -414,6 +414,8 @@ gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --dim 40 --seed 1 --count 1000   # 40 x 40 operands: larger kernels, sparse storage
 	$(BUILD)/gen_diff --dim 2 --seed 1 --count 2000
 	$(BUILD)/gen_diff --grad --dim 40 --seed 1 --count 500
+	$(BUILD)/gen_diff --wide --seed 1 --count $(GEN_COUNT) --modes staged,jit,sparse  # the rest of the vocabulary, CPU
+	$(BUILD)/gen_diff --wide --grad --seed 1 --count $(GEN_GRAD_COUNT) --modes staged,jit,sparse  # modes (robustness.md)
 
 # No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
 # symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.
@@ -465,6 +467,7 @@ sanitize-run:
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --seed 2 --count 1500 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --grad --seed 2 --count 500 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --dim 40 --seed 2 --count 200 || fail=1; \
+	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --wide --grad --seed 2 --count 300 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests \
 	    $(filter-out tests/lang/gc.test,$(wildcard tests/lang/*.test)) || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/gc.test || fail=1; \

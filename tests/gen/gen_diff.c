@@ -2,11 +2,13 @@
 ** gen_diff.c — generated programs (progen.c) run eagerly and in every staged and device mode,
 ** compared (gendiff.h). make test runs a fixed count from a fixed seed; campaigns run more.
 **   gen_diff [--seed S] [--count N] [--from K] [--modes staged,jit,gpu-staged,gpu-jit,sparse]
-**            [--keep-going] [--save DIR] [--show K] [--grad] [--dim N] [--file PROG]
+**            [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--dim N] [--file PROG]
 ** Program k of seed S is the same on every machine. Exit status 1 when any mode differs.
 ** --grad writes progen_grad's programs instead: a gradient checked against finite differences
 ** (a line "FDMISMATCH" in the eager run's output counts as a difference), then the modes.
 ** --dim N writes progen_dim's programs: vectors of N and N x N matrices instead of 3.
+** --wide adds the rest of the vocabulary (progen.c's wide_expr: log, asin, %/%, pmin, rowMaxs,
+** cummax, inv, det, cholesky, eigen, ...) to either kind.
 ** --file PROG runs that program instead, as program 0, in each mode: for reducing a generated
 ** program by hand.
 */
@@ -51,7 +53,7 @@ static char *read_prog(const char *path, size_t *n) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--dim N] [--file PROG]\n");
+  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--dim N] [--file PROG]\n");
   exit(2);
 }
 
@@ -60,7 +62,7 @@ int main(int argc, char **argv) {
   int64_t show = -1;
   int dim = 3;
   const char *file = NULL;
-  bool keep = false, grad = false, want[GD_NMODES] = { false, true, true, true, true, true };
+  bool keep = false, grad = false, wide = false, want[GD_NMODES] = { false, true, true, true, true, true };
   const char *save = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -71,6 +73,7 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && !strcmp(a, "--save")) save = argv[++i];
     else if (!strcmp(a, "--keep-going")) keep = true;
     else if (!strcmp(a, "--grad")) grad = true;
+    else if (!strcmp(a, "--wide")) wide = true;
     else if (i + 1 < argc && !strcmp(a, "--dim")) dim = atoi(argv[++i]);
     else if (i + 1 < argc && !strcmp(a, "--file")) file = argv[++i];
     else if (i + 1 < argc && !strcmp(a, "--modes")) {
@@ -87,7 +90,7 @@ int main(int argc, char **argv) {
     Pick p;
     pick_seed(&p, seed * 1000003u + (uint64_t)show);
     size_t n;
-    char *prog = grad ? progen_grad_dim(&p, &n, dim) : progen_dim(&p, &n, dim);
+    char *prog = grad ? progen_grad_dim(&p, &n, dim, wide) : progen_dim(&p, &n, dim, wide);
     if (!prog) return 2;
     fwrite(prog, 1, n, stdout);
     free(prog);
@@ -104,7 +107,7 @@ int main(int argc, char **argv) {
     Pick p;
     pick_seed(&p, seed * 1000003u + k);
     size_t n;
-    char *prog = file ? read_prog(file, &n) : grad ? progen_grad_dim(&p, &n, dim) : progen_dim(&p, &n, dim);
+    char *prog = file ? read_prog(file, &n) : grad ? progen_grad_dim(&p, &n, dim, wide) : progen_dim(&p, &n, dim, wide);
     if (!prog) { fprintf(stderr, "gen_diff: %s\n", file ? "cannot read the file" : "out of memory"); return 2; }
     cur_prog = prog;
     cur_len = n;

@@ -92,6 +92,7 @@ typedef struct Gen {
   bool calls;         /* the function being written may call f1.. and grad or jit (progen_grad's F) */
   bool fd;            /* progen_grad's program: the same values at every call (rand seeded) */
   int dim;            /* n of the n x 1, 1 x n and n x n shapes (3: the literals of progen) */
+  bool wide;          /* the rest of the vocabulary too (wide_expr; gen_diff --wide) */
   bool closure;       /* h = function(w) ... is defined in the function being written */
   int stmts;          /* statements written so far: a bound on the program's size */
 } Gen;
@@ -247,8 +248,112 @@ static bool call_fn(Gen *g, int sh, int d) {
   return true;
 }
 
+/* an n x n matrix far from singular: e + n I (a product, inverse or factor of it stays moderate) */
+static void dominant(Gen *g, int d) {
+  put(&g->b, "(");
+  expr(g, SH_M, d + 1);
+  if (g->dim != 3) put(&g->b, " + diag(matrix(%d, rows = %d, cols = 1)))", 4 * g->dim, g->dim);
+  else put(&g->b, " + diag(3) * 4)");
+}
+
+/* The rest of the vocabulary (gen_diff --wide): ops.def's less common functions and the
+** builtins with derivative rules that expr does not write: each argument mostly kept in its
+** function's domain (log of abs(e) + 0.5, asin of 0.9 tanh(e), ...), sometimes not, so NaN
+** and errors come too. Asked for only when g->wide, so expr's choices, and so the programs
+** of a seed without --wide, are unchanged. */
+static void wide_expr(Gen *g, int sh, int d) {
+  static const char *const fn1[][2] = {   /* elementwise: prefix, suffix around e */
+    { "log(abs(", ") + 0.5)" }, { "log1p(abs(", "))" }, { "expm1(tanh(", "))" }, { "tan(tanh(", "))" },
+    { "sinh(tanh(", ") * 2)" }, { "cosh(tanh(", "))" }, { "asin(tanh(", ") * 0.9)" }, { "acos(tanh(", ") * 0.9)" },
+    { "atan(", ")" }, { "pnorm(", ")" }, { "qnorm(sigmoid(tanh(", ")))" }, { "logit(sigmoid(tanh(", ")))" },
+    { "softplus(", ")" }, { "ceil(", ")" }, { "-(", ")" }, { "log(", ")" }, { "asin(", ")" }, { "(!(", " > 0))" },
+  };
+  unsigned k = P(3);
+  if (k == 0) {
+    unsigned u = P(sizeof fn1 / sizeof *fn1);
+    put(&g->b, "%s", fn1[u][0]);
+    expr(g, sh, d + 1);
+    put(&g->b, "%s", fn1[u][1]);
+    return;
+  }
+  if (k == 1) {                           /* elementwise of two: one side of shape sh, the other sh or a number */
+    int sa = sh, sb = P(3) ? sh : SH_S;
+    if (P(2)) { int t = sa; sa = sb; sb = t; }
+    static const char *const op2[] = { " %%/%% ", " > ", " == ", " <= ", " & ", " | ", "pmin", "pmax", "^" };
+    unsigned o = P(sizeof op2 / sizeof *op2);
+    if (o == 6 || o == 7) { put(&g->b, "%s(", op2[o]); expr(g, sa, d + 1); put(&g->b, ", "); expr(g, sb, d + 1); put(&g->b, ")"); return; }
+    if (o == 8) { put(&g->b, "((abs("); expr(g, sa, d + 1); put(&g->b, ") + 0.5) ^ tanh("); expr(g, sb, d + 1); put(&g->b, "))"); return; }
+    put(&g->b, "((");
+    expr(g, sa, d + 1);
+    put(&g->b, ")");
+    put(&g->b, op2[o]);
+    put(&g->b, "(");
+    expr(g, sb, d + 1);
+    put(&g->b, ") %s ", P(2) ? "+" : "*");
+    expr(g, sh, d + 1);
+    put(&g->b, ")");
+    return;
+  }
+  switch (sh) {
+  case SH_S:
+    switch (P(12)) {
+    case 0: put(&g->b, "var("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 1: put(&g->b, "min("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 2: put(&g->b, "median("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 3: put(&g->b, "det("); dominant(g, d); put(&g->b, ")"); return;
+    case 4: put(&g->b, "trace("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 5: put(&g->b, "sum(cumprod("); expr(g, SH_V, d + 1); put(&g->b, "))"); return;
+    case 6: put(&g->b, "sum(rowMaxs("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
+    case 7: put(&g->b, "quantile("); expr(g, SH_V, d + 1); put(&g->b, ", 0.5)"); return;
+    case 8: put(&g->b, "max("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 9: put(&g->b, "sum(logsoftmax("); expr(g, SH_R, d + 1); put(&g->b, "))"); return;
+    case 10: put(&g->b, "sum(eigen(crossprod("); expr(g, SH_M, d + 1); put(&g->b, "))$values)"); return;
+    default: put(&g->b, "mean(colMins("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
+    }
+  case SH_V:
+    switch (P(12)) {
+    case 0: put(&g->b, "rowMaxs("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 1: put(&g->b, "rowMins("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 2: put(&g->b, "rowMeans("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 3: put(&g->b, "rowProds("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 4: put(&g->b, "cumprod("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 5: put(&g->b, "cummax("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 6: put(&g->b, "cummin("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 7: put(&g->b, "sort("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 8: put(&g->b, "(inv("); dominant(g, d); put(&g->b, ") %%*%% "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 9: put(&g->b, "rowVars("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 10: put(&g->b, "eigen(crossprod("); dominant(g, d); put(&g->b, "))$values"); return;
+    default: put(&g->b, "rowIndexMax("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    }
+  case SH_R:
+    switch (P(7)) {
+    case 0: put(&g->b, "colMaxs("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 1: put(&g->b, "colMins("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 2: put(&g->b, "colMeans("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 3: put(&g->b, "colProds("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 4: put(&g->b, "logsoftmax("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    case 5: put(&g->b, "cumprod("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    default: put(&g->b, "colVars("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    }
+  default:
+    switch (P(10)) {
+    case 0: put(&g->b, "inv("); dominant(g, d); put(&g->b, ")"); return;
+    case 1: put(&g->b, "crossprod("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 2: put(&g->b, "tcrossprod("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 3: put(&g->b, "cholesky(crossprod("); dominant(g, d); put(&g->b, "))"); return;
+    case 4: put(&g->b, "outer("); expr(g, SH_V, d + 1); put(&g->b, ", "); expr(g, SH_R, d + 1); put(&g->b, ", \"*\")"); return;
+    case 5: put(&g->b, "logsoftmax("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 6: put(&g->b, "cummax("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 7: put(&g->b, "cumprod(tanh("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
+    case 8: put(&g->b, "eigen(crossprod("); dominant(g, d); put(&g->b, "))$vectors"); return;
+    default: put(&g->b, "softmax("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    }
+  }
+}
+
 static void expr(Gen *g, int sh, int d) {
   if (d > 3 || g->b.n > 6000) { leaf(g, sh); return; }
+  if (g->wide && P(5) == 0) { wide_expr(g, sh, d); return; }
   unsigned k = P(24);
   if (k == 23 && d > 0) sh = (int)P(SH_N);   /* an operand of another shape (non-conformable) */
   if (k < 7) { leaf(g, sh); return; }
@@ -643,19 +748,20 @@ static void preamble(Gen *g, int nfns) {
 }
 
 /* a generator of programs at size dim (fd: progen_grad's), its preamble written */
-static void gen_begin(Gen *g, Pick *p, int dim, bool fd) {
+static void gen_begin(Gen *g, Pick *p, int dim, bool fd, bool wide) {
   memset(g, 0, sizeof *g);
   g->p = p;
   g->dim = dim;
+  g->wide = wide;
   g->fd = fd;
   preamble(g, (int)P(3));
 }
 
-char *progen(Pick *p, size_t *len) { return progen_dim(p, len, 3); }
+char *progen(Pick *p, size_t *len) { return progen_dim(p, len, 3, false); }
 
-char *progen_dim(Pick *p, size_t *len, int dim) {
+char *progen_dim(Pick *p, size_t *len, int dim, bool wide) {
   Gen G, *g = &G;
-  gen_begin(g, p, dim, false);
+  gen_begin(g, p, dim, false, wide);
   int n = 1 + (int)P(10);
   for (int i = 0; i < n && g->stmts < MAX_STMTS; i++) stmt(g);
   if (dim > 9)                              /* n x n printed: column sums, and sums of squares by row */
@@ -746,11 +852,11 @@ static void big_point(Gen *g, int sh, double c, double w) {
   put(&g->b, "matrix(%.2f + 0.9 * sin(seq(1, %d) * %.2f), rows = %d, cols = %d)", c, r * k, w, r, k);
 }
 
-char *progen_grad(Pick *p, size_t *len) { return progen_grad_dim(p, len, 3); }
+char *progen_grad(Pick *p, size_t *len) { return progen_grad_dim(p, len, 3, false); }
 
-char *progen_grad_dim(Pick *p, size_t *len, int dim) {
+char *progen_grad_dim(Pick *p, size_t *len, int dim, bool wide) {
   Gen G, *g = &G;
-  gen_begin(g, p, dim, true);
+  gen_begin(g, p, dim, true, wide);
   Fn F = { .name = "F" };
   g->calls = true;
   function(g, &F);

@@ -9,6 +9,7 @@
 #ifndef MLS_PROGEN_H
 #define MLS_PROGEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,8 +31,11 @@ char *progen(Pick *p, size_t *len);
 /* The same grammar at another size: column vectors n x 1, rows 1 x n, matrices n x n (progen
 ** is n = 3), built from ramps, waves, constants and sparse patterns instead of literals; a
 ** loop over nrow() runs at most 3 times, and an n x n value above 9 x 9 is printed as sums
-** (gen_diff --dim N: the kernels' paths for larger operands, threads, sparse storage). */
-char *progen_dim(Pick *p, size_t *len, int dim);
+** (gen_diff --dim N: the kernels' paths for larger operands, threads, sparse storage). wide:
+** the rest of the vocabulary too (log, asin, %/%, comparisons as values, pmin, rowMaxs, cummax,
+** cumprod, inv, det, cholesky, eigen, outer, logsoftmax, ...: gen_diff --wide); without it a
+** seed's programs are those it always gave. */
+char *progen_dim(Pick *p, size_t *len, int dim, bool wide);
 
 /* Writes a program whose function F(x, y) (a body of the same grammar, calling f1.. and grad
 ** and jit) has its gradient in x at a point checked against finite differences: a line
@@ -39,6 +43,6 @@ char *progen_dim(Pick *p, size_t *len, int dim);
 char *progen_grad(Pick *p, size_t *len);
 /* The same at n x 1, 1 x n and n x n (progen_dim's shapes): the gradient checked along two
 ** directions (central differences and jvp along each), not entry by entry; no Hessian. */
-char *progen_grad_dim(Pick *p, size_t *len, int dim);
+char *progen_grad_dim(Pick *p, size_t *len, int dim, bool wide);
 
 #endif
