@@ -136,6 +136,15 @@ Value ad_rule_values(Interp *I, Value v, Span sp, const char *what) {
 ** stable op's too: a graph optimizer rewriting the forward ops finds the backward ones already
 ** built from 1 / softmax(z) (jit(grad(f)) gave NaN where jit(f) was finite). Only on values a
 ** stage traces: eager code keeps eager's arithmetic. x is the log's operand; false when it is no such pattern. */
+/* Whether an active stage traces v as anything but a constant (its value may change between
+** runs of the graph). */
+static bool staged_varying(Value v) {
+  for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
+    if (x.u.box->tape->graph && x.u.box->tape->active && !(x.u.box->tape->graph->nodes[x.u.box->node].flags & GF_CONSTANT))
+      return true;
+  return false;
+}
+
 static bool stable_log(Interp *I, Value x, Span sp, Value *out) {
   bool staged = I->stage && I->stage->active;   /* x also traced by a stage (jit(grad(f))) */
   for (Value v = x; v.t == VT_BOX && !staged; v = v.u.box->v) staged = v.u.box->tape->graph && v.u.box->tape->active;
@@ -150,8 +159,12 @@ static bool stable_log(Interp *I, Value x, Span sp, Value *out) {
     for (int k = 0; k < 2 && op == OP_NONE; k++) {
       Value one = ad_primal(p->val[k]);
       int32_t e = p->in[1 - k];
-      if (p->in[k] < 0 && e >= 0 && t->nodes[e].op == OP_EXP) one = ad_rule_values(I, p->val[k], sp, "a stable rewrite");
-      if (p->in[k] < 0 && one.t == VT_NUM && one.u.n == 1 && e >= 0 && t->nodes[e].op == OP_EXP) { src = e; op = OP_SOFTPLUS; }
+      /* the 1 must be one at every run: a constant of the stage, not a value it takes as an argument
+      ** or capture (c = 1 at the trace made log(c + exp(x)) softplus(x) at c = 2 too) */
+      if (p->in[k] < 0 && !staged_varying(p->val[k]) && one.t == VT_NUM && one.u.n == 1 && e >= 0 && t->nodes[e].op == OP_EXP) {
+        src = e;
+        op = OP_SOFTPLUS;
+      }
     }
   if (op == OP_NONE) return false;
   const TNode *s = &t->nodes[src];
