@@ -140,23 +140,54 @@ int32_t graph_add(Graph *g, GKind k, Span sp, Source *src) {
   return g->n++;
 }
 
+/* One call of a chain: fr's, or q's (a frame inlined into a running graph) with its entry's place
+** named (the run's own call site: the frame is copied into another graph). */
+static void chain_frame(InlineFrame *f, const Frame *fr, const InlineFrame *q, Interp *I) {
+  if (q) {
+    *f = *q;
+    if (q->entry && I->gentry_src) { f->call_src = I->gentry_src; f->call_site = I->gentry_sp; }
+  } else {
+    snprintf(f->name, sizeof f->name, "%s", !fr->fi ? "source" : fr->fi->name ? fr->fi->name->name : "<anonymous>");
+    f->call_src = fr->call_src;
+    f->call_site = fr->call_site;
+  }
+  f->entry = false;
+}
+
+/* The calls a node recorded now was inlined through, outermost first: the frames from g's
+** base; where a graph is running (a jit function called while g is traced runs its graph), its
+** node's inlined calls after the frame it runs in, as err.c's trace puts them (the loop
+** nodes' chains around it first), then the frames above. */
+void graph_trace_base(Interp *I, Graph *g, int fbase) {
+  g->fbase = fbase;
+  g->base_chain = I->gchain;
+  g->base_up = I->gchain_up;
+  g->base_at = I->gchain_at;
+}
+
 int32_t graph_chain(Interp *I, Graph *g) {
-  int n = 0;
-  for (int i = g->fbase; i < I->nframes; i++) n += I->frames[i].entered;
-  if (n <= 0) return -1;
   InlineFrame f[64];
-  if (n > 64) n = 64;
-  int m = 0;
-  for (int i = g->fbase; i < I->nframes && m < n; i++) {
+  int m = 0;                                 /* a graph running that began inside this trace: */
+  bool running = (I->gchain || I->gchain_up) &&
+                 (I->gchain != g->base_chain || I->gchain_up != g->base_up || I->gchain_at != g->base_at);
+  for (int i = g->fbase; i <= I->nframes && m < 64; i++) {
+    if (running && i == I->gchain_at) {
+      const ChainLink *ls[32];
+      int nl = 0;
+      ChainLink self = { I->gchain, I->gchain_up };
+      for (const ChainLink *l = &self; l && nl < 32; l = l->up) ls[nl++] = l;
+      for (int k = nl - 1; k >= 0; k--)      /* the outermost link first */
+        for (int c = 0; ls[k]->c && c < ls[k]->c->n && m < 64; c++) chain_frame(&f[m++], NULL, &ls[k]->c->f[c], I);
+    }
+    if (i == I->nframes) break;
     const Frame *fr = &I->frames[i];
-    if (!fr->entered) continue;
-    snprintf(f[m].name, sizeof f[m].name, "%s", !fr->fi ? "source" : fr->fi->name ? fr->fi->name->name : "<anonymous>");
-    f[m].call_src = fr->call_src;
-    f[m].call_site = fr->call_site;
+    if (!fr->entered || m >= 64) continue;
+    chain_frame(&f[m], fr, NULL, I);
     f[m].entry = m == 0 && g->entry_src && fr->call_src == g->entry_src && fr->call_site.start == g->entry_sp.start &&
-                   fr->call_site.end == g->entry_sp.end;
+                 fr->call_site.end == g->entry_sp.end;
     m++;
   }
+  if (m <= 0) return -1;
   if (g->nchains > 0) {                      /* the same as the last one (nodes come in runs) */
     const InlineChain *c = &g->chains[g->nchains - 1];
     bool same = c->n == m;

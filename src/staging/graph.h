@@ -163,9 +163,13 @@ typedef struct Graph {
   bool relative;
   Env *benv;
   int32_t *asgdepth, *asgslot;
-  /* the calls nodes were inlined through (GNode.chain); frames[fbase..] while tracing */
+  /* the calls nodes were inlined through (GNode.chain); frames[fbase..] while tracing, and the
+  ** graph run around the trace when it began (graph_trace_base) */
   InlineChain *chains;
   int32_t nchains, fbase;
+  const InlineChain *base_chain;
+  const ChainLink *base_up;
+  int base_at;
   Source *entry_src;        /* a jit call's trace: where it was called (not retained; NULL: none), */
   Span entry_sp;            /* so that a frame called from there is marked InlineFrame.entry */
   /* staging found something that cannot be staged: the calls run eagerly */
@@ -204,6 +208,8 @@ void graph_node_shape(GNode *nd, Value v);
 bool graph_mostly_zeros(const Tensor *t);
 /* Appends a node of kind k (returned index); the node's fields are set by the caller. */
 int32_t graph_add(Graph *g, GKind k, Span sp, Source *src);
+/* A trace of g begins: its nodes' calls are frames[fbase..] from now (graph_chain). */
+void graph_trace_base(Interp *I, Graph *g, int fbase);
 /* The calls frames[g->fbase..] the trace is inside now, as an index of g->chains (-1: none). */
 int32_t graph_chain(Interp *I, Graph *g);
 /* Marks the graph as not stageable, with the reason (the first one wins). */

@@ -180,7 +180,7 @@ static void finish(Interp *I, LoopStage *L, bool graphs) {
 ** entries around the loop stay as they were). */
 static Tape *part_tape(Interp *I, LoopStage *L, Graph *g) {
   g->lt = &L->lt;
-  g->fbase = I->nframes;
+  graph_trace_base(I, g, I->nframes);
   g->abstract = L->outer->graph->abstract;        /* (an abstract trace: the body's too, no values) */
   Tape *t = ad_stage_tape(I, g);
   tmp_pop(I, 1);                                  /* (its reference now L's) */

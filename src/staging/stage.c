@@ -698,7 +698,7 @@ static Graph *stage_trace(Interp *I, Value f, int nargs, Value *args, Symbol **n
   Graph *g = graph_new();
   mls_defer(I, graph_free_cb, g);
   g->abstract = abstract;
-  g->fbase = I->nframes + (f.t == VT_FUNC && f.u.f->fi ? 1 : 0);   /* (a run pushes f's frame) */
+  graph_trace_base(I, g, I->nframes + (f.t == VT_FUNC && f.u.f->fi ? 1 : 0));   /* (a run pushes f's frame) */
   g->entry_src = I->src;
   g->entry_sp = sp;
   Tape *t = ad_stage_tape(I, g);
@@ -1391,7 +1391,7 @@ Value stage_block(Interp *I, AstNode **s, int n) {
   mls_defer(I, graph_free_cb, g);                  /* a throw frees it until the table holds it */
   g->block = true;
   g->benv = I->env;
-  g->fbase = I->nframes;
+  graph_trace_base(I, g, I->nframes);
   Tape *t = ad_stage_tape(I, g);
   Tape *saved = I->stage;
   I->stage = t;
