@@ -1064,6 +1064,70 @@ static const GNode *ckpt_start(Interp *I, Ckpt *ck, const Loop *lp, Value *items
   return NULL;
 }
 
+/* Whether op's result carries a grad's trace on (tape_process: a comparison's, a discrete or
+** not differentiable op's result is a plain value). */
+static bool op_traces(int op) {
+  int f = op_info[op].flags;
+  return (f & OPF_DIFF) && !(f & (OPF_CMP | OPF_DISCRETE));
+}
+
+/* The same for a fusion group, its program run on which inputs are traced (nd: per node). */
+static bool fused_traces(const GNode *x, const bool *nd) {
+  const FusedProg *p = x->fused;
+  bool r[64] = { false };
+  if (p->nregs > 64 || p->nins == 0) return true;
+  for (int k = 0; k < p->nin; k++)              /* (the GEMM epilogue: register 0 the product of inputs 0 and 1) */
+    r[k] = p->mm ? (k == 0 ? nd[x->in[0]] || nd[x->in[1]] : nd[x->in[k + 1]]) : nd[x->in[k]];
+  for (int q = 0; q < p->nins; q++) {
+    const FusedIns *in = &p->ins[q];
+    r[in->dst] = op_traces(in->op) && (r[in->a] || (in->b >= 0 && r[in->b]));
+  }
+  return r[p->ins[p->nins - 1].dst];
+}
+
+/* Which carried values of lp a grad traces after its iterations, given which of its leaves
+** (the carried values, the loop variable, the outer values) it traces before: dep[0..ncarry +
+** 1 + nouter) in, its carried entries out. A fixpoint over the body, since a traced value
+** carried into an iteration traces what the next computes from it; through comparisons and
+** other discrete ops nothing flows, as on the grad's tape, so a value eager code leaves plain
+** stays plain (sort of it is then no error; grad(jit(f)) boxed every carried value). */
+static void loop_traced(const Loop *lp, bool *dep) {
+  const Graph *g = lp->body;
+  if (g->out.node != -2 || g->out.n < lp->ncarry) {   /* (not the carried list: all of them) */
+    for (int k = 0; k < lp->ncarry; k++) dep[k] = true;
+    return;
+  }
+  bool *nd = mem_calloc((size_t)(g->n > 0 ? g->n : 1), sizeof(bool));
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int32_t i = 0; i < g->n; i++) {
+      const GNode *x = &g->nodes[i];
+      bool d = false;
+      switch ((GKind)x->kind) {
+      case GN_PARAM: d = dep[x->param]; break;
+      case GN_CAPTURE: case GN_CONST: break;
+      case GN_OP:
+        if (op_traces(x->op))
+          for (int k = 0; k < x->nin - x->nextra; k++) d = d || nd[x->in[k]];
+        break;
+      case GN_FUSED: d = fused_traces(x, nd); break;
+      default:                                   /* calls, nested loops, items: as their inputs */
+        for (int k = 0; k < x->nin; k++) d = d || nd[x->in[k]];
+        break;
+      }
+      nd[i] = d;
+    }
+    for (int k = 0; k < lp->ncarry; k++) {
+      int32_t o = g->out.kids[k].node;
+      if (o >= 0 && nd[o] && !dep[k]) {
+        dep[k] = true;
+        changed = true;
+      }
+    }
+  }
+  mem_free(nd);
+}
+
 /* The checkpointed run of iterations from .. on leaves traced by T (ckpt_tape): true, the
 ** leaves then hold the carried values' results, boxed as the custom node's outputs on T; false:
 ** a run was stale, nothing changed (the caller runs the iterations as before, which finds it). */
@@ -1113,11 +1177,14 @@ static bool run_ckpt(Interp *I, const Loop *lp, Tape *T, Value *leaves, int64_t 
   for (int k = 0; k < no; k++) ck->c.in[n + k] = ad_node_on(T, leaves[n + 1 + k]);
   int32_t cn = ad_custom_node(I, T, &ck->c, lp->span);
   mls_undefer(I, ck);                            /* (the tape's now) */
+  bool *dep = mem_calloc((size_t)nl, sizeof(bool));   /* the results T traces (loop_traced) */
+  for (int k = 0; k < nl; k++) dep[k] = ad_node_on(T, leaves[k]) >= 0;
+  loop_traced(lp, dep);
   for (int k = 0; k < nl; k++) {
     if (k > n) break;                            /* (the outer values stay) */
     Value x = P->items[k];
     Value p = ad_primal(x);
-    if (k < n && (p.t == VT_NUM || p.t == VT_MAT)) {
+    if (k < n && dep[k] && (p.t == VT_NUM || p.t == VT_MAT)) {
       val_retain(x);
       x = ad_custom_item(I, T, cn, k, x);
     } else {
@@ -1127,6 +1194,7 @@ static bool run_ckpt(Interp *I, const Loop *lp, Tape *T, Value *leaves, int64_t 
     val_release(leaves[k]);
     leaves[k] = x;
   }
+  mem_free(dep);
   tmp_release_to(I, mark);
   return true;
 }
@@ -1383,12 +1451,17 @@ static void rev_record(Interp *I, LoopStage *L, Loop *lp) {
   mls_defer(I, (CleanupFn)ad_custom_discard, rc);
   int32_t cn = ad_custom_node(I, G, &rc->c, L->sp);
   mls_undefer(I, rc);                            /* (the tape's now) */
+  bool *dep = mem_calloc((size_t)(ni + 1), sizeof(bool));   /* the results G traces (loop_traced) */
+  for (int k = 0; k < n; k++) dep[k] = rc->c.in[k] >= 0;
+  for (int q = 0; q < no; q++) dep[n + 1 + q] = rc->c.in[n + q] >= 0;
+  loop_traced(lp, dep);
   for (int k = 0; k < n; k++) {
     Value *place = L->places[k];
     Value p = ad_primal(*place);
-    if (ad_finished(*place).t == VT_UNBOUND || (p.t != VT_NUM && p.t != VT_MAT)) continue;
+    if (!dep[k] || ad_finished(*place).t == VT_UNBOUND || (p.t != VT_NUM && p.t != VT_MAT)) continue;
     Value v = *place;
     val_retain(v);
     put(place, ad_custom_item(I, G, cn, k, v));
   }
+  mem_free(dep);
 }
