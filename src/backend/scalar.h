@@ -59,7 +59,8 @@ SC_FN double sc_softplus(double x) {         /* log(1 + exp(x)) without overflow
   return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
 SC_FN double sc_pnorm(double x) { return 0.5 * erfc(-x / M_SQRT2); }
-/* The standard normal quantile: the x with sc_pnorm(x) = p (bisection to the last bit). */
+/* The standard normal quantile: the x with sc_pnorm(x) = p (Newton on erf in the middle,
+** a bisection to the last bit in the tails). */
 #ifndef __CUDACC__
 double sc_qnorm(double p);
 #endif
