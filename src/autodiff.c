@@ -121,10 +121,22 @@ bool ad_any_active(int n, const Value *v) {
 static Value fwd_apply(Interp *I, Tape *t, OpKind op, int nin, const Value *in, const Value *un,
                        int nextra, const Value *extra, Value out, Span sp);
 
+/* Whether box b is an active stage's around a value that is not a constant of its graph (one
+** that may differ at the graph's next run). */
+static bool box_varying(const Box *b) {
+  return b->tape->graph && b->tape->active && !(b->tape->graph->nodes[b->node].flags & GF_CONSTANT);
+}
+
+/* Whether an active stage traces v as anything but a constant. */
+static bool staged_varying(Value v) {
+  for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
+    if (box_varying(x.u.box)) return true;
+  return false;
+}
+
 Value ad_rule_values(Interp *I, Value v, Span sp, const char *what) {
   for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
-    if (x.u.box->tape->graph && x.u.box->tape->active && x.u.box->tape->graph->abstract &&
-        !(x.u.box->tape->graph->nodes[x.u.box->node].flags & GF_CONSTANT))
+    if (box_varying(x.u.box) && x.u.box->tape->graph->abstract)
       interp_abstract_stop(I, sp, "%s depends on a staged value's elements", what);
   Value p = ad_primal(v);
   if (p.t == VT_MAT && p.u.m->st->abstract) interp_abstract_stop(I, sp, "%s depends on a staged value's elements", what);
@@ -136,15 +148,6 @@ Value ad_rule_values(Interp *I, Value v, Span sp, const char *what) {
 ** stable op's too: a graph optimizer rewriting the forward ops finds the backward ones already
 ** built from 1 / softmax(z) (jit(grad(f)) gave NaN where jit(f) was finite). Only on values a
 ** stage traces: eager code keeps eager's arithmetic. x is the log's operand; false when it is no such pattern. */
-/* Whether an active stage traces v as anything but a constant (its value may change between
-** runs of the graph). */
-static bool staged_varying(Value v) {
-  for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
-    if (x.u.box->tape->graph && x.u.box->tape->active && !(x.u.box->tape->graph->nodes[x.u.box->node].flags & GF_CONSTANT))
-      return true;
-  return false;
-}
-
 static bool stable_log(Interp *I, Value x, Span sp, Value *out) {
   bool staged = I->stage && I->stage->active;   /* x also traced by a stage (jit(grad(f))) */
   for (Value v = x; v.t == VT_BOX && !staged; v = v.u.box->v) staged = v.u.box->tape->graph && v.u.box->tape->active;
@@ -967,9 +970,7 @@ Tape *ad_stage_tape(Interp *I, struct Graph *g) {
 
 Value ad_concrete(Interp *I, Value v, Span sp, const char *what) {
   for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
-    if (x.u.box->tape->graph && x.u.box->tape->active &&
-        !(x.u.box->tape->graph->nodes[x.u.box->node].flags & GF_CONSTANT))   /* known while staging */
-    {
+    if (box_varying(x.u.box)) {                /* (a constant: known while staging) */
       graph_mark_dynamic(x.u.box->tape->graph, I, sp, "%s depends on a staged value", what);
       x.u.box->tape->active = false;   /* the rest of this staging run is plain eager code */
     }

@@ -154,10 +154,6 @@ static void chain_frame(InlineFrame *f, const Frame *fr, const InlineFrame *q, I
   f->entry = false;
 }
 
-/* The calls a node recorded now was inlined through, outermost first: the frames from g's
-** base; where a graph is running (a jit function called while g is traced runs its graph), its
-** node's inlined calls after the frame it runs in, as err.c's trace puts them (the loop
-** nodes' chains around it first), then the frames above. */
 void graph_trace_base(Interp *I, Graph *g, int fbase) {
   g->fbase = fbase;
   g->base_chain = I->gchain;
@@ -165,9 +161,13 @@ void graph_trace_base(Interp *I, Graph *g, int fbase) {
   g->base_at = I->gchain_at;
 }
 
+/* The calls a node recorded now was inlined through, outermost first: the frames from g's
+** base; where a graph is running that began inside g's trace (a jit function called while g
+** is traced runs its graph), that node's inlined calls after the frame it runs in, as err.c's
+** trace puts them (the loop nodes' chains around it first), then the frames above. */
 int32_t graph_chain(Interp *I, Graph *g) {
   InlineFrame f[64];
-  int m = 0;                                 /* a graph running that began inside this trace: */
+  int m = 0;
   bool running = (I->gchain || I->gchain_up) &&
                  (I->gchain != g->base_chain || I->gchain_up != g->base_up || I->gchain_at != g->base_at);
   for (int i = g->fbase; i <= I->nframes && m < 64; i++) {
