@@ -279,76 +279,56 @@ static void wide_expr(Gen *g, int sh, int d) {
   if (k == 1) {                           /* elementwise of two: one side of shape sh, the other sh or a number */
     int sa = sh, sb = P(3) ? sh : SH_S;
     if (P(2)) { int t = sa; sa = sb; sb = t; }
-    static const char *const op2[] = { " %%/%% ", " > ", " == ", " <= ", " & ", " | ", "pmin", "pmax", "^" };
+    static const char *const op2[] = { " %/% ", " > ", " == ", " <= ", " & ", " | ", "pmin", "pmax", "^" };
     unsigned o = P(sizeof op2 / sizeof *op2);
     if (o == 6 || o == 7) { put(&g->b, "%s(", op2[o]); expr(g, sa, d + 1); put(&g->b, ", "); expr(g, sb, d + 1); put(&g->b, ")"); return; }
     if (o == 8) { put(&g->b, "((abs("); expr(g, sa, d + 1); put(&g->b, ") + 0.5) ^ tanh("); expr(g, sb, d + 1); put(&g->b, "))"); return; }
     put(&g->b, "((");
     expr(g, sa, d + 1);
-    put(&g->b, ")");
-    put(&g->b, op2[o]);
-    put(&g->b, "(");
+    put(&g->b, ")%s(", op2[o]);
     expr(g, sb, d + 1);
     put(&g->b, ") %s ", P(2) ? "+" : "*");
     expr(g, sh, d + 1);
     put(&g->b, ")");
     return;
   }
-  switch (sh) {
-  case SH_S:
-    switch (P(12)) {
-    case 0: put(&g->b, "var("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
-    case 1: put(&g->b, "min("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 2: put(&g->b, "median("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
-    case 3: put(&g->b, "det("); dominant(g, d); put(&g->b, ")"); return;
-    case 4: put(&g->b, "trace("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 5: put(&g->b, "sum(cumprod("); expr(g, SH_V, d + 1); put(&g->b, "))"); return;
-    case 6: put(&g->b, "sum(rowMaxs("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
-    case 7: put(&g->b, "quantile("); expr(g, SH_V, d + 1); put(&g->b, ", 0.5)"); return;
-    case 8: put(&g->b, "max("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 9: put(&g->b, "sum(logsoftmax("); expr(g, SH_R, d + 1); put(&g->b, "))"); return;
-    case 10: put(&g->b, "sum(eigen(crossprod("); expr(g, SH_M, d + 1); put(&g->b, "))$values)"); return;
-    default: put(&g->b, "mean(colMins("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
-    }
-  case SH_V:
-    switch (P(12)) {
-    case 0: put(&g->b, "rowMaxs("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 1: put(&g->b, "rowMins("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 2: put(&g->b, "rowMeans("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 3: put(&g->b, "rowProds("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 4: put(&g->b, "cumprod("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
-    case 5: put(&g->b, "cummax("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
-    case 6: put(&g->b, "cummin("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
-    case 7: put(&g->b, "sort("); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
-    case 8: put(&g->b, "(inv("); dominant(g, d); put(&g->b, ") %%*%% "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
-    case 9: put(&g->b, "rowVars("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 10: put(&g->b, "eigen(crossprod("); dominant(g, d); put(&g->b, "))$values"); return;
-    default: put(&g->b, "rowIndexMax("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    }
-  case SH_R:
-    switch (P(7)) {
-    case 0: put(&g->b, "colMaxs("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 1: put(&g->b, "colMins("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 2: put(&g->b, "colMeans("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 3: put(&g->b, "colProds("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 4: put(&g->b, "logsoftmax("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
-    case 5: put(&g->b, "cumprod("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
-    default: put(&g->b, "colVars("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    }
-  default:
-    switch (P(10)) {
-    case 0: put(&g->b, "inv("); dominant(g, d); put(&g->b, ")"); return;
-    case 1: put(&g->b, "crossprod("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 2: put(&g->b, "tcrossprod("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 3: put(&g->b, "cholesky(crossprod("); dominant(g, d); put(&g->b, "))"); return;
-    case 4: put(&g->b, "outer("); expr(g, SH_V, d + 1); put(&g->b, ", "); expr(g, SH_R, d + 1); put(&g->b, ", \"*\")"); return;
-    case 5: put(&g->b, "logsoftmax("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 6: put(&g->b, "cummax("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    case 7: put(&g->b, "cumprod(tanh("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
-    case 8: put(&g->b, "eigen(crossprod("); dominant(g, d); put(&g->b, "))$vectors"); return;
-    default: put(&g->b, "softmax("); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
-    }
-  }
+  /* one call of shape sh: prefix, the argument's shape (SH_DOM: e + n I, dominant()), suffix */
+  enum { SH_DOM = SH_N };
+  typedef struct Form { const char *pre; int arg; const char *post; } Form;
+  static const Form num[] = {
+    { "var(", SH_V, ")" }, { "min(", SH_M, ")" }, { "median(", SH_V, ")" }, { "det(", SH_DOM, ")" },
+    { "trace(", SH_M, ")" }, { "sum(cumprod(", SH_V, "))" }, { "sum(rowMaxs(", SH_M, "))" }, { "quantile(", SH_V, ", 0.5)" },
+    { "max(", SH_M, ")" }, { "sum(logsoftmax(", SH_R, "))" }, { "sum(eigen(crossprod(", SH_M, "))$values)" },
+    { "mean(colMins(", SH_M, "))" },
+  };
+  static const Form col[] = {
+    { "rowMaxs(", SH_M, ")" }, { "rowMins(", SH_M, ")" }, { "rowMeans(", SH_M, ")" }, { "rowProds(", SH_M, ")" },
+    { "cumprod(", SH_V, ")" }, { "cummax(", SH_V, ")" }, { "cummin(", SH_V, ")" }, { "sort(", SH_V, ")" },
+    { "(inv(", SH_DOM, ") %*% [v])" }, { "rowVars(", SH_M, ")" }, { "eigen(crossprod(", SH_DOM, "))$values" },
+    { "rowIndexMax(", SH_M, ")" },
+  };
+  static const Form row[] = {
+    { "colMaxs(", SH_M, ")" }, { "colMins(", SH_M, ")" }, { "colMeans(", SH_M, ")" }, { "colProds(", SH_M, ")" },
+    { "logsoftmax(", SH_R, ")" }, { "cumprod(", SH_R, ")" }, { "colVars(", SH_M, ")" },
+  };
+  static const Form mat[] = {
+    { "inv(", SH_DOM, ")" }, { "crossprod(", SH_M, ")" }, { "tcrossprod(", SH_M, ")" }, { "cholesky(crossprod(", SH_DOM, "))" },
+    { "outer(", SH_V, ", [r], \"*\")" }, { "logsoftmax(", SH_M, ")" }, { "cummax(", SH_M, ")" }, { "cumprod(tanh(", SH_M, "))" },
+    { "eigen(crossprod(", SH_DOM, "))$vectors" }, { "softmax(", SH_M, ")" },
+  };
+  static const struct { const Form *f; unsigned n; } forms[] = {
+    [SH_S] = { num, sizeof num / sizeof *num }, [SH_V] = { col, sizeof col / sizeof *col },
+    [SH_R] = { row, sizeof row / sizeof *row }, [SH_M] = { mat, sizeof mat / sizeof *mat },
+  };
+  const Form *f = &forms[sh].f[P(forms[sh].n)];
+  put(&g->b, "%s", f->pre);
+  if (f->arg == SH_DOM) dominant(g, d);
+  else expr(g, f->arg, d + 1);
+  const char *post = f->post, *slot = strchr(post, '[');   /* [v], [r]: a second operand of that shape */
+  if (!slot) { put(&g->b, "%s", post); return; }
+  put(&g->b, "%.*s", (int)(slot - post), post);
+  expr(g, slot[1] == 'v' ? SH_V : SH_R, d + 1);
+  put(&g->b, "%s", slot + 3);
 }
 
 static void expr(Gen *g, int sh, int d) {
