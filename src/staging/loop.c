@@ -1085,6 +1085,30 @@ static bool fused_traces(const GNode *x, const bool *nd) {
   return r[p->ins[p->nins - 1].dst];
 }
 
+static void loop_traced(const Loop *lp, bool *dep);
+
+/* Whether a grad traces item x of a nested loop node (loop_traced on that loop, from which of
+** its inputs nd says are traced: its carried values' initial values, then the outer values);
+** the iteration count is a number no grad follows. */
+static bool item_traced(const Graph *g, const GNode *x, const bool *nd) {
+  const GNode *ln = &g->nodes[x->in[0]];
+  bool d = false;
+  if (ln->kind != GN_LOOP || !ln->loop || ln->nin != ln->loop->ncarry + ln->loop->nouter) {
+    for (int k = 0; k < x->nin; k++) d = d || nd[x->in[k]];   /* (another shape: as its input) */
+    return d;
+  }
+  const Loop *lp = ln->loop;
+  int n = lp->ncarry;
+  if (x->param >= n) return false;
+  bool *dep = mem_calloc((size_t)(n + 1 + lp->nouter), sizeof(bool));
+  for (int k = 0; k < n; k++) dep[k] = nd[ln->in[k]];
+  for (int q = 0; q < lp->nouter; q++) dep[n + 1 + q] = nd[ln->in[n + q]];
+  loop_traced(lp, dep);
+  d = dep[x->param];
+  mem_free(dep);
+  return d;
+}
+
 /* Which carried values of lp a grad traces after its iterations, given which of its leaves
 ** (the carried values, the loop variable, the outer values) it traces before: dep[0..ncarry +
 ** 1 + nouter) in, its carried entries out. A fixpoint over the body, since a traced value
@@ -1111,7 +1135,8 @@ static void loop_traced(const Loop *lp, bool *dep) {
           for (int k = 0; k < x->nin - x->nextra; k++) d = d || nd[x->in[k]];
         break;
       case GN_FUSED: d = fused_traces(x, nd); break;
-      default:                                   /* calls, nested loops, items: as their inputs */
+      case GN_ITEM: d = item_traced(g, x, nd); break;
+      default:                                   /* calls, loop nodes: as their inputs */
         for (int k = 0; k < x->nin; k++) d = d || nd[x->in[k]];
         break;
       }
