@@ -161,6 +161,14 @@ static Value shift_scan(Interp *I, Value v, int by, double fill, int64_t ar, int
   return IFE(val_mat(keep), T(I, ad_index(I, v, 2, idx, sp)), val_num(fill));
 }
 
+/* Column k (1-based) of X, and X with column k set to v: cumsumprod's two columns. */
+static Value col_of(Interp *I, Value X, int k, Span sp) {
+  return T(I, ad_index(I, X, 2, (Value[]){ val_unbound(), val_num(k) }, sp));
+}
+static Value with_col(Interp *I, Value X, int k, Value v, Span sp) {
+  return T(I, ad_set_index(I, X, 2, (Value[]){ val_unbound(), val_num(k) }, v, sp));
+}
+
 /* v as an ar x ac matrix: a broadcast adjoint (a number, rules.h) filled out, for the
 ** recurrences' kernels, which read their operands cell by cell */
 static Value full_of(Interp *I, Value v, int64_t ar, int64_t ac, Span sp) {
@@ -220,12 +228,11 @@ void red_vjp(Interp *I, const RuleArgs *r, Value g, Value *gin) {
     if (r->want[0])
       gin[0] = T(I, op_grad_aux(I, op == OP_CUMEXT_GRAD ? OP_CUMEXT_TAN : OP_CUMEXT_GRAD, 3, (Value[]){ g, r->in[1], r->in[2] }, sp));
     return;
-  case OP_CUMSUMPROD: {                     /* Y = linrec(X[, 1], X[, 2]): X[, 1]'s adjoint is q = */
-    Value c2 = T(I, ad_index(I, a, 2, (Value[]){ val_unbound(), val_num(2) }, sp));   /* rlinrec(g, X[, 2]) */
-    Value q = T(I, op_grad_aux(I, OP_RLINREC, 2, (Value[]){ full_of(I, g, ar, 1, sp), c2 }, sp));
-    Value q2 = B2(OP_MULZ, shift_scan(I, y, 1, 0, ar, 1, sp), q);        /* X[, 2]'s: q times Y's previous step */
-    Value gx = T(I, ad_set_index(I, B2(OP_MUL, rl_ones(I, ar, 2), val_num(0)), 2, (Value[]){ val_unbound(), val_num(1) }, q, sp));
-    gin[0] = T(I, ad_set_index(I, gx, 2, (Value[]){ val_unbound(), val_num(2) }, q2, sp));
+  case OP_CUMSUMPROD: {                     /* Y = linrec(X[, 1], X[, 2]) */
+    /* X[, 1]'s adjoint is q = rlinrec(g, X[, 2]); X[, 2]'s, q times Y's previous step */
+    Value q = T(I, op_grad_aux(I, OP_RLINREC, 2, (Value[]){ full_of(I, g, ar, 1, sp), col_of(I, a, 2, sp) }, sp));
+    Value q2 = B2(OP_MULZ, shift_scan(I, y, 1, 0, ar, 1, sp), q);
+    gin[0] = with_col(I, with_col(I, B2(OP_MUL, rl_ones(I, ar, 2), val_num(0)), 1, q, sp), 2, q2, sp);
     return;
   }
   case OP_ROWPRODS_GRAD: case OP_COLPRODS_GRAD:
@@ -252,6 +259,9 @@ Value red_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
   Span sp = r->sp;
   OpKind op = r->op;
   Value a = r->in[0], y = r->y, ta = tin[0];
+  bool n;
+  int64_t ar, ac;
+  rl_shape(a, &n, &ar, &ac);
   switch (op) {
   case OP_SUM: case OP_ROWSUMS: case OP_COLSUMS: return T(I, op_reduce(I, op, ta, sp));
   case OP_MAX: case OP_MIN: case OP_ROWMAXS: case OP_ROWMINS: case OP_COLMAXS: case OP_COLMINS: {
@@ -268,35 +278,22 @@ Value red_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
   case OP_CUMEXT_GRAD: case OP_CUMEXT_TAN:
     return ta.t == VT_NULL ? ta : T(I, op_grad_aux(I, op, 3, (Value[]){ ta, r->in[1], r->in[2] }, sp));
   case OP_ROWPRODS: case OP_COLPRODS: {     /* sums of the tangent times the product of the others */
-    bool n;
-    int64_t ar, ac;
-    rl_shape(a, &n, &ar, &ac);
     Value others = T(I, op_grad_aux(I, op == OP_ROWPRODS ? OP_ROWPRODS_GRAD : OP_COLPRODS_GRAD, 2,
                                     (Value[]){ rl_ones(I, op == OP_ROWPRODS ? ar : 1, op == OP_ROWPRODS ? 1 : ac), a }, sp));
     return T(I, op_reduce(I, op == OP_ROWPRODS ? OP_ROWSUMS : OP_COLSUMS, B2(OP_MUL, rl_tzero(ta), others), sp));
   }
   case OP_PROD: {                           /* the tangent times the product of the others, summed */
     if (ta.t == VT_NULL) return ta;
-    bool n;
-    int64_t ar, ac;
-    rl_shape(a, &n, &ar, &ac);
     Value others = prod_others(I, a, y, n, sp);
     return T(I, op_reduce(I, OP_SUM, B2(OP_MULZ, ta, others), sp));
   }
   case OP_CUMPROD: {                        /* linrec(t times the products before each element, a) */
-    if (ta.t == VT_NULL) return ta;
-    bool n;
-    int64_t ar, ac;
-    rl_shape(a, &n, &ar, &ac);
-    if (n) return ta;
+    if (ta.t == VT_NULL || n) return ta;
     Value src = full_of(I, B2(OP_MUL, shift_scan(I, y, 1, 1, ar, ac, sp), ta), ar, ac, sp);
     return T(I, op_grad_aux(I, OP_LINREC, 2, (Value[]){ src, a }, sp));
   }
   case OP_LINREC: case OP_RLINREC: {        /* the same recurrence of t_s plus a's part */
     if (ta.t == VT_NULL && tin[1].t == VT_NULL) return ta;
-    bool n;
-    int64_t ar, ac;
-    rl_shape(a, &n, &ar, &ac);
     Value src = rl_tzero(ta);
     if (tin[1].t != VT_NULL)                 /* t_a times x's previous step; the next step's t_a times r */
       src = B2(OP_ADD, src, op == OP_LINREC ? B2(OP_MUL, tin[1], shift_scan(I, y, 1, 0, ar, ac, sp))
@@ -305,14 +302,8 @@ Value red_jvp(Interp *I, const RuleArgs *r, const Value *tin) {
   }
   case OP_CUMSUMPROD: {                     /* linrec(T[, 1] + T[, 2] times Y's previous step, X[, 2]) */
     if (ta.t == VT_NULL) return ta;
-    bool n;
-    int64_t ar, ac;
-    rl_shape(a, &n, &ar, &ac);
-    Value t1 = T(I, ad_index(I, ta, 2, (Value[]){ val_unbound(), val_num(1) }, sp));
-    Value t2 = T(I, ad_index(I, ta, 2, (Value[]){ val_unbound(), val_num(2) }, sp));
-    Value c2 = T(I, ad_index(I, a, 2, (Value[]){ val_unbound(), val_num(2) }, sp));
-    Value src = B2(OP_ADD, t1, B2(OP_MUL, t2, shift_scan(I, y, 1, 0, ar, 1, sp)));
-    return T(I, op_grad_aux(I, OP_LINREC, 2, (Value[]){ full_of(I, src, ar, 1, sp), c2 }, sp));
+    Value src = B2(OP_ADD, col_of(I, ta, 1, sp), B2(OP_MUL, col_of(I, ta, 2, sp), shift_scan(I, y, 1, 0, ar, 1, sp)));
+    return T(I, op_grad_aux(I, OP_LINREC, 2, (Value[]){ full_of(I, src, ar, 1, sp), col_of(I, a, 2, sp) }, sp));
   }
   /* no forward rule yet (the auxiliary ops of second derivatives): jvp through
   ** them is the located error */

@@ -1087,16 +1087,18 @@ static bool fused_traces(const GNode *x, const bool *nd) {
 
 static void loop_traced(const Loop *lp, bool *dep);
 
-/* Whether a grad traces item x of a nested loop node (loop_traced on that loop, from which of
-** its inputs nd says are traced: its carried values' initial values, then the outer values);
-** the iteration count is a number no grad follows. */
+/* Whether GN_ITEM x is an item of a loop node whose inputs are its carried values' initial
+** values then the outer values (a reverse loop node's are not). */
+static bool loop_item(const Graph *g, const GNode *x) {
+  const GNode *ln = &g->nodes[x->in[0]];
+  return ln->kind == GN_LOOP && ln->loop && ln->nin == ln->loop->ncarry + ln->loop->nouter;
+}
+
+/* Whether a grad traces item x of a nested loop node (loop_item: loop_traced on that loop, from
+** which of its inputs nd says are traced); the iteration count is a number no grad follows. */
 static bool item_traced(const Graph *g, const GNode *x, const bool *nd) {
   const GNode *ln = &g->nodes[x->in[0]];
   bool d = false;
-  if (ln->kind != GN_LOOP || !ln->loop || ln->nin != ln->loop->ncarry + ln->loop->nouter) {
-    for (int k = 0; k < x->nin; k++) d = d || nd[x->in[k]];   /* (another shape: as its input) */
-    return d;
-  }
   const Loop *lp = ln->loop;
   int n = lp->ncarry;
   if (x->param >= n) return false;
@@ -1135,7 +1137,9 @@ static void loop_traced(const Loop *lp, bool *dep) {
           for (int k = 0; k < x->nin - x->nextra; k++) d = d || nd[x->in[k]];
         break;
       case GN_FUSED: d = fused_traces(x, nd); break;
-      case GN_ITEM: d = item_traced(g, x, nd); break;
+      case GN_ITEM:                              /* a loop node's item: through its body */
+        if (loop_item(g, x)) { d = item_traced(g, x, nd); break; }
+        /* fall through */
       default:                                   /* calls, loop nodes: as their inputs */
         for (int k = 0; k < x->nin; k++) d = d || nd[x->in[k]];
         break;

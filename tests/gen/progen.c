@@ -832,8 +832,6 @@ static void big_point(Gen *g, int sh, double c, double w) {
   put(&g->b, "matrix(%.2f + 0.9 * sin(seq(1, %d) * %.2f), rows = %d, cols = %d)", c, r * k, w, r, k);
 }
 
-char *progen_grad(Pick *p, size_t *len) { return progen_grad_dim(p, len, 3, false); }
-
 char *progen_grad_dim(Pick *p, size_t *len, int dim, bool wide) {
   Gen G, *g = &G;
   gen_begin(g, p, dim, true, wide);

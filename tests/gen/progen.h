@@ -39,10 +39,9 @@ char *progen_dim(Pick *p, size_t *len, int dim, bool wide);
 
 /* Writes a program whose function F(x, y) (a body of the same grammar, calling f1.. and grad
 ** and jit) has its gradient in x at a point checked against finite differences: a line
-** "FDMISMATCH ..." on stdout where they disagree (gen_diff --grad). */
-char *progen_grad(Pick *p, size_t *len);
-/* The same at n x 1, 1 x n and n x n (progen_dim's shapes): the gradient checked along two
-** directions (central differences and jvp along each), not entry by entry; no Hessian. */
+** "FDMISMATCH ..." on stdout where they disagree (gen_diff --grad). At dim 3 every entry and,
+** for a column x, the Hessian; at n x 1, 1 x n and n x n (progen_dim's shapes) the gradient
+** along two directions (central differences and jvp along each), no Hessian. */
 char *progen_grad_dim(Pick *p, size_t *len, int dim, bool wide);
 
 #endif
