@@ -416,6 +416,9 @@ gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --grad --dim 40 --seed 1 --count 500
 	$(BUILD)/gen_diff --wide --seed 1 --count $(GEN_COUNT) --modes staged,jit,sparse  # the rest of the vocabulary, CPU
 	$(BUILD)/gen_diff --wide --grad --seed 1 --count $(GEN_GRAD_COUNT) --modes staged,jit,sparse  # modes (robustness.md)
+	$(BUILD)/gen_diff --rect --seed 1 --count $(GEN_COUNT)   # n x m operands: products, chains, t(X) %*% X
+	$(BUILD)/gen_diff --rect --grad --seed 1 --count $(GEN_GRAD_COUNT)
+	$(BUILD)/gen_diff --rect --wide --dim 9 --seed 1 --count 2000 --modes staged,jit,sparse
 
 # No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
 # symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.

@@ -5,11 +5,14 @@ between modes found by tests/gen/gen_diff) to a few lines, by removing lines and
 
   tools/reduce_prog.py PROGRAM.mls --crash [--mls ./mls] [--flags "--staged"]
   tools/reduce_prog.py PROGRAM.mls --differ "--staged" [--exact] [--mls ./mls]
+  tools/reduce_prog.py PROGRAM.mls --prints TEXT [--flags F] [--mls ./mls]
 
 --crash: interesting while mls exits with a signal or an internal error.
 --differ F: interesting while `mls` and `mls F` (both at --digits 17) differ in status,
 stderr or stdout (numbers to 1e-12 relative; with --exact, the same text, with
-MLS_EXACT_REWRITES=1 as tests/gen/gen_diff runs the CPU modes). Writes the result to PROGRAM.min.mls.
+MLS_EXACT_REWRITES=1 as tests/gen/gen_diff runs the CPU modes).
+--prints TEXT: interesting while stdout has TEXT (a check the program itself prints, as
+gen_diff --grad's "FDMISMATCH"). Writes the result to PROGRAM.min.mls.
 """
 import argparse, subprocess, sys, tempfile, os
 
@@ -46,6 +49,7 @@ def main():
     ap.add_argument('--crash', action='store_true')
     ap.add_argument('--differ')
     ap.add_argument('--exact', action='store_true')
+    ap.add_argument('--prints')
     a = ap.parse_args()
     if a.exact: os.environ['MLS_EXACT_REWRITES'] = '1'
     flags = a.flags.split()
@@ -53,6 +57,9 @@ def main():
         if a.crash:
             rc, _, err = run(a.mls, flags, text)
             return rc != 'timeout' and (rc < 0 or rc == 134 or 'internal error' in err)
+        if a.prints is not None:
+            rc, out, _ = run(a.mls, flags, text)
+            return rc != 'timeout' and a.prints in out
         e = run(a.mls, flags, text)
         s = run(a.mls, flags + a.differ.split(), text)
         same = e[1] == s[1] if a.exact else same_numbers(e[1], s[1])

@@ -2,13 +2,15 @@
 ** gen_diff.c — generated programs (progen.c) run eagerly and in every staged and device mode,
 ** compared (gendiff.h). make test runs a fixed count from a fixed seed; campaigns run more.
 **   gen_diff [--seed S] [--count N] [--from K] [--modes staged,jit,gpu-staged,gpu-jit,sparse]
-**            [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--dim N] [--file PROG]
+**            [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--rect] [--dim N] [--file PROG]
 ** Program k of seed S is the same on every machine. Exit status 1 when any mode differs.
 ** --grad writes progen_grad's programs instead: a gradient checked against finite differences
 ** (a line "FDMISMATCH" in the eager run's output counts as a difference), then the modes.
 ** --dim N writes progen_dim's programs: vectors of N and N x N matrices instead of 3.
 ** --wide adds the rest of the vocabulary (progen.c's wide_expr: log, asin, %/%, pmin, rowMaxs,
-** cummax, inv, det, cholesky, eigen, ...) to either kind.
+** cummax, inv, det, cholesky, eigen, ...) to either kind; --rect, n x m operands (m != n:
+** products and their chains, t(X) %*% X, trace and diag of products, whose rewrites square
+** operands never reorder).
 ** --file PROG runs that program instead, as program 0, in each mode: for reducing a generated
 ** program by hand.
 */
@@ -53,7 +55,7 @@ static char *read_prog(const char *path, size_t *n) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--dim N] [--file PROG]\n");
+  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--rect] [--dim N] [--file PROG]\n");
   exit(2);
 }
 
@@ -62,7 +64,9 @@ int main(int argc, char **argv) {
   int64_t show = -1;
   int dim = 3;
   const char *file = NULL;
-  bool keep = false, grad = false, wide = false, want[GD_NMODES] = { false, true, true, true, true, true };
+  bool keep = false, grad = false;
+  unsigned flags = 0;
+  bool want[GD_NMODES] = { false, true, true, true, true, true };
   const char *save = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -73,7 +77,8 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && !strcmp(a, "--save")) save = argv[++i];
     else if (!strcmp(a, "--keep-going")) keep = true;
     else if (!strcmp(a, "--grad")) grad = true;
-    else if (!strcmp(a, "--wide")) wide = true;
+    else if (!strcmp(a, "--wide")) flags |= PG_WIDE;
+    else if (!strcmp(a, "--rect")) flags |= PG_RECT;
     else if (i + 1 < argc && !strcmp(a, "--dim")) dim = atoi(argv[++i]);
     else if (i + 1 < argc && !strcmp(a, "--file")) file = argv[++i];
     else if (i + 1 < argc && !strcmp(a, "--modes")) {
@@ -90,7 +95,7 @@ int main(int argc, char **argv) {
     Pick p;
     pick_seed(&p, seed * 1000003u + (uint64_t)show);
     size_t n;
-    char *prog = grad ? progen_grad_dim(&p, &n, dim, wide) : progen_dim(&p, &n, dim, wide);
+    char *prog = grad ? progen_grad_dim(&p, &n, dim, flags) : progen_dim(&p, &n, dim, flags);
     if (!prog) return 2;
     fwrite(prog, 1, n, stdout);
     free(prog);
@@ -98,16 +103,19 @@ int main(int argc, char **argv) {
   }
   if (file) { from = 0; count = 1; }        /* the program of the file, as program 0 */
   uint64_t diffs = 0, errs = 0, limits = 0, ran = 0, fdbad = 0;
-  signal(SIGABRT, on_crash);
-  signal(SIGSEGV, on_crash);
-  signal(SIGBUS, on_crash);
-  signal(SIGFPE, on_crash);
+  static char altstack[1 << 16];             /* on_crash runs after a stack overflow too */
+  stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
+  sigaltstack(&ss, NULL);
+  struct sigaction sa = { .sa_handler = on_crash, .sa_flags = SA_ONSTACK };
+  sigemptyset(&sa.sa_mask);
+  int sigs[] = { SIGABRT, SIGSEGV, SIGBUS, SIGFPE };
+  for (int i = 0; i < 4; i++) sigaction(sigs[i], &sa, NULL);
   cur_save = save;
   for (uint64_t k = from; k < from + count; k++) {
     Pick p;
     pick_seed(&p, seed * 1000003u + k);
     size_t n;
-    char *prog = file ? read_prog(file, &n) : grad ? progen_grad_dim(&p, &n, dim, wide) : progen_dim(&p, &n, dim, wide);
+    char *prog = file ? read_prog(file, &n) : grad ? progen_grad_dim(&p, &n, dim, flags) : progen_dim(&p, &n, dim, flags);
     if (!prog) { fprintf(stderr, "gen_diff: %s\n", file ? "cannot read the file" : "out of memory"); return 2; }
     cur_prog = prog;
     cur_len = n;

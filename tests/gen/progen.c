@@ -67,7 +67,8 @@ static void put(Buf *b, const char *fmt, ...) {
 }
 
 /* ---- the generator's state ---- */
-enum { SH_S, SH_V, SH_R, SH_M, SH_N };    /* number, 3x1, 1x3, 3x3 */
+enum { SH_S, SH_V, SH_R, SH_M, SH_N,     /* number, 3x1, 1x3, 3x3 */
+       SH_W = SH_N + 1, SH_T, SH_C };     /* (PG_RECT) n x m, m x n, m x 1 */
 
 typedef struct Var { const char *name; int sh; } Var;
 
@@ -93,6 +94,8 @@ typedef struct Gen {
   bool fd;            /* progen_grad's program: the same values at every call (rand seeded) */
   int dim;            /* n of the n x 1, 1 x n and n x n shapes (3: the literals of progen) */
   bool wide;          /* the rest of the vocabulary too (wide_expr; gen_diff --wide) */
+  bool rect;          /* n x m operands too (rect_expr; gen_diff --rect) */
+  int m;              /* their m: 4 at n = 3, else n / 2 + 1 */
   bool closure;       /* h = function(w) ... is defined in the function being written */
   int stmts;          /* statements written so far: a bound on the program's size */
 } Gen;
@@ -153,7 +156,10 @@ static void big_mat(Gen *g) {
   }
 }
 
+static void rect_leaf(Gen *g, int sh);
+
 static void leaf(Gen *g, int sh) {
+  if (sh > SH_N) { rect_leaf(g, sh); return; }
   if (g->dim != 3 && sh != SH_S) {
     if (P(4) == 0 || !var_of(g, sh)) {
       if (sh == SH_M) big_mat(g);
@@ -331,9 +337,181 @@ static void wide_expr(Gen *g, int sh, int d) {
   put(&g->b, "%s", slot + 3);
 }
 
+/* ---- n x m operands (gen_diff --rect) ----
+** Every other shape is square, so a rewrite that takes rows for columns, or orders a chain of
+** products by their dimensions, never shows: here W is n x m, its transpose T m x n and C an m x
+** 1 column, with m != n, in products, chains (X %*% Y %*% v), t(X) %*% X, traces and diagonals
+** of products, the shapes linear-algebra rewrites look for. Asked for only when g->rect. */
+static bool is_rect(int sh) { return sh > SH_N; }
+static int rows_of(Gen *g, int sh) { return sh == SH_T || sh == SH_C ? g->m : sh == SH_S || sh == SH_R ? 1 : g->dim; }
+static int cols_of(Gen *g, int sh) { return sh == SH_W ? g->m : sh == SH_S || sh == SH_V || sh == SH_C ? 1 : g->dim; }
+
+static void rect_leaf(Gen *g, int sh) {
+  if (P(4) && var_of(g, sh)) return;
+  int r = rows_of(g, sh), c = cols_of(g, sh);
+  switch (P(4)) {
+  case 0: put(&g->b, "matrix("); lit(g); put(&g->b, ", rows = %d, cols = %d)", r, c); return;
+  case 1: put(&g->b, "matrix(cos(seq(1, %d) * 0.37), rows = %d, cols = %d)", r * c, r, c); return;
+  case 2: put(&g->b, "matrix(seq(1, %d) / %d, rows = %d, cols = %d)", r * c, r * c, r, c); return;
+  default: put(&g->b, "(matrix(seq(1, %d) %%%% 5 == 0, rows = %d, cols = %d) * ", r * c, r, c); lit(g); put(&g->b, ")"); return;
+  }
+}
+
+/* e of shape sh, written, and a copy of its text (NULL when out of memory) to write again:
+** "t(X) %*% X" with one X, as rewrites want it */
+static char *expr_text(Gen *g, int sh, int d) {
+  size_t s0 = g->b.n;
+  expr(g, sh, d);
+  if (g->b.oom) return NULL;
+  size_t len = g->b.n - s0;
+  char *e = malloc(len + 1);
+  if (!e) { g->b.oom = true; return NULL; }
+  memcpy(e, g->b.p + s0, len);
+  e[len] = 0;
+  return e;
+}
+
+/* "(a %*% b)", "(a %*% b %*% c)" of the shapes given (SH_N: none) */
+static void prod3(Gen *g, int d, int a, int b, int c) {
+  put(&g->b, "(");
+  expr(g, a, d + 1);
+  put(&g->b, " %%*%% ");
+  expr(g, b, d + 1);
+  if (c != SH_N) { put(&g->b, " %%*%% "); expr(g, c, d + 1); }
+  put(&g->b, ")");
+}
+
+/* a value of a rectangular shape */
+static void rect_expr(Gen *g, int sh, int d) {
+  if (d > 3 || g->b.n > 6000) { rect_leaf(g, sh); return; }
+  unsigned k = P(12);
+  if (k < 4) { rect_leaf(g, sh); return; }
+  if (k < 6) {
+    switch (P(3)) {
+    case 0: binary(g, sh, sh, sh, d); return;
+    case 1: binary(g, sh, sh, SH_S, d); return;
+    default: binary(g, sh, SH_S, sh, d); return;
+    }
+  }
+  if (k == 6) {
+    unsigned u = P(sizeof unops / sizeof *unops);
+    put(&g->b, "%s(%s", unops[u], u == 2 ? "abs(" : "");
+    expr(g, sh, d + 1);
+    put(&g->b, u == 2 ? "))" : ")");
+    return;
+  }
+  if (k == 7) {
+    put(&g->b, "ifelse(");
+    expr(g, sh, d + 1);
+    put(&g->b, " > ");
+    lit(g);
+    put(&g->b, ", ");
+    expr(g, sh, d + 1);
+    put(&g->b, ", ");
+    expr(g, P(2) ? SH_S : sh, d + 1);
+    put(&g->b, ")");
+    return;
+  }
+  switch (sh) {
+  case SH_W:
+    switch (P(7)) {
+    case 0: put(&g->b, "t("); expr(g, SH_T, d + 1); put(&g->b, ")"); return;
+    case 1: prod3(g, d, SH_M, SH_W, SH_N); return;
+    case 2: prod3(g, d, SH_W, SH_T, SH_W); return;
+    case 3: put(&g->b, "("); expr(g, SH_V, d + 1); put(&g->b, " %%*%% t("); expr(g, SH_C, d + 1); put(&g->b, "))"); return;
+    case 4: prod3(g, d, SH_M, SH_M, SH_W); return;
+    case 5: put(&g->b, "cbind("); expr(g, SH_V, d + 1); put(&g->b, ", "); expr(g, SH_W, d + 1); put(&g->b, ")[, 1:%d]", g->m); return;
+    default: indexable(g, SH_W); put(&g->b, "[, %d:1]", g->m); return;
+    }
+  case SH_T:
+    switch (P(5)) {
+    case 0: put(&g->b, "t("); expr(g, SH_W, d + 1); put(&g->b, ")"); return;
+    case 1: prod3(g, d, SH_T, SH_M, SH_N); return;
+    case 2: prod3(g, d, SH_C, SH_R, SH_N); return;
+    case 3: put(&g->b, "(t("); expr(g, SH_W, d + 1); put(&g->b, ") %%*%% "); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    default: put(&g->b, "rbind("); expr(g, SH_R, d + 1); put(&g->b, ", "); expr(g, SH_T, d + 1); put(&g->b, ")[2:%d, ]", g->m + 1); return;
+    }
+  default:
+    switch (P(7)) {
+    case 0: prod3(g, d, SH_T, SH_V, SH_N); return;
+    case 1: put(&g->b, "(t("); expr(g, SH_W, d + 1); put(&g->b, ") %%*%% "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 2: put(&g->b, "t(colSums("); expr(g, SH_W, d + 1); put(&g->b, "))"); return;
+    case 3: put(&g->b, "rowSums("); expr(g, SH_T, d + 1); put(&g->b, ")"); return;
+    case 4: indexable(g, SH_T); put(&g->b, "[, %u]", 1 + P(3)); return;
+    case 5: {                               /* t(X) %*% (w * (X %*% v)): one pass over X */
+      put(&g->b, "(t(");
+      char *x = expr_text(g, SH_W, d + 1);
+      put(&g->b, ") %%*%% (");
+      expr(g, SH_V, d + 1);
+      put(&g->b, " * (%s %%*%% ", x ? x : "");
+      free(x);
+      expr(g, SH_C, d + 1);
+      put(&g->b, ")))");
+      return;
+    }
+    default: put(&g->b, "cumsum("); expr(g, SH_C, d + 1); put(&g->b, ")"); return;
+    }
+  }
+}
+
+/* a value of one of the square shapes made from rectangular ones */
+static void rect_into(Gen *g, int sh, int d) {
+  char *x;
+  switch (sh) {
+  case SH_S:
+    switch (P(8)) {
+    case 0: put(&g->b, "trace("); prod3(g, d, SH_W, SH_T, SH_N); put(&g->b, ")"); return;
+    case 1: put(&g->b, "sum("); expr(g, SH_W, d + 1); put(&g->b, " * "); expr(g, SH_W, d + 1); put(&g->b, ")"); return;
+    case 2: put(&g->b, "sum("); prod3(g, d, SH_W, SH_T, SH_N); put(&g->b, ")"); return;
+    case 3: put(&g->b, "sum(crossprod("); expr(g, SH_W, d + 1); put(&g->b, "))"); return;
+    case 4: put(&g->b, "mean("); expr(g, SH_W + (int)P(3), d + 1); put(&g->b, ")"); return;
+    case 5: put(&g->b, P(2) ? "ncol(" : "nrow("); expr(g, SH_W + (int)P(3), d + 1); put(&g->b, ")"); return;
+    case 6:
+      put(&g->b, "as.scalar(t(");
+      x = expr_text(g, SH_C, d + 1);
+      put(&g->b, ") %%*%% %s)", x ? x : "");
+      free(x);
+      return;
+    default: put(&g->b, "sum(diag("); prod3(g, d, SH_W, SH_T, SH_N); put(&g->b, "))"); return;
+    }
+  case SH_V:
+    switch (P(6)) {
+    case 0: prod3(g, d, SH_W, SH_C, SH_N); return;
+    case 1: prod3(g, d, SH_W, SH_T, SH_V); return;
+    case 2: put(&g->b, "rowSums("); expr(g, SH_W, d + 1); put(&g->b, ")"); return;
+    case 3: put(&g->b, "rowSums("); prod3(g, d, SH_W, SH_T, SH_N); put(&g->b, ")"); return;
+    case 4: put(&g->b, "diag("); prod3(g, d, SH_W, SH_T, SH_N); put(&g->b, ")"); return;
+    default: put(&g->b, "t(colSums("); expr(g, SH_T, d + 1); put(&g->b, "))"); return;
+    }
+  case SH_R:
+    switch (P(4)) {
+    case 0: put(&g->b, "colSums("); expr(g, SH_T, d + 1); put(&g->b, ")"); return;
+    case 1: prod3(g, d, SH_R, SH_W, SH_T); return;
+    case 2: put(&g->b, "t("); prod3(g, d, SH_W, SH_C, SH_N); put(&g->b, ")"); return;
+    default: put(&g->b, "colSums("); prod3(g, d, SH_W, SH_T, SH_N); put(&g->b, ")"); return;
+    }
+  default:
+    switch (P(6)) {
+    case 0: prod3(g, d, SH_W, SH_T, SH_N); return;
+    case 1: put(&g->b, "tcrossprod("); expr(g, SH_W, d + 1); put(&g->b, ")"); return;
+    case 2:                                 /* X %*% t(X), t(X) %*% X: one X */
+    case 3:
+      put(&g->b, "(");
+      if (P(2)) { put(&g->b, "t("); x = expr_text(g, SH_T, d + 1); put(&g->b, ") %%*%% %s)", x ? x : ""); }
+      else { x = expr_text(g, SH_W, d + 1); put(&g->b, " %%*%% t(%s))", x ? x : ""); }
+      free(x);
+      return;
+    case 4: prod3(g, d, SH_W, SH_T, SH_M); return;
+    default: prod3(g, d, SH_M, SH_W, SH_T); return;
+    }
+  }
+}
+
 static void expr(Gen *g, int sh, int d) {
+  if (is_rect(sh)) { rect_expr(g, sh, d); return; }
   if (d > 3 || g->b.n > 6000) { leaf(g, sh); return; }
   if (g->wide && P(5) == 0) { wide_expr(g, sh, d); return; }
+  if (g->rect && P(6) == 0) { rect_into(g, sh, d); return; }
   unsigned k = P(24);
   if (k == 23 && d > 0) sh = (int)P(SH_N);   /* an operand of another shape (non-conformable) */
   if (k < 7) { leaf(g, sh); return; }
@@ -494,6 +672,18 @@ static void stmt(Gen *g) {
     expr(g, t->sh, 0);
     break;
   case 3: case 4:                           /* left-indexing */
+    if (is_rect(t->sh)) {                   /* a cell, W's column or row, T's row or column, C's cell */
+      unsigned w = P(3);
+      if (w == 0 && t->sh != SH_C) { put(&g->b, "%s[", t->name); index1(g); put(&g->b, ", "); index1(g); put(&g->b, "] = "); expr(g, SH_S, 1); break; }
+      if (t->sh == SH_C) { put(&g->b, "%s[", t->name); index1(g); put(&g->b, "] = "); expr(g, SH_S, 1); break; }
+      bool whole_col = (w == 1) == (t->sh == SH_W);   /* W[, k] = a column of n, T[k, ] = a row of n */
+      if (whole_col) put(&g->b, t->sh == SH_W ? "%s[, %u] = " : "%s[%u, ] = ", t->name, 1 + P(3));
+      else put(&g->b, t->sh == SH_W ? "%s[%u, ] = " : "%s[, %u] = ", t->name, 1 + P(3));
+      if (whole_col) expr(g, t->sh == SH_W ? SH_V : SH_R, 1);
+      else if (t->sh == SH_T) expr(g, SH_C, 1);
+      else { put(&g->b, "t("); expr(g, SH_C, 1); put(&g->b, ")"); }
+      break;
+    }
     switch (t->sh) {
     case SH_S: put(&g->b, "%s = ", t->name); expr(g, SH_S, 0); break;
     case SH_V: case SH_R: put(&g->b, "%s[", t->name); index1(g); put(&g->b, "] = "); expr(g, SH_S, 1); break;
@@ -720,6 +910,13 @@ static void preamble(Gen *g, int nfns) {
                "L = list(a = 1, b = [1; 2; 3])\n");
   g->nglobals = g->nvars = (int)(sizeof globals / sizeof *globals);
   memcpy(g->vars, globals, sizeof globals);
+  if (g->rect) {                            /* W n x m, C m x 1 */
+    int n = g->dim, m = g->m;
+    put(&g->b, "W = matrix(sin(seq(1, %d) * 0.7) + 0.5, rows = %d, cols = %d)\nC = seq(1, %d) / %d - 0.3\n", n * m, n, m, m, m);
+    g->vars[g->nvars++] = (Var){ "W", SH_W };
+    g->vars[g->nvars++] = (Var){ "C", SH_C };
+    g->nglobals = g->nvars;
+  }
   g->nfns = nfns;
   for (int i = 0; i < g->nfns; i++) {
     snprintf(g->fns[i].name, sizeof g->fns[i].name, "f%d", (i + 1) % 1000);
@@ -728,20 +925,22 @@ static void preamble(Gen *g, int nfns) {
 }
 
 /* a generator of programs at size dim (fd: progen_grad's), its preamble written */
-static void gen_begin(Gen *g, Pick *p, int dim, bool fd, bool wide) {
+static void gen_begin(Gen *g, Pick *p, int dim, bool fd, unsigned flags) {
   memset(g, 0, sizeof *g);
   g->p = p;
   g->dim = dim;
-  g->wide = wide;
+  g->wide = flags & PG_WIDE;
+  g->rect = flags & PG_RECT;
+  g->m = dim == 3 ? 4 : dim / 2 + 1;
   g->fd = fd;
   preamble(g, (int)P(3));
 }
 
-char *progen(Pick *p, size_t *len) { return progen_dim(p, len, 3, false); }
+char *progen(Pick *p, size_t *len) { return progen_dim(p, len, 3, 0); }
 
-char *progen_dim(Pick *p, size_t *len, int dim, bool wide) {
+char *progen_dim(Pick *p, size_t *len, int dim, unsigned flags) {
   Gen G, *g = &G;
-  gen_begin(g, p, dim, false, wide);
+  gen_begin(g, p, dim, false, flags);
   int n = 1 + (int)P(10);
   for (int i = 0; i < n && g->stmts < MAX_STMTS; i++) stmt(g);
   if (dim > 9)                              /* n x n printed: column sums, and sums of squares by row */
@@ -749,6 +948,7 @@ char *progen_dim(Pick *p, size_t *len, int dim, bool wide) {
                "print(colSums(N))\nprint(rowSums(N * N))\nprint(L$a)\nprint(L$b)\n");
   else
     put(&g->b, "print(a)\nprint(b)\nprint(u)\nprint(v)\nprint(r)\nprint(M)\nprint(N)\nprint(L$a)\nprint(L$b)\n");
+  if (g->rect) put(&g->b, dim > 9 ? "print(colSums(W))\nprint(rowSums(W * W))\nprint(C)\n" : "print(W)\nprint(C)\n");
   if (g->b.oom) { free(g->b.p); return NULL; }
   *len = g->b.n;
   return g->b.p;
@@ -832,9 +1032,9 @@ static void big_point(Gen *g, int sh, double c, double w) {
   put(&g->b, "matrix(%.2f + 0.9 * sin(seq(1, %d) * %.2f), rows = %d, cols = %d)", c, r * k, w, r, k);
 }
 
-char *progen_grad_dim(Pick *p, size_t *len, int dim, bool wide) {
+char *progen_grad_dim(Pick *p, size_t *len, int dim, unsigned flags) {
   Gen G, *g = &G;
-  gen_begin(g, p, dim, true, wide);
+  gen_begin(g, p, dim, true, flags);
   Fn F = { .name = "F" };
   g->calls = true;
   function(g, &F);

@@ -33,15 +33,17 @@ char *progen(Pick *p, size_t *len);
 ** loop over nrow() runs at most 3 times, and an n x n value above 9 x 9 is printed as sums
 ** (gen_diff --dim N: the kernels' paths for larger operands, threads, sparse storage). wide:
 ** the rest of the vocabulary too (log, asin, %/%, comparisons as values, pmin, rowMaxs, cummax,
-** cumprod, inv, det, cholesky, eigen, outer, logsoftmax, ...: gen_diff --wide); without it a
-** seed's programs are those it always gave. */
-char *progen_dim(Pick *p, size_t *len, int dim, bool wide);
+** cumprod, inv, det, cholesky, eigen, outer, logsoftmax, ...: PG_WIDE, gen_diff --wide); PG_RECT:
+** n x m operands too (m != n; products, chains of them, t(X) %*% X, trace and diag of products:
+** gen_diff --rect). Without a flag a seed's programs are those it always gave. */
+enum { PG_WIDE = 1, PG_RECT = 2 };
+char *progen_dim(Pick *p, size_t *len, int dim, unsigned flags);
 
 /* Writes a program whose function F(x, y) (a body of the same grammar, calling f1.. and grad
 ** and jit) has its gradient in x at a point checked against finite differences: a line
 ** "FDMISMATCH ..." on stdout where they disagree (gen_diff --grad). At dim 3 every entry and,
 ** for a column x, the Hessian; at n x 1, 1 x n and n x n (progen_dim's shapes) the gradient
 ** along two directions (central differences and jvp along each), no Hessian. */
-char *progen_grad_dim(Pick *p, size_t *len, int dim, bool wide);
+char *progen_grad_dim(Pick *p, size_t *len, int dim, unsigned flags);
 
 #endif
