@@ -519,8 +519,10 @@ Value loop_run(Interp *I, const GNode *nd, const Value *args, bool *stale) {
 }
 
 /* *place bound to item k of loop node id of stage o's graph, holding *place's value without the
-** loop's boxes (a grad's kept). */
-static void bind_item(Interp *I, Tape *o, int32_t id, int k, Value *place) {
+** loop's boxes: without the stages' and, under a grad traced inside the stage (jit(grad(f)),
+** lt->gt), without that grad's, which rev_record puts back around the item where the grad traces
+** it; a grad begun outside the stage (grad(jit(f))) keeps its box, inside the stage's. */
+static void bind_item(Interp *I, const LoopTrace *lt, Tape *o, int32_t id, int k, Value *place) {
   int32_t it = graph_add(o->graph, GN_ITEM, o->graph->nodes[id].span, NULL);
   GNode *in = &o->graph->nodes[it];
   in->nin = 1;
@@ -528,7 +530,7 @@ static void bind_item(Interp *I, Tape *o, int32_t id, int k, Value *place) {
   in->in[0] = id;
   in->param = k;
   in->chain = -1;
-  Value v = stage_strip(*place);
+  Value v = body_value(lt, *place);
   graph_node_shape(in, v);
   val_retain(v);
   put(place, ad_box_new(o, it, v));
@@ -691,10 +693,10 @@ node:;
             graph_live_count(lp->body), graph_live_count(lp->body) == 1 ? "" : "s");
   for (int k = 0; k < n; k++) {
     if (ad_finished(*L->places[k]).t == VT_UNBOUND) continue;
-    bind_item(I, o, id, k, L->places[k]);
+    bind_item(I, &L->lt, o, id, k, L->places[k]);
     if (og->block) stage_assigned(I, L->places[k], L->syms[k], NULL);   /* (an output of the block) */
   }
-  if (L->range.on) bind_item(I, o, id, n + 1, L->var_place);   /* the loop variable: the range's last element */
+  if (L->range.on) bind_item(I, &L->lt, o, id, n + 1, L->var_place);   /* the loop variable: the range's last element */
   if (L->lt.gt) rev_record(I, L, lp);            /* jit(grad(f)): the run, one node on the grad's tape */
   finish(I, L, false);
   return -1;
