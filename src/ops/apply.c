@@ -258,6 +258,10 @@ Value op_apply_lent(Interp *I, OpKind op, bool lent, int nin, const Value *in, i
       if (v.u.box->tape->active && v.u.box->tape->graph && (!t || v.u.box->tape->id > t->id)) t = v.u.box->tape;
   if (t && t->graph)
     for (int k = 0; k < nin; k++) un[k] = strip(in[k], t);
+  for (int k = 0; k < nin && t; k++)         /* a box of t under another trace's: t would get the op */
+    for (Value v = un[k]; v.t == VT_BOX; v = v.u.box->v)   /* again (a stack overflow); never made */
+      if (v.u.box->tape == t)                /* on purpose (found by gen_diff: bind_item, loop.c) */
+        mls_throw(I, sp, "internal error: '%s' of a value whose traces are nested out of order", op_info[op].sym);
   Value ux[6] = { val_null(), val_null(), val_null(), val_null(), val_null(), val_null() };
   for (int k = 0; k < nextra && k < 6; k++)
     ux[k] = t && t->graph ? ad_primal(extra[k]) : ad_concrete(I, extra[k], sp, "an index");
