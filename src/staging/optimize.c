@@ -257,7 +257,7 @@ static void rewrite(Interp *I, Graph *g) {
       }
       break;
     case OP_TRANSPOSE:                               /* t(t(X)) -> X */
-      if (is_op(g, a, OP_TRANSPOSE)) {
+      if (is_op(g, a, OP_TRANSPOSE) && g->nodes[g->nodes[a].in[0]].vt == nd->vt) {   /* (t(TRUE) is 1) */
         replace_uses(I, &fw, i, g->nodes[a].in[0]);
         drop_node(g, i);
         graph_log(g, "  rewrite: t(t(X)) -> X%s", at);
