@@ -95,6 +95,7 @@ typedef struct Gen {
   int dim;            /* n of the n x 1, 1 x n and n x n shapes (3: the literals of progen) */
   bool wide;          /* the rest of the vocabulary too (wide_expr; gen_diff --wide) */
   bool rect;          /* n x m operands too (rect_expr; gen_diff --rect) */
+  bool edge;          /* NaN, infinities, subnormals and empty matrices too (edge_expr; gen_diff --edge) */
   int m;              /* their m: 4 at n = 3, else n / 2 + 1 */
   bool closure;       /* h = function(w) ... is defined in the function being written */
   int stmts;          /* statements written so far: a bound on the program's size */
@@ -111,7 +112,13 @@ static void ind(Gen *g) {
 
 static const char *lits[] = { "1", "2", "0", "-1", "0.5", "3", "-2.5", "1e-3", "10", "0.25", "-0" };
 
-static void lit(Gen *g) { put(&g->b, "%s", lits[P(sizeof lits / sizeof *lits)]); }
+/* (PG_EDGE) the values at the ends of the doubles */
+static const char *edge_lits[] = { "NaN", "Inf", "-Inf", "1e308", "-1e308", "5e-324", "-2e-310", "1e-300", "2^53", "-0" };
+
+static void lit(Gen *g) {
+  if (g->edge && P(5) == 0) { put(&g->b, "%s", edge_lits[P(sizeof edge_lits / sizeof *edge_lits)]); return; }
+  put(&g->b, "%s", lits[P(sizeof lits / sizeof *lits)]);
+}
 
 /* a variable of shape sh if there is one (else a literal of that shape) */
 static bool var_of(Gen *g, int sh) {
@@ -507,11 +514,59 @@ static void rect_into(Gen *g, int sh, int d) {
   }
 }
 
+/* ---- the edges (gen_diff --edge) ----
+** Empty selections and matrices with no rows or no columns, reduced, multiplied, bound and
+** assigned to; the NaN-aware ops (max, pmin, cummax, sort, rowMaxs, ifelse, is.nan) on values
+** with NaN in them; and, through lit(), NaN, infinities, subnormals and 1e308 as literals.
+** Fused and vectorized kernels are where NaN and empty operands are handled apart from the
+** scalar code. Asked for only when g->edge. */
+static void edge_expr(Gen *g, int sh, int d) {
+  int n = g->dim;
+  switch (sh) {
+  case SH_S:
+    switch (P(8)) {
+    case 0: put(&g->b, "sum("); indexable(g, SH_M); put(&g->b, "["); indexable(g, SH_M); put(&g->b, " > 1e9])"); return;
+    case 1: put(&g->b, "length("); indexable(g, SH_V); put(&g->b, "["); indexable(g, SH_V); put(&g->b, " > 1e9])"); return;
+    case 2: put(&g->b, "prod("); indexable(g, SH_V); put(&g->b, "["); indexable(g, SH_V); put(&g->b, " < -1e9])"); return;
+    case 3: put(&g->b, "mean("); indexable(g, SH_M); put(&g->b, "["); indexable(g, SH_M); put(&g->b, " > 1e9])"); return;
+    case 4: put(&g->b, "sum(is.nan("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
+    case 5: put(&g->b, "max("); expr(g, SH_V, d + 1); put(&g->b, ", NaN)"); return;
+    case 6: put(&g->b, "sum(matrix(0, rows = 0, cols = %d) %%*%% ", n); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    default: put(&g->b, "min("); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    }
+  case SH_V:
+    switch (P(6)) {
+    case 0: put(&g->b, "pmin("); expr(g, SH_V, d + 1); put(&g->b, ", [NaN]"); put(&g->b, ")"); return;
+    case 1: put(&g->b, "cummax(("); expr(g, SH_V, d + 1); put(&g->b, ") / ("); expr(g, SH_V, d + 1); put(&g->b, "))"); return;
+    case 2: put(&g->b, "rowMaxs(("); expr(g, SH_M, d + 1); put(&g->b, ") * ("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
+    case 3: put(&g->b, "rbind(matrix(0, rows = 0, cols = 1), "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 4: put(&g->b, "cbind(matrix(0, rows = %d, cols = 0), ", n); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    default: put(&g->b, "ifelse(is.nan("); expr(g, SH_V, d + 1); put(&g->b, "), "); lit(g); put(&g->b, ", "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    }
+  case SH_R:
+    switch (P(4)) {
+    case 0: put(&g->b, "colSums(matrix(0, rows = 0, cols = %d))", n); return;
+    case 1: put(&g->b, "colMaxs(("); expr(g, SH_M, d + 1); put(&g->b, ") / ("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
+    case 2: put(&g->b, "(matrix(1, rows = 1, cols = 0) %%*%% matrix(0, rows = 0, cols = %d) + ", n); expr(g, SH_R, d + 1); put(&g->b, ")"); return;
+    default: put(&g->b, "t(sort("); expr(g, SH_V, d + 1); put(&g->b, ", decreasing = TRUE))"); return;
+    }
+  default:
+    switch (P(5)) {
+    case 0: put(&g->b, "(t(matrix(0, rows = 0, cols = %d)) %%*%% matrix(0, rows = 0, cols = %d) + ", n, n); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    case 1: put(&g->b, "pmax("); expr(g, SH_M, d + 1); put(&g->b, ", ("); expr(g, SH_M, d + 1); put(&g->b, ") / 0)"); return;
+    case 2: put(&g->b, "rbind("); expr(g, SH_M, d + 1); put(&g->b, ", matrix(0, rows = 0, cols = %d))", n); return;
+    case 3: put(&g->b, "cummin(("); expr(g, SH_M, d + 1); put(&g->b, ") * Inf)"); return;
+    default: put(&g->b, "ifelse(("); expr(g, SH_M, d + 1); put(&g->b, ") > 0, NaN, "); expr(g, SH_M, d + 1); put(&g->b, ")"); return;
+    }
+  }
+}
+
 static void expr(Gen *g, int sh, int d) {
   if (is_rect(sh)) { rect_expr(g, sh, d); return; }
   if (d > 3 || g->b.n > 6000) { leaf(g, sh); return; }
   if (g->wide && P(5) == 0) { wide_expr(g, sh, d); return; }
   if (g->rect && P(6) == 0) { rect_into(g, sh, d); return; }
+  if (g->edge && P(8) == 0) { edge_expr(g, sh, d); return; }
   unsigned k = P(24);
   if (k == 23 && d > 0) sh = (int)P(SH_N);   /* an operand of another shape (non-conformable) */
   if (k < 7) { leaf(g, sh); return; }
@@ -931,6 +986,7 @@ static void gen_begin(Gen *g, Pick *p, int dim, bool fd, unsigned flags) {
   g->dim = dim;
   g->wide = flags & PG_WIDE;
   g->rect = flags & PG_RECT;
+  g->edge = flags & PG_EDGE;
   g->m = dim == 3 ? 4 : dim / 2 + 1;
   g->fd = fd;
   preamble(g, (int)P(3));
