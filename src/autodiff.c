@@ -971,8 +971,19 @@ Tape *ad_stage_tape(Interp *I, struct Graph *g) {
 Value ad_concrete(Interp *I, Value v, Span sp, const char *what) {
   for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
     if (box_varying(x.u.box)) {                /* (a constant: known while staging) */
-      graph_mark_dynamic(x.u.box->tape->graph, I, sp, "%s depends on a staged value", what);
-      x.u.box->tape->active = false;   /* the rest of this staging run is plain eager code */
+      Tape *st = x.u.box->tape;
+      graph_mark_dynamic(st->graph, I, sp, "%s depends on a staged value", what);
+      st->active = false;              /* the rest of this staging run is plain eager code */
+      /* and so is that of the loops' bodies and conditions traced inside it: they would take
+      ** the values it no longer traces for constants of their graphs, and a grad begun outside
+      ** both would box those constants, the traces nested the wrong way round (found by
+      ** gen_diff --edge: grad(jit(f)), a loop node's body indexing x by a mask of x) */
+      Tape *in = I->stage;
+      while (in && in != st && in->graph && in->graph->lt) in = in->graph->lt->outer;
+      for (in = in == st ? I->stage : NULL; in && in != st; in = in->graph->lt->outer) {
+        graph_mark_dynamic(in->graph, I, sp, "%s depends on a staged value", what);
+        in->active = false;
+      }
     }
   return ad_primal(v);
 }

@@ -256,7 +256,7 @@ static inline bool evn_truth(Interp *I, AstNode *c, bool *t) {
     if (val_is_heap(old)) val_release(old);                                   \
     return MAKE(x);                                                           \
   }
-#define VAL_BOOL01(x) val_bool((x) != 0)
+#define VAL_BOOL01(x) ((x) == (x) ? val_bool((x) != 0) : val_num(x))   /* (NaN & NaN is NA: a number) */
 EV_ASSIGN_NUM(ev_assign_global_num, &n->kids[0]->u.sym->global, val_num, ev_assign_global)
 EV_ASSIGN_NUM(ev_assign_global_bool, &n->kids[0]->u.sym->global, VAL_BOOL01, ev_assign_global)
 EV_ASSIGN_NUM(ev_assign_local0_num, &I->env->slots[n->kids[0]->slot], val_num, eval_assign)
@@ -527,7 +527,7 @@ static Value eval_numloop(Interp *I, AstNode *n, Value *var, double from, double
     case LP_MOVB: {
       if (c->a->t != VT_NUM) goto slow;
       Value old = *c->d;
-      *c->d = val_bool(c->a->u.n != 0);
+      *c->d = c->a->u.n == c->a->u.n ? val_bool(c->a->u.n != 0) : val_num(c->a->u.n);   /* (NA stays NA) */
       if (val_is_heap(old)) val_release(old);
       continue;
     }
