@@ -901,6 +901,7 @@ static void block(Gen *g, int n) {
 static void function(Gen *g, Fn *f) {
   f->argsh[0] = (int)P(SH_N);
   f->argsh[1] = P(2) ? SH_S : (int)P(SH_N);
+  if (g->rect && P(5) == 0) f->argsh[0] = SH_W + (int)P(3);   /* x of n x m, m x n or m x 1 */
   f->ressh = f->argsh[0];
   put(&g->b, "%s = function(x, y) {\n", f->name);
   Var saved[16];
@@ -1081,9 +1082,10 @@ static const char hd_harness[] =
     "  if (sum(is.finite(Hk) & is.finite(tk) & abs(Hk) < 1e8 & !(abs(tk - Hk) <= 1e-6 * (1 + abs(Hk)))) > 0) print(paste(\"FDMISMATCH Hessian column\", k, \"differs from jvp of the gradient\"))\n"
     "}\n";
 
-/* a value of shape sh at n (dim != 3): a wave around c, no entry an integer or a half */
+/* a value of shape sh at n (dim != 3, or a rectangular shape): a wave around c, no entry an
+** integer or a half */
 static void big_point(Gen *g, int sh, double c, double w) {
-  int n = g->dim, r = sh == SH_S ? 1 : sh == SH_R ? 1 : n, k = sh == SH_S ? 1 : sh == SH_V ? 1 : n;
+  int r = rows_of(g, sh), k = cols_of(g, sh);
   if (sh == SH_S) { put(&g->b, "%.2f", c + 0.013); return; }
   put(&g->b, "matrix(%.2f + 0.9 * sin(seq(1, %d) * %.2f), rows = %d, cols = %d)", c, r * k, w, r, k);
 }
@@ -1096,7 +1098,7 @@ char *progen_grad_dim(Pick *p, size_t *len, int dim, unsigned flags) {
   function(g, &F);
   g->calls = false;
   put(&g->b, "x0 = ");
-  if (dim != 3) big_point(g, F.argsh[0], 0.37, 1.73);
+  if (dim != 3 || is_rect(F.argsh[0])) big_point(g, F.argsh[0], 0.37, 1.73);
   else point(g, F.argsh[0], xpts, sizeof xpts / sizeof *xpts);
   put(&g->b, "\ny0 = ");
   if (dim != 3) big_point(g, F.argsh[1], -0.29, 0.61);
