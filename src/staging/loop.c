@@ -1087,7 +1087,7 @@ static bool fused_traces(const GNode *x, const bool *nd) {
   return r[p->ins[p->nins - 1].dst];
 }
 
-static void loop_traced(const Loop *lp, bool *dep);
+static void loop_traced(const Loop *lp, bool *dep, bool *after);
 
 /* Whether GN_ITEM x is an item of a loop node whose inputs are its carried values' initial
 ** values then the outer values (a reverse loop node's are not). */
@@ -1107,7 +1107,7 @@ static bool item_traced(const Graph *g, const GNode *x, const bool *nd) {
   bool *dep = mem_calloc((size_t)(n + 1 + lp->nouter), sizeof(bool));
   for (int k = 0; k < n; k++) dep[k] = nd[ln->in[k]];
   for (int q = 0; q < lp->nouter; q++) dep[n + 1 + q] = nd[ln->in[n + q]];
-  loop_traced(lp, dep);
+  loop_traced(lp, dep, NULL);
   d = dep[x->param];
   mem_free(dep);
   return d;
@@ -1118,11 +1118,16 @@ static bool item_traced(const Graph *g, const GNode *x, const bool *nd) {
 ** 1 + nouter) in, its carried entries out. A fixpoint over the body, since a traced value
 ** carried into an iteration traces what the next computes from it; through comparisons and
 ** other discrete ops nothing flows, as on the grad's tape, so a value eager code leaves plain
-** stays plain (sort of it is then no error; grad(jit(f)) boxed every carried value). */
-static void loop_traced(const Loop *lp, bool *dep) {
+** stays plain (sort of it is then no error; grad(jit(f)) boxed every carried value). dep's
+** carried entries out are those traced after any number of iterations, none included (a value
+** traced before and not assigned); after (NULL: not asked) those traced after one or more: a
+** carried value the body sets from untraced values is plain after a run of at least one
+** iteration, as eagerly (found by gen_diff --edge --rect: sort of it stopped grad(jit(f))). */
+static void loop_traced(const Loop *lp, bool *dep, bool *after) {
   const Graph *g = lp->body;
   if (g->out.node != -2 || g->out.n < lp->ncarry) {   /* (not the carried list: all of them) */
     for (int k = 0; k < lp->ncarry; k++) dep[k] = true;
+    if (after) for (int k = 0; k < lp->ncarry; k++) after[k] = true;
     return;
   }
   bool *nd = mem_calloc((size_t)(g->n > 0 ? g->n : 1), sizeof(bool));
@@ -1156,6 +1161,7 @@ static void loop_traced(const Loop *lp, bool *dep) {
       }
     }
   }
+  for (int k = 0; k < lp->ncarry && after; k++) after[k] = g->out.kids[k].node >= 0 && nd[g->out.kids[k].node];
   mem_free(nd);
 }
 
@@ -1208,14 +1214,14 @@ static bool run_ckpt(Interp *I, const Loop *lp, Tape *T, Value *leaves, int64_t 
   for (int k = 0; k < no; k++) ck->c.in[n + k] = ad_node_on(T, leaves[n + 1 + k]);
   int32_t cn = ad_custom_node(I, T, &ck->c, lp->span);
   mls_undefer(I, ck);                            /* (the tape's now) */
-  bool *dep = mem_calloc((size_t)nl, sizeof(bool));   /* the results T traces (loop_traced) */
+  bool *dep = mem_calloc((size_t)nl + (size_t)n + 1, sizeof(bool)), *after = dep + nl;   /* the results T traces */
   for (int k = 0; k < nl; k++) dep[k] = ad_node_on(T, leaves[k]) >= 0;
-  loop_traced(lp, dep);
+  loop_traced(lp, dep, after);                   /* (ran >= 1 iterations) */
   for (int k = 0; k < nl; k++) {
     if (k > n) break;                            /* (the outer values stay) */
     Value x = P->items[k];
     Value p = ad_primal(x);
-    if (k < n && dep[k] && (p.t == VT_NUM || p.t == VT_MAT)) {
+    if (k < n && after[k] && (p.t == VT_NUM || p.t == VT_MAT)) {
       val_retain(x);
       x = ad_custom_item(I, T, cn, k, x);
     } else {
@@ -1485,7 +1491,7 @@ static void rev_record(Interp *I, LoopStage *L, Loop *lp) {
   bool *dep = mem_calloc((size_t)(ni + 1), sizeof(bool));   /* the results G traces (loop_traced) */
   for (int k = 0; k < n; k++) dep[k] = rc->c.in[k] >= 0;
   for (int q = 0; q < no; q++) dep[n + 1 + q] = rc->c.in[n + q] >= 0;
-  loop_traced(lp, dep);
+  loop_traced(lp, dep, NULL);                    /* (any number of iterations at a later run) */
   for (int k = 0; k < n; k++) {
     Value *place = L->places[k];
     Value p = ad_primal(*place);
