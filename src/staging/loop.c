@@ -1488,14 +1488,17 @@ static void rev_record(Interp *I, LoopStage *L, Loop *lp) {
   mls_defer(I, (CleanupFn)ad_custom_discard, rc);
   int32_t cn = ad_custom_node(I, G, &rc->c, L->sp);
   mls_undefer(I, rc);                            /* (the tape's now) */
-  bool *dep = mem_calloc((size_t)(ni + 1), sizeof(bool));   /* the results G traces (loop_traced) */
+  bool *dep = mem_calloc((size_t)(ni + 1) + (size_t)n + 1, sizeof(bool)), *after = dep + ni + 1;   /* the results G traces */
   for (int k = 0; k < n; k++) dep[k] = rc->c.in[k] >= 0;
   for (int q = 0; q < no; q++) dep[n + 1 + q] = rc->c.in[n + q] >= 0;
-  loop_traced(lp, dep, NULL);                    /* (any number of iterations at a later run) */
+  /* a for loop over a fixed sequence runs its count at every run: one iteration or more, the
+  ** values traced after them; else (a while loop, a traced range) a run may have none */
+  bool some = !lp->is_while && !lp->range.on && lp->count >= 1;
+  loop_traced(lp, dep, after);
   for (int k = 0; k < n; k++) {
     Value *place = L->places[k];
     Value p = ad_primal(*place);
-    if (!dep[k] || ad_finished(*place).t == VT_UNBOUND || (p.t != VT_NUM && p.t != VT_MAT)) continue;
+    if (!(some ? after[k] : dep[k]) || ad_finished(*place).t == VT_UNBOUND || (p.t != VT_NUM && p.t != VT_MAT)) continue;
     Value v = *place;
     val_retain(v);
     put(place, ad_custom_item(I, G, cn, k, v));
