@@ -421,6 +421,7 @@ gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --rect --wide --dim 9 --seed 1 --count 2000 --modes staged,jit,sparse
 	$(BUILD)/gen_diff --edge --seed 1 --count $(GEN_COUNT)   # NaN, infinities, subnormals, empty matrices
 	$(BUILD)/gen_diff --edge --grad --seed 1 --count $(GEN_GRAD_COUNT)
+	$(BUILD)/gen_diff --args --seed 1 --count 10000   # defaults, calls by name
 
 # No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
 # symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.

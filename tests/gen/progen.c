@@ -77,6 +77,7 @@ typedef struct Fn {
   int argsh[2];       /* shapes of its two parameters */
   int ressh;          /* of its result */
   bool jit, grad;     /* jf1 = jit(f1) and gf1 = grad(...) exist */
+  const char *dflt;   /* (PG_ARGS) y's default, a literal, or NULL */
 } Fn;
 
 typedef struct Gen {
@@ -96,6 +97,7 @@ typedef struct Gen {
   bool wide;          /* the rest of the vocabulary too (wide_expr; gen_diff --wide) */
   bool rect;          /* n x m operands too (rect_expr; gen_diff --rect) */
   bool edge;          /* NaN, infinities, subnormals and empty matrices too (edge_expr; gen_diff --edge) */
+  bool args;          /* defaults and calls by name (gen_diff --args) */
   int m;              /* their m: 4 at n = 3, else n / 2 + 1 */
   bool closure;       /* h = function(w) ... is defined in the function being written */
   int stmts;          /* statements written so far: a bound on the program's size */
@@ -254,9 +256,24 @@ static bool call_fn(Gen *g, int sh, int d) {
   if (f->ressh != sh) k = 2;
   const char *pre = k == 0 ? "" : k == 1 && f->jit ? "j" : f->grad && f->argsh[0] == sh ? "g" : "";
   put(&g->b, "%s%s(", pre, f->name);
-  expr(g, f->argsh[0], d + 1);
-  put(&g->b, ", ");
-  expr(g, f->argsh[1], d + 1);
+  unsigned form = g->args && *pre != 'g' ? P(4) : 3;   /* (a grad's arguments are positional) */
+  if (form == 0) {                          /* by name, in the other order */
+    put(&g->b, "y = ");
+    expr(g, f->argsh[1], d + 1);
+    put(&g->b, ", x = ");
+    expr(g, f->argsh[0], d + 1);
+  } else if (form == 1 && f->dflt) {        /* y's default */
+    expr(g, f->argsh[0], d + 1);
+  } else if (form == 1) {                   /* x by name */
+    put(&g->b, "x = ");
+    expr(g, f->argsh[0], d + 1);
+    put(&g->b, ", ");
+    expr(g, f->argsh[1], d + 1);
+  } else {
+    expr(g, f->argsh[0], d + 1);
+    put(&g->b, ", ");
+    expr(g, f->argsh[1], d + 1);
+  }
   put(&g->b, ")");
   return true;
 }
@@ -903,7 +920,10 @@ static void function(Gen *g, Fn *f) {
   f->argsh[1] = P(2) ? SH_S : (int)P(SH_N);
   if (g->rect && P(5) == 0) f->argsh[0] = SH_W + (int)P(3);   /* x of n x m, m x n or m x 1 */
   f->ressh = f->argsh[0];
-  put(&g->b, "%s = function(x, y) {\n", f->name);
+  f->dflt = NULL;
+  if (g->args && f->argsh[1] == SH_S && P(3) == 0) f->dflt = lits[P(sizeof lits / sizeof *lits)];
+  if (f->dflt) put(&g->b, "%s = function(x, y = %s) {\n", f->name, f->dflt);
+  else put(&g->b, "%s = function(x, y) {\n", f->name);
   Var saved[16];
   int ns = g->nvars;
   memcpy(saved, g->vars, sizeof saved);
@@ -988,6 +1008,7 @@ static void gen_begin(Gen *g, Pick *p, int dim, bool fd, unsigned flags) {
   g->wide = flags & PG_WIDE;
   g->rect = flags & PG_RECT;
   g->edge = flags & PG_EDGE;
+  g->args = flags & PG_ARGS;
   g->m = dim == 3 ? 4 : dim / 2 + 1;
   g->fd = fd;
   preamble(g, (int)P(3));

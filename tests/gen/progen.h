@@ -36,8 +36,9 @@ char *progen(Pick *p, size_t *len);
 ** cumprod, inv, det, cholesky, eigen, outer, logsoftmax, ...: PG_WIDE, gen_diff --wide); PG_RECT:
 ** n x m operands too (m != n; products, chains of them, t(X) %*% X, trace and diag of products:
 ** gen_diff --rect); PG_EDGE: NaN, infinities, subnormals and empty matrices too (gen_diff
-** --edge). Without a flag a seed's programs are those it always gave. */
-enum { PG_WIDE = 1, PG_RECT = 2, PG_EDGE = 4 };
+** --edge); PG_ARGS: parameters with defaults, calls by name and in another order (gen_diff
+** --args). Without a flag a seed's programs are those it always gave. */
+enum { PG_WIDE = 1, PG_RECT = 2, PG_EDGE = 4, PG_ARGS = 8 };
 char *progen_dim(Pick *p, size_t *len, int dim, unsigned flags);
 
 /* Writes a program whose function F(x, y) (a body of the same grammar, calling f1.. and grad
