@@ -245,6 +245,27 @@ static void binary(Gen *g, int sh, int sa, int sb, int d) {
   (void)sh;
 }
 
+/* a one-argument op of ops.def's elementwise list on an e of shape sh (sqrt of abs(e)) */
+static void unary(Gen *g, int sh, int d) {
+  unsigned u = P(sizeof unops / sizeof *unops);
+  put(&g->b, "%s(%s", unops[u], u == 2 ? "abs(" : "");
+  expr(g, sh, d + 1);
+  put(&g->b, u == 2 ? "))" : ")");
+}
+
+/* ifelse over a mask of an e of shape sh */
+static void ifelse_of(Gen *g, int sh, int d) {
+  put(&g->b, "ifelse(");
+  expr(g, sh, d + 1);
+  put(&g->b, " > ");
+  lit(g);
+  put(&g->b, ", ");
+  expr(g, sh, d + 1);
+  put(&g->b, ", ");
+  expr(g, P(2) ? SH_S : sh, d + 1);
+  put(&g->b, ")");
+}
+
 /* the call of a user function whose result has shape sh */
 static bool call_fn(Gen *g, int sh, int d) {
   int c[3], n = 0;
@@ -417,25 +438,8 @@ static void rect_expr(Gen *g, int sh, int d) {
     default: binary(g, sh, SH_S, sh, d); return;
     }
   }
-  if (k == 6) {
-    unsigned u = P(sizeof unops / sizeof *unops);
-    put(&g->b, "%s(%s", unops[u], u == 2 ? "abs(" : "");
-    expr(g, sh, d + 1);
-    put(&g->b, u == 2 ? "))" : ")");
-    return;
-  }
-  if (k == 7) {
-    put(&g->b, "ifelse(");
-    expr(g, sh, d + 1);
-    put(&g->b, " > ");
-    lit(g);
-    put(&g->b, ", ");
-    expr(g, sh, d + 1);
-    put(&g->b, ", ");
-    expr(g, P(2) ? SH_S : sh, d + 1);
-    put(&g->b, ")");
-    return;
-  }
+  if (k == 6) { unary(g, sh, d); return; }
+  if (k == 7) { ifelse_of(g, sh, d); return; }
   switch (sh) {
   case SH_W:
     switch (P(7)) {
@@ -553,7 +557,7 @@ static void edge_expr(Gen *g, int sh, int d) {
     }
   case SH_V:
     switch (P(6)) {
-    case 0: put(&g->b, "pmin("); expr(g, SH_V, d + 1); put(&g->b, ", [NaN]"); put(&g->b, ")"); return;
+    case 0: put(&g->b, "pmin("); expr(g, SH_V, d + 1); put(&g->b, ", [NaN])"); return;
     case 1: put(&g->b, "cummax(("); expr(g, SH_V, d + 1); put(&g->b, ") / ("); expr(g, SH_V, d + 1); put(&g->b, "))"); return;
     case 2: put(&g->b, "rowMaxs(("); expr(g, SH_M, d + 1); put(&g->b, ") * ("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
     case 3: put(&g->b, "rbind(matrix(0, rows = 0, cols = 1), "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
@@ -594,27 +598,9 @@ static void expr(Gen *g, int sh, int d) {
     default: binary(g, sh, SH_S, sh, d); return;
     }
   }
-  if (k < 13) {
-    unsigned u = P(sizeof unops / sizeof *unops);
-    put(&g->b, "%s(", unops[u]);
-    if (u == 2) put(&g->b, "abs(");
-    expr(g, sh, d + 1);
-    put(&g->b, u == 2 ? "))" : ")");
-    return;
-  }
+  if (k < 13) { unary(g, sh, d); return; }
   if (k == 13 && call_fn(g, sh, d)) return;
-  if (k == 14) {                            /* ifelse over a mask */
-    put(&g->b, "ifelse(");
-    expr(g, sh, d + 1);
-    put(&g->b, " > ");
-    lit(g);
-    put(&g->b, ", ");
-    expr(g, sh, d + 1);
-    put(&g->b, ", ");
-    expr(g, P(2) ? SH_S : sh, d + 1);
-    put(&g->b, ")");
-    return;
-  }
+  if (k == 14) { ifelse_of(g, sh, d); return; }
   if (k == 15 && (!g->in_fn || g->calls)) { /* an anonymous jit or grad on the spot */
     if (P(2)) {
       put(&g->b, "jit(function(x) ");
