@@ -71,6 +71,8 @@ typedef struct Loop {
   Span span;                /* the loop statement */
   Source *src;              /* retained */
   struct LeanProg *lean;    /* the body as a lean program (staging/lean.c; owned), or NULL */
+  bool some_iter;           /* a while loop whose grad's trace (jit(grad(f)): rev_record) took a
+                            ** run of one iteration or more for all: a run of none is stale */
 } Loop;
 
 /* GF_CONSTANT: the value depends on no argument, capture or effect (known while staging);

@@ -508,6 +508,10 @@ Value loop_run(Interp *I, const GNode *nd, const Value *args, bool *stale) {
   int64_t iters = 0;
   char why[160];
   *stale = !run_iterations(I, lp, h->items, 0, &iters, NULL, why, sizeof why, NULL);
+  if (!*stale && lp->some_iter && iters == 0) {
+    *stale = true;
+    snprintf(lp->body->stale_why, sizeof lp->body->stale_why, "a while loop ran no iteration (traced with one or more)");
+  }
   if (*stale) { tmp_release_to(I, mark); return val_unbound(); }
   List *l = list_new(I, n + 2);
   Value r = val_list(l);
@@ -1492,9 +1496,13 @@ static void rev_record(Interp *I, LoopStage *L, Loop *lp) {
   for (int k = 0; k < n; k++) dep[k] = rc->c.in[k] >= 0;
   for (int q = 0; q < no; q++) dep[n + 1 + q] = rc->c.in[n + q] >= 0;
   /* a for loop over a fixed sequence runs its count at every run: one iteration or more, the
-  ** values traced after them; else (a while loop, a traced range) a run may have none */
-  bool some = !lp->is_while && !lp->range.on && lp->count >= 1;
+  ** values traced after them. A while loop's trace ran one or more (its first test was true),
+  ** and a later run of none is stale (loop_run: traced again, then as eager code, which hands
+  ** the traced value on). A traced range's runs may have none: the values traced after any. */
+  bool some = lp->is_while || (!lp->range.on && lp->count >= 1);
   loop_traced(lp, dep, after);
+  for (int k = 0; k < n && lp->is_while; k++)     /* (only where it changes what comes out traced) */
+    if (dep[k] && !after[k]) lp->some_iter = true;
   for (int k = 0; k < n; k++) {
     Value *place = L->places[k];
     Value p = ad_primal(*place);
