@@ -417,9 +417,7 @@ void stage_guard_unbound(Interp *I, Value *slot, Env *env) {
     t->active = false;                        /* exists: later iterations read the local (loop.c) */
     return;
   }
-  /* a block's (relative places: its own frame's too), a jit function's (a frame outside it, which
-  ** its closure keeps: its own frame is new at every call, where the local is unbound again) */
-  if (!t->active || !g || !env || (!g->block && !stage_outside(I, env))) return;
+  if (!t->active || !g || !env) return;     /* (a block's or a jit function's, its own frame's too) */
   for (int i = 0; i < g->nfg; i++)
     if (g->fg[i].place == slot) return;
   g->fg = mem_realloc(g->fg, (size_t)(g->nfg + 1) * sizeof *g->fg);
