@@ -417,7 +417,7 @@ void stage_guard_unbound(Interp *I, Value *slot, Env *env) {
     t->active = false;                        /* exists: later iterations read the local (loop.c) */
     return;
   }
-  if (!t->active || !g || !env) return;     /* (a block's or a jit function's, its own frame's too) */
+  if (!t->active || !g || !g->block || !env || !stage_outside(I, env)) return;
   for (int i = 0; i < g->nfg; i++)
     if (g->fg[i].place == slot) return;
   g->fg = mem_realloc(g->fg, (size_t)(g->nfg + 1) * sizeof *g->fg);
