@@ -181,28 +181,6 @@ static bool stable_log(Interp *I, Value x, Span sp, Value *out) {
   return true;
 }
 
-/* The op of c run for trace t (a grad's or jvp's) on the values without t's boxes. When those
-** carry no active trace and a stage begun inside t is tracing (a loop's body or condition
-** under jit(grad(f)), reading a value the grad traces that the jit took for a constant), the
-** op is not lifted into that stage as a constant: t's box would go over the stage's, the traces
-** nested the wrong way round (found by gen_diff --edge). The result is t's value alone; where
-** the stage meets it, it is a value an enclosing grad traces (stage.c node_of: not one graph). */
-static Value apply_under(Interp *I, const Tape *t, const OpCall *c) {
-  Tape *st = I->stage;
-  if (st && st->active && st->graph && st->id > t->id) {
-    bool plain = true;
-    for (int k = 0; k < c->nin && plain; k++)
-      for (Value v = c->un[k]; v.t == VT_BOX && plain; v = v.u.box->v) plain = !v.u.box->tape->active;
-    if (plain) {
-      I->stage = NULL;
-      Value out = op_apply(I, c->op, c->nin, c->un, c->nextra, c->ux, c->sp);
-      I->stage = st;
-      return out;
-    }
-  }
-  return ad_apply_inner(I, c);
-}
-
 /* ---- the trace kinds of grad and jvp (op_apply, src/ops/apply.c, hands them their ops) ---- */
 /* grad's tape: the op computed on the plain values, and a node recorded for the backward pass. */
 static Value tape_process(Interp *I, Tape *t, const OpCall *c) {
@@ -212,7 +190,7 @@ static Value tape_process(Interp *I, Tape *t, const OpCall *c) {
   Span sp = c->sp;
   Value stable;
   if (op == OP_LOG && stable_log(I, in[0], sp, &stable)) return stable;
-  Value out = apply_under(I, t, c);
+  Value out = ad_apply_inner(I, t, c);
   if (!(op_info[op].flags & OPF_DIFF) || (op_info[op].flags & (OPF_CMP | OPF_DISCRETE))) return out;
   tmp_push(I, out);
   int id = tape_push(t);
@@ -242,7 +220,7 @@ static Value tape_process(Interp *I, Tape *t, const OpCall *c) {
 
 /* jvp's tape: the op computed, its tangent pushed along by the op's forward rule. */
 static Value forward_process(Interp *I, Tape *t, const OpCall *c) {
-  Value out = apply_under(I, t, c);
+  Value out = ad_apply_inner(I, t, c);
   return fwd_apply(I, t, c->op, c->nin, c->in, c->un, c->nextra, c->ux, out, c->sp);
 }
 

@@ -138,8 +138,12 @@ bool ad_any_grad_deep(int n, const Value *v);
 /* The trace kinds of grad's tapes and of jvp's (autodiff.c). */
 extern const TraceKind grad_kind, jvp_kind;
 /* The op on the operands without t's boxes, computed as the trace t sees it: op_apply again, so
-** an outer trace records it; a stage that has gone eager is set aside meanwhile. Owned. */
-Value ad_apply_inner(Interp *I, const OpCall *c);
+** an outer trace records it. Set aside meanwhile: a stage that has gone eager, and a stage begun
+** inside t (a loop's body or condition under jit(grad(f))) when no operand carries an active
+** trace, which would take the result for a constant of its graph with t's box going over the
+** stage's, the traces nested the wrong way round (found by gen_diff --edge); where that stage
+** meets the result, it is a value an enclosing grad traces (stage.c node_of: not one graph). Owned. */
+Value ad_apply_inner(Interp *I, const Tape *t, const OpCall *c);
 /* A box of tape t for node, holding v (takes v). */
 Value ad_box_new(Tape *t, int node, Value v);
 /* A new active tape for staging into g, held on the temp stack. */

@@ -287,9 +287,15 @@ Value op_apply_lent(Interp *I, OpKind op, bool lent, int nin, const Value *in, i
   return r;
 }
 
-Value ad_apply_inner(Interp *I, const OpCall *c) {
+Value ad_apply_inner(Interp *I, const Tape *t, const OpCall *c) {
   Tape *st = I->stage;
-  if (st && !st->active) I->stage = NULL;
+  bool aside = st && !st->active;
+  if (st && st->active && st->graph && st->id > t->id) {   /* a stage begun inside t: set aside */
+    aside = true;                                          /* when no operand carries an active trace */
+    for (int k = 0; k < c->nin && aside; k++)
+      for (Value v = c->un[k]; v.t == VT_BOX && aside; v = v.u.box->v) aside = !v.u.box->tape->active;
+  }
+  if (aside) I->stage = NULL;
   Value out = op_apply(I, c->op, c->nin, c->un, c->nextra, c->ux, c->sp);
   I->stage = st;
   return out;

@@ -1495,18 +1495,17 @@ static void rev_record(Interp *I, LoopStage *L, Loop *lp) {
   bool *dep = mem_calloc((size_t)(ni + 1) + (size_t)n + 1, sizeof(bool)), *after = dep + ni + 1;   /* the results G traces */
   for (int k = 0; k < n; k++) dep[k] = rc->c.in[k] >= 0;
   for (int q = 0; q < no; q++) dep[n + 1 + q] = rc->c.in[n + q] >= 0;
-  /* a for loop runs one iteration or more at every run (a fixed sequence its count, a:b at
-  ** least one element, as in R): the values traced after them. A while loop's trace ran one
-  ** or more (its first test was true), and a later run of none is stale (loop_run: traced
-  ** again, then as eager code, which hands the traced value on). */
-  bool some = lp->is_while || lp->range.on || lp->count >= 1;
+  /* the values traced after one iteration or more: a for loop runs that many at every run (a
+  ** node's fixed sequence is longer than the unroll limit, a:b has one element or more, as in
+  ** R); a while loop's trace ran one or more (its first test was true), and a later run of none
+  ** is stale (loop_run: traced again, then as eager code, which hands the traced value on) */
   loop_traced(lp, dep, after);
   for (int k = 0; k < n && lp->is_while; k++)     /* (only where it changes what comes out traced) */
     if (dep[k] && !after[k]) lp->some_iter = true;
   for (int k = 0; k < n; k++) {
     Value *place = L->places[k];
     Value p = ad_primal(*place);
-    if (!(some ? after[k] : dep[k]) || ad_finished(*place).t == VT_UNBOUND || (p.t != VT_NUM && p.t != VT_MAT)) continue;
+    if (!after[k] || ad_finished(*place).t == VT_UNBOUND || (p.t != VT_NUM && p.t != VT_MAT)) continue;
     Value v = *place;
     val_retain(v);
     put(place, ad_custom_item(I, G, cn, k, v));
