@@ -244,6 +244,10 @@ static inline bool evn_truth(Interp *I, AstNode *c, bool *t) {
   return true;
 }
 
+/* A comparison's or logical op's number result as its value: a boolean, or NaN (R's NA: NA & TRUE
+** is NA) as a number. */
+static inline Value logical_value(double x) { return x == x ? val_bool(x != 0) : val_num(x); }
+
 /* name = <pure number expression>: stored without a Value made and checked on the way (the
 ** place a global's or a local's of the running function; a comparison stores a boolean). */
 #define EV_ASSIGN_NUM(NAME, PLACE, MAKE, SLOW)                                \
@@ -256,13 +260,11 @@ static inline bool evn_truth(Interp *I, AstNode *c, bool *t) {
     if (val_is_heap(old)) val_release(old);                                   \
     return MAKE(x);                                                           \
   }
-#define VAL_BOOL01(x) ((x) == (x) ? val_bool((x) != 0) : val_num(x))   /* (NaN & NaN is NA: a number) */
 EV_ASSIGN_NUM(ev_assign_global_num, &n->kids[0]->u.sym->global, val_num, ev_assign_global)
-EV_ASSIGN_NUM(ev_assign_global_bool, &n->kids[0]->u.sym->global, VAL_BOOL01, ev_assign_global)
+EV_ASSIGN_NUM(ev_assign_global_bool, &n->kids[0]->u.sym->global, logical_value, ev_assign_global)
 EV_ASSIGN_NUM(ev_assign_local0_num, &I->env->slots[n->kids[0]->slot], val_num, eval_assign)
-EV_ASSIGN_NUM(ev_assign_local0_bool, &I->env->slots[n->kids[0]->slot], VAL_BOOL01, eval_assign)
+EV_ASSIGN_NUM(ev_assign_local0_bool, &I->env->slots[n->kids[0]->slot], logical_value, eval_assign)
 #undef EV_ASSIGN_NUM
-#undef VAL_BOOL01
 
 /* ---- number loops (AstNode.loop) ----
 ** A while loop whose test is a pure number expression and whose body is assignments of pure
@@ -527,7 +529,7 @@ static Value eval_numloop(Interp *I, AstNode *n, Value *var, double from, double
     case LP_MOVB: {
       if (c->a->t != VT_NUM) goto slow;
       Value old = *c->d;
-      *c->d = c->a->u.n == c->a->u.n ? val_bool(c->a->u.n != 0) : val_num(c->a->u.n);   /* (NA stays NA) */
+      *c->d = logical_value(c->a->u.n);
       if (val_is_heap(old)) val_release(old);
       continue;
     }
@@ -689,7 +691,7 @@ static Value eval_binary(Interp *I, AstNode *n) {
   if (b.t != VT_NUM) return binary_slow(I, n, a, true, b);
   double r = sc_binary(n->op, a.u.n, b.u.n);
   if (!isfinite(r) && I->nan_check && isfinite(a.u.n) && isfinite(b.u.n)) nan_check_fail(I, op_info[n->op].sym, n->span);
-  return (op_info[n->op].flags & OPF_CMP) && r == r ? val_bool(r != 0) : val_num(r);   /* (NA & TRUE is NA) */
+  return op_info[n->op].flags & OPF_CMP ? logical_value(r) : val_num(r);
 }
 
 static Value eval_unary(Interp *I, AstNode *n) {
