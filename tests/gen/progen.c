@@ -168,7 +168,7 @@ static void big_mat(Gen *g) {
 static void rect_leaf(Gen *g, int sh);
 
 static void leaf(Gen *g, int sh) {
-  if (sh > SH_N) { rect_leaf(g, sh); return; }
+  if (sh > SH_N) { rect_leaf(g, sh); return; }   /* (is_rect) */
   if (g->dim != 3 && sh != SH_S) {
     if (P(4) == 0 || !var_of(g, sh)) {
       if (sh == SH_M) big_mat(g);
@@ -285,12 +285,8 @@ static bool call_fn(Gen *g, int sh, int d) {
     expr(g, f->argsh[0], d + 1);
   } else if (form == 1 && f->dflt) {        /* y's default */
     expr(g, f->argsh[0], d + 1);
-  } else if (form == 1) {                   /* x by name */
-    put(&g->b, "x = ");
-    expr(g, f->argsh[0], d + 1);
-    put(&g->b, ", ");
-    expr(g, f->argsh[1], d + 1);
   } else {
+    if (form == 1) put(&g->b, "x = ");      /* x by name */
     expr(g, f->argsh[0], d + 1);
     put(&g->b, ", ");
     expr(g, f->argsh[1], d + 1);
@@ -541,15 +537,24 @@ static void rect_into(Gen *g, int sh, int d) {
 ** with NaN in them; and, through lit(), NaN, infinities, subnormals and 1e308 as literals.
 ** Fused and vectorized kernels are where NaN and empty operands are handled apart from the
 ** scalar code. Asked for only when g->edge. */
+/* fn of a selection that is empty unless values pass 1e9: fn(X[Y > 1e9]), X and Y of shape sh */
+static void empty_sel(Gen *g, const char *fn, int sh, const char *test) {
+  put(&g->b, "%s(", fn);
+  indexable(g, sh);
+  put(&g->b, "[");
+  indexable(g, sh);
+  put(&g->b, "%s])", test);
+}
+
 static void edge_expr(Gen *g, int sh, int d) {
   int n = g->dim;
   switch (sh) {
   case SH_S:
     switch (P(8)) {
-    case 0: put(&g->b, "sum("); indexable(g, SH_M); put(&g->b, "["); indexable(g, SH_M); put(&g->b, " > 1e9])"); return;
-    case 1: put(&g->b, "length("); indexable(g, SH_V); put(&g->b, "["); indexable(g, SH_V); put(&g->b, " > 1e9])"); return;
-    case 2: put(&g->b, "prod("); indexable(g, SH_V); put(&g->b, "["); indexable(g, SH_V); put(&g->b, " < -1e9])"); return;
-    case 3: put(&g->b, "mean("); indexable(g, SH_M); put(&g->b, "["); indexable(g, SH_M); put(&g->b, " > 1e9])"); return;
+    case 0: empty_sel(g, "sum", SH_M, " > 1e9"); return;
+    case 1: empty_sel(g, "length", SH_V, " > 1e9"); return;
+    case 2: empty_sel(g, "prod", SH_V, " < -1e9"); return;
+    case 3: empty_sel(g, "mean", SH_M, " > 1e9"); return;
     case 4: put(&g->b, "sum(is.nan("); expr(g, SH_M, d + 1); put(&g->b, "))"); return;
     case 5: put(&g->b, "max("); expr(g, SH_V, d + 1); put(&g->b, ", NaN)"); return;
     case 6: put(&g->b, "sum(matrix(0, rows = 0, cols = %d) %%*%% ", n); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
