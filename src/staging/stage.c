@@ -417,7 +417,10 @@ void stage_guard_unbound(Interp *I, Value *slot, Env *env) {
     t->active = false;                        /* exists: later iterations read the local (loop.c) */
     return;
   }
-  if (!t->active || !g || !g->block || !env || !stage_outside(I, env)) return;
+  /* a frame made before the trace began: a block's (relative places), a jit function's (on its
+  ** closure's chain, which the closure keeps; its own frame is new at every call, where the local
+  ** is unbound again, as a callee's) */
+  if (!t->active || !g || !env || !stage_outside(I, env)) return;
   for (int i = 0; i < g->nfg; i++)
     if (g->fg[i].place == slot) return;
   g->fg = mem_realloc(g->fg, (size_t)(g->nfg + 1) * sizeof *g->fg);
