@@ -164,7 +164,8 @@ static Value launch(Interp *I, Graph *g, const Value *leaves) {
   return copy_out(I, g, &g->out, R->out, true);
 }
 
-/* Do this run's inputs fit the recording? (Places that are gone: no; the plain run says stale.) */
+/* Do this run's inputs fit the recording? (Places that are gone: no; the plain run says stale.
+** The guards hold: graph_replay checked them.) */
 static bool run_fits(Interp *I, Graph *g, const Value *leaves) {
   Replay *R = g->rep;
   for (int32_t k = 0; k < R->nleaf; k++)
@@ -174,7 +175,7 @@ static bool run_fits(Interp *I, Graph *g, const Value *leaves) {
     Value *at = capture_place(I, g, &g->nodes[i]);
     if (!at || !fits(*at, R->capv[i], R->be)) return false;
   }
-  return graph_guards_hold(I, g);                        /* the inlined functions are still there */
+  return true;
 }
 
 /* Our copy of an input value: a new matrix on the device for a matrix, else the value. */
@@ -320,6 +321,9 @@ bool graph_replay(Interp *I, Graph *g, const Value *leaves, bool *stale, Value *
   int mode = I->replay_mode;
   /* (while a graph is being staged, its ops give traced values: this run is part of a trace) */
   if (!(mode & 1) || g->repok < 0 || I->nan_check || I->stage) return false;
+  /* guards first: a capture's place may be in the frame of a closure since redefined and freed
+  ** (its guard fails), which run_fits and run_device would read (the plain run says stale) */
+  if (!graph_guards_hold(I, g)) return false;
   if (g->rep) {
     if (!run_fits(I, g, leaves)) return false;
     *stale = false;
