@@ -517,7 +517,8 @@ static bool captures_hold(Interp *I, const Graph *g, Graph *report) {
 }
 
 /* Do the variables the bodies and conditions of g's loop nodes capture (at any depth) still
-** have their traced types and shapes? A body checks its captures when it runs, but that is after
+** have their traced types and shapes (and do their guards hold, checked before their captures
+** are read)? A body checks its captures when it runs, but that is after
 ** the nodes before the loop, whose effects (a print) a stale run would then run twice: the
 ** block is traced again and run from its start (a fuzz_prog case: a variable read in a while
 ** loop's body changed type between two runs of its block). False: g->stale_why says which. */
@@ -529,6 +530,10 @@ static bool loop_captures_hold(Interp *I, Graph *g) {
     for (int k = 0; k < 2; k++) {
       Graph *b = sub[k];
       if (!b) continue;
+      if (!graph_guards_hold(I, b)) {   /* first: a capture may be in a freed closure's frame */
+        snprintf(g->stale_why, sizeof g->stale_why, "a function a loop's body inlined was redefined");
+        return false;
+      }
       if (!captures_hold(I, b, b) || !loop_captures_hold(I, b)) {   /* (b says why) */
         snprintf(g->stale_why, sizeof g->stale_why, "%s", b->stale_why);
         return false;
