@@ -575,21 +575,10 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
     *stale = true;
     goto done;
   }
-  /* run inside another trace (a jit function called in a block): the names it reads through
-  ** unbound locals are that trace's guards too, or its replays would read them through after the
-  ** locals are bound (found by gen_diff --grad: a loop assigning N after a jit function read N) */
-  if (I->stage && I->stage->active && I->stage->graph && I->stage->graph != g)
-    for (int i = 0; i < g->nfg; i++) {
-      const struct FnGuard *q = &g->fg[i];
-      if (q->t != VT_UNBOUND) continue;
-      Env *e = q->env;
-      if (g->relative) {
-        e = I->env;
-        for (int32_t d = 0; d < q->depth && e; d++) e = e->parent;
-      }
-      Value *at = g->relative ? graph_place(I, q->place, q->depth, q->slot) : q->place;
-      if (e && at) stage_guard_unbound(I, at, e);
-    }
+  /* run inside another trace (a jit function called in a block): its guards are that trace's too,
+  ** or the trace's replays would go on with a redefined function's inlined body, or read a name
+  ** through a local since bound (found by gen_diff --grad and --scope) */
+  if (I->stage && I->stage->active && I->stage->graph && I->stage->graph != g) stage_take_guards(I, g);
   /* its captures and its loop nodes' (fixed: capv holds values read earlier) */
   if (!fixed && (!captures_hold(I, g, g) || !loop_captures_hold(I, g))) {
     *stale = true;

@@ -427,6 +427,23 @@ void stage_guard_unbound(Interp *I, Value *slot, Env *env) {
   g->fg[g->nfg++] = (struct FnGuard){ slot, env, 0, -1, VT_UNBOUND, NULL, 0 };
 }
 
+void stage_take_guards(Interp *I, const Graph *g) {
+  Tape *t = I->stage;
+  for (int i = 0; i < g->nfg && t->active; i++) {
+    const struct FnGuard *q = &g->fg[i];
+    Env *e = q->env;
+    if (g->relative && q->env) {
+      e = I->env;
+      for (int32_t d = 0; d < q->depth && e; d++) e = e->parent;
+      if (!e) continue;
+    }
+    Value *at = g->relative ? graph_place(I, q->place, q->depth, q->slot) : q->place;
+    if (!at) continue;
+    if (q->t == VT_UNBOUND) stage_guard_unbound(I, at, e);
+    else if (stage_outside(I, e) && (at->t == VT_FUNC || at->t == VT_BUILTIN)) guard_fn(I, t->graph, at, e, *at);
+  }
+}
+
 Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   if (place->t == VT_BOX && !place->u.box->tape->active) {   /* a finished trace's box: its value */
     Value w = ad_finished(*place);

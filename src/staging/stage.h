@@ -46,6 +46,10 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp);
 ** binding: a run of the block's graph checks that the slot is still unbound (else the name
 ** means the local now, and the block is traced again). */
 void stage_guard_unbound(Interp *I, Value *slot, Env *env);
+/* g (a jit function's graph) runs inside the active trace: g's guards become that trace's
+** (where they name frames made before it), so that its runs check them too. */
+struct Graph;
+void stage_take_guards(Interp *I, const struct Graph *g);
 /* True when env was made outside the innermost active stage (its variables are captures). */
 static inline bool stage_outside(const Interp *I, const Env *env) {
   return !env || env->stage_id < (I->stage->capture_id ? I->stage->capture_id : I->stage->id);
