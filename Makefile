@@ -422,6 +422,9 @@ gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --edge --seed 1 --count $(GEN_COUNT)   # NaN, infinities, subnormals, empty matrices
 	$(BUILD)/gen_diff --edge --grad --seed 1 --count $(GEN_GRAD_COUNT)
 	$(BUILD)/gen_diff --args --seed 1 --count 10000   # defaults, calls by name
+	$(BUILD)/gen_diff --scope --seed 17 --count $(GEN_COUNT)  # closures, functions as arguments, recursion
+	MLS_LOOP_UNROLL=0 $(BUILD)/gen_diff --scope --seed 2 --count $(GEN_COUNT)
+	$(BUILD)/gen_diff --scope --grad --seed 1 --count $(GEN_GRAD_COUNT)
 
 # No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
 # symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.
@@ -476,6 +479,7 @@ sanitize-run:
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --wide --grad --seed 2 --count 300 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --edge --rect --seed 2 --count 300 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --edge --rect --grad --seed 2 --count 200 || fail=1; \
+	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --scope --seed 2 --count 300 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests \
 	    $(filter-out tests/lang/gc.test,$(wildcard tests/lang/*.test)) || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/gc.test || fail=1; \

@@ -100,6 +100,9 @@ typedef struct Gen {
   bool args;          /* defaults and calls by name (gen_diff --args) */
   int m;              /* their m: 4 at n = 3, else n / 2 + 1 */
   bool closure;       /* h = function(w) ... is defined in the function being written */
+  bool scope;         /* closures, factories, functions as arguments, recursion (gen_diff --scope) */
+  const char *qvar;   /* (scope) q = function(w) reads this name in the function being written */
+  bool jq;            /* (scope) and jq = jit(q) exists there */
   int stmts;          /* statements written so far: a bound on the program's size */
 } Gen;
 
@@ -587,12 +590,47 @@ static void edge_expr(Gen *g, int sh, int d) {
   }
 }
 
+/* ---- scoping (gen_diff --scope) ----
+** The preamble defines mk (a factory: its closure keeps k and a local s), ap (calls the function
+** it is given), rf (recursion n deep) and fm = mk(..); a function body may define q, a closure
+** reading a name the body may assign later (before that, the global), and jq = jit(q). */
+static void cond(Gen *g);
+
+/* a value of shape sh through one of them */
+static void scope_expr(Gen *g, int sh, int d) {
+  switch (P(g->qvar ? 6 : 4)) {
+  case 0: put(&g->b, "mk("); expr(g, SH_S, d + 1); put(&g->b, ")("); expr(g, sh, d + 1); put(&g->b, ")"); return;
+  case 1: put(&g->b, "fm("); expr(g, sh, d + 1); put(&g->b, ")"); return;
+  case 2:                                   /* an anonymous function reading the names in scope */
+    if (g->nvars >= 16) break;
+    put(&g->b, "ap(function(w) ");
+    g->vars[g->nvars++] = (Var){ "w", sh };
+    expr(g, sh, d + 2);
+    g->nvars--;
+    put(&g->b, ", ");
+    expr(g, sh, d + 1);
+    put(&g->b, ")");
+    return;
+  case 3:                                   /* n: a literal, a loop variable (at most 4) or data */
+    put(&g->b, "rf(");
+    expr(g, sh, d + 1);
+    switch (P(3)) {
+    case 0: put(&g->b, ", %u)", P(4)); return;
+    case 1: if (g->loops) { put(&g->b, ", i%u)", 1 + P((unsigned)g->loops)); return; } put(&g->b, ", 2)"); return;
+    default: put(&g->b, ", sum("); expr(g, (int)P(SH_N), d + 2); put(&g->b, ") > 0)"); return;
+    }
+  default: put(&g->b, "%s(", g->jq && P(2) ? "jq" : "q"); expr(g, sh, d + 1); put(&g->b, ")"); return;
+  }
+  leaf(g, sh);
+}
+
 static void expr(Gen *g, int sh, int d) {
   if (is_rect(sh)) { rect_expr(g, sh, d); return; }
   if (d > 3 || g->b.n > 6000) { leaf(g, sh); return; }
   if (g->wide && P(5) == 0) { wide_expr(g, sh, d); return; }
   if (g->rect && P(6) == 0) { rect_into(g, sh, d); return; }
   if (g->edge && P(8) == 0) { edge_expr(g, sh, d); return; }
+  if (g->scope && P(6) == 0) { scope_expr(g, sh, d); return; }
   unsigned k = P(24);
   if (k == 23 && d > 0) sh = (int)P(SH_N);   /* an operand of another shape (non-conformable) */
   if (k < 7) { leaf(g, sh); return; }
@@ -864,6 +902,14 @@ static void stmt(Gen *g) {
     if (!call_fn(g, t->sh, 0)) expr(g, t->sh, 0);
     break;
   case 18:                                  /* a value nothing reads (dead code) */
+    if (g->scope && P(2)) {                 /* (scope) a closure made again: another serial */
+      if (!g->in_fn) { put(&g->b, "fm = mk("); expr(g, SH_S, 1); put(&g->b, ")"); break; }
+      if (g->qvar) {
+        g->qvar = g->nvars > 3 ? g->vars[3 + P((unsigned)(g->nvars - 3))].name : "b";
+        put(&g->b, "q = function(w) w * %s + sum(%s)", lits[P(sizeof lits / sizeof *lits)], g->qvar);
+        break;
+      }
+    }
     put(&g->b, "dead = ");
     expr(g, (int)P(SH_N), 0);
     break;
@@ -934,6 +980,16 @@ static void function(Gen *g, Fn *f) {
     put(&g->b, "h = function(w) { w * %s + z[1, 1] }\n", f->argsh[1] == SH_S ? "y" : "2");
     g->closure = true;
   }
+  if (g->scope && P(4)) {                   /* q reads a name this body may assign later */
+    g->qvar = g->nvars > 3 ? g->vars[3 + P((unsigned)(g->nvars - 3))].name : "a";
+    ind(g);
+    switch (P(3)) {
+    case 0: put(&g->b, "q = function(w) w * 0.5 + sum(%s)\n", g->qvar); break;
+    case 1: put(&g->b, "q = function(w) w - mean(%s) * z[1, 1]\n", g->qvar); break;
+    default: put(&g->b, "q = function(w) { s = sum(%s); if (s > 0) w + s else w * 2 }\n", g->qvar); break;
+    }
+    if (P(2)) { ind(g); put(&g->b, "jq = jit(q)\n"); g->jq = true; }
+  }
   g->indent--;
   block(g, 1 + (int)P(4));
   g->indent++;
@@ -948,6 +1004,8 @@ static void function(Gen *g, Fn *f) {
   put(&g->b, "}\n");
   g->in_fn = false;
   g->closure = false;
+  g->qvar = NULL;
+  g->jq = false;
   f->ressh = g->vars[0].sh;                 /* (a shape change of x changes the result's) */
   memcpy(g->vars, saved, sizeof saved);
   g->nvars = ns;
@@ -984,6 +1042,9 @@ static void preamble(Gen *g, int nfns) {
     g->vars[g->nvars++] = (Var){ "C", SH_C };
     g->nglobals = g->nvars;
   }
+  if (g->scope)
+    put(&g->b, "mk = function(k) { s = k * 2; function(w) w * s + k }\nap = function(f, x) f(x)\n"
+               "rf = function(x, n) { if (n <= 0) return(x); rf(x * 0.5 + 1, n - 1) }\nfm = mk(0.5)\n");
   g->nfns = nfns;
   for (int i = 0; i < g->nfns; i++) {
     snprintf(g->fns[i].name, sizeof g->fns[i].name, "f%d", (i + 1) % 1000);
@@ -1000,6 +1061,7 @@ static void gen_begin(Gen *g, Pick *p, int dim, bool fd, unsigned flags) {
   g->rect = flags & PG_RECT;
   g->edge = flags & PG_EDGE;
   g->args = flags & PG_ARGS;
+  g->scope = flags & PG_SCOPE;
   g->m = dim == 3 ? 4 : dim / 2 + 1;
   g->fd = fd;
   preamble(g, (int)P(3));
