@@ -422,9 +422,11 @@ gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --edge --seed 1 --count $(GEN_COUNT)   # NaN, infinities, subnormals, empty matrices
 	$(BUILD)/gen_diff --edge --grad --seed 1 --count $(GEN_GRAD_COUNT)
 	$(BUILD)/gen_diff --args --seed 1 --count 10000   # defaults, calls by name
-	$(BUILD)/gen_diff --scope --seed 17 --count $(GEN_COUNT)  # closures, functions as arguments, recursion
-	MLS_LOOP_UNROLL=0 $(BUILD)/gen_diff --scope --seed 2 --count $(GEN_COUNT)
-	$(BUILD)/gen_diff --scope --grad --seed 1 --count $(GEN_GRAD_COUNT)
+	$(BUILD)/gen_diff --scope --seed 17 --count 10000   # closures, functions as arguments, recursion
+	MLS_LOOP_UNROLL=0 $(BUILD)/gen_diff --scope --seed 2 --count 10000
+	$(BUILD)/gen_diff --scope --grad --seed 1 --count 3000
+	$(BUILD)/gen_diff --lists --seed 1 --count 10000   # a list of parameters, grad and jit over it
+	$(BUILD)/gen_diff --lists --grad --seed 1 --count 3000
 
 # No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
 # symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.

@@ -2,7 +2,7 @@
 ** gen_diff.c — generated programs (progen.c) run eagerly and in every staged and device mode,
 ** compared (gendiff.h). make test runs a fixed count from a fixed seed; campaigns run more.
 **   gen_diff [--seed S] [--count N] [--from K] [--modes staged,jit,gpu-staged,gpu-jit,sparse]
-**            [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--rect] [--edge] [--args] [--scope] [--dim N] [--file PROG]
+**            [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--rect] [--edge] [--args] [--scope] [--lists] [--dim N] [--file PROG]
 ** Program k of seed S is the same on every machine. Exit status 1 when any mode differs.
 ** --grad writes progen_grad's programs instead: a gradient checked against finite differences
 ** (a line "FDMISMATCH" in the eager run's output counts as a difference), then the modes.
@@ -12,7 +12,9 @@
 ** products and their chains, t(X) %*% X, trace and diag of products, whose rewrites square
 ** operands never reorder); --edge, NaN, infinities, subnormals and empty matrices; --args,
 ** parameters with defaults and calls by name; --scope, closures (a factory's, one reading a name
-** its function assigns later, jit of it), functions as arguments and recursion.
+** its function assigns later, jit of it), functions as arguments and recursion; --lists, a list
+** of parameters (grad and jit over it, its items set), value_and_grad destructured, loops over
+** lists.
 ** --file PROG runs that program instead, as program 0, in each mode: for reducing a generated
 ** program by hand.
 */
@@ -57,7 +59,7 @@ static char *read_prog(const char *path, size_t *n) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--rect] [--edge] [--args] [--scope] [--dim N] [--file PROG]\n");
+  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--rect] [--edge] [--args] [--scope] [--lists] [--dim N] [--file PROG]\n");
   exit(2);
 }
 
@@ -84,6 +86,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--edge")) flags |= PG_EDGE;
     else if (!strcmp(a, "--args")) flags |= PG_ARGS;
     else if (!strcmp(a, "--scope")) flags |= PG_SCOPE;
+    else if (!strcmp(a, "--lists")) flags |= PG_LISTS;
     else if (i + 1 < argc && !strcmp(a, "--dim")) dim = atoi(argv[++i]);
     else if (i + 1 < argc && !strcmp(a, "--file")) file = argv[++i];
     else if (i + 1 < argc && !strcmp(a, "--modes")) {

@@ -101,6 +101,7 @@ typedef struct Gen {
   int m;              /* their m: 4 at n = 3, else n / 2 + 1 */
   bool closure;       /* h = function(w) ... is defined in the function being written */
   bool scope;         /* closures, factories, functions as arguments, recursion (gen_diff --scope) */
+  bool lists;         /* lists of parameters, grad and jit over them, destructuring (gen_diff --lists) */
   const char *qvar;   /* (scope) q = function(w) reads this name in the function being written */
   bool jq;            /* (scope) and jq = jit(q) exists there */
   int stmts;          /* statements written so far: a bound on the program's size */
@@ -624,6 +625,45 @@ static void scope_expr(Gen *g, int sh, int d) {
   leaf(g, sh);
 }
 
+/* ---- lists (gen_diff --lists) ----
+** The preamble defines P = list(w = n x n, c = n x 1), pl(p, x) (a number from both and x),
+** gpl = grad(pl) (a list like P), jpl = jit(pl) and pf(x) (a list: s, a number, and m, x's
+** shape). Statements set P's items, destructure value_and_grad and loop over a list. */
+static void list_expr(Gen *g, int sh, int d) {
+  unsigned k = P(6);
+  switch (sh) {
+  case SH_S:
+    switch (k) {
+    case 0: put(&g->b, "pl(P, "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 1: put(&g->b, "jpl(P, "); expr(g, SH_V, d + 1); put(&g->b, ")"); return;
+    case 2: put(&g->b, "pf("); expr(g, (int)P(SH_N), d + 1); put(&g->b, ")$s"); return;
+    case 3: put(&g->b, "length(P)"); return;
+    default: put(&g->b, "sum(P$c)"); return;
+    }
+  case SH_V: case SH_M: {
+    bool m = sh == SH_M;
+    switch (k) {
+    case 0: put(&g->b, m ? "P$w" : "P$c"); return;
+    case 1: put(&g->b, m ? "P[1]" : "P[\"c\"]"); return;
+    case 2: put(&g->b, "%s(P, ", P(2) ? "gpl" : "jit(grad(pl))"); expr(g, SH_V, d + 1); put(&g->b, ")$%s", m ? "w" : "c"); return;
+    case 3: put(&g->b, "pf("); expr(g, sh, d + 1); put(&g->b, ")$m"); return;
+    default:                                /* a grad over the list, its body reading p's items */
+      if (g->nvars >= 15) break;
+      put(&g->b, "grad(function(p) sum(");
+      g->vars[g->nvars++] = (Var){ "p$w", SH_M };
+      g->vars[g->nvars++] = (Var){ "p$c", SH_V };
+      expr(g, (int)P(SH_N), d + 2);
+      g->nvars -= 2;
+      put(&g->b, "))(P)$%s", m ? "w" : "c");
+      return;
+    }
+    break;
+  }
+  default: put(&g->b, "pf("); expr(g, sh, d + 1); put(&g->b, ")$m"); return;
+  }
+  leaf(g, sh);
+}
+
 static void expr(Gen *g, int sh, int d) {
   if (is_rect(sh)) { rect_expr(g, sh, d); return; }
   if (d > 3 || g->b.n > 6000) { leaf(g, sh); return; }
@@ -631,6 +671,7 @@ static void expr(Gen *g, int sh, int d) {
   if (g->rect && P(6) == 0) { rect_into(g, sh, d); return; }
   if (g->edge && P(8) == 0) { edge_expr(g, sh, d); return; }
   if (g->scope && P(6) == 0) { scope_expr(g, sh, d); return; }
+  if (g->lists && P(6) == 0) { list_expr(g, sh, d); return; }
   unsigned k = P(24);
   if (k == 23 && d > 0) sh = (int)P(SH_N);   /* an operand of another shape (non-conformable) */
   if (k < 7) { leaf(g, sh); return; }
@@ -757,6 +798,7 @@ static void cond(Gen *g) {
 
 static void block(Gen *g, int n);
 static void unbrace(Gen *g, size_t open);
+static void list_stmt(Gen *g, Var *t);
 
 /* a variable that may be assigned (not a loop variable or counter) */
 static Var *target(Gen *g) { return &g->vars[P((unsigned)g->nvars)]; }
@@ -914,6 +956,7 @@ static void stmt(Gen *g) {
     expr(g, (int)P(SH_N), 0);
     break;
   case 19:                                  /* a list's element */
+    if (g->lists && P(2)) { list_stmt(g, t); break; }
     if (!g->in_fn && P(2)) { put(&g->b, "L$a = "); expr(g, SH_S, 1); break; }
     if (!g->in_fn) { put(&g->b, "L$b = "); expr(g, SH_V, 1); break; }
     put(&g->b, "%s = ", t->name);
@@ -925,6 +968,38 @@ static void stmt(Gen *g) {
     break;
   }
   put(&g->b, "\n");
+}
+
+/* (lists) P's items set, value_and_grad destructured into a number and t, a loop over a list */
+static void list_stmt(Gen *g, Var *t) {
+  switch (P(4)) {
+  case 0: put(&g->b, "P$w = "); expr(g, SH_M, 1); return;
+  case 1: put(&g->b, "P$c = "); expr(g, SH_V, 1); return;
+  case 2: {
+    Var *s = NULL;
+    for (int i = 0; i < g->nvars && !s; i++)
+      if (g->vars[i].sh == SH_S && &g->vars[i] != t) s = &g->vars[i];
+    if (!s || g->nvars >= 16) break;
+    put(&g->b, "[%s, %s] = value_and_grad(function(x) sum(", s->name, t->name);
+    g->vars[g->nvars++] = (Var){ "x", t->sh };
+    expr(g, (int)P(SH_N), 2);
+    g->nvars--;
+    put(&g->b, "))(");
+    expr(g, t->sh, 1);
+    put(&g->b, ")");
+    return;
+  }
+  default:
+    if (is_rect(t->sh)) break;
+    put(&g->b, "for (e in list(");
+    expr(g, t->sh, 2);
+    put(&g->b, ", ");
+    expr(g, t->sh, 2);
+    put(&g->b, ")) %s = %s * 0.5 + e", t->name, t->name);
+    return;
+  }
+  put(&g->b, "%s = ", t->name);
+  expr(g, t->sh, 0);
 }
 
 /* The braced block put from offset open (its "{") to the end, a single statement written
@@ -1045,6 +1120,9 @@ static void preamble(Gen *g, int nfns) {
   if (g->scope)
     put(&g->b, "mk = function(k) { s = k * 2; function(w) w * s + k }\nap = function(f, x) f(x)\n"
                "rf = function(x, n) { if (n <= 0) return(x); rf(x * 0.5 + 1, n - 1) }\nfm = mk(0.5)\n");
+  if (g->lists)
+    put(&g->b, "P = list(w = M * 0.5, c = v + 1)\npl = function(p, x) sum(p$w %%*%% x) + sum(p$c * tanh(x))\n"
+               "gpl = grad(pl)\njpl = jit(pl)\npf = function(x) list(s = sum(x), m = x * 2)\n");
   g->nfns = nfns;
   for (int i = 0; i < g->nfns; i++) {
     snprintf(g->fns[i].name, sizeof g->fns[i].name, "f%d", (i + 1) % 1000);
@@ -1062,6 +1140,7 @@ static void gen_begin(Gen *g, Pick *p, int dim, bool fd, unsigned flags) {
   g->edge = flags & PG_EDGE;
   g->args = flags & PG_ARGS;
   g->scope = flags & PG_SCOPE;
+  g->lists = flags & PG_LISTS;
   g->m = dim == 3 ? 4 : dim / 2 + 1;
   g->fd = fd;
   preamble(g, (int)P(3));
@@ -1080,6 +1159,7 @@ char *progen_dim(Pick *p, size_t *len, int dim, unsigned flags) {
   else
     put(&g->b, "print(a)\nprint(b)\nprint(u)\nprint(v)\nprint(r)\nprint(M)\nprint(N)\nprint(L$a)\nprint(L$b)\n");
   if (g->rect) put(&g->b, dim > 9 ? "print(colSums(W))\nprint(rowSums(W * W))\nprint(C)\n" : "print(W)\nprint(C)\n");
+  if (g->lists) put(&g->b, dim > 9 ? "print(colSums(P$w))\nprint(P$c)\n" : "print(P$w)\nprint(P$c)\n");
   if (g->b.oom) { free(g->b.p); return NULL; }
   *len = g->b.n;
   return g->b.p;

@@ -38,9 +38,11 @@ char *progen(Pick *p, size_t *len);
 ** gen_diff --rect); PG_EDGE: NaN, infinities, subnormals and empty matrices too (gen_diff
 ** --edge); PG_ARGS: parameters with defaults, calls by name and in another order (gen_diff
 ** --args); PG_SCOPE: closures made by a factory, functions as arguments, recursion, and a closure
-** reading a name its function may assign later (gen_diff --scope). Without a flag a seed's
+** reading a name its function may assign later (gen_diff --scope); PG_LISTS: a list of
+** parameters, grad and jit over it, value_and_grad destructured, loops over lists (gen_diff
+** --lists). Without a flag a seed's
 ** programs are those it always gave. */
-enum { PG_WIDE = 1, PG_RECT = 2, PG_EDGE = 4, PG_ARGS = 8, PG_SCOPE = 16 };
+enum { PG_WIDE = 1, PG_RECT = 2, PG_EDGE = 4, PG_ARGS = 8, PG_SCOPE = 16, PG_LISTS = 32 };
 char *progen_dim(Pick *p, size_t *len, int dim, unsigned flags);
 
 /* Writes a program whose function F(x, y) (a body of the same grammar, calling f1.. and grad
