@@ -198,9 +198,10 @@ st_mlp() {
     st_add jit "MLS jit(epoch): the epoch in one graph" "$mnote"
     st_add eagerblas "MLS eager, OpenBLAS products (MLS_XSMM=0)" "${mnote:-$ST_XSMM_NOTE}"
     st_add jitblas "MLS jit(epoch), OpenBLAS products (MLS_XSMM=0)" "${mnote:-$ST_XSMM_NOTE}"
+    st_add products "floor: the epoch's 5 products a batch alone" "$mnote"
     st_cmd() {
         case $1 in
-            eager|jit) st_mls staging_mlp.mls "mode=$1" "reps=$ST_REPS" "rows=$ST_MLP_ROWS" "data=$LR_DATA" ;;
+            eager|jit|products) st_mls staging_mlp.mls "mode=$1" "reps=$ST_REPS" "rows=$ST_MLP_ROWS" "data=$LR_DATA" ;;
             *) st_mls staging_mlp.mls "mode=${1%blas}" "reps=$ST_REPS" "rows=$ST_MLP_ROWS" "data=$LR_DATA"
                ST_CMD=(env MLS_XSMM=0 "${ST_CMD[@]}") ;;
         esac
@@ -212,6 +213,8 @@ st_mlp() {
     st_table eager ""
     [[ -n $ST_CHECKED ]] && echo "  (check: jit = eager to 1e-9: the parameters after the epoch, sum of squares $(lastkey p_ss "$(st_file eager)"))"
     st_first_line jit
+    echo "  (floor: the same products on the same kernels, eagerly, nothing else; both modes run them,"
+    echo "   so jit/eager cannot go below floor/eager without faster products)"
     unset -f st_cmd
     echo
     st_goal "staging: MLP epoch, jit(epoch) <= 0.7x eager" jit eager 0.7 "eager MLS"
