@@ -102,6 +102,7 @@ typedef struct Gen {
   bool closure;       /* h = function(w) ... is defined in the function being written */
   bool scope;         /* closures, factories, functions as arguments, recursion (gen_diff --scope) */
   bool lists;         /* lists of parameters, grad and jit over them, destructuring (gen_diff --lists) */
+  bool dml;           /* a DML function of two results, destructured; +=, parfor (gen_diff --dml) */
   const char *qvar;   /* (scope) q = function(w) reads this name in the function being written */
   bool jq;            /* (scope) and jq = jit(q) exists there */
   int stmts;          /* statements written so far: a bound on the program's size */
@@ -672,6 +673,14 @@ static void expr(Gen *g, int sh, int d) {
   if (g->edge && P(8) == 0) { edge_expr(g, sh, d); return; }
   if (g->scope && P(6) == 0) { scope_expr(g, sh, d); return; }
   if (g->lists && P(6) == 0) { list_expr(g, sh, d); return; }
+  if (g->dml && sh == SH_M && P(8) == 0) {  /* d1's results inside a function literal, jit or not */
+    put(&g->b, "%s(function(x) { [B, q] = d1(x, ", P(2) ? "jit" : "");
+    expr(g, SH_S, d + 2);
+    put(&g->b, "); B * q })(");
+    expr(g, SH_M, d + 1);
+    put(&g->b, ")");
+    return;
+  }
   unsigned k = P(24);
   if (k == 23 && d > 0) sh = (int)P(SH_N);   /* an operand of another shape (non-conformable) */
   if (k < 7) { leaf(g, sh); return; }
@@ -799,6 +808,7 @@ static void cond(Gen *g) {
 static void block(Gen *g, int n);
 static void unbrace(Gen *g, size_t open);
 static void list_stmt(Gen *g, Var *t);
+static void dml_stmt(Gen *g, Var *t);
 
 /* a variable that may be assigned (not a loop variable or counter) */
 static Var *target(Gen *g) { return &g->vars[P((unsigned)g->nvars)]; }
@@ -859,7 +869,7 @@ static void stmt(Gen *g) {
     break;
   case 8: case 9: case 10: {                /* for */
     int l = ++g->loops;
-    put(&g->b, "for (i%d in ", l);
+    put(&g->b, "%s (i%d in ", g->dml && P(3) == 0 ? "parfor" : "for", l);
     switch (P(5)) {
     case 0: put(&g->b, "1:%u", 1 + P(4)); break;
     case 1: put(&g->b, "1:2"); break;
@@ -956,6 +966,7 @@ static void stmt(Gen *g) {
     expr(g, (int)P(SH_N), 0);
     break;
   case 19:                                  /* a list's element */
+    if (g->dml && P(2)) { dml_stmt(g, t); break; }
     if (g->lists && P(2)) { list_stmt(g, t); break; }
     if (!g->in_fn && P(2)) { put(&g->b, "L$a = "); expr(g, SH_S, 1); break; }
     if (!g->in_fn) { put(&g->b, "L$b = "); expr(g, SH_V, 1); break; }
@@ -968,6 +979,23 @@ static void stmt(Gen *g) {
     break;
   }
   put(&g->b, "\n");
+}
+
+/* (dml) d1's two results destructured into t (n x n) and a number, or t += e (DML's x = x + e) */
+static void dml_stmt(Gen *g, Var *t) {
+  Var *s = NULL;
+  for (int i = 0; i < g->nvars && !s; i++)
+    if (g->vars[i].sh == SH_S && &g->vars[i] != t) s = &g->vars[i];
+  if (t->sh == SH_M && s && P(3)) {
+    put(&g->b, "[%s, %s] = d1(", t->name, s->name);
+    if (P(3) == 0) { put(&g->b, "k = "); expr(g, SH_S, 1); put(&g->b, ", X = "); expr(g, SH_M, 1); }
+    else if (P(2)) expr(g, SH_M, 1);       /* k's default */
+    else { expr(g, SH_M, 1); put(&g->b, ", "); expr(g, SH_S, 1); }
+    put(&g->b, ")");
+    return;
+  }
+  put(&g->b, "%s += ", t->name);
+  expr(g, t->sh, 1);
 }
 
 /* (lists) P's items set, value_and_grad destructured into a number and t, a loop over a list */
@@ -1120,6 +1148,31 @@ static void preamble(Gen *g, int nfns) {
   if (g->scope)
     put(&g->b, "mk = function(k) { s = k * 2; function(w) w * s + k }\nap = function(f, x) f(x)\n"
                "rf = function(x, n) { if (n <= 0) return(x); rf(x * 0.5 + 1, n - 1) }\nfm = mk(0.5)\n");
+  if (g->dml) {                             /* d1(X, k): a DML function of two results */
+    Var saved[16];
+    int ns = g->nvars;
+    memcpy(saved, g->vars, sizeof saved);
+    g->vars[0] = (Var){ "X", SH_M };
+    g->vars[1] = (Var){ "k", SH_S };
+    g->nvars = 2;
+    g->in_fn = true;
+    g->dml = false;                         /* (its body calls no d1) */
+    put(&g->b, "d1 = function(matrix[double] X, double k = 1.5) return (matrix[double] R, double s) {\n");
+    block(g, (int)P(3));
+    g->indent++;
+    ind(g);
+    put(&g->b, "R = ");
+    expr(g, SH_M, 1);
+    put(&g->b, "\n");
+    ind(g);
+    put(&g->b, "s = sum(R * R) * 0.01 + k\n");
+    g->indent--;
+    put(&g->b, "}\n");
+    g->in_fn = false;
+    g->dml = true;
+    memcpy(g->vars, saved, sizeof saved);
+    g->nvars = ns;
+  }
   if (g->lists)
     put(&g->b, "P = list(w = M * 0.5, c = v + 1)\npl = function(p, x) sum(p$w %%*%% x) + sum(p$c * tanh(x))\n"
                "gpl = grad(pl)\njpl = jit(pl)\npf = function(x) list(s = sum(x), m = x * 2)\n");
@@ -1141,6 +1194,7 @@ static void gen_begin(Gen *g, Pick *p, int dim, bool fd, unsigned flags) {
   g->args = flags & PG_ARGS;
   g->scope = flags & PG_SCOPE;
   g->lists = flags & PG_LISTS;
+  g->dml = flags & PG_DML;
   g->m = dim == 3 ? 4 : dim / 2 + 1;
   g->fd = fd;
   preamble(g, (int)P(3));
