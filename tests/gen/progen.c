@@ -592,6 +592,18 @@ static void edge_expr(Gen *g, int sh, int d) {
   }
 }
 
+/* open, a body of shape sh reading param (of shape sh), mid, an argument of shape sh, ")":
+** a function literal given an argument ("jit(function(x) " body ")(" e ")") */
+static void applied_literal(Gen *g, const char *open, const char *param, int sh, const char *mid, int d) {
+  put(&g->b, "%s", open);
+  g->vars[g->nvars++] = (Var){ param, sh };
+  expr(g, sh, d + 2);
+  g->nvars--;
+  put(&g->b, "%s", mid);
+  expr(g, sh, d + 1);
+  put(&g->b, ")");
+}
+
 /* ---- scoping (gen_diff --scope) ----
 ** The preamble defines mk (a factory: its closure keeps k and a local s), ap (calls the function
 ** it is given), rf (recursion n deep) and fm = mk(..); a function body may define q, a closure
@@ -605,13 +617,7 @@ static void scope_expr(Gen *g, int sh, int d) {
   case 1: put(&g->b, "fm("); expr(g, sh, d + 1); put(&g->b, ")"); return;
   case 2:                                   /* an anonymous function reading the names in scope */
     if (g->nvars >= 16) break;
-    put(&g->b, "ap(function(w) ");
-    g->vars[g->nvars++] = (Var){ "w", sh };
-    expr(g, sh, d + 2);
-    g->nvars--;
-    put(&g->b, ", ");
-    expr(g, sh, d + 1);
-    put(&g->b, ")");
+    applied_literal(g, "ap(function(w) ", "w", sh, ", ", d);
     return;
   case 3:                                   /* n: a literal, a loop variable (at most 4) or data */
     put(&g->b, "rf(");
@@ -695,23 +701,8 @@ static void expr(Gen *g, int sh, int d) {
   if (k == 13 && call_fn(g, sh, d)) return;
   if (k == 14) { ifelse_of(g, sh, d); return; }
   if (k == 15 && (!g->in_fn || g->calls)) { /* an anonymous jit or grad on the spot */
-    if (P(2)) {
-      put(&g->b, "jit(function(x) ");
-      g->vars[g->nvars++] = (Var){ "x", sh };
-      expr(g, sh, d + 2);
-      g->nvars--;
-      put(&g->b, ")(");
-      expr(g, sh, d + 1);
-      put(&g->b, ")");
-    } else {
-      put(&g->b, "grad(function(x) sum(");
-      g->vars[g->nvars++] = (Var){ "x", sh };
-      expr(g, sh, d + 2);
-      g->nvars--;
-      put(&g->b, "))(");
-      expr(g, sh, d + 1);
-      put(&g->b, ")");
-    }
+    if (P(2)) applied_literal(g, "jit(function(x) ", "x", sh, ")(", d);
+    else applied_literal(g, "grad(function(x) sum(", "x", sh, "))(", d);
     return;
   }
   if (k == 16) {
