@@ -483,6 +483,7 @@ sanitize-run:
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --edge --rect --seed 2 --count 300 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --edge --rect --grad --seed 2 --count 200 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --scope --seed 2 --count 300 || fail=1; \
+	  ASAN_OPTIONS=detect_leaks=1 build/asan/gen_diff --lists --dml --seed 2 --count 300 || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_GC_MIN=0 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests \
 	    $(filter-out tests/lang/gc.test,$(wildcard tests/lang/*.test)) || fail=1; \
 	  ASAN_OPTIONS=detect_leaks=1 MLS_PATH=$(CURDIR)/stdlib build/asan/mls --run-tests tests/lang/gc.test || fail=1; \
