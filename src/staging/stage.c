@@ -457,6 +457,12 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   Value p = ad_primal(v);
   bool traced = p.t == VT_NUM || p.t == VT_MAT || p.t == VT_BOOL || p.t == VT_STR || p.t == VT_LIST;
   if ((v.t == VT_FUNC || v.t == VT_BUILTIN) && t->active && stage_outside(I, env)) guard_fn(I, t->graph, place, env, v);
+  if (p.t == VT_FRAME && t->active && stage_outside(I, env)) {   /* not a graph value, nor a capture: */
+    graph_mark_dynamic(t->graph, I, sp, "the frame '%s' is read", sym ? sym->name : "?");   /* what is */
+    t->active = false;                 /* computed from it would be a constant of the graph (a run */
+    val_retain(v);                     /* after the frame changed gave the old frame's numbers) */
+    return v;
+  }
   if (!t->active || !stage_outside(I, env) || !traced || unbox(v, t).t != v.t) { val_retain(v); return v; }
   Graph *g = t->graph;
   /* assigned earlier in this block, or a carried variable of a loop this trace is in (a --staged
@@ -883,6 +889,15 @@ static bool differentiated(int n, const Value *v) {
   return false;
 }
 
+/* Is v a frame, or a list holding one at any depth? */
+static bool holds_frame(Value v) {
+  Value p = ad_primal(v);
+  if (p.t == VT_FRAME) return true;
+  for (int i = 0; p.t == VT_LIST && i < p.u.l->n; i++)
+    if (holds_frame(p.u.l->items[i])) return true;
+  return false;
+}
+
 /* abstract_ok: a first trace may be abstract (not inside another trace, no argument traced). */
 static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol **names, Span sp, bool abstract_ok) {
   if (I->stage && (I->jit_all || j->tracing || being_traced(I, f))) {   /* recursion, or --jit-all: */
@@ -890,6 +905,11 @@ static Value call_jit(Interp *I, Jit *j, Value f, int nargs, Value *args, Symbol
     I->jit_bypass = I->jit_all;
     return call_value(I, f, nargs, args, names, sp);
   }
+  for (int i = 0; i < nargs; i++)              /* a frame is no graph value and no key: what the */
+    if (holds_frame(args[i])) {                /* body computes from it would be the graph's */
+      I->jit_bypass = I->jit_all;              /* constants, the first frame's numbers at every */
+      return call_value(I, f, nargs, args, names, sp);   /* call: the call runs eagerly */
+    }
   if (I->abstract) interp_abstract_stop(I, sp, "a jit function is called: its own graph would run");
   int mark = I->ntmp;
   TextBuf kb;                                    /* the key, and the leaves in it (held on the */
