@@ -486,6 +486,10 @@ bool graph_guards_hold(Interp *I, const Graph *g) {
       if (at && at->t != VT_UNBOUND) return false;
       continue;
     }
+    if (q->t == VT_NULL) {                     /* a variable that must still be NULL */
+      if (!at || at->t != VT_NULL) return false;
+      continue;
+    }
     if (!at) return false;
     Value now = *at;
     if (now.t != q->t || (now.t == VT_BUILTIN ? (const void *)now.u.bi != q->bi : now.u.f->serial != q->serial)) return false;
@@ -571,7 +575,7 @@ static Value run_nodes(Interp *I, Graph *g, const Value *leaves, const Value *ca
   Value args[64];
   bool effects = false;                      /* has an effect run? then the run cannot be dropped */
   if (!graph_guards_hold(I, g)) {                               /* guards first: no effect has run yet */
-    snprintf(g->stale_why, sizeof g->stale_why, "a function it inlined was redefined, or a name now means a local");
+    snprintf(g->stale_why, sizeof g->stale_why, "a function it inlined was redefined, a NULL it read was set, or a name now means a local");
     *stale = true;
     goto done;
   }

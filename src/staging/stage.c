@@ -396,8 +396,9 @@ Value stage_call(Interp *I, const Builtin *b, int nargs, Value *args, Symbol **n
   return ad_box_new(t, id, r);
 }
 
-/* The function at place was called (inlined) or used while staging: runs check it is still there
-** (a closure by its serial, given here the first time one is guarded: unique in I). */
+/* The function at place was called (inlined) or used while staging, or the NULL there read: runs
+** check it is still there (a closure by its serial, given here the first time one is guarded:
+** unique in I). */
 static void guard_fn(Interp *I, Graph *g, Value *place, Env *env, Value fn) {
   for (int i = 0; i < g->nasg; i++)
     if (g->asg[i] == place) return;                  /* assigned earlier in this block */
@@ -440,7 +441,8 @@ void stage_take_guards(Interp *I, const Graph *g) {
     Value *at = g->relative ? graph_place(I, q->place, q->depth, q->slot) : q->place;
     if (!at) continue;
     if (q->t == VT_UNBOUND) stage_guard_unbound(I, at, e);
-    else if (stage_outside(I, e) && (at->t == VT_FUNC || at->t == VT_BUILTIN)) guard_fn(I, t->graph, at, e, *at);
+    else if (stage_outside(I, e) && (at->t == VT_FUNC || at->t == VT_BUILTIN || at->t == VT_NULL))
+      guard_fn(I, t->graph, at, e, *at);
   }
 }
 
@@ -456,7 +458,10 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   Tape *t = I->stage;
   Value p = ad_primal(v);
   bool traced = p.t == VT_NUM || p.t == VT_MAT || p.t == VT_BOOL || p.t == VT_STR || p.t == VT_LIST;
-  if ((v.t == VT_FUNC || v.t == VT_BUILTIN) && t->active && stage_outside(I, env)) guard_fn(I, t->graph, place, env, v);
+  /* a function (its body inlined) or NULL (what is.null or length gave is a constant) read from
+  ** outside: runs check it is still that */
+  if ((v.t == VT_FUNC || v.t == VT_BUILTIN || v.t == VT_NULL) && t->active && stage_outside(I, env))
+    guard_fn(I, t->graph, place, env, v);
   if (p.t == VT_FRAME && t->active && stage_outside(I, env)) {   /* not a graph value, nor a capture: */
     graph_mark_dynamic(t->graph, I, sp, "the frame '%s' is read", sym ? sym->name : "?");   /* what is */
     t->active = false;                 /* computed from it would be a constant of the graph (a run */
@@ -1335,6 +1340,7 @@ static void relativize(Interp *I, Graph *g, Span sp) {
     q->slot = (int32_t)(q->place - q->env->slots);
     if (q->depth < 0)
       graph_mark_dynamic(g, I, sp, q->t == VT_UNBOUND ? "a name is read from another function's variables"
+                                   : q->t == VT_NULL  ? "a NULL is read from another function's variables"
                                                       : "a function is read from another function's variables");
   }
   g->asgdepth = mem_alloc((size_t)(g->nasg > 0 ? g->nasg : 1) * sizeof(int32_t));

@@ -2,7 +2,7 @@
 ** gen_diff.c — generated programs (progen.c) run eagerly and in every staged and device mode,
 ** compared (gendiff.h). make test runs a fixed count from a fixed seed; campaigns run more.
 **   gen_diff [--seed S] [--count N] [--from K] [--modes staged,jit,gpu-staged,gpu-jit,sparse]
-**            [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--rect] [--edge] [--args] [--scope] [--lists] [--dml] [--dim N] [--file PROG]
+**            [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--rect] [--edge] [--args] [--scope] [--lists] [--dml] [--frames] [--dim N] [--file PROG]
 ** Program k of seed S is the same on every machine. Exit status 1 when any mode differs.
 ** --grad writes progen_grad's programs instead: a gradient checked against finite differences
 ** (a line "FDMISMATCH" in the eager run's output counts as a difference), then the modes.
@@ -59,7 +59,7 @@ static char *read_prog(const char *path, size_t *n) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--rect] [--edge] [--args] [--scope] [--lists] [--dml] [--dim N] [--file PROG]\n");
+  fprintf(stderr, "usage: gen_diff [--seed S] [--count N] [--from K] [--modes LIST] [--keep-going] [--save DIR] [--show K] [--grad] [--wide] [--rect] [--edge] [--args] [--scope] [--lists] [--dml] [--frames] [--dim N] [--file PROG]\n");
   exit(2);
 }
 
@@ -88,6 +88,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--scope")) flags |= PG_SCOPE;
     else if (!strcmp(a, "--lists")) flags |= PG_LISTS;
     else if (!strcmp(a, "--dml")) flags |= PG_DML;
+    else if (!strcmp(a, "--frames")) flags |= PG_FRAMES;
     else if (i + 1 < argc && !strcmp(a, "--dim")) dim = atoi(argv[++i]);
     else if (i + 1 < argc && !strcmp(a, "--file")) file = argv[++i];
     else if (i + 1 < argc && !strcmp(a, "--modes")) {

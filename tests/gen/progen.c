@@ -103,6 +103,7 @@ typedef struct Gen {
   bool scope;         /* closures, factories, functions as arguments, recursion (gen_diff --scope) */
   bool lists;         /* lists of parameters, grad and jit over them, destructuring (gen_diff --lists) */
   bool dml;           /* a DML function of two results, destructured; +=, parfor (gen_diff --dml) */
+  bool frames;        /* a frame of the n x n matrix's shape, read and changed (gen_diff --frames) */
   const char *qvar;   /* (scope) q = function(w) reads this name in the function being written */
   bool jq;            /* (scope) and jq = jit(q) exists there */
   int stmts;          /* statements written so far: a bound on the program's size */
@@ -679,6 +680,17 @@ static void expr(Gen *g, int sh, int d) {
   if (g->edge && P(8) == 0) { edge_expr(g, sh, d); return; }
   if (g->scope && P(6) == 0) { scope_expr(g, sh, d); return; }
   if (g->lists && P(6) == 0) { list_expr(g, sh, d); return; }
+  if (g->frames && P(8) == 0 && !is_rect(sh)) {   /* the frame read as numbers */
+    switch (sh) {
+    case SH_S:
+      if (P(2)) { put(&g->b, "as.scalar(Fr[%u, %u])", 1 + P(3), 1 + P(3)); return; }
+      put(&g->b, "sum(as.matrix(Fr))");
+      return;
+    case SH_V: put(&g->b, "as.matrix(Fr[, %u])", 1 + P(3)); return;
+    case SH_R: put(&g->b, "as.matrix(Fr[%u, ])", 1 + P(3)); return;
+    default: put(&g->b, P(2) ? "as.matrix(Fr)" : "t(as.matrix(Fr))"); return;
+    }
+  }
   if (g->dml && sh == SH_M && P(8) == 0) {  /* d1's results inside a function literal, jit or not */
     put(&g->b, "%s(function(x) { [B, q] = d1(x, ", P(2) ? "jit" : "");
     expr(g, SH_S, d + 2);
@@ -800,6 +812,7 @@ static void block(Gen *g, int n);
 static void unbrace(Gen *g, size_t open);
 static void list_stmt(Gen *g, Var *t);
 static void dml_stmt(Gen *g, Var *t);
+static void frame_stmt(Gen *g, Var *t);
 
 /* a variable that may be assigned (not a loop variable or counter) */
 static Var *target(Gen *g) { return &g->vars[P((unsigned)g->nvars)]; }
@@ -957,6 +970,7 @@ static void stmt(Gen *g) {
     expr(g, (int)P(SH_N), 0);
     break;
   case 19:                                  /* a list's element */
+    if (g->frames && P(2)) { frame_stmt(g, t); break; }
     if (g->dml && P(2)) { dml_stmt(g, t); break; }
     if (g->lists && P(2)) { list_stmt(g, t); break; }
     if (!g->in_fn && P(2)) { put(&g->b, "L$a = "); expr(g, SH_S, 1); break; }
@@ -970,6 +984,17 @@ static void stmt(Gen *g) {
     break;
   }
   put(&g->b, "\n");
+}
+
+/* (frames) a cell set, the frame made again from a matrix, its rows or columns reordered by
+** binding its parts */
+static void frame_stmt(Gen *g, Var *t) {
+  switch (P(4)) {
+  case 0: put(&g->b, "Fr[%u, %u] = ", 1 + P(3), 1 + P(3)); expr(g, SH_S, 1); return;
+  case 1: put(&g->b, "Fr = as.frame("); expr(g, SH_M, 1); put(&g->b, ")"); return;
+  case 2: put(&g->b, "Fr = rbind(Fr[2:nrow(Fr), ], Fr[1, ])"); return;
+  default: put(&g->b, "Fr = cbind(Fr[, ncol(Fr)], Fr[, 1:(ncol(Fr) - 1)])"); return;
+  }
 }
 
 /* (dml) d1's two results destructured into t (n x n) and a number, or t += e (DML's x = x + e) */
@@ -1164,6 +1189,7 @@ static void preamble(Gen *g, int nfns) {
     memcpy(g->vars, saved, sizeof saved);
     g->nvars = ns;
   }
+  if (g->frames) put(&g->b, "Fr = as.frame(M)\n");
   if (g->lists)
     put(&g->b, "P = list(w = M * 0.5, c = v + 1)\npl = function(p, x) sum(p$w %%*%% x) + sum(p$c * tanh(x))\n"
                "gpl = grad(pl)\njpl = jit(pl)\npf = function(x) list(s = sum(x), m = x * 2)\n");
@@ -1186,6 +1212,7 @@ static void gen_begin(Gen *g, Pick *p, int dim, bool fd, unsigned flags) {
   g->scope = flags & PG_SCOPE;
   g->lists = flags & PG_LISTS;
   g->dml = flags & PG_DML;
+  g->frames = flags & PG_FRAMES;
   g->m = dim == 3 ? 4 : dim / 2 + 1;
   g->fd = fd;
   preamble(g, (int)P(3));
@@ -1205,6 +1232,7 @@ char *progen_dim(Pick *p, size_t *len, int dim, unsigned flags) {
     put(&g->b, "print(a)\nprint(b)\nprint(u)\nprint(v)\nprint(r)\nprint(M)\nprint(N)\nprint(L$a)\nprint(L$b)\n");
   if (g->rect) put(&g->b, dim > 9 ? "print(colSums(W))\nprint(rowSums(W * W))\nprint(C)\n" : "print(W)\nprint(C)\n");
   if (g->lists) put(&g->b, dim > 9 ? "print(colSums(P$w))\nprint(P$c)\n" : "print(P$w)\nprint(P$c)\n");
+  if (g->frames) put(&g->b, dim > 9 ? "print(colSums(as.matrix(Fr)))\n" : "print(as.matrix(Fr))\n");
   if (g->b.oom) { free(g->b.p); return NULL; }
   *len = g->b.n;
   return g->b.p;

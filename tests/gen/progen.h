@@ -41,9 +41,10 @@ char *progen(Pick *p, size_t *len);
 ** reading a name its function may assign later (gen_diff --scope); PG_LISTS: a list of
 ** parameters, grad and jit over it, value_and_grad destructured, loops over lists (gen_diff
 ** --lists); PG_DML: a DML function of two results (typed parameters, a default), destructured,
-** inside function literals too, `+=`, `parfor` (gen_diff --dml). Without a flag a seed's
+** inside function literals too, `+=`, `parfor` (gen_diff --dml); PG_FRAMES: a frame read as
+** numbers and changed (gen_diff --frames). Without a flag a seed's
 ** programs are those it always gave. */
-enum { PG_WIDE = 1, PG_RECT = 2, PG_EDGE = 4, PG_ARGS = 8, PG_SCOPE = 16, PG_LISTS = 32, PG_DML = 64 };
+enum { PG_WIDE = 1, PG_RECT = 2, PG_EDGE = 4, PG_ARGS = 8, PG_SCOPE = 16, PG_LISTS = 32, PG_DML = 64, PG_FRAMES = 128 };
 char *progen_dim(Pick *p, size_t *len, int dim, unsigned flags);
 
 /* Writes a program whose function F(x, y) (a body of the same grammar, calling f1.. and grad
