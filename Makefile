@@ -429,6 +429,7 @@ gen-test: mls $(BUILD)/gen_diff
 	$(BUILD)/gen_diff --lists --grad --seed 1 --count 3000
 	$(BUILD)/gen_diff --dml --seed 1 --count 10000   # a DML function of two results, +=, parfor
 	$(BUILD)/gen_diff --frames --seed 1 --count 10000   # a frame read as numbers and changed
+	$(BUILD)/gen_diff --frames --grad --seed 2 --count 3000
 
 # No mutable file-scope state (issue 26, docs/robustness.md "Global state"): the writable data
 # symbols of every object (the CUDA plugin's too, when built) against tools/globals_allow.txt.
