@@ -747,9 +747,9 @@ static bool assign_sparse(Interp *I, Value *place, const Tensor *m, const Index 
 
 void index_assign(Interp *I, Value *place, uint32_t nix, Value *iv, Value rhs, Span sp) {
   if (place->t == VT_FRAME) {                         /* F[i, j] = v (frame/frame.c) */
-    if (ad_any_grad_deep(1, &rhs))                     /* (a frame keeps numbers, not grad's boxes: */
-      mls_throw(I, sp, "grad: a frame cell is not differentiable (give the value stop_gradient(x) "   /* its */
-                       "to store it as a constant)");                                  /* derivative would be 0) */
+    /* a frame keeps numbers, not grad's boxes: a traced value's derivative would be 0 */
+    if (ad_any_grad_deep(1, &rhs))
+      mls_throw(I, sp, "grad: a frame cell is not differentiable (give the value stop_gradient(x) to store it as a constant)");
     Value cv[2] = { val_unbound(), val_unbound() };
     for (uint32_t k = 0; k < nix && k < 2; k++) cv[k] = iv[k].t == VT_NULL ? val_unbound() : ad_concrete(I, iv[k], sp, "an index");
     frame_assign(I, place, (int)nix, cv, ad_concrete(I, rhs, sp, "a frame cell"), sp);
