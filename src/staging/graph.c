@@ -471,10 +471,15 @@ static Value build_out(Interp *I, const GOut *o, Value *vals) {
   return r;
 }
 
-Value *graph_place(Interp *I, Value *p, int32_t depth, int32_t slot) {
-  if (slot < 0) return p;
+Env *graph_env(Interp *I, int32_t depth) {
   Env *e = I->env;
   for (int32_t d = 0; d < depth && e; d++) e = e->parent;
+  return e;
+}
+
+Value *graph_place(Interp *I, Value *p, int32_t depth, int32_t slot) {
+  if (slot < 0) return p;
+  Env *e = graph_env(I, depth);
   return e && slot < e->n ? &e->slots[slot] : NULL;
 }
 
@@ -486,13 +491,11 @@ bool graph_guards_hold(Interp *I, const Graph *g) {
       if (at && at->t != VT_UNBOUND) return false;
       continue;
     }
-    if (q->t == VT_NULL) {                     /* a variable that must still be NULL */
-      if (!at || at->t != VT_NULL) return false;
-      continue;
-    }
-    if (!at) return false;
+    if (!at) return false;                     /* the same type (NULL: still NULL), the same function */
     Value now = *at;
-    if (now.t != q->t || (now.t == VT_BUILTIN ? (const void *)now.u.bi != q->bi : now.u.f->serial != q->serial)) return false;
+    if (now.t != q->t || (now.t == VT_BUILTIN && (const void *)now.u.bi != q->bi) ||
+        (now.t == VT_FUNC && now.u.f->serial != q->serial))
+      return false;
   }
   return true;
 }

@@ -231,8 +231,11 @@ size_t graph_peak_bytes(const Graph *g);
 
 /* Where place (depth, slot; slot < 0: p itself) is for the running env; NULL if there is none. */
 Value *graph_place(Interp *I, Value *p, int32_t depth, int32_t slot);
+/* The env depth frames out from the running one (I->env = 0); NULL past the outermost. */
+Env *graph_env(Interp *I, int32_t depth);
 
-/* Do the places of the functions inlined while staging still hold them (Graph.fg)? */
+/* Do the guards of g hold (Graph.fg): the places of the functions inlined while staging still hold
+** them, the NULLs read are still NULL, the unbound locals read through still unbound? */
 bool graph_guards_hold(Interp *I, const Graph *g);
 /* Runs g with the flattened argument leaves; returns the result (owned). Sets *stale and
 ** returns VT_UNBOUND when a captured variable no longer has the type and shape it was staged

@@ -432,12 +432,8 @@ void stage_take_guards(Interp *I, const Graph *g) {
   Tape *t = I->stage;
   for (int i = 0; i < g->nfg && t->active; i++) {
     const struct FnGuard *q = &g->fg[i];
-    Env *e = q->env;
-    if (g->relative && q->env) {
-      e = I->env;
-      for (int32_t d = 0; d < q->depth && e; d++) e = e->parent;
-      if (!e) continue;
-    }
+    Env *e = g->relative && q->env ? graph_env(I, q->depth) : q->env;
+    if (q->env && !e) continue;
     Value *at = g->relative ? graph_place(I, q->place, q->depth, q->slot) : q->place;
     if (!at) continue;
     if (q->t == VT_UNBOUND) stage_guard_unbound(I, at, e);
@@ -457,17 +453,11 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   Value v = *place;
   Tape *t = I->stage;
   Value p = ad_primal(v);
-  bool traced = p.t == VT_NUM || p.t == VT_MAT || p.t == VT_BOOL || p.t == VT_STR || p.t == VT_LIST;
+  bool traced = p.t == VT_NUM || p.t == VT_MAT || p.t == VT_BOOL || p.t == VT_STR || p.t == VT_LIST || p.t == VT_FRAME;
   /* a function (its body inlined) or NULL (what is.null or length gave is a constant) read from
   ** outside: runs check it is still that */
   if ((v.t == VT_FUNC || v.t == VT_BUILTIN || v.t == VT_NULL) && t->active && stage_outside(I, env))
     guard_fn(I, t->graph, place, env, v);
-  if (p.t == VT_FRAME && t->active && stage_outside(I, env)) {   /* not a graph value, nor a capture: */
-    graph_mark_dynamic(t->graph, I, sp, "the frame '%s' is read", sym ? sym->name : "?");   /* what is */
-    t->active = false;                 /* computed from it would be a constant of the graph (a run */
-    val_retain(v);                     /* after the frame changed gave the old frame's numbers) */
-    return v;
-  }
   if (!t->active || !stage_outside(I, env) || !traced || unbox(v, t).t != v.t) { val_retain(v); return v; }
   Graph *g = t->graph;
   /* assigned earlier in this block, or a carried variable of a loop this trace is in (a --staged
@@ -481,8 +471,11 @@ Value stage_read(Interp *I, Value *place, Env *env, Symbol *sym, Span sp) {
   }
   for (Value x = v; x.t == VT_BOX; x = x.u.box->v)
     if (x.u.box->tape == t) { val_retain(v); return v; }
-  if (p.t == VT_LIST) {                /* a list's items are not graph values (yet): eager from here */
-    graph_mark_dynamic(t->graph, I, sp, "the list '%s' is read", sym ? sym->name : "?");
+  /* a list's items and a frame are not graph values (yet), nor captures: what is computed from
+  ** them would be constants of the graph (a frame changed later gave the old one's numbers):
+  ** eager from here */
+  if (p.t == VT_LIST || p.t == VT_FRAME) {
+    graph_mark_dynamic(t->graph, I, sp, "the %s '%s' is read", p.t == VT_LIST ? "list" : "frame", sym ? sym->name : "?");
     t->active = false;
     val_retain(v);
     return v;
